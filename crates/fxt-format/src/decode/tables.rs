@@ -1,0 +1,157 @@
+//! Per-provider reader state: string table, thread table, ticks per second.
+//!
+//! The specification asks a reader to keep this state separately for each
+//! provider and to switch whenever a provider info or provider section
+//! metadata record appears. Records before any provider metadata belong to
+//! an anonymous provider (`None`).
+//!
+//! The tables are hash maps rather than 32768- and 256-entry arrays so that
+//! memory stays proportional to what the input defines: one string record
+//! naming index 0x7fff must not cost half a megabyte.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+use super::record::{Process, Text, Thread};
+
+/// A hasher for small integer keys (string and thread indices, provider
+/// ids): one multiplication, which spreads consecutive indices over both
+/// the low bits (bucket) and the high bits (control byte) of the hash.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct IndexHasher(u64);
+
+impl Hasher for IndexHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_u16(&mut self, n: u16) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type IndexMap<K, V> = HashMap<K, V, BuildHasherDefault<IndexHasher>>;
+
+/// What the reader knows about one provider.
+#[derive(Default)]
+pub(crate) struct ProviderTables {
+    strings: IndexMap<u16, Arc<str>>,
+    threads: IndexMap<u8, (u64, u64)>,
+    ticks_per_second: Option<u64>,
+    name: Option<Arc<str>>,
+}
+
+impl ProviderTables {
+    /// Resolves an indexed string ref (1..=0x7fff).
+    #[inline]
+    pub(crate) fn string(&self, index: u16) -> Text {
+        match self.strings.get(&index) {
+            Some(s) => Text::Known(Arc::clone(s)),
+            None => Text::Undefined(index),
+        }
+    }
+
+    /// Resolves an indexed thread ref (1..=255).
+    #[inline]
+    pub(crate) fn thread(&self, index: u8) -> Thread {
+        match self.threads.get(&index) {
+            Some(&(process, thread)) => Thread::Known { process, thread },
+            None => Thread::Undefined(index),
+        }
+    }
+
+    /// Resolves an indexed thread ref to the thread's process.
+    pub(crate) fn process(&self, index: u8) -> Process {
+        match self.threads.get(&index) {
+            Some(&(process, _)) => Process::Known(process),
+            None => Process::Undefined(index),
+        }
+    }
+
+    /// Registers a string; index 0 is reserved and ignored.
+    pub(crate) fn define_string(&mut self, index: u16, value: Arc<str>) {
+        if index != 0 {
+            self.strings.insert(index, value);
+        }
+    }
+
+    /// Registers a thread; index 0 is reserved and ignored.
+    pub(crate) fn define_thread(&mut self, index: u8, process: u64, thread: u64) {
+        if index != 0 {
+            self.threads.insert(index, (process, thread));
+        }
+    }
+}
+
+/// The tables of every provider seen so far, with the current one at hand.
+#[derive(Default)]
+pub(crate) struct Providers {
+    current_id: Option<u32>,
+    /// The current provider's tables, kept out of the map so that resolving
+    /// a reference costs no provider lookup.
+    pub(crate) current: ProviderTables,
+    others: IndexMap<Option<u32>, ProviderTables>,
+}
+
+impl Providers {
+    /// The current provider's id (`None` before any provider metadata).
+    pub(crate) fn current_id(&self) -> Option<u32> {
+        self.current_id
+    }
+
+    /// Ticks per second of the current provider, if it sent an
+    /// initialization record.
+    pub(crate) fn ticks_per_second(&self) -> Option<u64> {
+        self.current.ticks_per_second
+    }
+
+    /// The current provider's name, if a provider info record named it.
+    pub(crate) fn name(&self) -> Option<&str> {
+        self.current.name.as_deref()
+    }
+
+    pub(crate) fn set_ticks_per_second(&mut self, ticks: u64) {
+        self.current.ticks_per_second = Some(ticks);
+    }
+
+    /// Provider info: the provider (re)starts with fresh tables, as the
+    /// reference reader does, and becomes current.
+    pub(crate) fn start_provider(&mut self, id: u32, name: &str) {
+        self.switch_to(Some(id));
+        self.current = ProviderTables {
+            name: Some(Arc::from(name)),
+            ..ProviderTables::default()
+        };
+    }
+
+    /// Provider section: the provider becomes current, keeping its tables
+    /// (a provider never introduced by provider info starts empty).
+    pub(crate) fn switch_to(&mut self, id: Option<u32>) {
+        if id == self.current_id {
+            return;
+        }
+        let next = self.others.remove(&id).unwrap_or_default();
+        let previous = std::mem::replace(&mut self.current, next);
+        self.others.insert(self.current_id, previous);
+        self.current_id = id;
+    }
+}

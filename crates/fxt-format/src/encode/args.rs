@@ -1,0 +1,132 @@
+//! Arguments: typed key/value pairs attached to events and object records.
+//!
+//! _argument header word_ (every type)
+//!
+//! | bits | field |
+//! |---|---|
+//! | `[0 .. 3]` | argument type |
+//! | `[4 .. 15]` | argument size in words, header included |
+//! | `[16 .. 31]` | name (string ref) |
+//! | `[32 .. 63]` | type-specific (below), zero if unused |
+//!
+//! followed by the name stream (only for an inline name), then:
+//!
+//! | type | `[32 .. 63]` of the header | after the name stream |
+//! |---|---|---|
+//! | 0 null | 0 | — |
+//! | 1 int32 | the value | — |
+//! | 2 uint32 | the value | — |
+//! | 3 int64 | 0 | value word |
+//! | 4 uint64 | 0 | value word |
+//! | 5 double | 0 | value word (IEEE 754 bits) |
+//! | 6 string | value string ref in `[32 .. 47]` | value stream (inline value only) |
+//! | 7 pointer | 0 | value word |
+//! | 8 koid | 0 | value word |
+//! | 9 bool | value in bit 32 | — |
+//! | 10 blob | blob size in bytes | payload stream |
+
+use super::header::{self, arg_type};
+use super::refs::StringRef;
+use super::stream::stream_words;
+use super::{EncodeError, WordWriter, MAX_ARG_WORDS};
+
+/// The value of an argument.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ArgValue<'a> {
+    /// No value: the argument appears in name only.
+    Null,
+    /// 32-bit signed integer.
+    I32(i32),
+    /// 32-bit unsigned integer.
+    U32(u32),
+    /// 64-bit signed integer.
+    I64(i64),
+    /// 64-bit unsigned integer.
+    U64(u64),
+    /// Double-precision float.
+    F64(f64),
+    /// String (indexed or inline).
+    Str(StringRef<'a>),
+    /// Pointer value.
+    Pointer(u64),
+    /// Kernel object id.
+    Koid(u64),
+    /// Boolean.
+    Bool(bool),
+    /// Opaque bytes (argument type 10, a little under 32 KiB at most).
+    Blob(&'a [u8]),
+}
+
+/// A named argument.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Arg<'a> {
+    /// The argument's name.
+    pub name: StringRef<'a>,
+    /// The argument's value.
+    pub value: ArgValue<'a>,
+}
+
+impl<'a> Arg<'a> {
+    /// An argument with the given name and value.
+    #[inline]
+    pub const fn new(name: StringRef<'a>, value: ArgValue<'a>) -> Self {
+        Self { name, value }
+    }
+
+    /// Size of the encoded argument in words.
+    #[inline]
+    pub fn word_len(&self) -> Result<usize, EncodeError> {
+        let value_words = match self.value {
+            ArgValue::Null | ArgValue::I32(_) | ArgValue::U32(_) | ArgValue::Bool(_) => 0,
+            ArgValue::I64(_)
+            | ArgValue::U64(_)
+            | ArgValue::F64(_)
+            | ArgValue::Pointer(_)
+            | ArgValue::Koid(_) => 1,
+            ArgValue::Str(s) => s.stream_words(),
+            ArgValue::Blob(b) => {
+                if b.len() > u32::MAX as usize {
+                    return Err(EncodeError::ArgTooLarge {
+                        words: stream_words(b.len()),
+                    });
+                }
+                stream_words(b.len())
+            }
+        };
+        let words = 1 + self.name.stream_words() + value_words;
+        if words > MAX_ARG_WORDS {
+            Err(EncodeError::ArgTooLarge { words })
+        } else {
+            Ok(words)
+        }
+    }
+
+    /// Writes the argument.
+    pub fn write(&self, w: &mut WordWriter<'_>) -> Result<(), EncodeError> {
+        let words = self.word_len()?;
+        let name = self.name.encoded()?;
+        let (ty, high): (u64, u64) = match self.value {
+            ArgValue::Null => (arg_type::NULL, 0),
+            ArgValue::I32(v) => (arg_type::I32, v as u32 as u64),
+            ArgValue::U32(v) => (arg_type::U32, v as u64),
+            ArgValue::I64(_) => (arg_type::I64, 0),
+            ArgValue::U64(_) => (arg_type::U64, 0),
+            ArgValue::F64(_) => (arg_type::F64, 0),
+            ArgValue::Str(s) => (arg_type::STRING, s.encoded()? as u64),
+            ArgValue::Pointer(_) => (arg_type::POINTER, 0),
+            ArgValue::Koid(_) => (arg_type::KOID, 0),
+            ArgValue::Bool(b) => (arg_type::BOOL, b as u64),
+            ArgValue::Blob(b) => (arg_type::BLOB, b.len() as u64),
+        };
+        w.word(header::arg(ty, words, name) | (high << 32))?;
+        self.name.write_stream(w)?;
+        match self.value {
+            ArgValue::I64(v) => w.word(v as u64),
+            ArgValue::U64(v) | ArgValue::Pointer(v) | ArgValue::Koid(v) => w.word(v),
+            ArgValue::F64(v) => w.word(v.to_bits()),
+            ArgValue::Str(s) => s.write_stream(w),
+            ArgValue::Blob(b) => w.stream(b),
+            ArgValue::Null | ArgValue::I32(_) | ArgValue::U32(_) | ArgValue::Bool(_) => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,29 @@
+//! The Fuchsia Trace Format (FXT), bit-exact.
+//!
+//! * [`encode`]: pure, allocation-free encoders for every record and argument
+//!   type of the specification. Each record knows its exact size before it is
+//!   written, so a tracer can reserve space first and then write into a slice
+//!   of words it owns.
+//! * [`decode`]: a reader for `&[u8]` and any [`std::io::Read`] that yields
+//!   typed records with string and thread references resolved, skips what it
+//!   does not know, and stops cleanly at the last well-formed record of a
+//!   damaged trace.
+//!
+//! # Words and bytes
+//!
+//! A record is a sequence of 64-bit words. This crate handles words as `u64`
+//! values; their bytes in a file are `word.to_le_bytes()` on every host.
+//! Streams (strings, blob payloads) are packed into words with
+//! `u64::from_le_bytes`, so writing the words back with `to_le_bytes`
+//! reproduces the stream in byte order.
+//!
+//! ```
+//! use fxt_format::encode::{encode_to_vec, Encode, MagicNumber};
+//! let words = encode_to_vec(&MagicNumber).unwrap();
+//! assert_eq!(words, [0x0016_5478_4604_0010]);
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod decode;
+pub mod encode;

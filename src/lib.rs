@@ -1,0 +1,1 @@
+//! fxt (in progress)
