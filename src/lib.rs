@@ -1,1 +1,457 @@
-//! fxt (in progress)
+//! Fast [Fuchsia Trace Format](https://fuchsia.dev/fuchsia-src/reference/tracing/trace-format)
+//! (FXT) instrumentation for Rust: annotate functions, call macros in hot
+//! loops, collect the trace to a `.fxt` file, open it in
+//! [Perfetto UI](https://ui.perfetto.dev).
+//!
+//! ```
+//! use fxt::{trace_counter, trace_duration, trace_instant, Config};
+//!
+//! #[trace_duration(args(n))]
+//! fn fib(n: u64) -> u64 {
+//!     if n < 2 { n } else { fib(n - 1) + fib(n - 2) }
+//! }
+//!
+//! let session = fxt::start(Config::new()).expect("no other session is running");
+//! for i in 0..4u64 {
+//!     trace_instant!("demo", "tick", "i" => i);
+//!     trace_counter!("demo", "progress", "done" => i);
+//!     fib(i);
+//! }
+//! // Collect into memory here; `session.finish()` writes `trace.fxt`.
+//! let (bytes, stats) = session.finish_to_vec().expect("collected");
+//! assert!(stats.records_written > 0);
+//! assert!(!bytes.is_empty());
+//! ```
+//!
+//! # What to write
+//!
+//! | form | record |
+//! |---|---|
+//! | [`#[trace_duration]`](macro@trace_duration) on a function | one duration complete record per call (plus async begin/end for `async fn`) |
+//! | [`trace_duration_scope!`] | a guard: duration complete record when it drops |
+//! | [`trace_duration_begin!`] / [`trace_duration_end!`] | duration begin / end records |
+//! | [`trace_instant!`] | instant event |
+//! | [`trace_counter!`] | counter event |
+//! | [`trace_async_begin!`] / [`trace_async_instant!`] / [`trace_async_end!`] | async events with an id |
+//! | [`trace_flow_begin!`] / [`trace_flow_step!`] / [`trace_flow_end!`] | flow events with an id |
+//! | [`trace_log!`] | log record (formatted only when enabled) |
+//! | [`trace_blob!`] | blob record |
+//!
+//! Every function-like form starts with a category and a name, both
+//! `&'static str` constants (string literals or `const`s), then the form's
+//! own parts, then up to 15 arguments `"key" => value`, separated by
+//! commas (a trailing comma is fine). Argument values are typed by their Rust
+//! type through [`IntoArgValue`].
+//!
+//! # Cost
+//!
+//! Each call site is a `static` that caches whether its category is on in
+//! the live session, and its interned strings. A disabled call site costs
+//! one relaxed atomic load and a branch; the argument expressions are not
+//! evaluated. An enabled one adds only the call that writes the record into
+//! the thread's chunk of the buffer: no allocation, hashing or formatting
+//! (except: `trace_log!` formats its message, and [`trace_duration_scope!`]
+//! and `#[trace_duration]` copy string and blob arguments into owned
+//! buffers, because their record is written when the scope ends).
+//!
+//! **Argument expressions (and ids) are evaluated only when the call site is
+//! enabled**, so do not give them side effects the program relies on.
+//!
+//! # Compiling instrumentation out
+//!
+//! With the cargo feature **`disabled`**, every macro expands to code guarded
+//! by a constant `false` (`__macro_support::ENABLED`), which the compiler
+//! removes: nothing is recorded and nothing is left in the hot path. The
+//! arguments are still type-checked, so code that builds with the feature
+//! builds without it. (The feature lives in this crate because a procedural
+//! macro cannot see its user's features: the expansions ask this crate.)
+//!
+//! # Sessions
+//!
+//! One session traces the whole process at a time: [`start`] it with a
+//! [`Config`] (or [`Config::from_env`]), and finish it to a file, a writer or
+//! memory. Name threads with [`set_thread_name`] so the trace viewer shows
+//! them.
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
+mod instrument;
+
+pub use fxt_format as format;
+
+/// Traces every call of a function as one **duration**.
+///
+/// ```
+/// use fxt::trace_duration;
+///
+/// #[trace_duration]                                     // name "parse", category = this crate's name
+/// fn parse(input: &str) -> Result<u32, std::num::ParseIntError> {
+///     input.trim().parse()
+/// }
+///
+/// #[trace_duration(name = "load config", category = "io", args(path, retries = 3))]
+/// fn load(path: &str) -> usize {
+///     path.len()
+/// }
+///
+/// # let session = fxt::start(fxt::Config::new()).unwrap();
+/// assert_eq!(parse(" 42 "), Ok(42));
+/// assert_eq!(load("app.toml"), 8);
+/// # let (bytes, _) = session.finish_to_vec().unwrap();
+/// # let records = fxt::format::decode::decode_all(&bytes).unwrap();
+/// # assert!(records.iter().any(|r| matches!(r, fxt::format::decode::Record::Event(e) if e.name == "load config")));
+/// ```
+///
+/// # What is recorded
+///
+/// * **Functions**: one *duration complete* record (begin and end
+///   timestamps) per call, written when the call ends: by returning, by `?`,
+///   or by a panic unwinding through it (a guard's `Drop` writes it).
+/// * **`async fn`**: by default (`async = "both"`) an *async begin* record
+///   at the first poll and an *async end* record at completion, with one id
+///   from [`next_async_id`], so the viewer shows the whole call even when it
+///   moves between threads; plus one *duration complete* record per poll,
+///   on the thread that polled, showing where it actually ran. A future
+///   dropped before completion gets its async end record at the drop.
+///   `async = "span"` records only the begin/end pair, `async = "polls"`
+///   only the polls.
+///
+/// Works on free functions, methods (`self`, `&self`, `&mut self`), trait
+/// methods with a body and trait impl methods, generic functions, functions
+/// returning `impl Trait`, `unsafe fn`, `extern "C" fn`, and `async fn`
+/// (also in traits). It rejects `const fn` and declarations without a body.
+/// A function whose body does not parse yet keeps its body untouched, so
+/// rustc reports the real syntax error.
+///
+/// # Options
+///
+/// | option | default | meaning |
+/// |---|---|---|
+/// | `name = "..."` | the function's name | the event name |
+/// | `category = "..."` | the crate's name (`CARGO_CRATE_NAME`) | the category |
+/// | `args(p, key = expr, ...)` | none | arguments to record: a parameter `p` under its own name, or any expression under `key` (up to 15) |
+/// | `async = "both" \| "span" \| "polls"` | `"both"` | what an `async fn` records (see above) |
+/// | `crate = path` | `::fxt` | where the `fxt` crate is, if renamed or re-exported |
+///
+/// Argument expressions are evaluated when the call starts (for an `async
+/// fn`: at its first poll), and only when the call site is enabled. Because
+/// the record is written when the call ends, their values are kept until
+/// then: numbers are copied, strings and byte slices are copied into owned
+/// buffers (the one allocation of an enabled traced call that records a
+/// string). Types map to FXT types by [`IntoArgValue`].
+///
+/// # Renamed dependency
+///
+/// ```
+/// extern crate fxt as tracing_fxt;
+///
+/// #[tracing_fxt::trace_duration(crate = tracing_fxt)]
+/// fn step() {}
+/// # step();
+/// ```
+///
+/// # Expansion
+///
+/// The body gets one statement in front: a block-local `static` call site
+/// (category, name, argument keys and their interned-string caches) and a
+/// guard that is live only if the call site is enabled in the running
+/// session. An `async fn` body runs as an inner future wrapped by a future
+/// that writes the records. The signature is untouched.
+pub use fxt_macros::trace_duration;
+pub use fxt_runtime::{
+    disable_category, enable_category, is_enabled, set_thread_name, start, start_from_env,
+    ClockSource, CollectError, Config, IntoArgValue, Koid, Mode, Session, StartError, Stats,
+};
+
+use fxt_format::encode::ArgValue;
+
+/// A process-unique id for [`trace_async_begin!`] and friends, or for flows.
+///
+/// ```
+/// let a = fxt::next_async_id();
+/// let b = fxt::next_async_id();
+/// assert_ne!(a, b);
+/// ```
+#[inline]
+pub fn next_async_id() -> u64 {
+    fxt_runtime::__macro_support::next_async_id()
+}
+
+/// A value a [`trace_counter!`] series can take: integers and floats.
+///
+/// Signed integers up to 32 bits are written as int32, unsigned up to 32
+/// bits as uint32, `i64`/`isize` as int64, `u64`/`usize` as uint64, floats
+/// as double.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a counter value",
+    label = "counters record numbers",
+    note = "a trace_counter! series needs an integer or a float (i8..=i64, u8..=u64, isize, usize, f32, f64): convert it, e.g. `len as u64`"
+)]
+pub trait CounterValue {
+    /// The FXT argument value.
+    fn counter_value(&self) -> ArgValue<'static>;
+}
+
+macro_rules! counter_values {
+    ($($t:ty => $variant:ident($as:ty)),* $(,)?) => {$(
+        impl CounterValue for $t {
+            #[inline(always)]
+            fn counter_value(&self) -> ArgValue<'static> {
+                ArgValue::$variant(*self as $as)
+            }
+        }
+    )*};
+}
+
+counter_values! {
+    i8 => I32(i32), i16 => I32(i32), i32 => I32(i32),
+    u8 => U32(u32), u16 => U32(u32), u32 => U32(u32),
+    i64 => I64(i64), isize => I64(i64),
+    u64 => U64(u64), usize => U64(u64),
+    f32 => F64(f64), f64 => F64(f64),
+}
+
+impl<T: CounterValue + ?Sized> CounterValue for &T {
+    #[inline(always)]
+    fn counter_value(&self) -> ArgValue<'static> {
+        (**self).counter_value()
+    }
+}
+
+/// What macro expansions call. **Not public API**: it may change in any
+/// release.
+#[doc(hidden)]
+pub mod __macro_support {
+    pub use crate::instrument::{
+        arg, blob_bytes, capture, counter_arg, log_fmt, site, AsyncMode, AsyncScope, DurationScope,
+        Instrumented, OwnedArg, ENABLED,
+    };
+    pub use fxt_macros::__trace;
+    pub use fxt_runtime::__macro_support::*;
+}
+
+/// Records an **instant** event.
+///
+/// `trace_instant!(category, name $(, "key" => value)*)`
+///
+/// ```
+/// # let session = fxt::start(fxt::Config::new()).unwrap();
+/// let queue_len = 3u32;
+/// fxt::trace_instant!("net", "packet dropped");
+/// fxt::trace_instant!("net", "packet dropped", "queue" => queue_len, "reason" => "full");
+/// # session.finish_to_vec().unwrap();
+/// ```
+#[macro_export]
+macro_rules! trace_instant {
+    ($($tokens:tt)*) => {
+        $crate::__macro_support::__trace!(instant $crate; $($tokens)*)
+    };
+}
+
+/// Records a **counter** event: one or more numeric series, drawn as a graph.
+///
+/// `trace_counter!(category, name $(, id = u64)? $(, "series" => number)+)`
+///
+/// The optional `id = expr` (default 0) tells apart counters with the same
+/// name. Every value must be a number ([`CounterValue`]).
+///
+/// ```
+/// # let session = fxt::start(fxt::Config::new()).unwrap();
+/// let (used, free) = (1024u64, 3072u64);
+/// fxt::trace_counter!("mem", "heap", "used" => used, "free" => free);
+/// fxt::trace_counter!("mem", "pool", id = 2, "used" => 17u32);
+/// # session.finish_to_vec().unwrap();
+/// ```
+#[macro_export]
+macro_rules! trace_counter {
+    ($($tokens:tt)*) => {
+        $crate::__macro_support::__trace!(counter $crate; $($tokens)*)
+    };
+}
+
+/// Starts a **duration** that ends when the returned guard drops; one
+/// duration complete record is written then.
+///
+/// `trace_duration_scope!(category, name $(, "key" => value)*)`
+///
+/// Bind the guard to a named variable (`let _scope = ...`): `let _ = ...`
+/// would end the duration at once. The arguments are evaluated now and kept
+/// until the end (strings copied), only when the call site is enabled.
+///
+/// (The attribute [`macro@trace_duration`] and a function-like macro cannot
+/// share one name in Rust, hence the `_scope` suffix.)
+///
+/// ```
+/// # let session = fxt::start(fxt::Config::new()).unwrap();
+/// fn parse(input: &str) -> usize {
+///     let _scope = fxt::trace_duration_scope!("parser", "parse", "len" => input.len());
+///     input.split(',').count()
+/// }
+/// assert_eq!(parse("a,b"), 2);
+/// # session.finish_to_vec().unwrap();
+/// ```
+#[macro_export]
+macro_rules! trace_duration_scope {
+    ($($tokens:tt)*) => {
+        $crate::__macro_support::__trace!(duration_scope $crate; $($tokens)*)
+    };
+}
+
+/// Records a **duration begin** event; pair it with [`trace_duration_end!`]
+/// on the same thread.
+///
+/// `trace_duration_begin!(category, name $(, "key" => value)*)`
+///
+/// ```
+/// # let session = fxt::start(fxt::Config::new()).unwrap();
+/// fxt::trace_duration_begin!("io", "flush", "bytes" => 4096u32);
+/// // ... work ...
+/// fxt::trace_duration_end!("io", "flush");
+/// # session.finish_to_vec().unwrap();
+/// ```
+#[macro_export]
+macro_rules! trace_duration_begin {
+    ($($tokens:tt)*) => {
+        $crate::__macro_support::__trace!(duration_begin $crate; $($tokens)*)
+    };
+}
+
+/// Records a **duration end** event (see [`trace_duration_begin!`]).
+///
+/// `trace_duration_end!(category, name $(, "key" => value)*)`
+#[macro_export]
+macro_rules! trace_duration_end {
+    ($($tokens:tt)*) => {
+        $crate::__macro_support::__trace!(duration_end $crate; $($tokens)*)
+    };
+}
+
+/// Records an **async begin** event: the start of an operation that may end
+/// on another thread, correlated by its id.
+///
+/// `trace_async_begin!(category, name, id = u64 $(, "key" => value)*)`
+///
+/// ```
+/// # let session = fxt::start(fxt::Config::new()).unwrap();
+/// let id = fxt::next_async_id();
+/// fxt::trace_async_begin!("rpc", "request", id = id, "method" => "get");
+/// std::thread::spawn(move || {
+///     fxt::trace_async_instant!("rpc", "request", id = id, "stage" => "sent");
+///     fxt::trace_async_end!("rpc", "request", id = id);
+/// })
+/// .join()
+/// .unwrap();
+/// # session.finish_to_vec().unwrap();
+/// ```
+#[macro_export]
+macro_rules! trace_async_begin {
+    ($($tokens:tt)*) => {
+        $crate::__macro_support::__trace!(async_begin $crate; $($tokens)*)
+    };
+}
+
+/// Records an **async instant** event (see [`trace_async_begin!`]).
+///
+/// `trace_async_instant!(category, name, id = u64 $(, "key" => value)*)`
+#[macro_export]
+macro_rules! trace_async_instant {
+    ($($tokens:tt)*) => {
+        $crate::__macro_support::__trace!(async_instant $crate; $($tokens)*)
+    };
+}
+
+/// Records an **async end** event (see [`trace_async_begin!`]).
+///
+/// `trace_async_end!(category, name, id = u64 $(, "key" => value)*)`
+#[macro_export]
+macro_rules! trace_async_end {
+    ($($tokens:tt)*) => {
+        $crate::__macro_support::__trace!(async_end $crate; $($tokens)*)
+    };
+}
+
+/// Records a **flow begin** event: an arrow from the enclosing duration to
+/// the durations that record the step and end events with the same id.
+///
+/// `trace_flow_begin!(category, name, id = u64 $(, "key" => value)*)`
+///
+/// ```
+/// # let session = fxt::start(fxt::Config::new()).unwrap();
+/// let flow = fxt::next_async_id();
+/// {
+///     let _send = fxt::trace_duration_scope!("ipc", "send");
+///     fxt::trace_flow_begin!("ipc", "message", id = flow);
+/// }
+/// {
+///     let _route = fxt::trace_duration_scope!("ipc", "route");
+///     fxt::trace_flow_step!("ipc", "message", id = flow);
+/// }
+/// {
+///     let _receive = fxt::trace_duration_scope!("ipc", "receive");
+///     fxt::trace_flow_end!("ipc", "message", id = flow, "ok" => true);
+/// }
+/// # session.finish_to_vec().unwrap();
+/// ```
+#[macro_export]
+macro_rules! trace_flow_begin {
+    ($($tokens:tt)*) => {
+        $crate::__macro_support::__trace!(flow_begin $crate; $($tokens)*)
+    };
+}
+
+/// Records a **flow step** event (see [`trace_flow_begin!`]).
+///
+/// `trace_flow_step!(category, name, id = u64 $(, "key" => value)*)`
+#[macro_export]
+macro_rules! trace_flow_step {
+    ($($tokens:tt)*) => {
+        $crate::__macro_support::__trace!(flow_step $crate; $($tokens)*)
+    };
+}
+
+/// Records a **flow end** event (see [`trace_flow_begin!`]).
+///
+/// `trace_flow_end!(category, name, id = u64 $(, "key" => value)*)`
+#[macro_export]
+macro_rules! trace_flow_end {
+    ($($tokens:tt)*) => {
+        $crate::__macro_support::__trace!(flow_end $crate; $($tokens)*)
+    };
+}
+
+/// Records a **log** message, with `format!` syntax.
+///
+/// `trace_log!(category, "format" $(, format arguments)*)`
+///
+/// The category gates it like any event; the message is formatted only when
+/// the call site is enabled (into a stack buffer up to 1 KiB).
+///
+/// ```
+/// # let session = fxt::start(fxt::Config::new()).unwrap();
+/// let attempt = 3;
+/// fxt::trace_log!("net", "retrying connection, attempt {attempt}");
+/// # session.finish_to_vec().unwrap();
+/// ```
+#[macro_export]
+macro_rules! trace_log {
+    ($($tokens:tt)*) => {
+        $crate::__macro_support::__trace!(log $crate; $($tokens)*)
+    };
+}
+
+/// Records a **blob** of bytes (anything `AsRef<[u8]>`), named by `name`.
+///
+/// `trace_blob!(category, name, bytes)`
+///
+/// ```
+/// # let session = fxt::start(fxt::Config::new()).unwrap();
+/// let packet = vec![0x45u8, 0x00, 0x00, 0x54];
+/// fxt::trace_blob!("net", "packet", packet);
+/// # session.finish_to_vec().unwrap();
+/// ```
+#[macro_export]
+macro_rules! trace_blob {
+    ($($tokens:tt)*) => {
+        $crate::__macro_support::__trace!(blob $crate; $($tokens)*)
+    };
+}

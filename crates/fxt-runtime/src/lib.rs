@@ -1,1 +1,102 @@
-//! placeholder
+//! The fxt engine: sessions, clocks, interning, per-thread chunks of a
+//! shared buffer, buffering modes, and collection to a Fuchsia Trace Format
+//! file.
+//!
+//! Users normally reach this crate through `fxt`'s macros; this crate's
+//! public API starts, configures and finishes sessions.
+//!
+//! ```no_run
+//! let session = fxt_runtime::start(fxt_runtime::Config::new().output("app.fxt"))?;
+//! // ... instrumented code runs ...
+//! let stats = session.finish()?;
+//! eprintln!("{} records, {} dropped", stats.records_written, stats.records_dropped);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Configuration
+//!
+//! [`Config::new`] defaults: a 64 MiB buffer, [`Mode::Oneshot`], every
+//! category, output `trace.fxt`, the process name as provider name, the
+//! TSC clock where it is invariant. [`Config::from_env`] reads:
+//!
+//! | variable | meaning | default |
+//! |---|---|---|
+//! | `FXT_OUTPUT` | output file | `trace.fxt` |
+//! | `FXT_BUFFER` | buffer size in bytes, suffixes `K`/`M`/`G` | `64M` |
+//! | `FXT_MODE` | `oneshot`, `circular` or `streaming` | `oneshot` |
+//! | `FXT_CATEGORIES` | comma-separated categories, `*` = all | all |
+//! | `FXT_CLOCK` | `monotonic` to force the monotonic clock | auto |
+//!
+//! # Cost
+//!
+//! * A disabled call site (no session, or its category off) is one relaxed
+//!   load and a branch.
+//! * An enabled event reads the clock, takes the call site's cached string
+//!   refs and the thread's cached thread ref, reserves words in the
+//!   thread's own chunk of the buffer, stores them and publishes them with
+//!   one Release store. No lock, allocation or system call after a thread's
+//!   first event in a session.
+//!
+//! # Design
+//!
+//! * [`buffer`](crate::buffer) (private): the ring of chunks and its
+//!   reservation / publication / collection protocol (model-checked with
+//!   loom: `RUSTFLAGS="--cfg loom" cargo test -p fxt-runtime --release --test loom`).
+//! * `callsite`: per-call-site cache word and registry.
+//! * `intern`: the durable region (string table, thread table, names),
+//!   which the ring never overwrites and the file places first.
+//! * `thread`: per-thread state and identity; `emit`: the event encoders;
+//!   `collect` and `stream`: writing the file; `session`: start and stop.
+//!
+//! # Buffering modes
+//!
+//! See [`Mode`]. Whatever the mode, [`Stats::records_dropped`] counts every
+//! emitted record that is not in the file, and when it is not zero the file
+//! ends with a provider event "buffer filled up".
+//!
+//! # Finishing
+//!
+//! [`Session::finish`] disables every call site, waits [`FINISH_GRACE`] for
+//! writers in flight, then writes the file: magic number, provider info,
+//! initialization record (ticks per second), the durable records, the
+//! chunks (oldest first), and the "buffer filled up" event if anything was
+//! dropped. Memory of a finished session stays valid while a thread still
+//! holds it; each thread lets go on its next event or when it exits.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+#![warn(missing_docs)]
+
+mod args;
+#[cfg(not(loom))]
+mod buffer;
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod buffer;
+mod callsite;
+mod clock;
+mod collect;
+mod config;
+mod emit;
+mod intern;
+mod session;
+mod stream;
+mod sync;
+mod thread;
+
+#[doc(hidden)]
+pub mod __macro_support {
+    //! Re-exported from `macro_support.rs`.
+    #![allow(missing_docs)]
+    pub use crate::macro_support::*;
+}
+mod macro_support;
+
+pub use args::{IntoArgValue, Koid};
+pub use clock::tsc_usable;
+pub use collect::Stats;
+pub use config::{parse_size, ClockSource, Config, Mode};
+pub use session::{
+    disable_category, enable_category, is_enabled, start, start_from_env, CollectError, Session,
+    StartError, FINISH_GRACE,
+};
+pub use thread::set_thread_name;

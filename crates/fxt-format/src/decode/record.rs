@@ -10,7 +10,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-pub use crate::encode::{BlobType, EventKind};
+pub use crate::encode::{BlobType, EventKind, ThreadState};
 
 /// A string field: its text, or the string-table index it referred to if
 /// that index was never defined.
@@ -222,9 +222,8 @@ pub struct ContextSwitch {
     pub timestamp: u64,
     /// CPU number.
     pub cpu: u16,
-    /// The outgoing thread's new state (`ZX_THREAD_STATE_*`: 0 new,
-    /// 1 running, 2 suspended, 3 blocked, 4 dying, 5 dead).
-    pub outgoing_thread_state: u8,
+    /// The outgoing thread's new state.
+    pub outgoing_state: ThreadState,
     /// Outgoing thread koid.
     pub outgoing_thread: u64,
     /// Incoming thread koid.
@@ -254,8 +253,8 @@ pub struct LegacyContextSwitch {
     pub timestamp: u64,
     /// CPU number.
     pub cpu: u8,
-    /// The outgoing thread's new state (see [`ContextSwitch`]).
-    pub outgoing_thread_state: u8,
+    /// The outgoing thread's new state.
+    pub outgoing_state: ThreadState,
     /// The outgoing thread.
     pub outgoing_thread: Thread,
     /// The incoming thread.

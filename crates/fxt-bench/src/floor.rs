@@ -1,0 +1,248 @@
+//! The hardware floor: the least work that records an FXT-like event.
+//!
+//! One clock read (`rdtsc` on x86-64), one atomic `fetch_add` that reserves
+//! the record's words in a preallocated, pre-touched ring, and one plain store
+//! per word (header, timestamp, argument header and value...). Headers are
+//! real FXT headers with indexed strings and thread, so the records have the
+//! sizes fxt's own records should have: instant 2 words, instant with one
+//! `u64` argument 4, counter with one `i64` value 5, duration complete 3.
+//!
+//! Two variants:
+//! * [`Cursor::Shared`]: every thread reserves from one ring through one
+//!   atomic cursor (what a naive shared buffer costs: the cursor's cache line
+//!   bounces between cores);
+//! * [`Cursor::PerThread`]: each thread has its own ring and cursor (still an
+//!   atomic `fetch_add`, but uncontended), which is what per-thread chunks of
+//!   a shared buffer amortise to.
+//!
+//! The empty loop body used as the baseline of a disabled call site is here
+//! too ([`Scenario::Disabled`]).
+
+use std::cell::Cell;
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+use fxt_format::encode::header::{self, arg_type, event_type};
+
+use crate::harness::{Scenario, Tracer};
+
+/// Which cursor the floor reserves from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cursor {
+    /// One ring and one atomic cursor shared by all threads.
+    Shared,
+    /// One ring and one (uncontended) atomic cursor per thread.
+    PerThread,
+}
+
+/// The floor as a [`Tracer`].
+#[derive(Debug)]
+pub struct Floor {
+    cursor: Cursor,
+}
+
+impl Floor {
+    /// A floor with the given cursor layout (allocates nothing until a
+    /// thread is initialised).
+    pub const fn new(cursor: Cursor) -> Floor {
+        Floor { cursor }
+    }
+}
+
+/// Words in the shared ring (128 MiB, larger than any cache).
+const SHARED_WORDS: usize = 1 << 24;
+/// Words in each per-thread ring (32 MiB each, larger than any cache).
+const PER_THREAD_WORDS: usize = 1 << 22;
+/// Rings kept for per-thread cursors (thread indexes wrap around).
+const MAX_THREADS: usize = 8;
+/// Room after the ring's end so a record that starts near the end does not
+/// need a second bounds check.
+const SLACK_WORDS: usize = 16;
+
+/// A ring of words with its reservation cursor on its own cache line.
+#[repr(C, align(128))]
+struct Ring {
+    words: &'static [AtomicU64],
+    mask: u64,
+    _pad: [u8; 104],
+    cursor: AtomicU64,
+}
+
+impl Ring {
+    fn new(len: usize) -> Ring {
+        debug_assert!(len.is_power_of_two());
+        // Collecting zeroed atomics touches every page up front, so page
+        // faults are not part of the measurement.
+        let words: Vec<AtomicU64> = (0..len + SLACK_WORDS).map(|_| AtomicU64::new(0)).collect();
+        Ring {
+            words: Box::leak(words.into_boxed_slice()),
+            mask: (len - 1) as u64,
+            _pad: [0; 104],
+            cursor: AtomicU64::new(0),
+        }
+    }
+
+    /// Reserves `n` words and returns them (one `lock xadd`).
+    #[inline(always)]
+    fn reserve(&self, n: u64) -> &[AtomicU64] {
+        let at = (self.cursor.fetch_add(n, Ordering::Relaxed) & self.mask) as usize;
+        // SAFETY: `at <= mask` and the slice has SLACK_WORDS >= n words after
+        // `mask`, so `at + n` is in bounds.
+        unsafe { self.words.get_unchecked(at..at + n as usize) }
+    }
+}
+
+fn shared_ring() -> &'static Ring {
+    static RING: OnceLock<Ring> = OnceLock::new();
+    RING.get_or_init(|| Ring::new(SHARED_WORDS))
+}
+
+fn thread_ring(index: usize) -> &'static Ring {
+    static RINGS: [OnceLock<Ring>; MAX_THREADS] = [const { OnceLock::new() }; MAX_THREADS];
+    RINGS[index % MAX_THREADS].get_or_init(|| Ring::new(PER_THREAD_WORDS))
+}
+
+thread_local! {
+    /// The ring the current thread records into.
+    static RING: Cell<Option<&'static Ring>> = const { Cell::new(None) };
+}
+
+/// Reads the cycle counter (`rdtsc`), or a monotonic nanosecond clock where
+/// there is none.
+#[inline(always)]
+pub fn ticks() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: rdtsc is available on every x86-64 CPU.
+        unsafe { core::arch::x86_64::_rdtsc() }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        static START: OnceLock<std::time::Instant> = OnceLock::new();
+        START.get_or_init(std::time::Instant::now).elapsed().as_nanos() as u64
+    }
+}
+
+const HDR_INSTANT: u64 = header::event(event_type::INSTANT, 2, 0, 1, 1, 2);
+const HDR_INSTANT_ARG: u64 = header::event(event_type::INSTANT, 4, 1, 1, 1, 3);
+const HDR_COUNTER: u64 = header::event(event_type::COUNTER, 5, 1, 1, 1, 4);
+const HDR_DURATION: u64 = header::event(event_type::DURATION_COMPLETE, 3, 0, 1, 1, 5);
+const ARG_U64: u64 = header::arg(arg_type::U64, 2, 6);
+const ARG_I64: u64 = header::arg(arg_type::I64, 2, 7);
+
+#[inline(always)]
+fn ring() -> &'static Ring {
+    RING.with(Cell::get).expect("Floor::thread_init not called on this thread")
+}
+
+#[inline(always)]
+fn put(words: &[AtomicU64], i: usize, v: u64) {
+    words[i].store(v, Ordering::Relaxed);
+}
+
+/// Floor instant: 2 words.
+#[inline(always)]
+pub fn instant() {
+    let t = ticks();
+    let w = ring().reserve(2);
+    put(w, 0, HDR_INSTANT);
+    put(w, 1, t);
+}
+
+/// Floor instant with one `u64` argument: 4 words.
+#[inline(always)]
+pub fn instant_arg(v: u64) {
+    let t = ticks();
+    let w = ring().reserve(4);
+    put(w, 0, HDR_INSTANT_ARG);
+    put(w, 1, t);
+    put(w, 2, ARG_U64);
+    put(w, 3, v);
+}
+
+/// Floor counter with one `i64` value: 5 words (header, time, argument
+/// header, value, counter id).
+#[inline(always)]
+pub fn counter(v: i64) {
+    let t = ticks();
+    let w = ring().reserve(5);
+    put(w, 0, HDR_COUNTER);
+    put(w, 1, t);
+    put(w, 2, ARG_I64);
+    put(w, 3, v as u64);
+    put(w, 4, 0);
+}
+
+/// Floor duration: an empty traced function with two clock reads and one
+/// 3-word duration-complete record.
+#[inline(never)]
+pub fn traced_fn() {
+    let start = ticks();
+    black_box(());
+    let end = ticks();
+    let w = ring().reserve(3);
+    put(w, 0, HDR_DURATION);
+    put(w, 1, start);
+    put(w, 2, end);
+}
+
+impl Tracer for Floor {
+    fn name(&self) -> &'static str {
+        match self.cursor {
+            Cursor::Shared => "floor-shared",
+            Cursor::PerThread => "floor",
+        }
+    }
+
+    fn supports(&self, _scenario: Scenario) -> bool {
+        true
+    }
+
+    fn thread_init(&self, index: usize) {
+        let ring = match self.cursor {
+            Cursor::Shared => shared_ring(),
+            Cursor::PerThread => thread_ring(index),
+        };
+        RING.with(|r| r.set(Some(ring)));
+    }
+
+    fn run(&self, scenario: Scenario, events: u64) {
+        match scenario {
+            Scenario::Instant => (0..events).for_each(|_| instant()),
+            Scenario::InstantArg => (0..events).for_each(|i| instant_arg(black_box(i))),
+            Scenario::Counter => (0..events).for_each(|i| counter(black_box(i as i64))),
+            Scenario::DurationAttr | Scenario::DurationGuard => {
+                (0..events).for_each(|_| traced_fn())
+            }
+            Scenario::Disabled => empty_loop(events),
+        }
+    }
+}
+
+/// The empty loop body: the baseline a disabled call site is held to.
+#[inline(never)]
+pub fn empty_loop(events: u64) {
+    for i in 0..events {
+        black_box(i);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::measure;
+
+    #[test]
+    fn floor_records_real_fxt_sizes() {
+        assert_eq!((HDR_INSTANT >> 4) & 0xfff, 2);
+        assert_eq!((HDR_COUNTER >> 4) & 0xfff, 5);
+        let floor = Floor::new(Cursor::PerThread);
+        for s in Scenario::ALL {
+            measure(&floor, s, 2, 100);
+        }
+        let ring = thread_ring(0);
+        assert!(ring.cursor.load(Ordering::Relaxed) > 0);
+        assert!(ring.words.iter().any(|w| w.load(Ordering::Relaxed) == HDR_INSTANT));
+    }
+}

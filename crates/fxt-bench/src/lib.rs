@@ -1,0 +1,18 @@
+//! Benchmarks of fxt against the hardware floor and other Rust tracers.
+//!
+//! * [`harness`]: scenarios, the [`harness::Tracer`] trait and the
+//!   multi-threaded wall-clock measurement;
+//! * [`floor`]: the least work that records an FXT event (clock read, one
+//!   atomic reservation, word stores), with a shared or a per-thread cursor;
+//! * [`adapters`]: fxt itself and fastrace, tracy-client, puffin,
+//!   tracing + tracing-chrome behind the same trait;
+//! * the `bench-table` binary runs every cell in its own process and prints
+//!   the comparison as a Markdown table; the criterion benches in `benches/`
+//!   cover the same scenarios for regression tracking.
+//!
+//! Nothing here is published; it exists to hold the engine to its targets.
+
+pub mod adapters;
+pub mod checks;
+pub mod floor;
+pub mod harness;

@@ -1,0 +1,76 @@
+//! Decoding the arguments that follow event, object, scheduling and large
+//! blob records.
+//!
+//! Every argument starts with a header word holding its type (bits 0..=3),
+//! its size in words (bits 4..=15) and its name (string ref, bits 16..=31),
+//! so arguments of unknown types are skipped by their size, and words an
+//! argument carries beyond what its type needs are ignored (the format may
+//! grow).
+
+use super::cursor::{Cursor, Region};
+use super::error::DecodeError;
+use super::record::{Arg, ArgValue};
+use super::resolve::Resolver;
+
+/// Decodes `count` arguments (0..=15) starting at the cursor.
+#[inline]
+pub(crate) fn decode_args(
+    count: u64,
+    cursor: &mut Cursor<'_>,
+    resolver: &Resolver<'_>,
+) -> Result<Vec<Arg>, DecodeError> {
+    if count == 0 {
+        // An empty Vec does not allocate: argument-less records stay cheap.
+        return Ok(Vec::new());
+    }
+    // `count` comes from a 4-bit field, so this reserves at most 15 slots.
+    let mut args = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        args.push(decode_arg(cursor, resolver)?);
+    }
+    Ok(args)
+}
+
+/// Decodes one argument and moves the cursor past its whole size.
+fn decode_arg(cursor: &mut Cursor<'_>, resolver: &Resolver<'_>) -> Result<Arg, DecodeError> {
+    let offset = cursor.offset();
+    let header = cursor.peek_word()?;
+    let size_words = ((header >> 4) & 0xfff) as u16;
+    if size_words == 0 {
+        return Err(DecodeError::ZeroSizeArgument { offset });
+    }
+    let size_bytes = usize::from(size_words) * 8;
+    let available_bytes = cursor.remaining() as u64;
+    let (bytes, base) = cursor
+        .take(size_bytes)
+        .ok_or(DecodeError::ArgumentOverrunsRecord {
+            offset,
+            size_bytes: size_bytes as u64,
+            available_bytes,
+        })?;
+    let mut arg = Cursor::new(bytes, base, Region::Argument);
+    arg.word()?; // the header, peeked above
+
+    let arg_type = (header & 0xf) as u8;
+    let name = resolver.text((header >> 16) as u16, &mut arg)?;
+    let high = (header >> 32) as u32;
+    let value = match arg_type {
+        0 => ArgValue::Null,
+        1 => ArgValue::I32(high as i32),
+        2 => ArgValue::U32(high),
+        3 => ArgValue::I64(arg.word()? as i64),
+        4 => ArgValue::U64(arg.word()?),
+        5 => ArgValue::F64(f64::from_bits(arg.word()?)),
+        6 => ArgValue::Str(resolver.text(high as u16, &mut arg)?),
+        7 => ArgValue::Pointer(arg.word()?),
+        8 => ArgValue::Koid(arg.word()?),
+        9 => ArgValue::Bool(high & 1 == 1),
+        10 => ArgValue::Blob(arg.stream(u64::from(high))?.to_vec()),
+        _ => ArgValue::Unknown {
+            arg_type,
+            header,
+            size_words,
+        },
+    };
+    Ok(Arg { name, value })
+}

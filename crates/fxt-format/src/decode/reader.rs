@@ -1,0 +1,298 @@
+//! Framing: finding records one after the other in a byte slice
+//! ([`SliceReader`]) or in any [`std::io::Read`] ([`StreamReader`]).
+//!
+//! Both are iterators of `Result<Record, DecodeError>`. A record whose
+//! content is malformed yields an `Err` and reading continues after it (its
+//! size is intact); a fatal error ([`DecodeError::is_fatal`]: input ending
+//! inside a record, a size-0 header, an I/O failure) yields an `Err` and
+//! ends the iteration. Every step consumes at least one 8-byte word or ends,
+//! so iteration always terminates.
+
+use std::io::{self, Read};
+use std::iter::FusedIterator;
+
+use super::error::DecodeError;
+use super::parse::{record_words, Decoder};
+use super::record::Record;
+
+/// Reads the header word at the front of `bytes`, if there are 8 bytes.
+#[inline]
+fn header_word(bytes: &[u8]) -> Option<u64> {
+    let b: [u8; 8] = bytes.get(..8)?.try_into().ok()?;
+    Some(u64::from_le_bytes(b))
+}
+
+/// Accessors shared by both readers.
+macro_rules! reader_state_accessors {
+    () => {
+        /// Byte offset of the record most recently yielded (as `Ok` or `Err`).
+        pub fn record_offset(&self) -> u64 {
+            self.record_offset
+        }
+
+        /// Id of the provider whose section the reader is in (`None` before
+        /// any provider info or provider section metadata record).
+        pub fn provider_id(&self) -> Option<u32> {
+            self.decoder.providers.current_id()
+        }
+
+        /// Name of the current provider, if a provider info record gave one.
+        pub fn provider_name(&self) -> Option<&str> {
+            self.decoder.providers.name()
+        }
+
+        /// Ticks per second of the current provider's timestamps, if it
+        /// sent an initialization record (the specification's default, when
+        /// absent, is 1 tick = 1 nanosecond).
+        pub fn ticks_per_second(&self) -> Option<u64> {
+            self.decoder.providers.ticks_per_second()
+        }
+    };
+}
+
+/// Decodes the records of a trace held in memory.
+///
+/// ```
+/// use fxt_format::decode::{Record, SliceReader};
+/// let bytes = 0x0016_5478_4604_0010u64.to_le_bytes();
+/// let records: Vec<_> = SliceReader::new(&bytes).collect();
+/// assert_eq!(records, [Ok(Record::Magic)]);
+/// ```
+pub struct SliceReader<'a> {
+    input: &'a [u8],
+    pos: usize,
+    record_offset: u64,
+    finished: bool,
+    decoder: Decoder,
+}
+
+impl<'a> SliceReader<'a> {
+    /// A reader at the start of `input`.
+    pub fn new(input: &'a [u8]) -> Self {
+        Self {
+            input,
+            pos: 0,
+            record_offset: 0,
+            finished: false,
+            decoder: Decoder::default(),
+        }
+    }
+
+    /// Byte offset of the next record to read.
+    pub fn position(&self) -> u64 {
+        self.pos as u64
+    }
+
+    reader_state_accessors!();
+
+    #[cold]
+    fn fail(&mut self, error: DecodeError) -> Option<Result<Record, DecodeError>> {
+        self.finished = true;
+        Some(Err(error))
+    }
+}
+
+impl Iterator for SliceReader<'_> {
+    type Item = Result<Record, DecodeError>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.finished {
+            return None;
+        }
+        let rest = &self.input[self.pos..];
+        let offset = self.pos as u64;
+        self.record_offset = offset;
+        let Some(header) = header_word(rest) else {
+            if rest.is_empty() {
+                self.finished = true;
+                return None;
+            }
+            return self.fail(DecodeError::Truncated {
+                offset,
+                needed_bytes: 8,
+                available_bytes: rest.len() as u64,
+            });
+        };
+        let size_bytes = record_words(header) * 8;
+        if size_bytes == 0 {
+            return self.fail(DecodeError::ZeroSizeRecord { offset, header });
+        }
+        if size_bytes > rest.len() as u64 {
+            return self.fail(DecodeError::Truncated {
+                offset,
+                needed_bytes: size_bytes,
+                available_bytes: rest.len() as u64,
+            });
+        }
+        // Fits in usize: it is at most `rest.len()`.
+        let record = &rest[..size_bytes as usize];
+        self.pos += record.len();
+        Some(self.decoder.decode_record(record, offset))
+    }
+}
+
+impl FusedIterator for SliceReader<'_> {}
+
+/// The stream buffer's first size; it doubles up to [`READ_CHUNK`] as the
+/// input proves long, so a short input never costs a large buffer.
+const INITIAL_BUFFER: usize = 4096;
+/// The buffer size the reader settles at for long inputs of small records.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// Decodes the records of a trace from any [`std::io::Read`], buffering
+/// internally (wrapping the input in a `BufReader` is not needed).
+///
+/// Memory follows the data actually read, never a size field: a record
+/// header claiming 2^32 words makes the buffer grow only as bytes arrive,
+/// and a stream that ends early yields [`DecodeError::Truncated`].
+pub struct StreamReader<R> {
+    input: R,
+    buf: Vec<u8>,
+    /// First byte of `buf` not yet consumed.
+    start: usize,
+    /// End of the bytes read into `buf`.
+    end: usize,
+    /// Input offset of `buf[start]`.
+    offset: u64,
+    /// Bytes read from the input so far.
+    bytes_read: u64,
+    eof: bool,
+    record_offset: u64,
+    finished: bool,
+    decoder: Decoder,
+}
+
+impl<R: Read> StreamReader<R> {
+    /// A reader at the current position of `input` (counted as offset 0).
+    pub fn new(input: R) -> Self {
+        Self {
+            input,
+            buf: Vec::new(),
+            start: 0,
+            end: 0,
+            offset: 0,
+            bytes_read: 0,
+            eof: false,
+            record_offset: 0,
+            finished: false,
+            decoder: Decoder::default(),
+        }
+    }
+
+    /// Byte offset of the next record to read.
+    pub fn position(&self) -> u64 {
+        self.offset
+    }
+
+    reader_state_accessors!();
+
+    /// Gives the input back (bytes already buffered are lost).
+    pub fn into_inner(self) -> R {
+        self.input
+    }
+
+    /// Reads until `needed` unconsumed bytes are buffered; `Ok(false)` if
+    /// the input ends first.
+    fn fill(&mut self, needed: usize) -> io::Result<bool> {
+        while self.end - self.start < needed {
+            if self.eof {
+                return Ok(false);
+            }
+            if self.start > 0 {
+                // Move the unconsumed tail (less than one record) to the front.
+                self.buf.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+            }
+            let full = self.end == self.buf.len();
+            let input_is_long = self.bytes_read >= self.buf.len() as u64;
+            if full || (input_is_long && self.buf.len() < READ_CHUNK) {
+                // Grow by doubling, driven by data that has arrived: the
+                // buffer is full of unread bytes, or the input has already
+                // delivered more than the buffer holds.
+                let doubled = self.buf.len().saturating_mul(2).max(INITIAL_BUFFER);
+                let new_len = doubled.min(needed.max(READ_CHUNK));
+                if new_len > self.buf.len() {
+                    self.buf.resize(new_len, 0);
+                }
+            }
+            match self.input.read(&mut self.buf[self.end..]) {
+                Ok(0) => self.eof = true,
+                Ok(n) => {
+                    self.end += n;
+                    self.bytes_read += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(true)
+    }
+
+    #[cold]
+    fn fail(&mut self, error: DecodeError) -> Option<Result<Record, DecodeError>> {
+        self.finished = true;
+        Some(Err(error))
+    }
+}
+
+impl<R: Read> Iterator for StreamReader<R> {
+    type Item = Result<Record, DecodeError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.finished {
+            return None;
+        }
+        let offset = self.offset;
+        self.record_offset = offset;
+        match self.fill(8) {
+            Err(e) => return self.fail(DecodeError::io(offset, &e)),
+            Ok(false) if self.start == self.end => {
+                self.finished = true;
+                return None;
+            }
+            Ok(false) => {
+                let available_bytes = (self.end - self.start) as u64;
+                return self.fail(DecodeError::Truncated {
+                    offset,
+                    needed_bytes: 8,
+                    available_bytes,
+                });
+            }
+            Ok(true) => {}
+        }
+        let Some(header) = header_word(&self.buf[self.start..self.end]) else {
+            // Unreachable: `fill(8)` succeeded.
+            return self.fail(DecodeError::ZeroSizeRecord { offset, header: 0 });
+        };
+        let size_bytes = record_words(header) * 8;
+        if size_bytes == 0 {
+            return self.fail(DecodeError::ZeroSizeRecord { offset, header });
+        }
+        // On 32-bit hosts a record over 4 GiB cannot be held; asking for
+        // usize::MAX makes it end as truncated when the input runs out.
+        let needed = usize::try_from(size_bytes).unwrap_or(usize::MAX);
+        match self.fill(needed) {
+            Err(e) => {
+                let at = offset + (self.end - self.start) as u64;
+                return self.fail(DecodeError::io(at, &e));
+            }
+            Ok(false) => {
+                let available_bytes = (self.end - self.start) as u64;
+                return self.fail(DecodeError::Truncated {
+                    offset,
+                    needed_bytes: size_bytes,
+                    available_bytes,
+                });
+            }
+            Ok(true) => {}
+        }
+        let record = &self.buf[self.start..self.start + needed];
+        self.start += needed;
+        self.offset += size_bytes;
+        Some(self.decoder.decode_record(record, offset))
+    }
+}
+
+impl<R: Read> FusedIterator for StreamReader<R> {}

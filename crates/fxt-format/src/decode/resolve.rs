@@ -1,0 +1,73 @@
+//! Resolving string refs and thread refs: indexed refs against the current
+//! provider's tables, inline refs by reading their stream or koid words.
+
+use std::sync::Arc;
+
+use super::cursor::Cursor;
+use super::error::DecodeError;
+use super::record::{Process, Text, Thread};
+use super::tables::ProviderTables;
+
+/// Bit 15 of a string ref: set for inline strings, whose low 15 bits are
+/// the length.
+const INLINE_STRING: u16 = 0x8000;
+
+/// Resolves refs of one record against the tables in force for it.
+pub(crate) struct Resolver<'t> {
+    pub(crate) tables: &'t ProviderTables,
+    /// One shared empty string, so empty refs never allocate.
+    pub(crate) empty: &'t Arc<str>,
+}
+
+impl Resolver<'_> {
+    /// Resolves a string ref, reading its stream from `cursor` if inline.
+    #[inline]
+    pub(crate) fn text(
+        &self,
+        string_ref: u16,
+        cursor: &mut Cursor<'_>,
+    ) -> Result<Text, DecodeError> {
+        if string_ref == 0 {
+            Ok(Text::Known(Arc::clone(self.empty)))
+        } else if string_ref & INLINE_STRING == 0 {
+            Ok(self.tables.string(string_ref))
+        } else {
+            let len = string_ref & !INLINE_STRING;
+            if len == 0 {
+                return Ok(Text::Known(Arc::clone(self.empty)));
+            }
+            Ok(Text::Known(Arc::from(cursor.utf8(u64::from(len))?)))
+        }
+    }
+
+    /// Resolves a thread ref, reading the process and thread koid words
+    /// from `cursor` if inline (ref 0).
+    #[inline]
+    pub(crate) fn thread(
+        &self,
+        thread_ref: u8,
+        cursor: &mut Cursor<'_>,
+    ) -> Result<Thread, DecodeError> {
+        if thread_ref == 0 {
+            let process = cursor.word()?;
+            let thread = cursor.word()?;
+            Ok(Thread::Known { process, thread })
+        } else {
+            Ok(self.tables.thread(thread_ref))
+        }
+    }
+
+    /// Resolves the process thread ref of a userspace object record, whose
+    /// inline form is a single process koid word.
+    pub(crate) fn process(
+        &self,
+        thread_ref: u8,
+        cursor: &mut Cursor<'_>,
+    ) -> Result<Process, DecodeError> {
+        if thread_ref == 0 {
+            Ok(Process::Known(cursor.word()?))
+        } else {
+            Ok(self.tables.process(thread_ref))
+        }
+    }
+}

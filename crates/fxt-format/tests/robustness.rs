@@ -1,0 +1,325 @@
+//! Robustness: whatever the bytes, the decoder never panics, always ends,
+//! and a damaged trace still yields everything before the damage.
+
+use std::io::{self, Read};
+
+use fxt_format::decode::{self, DecodeError, Record, SliceReader, StreamReader};
+use fxt_format::encode::{self as e, encode_into_vec, Arg, ArgValue, StringRef, ThreadRef};
+use proptest::prelude::*;
+
+/// A valid trace holding every record type, with indexed and inline refs.
+fn sample_trace() -> Vec<u8> {
+    let mut w = Vec::new();
+    let inline = ThreadRef::Inline {
+        process: 1,
+        thread: 2,
+    };
+    let args = [
+        Arg::new(StringRef::Index(2), ArgValue::I32(-1)),
+        Arg::new(
+            StringRef::Inline("s"),
+            ArgValue::Str(StringRef::Inline("v")),
+        ),
+        Arg::new(StringRef::Index(2), ArgValue::F64(0.5)),
+        Arg::new(StringRef::Index(2), ArgValue::Blob(&[1, 2, 3])),
+    ];
+    let records: Vec<Box<dyn e::Encode>> = vec![
+        Box::new(e::MagicNumber),
+        Box::new(e::ProviderInfo {
+            provider_id: 1,
+            name: "p",
+        }),
+        Box::new(e::Initialization {
+            ticks_per_second: 1000,
+        }),
+        Box::new(e::StringRecord {
+            index: 1,
+            value: "cat",
+        }),
+        Box::new(e::StringRecord {
+            index: 2,
+            value: "name",
+        }),
+        Box::new(e::ThreadRecord {
+            index: 1,
+            process: 1,
+            thread: 2,
+        }),
+        Box::new(e::Event {
+            kind: e::EventKind::Instant,
+            timestamp: 1,
+            thread: ThreadRef::Index(1),
+            category: StringRef::Index(1),
+            name: StringRef::Index(2),
+            args: &[],
+        }),
+        Box::new(e::Event {
+            kind: e::EventKind::DurationComplete { end: 9 },
+            timestamp: 2,
+            thread: inline,
+            category: StringRef::Inline("c"),
+            name: StringRef::Inline("n"),
+            args: &args,
+        }),
+        Box::new(e::Blob {
+            name: StringRef::Index(2),
+            blob_type: e::BlobType::Data,
+            payload: &[9; 13],
+        }),
+        Box::new(e::UserspaceObject {
+            pointer: 5,
+            process: e::ProcessRef::Index(1),
+            name: StringRef::Inline("o"),
+            args: &args[..1],
+        }),
+        Box::new(e::KernelObject {
+            koid: 7,
+            object_type: 2,
+            name: StringRef::Index(2),
+            args: &args[..2],
+        }),
+        Box::new(e::ContextSwitch {
+            timestamp: 3,
+            cpu: 1,
+            outgoing_state: e::ThreadState::Blocked,
+            outgoing_thread: 2,
+            incoming_thread: 3,
+            args: &args[..1],
+        }),
+        Box::new(e::ThreadWakeup {
+            timestamp: 4,
+            cpu: 1,
+            waking_thread: 2,
+            args: &[],
+        }),
+        Box::new(e::LegacyContextSwitch {
+            timestamp: 5,
+            cpu: 1,
+            outgoing_state: e::ThreadState::Dead,
+            outgoing_thread: inline,
+            incoming_thread: ThreadRef::Index(1),
+            outgoing_priority: 1,
+            incoming_priority: 2,
+        }),
+        Box::new(e::Log {
+            timestamp: 6,
+            thread: inline,
+            message: "hello",
+        }),
+        Box::new(e::LargeBlobWithMetadata {
+            category: StringRef::Index(1),
+            name: StringRef::Inline("big"),
+            timestamp: 7,
+            thread: ThreadRef::Index(1),
+            args: &args,
+            payload: &[4; 21],
+        }),
+        Box::new(e::LargeBlobNoMetadata {
+            category: StringRef::Index(1),
+            name: StringRef::Index(2),
+            payload: &[5; 8],
+        }),
+        Box::new(e::ProviderEvent {
+            provider_id: 1,
+            event: 0,
+        }),
+    ];
+    for r in &records {
+        encode_into_vec(r.as_ref(), &mut w).unwrap();
+    }
+    // A string record for the reserved index 0, and a thread record for 0.
+    w.extend([0x0000_0001_0000_0022, 0x78, 0x0000_0000_0000_0033, 1, 2]);
+    e::words_to_bytes(&w)
+}
+
+/// Decodes with both readers, checks they agree, and returns the result.
+fn decode_both(bytes: &[u8]) -> Vec<Result<Record, DecodeError>> {
+    let from_slice: Vec<_> = SliceReader::new(bytes).collect();
+    let from_stream: Vec<_> = StreamReader::new(bytes).collect();
+    assert_eq!(from_slice, from_stream);
+    // Every item but a fatal error consumed at least one word.
+    assert!(from_slice.len() <= bytes.len() / 8 + 1);
+    from_slice
+}
+
+#[test]
+fn sample_trace_is_valid() {
+    let bytes = sample_trace();
+    let records = decode::decode_all(&bytes).unwrap();
+    assert_eq!(records.len(), 20);
+    assert!(!records.iter().any(|r| matches!(r, Record::Unknown(_))));
+}
+
+#[test]
+fn truncation_at_every_offset_yields_the_prefix() {
+    let bytes = sample_trace();
+    let full = decode::decode_all(&bytes).unwrap();
+    // Record boundaries, from the reader itself.
+    let mut boundaries = vec![0u64];
+    let mut reader = SliceReader::new(&bytes);
+    while reader.next().is_some() {
+        boundaries.push(reader.position());
+    }
+    for cut in 0..=bytes.len() {
+        let (records, error) = decode::decode_all_lossy(&bytes[..cut]);
+        let complete = boundaries.iter().filter(|&&b| b <= cut as u64).count() - 1;
+        assert_eq!(records, full[..complete], "cut at {cut}");
+        if boundaries.contains(&(cut as u64)) {
+            assert_eq!(error, None, "cut at {cut}");
+        } else {
+            let error = error.unwrap_or_else(|| panic!("cut at {cut} not reported"));
+            assert!(error.is_fatal());
+            assert_eq!(error.offset(), boundaries[complete], "cut at {cut}");
+            assert!(matches!(error, DecodeError::Truncated { .. }));
+        }
+        let (streamed, stream_error) = decode::read_all_lossy(&bytes[..cut]);
+        assert_eq!(streamed, records);
+        assert_eq!(stream_error.is_some(), !boundaries.contains(&(cut as u64)));
+    }
+}
+
+#[test]
+fn zero_size_and_past_the_end_sizes_stop_cleanly() {
+    let mut bytes = sample_trace();
+    let valid = decode::decode_all(&bytes).unwrap().len();
+    for header in [
+        0x0000_0000_0000_0004u64, // event of size 0
+        0x0000_0000_0000_000f,    // large record of size 0
+        0x0000_0000_0000_fff4,    // event of 4095 words
+        0x0000_000f_ffff_ffff,    // large record of 2^32 - 1 words
+    ] {
+        let mut damaged = bytes.clone();
+        damaged.extend(header.to_le_bytes());
+        damaged.extend([0; 16]);
+        let results = decode_both(&damaged);
+        assert_eq!(results.len(), valid + 1);
+        let error = results.last().unwrap().clone().unwrap_err();
+        assert!(error.is_fatal());
+        assert_eq!(error.offset(), bytes.len() as u64);
+    }
+    // A trailing partial word.
+    bytes.extend([0x10, 0]);
+    let results = decode_both(&bytes);
+    assert!(matches!(
+        results.last(),
+        Some(Err(DecodeError::Truncated {
+            needed_bytes: 8,
+            available_bytes: 2,
+            ..
+        }))
+    ));
+}
+
+/// A stream that claims nothing about its length and ends after `len`
+/// bytes of zeros, after a large record header of 2^32 - 1 words.
+struct HugeRecordStream {
+    header: [u8; 8],
+    sent: usize,
+    len: usize,
+}
+
+impl Read for HugeRecordStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut n = 0;
+        while n < buf.len() && self.sent < self.len {
+            buf[n] = self.header.get(self.sent).copied().unwrap_or(0);
+            n += 1;
+            self.sent += 1;
+        }
+        Ok(n)
+    }
+}
+
+#[test]
+fn huge_large_record_from_a_stream_is_read_incrementally() {
+    // Size 2^32 - 1 words (32 GiB) claimed; 3 MiB present. Pre-allocating
+    // from the size field would abort or crawl; reading incrementally ends
+    // with a truncation error quickly.
+    let len = 3 << 20;
+    let stream = HugeRecordStream {
+        header: 0x0000_000f_ffff_ffffu64.to_le_bytes(),
+        sent: 0,
+        len,
+    };
+    let results: Vec<_> = StreamReader::new(stream).collect();
+    assert_eq!(
+        results,
+        [Err(DecodeError::Truncated {
+            offset: 0,
+            needed_bytes: 0xffff_ffff * 8,
+            available_bytes: len as u64,
+        })]
+    );
+}
+
+/// A reader that fails after some bytes.
+struct Failing<'a>(&'a [u8]);
+
+impl Read for Failing<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.0.is_empty() {
+            return Err(io::Error::new(io::ErrorKind::BrokenPipe, "gone"));
+        }
+        let n = buf.len().min(self.0.len());
+        buf[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        Ok(n)
+    }
+}
+
+#[test]
+fn io_errors_are_fatal_and_keep_the_prefix() {
+    let bytes = sample_trace();
+    let (records, error) = decode::read_all_lossy(Failing(&bytes[..100]));
+    assert!(!records.is_empty());
+    let error = error.unwrap();
+    assert!(error.is_fatal());
+    assert!(matches!(
+        error,
+        DecodeError::Io {
+            kind: io::ErrorKind::BrokenPipe,
+            ..
+        }
+    ));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn random_bit_flips_never_panic(flips in prop::collection::vec(any::<prop::sample::Index>(), 1..8)) {
+        let mut bytes = sample_trace();
+        let bits = bytes.len() * 8;
+        for flip in &flips {
+            let bit = flip.index(bits);
+            bytes[bit / 8] ^= 1 << (bit % 8);
+        }
+        let results = decode_both(&bytes);
+        // Only the last item may be fatal.
+        for r in &results[..results.len().saturating_sub(1)] {
+            if let Err(e) = r {
+                prop_assert!(!e.is_fatal());
+            }
+        }
+    }
+
+    #[test]
+    fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+        decode_both(&bytes);
+    }
+
+    #[test]
+    fn random_words_with_plausible_headers_never_panic(
+        words in prop::collection::vec(
+            prop_oneof![
+                any::<u64>(),
+                // Small sizes and known record types make deeper parsing likely.
+                (any::<u64>(), 0u64..16, 1u64..6).prop_map(|(w, t, s)| (w & !0xffff) | (s << 4) | t),
+            ],
+            0..64,
+        )
+    ) {
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        decode_both(&bytes);
+    }
+}

@@ -1,0 +1,142 @@
+//! [`IntoArgValue`]: how Rust values become FXT argument values.
+
+use fxt_format::encode::{ArgValue, StringRef};
+
+/// A kernel object id (written as a koid argument; viewers link it to the
+/// kernel object record that names the object, e.g. a thread).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Koid(pub u64);
+
+/// Converts a value into an argument value of an event.
+///
+/// | Rust type | FXT argument |
+/// |---|---|
+/// | `i8`, `i16`, `i32` | int32 |
+/// | `u8`, `u16`, `u32` | uint32 |
+/// | `i64`, `isize` | int64 |
+/// | `u64`, `usize` | uint64 |
+/// | `f32`, `f64` | double |
+/// | `bool` | bool |
+/// | `str`, `String`, `Cow<str>` | string (written inline) |
+/// | `()`, `None` | null |
+/// | `*const T`, `*mut T` | pointer |
+/// | [`Koid`] | koid |
+/// | `Option<T>` | `T`'s, or null |
+/// | `&T` | `T`'s |
+///
+/// Implement it for your own types to pass them to the `trace_*!` macros.
+pub trait IntoArgValue {
+    /// The argument value (may borrow from `self`).
+    fn into_arg_value(&self) -> ArgValue<'_>;
+}
+
+macro_rules! via {
+    ($variant:ident($as:ty): $($t:ty),*) => {$(
+        impl IntoArgValue for $t {
+            #[inline(always)]
+            fn into_arg_value(&self) -> ArgValue<'_> {
+                ArgValue::$variant(*self as $as)
+            }
+        }
+    )*};
+}
+
+via!(I32(i32): i8, i16, i32);
+via!(U32(u32): u8, u16, u32);
+via!(I64(i64): i64, isize);
+via!(U64(u64): u64, usize);
+via!(F64(f64): f32, f64);
+
+impl IntoArgValue for bool {
+    #[inline(always)]
+    fn into_arg_value(&self) -> ArgValue<'_> {
+        ArgValue::Bool(*self)
+    }
+}
+
+impl IntoArgValue for str {
+    #[inline(always)]
+    fn into_arg_value(&self) -> ArgValue<'_> {
+        ArgValue::Str(StringRef::Inline(self))
+    }
+}
+
+impl IntoArgValue for String {
+    #[inline(always)]
+    fn into_arg_value(&self) -> ArgValue<'_> {
+        ArgValue::Str(StringRef::Inline(self))
+    }
+}
+
+impl IntoArgValue for std::borrow::Cow<'_, str> {
+    #[inline(always)]
+    fn into_arg_value(&self) -> ArgValue<'_> {
+        ArgValue::Str(StringRef::Inline(self))
+    }
+}
+
+impl IntoArgValue for () {
+    #[inline(always)]
+    fn into_arg_value(&self) -> ArgValue<'_> {
+        ArgValue::Null
+    }
+}
+
+impl IntoArgValue for Koid {
+    #[inline(always)]
+    fn into_arg_value(&self) -> ArgValue<'_> {
+        ArgValue::Koid(self.0)
+    }
+}
+
+impl<T: ?Sized> IntoArgValue for *const T {
+    #[inline(always)]
+    fn into_arg_value(&self) -> ArgValue<'_> {
+        ArgValue::Pointer(self.cast::<()>() as usize as u64)
+    }
+}
+
+impl<T: ?Sized> IntoArgValue for *mut T {
+    #[inline(always)]
+    fn into_arg_value(&self) -> ArgValue<'_> {
+        ArgValue::Pointer(self.cast::<()>() as usize as u64)
+    }
+}
+
+impl<T: IntoArgValue> IntoArgValue for Option<T> {
+    #[inline(always)]
+    fn into_arg_value(&self) -> ArgValue<'_> {
+        match self {
+            Some(v) => v.into_arg_value(),
+            None => ArgValue::Null,
+        }
+    }
+}
+
+impl<T: IntoArgValue + ?Sized> IntoArgValue for &T {
+    #[inline(always)]
+    fn into_arg_value(&self) -> ArgValue<'_> {
+        (**self).into_arg_value()
+    }
+}
+
+impl<T: IntoArgValue + ?Sized> IntoArgValue for &mut T {
+    #[inline(always)]
+    fn into_arg_value(&self) -> ArgValue<'_> {
+        (**self).into_arg_value()
+    }
+}
+
+impl<T: IntoArgValue + ?Sized> IntoArgValue for Box<T> {
+    #[inline(always)]
+    fn into_arg_value(&self) -> ArgValue<'_> {
+        (**self).into_arg_value()
+    }
+}
+
+impl<'a> IntoArgValue for ArgValue<'a> {
+    #[inline(always)]
+    fn into_arg_value(&self) -> ArgValue<'_> {
+        *self
+    }
+}

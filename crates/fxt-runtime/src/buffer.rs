@@ -1,0 +1,386 @@
+//! The shared buffer: a ring of chunks, each owned by one writer at a time.
+//!
+//! # Algorithm
+//!
+//! The buffer is one `Box<[AtomicU64]>` cut into `chunks` chunks of
+//! `chunk_words` words. Relaxed atomic stores compile to plain moves, so the
+//! buffer needs no `unsafe`, and a record is never read while it is being
+//! written because of the publication protocol below.
+//!
+//! * **Acquiring a chunk** (once per chunk, not per record): a writer takes
+//!   a sequence number with one `fetch_add` on `next_seq`; in oneshot mode the
+//!   sequence number *is* the chunk index (numbers past the end mean "full"),
+//!   in circular and streaming modes the chunk is `seq % chunks` and the
+//!   writer claims it with one CAS on the chunk's `state` word (skipping a
+//!   chunk another writer owns, and in streaming mode one the streamer has
+//!   not written out yet).
+//! * **Writing** (per record): the writer bumps a cursor held in its own
+//!   [`Lease`] (thread-local, no shared write), stores the record's words
+//!   with Relaxed stores, then **publishes** the record with one Release
+//!   *store* (not an RMW) of the chunk's `committed` word, which holds the
+//!   number of records and the number of words written so far. Records never
+//!   straddle chunks: a record that does not fit makes the writer release
+//!   its chunk and acquire the next one.
+//! * **Releasing** a chunk: a Release store of `state` (the owner is the
+//!   only one who may change an owned chunk's state, so no RMW is needed).
+//! * **Reading** (collector, streamer): an Acquire load of `committed` pairs
+//!   with the writer's Release store of it, so every word below the
+//!   committed length is visible; reserved-but-unpublished words are never
+//!   read. A chunk that a writer may re-acquire while it is being read
+//!   (circular mode) is read like a seqlock: the state is loaded before and
+//!   after the copy, with an Acquire fence in between, and a changed state
+//!   discards the copy.
+//!
+//! # The `state` word of a chunk
+//!
+//! `seq << 2 | S` where `seq` is the sequence number the chunk was last
+//! acquired with and `S` is one of [`FREE`] (holds nothing to keep),
+//! [`OWNED`] (a writer owns it), [`RELEASED`] (full or given up by its
+//! writer; its data is kept until it is overwritten (circular) or written
+//! out and freed (streaming)).
+//!
+//! The algorithm is generic over the number and size of chunks, so
+//! `tests/loom.rs` model-checks it with 2 to 3 chunks of a few words.
+
+use crate::sync::{fence, zeroed_words, AtomicU64, CachePadded, Ordering};
+
+/// State: the chunk holds nothing that must be kept; it may be acquired.
+pub const FREE: u64 = 0;
+/// State: a writer owns the chunk.
+pub const OWNED: u64 = 1;
+/// State: the writer let go of the chunk; its data is kept.
+pub const RELEASED: u64 = 2;
+
+#[inline]
+const fn state(seq: u64, s: u64) -> u64 {
+    (seq << 2) | s
+}
+
+/// What happens when a writer needs a chunk and the buffer has none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RingMode {
+    /// Fill each chunk once; then every new record is dropped.
+    Oneshot,
+    /// Overwrite the oldest released chunk (never an owned one).
+    Circular,
+    /// Reuse chunks that the streamer has written out and freed.
+    Streaming,
+}
+
+/// Per-chunk bookkeeping, on its own cache lines (its owner stores
+/// `committed` once per record).
+#[derive(Debug)]
+struct ChunkMeta {
+    /// `seq << 2 | FREE/OWNED/RELEASED`; see the module docs. Written by the
+    /// owner (plain stores), by a claiming writer (CAS) and by the streamer.
+    state: AtomicU64,
+    /// `records << 32 | words`: what the current owner has published in
+    /// this chunk. Written only by the owner, with Release stores.
+    committed: AtomicU64,
+}
+
+/// A writer's hold on one chunk. Lives in the writer's thread-local state;
+/// nothing in it is shared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lease {
+    /// Index of the chunk.
+    pub idx: usize,
+    /// Sequence number it was acquired with.
+    pub seq: u64,
+    /// Word index (in [`Ring::words`]) of the chunk's first word.
+    pub base: usize,
+    /// Word index of the next free word.
+    pub pos: usize,
+    /// Word index one past the chunk's last word.
+    pub end: usize,
+    /// Records published in this chunk so far.
+    pub records: u64,
+}
+
+impl Lease {
+    /// Word index where a record of `words` words can be written, if it fits.
+    #[inline(always)]
+    pub fn reserve(&self, words: usize) -> Option<usize> {
+        if words <= self.end - self.pos {
+            Some(self.pos)
+        } else {
+            None
+        }
+    }
+}
+
+/// A chunk with data, as seen by a reader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkSnapshot {
+    /// Index of the chunk.
+    pub idx: usize,
+    /// Sequence number of its current contents.
+    pub seq: u64,
+    /// The full state word seen before reading.
+    pub state: u64,
+    /// Records published in it.
+    pub records: u64,
+    /// Words published in it.
+    pub words: usize,
+}
+
+/// The buffer of chunks; see the module docs.
+#[derive(Debug)]
+pub struct Ring {
+    words: Box<[AtomicU64]>,
+    chunk_words: usize,
+    meta: Box<[CachePadded<ChunkMeta>]>,
+    /// Next sequence number to hand out. Only `fetch_add`ed: Relaxed in
+    /// oneshot mode (the number only has to be unique), AcqRel in the
+    /// others (see `acquire`).
+    next_seq: CachePadded<AtomicU64>,
+    /// Bumped whenever a chunk may have become available (released, or
+    /// freed by the streamer), so a writer that found no chunk only retries
+    /// after something changed (a Relaxed hint; correctness does not depend on it).
+    epoch: CachePadded<AtomicU64>,
+    mode: RingMode,
+}
+
+impl Ring {
+    /// A ring of `chunks` chunks of `chunk_words` words each.
+    pub fn new(mode: RingMode, chunks: usize, chunk_words: usize) -> Ring {
+        assert!(chunks > 0 && chunk_words > 0, "a ring needs at least one non-empty chunk");
+        let total = chunks
+            .checked_mul(chunk_words)
+            .expect("buffer size overflows usize");
+        Ring {
+            words: zeroed_words(total),
+            chunk_words,
+            meta: (0..chunks)
+                .map(|_| {
+                    CachePadded(ChunkMeta {
+                        state: AtomicU64::new(state(0, FREE)),
+                        committed: AtomicU64::new(0),
+                    })
+                })
+                .collect(),
+            next_seq: CachePadded(AtomicU64::new(0)),
+            epoch: CachePadded(AtomicU64::new(0)),
+            mode,
+        }
+    }
+
+    /// The words of the whole ring.
+    #[inline(always)]
+    pub fn words(&self) -> &[AtomicU64] {
+        &self.words
+    }
+
+    /// Words per chunk.
+    #[inline]
+    pub fn chunk_words(&self) -> usize {
+        self.chunk_words
+    }
+
+    /// Number of chunks.
+    #[inline]
+    #[allow(dead_code)]
+    pub fn chunks(&self) -> usize {
+        self.meta.len()
+    }
+
+    /// The buffering mode.
+    #[inline]
+    pub fn mode(&self) -> RingMode {
+        self.mode
+    }
+
+    /// The current availability epoch (see [`Ring::acquire`]).
+    #[inline]
+    pub fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::Relaxed)
+    }
+
+    /// Acquires a chunk for the calling writer.
+    ///
+    /// Returns the lease and the number of records of older data it
+    /// overwrote (circular mode; the caller counts them as dropped), or
+    /// `None` when no chunk is available: oneshot buffer full, or (circular,
+    /// streaming) every chunk tried was owned or not yet written out. After
+    /// `None`, retry only once [`Ring::epoch`] has changed.
+    pub fn acquire(&self) -> Option<(Lease, u64)> {
+        let n = self.meta.len() as u64;
+        match self.mode {
+            RingMode::Oneshot => {
+                // A plain load first, so a full buffer costs no RMW (and no
+                // contention) per dropped record.
+                if self.next_seq.load(Ordering::Relaxed) >= n {
+                    return None;
+                }
+                let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
+                if seq >= n {
+                    return None;
+                }
+                let idx = seq as usize;
+                // Unique by the fetch_add: nobody else touches this chunk's
+                // state or committed word until we release it. The state is
+                // informative (the collector reads it after writers stopped).
+                self.meta[idx].state.store(state(seq, OWNED), Ordering::Relaxed);
+                Some((self.lease(idx, seq), 0))
+            }
+            RingMode::Circular | RingMode::Streaming => {
+                'seqs: for _ in 0..n {
+                    // AcqRel: sequence numbers are taken in a chain of RMWs,
+                    // so everything a writer did before taking its number
+                    // (releasing its chunk, claiming one) is visible to a
+                    // writer that takes a later number. Without it a writer
+                    // could see a stale "owned" state, skip the oldest chunk
+                    // and overwrite a newer one.
+                    let seq = self.next_seq.fetch_add(1, Ordering::AcqRel);
+                    let idx = (seq % n) as usize;
+                    let meta = &self.meta[idx];
+                    let mut cur = meta.state.load(Ordering::Relaxed);
+                    loop {
+                        let (cur_seq, s) = (cur >> 2, cur & 3);
+                        let claimable = match s {
+                            OWNED => false,
+                            RELEASED => self.mode == RingMode::Circular,
+                            _ => true,
+                        };
+                        // A writer that was slow to get here must not put
+                        // older data (a smaller seq) over newer data.
+                        if !claimable || cur_seq > seq {
+                            continue 'seqs;
+                        }
+                        // Acquire pairs with the Release store of the
+                        // previous owner's `release` (its words and
+                        // committed length happen-before our overwriting
+                        // them and reading the record count) and with the
+                        // streamer's Release store in `free` (its reads of
+                        // the old data happen-before our writes).
+                        match meta.state.compare_exchange(
+                            cur,
+                            state(seq, OWNED),
+                            Ordering::Acquire,
+                            Ordering::Relaxed,
+                        ) {
+                            Ok(_) => break,
+                            // Decide again on the value that beat us.
+                            Err(actual) => cur = actual,
+                        }
+                    }
+                    let overwritten = if cur & 3 == RELEASED {
+                        meta.committed.load(Ordering::Relaxed) >> 32
+                    } else {
+                        0
+                    };
+                    // Seqlock write side: the state change above must be
+                    // visible to a reader that sees any of the stores that
+                    // follow (the reader's Acquire fence in `validate`
+                    // pairs with this fence).
+                    fence(Ordering::Release);
+                    meta.committed.store(0, Ordering::Relaxed);
+                    return Some((self.lease(idx, seq), overwritten));
+                }
+                None
+            }
+        }
+    }
+
+    fn lease(&self, idx: usize, seq: u64) -> Lease {
+        let base = idx * self.chunk_words;
+        Lease {
+            idx,
+            seq,
+            base,
+            pos: base,
+            end: base + self.chunk_words,
+            records: 0,
+        }
+    }
+
+    /// Publishes the record of `words` words the owner of `lease` has just
+    /// stored at `lease.pos` (see [`Lease::reserve`]).
+    #[inline(always)]
+    pub fn publish(&self, lease: &mut Lease, words: usize) {
+        lease.pos += words;
+        lease.records += 1;
+        let committed = (lease.records << 32) | (lease.pos - lease.base) as u64;
+        // Release pairs with the Acquire load of `committed` in `snapshot`
+        // (collector, streamer): the record's Relaxed word stores
+        // happen-before any read that sees this length.
+        self.meta[lease.idx].committed.store(committed, Ordering::Release);
+    }
+
+    /// Gives up the chunk of `lease` (full, thread exiting, session over).
+    pub fn release(&self, lease: &Lease) {
+        // Release pairs with the Acquire CAS of the next owner (circular),
+        // and with the Acquire load in `snapshot` (streamer, collector):
+        // all our stores to the chunk happen-before their reads or writes.
+        self.meta[lease.idx]
+            .state
+            .store(state(lease.seq, RELEASED), Ordering::Release);
+        self.epoch.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The chunk `idx` as a reader sees it now, if it holds data: an Acquire
+    /// load of its state, then an Acquire load of its committed length
+    /// (pairs with the owner's Release store in [`Ring::publish`]: every
+    /// word below the length is visible).
+    pub fn snapshot(&self, idx: usize) -> Option<ChunkSnapshot> {
+        let meta = &self.meta[idx];
+        // Acquire pairs with `release` (and the claiming CAS's following fence).
+        let st = meta.state.load(Ordering::Acquire);
+        if st & 3 == FREE {
+            return None;
+        }
+        let committed = meta.committed.load(Ordering::Acquire);
+        Some(ChunkSnapshot {
+            idx,
+            seq: st >> 2,
+            state: st,
+            records: committed >> 32,
+            words: (committed & 0xffff_ffff) as usize,
+        })
+    }
+
+    /// Every chunk holding data (owned or released), oldest first.
+    pub fn snapshot_all(&self) -> Vec<ChunkSnapshot> {
+        let mut v: Vec<ChunkSnapshot> = (0..self.meta.len()).filter_map(|i| self.snapshot(i)).collect();
+        v.sort_unstable_by_key(|c| c.seq);
+        v
+    }
+
+    /// Released chunks (streaming: ready to be written out), oldest first.
+    pub fn snapshot_released(&self) -> Vec<ChunkSnapshot> {
+        let mut v: Vec<ChunkSnapshot> = (0..self.meta.len())
+            .filter_map(|i| self.snapshot(i))
+            .filter(|c| c.state & 3 == RELEASED)
+            .collect();
+        v.sort_unstable_by_key(|c| c.seq);
+        v
+    }
+
+    /// The published words of a snapshot.
+    #[inline]
+    pub fn chunk_data(&self, snap: &ChunkSnapshot) -> &[AtomicU64] {
+        let base = snap.idx * self.chunk_words;
+        &self.words[base..base + snap.words.min(self.chunk_words)]
+    }
+
+    /// Whether the words read from `snap` since it was taken are its data:
+    /// false when a writer re-acquired the chunk meanwhile (seqlock read
+    /// side; the Acquire fence pairs with the Release fence in `acquire`).
+    pub fn validate(&self, snap: &ChunkSnapshot) -> bool {
+        fence(Ordering::Acquire);
+        self.meta[snap.idx].state.load(Ordering::Relaxed) == snap.state
+    }
+
+    /// Marks a released chunk, now written out, as free (streaming mode;
+    /// only the streamer calls this, and only on a chunk it saw released:
+    /// no writer changes a released chunk's state in streaming mode).
+    pub fn free(&self, snap: &ChunkSnapshot) {
+        debug_assert_eq!(snap.state & 3, RELEASED);
+        // Release pairs with the Acquire CAS of the next owner: our reads of
+        // the old data happen-before its writes.
+        self.meta[snap.idx]
+            .state
+            .store(state(snap.seq, FREE), Ordering::Release);
+        self.epoch.fetch_add(1, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,159 @@
+//! Timestamps.
+//!
+//! On x86-64 with an invariant TSC (CPUID leaf `0x8000_0007`, EDX bit 8)
+//! timestamps are raw `rdtsc` values; the ticks per second are calibrated
+//! against the monotonic clock by taking a `(tsc, Instant)` pair when the
+//! session starts and another when it is collected, so nothing stalls the
+//! first event (the initialization record is written at collection time
+//! anyway). A session shorter than [`MIN_CALIBRATION`] waits out the rest at
+//! collection. Streaming mode writes the initialization record first, so it
+//! calibrates for [`STREAM_CALIBRATION`] when the session starts.
+//!
+//! Elsewhere, when the TSC is not invariant, or when
+//! [`crate::ClockSource::Monotonic`] / `FXT_CLOCK=monotonic` is chosen,
+//! timestamps are nanoseconds of the monotonic clock since the first use of
+//! fxt in the process (1 tick = 1 ns).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Shortest start-to-collection interval used to calibrate the TSC.
+pub const MIN_CALIBRATION: Duration = Duration::from_millis(5);
+/// Calibration time at the start of a streaming session.
+pub const STREAM_CALIBRATION: Duration = Duration::from_millis(2);
+
+/// Whether the live session's clock is the TSC. Read by [`now`]; written
+/// when a session starts (Relaxed: a stale value for an event racing with
+/// `start` only affects an event of the wrong session, which is dropped).
+static USE_TSC: AtomicBool = AtomicBool::new(false);
+
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+/// Nanoseconds of the monotonic clock since the process first used fxt.
+#[inline]
+pub fn monotonic_ns() -> u64 {
+    epoch().elapsed().as_nanos() as u64
+}
+
+/// The TSC. Only meaningful when [`tsc_usable`] said so.
+#[inline(always)]
+pub fn tsc() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: `rdtsc` exists on every x86-64 processor and has no
+        // preconditions; it reads a counter and writes nothing.
+        unsafe { core::arch::x86_64::_rdtsc() }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        monotonic_ns()
+    }
+}
+
+/// Reads the clock of the kind given (`true` = TSC).
+#[inline(always)]
+pub fn read(use_tsc: bool) -> u64 {
+    if use_tsc {
+        tsc()
+    } else {
+        monotonic_ns()
+    }
+}
+
+/// Ticks of the live session's clock (the last started session's, when none
+/// is live).
+#[inline]
+pub fn now() -> u64 {
+    read(USE_TSC.load(Ordering::Relaxed))
+}
+
+pub(crate) fn set_use_tsc(on: bool) {
+    USE_TSC.store(on, Ordering::Relaxed);
+}
+
+/// Whether this processor has an invariant TSC (x86-64 only).
+pub fn tsc_usable() -> bool {
+    static USABLE: OnceLock<bool> = OnceLock::new();
+    *USABLE.get_or_init(detect_invariant_tsc)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[allow(unused_unsafe)]
+fn detect_invariant_tsc() -> bool {
+    use core::arch::x86_64::__cpuid;
+    // SAFETY: `cpuid` exists on every x86-64 processor; leaf 0x8000_0000
+    // reports the highest extended leaf, so we only query 0x8000_0007 when
+    // it exists.
+    let max_ext = unsafe { __cpuid(0x8000_0000) }.eax;
+    if max_ext < 0x8000_0007 {
+        return false;
+    }
+    // SAFETY: as above; the leaf exists.
+    let edx = unsafe { __cpuid(0x8000_0007) }.edx;
+    edx & (1 << 8) != 0
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn detect_invariant_tsc() -> bool {
+    false
+}
+
+/// A session's clock: which counter, and the calibration start point.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Clock {
+    pub(crate) use_tsc: bool,
+    start_tsc: u64,
+    start: Instant,
+    /// Set when calibrated up front (streaming).
+    fixed_ticks_per_second: Option<u64>,
+}
+
+impl Clock {
+    /// Starts a session clock; `calibrate_now` measures the TSC rate at once
+    /// (for ~2 ms) instead of at collection.
+    pub(crate) fn start(want_tsc: bool, calibrate_now: bool) -> Clock {
+        let use_tsc = want_tsc && tsc_usable();
+        let mut c = Clock {
+            use_tsc,
+            start_tsc: if use_tsc { tsc() } else { 0 },
+            start: Instant::now(),
+            fixed_ticks_per_second: None,
+        };
+        if !use_tsc {
+            c.fixed_ticks_per_second = Some(1_000_000_000);
+        } else if calibrate_now {
+            while c.start.elapsed() < STREAM_CALIBRATION {
+                std::hint::spin_loop();
+            }
+            c.fixed_ticks_per_second = Some(c.measure());
+        }
+        c
+    }
+
+    fn measure(&self) -> u64 {
+        let (t, i) = (tsc(), Instant::now());
+        let secs = i.duration_since(self.start).as_secs_f64();
+        let ticks = t.wrapping_sub(self.start_tsc) as f64;
+        if secs <= 0.0 || ticks <= 0.0 {
+            return 1_000_000_000;
+        }
+        (ticks / secs).round() as u64
+    }
+
+    /// Ticks per second, for the initialization record. Waits until
+    /// [`MIN_CALIBRATION`] has passed since the start, if needed.
+    pub(crate) fn ticks_per_second(&self) -> u64 {
+        if let Some(t) = self.fixed_ticks_per_second {
+            return t;
+        }
+        let elapsed = self.start.elapsed();
+        if elapsed < MIN_CALIBRATION {
+            std::thread::sleep(MIN_CALIBRATION - elapsed);
+        }
+        self.measure()
+    }
+}

@@ -1,0 +1,226 @@
+//! Session configuration: [`Config`], [`Mode`], [`ClockSource`], and the
+//! environment variables of [`Config::from_env`].
+
+use std::path::PathBuf;
+
+/// What a session does when its buffer is full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Fill the buffer once; when it is full, drop new records and count
+    /// them. The default.
+    #[default]
+    Oneshot,
+    /// Keep the newest data: overwrite the oldest chunks of the buffer
+    /// (never one a thread is writing). Records in overwritten chunks count
+    /// as dropped.
+    Circular,
+    /// A background thread writes filled chunks to the output file while
+    /// the program runs, so the trace can be many times larger than the
+    /// buffer. If the writer falls behind, records are dropped and counted;
+    /// the program never blocks.
+    Streaming,
+}
+
+impl Mode {
+    /// Parses `oneshot`, `circular` or `streaming` (case-insensitive).
+    pub fn parse(s: &str) -> Option<Mode> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "oneshot" => Some(Mode::Oneshot),
+            "circular" => Some(Mode::Circular),
+            "streaming" => Some(Mode::Streaming),
+            _ => None,
+        }
+    }
+}
+
+/// Where timestamps come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ClockSource {
+    /// The TSC on x86-64 when it is invariant, otherwise the monotonic clock.
+    #[default]
+    Auto,
+    /// The monotonic clock (`std::time::Instant`), 1 tick = 1 ns.
+    Monotonic,
+}
+
+/// Default buffer size: 64 MiB (pages are only touched when written).
+pub const DEFAULT_BUFFER_SIZE: usize = 64 << 20;
+/// Smallest buffer a session accepts: 256 KiB.
+pub const MIN_BUFFER_SIZE: usize = 256 << 10;
+/// Default chunk size: 64 KiB.
+pub const DEFAULT_CHUNK_SIZE: usize = 64 << 10;
+/// Smallest chunk size: 32 KiB, the largest normal record.
+pub const MIN_CHUNK_SIZE: usize = 32 << 10;
+/// Default output file.
+pub const DEFAULT_OUTPUT: &str = "trace.fxt";
+
+/// How a tracing session records. Build one with [`Config::new`] or
+/// [`Config::from_env`] and the builder methods, then pass it to
+/// [`crate::start`].
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub(crate) buffer_size: usize,
+    pub(crate) chunk_size: Option<usize>,
+    pub(crate) mode: Mode,
+    /// `None` = every category.
+    pub(crate) categories: Option<Vec<String>>,
+    pub(crate) output: PathBuf,
+    pub(crate) provider_name: Option<String>,
+    pub(crate) clock: ClockSource,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::new()
+    }
+}
+
+impl Config {
+    /// Defaults: 64 MiB buffer, [`Mode::Oneshot`], all categories, output
+    /// `trace.fxt`, provider named after the process, [`ClockSource::Auto`].
+    pub fn new() -> Config {
+        Config {
+            buffer_size: DEFAULT_BUFFER_SIZE,
+            chunk_size: None,
+            mode: Mode::Oneshot,
+            categories: None,
+            output: PathBuf::from(DEFAULT_OUTPUT),
+            provider_name: None,
+            clock: ClockSource::Auto,
+        }
+    }
+
+    /// The defaults of [`Config::new`], overridden by the environment:
+    ///
+    /// | variable | meaning | default |
+    /// |---|---|---|
+    /// | `FXT_OUTPUT` | output file | `trace.fxt` |
+    /// | `FXT_BUFFER` | buffer size in bytes; suffixes `K`, `M`, `G` (powers of 1024, optional `iB`/`B`) | `64M` |
+    /// | `FXT_MODE` | `oneshot`, `circular` or `streaming` | `oneshot` |
+    /// | `FXT_CATEGORIES` | comma-separated categories to record; `*` or empty = all | all |
+    /// | `FXT_CLOCK` | `monotonic` forces the monotonic clock; `auto`/`tsc` = default | auto |
+    ///
+    /// A value that does not parse is reported on stderr and ignored.
+    pub fn from_env() -> Config {
+        let mut c = Config::new();
+        if let Some(v) = std::env::var_os("FXT_OUTPUT") {
+            if !v.is_empty() {
+                c.output = PathBuf::from(v);
+            }
+        }
+        if let Ok(v) = std::env::var("FXT_BUFFER") {
+            match parse_size(&v) {
+                Some(n) => c.buffer_size = n,
+                None => eprintln!("fxt: ignoring FXT_BUFFER={v:?}: expected bytes with an optional K/M/G suffix"),
+            }
+        }
+        if let Ok(v) = std::env::var("FXT_MODE") {
+            match Mode::parse(&v) {
+                Some(m) => c.mode = m,
+                None => eprintln!("fxt: ignoring FXT_MODE={v:?}: expected oneshot, circular or streaming"),
+            }
+        }
+        if let Ok(v) = std::env::var("FXT_CATEGORIES") {
+            let list: Vec<&str> = v.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+            c = c.categories(&list);
+        }
+        if let Ok(v) = std::env::var("FXT_CLOCK") {
+            match v.trim().to_ascii_lowercase().as_str() {
+                "monotonic" | "mono" | "ns" => c.clock = ClockSource::Monotonic,
+                "auto" | "tsc" | "" => c.clock = ClockSource::Auto,
+                _ => eprintln!("fxt: ignoring FXT_CLOCK={v:?}: expected auto or monotonic"),
+            }
+        }
+        c
+    }
+
+    /// Total buffer size in bytes (at least 256 KiB; rounded down to whole
+    /// chunks). About 1/16 of it (at least 64 KiB, at most 16 MiB) is the
+    /// durable region for string, thread and naming records.
+    pub fn buffer_size(mut self, bytes: usize) -> Config {
+        self.buffer_size = bytes;
+        self
+    }
+
+    /// Chunk size in bytes (default 64 KiB, at least 32 KiB: a record never
+    /// straddles chunks). Each thread writes into its own chunk, so the
+    /// buffer should hold a few chunks per thread.
+    pub fn chunk_size(mut self, bytes: usize) -> Config {
+        self.chunk_size = Some(bytes);
+        self
+    }
+
+    /// Buffering mode.
+    pub fn mode(mut self, mode: Mode) -> Config {
+        self.mode = mode;
+        self
+    }
+
+    /// Categories to record; an empty list or one containing `"*"` records
+    /// every category.
+    pub fn categories(mut self, list: &[&str]) -> Config {
+        if list.is_empty() || list.contains(&"*") {
+            self.categories = None;
+        } else {
+            self.categories = Some(list.iter().map(|s| s.to_string()).collect());
+        }
+        self
+    }
+
+    /// The file [`crate::Session::finish`] (and streaming mode) writes.
+    pub fn output(mut self, path: impl Into<PathBuf>) -> Config {
+        self.output = path.into();
+        self
+    }
+
+    /// The provider name written in the trace (default: the process name).
+    pub fn provider_name(mut self, name: impl Into<String>) -> Config {
+        self.provider_name = Some(name.into());
+        self
+    }
+
+    /// Clock selection.
+    pub fn clock(mut self, clock: ClockSource) -> Config {
+        self.clock = clock;
+        self
+    }
+
+    /// The configured output path.
+    pub fn output_path(&self) -> &std::path::Path {
+        &self.output
+    }
+
+    /// The configured mode.
+    pub fn get_mode(&self) -> Mode {
+        self.mode
+    }
+}
+
+/// Parses a byte size: digits, optionally followed by `K`, `M` or `G`
+/// (powers of 1024, case-insensitive, optionally followed by `B` or `iB`).
+///
+/// ```
+/// use fxt_runtime::parse_size;
+/// assert_eq!(parse_size("4096"), Some(4096));
+/// assert_eq!(parse_size("64K"), Some(65536));
+/// assert_eq!(parse_size("16MiB"), Some(16 << 20));
+/// assert_eq!(parse_size("1g"), Some(1 << 30));
+/// assert_eq!(parse_size("lots"), None);
+/// ```
+pub fn parse_size(s: &str) -> Option<usize> {
+    let s = s.trim();
+    let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    if digits == 0 {
+        return None;
+    }
+    let n: usize = s[..digits].parse().ok()?;
+    let suffix = s[digits..].trim().to_ascii_lowercase();
+    let shift = match suffix.as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        _ => return None,
+    };
+    n.checked_mul(1usize << shift)
+}

@@ -1,0 +1,435 @@
+//! The event functions: encode a record straight into the writer's chunk.
+//!
+//! The common case (indexed category, name, keys and thread; numeric,
+//! boolean, null or indexed-string arguments) is a short inlined path: read
+//! the clock, size the record, reserve in the thread's chunk, store the
+//! precomputed header (the call site's cached word already holds the
+//! category and name refs in header position, the thread state the thread
+//! ref), the timestamp and the arguments, and publish. Anything else
+//! (inline strings or threads, blobs, more than 15 arguments) takes
+//! [`general_event`], which writes the same layout with streams.
+//!
+//! The layout is the one of `fxt_format::encode::Event`; a test checks
+//! both produce the same words.
+
+use crate::sync::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64 as StdAtomicU64;
+
+use fxt_format::encode::header::{self, arg_type, event_type as ty, record_type};
+use fxt_format::encode::stream::stream_words;
+use fxt_format::encode::{truncate_str, ArgValue, StringRef, MAX_ARGS, MAX_RECORD_WORDS};
+
+use crate::callsite::Site;
+use crate::clock;
+use crate::thread::{with_writer, Writer};
+
+/// Words of an argument's value beyond its header, for the types the fast
+/// path handles; `None` for the others.
+#[inline(always)]
+fn simple_value_words(v: &ArgValue<'_>) -> Option<usize> {
+    match v {
+        ArgValue::Null | ArgValue::I32(_) | ArgValue::U32(_) | ArgValue::Bool(_) => Some(0),
+        ArgValue::I64(_) | ArgValue::U64(_) | ArgValue::F64(_) | ArgValue::Pointer(_) | ArgValue::Koid(_) => {
+            Some(1)
+        }
+        ArgValue::Str(StringRef::Empty) => Some(0),
+        ArgValue::Str(StringRef::Index(i)) if (1..=0x7fff).contains(i) => Some(0),
+        _ => None,
+    }
+}
+
+/// The argument header's type and upper 32 bits for a value, and its value
+/// word if any. (For `Str` the ref is computed by the caller.)
+#[inline(always)]
+fn value_parts(v: &ArgValue<'_>) -> (u64, u64, Option<u64>) {
+    match *v {
+        ArgValue::Null => (arg_type::NULL, 0, None),
+        ArgValue::I32(x) => (arg_type::I32, x as u32 as u64, None),
+        ArgValue::U32(x) => (arg_type::U32, x as u64, None),
+        ArgValue::I64(x) => (arg_type::I64, 0, Some(x as u64)),
+        ArgValue::U64(x) => (arg_type::U64, 0, Some(x)),
+        ArgValue::F64(x) => (arg_type::F64, 0, Some(x.to_bits())),
+        ArgValue::Str(StringRef::Index(i)) => (arg_type::STRING, i as u64, None),
+        ArgValue::Str(_) => (arg_type::STRING, 0, None),
+        ArgValue::Pointer(x) => (arg_type::POINTER, 0, Some(x)),
+        ArgValue::Koid(x) => (arg_type::KOID, 0, Some(x)),
+        ArgValue::Bool(b) => (arg_type::BOOL, b as u64, None),
+        ArgValue::Blob(b) => (arg_type::BLOB, b.len() as u64, None),
+    }
+}
+
+/// Emits an event record of type `ty` (with the trailing word `extra` for
+/// the types that have one).
+#[inline(always)]
+pub(crate) fn event(site: Site, ty: u64, extra: Option<u64>, args: &[ArgValue<'_>]) {
+    with_writer(site, |w| event_in(w, site, ty, None, extra, args));
+}
+
+/// Emits a duration complete event from `start` to now.
+#[inline]
+pub(crate) fn duration_complete(site: Site, start: u64, args: &[ArgValue<'_>]) {
+    with_writer(site, |w| {
+        event_in(w, site, ty::DURATION_COMPLETE, Some(start), Some(0), args)
+    });
+}
+
+/// The timestamp and trailing word of an event: normally now and `extra`;
+/// for a duration complete event (`start` given), `start` and now.
+#[inline(always)]
+fn stamps(use_tsc: bool, start: Option<u64>, extra: Option<u64>) -> (u64, Option<u64>) {
+    let now = clock::read(use_tsc);
+    match start {
+        Some(s) => (s, Some(now)),
+        None => (now, extra),
+    }
+}
+
+#[inline(always)]
+fn event_in(
+    w: &mut Writer,
+    site: Site,
+    ty: u64,
+    start: Option<u64>,
+    extra: Option<u64>,
+    args: &[ArgValue<'_>],
+) {
+    if !w.ready(site) {
+        return;
+    }
+    if site.has_inline() || w.inline_thread || args.len() > MAX_ARGS {
+        return general_event(w, site, ty, start, extra, args);
+    }
+    let gen = site.gen();
+    let keys = site.callsite.keys;
+    let mut words = 2 + extra.is_some() as usize;
+    let mut key_refs = [0u16; MAX_ARGS];
+    for (i, a) in args.iter().enumerate() {
+        let Some(v) = simple_value_words(a) else {
+            return general_event(w, site, ty, start, extra, args);
+        };
+        if let Some(k) = keys.get(i) {
+            match k.get(gen) {
+                Some(r) if r & 0x8000 == 0 => key_refs[i] = r,
+                _ => return general_event(w, site, ty, start, extra, args),
+            }
+        }
+        words += 1 + v;
+    }
+    let (ts, extra) = stamps(w.use_tsc, start, extra);
+    let Some(pos) = w.reserve(words) else {
+        return;
+    };
+    let Some(shared) = w.shared.as_deref() else {
+        return;
+    };
+    let slots = &shared.ring.words()[pos..pos + words];
+    let hdr = (site.word & 0xffff_ffff_0000_0000)
+        | w.thread_bits
+        | ((args.len() as u64) << 20)
+        | (ty << 16)
+        | header::record(record_type::EVENT, words);
+    slots[0].store(hdr, Ordering::Relaxed);
+    slots[1].store(ts, Ordering::Relaxed);
+    let mut i = 2;
+    for (n, a) in args.iter().enumerate() {
+        let (t, high, value) = value_parts(a);
+        let aw = 1 + value.is_some() as usize;
+        slots[i].store(
+            header::arg(t, aw, key_refs[n]) | (high << 32),
+            Ordering::Relaxed,
+        );
+        if let Some(v) = value {
+            slots[i + 1].store(v, Ordering::Relaxed);
+        }
+        i += aw;
+    }
+    if let Some(x) = extra {
+        slots[i].store(x, Ordering::Relaxed);
+    }
+    shared.ring.publish(&mut w.lease, words);
+}
+
+/// Stores words and streams into consecutive slots.
+struct Sink<'a> {
+    slots: &'a [AtomicU64],
+    i: usize,
+}
+
+impl Sink<'_> {
+    #[inline]
+    fn word(&mut self, w: u64) {
+        self.slots[self.i].store(w, Ordering::Relaxed);
+        self.i += 1;
+    }
+
+    fn stream(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(c);
+            self.word(u64::from_le_bytes(b));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut b = [0u8; 8];
+            b[..rest.len()].copy_from_slice(rest);
+            self.word(u64::from_le_bytes(b));
+        }
+    }
+
+    /// The inline stream of a string ref, if it is inline.
+    fn string(&mut self, r: u16, s: &str) {
+        if r & 0x8000 != 0 {
+            self.stream(&s.as_bytes()[..(r & 0x7fff) as usize]);
+        }
+    }
+}
+
+/// The ref and the string for a ref that may be inline, given the string
+/// it stands for.
+#[inline]
+fn inline_len(r: u16) -> usize {
+    if r & 0x8000 != 0 {
+        stream_words((r & 0x7fff) as usize)
+    } else {
+        0
+    }
+}
+
+/// Ref for a string written inline (or empty).
+fn inline_ref(s: &str) -> u16 {
+    let s = truncate_str(s);
+    if s.is_empty() {
+        0
+    } else {
+        0x8000 | s.len() as u16
+    }
+}
+
+/// An argument resolved for the general encoder.
+struct ResolvedArg<'a> {
+    key: u16,
+    key_str: &'static str,
+    value: ArgValue<'a>,
+    /// The value's string ref (string arguments).
+    value_ref: u16,
+    words: usize,
+}
+
+/// Any event: inline strings or thread, blobs, long argument lists.
+#[cold]
+#[inline(never)]
+fn general_event(
+    w: &mut Writer,
+    site: Site,
+    ty: u64,
+    start: Option<u64>,
+    extra: Option<u64>,
+    args: &[ArgValue<'_>],
+) {
+    let cs = site.callsite;
+    let gen = site.gen();
+    // At most 15 arguments fit the header's count field; the rest are cut.
+    let args = &args[..args.len().min(MAX_ARGS)];
+    let cat = site.category_ref();
+    let name = site.name_ref();
+    let mut words = 2
+        + if w.inline_thread { 2 } else { 0 }
+        + inline_len(cat)
+        + inline_len(name)
+        + extra.is_some() as usize;
+    let mut resolved: [Option<ResolvedArg<'_>>; MAX_ARGS] = Default::default();
+    for (i, a) in args.iter().enumerate() {
+        let key_str = cs.arg_names.get(i).copied().unwrap_or("");
+        let key = match cs.keys.get(i).and_then(|k| k.get(gen)) {
+            Some(r) => r,
+            None => inline_ref(key_str),
+        };
+        let (value_ref, value_words) = match a {
+            ArgValue::Str(StringRef::Inline(s)) => {
+                let r = inline_ref(s);
+                (r, inline_len(r))
+            }
+            ArgValue::Str(StringRef::Index(i)) if (1..=0x7fff).contains(i) => (*i, 0),
+            ArgValue::Str(_) => (0, 0),
+            ArgValue::Blob(b) => (0, stream_words(b.len())),
+            v => (0, simple_value_words(v).unwrap_or(0)),
+        };
+        let aw = 1 + inline_len(key) + value_words;
+        if aw > 0xfff {
+            // An argument that cannot be encoded: the record is dropped.
+            w.drop_records(1);
+            return;
+        }
+        words += aw;
+        resolved[i] = Some(ResolvedArg {
+            key,
+            key_str,
+            value: *a,
+            value_ref,
+            words: aw,
+        });
+    }
+    if words > MAX_RECORD_WORDS {
+        w.drop_records(1);
+        return;
+    }
+    let (ts, extra) = stamps(w.use_tsc, start, extra);
+    let Some(pos) = w.reserve(words) else {
+        return;
+    };
+    let Some(shared) = w.shared.as_deref() else {
+        return;
+    };
+    let mut sink = Sink {
+        slots: &shared.ring.words()[pos..pos + words],
+        i: 0,
+    };
+    sink.word(
+        (site.word & 0xffff_ffff_0000_0000)
+            | w.thread_bits
+            | ((args.len() as u64) << 20)
+            | (ty << 16)
+            | header::record(record_type::EVENT, words),
+    );
+    sink.word(ts);
+    if w.inline_thread {
+        sink.word(w.pid);
+        sink.word(w.tid);
+    }
+    sink.string(cat, truncate_str(cs.category));
+    sink.string(name, truncate_str(cs.name));
+    for r in resolved.iter().flatten() {
+        let (t, high, value) = value_parts(&r.value);
+        let high = match r.value {
+            ArgValue::Str(_) => r.value_ref as u64,
+            _ => high,
+        };
+        sink.word(header::arg(t, r.words, r.key) | (high << 32));
+        sink.string(r.key, truncate_str(r.key_str));
+        match r.value {
+            ArgValue::Str(StringRef::Inline(s)) => sink.string(r.value_ref, truncate_str(s)),
+            ArgValue::Blob(b) => sink.stream(b),
+            _ => {
+                if let Some(v) = value {
+                    sink.word(v);
+                }
+            }
+        }
+    }
+    if let Some(x) = extra {
+        sink.word(x);
+    }
+    debug_assert_eq!(sink.i, words);
+    shared.ring.publish(&mut w.lease, words);
+}
+
+/// Emits a log record.
+pub(crate) fn log(site: Site, message: &str) {
+    with_writer(site, |w| {
+        if !w.ready(site) {
+            return;
+        }
+        let msg = truncate_str(message);
+        let words = 2 + if w.inline_thread { 2 } else { 0 } + stream_words(msg.len());
+        let ts = clock::read(w.use_tsc);
+        let Some(pos) = w.reserve(words) else {
+            return;
+        };
+        let Some(shared) = w.shared.as_deref() else {
+            return;
+        };
+        let mut sink = Sink {
+            slots: &shared.ring.words()[pos..pos + words],
+            i: 0,
+        };
+        sink.word(
+            header::record(record_type::LOG, words)
+                | ((msg.len() as u64) << 16)
+                | ((w.thread_bits >> 24) << 32),
+        );
+        sink.word(ts);
+        if w.inline_thread {
+            sink.word(w.pid);
+            sink.word(w.tid);
+        }
+        sink.stream(msg.as_bytes());
+        shared.ring.publish(&mut w.lease, words);
+    });
+}
+
+/// Emits a blob record named by the site's name (type "data"); above what a
+/// normal record holds, a large blob record with metadata. A blob larger
+/// than a chunk is dropped (and counted).
+pub(crate) fn blob(site: Site, data: &[u8]) {
+    with_writer(site, |w| {
+        if !w.ready(site) {
+            return;
+        }
+        let cs = site.callsite;
+        let cat = site.category_ref();
+        let name = site.name_ref();
+        let small = 1 + inline_len(name) + stream_words(data.len());
+        let ts = clock::read(w.use_tsc);
+        if data.len() <= 0x7fff && small <= MAX_RECORD_WORDS {
+            let Some(pos) = w.reserve(small) else {
+                return;
+            };
+            let Some(shared) = w.shared.as_deref() else {
+                return;
+            };
+            let mut sink = Sink {
+                slots: &shared.ring.words()[pos..pos + small],
+                i: 0,
+            };
+            sink.word(
+                header::record(record_type::BLOB, small)
+                    | ((name as u64) << 16)
+                    | ((data.len() as u64) << 32)
+                    | (1u64 << 48),
+            );
+            sink.string(name, truncate_str(cs.name));
+            sink.stream(data);
+            shared.ring.publish(&mut w.lease, small);
+            return;
+        }
+        // Large blob, format 0 (with metadata).
+        let words = 2
+            + inline_len(cat)
+            + inline_len(name)
+            + 1
+            + if w.inline_thread { 2 } else { 0 }
+            + 1
+            + stream_words(data.len());
+        let Some(pos) = w.reserve(words) else {
+            return;
+        };
+        let Some(shared) = w.shared.as_deref() else {
+            return;
+        };
+        let mut sink = Sink {
+            slots: &shared.ring.words()[pos..pos + words],
+            i: 0,
+        };
+        sink.word(header::large_record(words));
+        sink.word((cat as u64) | ((name as u64) << 16) | ((w.thread_bits >> 24) << 36));
+        sink.string(cat, truncate_str(cs.category));
+        sink.string(name, truncate_str(cs.name));
+        sink.word(ts);
+        if w.inline_thread {
+            sink.word(w.pid);
+            sink.word(w.tid);
+        }
+        sink.word(data.len() as u64);
+        sink.stream(data);
+        shared.ring.publish(&mut w.lease, words);
+    });
+}
+
+
+static NEXT_ASYNC_ID: StdAtomicU64 = StdAtomicU64::new(1);
+
+/// A process-unique id for async and flow events.
+pub(crate) fn next_async_id() -> u64 {
+    NEXT_ASYNC_ID.fetch_add(1, Ordering::Relaxed)
+}

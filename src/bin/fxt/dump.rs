@@ -1,0 +1,275 @@
+//! `fxt dump`: one readable line per record.
+//!
+//! ```text
+//! magic
+//! provider_info id=1 name="app"
+//! initialization ticks_per_second=1000000000
+//! string index=1 "demo"
+//! thread index=1 process=10 thread=11
+//! duration_complete ts=1000 end=1500 thread=10/11 category="demo" name="work" n=3 label="x"
+//! ```
+//!
+//! Strings are quoted (Rust escapes); a reference to an undefined string or
+//! thread index shows as `<undefined string #N>` / `<undefined thread #N>`.
+
+use std::fmt::Write as _;
+use std::io::{self, BufWriter, Write};
+use std::process::ExitCode;
+
+use fxt_format::decode::{Arg, ArgValue, EventKind, Process, Record, Text, Thread};
+
+use crate::input::Input;
+use crate::Error;
+
+/// Arguments of `fxt dump`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The trace (`-` for stdin).
+    file: String,
+    /// Start each line with the record's byte offset.
+    #[arg(long)]
+    offsets: bool,
+}
+
+/// Runs `fxt dump`.
+pub fn run(args: Args) -> Result<ExitCode, Error> {
+    let mut input = Input::open(&args.file)?;
+    let stdout = io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut line = String::new();
+    input.walk("dump", |reader, record| {
+        line.clear();
+        if args.offsets {
+            let _ = write!(line, "{:#010x} ", reader.record_offset());
+        }
+        format_record(&mut line, &record);
+        line.push('\n');
+        out.write_all(line.as_bytes())
+            .map_err(|e| Error::io("stdout", e))
+    })?;
+    out.flush().map_err(|e| Error::io("stdout", e))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The name `dump` (and `stats`) give an event kind.
+pub fn event_kind_name(kind: &EventKind) -> &'static str {
+    match kind {
+        EventKind::Instant => "instant",
+        EventKind::Counter { .. } => "counter",
+        EventKind::DurationBegin => "duration_begin",
+        EventKind::DurationEnd => "duration_end",
+        EventKind::DurationComplete { .. } => "duration_complete",
+        EventKind::AsyncBegin { .. } => "async_begin",
+        EventKind::AsyncInstant { .. } => "async_instant",
+        EventKind::AsyncEnd { .. } => "async_end",
+        EventKind::FlowBegin { .. } => "flow_begin",
+        EventKind::FlowStep { .. } => "flow_step",
+        EventKind::FlowEnd { .. } => "flow_end",
+    }
+}
+
+/// The name `dump` and `stats` give a record's type.
+pub fn record_type_name(record: &Record) -> &'static str {
+    match record {
+        Record::Magic => "magic",
+        Record::ProviderInfo { .. } => "provider_info",
+        Record::ProviderSection { .. } => "provider_section",
+        Record::ProviderEvent { .. } => "provider_event",
+        Record::Initialization { .. } => "initialization",
+        Record::String { .. } => "string",
+        Record::Thread { .. } => "thread",
+        Record::Event(_) => "event",
+        Record::Blob(_) => "blob",
+        Record::UserspaceObject(_) => "userspace_object",
+        Record::KernelObject(_) => "kernel_object",
+        Record::ContextSwitch(_) => "context_switch",
+        Record::ThreadWakeup(_) => "thread_wakeup",
+        Record::LegacyContextSwitch(_) => "legacy_context_switch",
+        Record::Log(_) => "log",
+        Record::LargeBlobWithMetadata(_) | Record::LargeBlobNoMetadata(_) => "large_blob",
+        Record::Unknown(_) => "unknown",
+    }
+}
+
+/// Appends a quoted string field.
+pub fn text(out: &mut String, t: &Text) {
+    match t {
+        Text::Known(s) => {
+            let _ = write!(out, "{:?}", &**s);
+        }
+        Text::Undefined(i) => {
+            let _ = write!(out, "<undefined string #{i}>");
+        }
+    }
+}
+
+/// Appends a thread field (`process/thread`).
+pub fn thread(out: &mut String, t: &Thread) {
+    let _ = match t {
+        Thread::Known { process, thread } => write!(out, "{process}/{thread}"),
+        Thread::Undefined(i) => write!(out, "<undefined thread #{i}>"),
+    };
+}
+
+/// Appends an argument value.
+pub fn arg_value(out: &mut String, v: &ArgValue) {
+    let _ = match v {
+        ArgValue::Null => write!(out, "null"),
+        ArgValue::I32(x) => write!(out, "{x}"),
+        ArgValue::U32(x) => write!(out, "{x}"),
+        ArgValue::I64(x) => write!(out, "{x}"),
+        ArgValue::U64(x) => write!(out, "{x}"),
+        ArgValue::F64(x) => write!(out, "{x:?}"),
+        ArgValue::Str(t) => {
+            text(out, t);
+            Ok(())
+        }
+        ArgValue::Pointer(p) => write!(out, "{p:#x}"),
+        ArgValue::Koid(k) => write!(out, "koid({k})"),
+        ArgValue::Bool(b) => write!(out, "{b}"),
+        ArgValue::Blob(b) => write!(out, "blob({} bytes)", b.len()),
+        ArgValue::Unknown { arg_type, .. } => write!(out, "unknown(type {arg_type})"),
+    };
+}
+
+/// Appends ` key=value` for each argument.
+fn args(out: &mut String, args: &[Arg]) {
+    for a in args {
+        out.push(' ');
+        match &a.name {
+            Text::Known(s) => out.push_str(s),
+            undefined => text(out, undefined),
+        }
+        out.push('=');
+        arg_value(out, &a.value);
+    }
+}
+
+/// Formats one record as a line (without the newline).
+pub fn format_record(out: &mut String, record: &Record) {
+    let _ = match record {
+        Record::Magic => write!(out, "magic"),
+        Record::ProviderInfo { provider_id, name } => {
+            write!(out, "provider_info id={provider_id} name={name:?}")
+        }
+        Record::ProviderSection { provider_id } => write!(out, "provider_section id={provider_id}"),
+        Record::ProviderEvent { provider_id, event } => {
+            let what = if *event == 0 { " (buffer filled up)" } else { "" };
+            write!(out, "provider_event id={provider_id} event={event}{what}")
+        }
+        Record::Initialization { ticks_per_second } => {
+            write!(out, "initialization ticks_per_second={ticks_per_second}")
+        }
+        Record::String { index, value } => write!(out, "string index={index} {:?}", &**value),
+        Record::Thread {
+            index,
+            process,
+            thread,
+        } => write!(out, "thread index={index} process={process} thread={thread}"),
+        Record::Event(e) => {
+            let _ = write!(out, "{} ts={}", event_kind_name(&e.kind), e.timestamp);
+            let _ = match e.kind {
+                EventKind::Counter { id }
+                | EventKind::AsyncBegin { id }
+                | EventKind::AsyncInstant { id }
+                | EventKind::AsyncEnd { id }
+                | EventKind::FlowBegin { id }
+                | EventKind::FlowStep { id }
+                | EventKind::FlowEnd { id } => write!(out, " id={id}"),
+                EventKind::DurationComplete { end } => write!(out, " end={end}"),
+                _ => Ok(()),
+            };
+            out.push_str(" thread=");
+            thread(out, &e.thread);
+            out.push_str(" category=");
+            text(out, &e.category);
+            out.push_str(" name=");
+            text(out, &e.name);
+            args(out, &e.args);
+            Ok(())
+        }
+        Record::Blob(b) => {
+            out.push_str("blob name=");
+            text(out, &b.name);
+            write!(out, " type={:?} size={}", b.blob_type, b.payload.len())
+        }
+        Record::UserspaceObject(o) => {
+            let _ = write!(out, "userspace_object pointer={:#x} process=", o.pointer);
+            let _ = match o.process {
+                Process::Known(p) => write!(out, "{p}"),
+                Process::Undefined(i) => write!(out, "<undefined thread #{i}>"),
+            };
+            out.push_str(" name=");
+            text(out, &o.name);
+            args(out, &o.args);
+            Ok(())
+        }
+        Record::KernelObject(o) => {
+            let _ = write!(out, "kernel_object koid={} type={} name=", o.koid, o.object_type);
+            text(out, &o.name);
+            args(out, &o.args);
+            Ok(())
+        }
+        Record::ContextSwitch(c) => {
+            let _ = write!(
+                out,
+                "context_switch ts={} cpu={} outgoing_state={:?} outgoing={} incoming={}",
+                c.timestamp, c.cpu, c.outgoing_state, c.outgoing_thread, c.incoming_thread
+            );
+            args(out, &c.args);
+            Ok(())
+        }
+        Record::ThreadWakeup(w) => {
+            let _ = write!(
+                out,
+                "thread_wakeup ts={} cpu={} waking={}",
+                w.timestamp, w.cpu, w.waking_thread
+            );
+            args(out, &w.args);
+            Ok(())
+        }
+        Record::LegacyContextSwitch(c) => {
+            let _ = write!(
+                out,
+                "legacy_context_switch ts={} cpu={} outgoing_state={:?} outgoing=",
+                c.timestamp, c.cpu, c.outgoing_state
+            );
+            thread(out, &c.outgoing_thread);
+            out.push_str(" incoming=");
+            thread(out, &c.incoming_thread);
+            write!(
+                out,
+                " outgoing_priority={} incoming_priority={}",
+                c.outgoing_priority, c.incoming_priority
+            )
+        }
+        Record::Log(l) => {
+            let _ = write!(out, "log ts={} thread=", l.timestamp);
+            thread(out, &l.thread);
+            write!(out, " message={:?}", l.message)
+        }
+        Record::LargeBlobWithMetadata(b) => {
+            let _ = write!(out, "large_blob ts={} thread=", b.timestamp);
+            thread(out, &b.thread);
+            out.push_str(" category=");
+            text(out, &b.category);
+            out.push_str(" name=");
+            text(out, &b.name);
+            let _ = write!(out, " size={}", b.payload.len());
+            args(out, &b.args);
+            Ok(())
+        }
+        Record::LargeBlobNoMetadata(b) => {
+            out.push_str("large_blob category=");
+            text(out, &b.category);
+            out.push_str(" name=");
+            text(out, &b.name);
+            write!(out, " size={}", b.payload.len())
+        }
+        Record::Unknown(u) => write!(
+            out,
+            "unknown record_type={} header={:#018x} words={}",
+            u.record_type, u.header, u.size_words
+        ),
+    };
+}

@@ -1,0 +1,220 @@
+//! Opening inputs (a memory-mapped file, or stdin `-` as a stream) and
+//! walking their records with progress and damage warnings, in one place
+//! for every subcommand.
+
+use std::fs::File;
+use std::io::{self, Read};
+
+use fxt_format::decode::{DecodeError, Record, SliceReader, StreamReader};
+
+use crate::progress::Progress;
+use crate::Error;
+
+/// Where an input's bytes are.
+enum Data {
+    /// A regular file, memory-mapped.
+    Mmap(memmap2::Mmap),
+    /// Bytes in memory (an empty file, or stdin read whole).
+    Bytes(Vec<u8>),
+    /// Something to stream (stdin, a pipe or device given by path).
+    Stream(Box<dyn Read>),
+}
+
+/// One input trace.
+pub struct Input {
+    /// The name used in messages (`-` is shown as `<stdin>`).
+    pub name: String,
+    /// Do not print decode errors as warnings (the caller reports them).
+    pub quiet: bool,
+    data: Data,
+}
+
+impl Input {
+    /// Opens `path` (`-` for stdin) for a streaming read: files are
+    /// memory-mapped, stdin and pipes are streamed.
+    pub fn open(path: &str) -> Result<Input, Error> {
+        if path == "-" {
+            return Ok(Input {
+                name: "<stdin>".into(),
+                quiet: false,
+                data: Data::Stream(Box::new(io::stdin().lock())),
+            });
+        }
+        let file = File::open(path).map_err(|e| Error::msg(format!("cannot open {path}: {e}")))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| Error::msg(format!("cannot read {path}: {e}")))?;
+        let data = if !meta.is_file() {
+            Data::Stream(Box::new(file))
+        } else if meta.len() == 0 {
+            Data::Bytes(Vec::new())
+        } else {
+            // SAFETY: the map is read-only and private to this process. If
+            // another process truncates the file while we read it, the OS
+            // may signal on access (SIGBUS); that is the usual, documented
+            // limit of reading through a memory map, accepted here for the
+            // speed it gives on large traces.
+            match unsafe { memmap2::Mmap::map(&file) } {
+                Ok(map) => Data::Mmap(map),
+                Err(_) => Data::Stream(Box::new(file)),
+            }
+        };
+        Ok(Input {
+            name: path.to_owned(),
+            quiet: false,
+            data,
+        })
+    }
+
+    /// Opens `path` with all its bytes at hand (stdin and pipes are read
+    /// whole into memory), for tools that copy records by their byte spans.
+    pub fn open_bytes(path: &str) -> Result<Input, Error> {
+        let mut input = Input::open(path)?;
+        if let Data::Stream(reader) = &mut input.data {
+            let mut bytes = Vec::new();
+            reader
+                .read_to_end(&mut bytes)
+                .map_err(|e| Error::msg(format!("cannot read {}: {e}", input.name)))?;
+            input.data = Data::Bytes(bytes);
+        }
+        Ok(input)
+    }
+
+    /// Walks every record, calling `f` with the reader (for its offsets and
+    /// provider state) and the record. Damage is reported on stderr, named
+    /// by file and byte offset: a malformed record is skipped, the first
+    /// fatal error ends the walk. Returns what was seen.
+    pub fn walk<F>(&mut self, what: &str, mut f: F) -> Result<Walk, Error>
+    where
+        F: FnMut(&Reader<'_>, Record) -> Result<(), Error>,
+    {
+        let name = self.name.clone();
+        let (mut reader, total) = match &mut self.data {
+            Data::Mmap(m) => (Reader::Slice(SliceReader::new(m), m), Some(m.len() as u64)),
+            Data::Bytes(b) => (Reader::Slice(SliceReader::new(b), b), Some(b.len() as u64)),
+            Data::Stream(s) => (Reader::Stream(StreamReader::new(s.as_mut())), None),
+        };
+        let mut progress = Progress::new(what, total);
+        let mut walk = Walk::default();
+        while let Some(item) = reader.next() {
+            progress.tick(reader.position());
+            match item {
+                Ok(record) => {
+                    walk.records += 1;
+                    f(&reader, record)?;
+                }
+                Err(error) => {
+                    walk.errors += 1;
+                    let fatal = error.is_fatal();
+                    if self.quiet {
+                        // The caller reports them.
+                    } else if fatal {
+                        progress.warn(&format!(
+                            "{name}: {error}; read {} records up to the damage",
+                            walk.records
+                        ));
+                    } else {
+                        progress.warn(&format!("{name}: {error}; record skipped"));
+                    }
+                    if fatal {
+                        walk.damage = Some(error);
+                    } else {
+                        walk.skipped.push(error);
+                    }
+                }
+            }
+        }
+        walk.bytes = reader.position();
+        progress.finish();
+        Ok(walk)
+    }
+}
+
+/// What a walk saw.
+#[derive(Default)]
+pub struct Walk {
+    /// Records decoded.
+    pub records: u64,
+    /// Decode errors (skipped records and the fatal one).
+    pub errors: u64,
+    /// Malformed records that were skipped.
+    pub skipped: Vec<DecodeError>,
+    /// The fatal error that ended the walk, if any.
+    pub damage: Option<DecodeError>,
+    /// Bytes of well-framed records read.
+    pub bytes: u64,
+}
+
+/// A record reader over a slice or a stream, with the accessors both share.
+pub enum Reader<'a> {
+    /// Over bytes in memory (the reader, and the bytes).
+    Slice(SliceReader<'a>, &'a [u8]),
+    /// Over a stream.
+    Stream(StreamReader<&'a mut dyn Read>),
+}
+
+impl Reader<'_> {
+    /// The bytes of the record most recently yielded (`None` when streaming).
+    pub fn record_bytes(&self) -> Option<&[u8]> {
+        match self {
+            Reader::Slice(r, bytes) => bytes.get(r.record_offset() as usize..r.position() as usize),
+            Reader::Stream(_) => None,
+        }
+    }
+
+    /// Byte offset of the record most recently yielded.
+    pub fn record_offset(&self) -> u64 {
+        match self {
+            Reader::Slice(r, _) => r.record_offset(),
+            Reader::Stream(r) => r.record_offset(),
+        }
+    }
+
+    /// Byte offset of the next record.
+    pub fn position(&self) -> u64 {
+        match self {
+            Reader::Slice(r, _) => r.position(),
+            Reader::Stream(r) => r.position(),
+        }
+    }
+
+    /// The current provider's id.
+    pub fn provider_id(&self) -> Option<u32> {
+        match self {
+            Reader::Slice(r, _) => r.provider_id(),
+            Reader::Stream(r) => r.provider_id(),
+        }
+    }
+
+    /// Ticks per second of the current provider (the specification's
+    /// default, 1 tick = 1 ns, when it sent no initialization record).
+    pub fn ticks_per_second(&self) -> u64 {
+        let tps = match self {
+            Reader::Slice(r, _) => r.ticks_per_second(),
+            Reader::Stream(r) => r.ticks_per_second(),
+        };
+        match tps {
+            Some(t) if t > 0 => t,
+            _ => 1_000_000_000,
+        }
+    }
+}
+
+impl Iterator for Reader<'_> {
+    type Item = Result<Record, DecodeError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Reader::Slice(r, _) => r.next(),
+            Reader::Stream(r) => r.next(),
+        }
+    }
+}
+
+/// Converts `ticks` at `tps` ticks per second to nanoseconds.
+pub fn ticks_to_ns(ticks: u64, tps: u64) -> u64 {
+    if tps == 1_000_000_000 {
+        return ticks;
+    }
+    (u128::from(ticks) * 1_000_000_000 / u128::from(tps.max(1))).min(u128::from(u64::MAX)) as u64
+}

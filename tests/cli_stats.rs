@@ -1,0 +1,146 @@
+//! `fxt stats`: counts, durations (complete events and begin/end pairs
+//! matched per thread), threads, dropped records; table and JSON.
+#![cfg(feature = "cli")]
+
+mod cli_support;
+use cli_support::*;
+use serde_json::Value;
+
+fn ev<'a>(kind: EventKind, ts: u64, thread: u64, name: &'a str) -> Event<'a> {
+    event(
+        kind,
+        ts,
+        ThreadRef::Inline { process: 1, thread },
+        StringRef::Inline("cat"),
+        StringRef::Inline(name),
+        &[],
+    )
+}
+
+fn kobj(koid: u64, object_type: u8, name: &str, process: Option<u64>) -> Vec<u64> {
+    let args = [Arg::new(StringRef::Inline("process"), ArgValue::Koid(process.unwrap_or(0)))];
+    encode_to_vec(&KernelObject {
+        koid,
+        object_type,
+        name: StringRef::Inline(name),
+        args: if process.is_some() { &args } else { &[] },
+    })
+    .unwrap()
+}
+
+/// 1 tick = 1 µs. "work": 100 complete events of 1..=100 ticks. Thread 2:
+/// outer [0, 20] containing inner [10, 15]; thread 3: outer [5, 8], its
+/// begin and end interleaved with thread 2's.
+fn trace() -> Trace {
+    let mut t = Trace::with_provider(7, "prov", 1_000_000)
+        .raw(&kobj(1, OBJ_TYPE_PROCESS, "proc", None))
+        .raw(&kobj(2, OBJ_TYPE_THREAD, "main", Some(1)))
+        .raw(&kobj(3, OBJ_TYPE_THREAD, "worker", Some(1)));
+    for i in 1..=100u64 {
+        t = t.push(&ev(EventKind::DurationComplete { end: 1000 * i + i }, 1000 * i, 2, "work"));
+    }
+    t.push(&ev(EventKind::DurationBegin, 0, 2, "outer"))
+        .push(&ev(EventKind::DurationBegin, 5, 3, "outer"))
+        .push(&ev(EventKind::DurationBegin, 10, 2, "inner"))
+        .push(&ev(EventKind::DurationEnd, 8, 3, "outer"))
+        .push(&ev(EventKind::DurationEnd, 15, 2, "inner"))
+        .push(&ev(EventKind::DurationEnd, 20, 2, "outer"))
+        .push(&ev(EventKind::Instant, 30, 3, "tick"))
+        .push(&ProviderEvent {
+            provider_id: 7,
+            event: ProviderEvent::BUFFER_FILLED,
+        })
+}
+
+fn stats_json(file: &std::path::Path) -> Value {
+    let out = fxt(&["stats", "--json", p(file)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).expect("valid JSON")
+}
+
+fn find<'a>(list: &'a Value, name: &str) -> &'a Value {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == name)
+        .unwrap_or_else(|| panic!("{name} in {list}"))
+}
+
+#[test]
+fn stats_json_durations_threads_and_drops() {
+    let file = trace().file("stats.fxt");
+    let s = stats_json(&file);
+    assert_eq!(s["records_by_type"]["event"], 107);
+    assert_eq!(s["records_by_type"]["kernel_object"], 3);
+    assert_eq!(s["records_by_type"]["magic"], 1);
+    assert_eq!(s["events_by_type"]["duration_complete"], 100);
+    assert_eq!(s["buffer_filled"], true);
+    assert_eq!(s["providers"][0]["name"], "prov");
+    assert_eq!(s["providers"][0]["ticks_per_second"], 1_000_000);
+    // Time span: ticks 0 to 100_100, in ns.
+    assert_eq!(s["start_ns"], 0);
+    assert_eq!(s["end_ns"], 100_100_000u64);
+    assert_eq!(s["span_ns"], 100_100_000u64);
+
+    let work = find(&s["durations"], "work");
+    assert_eq!(work["category"], "cat");
+    assert_eq!(work["count"], 100);
+    assert_eq!(work["total_ns"], 5_050_000);
+    assert_eq!(work["mean_ns"], 50_500.0);
+    assert_eq!(work["p50_ns"], 50_000);
+    assert_eq!(work["p99_ns"], 99_000);
+    assert_eq!(work["max_ns"], 100_000);
+
+    let outer = find(&s["durations"], "outer");
+    assert_eq!(outer["count"], 2);
+    assert_eq!(outer["total_ns"], 23_000, "20 µs on thread 2, 3 µs on thread 3");
+    assert_eq!(outer["max_ns"], 20_000);
+    let inner = find(&s["durations"], "inner");
+    assert_eq!(inner["count"], 1);
+    assert_eq!(inner["total_ns"], 5_000);
+    assert_eq!(s["unmatched_duration_ends"], 0);
+    assert_eq!(s["unclosed_duration_begins"], 0);
+
+    let threads = s["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 2);
+    assert_eq!(threads[0]["thread"], 2);
+    assert_eq!(threads[0]["name"], "main");
+    assert_eq!(threads[0]["events"], 104);
+    assert_eq!(threads[1]["thread"], 3);
+    assert_eq!(threads[1]["name"], "worker");
+    assert_eq!(threads[1]["events"], 3);
+
+    let tick = find(&s["events"], "tick");
+    assert_eq!(tick["count"], 1);
+}
+
+#[test]
+fn stats_table() {
+    let file = trace().file("stats_table.fxt");
+    let out = fxt(&["stats", p(&file)]);
+    assert!(out.status.success());
+    let text = stdout(&out);
+    let has = |needle: &str| assert!(text.lines().any(|l| l.contains(needle)), "{needle}:\n{text}");
+    has("records       114");
+    has("time span     100.10ms");
+    has("provider      #7 \"prov\", 1000000 ticks/s");
+    has("buffer filled yes");
+    let work = text.lines().find(|l| l.ends_with("cat/work")).unwrap();
+    let cols: Vec<_> = work.split_whitespace().collect();
+    assert_eq!(cols, ["100", "5.05ms", "50.50us", "50.00us", "99.00us", "100.00us", "cat/work"]);
+    let main = text.lines().find(|l| l.ends_with("main (proc)")).unwrap();
+    assert_eq!(main.split_whitespace().collect::<Vec<_>>(), ["104", "1", "2", "main", "(proc)"]);
+}
+
+#[test]
+fn stats_of_damaged_trace_warns_and_succeeds() {
+    let mut bytes = trace().bytes();
+    bytes.extend_from_slice(&[0u8; 8]); // a header of size 0
+    let file = tmp("stats_damaged.fxt");
+    std::fs::write(&file, &bytes).unwrap();
+    let out = fxt(&["stats", "--json", p(&file)]);
+    assert!(out.status.success());
+    let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(s["damaged_at"], bytes.len() as u64 - 8);
+    assert!(stderr(&out).contains(&format!("offset {:#x}", bytes.len() - 8)));
+}

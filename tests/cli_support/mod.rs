@@ -1,0 +1,187 @@
+//! Shared helpers of the `fxt` command's tests: build traces with
+//! `fxt_format::encode`, run the binary, read its output.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+pub use fxt_format::encode::*;
+
+/// A trace under construction.
+#[derive(Default)]
+pub struct Trace {
+    pub words: Vec<u64>,
+}
+
+impl Trace {
+    /// An empty trace (no magic number).
+    pub fn new() -> Trace {
+        Trace::default()
+    }
+
+    /// Magic, provider info `(id, name)`, initialization.
+    pub fn with_provider(id: u32, name: &str, ticks_per_second: u64) -> Trace {
+        Trace::new()
+            .push(&MagicNumber)
+            .push(&ProviderInfo {
+                provider_id: id,
+                name,
+            })
+            .push(&Initialization { ticks_per_second })
+    }
+
+    /// Appends a record.
+    pub fn push(mut self, record: &dyn EncodeDyn) -> Trace {
+        record.append(&mut self.words);
+        self
+    }
+
+    /// Appends raw words.
+    pub fn raw(mut self, words: &[u64]) -> Trace {
+        self.words.extend_from_slice(words);
+        self
+    }
+
+    /// Byte offset of the next record.
+    pub fn offset(&self) -> u64 {
+        self.words.len() as u64 * 8
+    }
+
+    /// The trace file's bytes.
+    pub fn bytes(&self) -> Vec<u8> {
+        words_to_bytes(&self.words)
+    }
+
+    /// Writes the trace to a fresh temporary file.
+    pub fn file(&self, name: &str) -> PathBuf {
+        let path = tmp(name);
+        std::fs::write(&path, self.bytes()).unwrap();
+        path
+    }
+}
+
+/// `Encode` made object safe for `Trace::push`.
+pub trait EncodeDyn {
+    fn append(&self, out: &mut Vec<u64>);
+}
+
+impl<T: Encode> EncodeDyn for T {
+    fn append(&self, out: &mut Vec<u64>) {
+        encode_into_vec(self, out).expect("record encodes");
+    }
+}
+
+/// An event record.
+pub fn event<'a>(
+    kind: EventKind,
+    timestamp: u64,
+    thread: ThreadRef,
+    category: StringRef<'a>,
+    name: StringRef<'a>,
+    args: &'a [Arg<'a>],
+) -> Event<'a> {
+    Event {
+        kind,
+        timestamp,
+        thread,
+        category,
+        name,
+        args,
+    }
+}
+
+/// A fresh path in this test process's temporary directory.
+pub fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fxt-cli-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// Runs `fxt` with `args` (stdin empty).
+pub fn fxt(args: &[&str]) -> Output {
+    fxt_stdin(args, &[])
+}
+
+/// Runs `fxt` with `args`, feeding `input` on stdin.
+pub fn fxt_stdin(args: &[&str], input: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fxt"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("fxt runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    out
+}
+
+/// Stdout as text.
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).expect("utf-8 stdout")
+}
+
+/// Stderr as text.
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8(out.stderr.clone()).expect("utf-8 stderr")
+}
+
+/// A path as `&str`.
+pub fn p(path: &std::path::Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// The golden trace most tests start from: provider "app" (id 1, 1 GHz),
+/// strings 1 "demo", 2 "work", 3 "n", thread 1 = 10/11 named "main", a
+/// duration complete event and an instant with inline refs.
+pub fn golden() -> Trace {
+    Trace::with_provider(1, "app", 1_000_000_000)
+        .push(&StringRecord {
+            index: 1,
+            value: "demo",
+        })
+        .push(&StringRecord {
+            index: 2,
+            value: "work",
+        })
+        .push(&StringRecord { index: 3, value: "n" })
+        .push(&ThreadRecord {
+            index: 1,
+            process: 10,
+            thread: 11,
+        })
+        .push(&KernelObject {
+            koid: 11,
+            object_type: OBJ_TYPE_THREAD,
+            name: StringRef::Inline("main"),
+            args: &[Arg::new(StringRef::Inline("process"), ArgValue::Koid(10))],
+        })
+        .push(&event(
+            EventKind::DurationComplete { end: 1500 },
+            1000,
+            ThreadRef::Index(1),
+            StringRef::Index(1),
+            StringRef::Index(2),
+            &[
+                Arg::new(StringRef::Index(3), ArgValue::U64(3)),
+                Arg::new(StringRef::Inline("label"), ArgValue::Str(StringRef::Inline("x"))),
+            ],
+        ))
+        .push(&event(
+            EventKind::Instant,
+            1200,
+            ThreadRef::Inline {
+                process: 10,
+                thread: 11,
+            },
+            StringRef::Inline("demo"),
+            StringRef::Inline("tick"),
+            &[],
+        ))
+}

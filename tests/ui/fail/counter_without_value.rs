@@ -1,0 +1,4 @@
+fn main() {
+    fxt::trace_counter!("mem", "heap");
+    fxt::trace_counter!("mem", "heap", id = 3);
+}

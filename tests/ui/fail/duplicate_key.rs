@@ -1,0 +1,3 @@
+fn main() {
+    fxt::trace_instant!("cat", "name", "key" => 1, "other" => 2, "key" => 3);
+}

@@ -1,0 +1,8 @@
+use fxt::trace_duration;
+
+#[trace_duration(nmae = "typo")]
+fn f() {}
+
+fn main() {
+    f();
+}
