@@ -310,3 +310,66 @@ pub fn run_checks() -> String {
     }
     out
 }
+
+/// Events per instruction-count cell (plus the warm-up).
+const INSTRUCTION_EVENTS: u64 = 20_000;
+
+/// Instructions per event of the calling thread inside the measured loop
+/// (valgrind callgrind, one thread), or `None` without valgrind.
+fn instructions_per_event(tracer: &str, scenario: Scenario) -> Option<f64> {
+    let exe = std::env::current_exe().ok()?;
+    let out = Command::new("valgrind")
+        .args([
+            "--tool=callgrind",
+            "--toggle-collect=*as fxt_bench::harness::Tracer>::run",
+            "--callgrind-out-file=/dev/null",
+        ])
+        .arg(exe)
+        .args(["--cell", tracer, scenario.id(), "1", &INSTRUCTION_EVENTS.to_string()])
+        .output()
+        .ok()?;
+    if String::from_utf8_lossy(&out.stdout).contains("RESULT n/a") {
+        return None;
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let collected: f64 = stderr
+        .lines()
+        .find_map(|l| l.split("Collected :").nth(1))?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(collected / (INSTRUCTION_EVENTS + crate::harness::WARMUP_EVENTS) as f64)
+}
+
+/// The instruction-count table (Markdown), or a note when valgrind is
+/// missing.
+pub fn instruction_table(tracers: &[String], scenarios: &[Scenario]) -> String {
+    if Command::new("valgrind").arg("--version").output().is_err() {
+        return "(valgrind not found: no instruction counts)".into();
+    }
+    let mut out = format!(
+        "Instructions per event (valgrind callgrind; the calling thread inside the measured loop, 1 thread, {INSTRUCTION_EVENTS} events; background threads of a tracer are not counted):\n\n| scenario |"
+    );
+    for t in tracers {
+        let _ = write!(out, " {t} |");
+    }
+    out.push_str("\n|---|");
+    for _ in tracers {
+        out.push_str("---:|");
+    }
+    out.push('\n');
+    for &s in scenarios {
+        eprintln!("instruction counts: {s}");
+        let _ = write!(out, "| {} |", s.describe());
+        for t in tracers {
+            match instructions_per_event(t, s) {
+                Some(v) => {
+                    let _ = write!(out, " {v:.0} |");
+                }
+                None => out.push_str(" n/a |"),
+            }
+        }
+        out.push('\n');
+    }
+    out
+}

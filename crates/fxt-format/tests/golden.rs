@@ -1057,7 +1057,7 @@ fn undefined_refs_are_kept_with_their_index() {
             timestamp: 1,
             thread: decode::Thread::Undefined(5),
             category: t("cat"),
-            name: Text::Undefined(9),
+            name: Text::undefined(9),
             args: vec![],
         })]
     );

@@ -8,7 +8,12 @@
 //!   --tracers LIST   columns (default: all)
 //!   --scenarios LIST rows (default: all)
 //!   --no-checks      skip the record-size, memory and collection checks
+//!   --no-instructions  skip the instruction counts (valgrind callgrind)
 //! ```
+//!
+//! Wall-clock medians move with the machine's load; the instruction counts
+//! (callgrind, the calling thread's instructions inside the measured loop,
+//! one thread) do not, so the report shows both.
 //!
 //! Every cell runs in a fresh process (this binary, re-executed with
 //! `--cell`), so tracers' global state, warm caches and allocator state do
@@ -29,6 +34,7 @@ struct Options {
     tracers: Vec<String>,
     scenarios: Vec<Scenario>,
     checks: bool,
+    instructions: bool,
 }
 
 fn list<T>(arg: Option<String>, parse: impl Fn(&str) -> T) -> Vec<T> {
@@ -43,6 +49,7 @@ fn parse_options(mut args: impl Iterator<Item = String>) -> Options {
         tracers: adapters::NAMES.iter().map(|s| s.to_string()).collect(),
         scenarios: Scenario::ALL.to_vec(),
         checks: true,
+        instructions: true,
     };
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -52,6 +59,7 @@ fn parse_options(mut args: impl Iterator<Item = String>) -> Options {
             "--tracers" => o.tracers = list(args.next(), str::to_string),
             "--scenarios" => o.scenarios = list(args.next(), |s| s.parse().expect("scenario")),
             "--no-checks" => o.checks = false,
+            "--no-instructions" => o.instructions = false,
             other => panic!("unknown option {other:?} (see the binary's doc comment)"),
         }
     }
@@ -186,6 +194,10 @@ fn main() {
     }
     println!();
     println!("{}", checks::verdicts(&medians));
+    if o.instructions {
+        println!();
+        println!("{}", checks::instruction_table(&o.tracers, &o.scenarios));
+    }
     if o.checks {
         println!();
         println!("{}", checks::run_checks());

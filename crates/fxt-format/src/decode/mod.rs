@@ -26,7 +26,7 @@
 //!   switches back to one (see [`SliceReader::provider_id`],
 //!   [`SliceReader::ticks_per_second`]). Timestamps are left in ticks.
 //! * **Keeps dangling references.** A ref to an index no earlier record
-//!   defined is not an error: it decodes to [`Text::Undefined`],
+//!   defined is not an error: it decodes to an undefined [`Text`],
 //!   [`Thread::Undefined`] or [`Process::Undefined`] with the index, so the
 //!   record survives and a checker can report it.
 //! * **Yields table records too.** String, thread, initialization and

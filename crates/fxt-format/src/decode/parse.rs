@@ -84,7 +84,6 @@ impl Decoder {
         };
         let resolver = Resolver {
             tables: &self.providers.current,
-            empty: &self.empty,
         };
         let record = match rtype {
             record_type::METADATA => return self.metadata(header, &mut cur, offset, unknown),

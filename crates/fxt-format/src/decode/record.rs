@@ -3,7 +3,7 @@
 //!
 //! A reference to a string or thread index that no earlier record of the
 //! same provider defined is not an error: it decodes to
-//! [`Text::Undefined`] / [`Thread::Undefined`] / [`Process::Undefined`]
+//! an undefined [`Text`] ([`Text::undefined_index`]) / [`Thread::Undefined`] / [`Process::Undefined`]
 //! carrying the index, so the record is still usable and a checker can
 //! report exactly which reference was dangling.
 
@@ -15,42 +15,111 @@ pub use crate::encode::{BlobType, EventKind, ThreadState};
 /// A string field: its text, or the string-table index it referred to if
 /// that index was never defined.
 ///
-/// Table strings are shared (`Arc<str>`), so resolving an indexed reference
-/// does not copy the string. Compare with a `&str` directly:
+/// Resolving an indexed reference neither allocates nor touches a reference
+/// count for strings of up to 22 bytes (stored inline); longer table
+/// strings are shared (`Arc<str>`). Compare with a `&str` directly:
 ///
 /// ```
 /// use fxt_format::decode::Text;
 /// assert_eq!(Text::from("rendering"), "rendering");
-/// assert_ne!(Text::Undefined(7), "");
+/// assert_eq!(Text::undefined(7).undefined_index(), Some(7));
+/// assert_ne!(Text::undefined(7), "");
 /// ```
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Text {
-    /// The string (empty for the empty string ref).
-    Known(Arc<str>),
-    /// An indexed ref to an index the provider's string table did not hold.
+#[derive(Clone)]
+pub struct Text(Repr);
+
+/// Longest string kept inline in a [`Text`].
+const SMALL: usize = 22;
+
+#[derive(Clone)]
+enum Repr {
+    Small { len: u8, bytes: [u8; SMALL] },
+    Shared(Arc<str>),
     Undefined(u16),
 }
 
 impl Text {
+    /// The text `s`.
+    pub fn new(s: &str) -> Self {
+        if s.len() <= SMALL {
+            let mut bytes = [0; SMALL];
+            bytes[..s.len()].copy_from_slice(s.as_bytes());
+            Self(Repr::Small {
+                len: s.len() as u8,
+                bytes,
+            })
+        } else {
+            Self(Repr::Shared(Arc::from(s)))
+        }
+    }
+
+    /// A reference to string-table index `index`, which was never defined.
+    pub fn undefined(index: u16) -> Self {
+        Self(Repr::Undefined(index))
+    }
+
     /// The text, or `None` for an undefined index.
     pub fn as_str(&self) -> Option<&str> {
-        match self {
-            Self::Known(s) => Some(s),
-            Self::Undefined(_) => None,
+        match &self.0 {
+            // Always valid: built from a `&str` (checked again rather than
+            // trusted, as this crate has no unsafe code).
+            Repr::Small { len, bytes } => bytes
+                .get(..usize::from(*len))
+                .and_then(|b| std::str::from_utf8(b).ok()),
+            Repr::Shared(s) => Some(s),
+            Repr::Undefined(_) => None,
+        }
+    }
+
+    /// The index of an undefined string-table reference.
+    pub fn undefined_index(&self) -> Option<u16> {
+        match self.0 {
+            Repr::Undefined(i) => Some(i),
+            _ => None,
         }
     }
 
     /// Whether this is a reference to an undefined index.
     pub fn is_undefined(&self) -> bool {
-        matches!(self, Self::Undefined(_))
+        matches!(self.0, Repr::Undefined(_))
+    }
+
+    fn key(&self) -> (Option<&str>, Option<u16>) {
+        (self.as_str(), self.undefined_index())
+    }
+}
+
+impl PartialEq for Text {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for Text {}
+
+impl std::hash::Hash for Text {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.key().hash(state);
+    }
+}
+
+impl PartialOrd for Text {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Text {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
     }
 }
 
 impl fmt::Debug for Text {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Known(s) => fmt::Debug::fmt(&**s, f),
-            Self::Undefined(i) => write!(f, "Undefined({i:#x})"),
+        match (self.as_str(), self.undefined_index()) {
+            (Some(s), _) => fmt::Debug::fmt(s, f),
+            (None, i) => write!(f, "Undefined({:#x})", i.unwrap_or(0)),
         }
     }
 }
@@ -58,22 +127,34 @@ impl fmt::Debug for Text {
 /// Shows the text, or `<undefined string #N>`.
 impl fmt::Display for Text {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Known(s) => f.write_str(s),
-            Self::Undefined(i) => write!(f, "<undefined string #{i}>"),
+        match (self.as_str(), self.undefined_index()) {
+            (Some(s), _) => f.write_str(s),
+            (None, i) => write!(f, "<undefined string #{}>", i.unwrap_or(0)),
         }
+    }
+}
+
+impl Default for Text {
+    /// The empty string.
+    fn default() -> Self {
+        Self::new("")
     }
 }
 
 impl From<&str> for Text {
     fn from(s: &str) -> Self {
-        Self::Known(Arc::from(s))
+        Self::new(s)
     }
 }
 
 impl From<Arc<str>> for Text {
+    /// Shares `s` if it is too long to keep inline.
     fn from(s: Arc<str>) -> Self {
-        Self::Known(s)
+        if s.len() <= SMALL {
+            Self::new(&s)
+        } else {
+            Self(Repr::Shared(s))
+        }
     }
 }
 

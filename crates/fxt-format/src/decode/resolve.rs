@@ -1,8 +1,6 @@
 //! Resolving string refs and thread refs: indexed refs against the current
 //! provider's tables, inline refs by reading their stream or koid words.
 
-use std::sync::Arc;
-
 use super::cursor::Cursor;
 use super::error::DecodeError;
 use super::record::{Process, Text, Thread};
@@ -15,8 +13,6 @@ const INLINE_STRING: u16 = 0x8000;
 /// Resolves refs of one record against the tables in force for it.
 pub(crate) struct Resolver<'t> {
     pub(crate) tables: &'t ProviderTables,
-    /// One shared empty string, so empty refs never allocate.
-    pub(crate) empty: &'t Arc<str>,
 }
 
 impl Resolver<'_> {
@@ -27,16 +23,15 @@ impl Resolver<'_> {
         string_ref: u16,
         cursor: &mut Cursor<'_>,
     ) -> Result<Text, DecodeError> {
-        if string_ref == 0 {
-            Ok(Text::Known(Arc::clone(self.empty)))
-        } else if string_ref & INLINE_STRING == 0 {
-            Ok(self.tables.string(string_ref))
+        if string_ref & INLINE_STRING == 0 {
+            if string_ref == 0 {
+                Ok(Text::default())
+            } else {
+                Ok(self.tables.string(string_ref))
+            }
         } else {
             let len = string_ref & !INLINE_STRING;
-            if len == 0 {
-                return Ok(Text::Known(Arc::clone(self.empty)));
-            }
-            Ok(Text::Known(Arc::from(cursor.utf8(u64::from(len))?)))
+            Ok(Text::new(cursor.utf8(u64::from(len))?))
         }
     }
 

@@ -54,7 +54,7 @@ type IndexMap<K, V> = HashMap<K, V, BuildHasherDefault<IndexHasher>>;
 /// What the reader knows about one provider.
 #[derive(Default)]
 pub(crate) struct ProviderTables {
-    strings: IndexMap<u16, Arc<str>>,
+    strings: IndexMap<u16, Text>,
     threads: IndexMap<u8, (u64, u64)>,
     ticks_per_second: Option<u64>,
     name: Option<Arc<str>>,
@@ -65,8 +65,8 @@ impl ProviderTables {
     #[inline]
     pub(crate) fn string(&self, index: u16) -> Text {
         match self.strings.get(&index) {
-            Some(s) => Text::Known(Arc::clone(s)),
-            None => Text::Undefined(index),
+            Some(s) => s.clone(),
+            None => Text::undefined(index),
         }
     }
 
@@ -88,9 +88,9 @@ impl ProviderTables {
     }
 
     /// Registers a string; index 0 is reserved and ignored.
-    pub(crate) fn define_string(&mut self, index: u16, value: Arc<str>) {
+    pub(crate) fn define_string(&mut self, index: u16, value: &Arc<str>) {
         if index != 0 {
-            self.strings.insert(index, value);
+            self.strings.insert(index, Text::from(Arc::clone(value)));
         }
     }
 

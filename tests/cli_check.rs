@@ -1,0 +1,136 @@
+//! `fxt check`: strict validation with byte offsets and exit status.
+#![cfg(feature = "cli")]
+
+mod cli_support;
+use cli_support::*;
+
+#[test]
+fn clean_trace_passes() {
+    let file = golden().file("check_clean.fxt");
+    let out = fxt(&["check", p(&file)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert_eq!(stdout(&out), format!("{}: ok, 10 records\n", p(&file)));
+}
+
+fn ev<'a>(kind: EventKind, ts: u64, thread: ThreadRef, category: u16, name: u16) -> Event<'a> {
+    event(kind, ts, thread, StringRef::Index(category), StringRef::Index(name), &[])
+}
+
+#[test]
+fn every_kind_of_problem_is_reported_with_its_offset() {
+    let t1 = ThreadRef::Index(1);
+    let mut t = Trace::with_provider(1, "app", 1_000_000_000)
+        .push(&StringRecord { index: 1, value: "c" })
+        .push(&StringRecord { index: 2, value: "n" })
+        .push(&ThreadRecord {
+            index: 1,
+            process: 1,
+            thread: 2,
+        });
+    let mut expect = Vec::new();
+
+    // A string record with reserved bit 31 set.
+    let at = t.offset();
+    let mut words = encode_to_vec(&StringRecord { index: 3, value: "x" }).unwrap();
+    words[0] |= 1 << 31;
+    t = t.raw(&words);
+    expect.push(format!(
+        "offset {at:#x}: reserved bits 0x0000000080000000 of the string record header are set"
+    ));
+
+    // A bool argument with a reserved bit set.
+    let at = t.offset();
+    let args = [Arg::new(StringRef::Index(2), ArgValue::Bool(true))];
+    let mut words = encode_to_vec(&event(
+        EventKind::Instant,
+        1,
+        t1,
+        StringRef::Index(1),
+        StringRef::Index(2),
+        &args,
+    ))
+    .unwrap();
+    words[2] |= 1 << 40;
+    t = t.raw(&words);
+    expect.push(format!(
+        "offset {at:#x}: reserved bits 0x0000010000000000 of the argument header are set"
+    ));
+
+    // References to undefined strings and threads.
+    let at = t.offset();
+    t = t.push(&ev(EventKind::Instant, 2, t1, 9, 2));
+    expect.push(format!("offset {at:#x}: the category refers to undefined string #9"));
+    let at = t.offset();
+    t = t.push(&ev(EventKind::Instant, 3, ThreadRef::Index(4), 1, 2));
+    expect.push(format!("offset {at:#x}: the thread refers to undefined thread #4"));
+
+    // A complete event that ends before it begins.
+    let at = t.offset();
+    t = t.push(&ev(EventKind::DurationComplete { end: 5 }, 10, t1, 1, 2));
+    expect.push(format!(
+        "offset {at:#x}: duration complete event n ends (ts 5) before it begins (ts 10)"
+    ));
+
+    // An end with no begin, then a begin never ended.
+    let at = t.offset();
+    t = t.push(&ev(EventKind::DurationEnd, 11, t1, 1, 2));
+    expect.push(format!("offset {at:#x}: duration end n on thread 1/2 has no matching begin"));
+    let at = t.offset();
+    t = t.push(&ev(EventKind::DurationBegin, 12, t1, 1, 2));
+    expect.push(format!("offset {at:#x}: duration begin n on thread 1/2 is never ended"));
+
+    // A cut record.
+    let at = t.offset();
+    let mut bytes = t.bytes();
+    bytes.extend_from_slice(&0x0000_0000_0000_0034u64.to_le_bytes());
+    expect.push(format!(
+        "offset {at:#x}: truncated record at offset {at:#x}: needs 24 bytes, the input holds 8; \
+         nothing after it can be read"
+    ));
+
+    let file = tmp("check_problems.fxt");
+    std::fs::write(&file, &bytes).unwrap();
+    let out = fxt(&["check", p(&file)]);
+    assert_eq!(out.status.code(), Some(1));
+    let name = p(&file);
+    let mut want: Vec<String> = expect.iter().map(|e| format!("{name}: {e}")).collect();
+    want.push(format!("{name}: 8 problems in 13 records"));
+    assert_eq!(stdout(&out).lines().collect::<Vec<_>>(), want);
+}
+
+#[test]
+fn missing_magic_and_mismatched_end_names() {
+    let t1 = ThreadRef::Inline {
+        process: 1,
+        thread: 2,
+    };
+    let t = Trace::new()
+        .push(&StringRecord { index: 1, value: "a" })
+        .push(&StringRecord { index: 2, value: "b" });
+    let begin_at = t.offset();
+    let t = t.push(&ev(EventKind::DurationBegin, 1, t1, 1, 1));
+    let end_at = t.offset();
+    let t = t.push(&ev(EventKind::DurationEnd, 2, t1, 1, 2));
+    let file = t.file("check_names.fxt");
+    let out = fxt(&["check", p(&file)]);
+    assert_eq!(out.status.code(), Some(1));
+    let name = p(&file);
+    assert_eq!(
+        stdout(&out).lines().collect::<Vec<_>>(),
+        [
+            format!("{name}: offset 0x0: the trace does not start with a magic number record"),
+            format!("{name}: offset {end_at:#x}: duration end b closes duration begin a (offset {begin_at:#x})"),
+            format!("{name}: 2 problems in 4 records"),
+        ]
+    );
+}
+
+#[test]
+fn garbage_fails_without_panicking() {
+    let file = tmp("check_garbage.fxt");
+    std::fs::write(&file, b"not a trace at all!").unwrap();
+    let out = fxt(&["check", p(&file)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("offset 0x"), "{}", stdout(&out));
+    assert!(!stderr(&out).contains("panicked"));
+}

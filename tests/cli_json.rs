@@ -1,0 +1,155 @@
+//! `fxt json`: Chrome Trace Event JSON for every event type, metadata
+//! events, typed args, output file, damaged input.
+#![cfg(feature = "cli")]
+
+mod cli_support;
+use cli_support::*;
+use serde_json::{json, Value};
+
+fn ev<'a>(kind: EventKind, ts: u64, name: &'a str, args: &'a [Arg<'a>]) -> Event<'a> {
+    event(
+        kind,
+        ts,
+        ThreadRef::Inline {
+            process: 5,
+            thread: 6,
+        },
+        StringRef::Inline("cat"),
+        StringRef::Inline(name),
+        args,
+    )
+}
+
+fn trace() -> Trace {
+    let args = [
+        Arg::new(StringRef::Inline("i32"), ArgValue::I32(-1)),
+        Arg::new(StringRef::Inline("u32"), ArgValue::U32(2)),
+        Arg::new(StringRef::Inline("i64"), ArgValue::I64(-3)),
+        Arg::new(StringRef::Inline("u64"), ArgValue::U64(u64::MAX)),
+        Arg::new(StringRef::Inline("f64"), ArgValue::F64(0.25)),
+        Arg::new(StringRef::Inline("str"), ArgValue::Str(StringRef::Inline("a \"q\""))),
+        Arg::new(StringRef::Inline("bool"), ArgValue::Bool(true)),
+        Arg::new(StringRef::Inline("ptr"), ArgValue::Pointer(0xbeef)),
+        Arg::new(StringRef::Inline("koid"), ArgValue::Koid(77)),
+        Arg::new(StringRef::Inline("null"), ArgValue::Null),
+    ];
+    let counter_args = [Arg::new(StringRef::Inline("value"), ArgValue::I64(42))];
+    // 2 GHz: 3000 ticks = 1.5 µs.
+    Trace::with_provider(1, "app", 2_000_000_000)
+        .push(&KernelObject {
+            koid: 5,
+            object_type: OBJ_TYPE_PROCESS,
+            name: StringRef::Inline("server"),
+            args: &[],
+        })
+        .push(&KernelObject {
+            koid: 6,
+            object_type: OBJ_TYPE_THREAD,
+            name: StringRef::Inline("main"),
+            args: &[Arg::new(StringRef::Inline("process"), ArgValue::Koid(5))],
+        })
+        .push(&ev(EventKind::Instant, 3000, "instant", &args))
+        .push(&ev(EventKind::Counter { id: 5 }, 4000, "counter", &counter_args))
+        .push(&ev(EventKind::DurationBegin, 6000, "b", &[]))
+        .push(&ev(EventKind::DurationEnd, 8000, "b", &[]))
+        .push(&ev(EventKind::DurationComplete { end: 9001 }, 2000, "x", &[]))
+        .push(&ev(EventKind::AsyncBegin { id: 9 }, 2000, "a", &[]))
+        .push(&ev(EventKind::AsyncInstant { id: 9 }, 2002, "a", &[]))
+        .push(&ev(EventKind::AsyncEnd { id: 9 }, 2004, "a", &[]))
+        .push(&ev(EventKind::FlowBegin { id: 3 }, 2000, "f", &[]))
+        .push(&ev(EventKind::FlowStep { id: 3 }, 2000, "f", &[]))
+        .push(&ev(EventKind::FlowEnd { id: 3 }, 2000, "f", &[]))
+        .push(&Log {
+            timestamp: 2000,
+            thread: ThreadRef::Inline {
+                process: 5,
+                thread: 6,
+            },
+            message: "hello",
+        })
+}
+
+fn events(out: &std::process::Output) -> Vec<Value> {
+    assert!(out.status.success(), "{}", stderr(out));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
+    assert_eq!(doc["displayTimeUnit"], "ns");
+    doc["traceEvents"].as_array().unwrap().clone()
+}
+
+#[test]
+fn json_maps_every_event_type() {
+    let file = trace().file("json.fxt");
+    let ev = events(&fxt(&["json", p(&file)]));
+    assert_eq!(ev.len(), 14);
+    assert_eq!(
+        ev[0],
+        json!({"ph": "M", "name": "process_name", "pid": 5, "args": {"name": "server"}})
+    );
+    assert_eq!(
+        ev[1],
+        json!({"ph": "M", "name": "thread_name", "pid": 5, "tid": 6, "args": {"name": "main"}})
+    );
+    assert_eq!(
+        ev[2],
+        json!({"ph": "i", "cat": "cat", "name": "instant", "ts": 1.5, "pid": 5, "tid": 6, "s": "t",
+               "args": {"i32": -1, "u32": 2, "i64": -3, "u64": u64::MAX, "f64": 0.25,
+                        "str": "a \"q\"", "bool": true, "ptr": "0xbeef", "koid": 77, "null": null}})
+    );
+    assert_eq!(
+        ev[3],
+        json!({"ph": "C", "cat": "cat", "name": "counter", "ts": 2, "pid": 5, "tid": 6,
+               "id": "0x5", "args": {"value": 42}})
+    );
+    assert_eq!(ev[4]["ph"], "B");
+    assert_eq!(ev[4]["ts"], 3);
+    assert_eq!(ev[5]["ph"], "E");
+    assert_eq!(ev[5]["ts"], 4);
+    assert_eq!(
+        ev[6],
+        json!({"ph": "X", "cat": "cat", "name": "x", "ts": 1, "pid": 5, "tid": 6, "dur": 3.5})
+    );
+    let phases: Vec<_> = ev[7..13].iter().map(|e| e["ph"].as_str().unwrap()).collect();
+    assert_eq!(phases, ["b", "n", "e", "s", "t", "f"]);
+    for e in &ev[7..10] {
+        assert_eq!(e["id"], "0x9");
+        assert_eq!(e["cat"], "cat");
+    }
+    assert_eq!(ev[8]["ts"], 1.001);
+    assert_eq!(ev[10]["id"], "0x3");
+    assert!(ev[10].get("bp").is_none());
+    assert_eq!(ev[11]["bp"], "e");
+    assert_eq!(ev[12]["bp"], "e");
+    assert_eq!(
+        ev[13],
+        json!({"ph": "i", "s": "t", "cat": "log", "name": "hello", "ts": 1, "pid": 5, "tid": 6})
+    );
+}
+
+#[test]
+fn json_to_file_and_from_stdin() {
+    let out_file = tmp("json_out.json");
+    let out = fxt_stdin(&["json", "-", "-o", p(&out_file)], &trace().bytes());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    let doc: Value = serde_json::from_slice(&std::fs::read(&out_file).unwrap()).unwrap();
+    assert_eq!(doc["traceEvents"].as_array().unwrap().len(), 14);
+}
+
+#[test]
+fn json_of_damaged_trace_is_still_valid_json() {
+    let mut bytes = trace().bytes();
+    let len = bytes.len();
+    bytes.truncate(len - 4);
+    let file = tmp("json_damaged.fxt");
+    std::fs::write(&file, &bytes).unwrap();
+    let out = fxt(&["json", p(&file)]);
+    let ev = events(&out);
+    assert_eq!(ev.len(), 13, "the cut log record is left out");
+    assert!(stderr(&out).contains("warning"));
+}
+
+#[test]
+fn json_of_empty_trace() {
+    let file = Trace::new().push(&MagicNumber).file("json_empty.fxt");
+    assert!(events(&fxt(&["json", p(&file)])).is_empty());
+}
