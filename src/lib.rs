@@ -455,3 +455,6 @@ macro_rules! trace_blob {
         $crate::__macro_support::__trace!(blob $crate; $($tokens)*)
     };
 }
+
+#[cfg(feature = "tracing")]
+pub mod tracing_layer;

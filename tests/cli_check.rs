@@ -13,15 +13,28 @@ fn clean_trace_passes() {
 }
 
 fn ev<'a>(kind: EventKind, ts: u64, thread: ThreadRef, category: u16, name: u16) -> Event<'a> {
-    event(kind, ts, thread, StringRef::Index(category), StringRef::Index(name), &[])
+    event(
+        kind,
+        ts,
+        thread,
+        StringRef::Index(category),
+        StringRef::Index(name),
+        &[],
+    )
 }
 
 #[test]
 fn every_kind_of_problem_is_reported_with_its_offset() {
     let t1 = ThreadRef::Index(1);
     let mut t = Trace::with_provider(1, "app", 1_000_000_000)
-        .push(&StringRecord { index: 1, value: "c" })
-        .push(&StringRecord { index: 2, value: "n" })
+        .push(&StringRecord {
+            index: 1,
+            value: "c",
+        })
+        .push(&StringRecord {
+            index: 2,
+            value: "n",
+        })
         .push(&ThreadRecord {
             index: 1,
             process: 1,
@@ -31,7 +44,11 @@ fn every_kind_of_problem_is_reported_with_its_offset() {
 
     // A string record with reserved bit 31 set.
     let at = t.offset();
-    let mut words = encode_to_vec(&StringRecord { index: 3, value: "x" }).unwrap();
+    let mut words = encode_to_vec(&StringRecord {
+        index: 3,
+        value: "x",
+    })
+    .unwrap();
     words[0] |= 1 << 31;
     t = t.raw(&words);
     expect.push(format!(
@@ -59,10 +76,14 @@ fn every_kind_of_problem_is_reported_with_its_offset() {
     // References to undefined strings and threads.
     let at = t.offset();
     t = t.push(&ev(EventKind::Instant, 2, t1, 9, 2));
-    expect.push(format!("offset {at:#x}: the category refers to undefined string #9"));
+    expect.push(format!(
+        "offset {at:#x}: the category refers to undefined string #9"
+    ));
     let at = t.offset();
     t = t.push(&ev(EventKind::Instant, 3, ThreadRef::Index(4), 1, 2));
-    expect.push(format!("offset {at:#x}: the thread refers to undefined thread #4"));
+    expect.push(format!(
+        "offset {at:#x}: the thread refers to undefined thread #4"
+    ));
 
     // A complete event that ends before it begins.
     let at = t.offset();
@@ -74,10 +95,14 @@ fn every_kind_of_problem_is_reported_with_its_offset() {
     // An end with no begin, then a begin never ended.
     let at = t.offset();
     t = t.push(&ev(EventKind::DurationEnd, 11, t1, 1, 2));
-    expect.push(format!("offset {at:#x}: duration end n on thread 1/2 has no matching begin"));
+    expect.push(format!(
+        "offset {at:#x}: duration end n on thread 1/2 has no matching begin"
+    ));
     let at = t.offset();
     t = t.push(&ev(EventKind::DurationBegin, 12, t1, 1, 2));
-    expect.push(format!("offset {at:#x}: duration begin n on thread 1/2 is never ended"));
+    expect.push(format!(
+        "offset {at:#x}: duration begin n on thread 1/2 is never ended"
+    ));
 
     // A cut record.
     let at = t.offset();
@@ -105,8 +130,14 @@ fn missing_magic_and_mismatched_end_names() {
         thread: 2,
     };
     let t = Trace::new()
-        .push(&StringRecord { index: 1, value: "a" })
-        .push(&StringRecord { index: 2, value: "b" });
+        .push(&StringRecord {
+            index: 1,
+            value: "a",
+        })
+        .push(&StringRecord {
+            index: 2,
+            value: "b",
+        });
     let begin_at = t.offset();
     let t = t.push(&ev(EventKind::DurationBegin, 1, t1, 1, 1));
     let end_at = t.offset();

@@ -37,7 +37,10 @@ fn dump_offsets() {
     assert_eq!(lines[0], "0x00000000 magic");
     assert_eq!(lines[1], "0x00000008 provider_info id=1 name=\"app\"");
     // Provider info (2 words) and initialization (2 words) come before.
-    assert_eq!(lines[2], "0x00000018 initialization ticks_per_second=1000000000");
+    assert_eq!(
+        lines[2],
+        "0x00000018 initialization ticks_per_second=1000000000"
+    );
     assert_eq!(lines.len(), GOLDEN_LINES.len());
 }
 
@@ -66,7 +69,10 @@ fn dump_truncated_file_warns_with_offset_and_keeps_what_precedes() {
     let last_offset = trace.offset() - 6 * 8;
     assert!(err.contains("warning"), "{err}");
     assert!(err.contains(p(&file)), "names the file: {err}");
-    assert!(err.contains(&format!("offset {last_offset:#x}")), "names the offset: {err}");
+    assert!(
+        err.contains(&format!("offset {last_offset:#x}")),
+        "names the offset: {err}"
+    );
 }
 
 #[test]
@@ -101,5 +107,9 @@ fn dump_empty_file_prints_nothing() {
 fn missing_file_is_an_error_naming_it() {
     let out = fxt(&["dump", "/nonexistent/trace.fxt"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("/nonexistent/trace.fxt"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("/nonexistent/trace.fxt"),
+        "{}",
+        stderr(&out)
+    );
 }

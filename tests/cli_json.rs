@@ -27,7 +27,10 @@ fn trace() -> Trace {
         Arg::new(StringRef::Inline("i64"), ArgValue::I64(-3)),
         Arg::new(StringRef::Inline("u64"), ArgValue::U64(u64::MAX)),
         Arg::new(StringRef::Inline("f64"), ArgValue::F64(0.25)),
-        Arg::new(StringRef::Inline("str"), ArgValue::Str(StringRef::Inline("a \"q\""))),
+        Arg::new(
+            StringRef::Inline("str"),
+            ArgValue::Str(StringRef::Inline("a \"q\"")),
+        ),
         Arg::new(StringRef::Inline("bool"), ArgValue::Bool(true)),
         Arg::new(StringRef::Inline("ptr"), ArgValue::Pointer(0xbeef)),
         Arg::new(StringRef::Inline("koid"), ArgValue::Koid(77)),
@@ -49,10 +52,20 @@ fn trace() -> Trace {
             args: &[Arg::new(StringRef::Inline("process"), ArgValue::Koid(5))],
         })
         .push(&ev(EventKind::Instant, 3000, "instant", &args))
-        .push(&ev(EventKind::Counter { id: 5 }, 4000, "counter", &counter_args))
+        .push(&ev(
+            EventKind::Counter { id: 5 },
+            4000,
+            "counter",
+            &counter_args,
+        ))
         .push(&ev(EventKind::DurationBegin, 6000, "b", &[]))
         .push(&ev(EventKind::DurationEnd, 8000, "b", &[]))
-        .push(&ev(EventKind::DurationComplete { end: 9001 }, 2000, "x", &[]))
+        .push(&ev(
+            EventKind::DurationComplete { end: 9001 },
+            2000,
+            "x",
+            &[],
+        ))
         .push(&ev(EventKind::AsyncBegin { id: 9 }, 2000, "a", &[]))
         .push(&ev(EventKind::AsyncInstant { id: 9 }, 2002, "a", &[]))
         .push(&ev(EventKind::AsyncEnd { id: 9 }, 2004, "a", &[]))
@@ -108,7 +121,10 @@ fn json_maps_every_event_type() {
         ev[6],
         json!({"ph": "X", "cat": "cat", "name": "x", "ts": 1, "pid": 5, "tid": 6, "dur": 3.5})
     );
-    let phases: Vec<_> = ev[7..13].iter().map(|e| e["ph"].as_str().unwrap()).collect();
+    let phases: Vec<_> = ev[7..13]
+        .iter()
+        .map(|e| e["ph"].as_str().unwrap())
+        .collect();
     assert_eq!(phases, ["b", "n", "e", "s", "t", "f"]);
     for e in &ev[7..10] {
         assert_eq!(e["id"], "0x9");

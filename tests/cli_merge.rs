@@ -119,7 +119,17 @@ fn damaged_input_contributes_records_up_to_the_damage() {
     let archive = tmp("merged3.fxt");
     let out = fxt(&["merge", p(&a), "-o", p(&archive)]);
     assert!(out.status.success());
-    assert!(stderr(&out).contains("merge_damaged.fxt"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("merge_damaged.fxt"),
+        "{}",
+        stderr(&out)
+    );
     let records = decode::decode_all(&std::fs::read(&archive).unwrap()).unwrap();
-    assert_eq!(records.iter().filter(|r| matches!(r, Record::Event(_))).count(), 1);
+    assert_eq!(
+        records
+            .iter()
+            .filter(|r| matches!(r, Record::Event(_)))
+            .count(),
+        1
+    );
 }

@@ -17,7 +17,10 @@ fn recover_keeps_every_record_before_the_damage() {
     let out = fxt(&["recover", p(&damaged), "-o", p(&clean)]);
     assert!(out.status.success(), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(err.contains(&format!("offset {:#x}", good.offset())), "{err}");
+    assert!(
+        err.contains(&format!("offset {:#x}", good.offset())),
+        "{err}"
+    );
     assert!(err.contains("recovered 10 records"), "{err}");
     let recovered = std::fs::read(&clean).unwrap();
     assert_eq!(recovered, good.bytes(), "copied byte for byte");
@@ -29,7 +32,10 @@ fn recover_keeps_every_record_before_the_damage() {
 fn recover_drops_malformed_records_and_adds_magic() {
     // No magic; a string record whose stream is not UTF-8; then an event.
     let t = Trace::new()
-        .push(&StringRecord { index: 1, value: "ok" })
+        .push(&StringRecord {
+            index: 1,
+            value: "ok",
+        })
         .raw(&[0x0000_0001_0002_0022 | (2 << 32), 0xffff])
         .push(&event(
             EventKind::Instant,
@@ -44,7 +50,10 @@ fn recover_drops_malformed_records_and_adds_magic() {
         ));
     let damaged = t.file("recover_utf8.fxt");
     let clean = tmp("recover_utf8_out.fxt");
-    let out = fxt_stdin(&["recover", "-", "-o", p(&clean)], &std::fs::read(&damaged).unwrap());
+    let out = fxt_stdin(
+        &["recover", "-", "-o", p(&clean)],
+        &std::fs::read(&damaged).unwrap(),
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     // The record is at 0x10; its string stream, at 0x18, is what is wrong.
     assert!(stderr(&out).contains("offset 0x18"), "{}", stderr(&out));

@@ -18,7 +18,10 @@ fn ev<'a>(kind: EventKind, ts: u64, thread: u64, name: &'a str) -> Event<'a> {
 }
 
 fn kobj(koid: u64, object_type: u8, name: &str, process: Option<u64>) -> Vec<u64> {
-    let args = [Arg::new(StringRef::Inline("process"), ArgValue::Koid(process.unwrap_or(0)))];
+    let args = [Arg::new(
+        StringRef::Inline("process"),
+        ArgValue::Koid(process.unwrap_or(0)),
+    )];
     encode_to_vec(&KernelObject {
         koid,
         object_type,
@@ -37,7 +40,12 @@ fn trace() -> Trace {
         .raw(&kobj(2, OBJ_TYPE_THREAD, "main", Some(1)))
         .raw(&kobj(3, OBJ_TYPE_THREAD, "worker", Some(1)));
     for i in 1..=100u64 {
-        t = t.push(&ev(EventKind::DurationComplete { end: 1000 * i + i }, 1000 * i, 2, "work"));
+        t = t.push(&ev(
+            EventKind::DurationComplete { end: 1000 * i + i },
+            1000 * i,
+            2,
+            "work",
+        ));
     }
     t.push(&ev(EventKind::DurationBegin, 0, 2, "outer"))
         .push(&ev(EventKind::DurationBegin, 5, 3, "outer"))
@@ -93,7 +101,10 @@ fn stats_json_durations_threads_and_drops() {
 
     let outer = find(&s["durations"], "outer");
     assert_eq!(outer["count"], 2);
-    assert_eq!(outer["total_ns"], 23_000, "20 µs on thread 2, 3 µs on thread 3");
+    assert_eq!(
+        outer["total_ns"], 23_000,
+        "20 µs on thread 2, 3 µs on thread 3"
+    );
     assert_eq!(outer["max_ns"], 20_000);
     let inner = find(&s["durations"], "inner");
     assert_eq!(inner["count"], 1);
@@ -120,16 +131,27 @@ fn stats_table() {
     let out = fxt(&["stats", p(&file)]);
     assert!(out.status.success());
     let text = stdout(&out);
-    let has = |needle: &str| assert!(text.lines().any(|l| l.contains(needle)), "{needle}:\n{text}");
+    let has = |needle: &str| {
+        assert!(
+            text.lines().any(|l| l.contains(needle)),
+            "{needle}:\n{text}"
+        )
+    };
     has("records       114");
     has("time span     100.10ms");
     has("provider      #7 \"prov\", 1000000 ticks/s");
     has("buffer filled yes");
     let work = text.lines().find(|l| l.ends_with("cat/work")).unwrap();
     let cols: Vec<_> = work.split_whitespace().collect();
-    assert_eq!(cols, ["100", "5.05ms", "50.50us", "50.00us", "99.00us", "100.00us", "cat/work"]);
+    assert_eq!(
+        cols,
+        ["100", "5.05ms", "50.50us", "50.00us", "99.00us", "100.00us", "cat/work"]
+    );
     let main = text.lines().find(|l| l.ends_with("main (proc)")).unwrap();
-    assert_eq!(main.split_whitespace().collect::<Vec<_>>(), ["104", "1", "2", "main", "(proc)"]);
+    assert_eq!(
+        main.split_whitespace().collect::<Vec<_>>(),
+        ["104", "1", "2", "main", "(proc)"]
+    );
 }
 
 #[test]

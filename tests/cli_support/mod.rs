@@ -150,7 +150,10 @@ pub fn golden() -> Trace {
             index: 2,
             value: "work",
         })
-        .push(&StringRecord { index: 3, value: "n" })
+        .push(&StringRecord {
+            index: 3,
+            value: "n",
+        })
         .push(&ThreadRecord {
             index: 1,
             process: 10,
@@ -170,7 +173,10 @@ pub fn golden() -> Trace {
             StringRef::Index(2),
             &[
                 Arg::new(StringRef::Index(3), ArgValue::U64(3)),
-                Arg::new(StringRef::Inline("label"), ArgValue::Str(StringRef::Inline("x"))),
+                Arg::new(
+                    StringRef::Inline("label"),
+                    ArgValue::Str(StringRef::Inline("x")),
+                ),
             ],
         ))
         .push(&event(

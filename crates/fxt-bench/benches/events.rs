@@ -67,10 +67,17 @@ fn bench_fxt_oneshot(
 
 fn events(c: &mut Criterion) {
     // Process-global tracers, built once.
-    let others: Vec<Box<dyn Tracer>> = ["floor", "floor-shared", "fastrace", "tracy", "puffin", "tracing-chrome"]
-        .into_iter()
-        .map(|n| adapters::by_name(n).expect("known tracer"))
-        .collect();
+    let others: Vec<Box<dyn Tracer>> = [
+        "floor",
+        "floor-shared",
+        "fastrace",
+        "tracy",
+        "puffin",
+        "tracing-chrome",
+    ]
+    .into_iter()
+    .map(|n| adapters::by_name(n).expect("known tracer"))
+    .collect();
     for scenario in Scenario::ALL {
         let mut group = c.benchmark_group(scenario.id());
         group

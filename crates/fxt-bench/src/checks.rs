@@ -18,7 +18,9 @@ pub type Medians = HashMap<(Scenario, usize, String), f64>;
 
 fn shell(cmd: &str, args: &[&str]) -> Option<String> {
     let out = Command::new(cmd).args(args).output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 /// The machine, toolchain and command, as Markdown.
@@ -48,7 +50,9 @@ const ALTERNATIVES: [&str; 4] = ["fastrace", "tracy", "puffin", "tracing-chrome"
 const FXT_MODES: [&str; 3] = ["fxt-oneshot", "fxt-circular", "fxt-streaming"];
 
 fn get(m: &Medians, s: Scenario, t: usize, name: &str) -> Option<f64> {
-    m.get(&(s, t, name.to_string())).copied().filter(|v| !v.is_nan())
+    m.get(&(s, t, name.to_string()))
+        .copied()
+        .filter(|v| !v.is_nan())
 }
 
 fn mark(ok: bool) -> &'static str {
@@ -63,7 +67,9 @@ fn mark(ok: bool) -> &'static str {
 pub fn verdicts(m: &Medians) -> String {
     let mut out = String::from("Targets (fxt modes: oneshot / circular / streaming):\n");
     let ratio_line = |out: &mut String, s: Scenario, limit: f64, what: &str| {
-        let Some(floor) = get(m, s, 1, "floor") else { return };
+        let Some(floor) = get(m, s, 1, "floor") else {
+            return;
+        };
         let mut parts = Vec::new();
         let mut all = true;
         for mode in FXT_MODES {
@@ -83,7 +89,9 @@ pub fn verdicts(m: &Medians) -> String {
         }
     };
     let faster_line = |out: &mut String, s: Scenario, what: &str| {
-        let Some(fxt) = get(m, s, 1, "fxt-oneshot") else { return };
+        let Some(fxt) = get(m, s, 1, "fxt-oneshot") else {
+            return;
+        };
         let best = ALTERNATIVES
             .iter()
             .filter_map(|a| get(m, s, 1, a).map(|v| (v, *a)))
@@ -103,7 +111,12 @@ pub fn verdicts(m: &Medians) -> String {
     ratio_line(&mut out, Scenario::Counter, 1.3, "counter");
     ratio_line(&mut out, Scenario::DurationAttr, 1.3, "#[trace_duration]");
     faster_line(&mut out, Scenario::DurationAttr, "#[trace_duration]");
-    ratio_line(&mut out, Scenario::DurationGuard, 1.3, "trace_duration_scope!");
+    ratio_line(
+        &mut out,
+        Scenario::DurationGuard,
+        1.3,
+        "trace_duration_scope!",
+    );
     for s in [Scenario::Instant, Scenario::Counter, Scenario::DurationAttr] {
         let mut parts = Vec::new();
         let mut all = true;
@@ -201,7 +214,11 @@ fn trace_of(scenario: Scenario, events: u64) -> (Vec<u8>, String) {
     while i < words.len() {
         let h = words[i];
         let ty = h & 0xf;
-        let len = if ty == 15 { (h >> 4) & 0xffff_ffff } else { (h >> 4) & 0xfff } as usize;
+        let len = if ty == 15 {
+            (h >> 4) & 0xffff_ffff
+        } else {
+            (h >> 4) & 0xfff
+        } as usize;
         if len == 0 {
             break;
         }
@@ -245,7 +262,10 @@ fn child(args: &[&str]) -> Option<Vec<String>> {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let line = stdout.lines().find_map(|l| l.strip_prefix("CHECK "));
     if line.is_none() {
-        eprintln!("check {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        eprintln!(
+            "check {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     Some(line?.split_whitespace().map(str::to_string).collect())
 }
@@ -288,7 +308,11 @@ pub fn run_checks() -> String {
                 out,
                 "| {mode} | {mib} MiB | {events} | {:.1} MiB{} |",
                 kib / 1024.0,
-                if r.len() > 1 { format!(" ({})", r[1..].join(" ")) } else { String::new() }
+                if r.len() > 1 {
+                    format!(" ({})", r[1..].join(" "))
+                } else {
+                    String::new()
+                }
             );
         }
     }
@@ -325,7 +349,13 @@ fn instructions_per_event(tracer: &str, scenario: Scenario) -> Option<f64> {
             "--callgrind-out-file=/dev/null",
         ])
         .arg(exe)
-        .args(["--cell", tracer, scenario.id(), "1", &INSTRUCTION_EVENTS.to_string()])
+        .args([
+            "--cell",
+            tracer,
+            scenario.id(),
+            "1",
+            &INSTRUCTION_EVENTS.to_string(),
+        ])
         .output()
         .ok()?;
     if String::from_utf8_lossy(&out.stdout).contains("RESULT n/a") {

@@ -120,7 +120,10 @@ pub fn ticks() -> u64 {
     #[cfg(not(target_arch = "x86_64"))]
     {
         static START: OnceLock<std::time::Instant> = OnceLock::new();
-        START.get_or_init(std::time::Instant::now).elapsed().as_nanos() as u64
+        START
+            .get_or_init(std::time::Instant::now)
+            .elapsed()
+            .as_nanos() as u64
     }
 }
 
@@ -133,7 +136,8 @@ const ARG_I64: u64 = header::arg(arg_type::I64, 2, 7);
 
 #[inline(always)]
 fn ring() -> &'static Ring {
-    RING.with(Cell::get).expect("Floor::thread_init not called on this thread")
+    RING.with(Cell::get)
+        .expect("Floor::thread_init not called on this thread")
 }
 
 #[inline(always)]
@@ -243,6 +247,9 @@ mod tests {
         }
         let ring = thread_ring(0);
         assert!(ring.cursor.load(Ordering::Relaxed) > 0);
-        assert!(ring.words.iter().any(|w| w.load(Ordering::Relaxed) == HDR_INSTANT));
+        assert!(ring
+            .words
+            .iter()
+            .any(|w| w.load(Ordering::Relaxed) == HDR_INSTANT));
     }
 }

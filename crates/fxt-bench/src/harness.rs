@@ -144,8 +144,16 @@ pub fn measure(
             .collect()
     });
     tracer.after_run();
-    let first = spans.iter().map(|s| s.0).min().expect("one thread at least");
-    let last = spans.iter().map(|s| s.1).max().expect("one thread at least");
+    let first = spans
+        .iter()
+        .map(|s| s.0)
+        .min()
+        .expect("one thread at least");
+    let last = spans
+        .iter()
+        .map(|s| s.1)
+        .max()
+        .expect("one thread at least");
     last - first
 }
 
@@ -178,7 +186,7 @@ pub fn criterion_iter(
     let per_thread = iters.div_ceil(threads as u64).max(1);
     let wall = measure(tracer, scenario, threads, per_thread);
     let done = per_thread * threads as u64;
-    Duration::from_nanos((wall.as_nanos() as u128 * iters as u128 / done as u128) as u64)
+    Duration::from_nanos((wall.as_nanos() * iters as u128 / done as u128) as u64)
 }
 
 #[cfg(test)]

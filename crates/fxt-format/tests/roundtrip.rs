@@ -471,8 +471,8 @@ impl Model {
             Str::Empty => Text::from(""),
             Str::Inline(s) => Text::from(s.as_str()),
             Str::Index(i) => match self.strings.get(&(self.current, *i)) {
-                Some(s) => Text::Known(s.clone()),
-                None => Text::Undefined(*i),
+                Some(s) => Text::from(s.clone()),
+                None => Text::undefined(*i),
             },
         }
     }

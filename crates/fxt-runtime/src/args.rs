@@ -26,7 +26,9 @@ pub struct Koid(pub u64);
 ///
 /// Implement it for your own types to pass them to the `trace_*!` macros.
 pub trait IntoArgValue {
-    /// The argument value (may borrow from `self`).
+    /// The argument value (may borrow from `self`, hence `&self`: the
+    /// signature the macros are generated against).
+    #[allow(clippy::wrong_self_convention)]
     fn into_arg_value(&self) -> ArgValue<'_>;
 }
 

@@ -144,7 +144,10 @@ pub struct Ring {
 impl Ring {
     /// A ring of `chunks` chunks of `chunk_words` words each.
     pub fn new(mode: RingMode, chunks: usize, chunk_words: usize) -> Ring {
-        assert!(chunks > 0 && chunk_words > 0, "a ring needs at least one non-empty chunk");
+        assert!(
+            chunks > 0 && chunk_words > 0,
+            "a ring needs at least one non-empty chunk"
+        );
         let total = chunks
             .checked_mul(chunk_words)
             .expect("buffer size overflows usize");
@@ -220,7 +223,9 @@ impl Ring {
                 // Unique by the fetch_add: nobody else touches this chunk's
                 // state or committed word until we release it. The state is
                 // informative (the collector reads it after writers stopped).
-                self.meta[idx].state.store(state(seq, OWNED), Ordering::Relaxed);
+                self.meta[idx]
+                    .state
+                    .store(state(seq, OWNED), Ordering::Relaxed);
                 Some((self.lease(idx, seq), 0))
             }
             RingMode::Circular | RingMode::Streaming => {
@@ -304,7 +309,9 @@ impl Ring {
         // Release pairs with the Acquire load of `committed` in `snapshot`
         // (collector, streamer): the record's Relaxed word stores
         // happen-before any read that sees this length.
-        self.meta[lease.idx].committed.store(committed, Ordering::Release);
+        self.meta[lease.idx]
+            .committed
+            .store(committed, Ordering::Release);
     }
 
     /// Gives up the chunk of `lease` (full, thread exiting, session over).
@@ -341,7 +348,9 @@ impl Ring {
 
     /// Every chunk holding data (owned or released), oldest first.
     pub fn snapshot_all(&self) -> Vec<ChunkSnapshot> {
-        let mut v: Vec<ChunkSnapshot> = (0..self.meta.len()).filter_map(|i| self.snapshot(i)).collect();
+        let mut v: Vec<ChunkSnapshot> = (0..self.meta.len())
+            .filter_map(|i| self.snapshot(i))
+            .collect();
         v.sort_unstable_by_key(|c| c.seq);
         v
     }

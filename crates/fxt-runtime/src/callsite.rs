@@ -199,7 +199,10 @@ impl Callsite {
             // Pairs with the Release store in `register`: the string records
             // and key caches written before the word are visible.
             fence(Ordering::Acquire);
-            Some(Site { callsite: self, word: w })
+            Some(Site {
+                callsite: self,
+                word: w,
+            })
         } else {
             self.register()
         }
@@ -222,7 +225,10 @@ impl Callsite {
         self.word.store(word, Ordering::Release);
         drop(ctl);
         if word & ENABLED != 0 {
-            Some(Site { callsite: self, word })
+            Some(Site {
+                callsite: self,
+                word,
+            })
         } else {
             None
         }

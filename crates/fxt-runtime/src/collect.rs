@@ -5,8 +5,8 @@
 //! Words are staged into a large byte buffer and written with `write_all`
 //! in big blocks, so collection runs at memory speed.
 
-use std::io::{self, Write};
 use crate::sync::{AtomicU64, Ordering};
+use std::io::{self, Write};
 
 use fxt_format::encode::{encode_to_vec, Initialization, MagicNumber, ProviderEvent, ProviderInfo};
 
@@ -170,9 +170,9 @@ pub(crate) fn write_trace<W: Write>(shared: &Shared, out: W) -> Result<Stats, Co
     // Chunk states first, then the durable region: every string or thread
     // a published record refers to was appended before it was published.
     let snaps = shared.ring.snapshot_all();
-    let (_, durable_records) = shared
-        .durable
-        .read_from(0, |words, records| stage.words(words, records).map(|_| records));
+    let (_, durable_records) = shared.durable.read_from(0, |words, records| {
+        stage.words(words, records).map(|_| records)
+    });
     let durable_records = durable_records?;
     let (written, discarded) = write_chunks(shared, &mut stage, &snaps)?;
     let dropped = shared.dropped() + discarded;

@@ -111,17 +111,25 @@ impl Config {
         if let Ok(v) = std::env::var("FXT_BUFFER") {
             match parse_size(&v) {
                 Some(n) => c.buffer_size = n,
-                None => eprintln!("fxt: ignoring FXT_BUFFER={v:?}: expected bytes with an optional K/M/G suffix"),
+                None => eprintln!(
+                    "fxt: ignoring FXT_BUFFER={v:?}: expected bytes with an optional K/M/G suffix"
+                ),
             }
         }
         if let Ok(v) = std::env::var("FXT_MODE") {
             match Mode::parse(&v) {
                 Some(m) => c.mode = m,
-                None => eprintln!("fxt: ignoring FXT_MODE={v:?}: expected oneshot, circular or streaming"),
+                None => eprintln!(
+                    "fxt: ignoring FXT_MODE={v:?}: expected oneshot, circular or streaming"
+                ),
             }
         }
         if let Ok(v) = std::env::var("FXT_CATEGORIES") {
-            let list: Vec<&str> = v.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+            let list: Vec<&str> = v
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .collect();
             c = c.categories(&list);
         }
         if let Ok(v) = std::env::var("FXT_CLOCK") {

@@ -29,9 +29,11 @@ use crate::thread::{with_writer, Writer};
 fn simple_value_words(v: &ArgValue<'_>) -> Option<usize> {
     match v {
         ArgValue::Null | ArgValue::I32(_) | ArgValue::U32(_) | ArgValue::Bool(_) => Some(0),
-        ArgValue::I64(_) | ArgValue::U64(_) | ArgValue::F64(_) | ArgValue::Pointer(_) | ArgValue::Koid(_) => {
-            Some(1)
-        }
+        ArgValue::I64(_)
+        | ArgValue::U64(_)
+        | ArgValue::F64(_)
+        | ArgValue::Pointer(_)
+        | ArgValue::Koid(_) => Some(1),
         ArgValue::Str(StringRef::Empty) => Some(0),
         ArgValue::Str(StringRef::Index(i)) if (1..=0x7fff).contains(i) => Some(0),
         _ => None,
@@ -425,7 +427,6 @@ pub(crate) fn blob(site: Site, data: &[u8]) {
         shared.ring.publish(&mut w.lease, words);
     });
 }
-
 
 static NEXT_ASYNC_ID: StdAtomicU64 = StdAtomicU64::new(1);
 

@@ -48,12 +48,9 @@ impl Inner {
     fn append<R: Encode>(&mut self, record: &R) -> bool {
         match record.word_len() {
             Ok(n) if self.words.len() + n <= self.budget => {
-                if encode_into_vec(record, &mut self.words).is_ok() {
-                    self.records += 1;
-                    true
-                } else {
-                    false
-                }
+                let ok = encode_into_vec(record, &mut self.words).is_ok();
+                self.records += ok as u64;
+                ok
             }
             _ => false,
         }
@@ -88,7 +85,13 @@ impl Inner {
         }
     }
 
-    fn kernel_object(&mut self, koid: u64, object_type: u8, name: &str, process: Option<u64>) -> bool {
+    fn kernel_object(
+        &mut self,
+        koid: u64,
+        object_type: u8,
+        name: &str,
+        process: Option<u64>,
+    ) -> bool {
         let name = self.name_ref(name);
         let key = self.name_ref("process");
         let args_buf;
@@ -162,7 +165,8 @@ impl Durable {
 
     /// Names a thread again (kernel object record of type `ZX_OBJ_TYPE_THREAD`).
     pub(crate) fn name_thread(&self, pid: u64, tid: u64, name: &str) {
-        self.lock().kernel_object(tid, OBJ_TYPE_THREAD, name, Some(pid));
+        self.lock()
+            .kernel_object(tid, OBJ_TYPE_THREAD, name, Some(pid));
     }
 
     /// Calls `f` with the records from word `from` on, and the number of

@@ -39,7 +39,7 @@
 //!
 //! # Design
 //!
-//! * [`buffer`](crate::buffer) (private): the ring of chunks and its
+//! * `buffer`: the ring of chunks and its
 //!   reservation / publication / collection protocol (model-checked with
 //!   loom: `RUSTFLAGS="--cfg loom" cargo test -p fxt-runtime --release --test loom`).
 //! * `callsite`: per-call-site cache word and registry.

@@ -14,7 +14,9 @@ use crate::buffer::{Ring, RingMode};
 use crate::callsite::{self, STALE};
 use crate::clock::{self, Clock};
 use crate::collect::{self, Stats};
-use crate::config::{ClockSource, Config, Mode, DEFAULT_CHUNK_SIZE, MIN_BUFFER_SIZE, MIN_CHUNK_SIZE};
+use crate::config::{
+    ClockSource, Config, Mode, DEFAULT_CHUNK_SIZE, MIN_BUFFER_SIZE, MIN_CHUNK_SIZE,
+};
 use crate::intern::Durable;
 use crate::stream;
 use crate::thread;
@@ -316,10 +318,7 @@ pub fn start(config: Config) -> Result<Session, StartError> {
         ctl.last_gen + 1
     };
     let gen = ctl.last_gen;
-    let clock = Clock::start(
-        config.clock == ClockSource::Auto,
-        mode == Mode::Streaming,
-    );
+    let clock = Clock::start(config.clock == ClockSource::Auto, mode == Mode::Streaming);
     let pid = std::process::id() as u64;
     let pname = process_name();
     let shared = Arc::new(Shared {
@@ -328,7 +327,10 @@ pub fn start(config: Config) -> Result<Session, StartError> {
         durable: Durable::new(durable_bytes / 8),
         clock,
         pid,
-        provider_name: config.provider_name.clone().unwrap_or_else(|| pname.clone()),
+        provider_name: config
+            .provider_name
+            .clone()
+            .unwrap_or_else(|| pname.clone()),
         threads: Mutex::new(Vec::new()),
         orphan_dropped: AtomicU64::new(0),
         stream_stop: AtomicBool::new(false),
@@ -399,16 +401,18 @@ impl Session {
         if self.mode == Mode::Streaming {
             let same = path == self.output;
             let stats = self.finish_stream()?;
-            return if same { Ok(stats) } else { Err(CollectError::Streaming) };
+            return if same {
+                Ok(stats)
+            } else {
+                Err(CollectError::Streaming)
+            };
         }
         let Some(shared) = self.stop() else {
             return Ok(Stats::default());
         };
+        // No BufWriter: collection stages into its own large blocks.
         let file = File::create(path)?;
-        let mut w = io::BufWriter::with_capacity(0, file);
-        let stats = collect::write_trace(&shared, &mut w)?;
-        w.flush()?;
-        Ok(stats)
+        collect::write_trace(&shared, file)
     }
 
     fn finish_stream(&mut self) -> Result<Stats, CollectError> {
@@ -432,7 +436,11 @@ impl Session {
         let shared = self.shared.take()?;
         {
             let mut ctl = control();
-            if ctl.current.as_ref().is_some_and(|c| Arc::ptr_eq(c, &shared)) {
+            if ctl
+                .current
+                .as_ref()
+                .is_some_and(|c| Arc::ptr_eq(c, &shared))
+            {
                 ctl.current = None;
                 ACTIVE.store(false, Ordering::Relaxed);
                 callsite::reset_all(&ctl, 0);

@@ -118,11 +118,9 @@ pub(crate) fn finish(shared: &Shared, mut st: Streamed) -> Result<Stats, Collect
     let snaps = shared.ring.snapshot_all();
     let prev = st.durable_records;
     let stage = &mut st.stage;
-    let (_, durable) = shared
-        .durable
-        .read_from(st.durable_pos, |words, records| {
-            stage.words(words, records - prev).map(|_| records)
-        });
+    let (_, durable) = shared.durable.read_from(st.durable_pos, |words, records| {
+        stage.words(words, records - prev).map(|_| records)
+    });
     let durable_records = durable?;
     let (written, discarded) = write_chunks(shared, &mut st.stage, &snaps)?;
     let dropped = shared.dropped() + discarded + st.lost;

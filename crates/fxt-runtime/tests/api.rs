@@ -70,17 +70,30 @@ fn every_event_kind_decodes() {
     assert_eq!(a.len(), 3);
     assert_eq!((a[0].name.as_str(), &a[0].value), (Some("a"), &D::I32(-5)));
     assert_eq!((a[1].name.as_str(), &a[1].value), (Some("b"), &D::F64(1.5)));
-    assert_eq!((a[2].name.as_str(), &a[2].value), (Some("c"), &D::Bool(true)));
+    assert_eq!(
+        (a[2].name.as_str(), &a[2].value),
+        (Some("c"), &D::Bool(true))
+    );
     // Timestamps are non-decreasing on one thread.
     for w in evs.windows(2) {
-        assert!(w[0].timestamp <= w[1].timestamp || matches!(w[1].kind, EventKind::DurationComplete { .. }));
+        assert!(
+            w[0].timestamp <= w[1].timestamp
+                || matches!(w[1].kind, EventKind::DurationComplete { .. })
+        );
     }
 }
 
 #[test]
 fn inline_values_logs_and_blobs() {
     let _g = serial();
-    static K: [KeyCache; 6] = [KeyCache::NEW, KeyCache::NEW, KeyCache::NEW, KeyCache::NEW, KeyCache::NEW, KeyCache::NEW];
+    static K: [KeyCache; 6] = [
+        KeyCache::NEW,
+        KeyCache::NEW,
+        KeyCache::NEW,
+        KeyCache::NEW,
+        KeyCache::NEW,
+        KeyCache::NEW,
+    ];
     static S: Callsite = Callsite::new("io", "mixed", &["s", "p", "k", "n", "blob", "idx"], &K);
     static L: Callsite = Callsite::new("io", "log", &[], &[]);
     static B: Callsite = Callsite::new("io", "payload", &[], &[]);
@@ -127,7 +140,9 @@ fn inline_values_logs_and_blobs() {
 
 #[test]
 fn fast_path_matches_the_reference_encoder() {
-    use fxt_format::encode::{encode_to_vec, Arg, Event, EventKind as K, StringRef as R, ThreadRef};
+    use fxt_format::encode::{
+        encode_to_vec, Arg, Event, EventKind as K, StringRef as R, ThreadRef,
+    };
     let _g = serial();
     static KC: [KeyCache; 2] = [KeyCache::NEW, KeyCache::NEW];
     static S: Callsite = Callsite::new("enc", "check", &["x", "y"], &KC);
@@ -172,7 +187,9 @@ fn fast_path_matches_the_reference_encoder() {
     })
     .unwrap();
     assert!(
-        words.windows(reference.len()).any(|w| w == reference.as_slice()),
+        words
+            .windows(reference.len())
+            .any(|w| w == reference.as_slice()),
         "runtime words differ from fxt_format::encode::Event"
     );
 }
@@ -214,13 +231,21 @@ fn sessions_restart_and_only_one_is_live() {
     let _g = serial();
     for round in 0..20u64 {
         let session = start(Config::new().buffer_size(256 << 10)).unwrap();
-        assert!(matches!(start(Config::new()), Err(StartError::AlreadyRunning)));
+        assert!(matches!(
+            start(Config::new()),
+            Err(StartError::AlreadyRunning)
+        ));
         emit(round, round);
-        std::thread::spawn(move || emit(round, round + 1)).join().unwrap();
+        std::thread::spawn(move || emit(round, round + 1))
+            .join()
+            .unwrap();
         let (bytes, stats) = session.finish_to_vec().unwrap();
         assert_eq!(stats.records_dropped, 0);
         let evs = stress_events(&decode(&bytes));
-        assert_eq!(evs.iter().map(|e| (e.0, e.1)).collect::<Vec<_>>(), [(round, round), (round, round + 1)]);
+        assert_eq!(
+            evs.iter().map(|e| (e.0, e.1)).collect::<Vec<_>>(),
+            [(round, round), (round, round + 1)]
+        );
     }
 }
 
@@ -261,9 +286,9 @@ fn thread_and_process_names() {
         .collect();
     assert_eq!(names, ["worker-x", "renamed"]);
     // The thread record carries the real pid.
-    assert!(records
-        .iter()
-        .any(|r| matches!(r, Record::Thread { process, thread, .. } if *process == pid && *thread == tid)));
+    assert!(records.iter().any(
+        |r| matches!(r, Record::Thread { process, thread, .. } if *process == pid && *thread == tid)
+    ));
 }
 
 #[test]
@@ -295,5 +320,8 @@ fn config_from_env_and_sizes() {
     assert_eq!(c.get_mode(), fxt_runtime::Mode::Circular);
     assert_eq!(c.output_path(), std::path::Path::new("/tmp/x.fxt"));
     let dbg = format!("{c:?}");
-    assert!(dbg.contains("2097152") && dbg.contains("\"a\"") && dbg.contains("\"b\""), "{dbg}");
+    assert!(
+        dbg.contains("2097152") && dbg.contains("\"a\"") && dbg.contains("\"b\""),
+        "{dbg}"
+    );
 }

@@ -11,7 +11,25 @@ fn circular_keeps_the_newest_records() {
     let _g = serial();
     let (threads, events) = (4, 100_000);
     let session = start(Config::new().mode(Mode::Circular).buffer_size(1 << 20)).unwrap();
-    run_threads(threads, events);
+    // Every thread emits most of its events, then all wait for each other
+    // and emit their last 100: the buffer then holds at least those of
+    // every thread (a thread that finished long before the others could
+    // legitimately have all its records overwritten).
+    let barrier = std::sync::Barrier::new(threads as usize);
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let barrier = &barrier;
+            s.spawn(move || {
+                for i in 0..events - 100 {
+                    emit(t, i);
+                }
+                barrier.wait();
+                for i in events - 100..events {
+                    emit(t, i);
+                }
+            });
+        }
+    });
     let (bytes, stats) = session.finish_to_vec().unwrap();
     let records = decode(&bytes);
     check_preamble(&records);
@@ -31,6 +49,10 @@ fn circular_keeps_the_newest_records() {
         for w in seqs.windows(2) {
             assert_eq!(w[1], w[0] + 1, "thread {t}: gap or reorder");
         }
-        assert_eq!(*seqs.last().unwrap(), events - 1, "thread {t}: newest missing");
+        assert_eq!(
+            *seqs.last().unwrap(),
+            events - 1,
+            "thread {t}: newest missing"
+        );
     }
 }

@@ -4,7 +4,9 @@
 //! RUSTFLAGS="--cfg loom" cargo test -p fxt-runtime --release --test loom
 //! ```
 //!
-//! Tiny rings (2 or 3 chunks of 4 words) and records of 2 words whose
+//! (`LOOM_MAX_PREEMPTIONS` defaults to 3 here, ~5 s; 4 takes ~40 s.)
+//!
+//! Tiny rings (2 chunks of 4 words) and records of 2 words whose
 //! second word is the complement of the first, so a torn or half-published
 //! record is visible. Every interleaving (up to the preemption bound) must
 //! satisfy: readers see only whole records; at the end every record is
@@ -80,7 +82,11 @@ fn read_all(ring: &Ring, validate: bool) -> Vec<u64> {
         if validate && !ring.validate(&snap) {
             continue;
         }
-        assert_eq!(words.len() as u64, snap.records * 2, "length and count disagree");
+        assert_eq!(
+            words.len() as u64,
+            snap.records * 2,
+            "length and count disagree"
+        );
         for rec in words.chunks(2) {
             assert_eq!(rec[1], !rec[0], "torn record {rec:x?}");
             out.push(rec[0]);
@@ -94,7 +100,11 @@ fn emitted(writers: u64, per_writer: u64) -> u64 {
 }
 
 /// Spawns the writers; each returns (records dropped, of which starved).
-fn run_writers(ring: &Arc<Ring>, writers: u64, per_writer: u64) -> Vec<thread::JoinHandle<(u64, u64)>> {
+fn run_writers(
+    ring: &Arc<Ring>,
+    writers: u64,
+    per_writer: u64,
+) -> Vec<thread::JoinHandle<(u64, u64)>> {
     (0..writers)
         .map(|t| {
             let ring = ring.clone();
@@ -129,7 +139,10 @@ fn oneshot_publication_and_collection() {
         let all = read_all(&ring, false);
         let set: HashSet<u64> = all.iter().copied().collect();
         assert_eq!(set.len(), all.len(), "duplicate record");
-        assert!(early.iter().all(|r| set.contains(r)), "published record vanished");
+        assert!(
+            early.iter().all(|r| set.contains(r)),
+            "published record vanished"
+        );
         assert_eq!(all.len() as u64 + dropped, emitted(2, 3));
     });
 }
@@ -152,7 +165,11 @@ fn circular_overwrites_count_and_never_tear() {
         // stamped newer by, the other writer): then that record was
         // dropped and counted, and only the order is guaranteed.
         for t in 0..2u64 {
-            let mine: Vec<u64> = all.iter().filter(|r| *r >> 8 == t).map(|r| r & 0xff).collect();
+            let mine: Vec<u64> = all
+                .iter()
+                .filter(|r| *r >> 8 == t)
+                .map(|r| r & 0xff)
+                .collect();
             for w in mine.windows(2) {
                 assert!(w[1] > w[0], "writer {t}: out of order {mine:?}");
             }

@@ -61,5 +61,8 @@ fn forty_thousand_distinct_names() {
             _ => None,
         })
         .collect();
-    assert_eq!(names, (0..10).map(|i| format!("name-{i}")).collect::<Vec<_>>());
+    assert_eq!(
+        names,
+        (0..10).map(|i| format!("name-{i}")).collect::<Vec<_>>()
+    );
 }

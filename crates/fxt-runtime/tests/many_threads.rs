@@ -23,7 +23,10 @@ fn three_hundred_threads_keep_their_ids() {
         .iter()
         .filter(|r| matches!(r, Record::Thread { .. }))
         .count();
-    assert_eq!(thread_records, 255, "the thread table is full, not overfull");
+    assert_eq!(
+        thread_records, 255,
+        "the thread table is full, not overfull"
+    );
     // Every thread (indexed or inline) is named by a kernel object record.
     let named: std::collections::HashSet<u64> = records
         .iter()
@@ -33,6 +36,9 @@ fn three_hundred_threads_keep_their_ids() {
         })
         .collect();
     for &(_, _, tid) in &evs {
-        assert!(named.contains(&tid), "thread {tid} has no kernel object record");
+        assert!(
+            named.contains(&tid),
+            "thread {tid} has no kernel object record"
+        );
     }
 }

@@ -29,6 +29,9 @@ fn oneshot_counts_every_dropped_record() {
         sorted.sort_unstable();
         sorted.dedup();
         assert_eq!(sorted.len(), seqs.len(), "duplicates");
-        assert!(sorted.iter().enumerate().all(|(i, &s)| i as u64 == s), "not a prefix");
+        assert!(
+            sorted.iter().enumerate().all(|(i, &s)| i as u64 == s),
+            "not a prefix"
+        );
     }
 }

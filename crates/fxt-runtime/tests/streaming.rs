@@ -24,9 +24,11 @@ fn streaming_writes_ten_times_the_buffer() {
             s.spawn(move || {
                 for i in 0..events {
                     emit(t, i);
-                    // A moderate rate: ~10 MB/s per thread.
-                    if i % 1000 == 999 {
-                        std::thread::sleep(std::time::Duration::from_millis(5));
+                    // A moderate rate: at most ~2.4 MB/s per thread, so the
+                    // 1 MiB buffer lasts ~200 ms even if the streaming
+                    // thread does not get a core meanwhile.
+                    if i % 500 == 499 {
+                        std::thread::sleep(std::time::Duration::from_millis(10));
                     }
                 }
             });

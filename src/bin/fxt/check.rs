@@ -149,7 +149,11 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     } else {
         let n = problems.len();
         let s = if n == 1 { "" } else { "s" };
-        writeln!(out, "{name}: {n} problem{s} in {} records{notes}", walk.records)?;
+        writeln!(
+            out,
+            "{name}: {n} problem{s} in {} records{notes}",
+            walk.records
+        )?;
         Ok(ExitCode::from(1))
     }
 }
@@ -164,7 +168,7 @@ fn thread(t: &Thread) -> String {
 /// Reports references to undefined string and thread indices.
 fn undefined_refs(record: &Record, report: &mut impl FnMut(String)) {
     let mut text = |what: &str, t: &Text| {
-        if let Text::Undefined(i) = t {
+        if let Some(i) = t.undefined_index() {
             report(format!("the {what} refers to undefined string #{i}"));
         }
     };
@@ -278,9 +282,8 @@ fn reserved_bits(words: &[u64], report: &mut impl FnMut(String)) {
         record_type::BLOB => check("blob record header", h, range(47, 47) | range(56, 63)),
         record_type::USERSPACE_OBJECT => {
             check("userspace object record header", h, range(44, 63));
-            let start = 2
-                + if field(h, 16, 23) == 0 { 1 } else { 0 }
-                + inline_words(field(h, 24, 39));
+            let start =
+                2 + if field(h, 16, 23) == 0 { 1 } else { 0 } + inline_words(field(h, 24, 39));
             args = Some((start, field(h, 40, 43)));
         }
         record_type::KERNEL_OBJECT => {

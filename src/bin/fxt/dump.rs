@@ -93,14 +93,10 @@ pub fn record_type_name(record: &Record) -> &'static str {
 
 /// Appends a quoted string field.
 pub fn text(out: &mut String, t: &Text) {
-    match t {
-        Text::Known(s) => {
-            let _ = write!(out, "{:?}", &**s);
-        }
-        Text::Undefined(i) => {
-            let _ = write!(out, "<undefined string #{i}>");
-        }
-    }
+    let _ = match t.as_str() {
+        Some(s) => write!(out, "{s:?}"),
+        None => write!(out, "{t}"),
+    };
 }
 
 /// Appends a thread field (`process/thread`).
@@ -136,9 +132,9 @@ pub fn arg_value(out: &mut String, v: &ArgValue) {
 fn args(out: &mut String, args: &[Arg]) {
     for a in args {
         out.push(' ');
-        match &a.name {
-            Text::Known(s) => out.push_str(s),
-            undefined => text(out, undefined),
+        match a.name.as_str() {
+            Some(s) => out.push_str(s),
+            None => text(out, &a.name),
         }
         out.push('=');
         arg_value(out, &a.value);
@@ -154,7 +150,11 @@ pub fn format_record(out: &mut String, record: &Record) {
         }
         Record::ProviderSection { provider_id } => write!(out, "provider_section id={provider_id}"),
         Record::ProviderEvent { provider_id, event } => {
-            let what = if *event == 0 { " (buffer filled up)" } else { "" };
+            let what = if *event == 0 {
+                " (buffer filled up)"
+            } else {
+                ""
+            };
             write!(out, "provider_event id={provider_id} event={event}{what}")
         }
         Record::Initialization { ticks_per_second } => {
@@ -165,7 +165,10 @@ pub fn format_record(out: &mut String, record: &Record) {
             index,
             process,
             thread,
-        } => write!(out, "thread index={index} process={process} thread={thread}"),
+        } => write!(
+            out,
+            "thread index={index} process={process} thread={thread}"
+        ),
         Record::Event(e) => {
             let _ = write!(out, "{} ts={}", event_kind_name(&e.kind), e.timestamp);
             let _ = match e.kind {
@@ -205,7 +208,11 @@ pub fn format_record(out: &mut String, record: &Record) {
             Ok(())
         }
         Record::KernelObject(o) => {
-            let _ = write!(out, "kernel_object koid={} type={} name=", o.koid, o.object_type);
+            let _ = write!(
+                out,
+                "kernel_object koid={} type={} name=",
+                o.koid, o.object_type
+            );
             text(out, &o.name);
             args(out, &o.args);
             Ok(())

@@ -75,7 +75,11 @@ fn write_record<W: Write>(w: &mut W, record: &Record, tps: u64, first: bool) -> 
         Record::KernelObject(o) if o.object_type == 1 || o.object_type == 2 => {
             w.write_all(sep)?;
             if o.object_type == 1 {
-                write!(w, "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},", o.koid)?;
+                write!(
+                    w,
+                    "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},",
+                    o.koid
+                )?;
                 w.write_all(b"\"args\":{\"name\":")?;
             } else {
                 let process = o
@@ -180,9 +184,9 @@ fn string<W: Write>(w: &mut W, s: &str) -> io::Result<()> {
 }
 
 fn text<W: Write>(w: &mut W, t: &Text) -> io::Result<()> {
-    match t {
-        Text::Known(s) => string(w, s),
-        Text::Undefined(i) => string(w, &format!("<undefined string #{i}>")),
+    match t.as_str() {
+        Some(s) => string(w, s),
+        None => string(w, &t.to_string()),
     }
 }
 

@@ -63,7 +63,13 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         let mut started = false;
         input.walk("merge", |reader, record| {
             let begin = |out: &mut BufWriter<File>, id: u32, name: &str| {
-                write_record(out, &ProviderInfo { provider_id: id, name })?;
+                write_record(
+                    out,
+                    &ProviderInfo {
+                        provider_id: id,
+                        name,
+                    },
+                )?;
                 write_record(out, &ProviderSection { provider_id: id })
             };
             match record {
@@ -87,8 +93,14 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
                         .or_else(|| ids.get(&reader.provider_id()))
                         .copied()
                         .unwrap_or(0);
-                    write_record(&mut out, &ProviderEvent { provider_id: id, event })
-                        .map_err(io_err)?;
+                    write_record(
+                        &mut out,
+                        &ProviderEvent {
+                            provider_id: id,
+                            event,
+                        },
+                    )
+                    .map_err(io_err)?;
                 }
                 _ => {
                     if !started {

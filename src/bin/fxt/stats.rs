@@ -68,7 +68,9 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     let mut input = Input::open(&args.file)?;
     let mut s = Stats::default();
     let walk = input.walk("stats", |reader, record| {
-        *s.records_by_type.entry(record_type_name(&record)).or_default() += 1;
+        *s.records_by_type
+            .entry(record_type_name(&record))
+            .or_default() += 1;
         let tps = reader.ticks_per_second();
         if let Some(ts) = record.timestamp() {
             s.time(ticks_to_ns(ts, tps));
@@ -103,7 +105,9 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
                 _ => {}
             },
             Record::Event(e) => {
-                *s.events_by_kind.entry(crate::dump::event_kind_name(&e.kind)).or_default() += 1;
+                *s.events_by_kind
+                    .entry(crate::dump::event_kind_name(&e.kind))
+                    .or_default() += 1;
                 let k = key(&e.category, &e.name);
                 *s.events.entry(k.clone()).or_default() += 1;
                 let (process, thread) = match e.thread {
@@ -116,7 +120,10 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
                     EventKind::DurationComplete { end } => {
                         let end = ticks_to_ns(end, tps);
                         s.time(end);
-                        s.durations.entry(k).or_default().push(end.saturating_sub(start));
+                        s.durations
+                            .entry(k)
+                            .or_default()
+                            .push(end.saturating_sub(start));
                     }
                     EventKind::DurationBegin => {
                         let t = (reader.provider_id(), process, thread);
@@ -125,9 +132,11 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
                     EventKind::DurationEnd => {
                         let t = (reader.provider_id(), process, thread);
                         match s.open.get_mut(&t).and_then(Vec::pop) {
-                            Some((k, begin)) => {
-                                s.durations.entry(k).or_default().push(start.saturating_sub(begin))
-                            }
+                            Some((k, begin)) => s
+                                .durations
+                                .entry(k)
+                                .or_default()
+                                .push(start.saturating_sub(begin)),
                             None => s.unmatched_ends += 1,
                         }
                     }
@@ -270,7 +279,11 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     }
     if !s.thread_events.is_empty() {
         writeln!(w)?;
-        writeln!(w, "{:>10}  {:>10}  {:>10}  thread name", "events", "process", "thread")?;
+        writeln!(
+            w,
+            "{:>10}  {:>10}  {:>10}  thread name",
+            "events", "process", "thread"
+        )?;
         for (&(p, t), count) in &s.thread_events {
             let name = thread_name(t);
             let process = s.process_names.get(&p).map(String::as_str).unwrap_or("");

@@ -74,12 +74,19 @@ impl Fxt {
         };
         let config = Config::new().buffer_size(bytes).mode(mode).output(output);
         let session = fxt::start(config).expect("start an fxt session");
-        Fxt { name, session: Mutex::new(Some(session)), scratch: None }
+        Fxt {
+            name,
+            session: Mutex::new(Some(session)),
+            scratch: None,
+        }
     }
 
     /// Takes the live session out of the adapter (to collect it yourself).
     pub fn take_session(&self) -> Option<Session> {
-        self.session.lock().unwrap_or_else(|e| e.into_inner()).take()
+        self.session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
     }
 }
 
@@ -125,9 +132,9 @@ impl Tracer for Fxt {
             Scenario::Instant => (0..events).for_each(|_| fxt::trace_instant!("bench", "instant")),
             Scenario::InstantArg => (0..events)
                 .for_each(|i| fxt::trace_instant!("bench", "instant", "value" => black_box(i))),
-            Scenario::Counter => (0..events).for_each(|i| {
-                fxt::trace_counter!("bench", "counter", "series" => black_box(i as i64))
-            }),
+            Scenario::Counter => (0..events).for_each(
+                |i| fxt::trace_counter!("bench", "counter", "series" => black_box(i as i64)),
+            ),
             Scenario::DurationAttr => (0..events).for_each(|_| traced_fn()),
             Scenario::DurationGuard => (0..events).for_each(|_| guarded_fn()),
             Scenario::Disabled => (0..events).for_each(|_| fxt::trace_instant!("bench", "off")),
@@ -139,8 +146,12 @@ impl Tracer for Fxt {
             return String::new();
         };
         let streaming = self.name == "fxt-streaming";
-        let stats = if streaming { session.finish() } else { session.finish_to_writer(std::io::sink()) }
-            .expect("collect the fxt session");
+        let stats = if streaming {
+            session.finish()
+        } else {
+            session.finish_to_writer(std::io::sink())
+        }
+        .expect("collect the fxt session");
         if let Some(path) = &self.scratch {
             let _ = std::fs::remove_file(path);
         }
@@ -149,7 +160,11 @@ impl Tracer for Fxt {
                 "{} of {} records {}",
                 stats.records_dropped,
                 stats.records_dropped + stats.records_written,
-                if self.name == "fxt-circular" { "overwritten (circular)" } else { "dropped" }
+                if self.name == "fxt-circular" {
+                    "overwritten (circular)"
+                } else {
+                    "dropped"
+                }
             )
         } else {
             String::new()

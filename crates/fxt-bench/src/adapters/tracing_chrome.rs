@@ -37,7 +37,9 @@ impl TracingChrome {
             .with(layer)
             .with(LevelFilter::INFO)
             .init();
-        TracingChrome { _guard: Mutex::new(guard) }
+        TracingChrome {
+            _guard: Mutex::new(guard),
+        }
     }
 }
 

@@ -37,7 +37,10 @@ impl Tracy {
         let blocker = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
         let port = blocker.local_addr().expect("local address").port();
         std::env::set_var("TRACY_PORT", port.to_string());
-        Tracy { client: Client::start(), _port_blocker: blocker }
+        Tracy {
+            client: Client::start(),
+            _port_blocker: blocker,
+        }
     }
 }
 
@@ -71,8 +74,9 @@ impl Tracer for Tracy {
     fn run(&self, scenario: Scenario, events: u64) {
         match scenario {
             Scenario::Instant => (0..events).for_each(|_| self.client.message("instant", 0)),
-            Scenario::Counter => (0..events)
-                .for_each(|i| tracy_client::plot!("series", black_box(i as i64) as f64)),
+            Scenario::Counter => {
+                (0..events).for_each(|i| tracy_client::plot!("series", black_box(i as i64) as f64))
+            }
             Scenario::DurationAttr => (0..events).for_each(|_| traced_fn()),
             Scenario::DurationGuard => (0..events).for_each(|_| guarded_fn()),
             Scenario::InstantArg | Scenario::Disabled => {}

@@ -38,7 +38,10 @@ struct Options {
 }
 
 fn list<T>(arg: Option<String>, parse: impl Fn(&str) -> T) -> Vec<T> {
-    arg.expect("option needs a value").split(',').map(|s| parse(s.trim())).collect()
+    arg.expect("option needs a value")
+        .split(',')
+        .map(|s| parse(s.trim()))
+        .collect()
 }
 
 fn parse_options(mut args: impl Iterator<Item = String>) -> Options {
@@ -53,7 +56,12 @@ fn parse_options(mut args: impl Iterator<Item = String>) -> Options {
     };
     while let Some(a) = args.next() {
         match a.as_str() {
-            "--events" => o.events = args.next().and_then(|v| v.parse().ok()).expect("--events N"),
+            "--events" => {
+                o.events = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .expect("--events N")
+            }
             "--reps" => o.reps = args.next().and_then(|v| v.parse().ok()).expect("--reps R"),
             "--threads" => o.threads = list(args.next(), |s| s.parse().expect("thread count")),
             "--tracers" => o.tracers = list(args.next(), str::to_string),
@@ -90,7 +98,13 @@ fn run_cell(args: &[String]) {
 fn spawn_cell(tracer: &str, s: Scenario, threads: usize, events: u64) -> Option<(f64, String)> {
     let exe = std::env::current_exe().expect("own path");
     let out = Command::new(exe)
-        .args(["--cell", tracer, s.id(), &threads.to_string(), &events.to_string()])
+        .args([
+            "--cell",
+            tracer,
+            s.id(),
+            &threads.to_string(),
+            &events.to_string(),
+        ])
         .output()
         .expect("spawn a cell");
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -13,7 +13,7 @@ use super::record::{Arg, ArgValue};
 use super::resolve::Resolver;
 
 /// Decodes `count` arguments (0..=15) starting at the cursor.
-#[inline]
+#[inline(always)]
 pub(crate) fn decode_args(
     count: u64,
     cursor: &mut Cursor<'_>,
@@ -21,8 +21,18 @@ pub(crate) fn decode_args(
 ) -> Result<Vec<Arg>, DecodeError> {
     if count == 0 {
         // An empty Vec does not allocate: argument-less records stay cheap.
-        return Ok(Vec::new());
+        Ok(Vec::new())
+    } else {
+        decode_some_args(count, cursor, resolver)
     }
+}
+
+/// [`decode_args`] for a non-zero count.
+fn decode_some_args(
+    count: u64,
+    cursor: &mut Cursor<'_>,
+    resolver: &Resolver<'_>,
+) -> Result<Vec<Arg>, DecodeError> {
     // `count` comes from a 4-bit field, so this reserves at most 15 slots.
     let mut args = Vec::with_capacity(count as usize);
     for _ in 0..count {

@@ -59,7 +59,6 @@ pub(crate) fn record_words(header: u64) -> u64 {
 #[derive(Default)]
 pub(crate) struct Decoder {
     pub(crate) providers: Providers,
-    empty: Arc<str>,
 }
 
 impl Decoder {
@@ -95,14 +94,8 @@ impl Decoder {
             record_type::STRING => {
                 let index = bits(header, 16, 15) as u16;
                 let len = bits(header, 32, 15);
-                let value: Arc<str> = if len == 0 {
-                    Arc::clone(&self.empty)
-                } else {
-                    Arc::from(cur.utf8(len)?)
-                };
-                self.providers
-                    .current
-                    .define_string(index, Arc::clone(&value));
+                let value: Arc<str> = Arc::from(cur.utf8(len)?);
+                self.providers.current.define_string(index, &value);
                 Record::String { index, value }
             }
             record_type::THREAD => {
@@ -116,10 +109,11 @@ impl Decoder {
                     thread,
                 }
             }
-            record_type::EVENT => match event(header, &mut cur, &resolver)? {
-                Some(event) => Record::Event(event),
-                None => unknown(),
-            },
+            // The hot path: returning directly lets the event be built in
+            // the caller's slot instead of being copied there.
+            record_type::EVENT if bits(header, 16, 4) <= 10 => {
+                return event(header, &mut cur, &resolver).map(Record::Event);
+            }
             record_type::BLOB => {
                 let name = resolver.text(bits(header, 16, 16) as u16, &mut cur)?;
                 let payload = cur.stream(bits(header, 32, 15))?.to_vec();
@@ -209,17 +203,10 @@ impl Decoder {
     }
 }
 
-/// Event records (record type 4); `None` for an unknown event type.
-#[inline]
-fn event(
-    header: u64,
-    cur: &mut Cursor<'_>,
-    resolver: &Resolver<'_>,
-) -> Result<Option<Event>, DecodeError> {
+/// Event records (record type 4) of a known event type (0..=10).
+#[inline(always)]
+fn event(header: u64, cur: &mut Cursor<'_>, resolver: &Resolver<'_>) -> Result<Event, DecodeError> {
     let event_type = bits(header, 16, 4);
-    if event_type > 10 {
-        return Ok(None);
-    }
     let timestamp = cur.word()?;
     let thread = resolver.thread(bits(header, 24, 8) as u8, cur)?;
     let category = resolver.text(bits(header, 32, 16) as u16, cur)?;
@@ -238,14 +225,14 @@ fn event(
         9 => EventKind::FlowStep { id: cur.word()? },
         _ => EventKind::FlowEnd { id: cur.word()? },
     };
-    Ok(Some(Event {
+    Ok(Event {
         kind,
         timestamp,
         thread,
         category,
         name,
         args,
-    }))
+    })
 }
 
 /// Scheduling records (record type 8), dispatched on bits 60..=63. The

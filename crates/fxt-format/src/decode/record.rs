@@ -2,10 +2,10 @@
 //! resolved against the tables of the provider that wrote them.
 //!
 //! A reference to a string or thread index that no earlier record of the
-//! same provider defined is not an error: it decodes to
-//! an undefined [`Text`] ([`Text::undefined_index`]) / [`Thread::Undefined`] / [`Process::Undefined`]
-//! carrying the index, so the record is still usable and a checker can
-//! report exactly which reference was dangling.
+//! same provider defined is not an error: it decodes to an undefined
+//! [`Text`] (see [`Text::undefined_index`]), [`Thread::Undefined`] or
+//! [`Process::Undefined`] carrying the index, so the record is still usable
+//! and a checker can report exactly which reference was dangling.
 
 use std::fmt;
 use std::sync::Arc;

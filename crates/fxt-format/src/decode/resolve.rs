@@ -17,7 +17,7 @@ pub(crate) struct Resolver<'t> {
 
 impl Resolver<'_> {
     /// Resolves a string ref, reading its stream from `cursor` if inline.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn text(
         &self,
         string_ref: u16,
@@ -30,14 +30,13 @@ impl Resolver<'_> {
                 Ok(self.tables.string(string_ref))
             }
         } else {
-            let len = string_ref & !INLINE_STRING;
-            Ok(Text::new(cursor.utf8(u64::from(len))?))
+            inline_text(string_ref & !INLINE_STRING, cursor)
         }
     }
 
     /// Resolves a thread ref, reading the process and thread koid words
     /// from `cursor` if inline (ref 0).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn thread(
         &self,
         thread_ref: u8,
@@ -65,4 +64,10 @@ impl Resolver<'_> {
             Ok(self.tables.process(thread_ref))
         }
     }
+}
+
+/// Reads an inline string of `len` bytes (kept out of line: the hot path
+/// is indexed refs).
+fn inline_text(len: u16, cursor: &mut Cursor<'_>) -> Result<Text, DecodeError> {
+    Ok(Text::new(cursor.utf8(u64::from(len))?))
 }

@@ -5,9 +5,12 @@
 //! metadata record appears. Records before any provider metadata belong to
 //! an anonymous provider (`None`).
 //!
-//! The tables are hash maps rather than 32768- and 256-entry arrays so that
-//! memory stays proportional to what the input defines: one string record
-//! naming index 0x7fff must not cost half a megabyte.
+//! Lookups happen for nearly every record, so the tables are arrays indexed
+//! by the string or thread index. They are not allocated at their full
+//! 32768 or 256 entries, though: memory must stay proportional to what the
+//! input defines (one string record naming index 0x7fff must not cost
+//! half a megabyte), so an array grows only as far as a small multiple of
+//! the number of definitions seen, and indices beyond that go to a hash map.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -51,11 +54,67 @@ impl Hasher for IndexHasher {
 
 type IndexMap<K, V> = HashMap<K, V, BuildHasherDefault<IndexHasher>>;
 
+/// Entries an [`IndexTable`] may hold in its array, per definition seen,
+/// beyond [`DENSE_SLACK`].
+const DENSE_PER_DEFINITION: usize = 4;
+/// Entries an [`IndexTable`] may always hold in its array.
+const DENSE_SLACK: usize = 16;
+
+/// A table from small indices to values: an array for the indices a trace
+/// typically uses (dense from 1 up), a hash map for scattered ones.
+struct IndexTable<T> {
+    dense: Vec<Option<T>>,
+    sparse: IndexMap<usize, T>,
+    definitions: usize,
+}
+
+impl<T> Default for IndexTable<T> {
+    fn default() -> Self {
+        Self {
+            dense: Vec::new(),
+            sparse: IndexMap::default(),
+            definitions: 0,
+        }
+    }
+}
+
+impl<T: Clone> IndexTable<T> {
+    #[inline]
+    fn get(&self, index: usize) -> Option<&T> {
+        match self.dense.get(index) {
+            Some(slot) => slot.as_ref(),
+            None if self.sparse.is_empty() => None,
+            None => self.sparse.get(&index),
+        }
+    }
+
+    fn insert(&mut self, index: usize, value: T) {
+        self.definitions += 1;
+        if index >= self.dense.len() {
+            let allowed = self.definitions * DENSE_PER_DEFINITION + DENSE_SLACK;
+            if index >= allowed {
+                self.sparse.insert(index, value);
+                return;
+            }
+            self.dense.resize(index + 1, None);
+            // Entries that now fall inside the array move into it.
+            if !self.sparse.is_empty() {
+                let len = self.dense.len();
+                let moved: Vec<usize> = self.sparse.keys().copied().filter(|&k| k < len).collect();
+                for k in moved {
+                    self.dense[k] = self.sparse.remove(&k);
+                }
+            }
+        }
+        self.dense[index] = Some(value);
+    }
+}
+
 /// What the reader knows about one provider.
 #[derive(Default)]
 pub(crate) struct ProviderTables {
-    strings: IndexMap<u16, Text>,
-    threads: IndexMap<u8, (u64, u64)>,
+    strings: IndexTable<Text>,
+    threads: IndexTable<(u64, u64)>,
     ticks_per_second: Option<u64>,
     name: Option<Arc<str>>,
 }
@@ -64,7 +123,7 @@ impl ProviderTables {
     /// Resolves an indexed string ref (1..=0x7fff).
     #[inline]
     pub(crate) fn string(&self, index: u16) -> Text {
-        match self.strings.get(&index) {
+        match self.strings.get(usize::from(index)) {
             Some(s) => s.clone(),
             None => Text::undefined(index),
         }
@@ -73,7 +132,7 @@ impl ProviderTables {
     /// Resolves an indexed thread ref (1..=255).
     #[inline]
     pub(crate) fn thread(&self, index: u8) -> Thread {
-        match self.threads.get(&index) {
+        match self.threads.get(usize::from(index)) {
             Some(&(process, thread)) => Thread::Known { process, thread },
             None => Thread::Undefined(index),
         }
@@ -81,7 +140,7 @@ impl ProviderTables {
 
     /// Resolves an indexed thread ref to the thread's process.
     pub(crate) fn process(&self, index: u8) -> Process {
-        match self.threads.get(&index) {
+        match self.threads.get(usize::from(index)) {
             Some(&(process, _)) => Process::Known(process),
             None => Process::Undefined(index),
         }
@@ -90,14 +149,15 @@ impl ProviderTables {
     /// Registers a string; index 0 is reserved and ignored.
     pub(crate) fn define_string(&mut self, index: u16, value: &Arc<str>) {
         if index != 0 {
-            self.strings.insert(index, Text::from(Arc::clone(value)));
+            self.strings
+                .insert(usize::from(index), Text::from(Arc::clone(value)));
         }
     }
 
     /// Registers a thread; index 0 is reserved and ignored.
     pub(crate) fn define_thread(&mut self, index: u8, process: u64, thread: u64) {
         if index != 0 {
-            self.threads.insert(index, (process, thread));
+            self.threads.insert(usize::from(index), (process, thread));
         }
     }
 }

@@ -48,11 +48,13 @@ pub fn decode(bytes: &[u8]) -> Vec<Record> {
 }
 
 fn u64_arg(args: &[decode::Arg], name: &str) -> Option<u64> {
-    args.iter().find(|a| a.name == name).and_then(|a| match a.value {
-        DArg::U64(v) => Some(v),
-        DArg::U32(v) => Some(v as u64),
-        _ => None,
-    })
+    args.iter()
+        .find(|a| a.name == name)
+        .and_then(|a| match a.value {
+            DArg::U64(v) => Some(v),
+            DArg::U32(v) => Some(v as u64),
+            _ => None,
+        })
 }
 
 /// The `(thread, seq)` arguments of every "ev" event, with the event's
@@ -95,14 +97,26 @@ pub fn assert_exactly_once(evs: &[(u64, u64, u64)], threads: u64, events: u64) {
         assert_eq!(prev, tid, "logical thread {t} changed koid");
     }
     let distinct: std::collections::HashSet<u64> = tids.values().copied().collect();
-    assert_eq!(distinct.len(), tids.len(), "two logical threads share a koid");
+    assert_eq!(
+        distinct.len(),
+        tids.len(),
+        "two logical threads share a koid"
+    );
 }
 
 /// The records, checking the file's fixed preamble.
 pub fn check_preamble(records: &[Record]) {
     assert_eq!(records[0], Record::Magic);
-    assert!(matches!(records[1], Record::ProviderInfo { .. }), "{:?}", records[1]);
-    assert!(matches!(records[2], Record::Initialization { .. }), "{:?}", records[2]);
+    assert!(
+        matches!(records[1], Record::ProviderInfo { .. }),
+        "{:?}",
+        records[1]
+    );
+    assert!(
+        matches!(records[2], Record::Initialization { .. }),
+        "{:?}",
+        records[2]
+    );
 }
 
 /// Whether the trace ends with the "buffer filled up" provider event.
