@@ -134,7 +134,7 @@ fn strings_past_the_string_table_are_inline() {
             .unwrap();
         trace_instant!("limits", "warm up");
     });
-    trace.check_accounting(Some(2 + 1 + 1 + 2 + 100 + 1 + 1));
+    trace.check_accounting(Some(2 + 1 + 1 + 2 + 100 + 1));
     trace.check_resolved();
 
     // The table: exactly 32767 entries, each index once, no empty string.

@@ -126,7 +126,7 @@ impl Trace {
 
     /// The only event named `name`.
     pub fn one(&self, name: &str) -> &Event {
-        let found: Vec<&Event> = self.named(name).collect();
+        let found: Vec<&Event> = self.events().filter(|e| e.name == name).collect();
         assert_eq!(found.len(), 1, "exactly one event named {name:?}: {found:#?}");
         found[0]
     }

@@ -36,13 +36,17 @@ pub fn machine_header(events: &u64, reps: usize) -> String {
     let rustc = shell("rustc", &["--version"]).unwrap_or_else(|| "rustc ?".into());
     let kernel = shell("uname", &["-sr"]).unwrap_or_default();
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load: Vec<&str> = load.split_whitespace().take(3).collect();
     format!(
         "Machine: {model}, {cores} logical cores, {kernel}; {rustc}.\n\
          Command: `cargo run --profile bench -p fxt-bench --bin bench-table --{}{}`\n\
          Median aggregate ns per event (wall time of all threads / all events), \
-         {events} events per thread, {reps} processes per cell.",
+         {events} events per thread, {reps} processes per cell. \
+         Load average when the table was printed: {}.",
         if args.is_empty() { "" } else { " " },
-        args.join(" ")
+        args.join(" "),
+        load.join(" ")
     )
 }
 
@@ -127,9 +131,14 @@ pub fn verdicts(m: &Medians) -> String {
             }
         }
         if !parts.is_empty() {
+            // The floor's own scaling tells whether two cores were free.
+            let floor = match (get(m, s, 1, "floor"), get(m, s, 2, "floor")) {
+                (Some(one), Some(two)) => format!(" (per-thread floor in the same run: {:.2}x)", two / one),
+                _ => String::new(),
+            };
             let _ = writeln!(
                 out,
-                "* {}, 2 threads: aggregate ≤0.6x of 1 thread: {} — {}",
+                "* {}, 2 threads: aggregate ≤0.6x of 1 thread: {}{floor} — {}",
                 s.describe(),
                 parts.join(" / "),
                 mark(all)

@@ -21,10 +21,16 @@ pub struct Koid(pub u64);
 /// | `()`, `None` | null |
 /// | `*const T`, `*mut T` | pointer |
 /// | [`Koid`] | koid |
+/// | `[u8]`, `Vec<u8>` (so `&[u8]` too) | blob (written inline; an argument holds at most 32 KiB) |
 /// | `Option<T>` | `T`'s, or null |
 /// | `&T` | `T`'s |
 ///
 /// Implement it for your own types to pass them to the `trace_*!` macros.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a trace argument value",
+    label = "not a supported argument type",
+    note = "use an integer, float, bool, &str/String, raw pointer, fxt::Koid, () or &[u8]; convert the value (e.g. `format!(\"{{:?}}\", v)` or `v as u64`), or implement `fxt::IntoArgValue` for your type"
+)]
 pub trait IntoArgValue {
     /// The argument value (may borrow from `self`, hence `&self`: the
     /// signature the macros are generated against).
@@ -74,6 +80,20 @@ impl IntoArgValue for std::borrow::Cow<'_, str> {
     #[inline(always)]
     fn into_arg_value(&self) -> ArgValue<'_> {
         ArgValue::Str(StringRef::Inline(self))
+    }
+}
+
+impl IntoArgValue for [u8] {
+    #[inline(always)]
+    fn into_arg_value(&self) -> ArgValue<'_> {
+        ArgValue::Blob(self)
+    }
+}
+
+impl IntoArgValue for Vec<u8> {
+    #[inline(always)]
+    fn into_arg_value(&self) -> ArgValue<'_> {
+        ArgValue::Blob(self)
     }
 }
 
@@ -140,5 +160,19 @@ impl<'a> IntoArgValue for ArgValue<'a> {
     #[inline(always)]
     fn into_arg_value(&self) -> ArgValue<'_> {
         *self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_are_blobs() {
+        let v = vec![1u8, 2, 3];
+        let s: &[u8] = &v;
+        assert_eq!(v.into_arg_value(), ArgValue::Blob(&[1, 2, 3]));
+        assert_eq!(s.into_arg_value(), ArgValue::Blob(&[1, 2, 3]));
+        assert_eq!((&s).into_arg_value(), ArgValue::Blob(&[1, 2, 3]));
     }
 }

@@ -41,8 +41,16 @@
 //!
 //! The algorithm is generic over the number and size of chunks, so
 //! `tests/loom.rs` model-checks it with 2 to 3 chunks of a few words.
+//!
+//! # Crash-safe mode
+//!
+//! The words may be a shared mapping of the output file (see
+//! `crate::mapped`). The protocol above is unchanged; in addition, a
+//! writer that re-acquires a used chunk ([`Ring::acquire`], circular mode)
+//! erases its old records into fillers before writing its own, so the file
+//! never shows a record half overwritten.
 
-use crate::sync::{fence, zeroed_words, AtomicU64, CachePadded, Ordering};
+use crate::sync::{fence, zeroed_words, AtomicU64, CachePadded, Ordering, Words};
 
 /// State: the chunk holds nothing that must be kept; it may be acquired.
 pub const FREE: u64 = 0;
@@ -127,7 +135,7 @@ pub struct ChunkSnapshot {
 /// The buffer of chunks; see the module docs.
 #[derive(Debug)]
 pub struct Ring {
-    words: Box<[AtomicU64]>,
+    words: Words,
     chunk_words: usize,
     meta: Box<[CachePadded<ChunkMeta>]>,
     /// Next sequence number to hand out. Only `fetch_add`ed: Relaxed in
@@ -139,20 +147,37 @@ pub struct Ring {
     /// after something changed (a Relaxed hint; correctness does not depend on it).
     epoch: CachePadded<AtomicU64>,
     mode: RingMode,
+    /// The words are a crash-safe file mapping: erase reused chunks.
+    #[cfg_attr(loom, allow(dead_code))]
+    crash_safe: bool,
 }
 
 impl Ring {
-    /// A ring of `chunks` chunks of `chunk_words` words each.
+    /// A ring of `chunks` chunks of `chunk_words` words each, on the heap.
     pub fn new(mode: RingMode, chunks: usize, chunk_words: usize) -> Ring {
+        let total = chunks
+            .checked_mul(chunk_words)
+            .expect("buffer size overflows usize");
+        Ring::with_words(mode, chunks, chunk_words, zeroed_words(total), false)
+    }
+
+    /// A ring over `words` (exactly `chunks * chunk_words` of them);
+    /// `crash_safe`: they are a crash-safe file mapping, prefilled with
+    /// fillers (see the module docs).
+    pub(crate) fn with_words(
+        mode: RingMode,
+        chunks: usize,
+        chunk_words: usize,
+        words: Words,
+        crash_safe: bool,
+    ) -> Ring {
         assert!(
             chunks > 0 && chunk_words > 0,
             "a ring needs at least one non-empty chunk"
         );
-        let total = chunks
-            .checked_mul(chunk_words)
-            .expect("buffer size overflows usize");
+        assert_eq!(Some(words.len()), chunks.checked_mul(chunk_words));
         Ring {
-            words: zeroed_words(total),
+            words,
             chunk_words,
             meta: (0..chunks)
                 .map(|_| {
@@ -165,6 +190,7 @@ impl Ring {
             next_seq: CachePadded(AtomicU64::new(0)),
             epoch: CachePadded(AtomicU64::new(0)),
             mode,
+            crash_safe,
         }
     }
 
@@ -280,7 +306,14 @@ impl Ring {
                     // pairs with this fence).
                     fence(Ordering::Release);
                     meta.committed.store(0, Ordering::Relaxed);
-                    return Some((self.lease(idx, seq), overwritten));
+                    let lease = self.lease(idx, seq);
+                    #[cfg(not(loom))]
+                    if self.crash_safe && cur != state(0, FREE) {
+                        // Used before: erase the old records (we own the
+                        // chunk, and the Acquire CAS made them visible).
+                        crate::mapped::clear_chunk(&self.words[lease.base..lease.end]);
+                    }
+                    return Some((lease, overwritten));
                 }
                 None
             }

@@ -12,14 +12,22 @@
 //! inline too. Appending takes a mutex: only slow paths (a call site's first
 //! use in a session, a thread's first event) come here, never the per-event
 //! hot path.
+//!
+//! In crash-safe mode each appended record is also stored, with the
+//! crash-safe protocol (`crate::mapped::store_record`), at the same offset
+//! of the durable region of the mapped file (the budget is that region's
+//! size), so a killed process leaves its strings and threads before its
+//! chunks in the file.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use crate::sync::Words;
+
 use fxt_format::encode::object::{OBJ_TYPE_PROCESS, OBJ_TYPE_THREAD};
 use fxt_format::encode::{
     encode_into_vec, truncate_str, Arg, ArgValue, Encode, KernelObject, StringRecord, StringRef,
-    ThreadRecord,
+    ThreadRecord, MAX_RECORD_WORDS,
 };
 
 /// Largest string table index.
@@ -42,14 +50,22 @@ struct Inner {
     strings: HashMap<Box<str>, u16>,
     next_string: u16,
     next_thread: u16,
+    /// The durable region of the crash-safe file (`budget` words).
+    mirror: Option<Words>,
 }
 
 impl Inner {
     fn append<R: Encode>(&mut self, record: &R) -> bool {
         match record.word_len() {
-            Ok(n) if self.words.len() + n <= self.budget => {
+            // Every durable record is a normal one (at most 4095 words), so
+            // a filler can cover it in the mirror.
+            Ok(n) if self.words.len() + n <= self.budget && n <= MAX_RECORD_WORDS => {
+                let start = self.words.len();
                 let ok = encode_into_vec(record, &mut self.words).is_ok();
                 self.records += ok as u64;
+                if let (true, Some(m)) = (ok, &self.mirror) {
+                    crate::mapped::store_record(&m[start..], &self.words[start..]);
+                }
                 ok
             }
             _ => false,
@@ -114,6 +130,16 @@ impl Inner {
 impl Durable {
     /// A region of at most `budget_words` words.
     pub(crate) fn new(budget_words: usize) -> Durable {
+        Durable::build(budget_words, None)
+    }
+
+    /// A region whose records are also stored in `mirror` (crash-safe
+    /// mode; prefilled with fillers), and at most as long.
+    pub(crate) fn mirrored(mirror: Words) -> Durable {
+        Durable::build(mirror.len(), Some(mirror))
+    }
+
+    fn build(budget_words: usize, mirror: Option<Words>) -> Durable {
         Durable {
             inner: Mutex::new(Inner {
                 words: Vec::with_capacity(budget_words.min(1 << 16)),
@@ -122,6 +148,7 @@ impl Durable {
                 strings: HashMap::new(),
                 next_string: 1,
                 next_thread: 1,
+                mirror,
             }),
         }
     }

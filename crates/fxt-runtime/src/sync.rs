@@ -26,29 +26,129 @@ impl<T> core::ops::Deref for CachePadded<T> {
     }
 }
 
-/// A boxed slice of `n` atomic words, all zero.
+/// The memory of a buffer: `len` atomic words at `ptr`, owned through
+/// `backing` (zeroed heap memory, or a part of a shared file mapping). It
+/// derefs to `&[AtomicU64]` exactly like a `Box<[AtomicU64]>` (a pointer
+/// and a length, no branch), so the hot path is the same for both.
+#[cfg(not(loom))]
+pub(crate) struct Words {
+    ptr: core::ptr::NonNull<AtomicU64>,
+    len: usize,
+    backing: Backing,
+}
+
+#[cfg(not(loom))]
+enum Backing {
+    /// Nothing to free (`len == 0`).
+    Empty,
+    /// Allocated by the global allocator with this layout.
+    Heap(std::alloc::Layout),
+    /// A range of a file mapping, kept alive by this reference.
+    Mapped(#[allow(dead_code)] std::sync::Arc<crate::mapped::FileMap>),
+}
+
+// SAFETY: `Words` is, in effect, an owned `[AtomicU64]` (the heap
+// allocation is owned exclusively; a mapping is owned jointly through an
+// `Arc`, and only ever accessed as atomics). `[AtomicU64]` is `Send` and
+// `Sync`, and `Backing` holds only `Send + Sync` data.
+#[cfg(not(loom))]
+unsafe impl Send for Words {}
+// SAFETY: see `Send`: shared access only hands out `&[AtomicU64]`.
+#[cfg(not(loom))]
+unsafe impl Sync for Words {}
+
+#[cfg(not(loom))]
+impl core::ops::Deref for Words {
+    type Target = [AtomicU64];
+    #[inline(always)]
+    fn deref(&self) -> &[AtomicU64] {
+        // SAFETY: `ptr` is non-null, aligned for `AtomicU64` and valid for
+        // reads and writes of `len` initialized words for as long as
+        // `backing` lives, which is as long as `self` (both constructors,
+        // `zeroed_words` and `Words::mapped`, establish this). The memory is
+        // only accessed through atomics, so shared references are sound.
+        unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+#[cfg(not(loom))]
+impl Drop for Words {
+    fn drop(&mut self) {
+        if let Backing::Heap(layout) = self.backing {
+            // SAFETY: `ptr` was returned by `alloc_zeroed(layout)` in
+            // `zeroed_words` and is freed only here, once.
+            unsafe { std::alloc::dealloc(self.ptr.as_ptr() as *mut u8, layout) }
+        }
+    }
+}
+
+#[cfg(not(loom))]
+impl core::fmt::Debug for Words {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let kind = match self.backing {
+            Backing::Empty => "empty",
+            Backing::Heap(_) => "heap",
+            Backing::Mapped(_) => "mapped",
+        };
+        write!(f, "Words({kind}, {} words)", self.len)
+    }
+}
+
+#[cfg(not(loom))]
+impl Words {
+    /// Words `[start, start + len)` of a file mapping.
+    pub(crate) fn mapped(map: std::sync::Arc<crate::mapped::FileMap>, start: usize, len: usize) -> Words {
+        let all = map.words();
+        assert!(start <= all.len() && len <= all.len() - start, "range outside the mapping");
+        let ptr = core::ptr::NonNull::from(&all[start..start + len]).cast::<AtomicU64>();
+        Words {
+            ptr,
+            len,
+            backing: Backing::Mapped(map),
+        }
+    }
+
+    /// Touches every page (one write per 4 KiB) so that the hot path takes
+    /// no page fault on its first pass over the buffer (see
+    /// [`crate::Config::prefault`]).
+    pub(crate) fn prefault(&self) {
+        // `fetch_or(0)` is a write access that leaves the value as it is
+        // (nobody else writes yet: the session is not published).
+        for w in self.iter().step_by(4096 / 8) {
+            w.fetch_or(0, Ordering::Relaxed);
+        }
+    }
+}
+
+/// `n` atomic words, all zero, on the heap.
 ///
 /// Allocated zeroed so that the operating system hands out pages lazily: a
 /// 256 MiB buffer costs nothing until it is written.
 #[cfg(not(loom))]
-pub(crate) fn zeroed_words(n: usize) -> Box<[AtomicU64]> {
+pub(crate) fn zeroed_words(n: usize) -> Words {
     use std::alloc::{alloc_zeroed, handle_alloc_error, Layout};
     if n == 0 {
-        return Box::new([]);
+        return Words {
+            ptr: core::ptr::NonNull::dangling(),
+            len: 0,
+            backing: Backing::Empty,
+        };
     }
     let layout = Layout::array::<AtomicU64>(n).expect("buffer size overflows the address space");
     // SAFETY: `layout` has a non-zero size (n > 0).
     let ptr = unsafe { alloc_zeroed(layout) } as *mut AtomicU64;
-    if ptr.is_null() {
+    let Some(ptr) = core::ptr::NonNull::new(ptr) else {
         handle_alloc_error(layout);
+    };
+    advise_huge_pages(ptr.as_ptr() as *mut u8, layout.size());
+    // All-zero bytes are a valid `AtomicU64` (it has the bit validity of
+    // `u64`), so the `n` words are initialized; `Words` frees them with
+    // `layout` (see `Deref` and `Drop`).
+    Words {
+        ptr,
+        len: n,
+        backing: Backing::Heap(layout),
     }
-    advise_huge_pages(ptr as *mut u8, layout.size());
-    let slice = core::ptr::slice_from_raw_parts_mut(ptr, n);
-    // SAFETY: `ptr` was allocated by the global allocator with the layout of
-    // `[AtomicU64; n]` (what `Box<[AtomicU64]>` frees with), it is non-null
-    // and properly aligned, and all-zero bytes are a valid `AtomicU64` (it
-    // has the same bit validity as `u64`). Ownership passes to the box.
-    unsafe { Box::from_raw(slice) }
 }
 
 /// Asks Linux to back a large buffer with transparent huge pages (when THP
@@ -77,9 +177,13 @@ fn advise_huge_pages(ptr: *mut u8, len: usize) {
 #[cfg(all(not(loom), not(any(target_os = "linux", target_os = "android"))))]
 fn advise_huge_pages(_ptr: *mut u8, _len: usize) {}
 
-/// A boxed slice of `n` atomic words, all zero (loom's atomics are not
-/// plain memory, so they are constructed one by one).
+/// The memory of a buffer under loom: a boxed slice (loom's atomics are
+/// not plain memory, so they are constructed one by one).
 #[cfg(loom)]
-pub(crate) fn zeroed_words(n: usize) -> Box<[AtomicU64]> {
+pub(crate) type Words = Box<[AtomicU64]>;
+
+/// `n` atomic words, all zero (loom).
+#[cfg(loom)]
+pub(crate) fn zeroed_words(n: usize) -> Words {
     (0..n).map(|_| AtomicU64::new(0)).collect()
 }

@@ -173,9 +173,12 @@ fn micros<W: Write>(w: &mut W, ns: u64) -> io::Result<()> {
     let (whole, frac) = (ns / 1000, ns % 1000);
     if frac == 0 {
         write!(w, "{whole}")
+    } else if frac % 100 == 0 {
+        write!(w, "{whole}.{}", frac / 100)
+    } else if frac % 10 == 0 {
+        write!(w, "{whole}.{:02}", frac / 10)
     } else {
-        let f = format!("{frac:03}");
-        write!(w, "{whole}.{}", f.trim_end_matches('0'))
+        write!(w, "{whole}.{frac:03}")
     }
 }
 

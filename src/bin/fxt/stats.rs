@@ -8,6 +8,7 @@
 //! per duration.
 
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, Write};
 use std::process::ExitCode;
 
@@ -28,22 +29,70 @@ pub struct Args {
     json: bool,
 }
 
-/// A category and name.
-type Key = (String, String);
+/// A category and name (`Text` clones without allocating for short strings).
+type Key = (Text, Text);
 
 fn key(category: &Text, name: &Text) -> Key {
-    (category.to_string(), name.to_string())
+    (category.clone(), name.clone())
 }
 
 /// A thread: provider, process koid, thread koid.
 type ThreadKey = (Option<u32>, u64, u64);
 
+/// Events and durations of one category and name.
+#[derive(Default)]
+struct PerName {
+    events: u64,
+    /// Nanoseconds.
+    durations: Vec<u64>,
+}
+
+/// A fast non-cryptographic hasher (FxHash's mixing): the keys are the
+/// trace's own names, and a trace that collides them only slows itself.
+#[derive(Default)]
+struct FastHasher(u64);
+
+impl Hasher for FastHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(c);
+            self.write_u64(u64::from_le_bytes(b));
+        }
+        let mut b = [0u8; 8];
+        let rest = chunks.remainder();
+        b[..rest.len()].copy_from_slice(rest);
+        self.write_u64(u64::from_le_bytes(b) ^ rest.len() as u64);
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_u16(&mut self, n: u16) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+}
+
 #[derive(Default)]
 struct Stats {
     records_by_type: BTreeMap<&'static str, u64>,
     events_by_kind: BTreeMap<&'static str, u64>,
-    events: BTreeMap<Key, u64>,
-    durations: BTreeMap<Key, Vec<u64>>,
+    /// Per category and name: event count and durations.
+    names: HashMap<Key, PerName, BuildHasherDefault<FastHasher>>,
     /// Open duration begins per thread: (key, start ns).
     open: HashMap<ThreadKey, Vec<(Key, u64)>>,
     unmatched_ends: u64,
@@ -109,7 +158,8 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
                     .entry(crate::dump::event_kind_name(&e.kind))
                     .or_default() += 1;
                 let k = key(&e.category, &e.name);
-                *s.events.entry(k.clone()).or_default() += 1;
+                let per_name = s.names.entry(k.clone()).or_default();
+                per_name.events += 1;
                 let (process, thread) = match e.thread {
                     Thread::Known { process, thread } => (process, thread),
                     Thread::Undefined(_) => (0, 0),
@@ -148,11 +198,20 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         Ok(())
     })?;
     let unclosed: u64 = s.open.values().map(|v| v.len() as u64).sum();
-    let durations: Vec<(Key, Summary)> = s
-        .durations
+    let mut durations: Vec<((String, String), Summary)> = s
+        .names
         .iter_mut()
-        .map(|(k, v)| (k.clone(), Summary::of(v)))
+        .filter(|(_, p)| !p.durations.is_empty())
+        .map(|((c, n), p)| ((c.to_string(), n.to_string()), Summary::of(&mut p.durations)))
         .collect();
+    durations.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut events: Vec<((String, String), u64)> = s
+        .names
+        .iter()
+        .filter(|(_, p)| p.events > 0)
+        .map(|((c, n), p)| ((c.to_string(), n.to_string()), p.events))
+        .collect();
+    events.sort();
     let span = match (s.first_ns, s.last_ns) {
         (Some(f), Some(l)) => l - f,
         _ => 0,
@@ -180,7 +239,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             })).collect::<Vec<_>>(),
             "records_by_type": s.records_by_type,
             "events_by_type": s.events_by_kind,
-            "events": s.events.iter().map(|((c, n), count)| json!({
+            "events": events.iter().map(|((c, n), count)| json!({
                 "category": c, "name": n, "count": count,
             })).collect::<Vec<_>>(),
             "durations": durations.iter().map(|((c, n), d)| json!({
@@ -243,10 +302,10 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             writeln!(w, "{n:>10}  {t}")?;
         }
     }
-    if !s.events.is_empty() {
+    if !events.is_empty() {
         writeln!(w)?;
         writeln!(w, "{:>10}  {:<20}  name", "events", "category")?;
-        for ((c, n), count) in &s.events {
+        for ((c, n), count) in &events {
             writeln!(w, "{count:>10}  {c:<20}  {n}")?;
         }
     }

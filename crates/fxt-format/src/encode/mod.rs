@@ -110,7 +110,10 @@ impl fmt::Display for EncodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::TooManyArgs { count } => {
-                write!(f, "{count} arguments given, a record holds at most {MAX_ARGS}")
+                write!(
+                    f,
+                    "{count} arguments given, a record holds at most {MAX_ARGS}"
+                )
             }
             Self::RecordTooLarge { words } => {
                 write!(f, "record of {words} words exceeds its size field")

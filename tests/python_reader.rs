@@ -1,0 +1,386 @@
+//! An independent reader: the PyPI package `fxt` (0.3.0) must decode what
+//! our encoders write to the same values our decoder finds.
+//!
+//! Python is `$FXT_PYTHON` if set; otherwise a virtual environment under the
+//! cargo target directory (`target/pyfxt-venv`) is created on first use with
+//! `python3 -m venv` and `pip install fxt==0.3.0`. The test fails, never
+//! skips, if that cannot be done.
+//!
+//! What the Python reader cannot read is left out of the trace (see
+//! `examples/all_records.rs --portable`): blob arguments (type 10) and
+//! legacy context switch records (scheduling type 0). It also drops string,
+//! thread, initialization and magic records (it only applies them), keeps
+//! only the process of a userspace object's thread, and reports the end
+//! time of a duration complete event as `duration_ns`.
+
+#[allow(dead_code)]
+#[path = "../examples/all_records.rs"]
+mod all_records;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use fxt_format::decode::{ArgValue, EventKind, Record, SliceReader, Text, Thread};
+use fxt_format::encode::{
+    encode_into_vec, words_to_bytes, Arg, ArgValue as E, Event, EventKind as K, Initialization,
+    ProviderInfo, StringRecord, StringRef, ThreadRecord, ThreadRef,
+};
+use serde_json::{json, Value};
+
+const FXT_VERSION: &str = "0.3.0";
+
+/// Runs `cmd`, failing the test with its output if it does not succeed.
+fn run(cmd: &mut Command) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+fn has_fxt(python: &Path) -> bool {
+    Command::new(python)
+        .args([
+            "-c",
+            "import importlib.metadata as m, fxt.reader; print(m.version('fxt'))",
+        ])
+        .output()
+        .is_ok_and(|o| {
+            o.status.success() && String::from_utf8_lossy(&o.stdout).trim() == FXT_VERSION
+        })
+}
+
+/// A Python interpreter with `fxt==0.3.0` importable.
+fn python() -> PathBuf {
+    if let Some(python) = std::env::var_os("FXT_PYTHON") {
+        let python = PathBuf::from(python);
+        assert!(
+            has_fxt(&python),
+            "FXT_PYTHON={} cannot import fxt {FXT_VERSION}",
+            python.display()
+        );
+        return python;
+    }
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("the target tmp dir has a parent")
+        .join("pyfxt-venv");
+    let python = if cfg!(windows) {
+        venv.join("Scripts").join("python.exe")
+    } else {
+        venv.join("bin").join("python")
+    };
+    if has_fxt(&python) {
+        return python;
+    }
+    if !python.exists() {
+        let base = ["python3", "python"]
+            .into_iter()
+            .find(|p| {
+                Command::new(p)
+                    .arg("--version")
+                    .output()
+                    .is_ok_and(|o| o.status.success())
+            })
+            .expect("no python3 or python on PATH (or set FXT_PYTHON)");
+        run(Command::new(base).arg("-m").arg("venv").arg(&venv));
+    }
+    run(Command::new(&python).args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        &format!("fxt=={FXT_VERSION}"),
+    ]));
+    assert!(has_fxt(&python), "fxt {FXT_VERSION} still not importable");
+    python
+}
+
+/// The all_records --portable content, then a provider exercising edge
+/// values and a clock that is not 1 tick = 1 ns.
+fn trace() -> Vec<u8> {
+    let mut words = all_records::all_records(true);
+    let long = format!("a{}", "é".repeat(16_000)); // cut to 31999 bytes
+    let args = [
+        Arg::new(StringRef::Inline("i32 min"), E::I32(i32::MIN)),
+        Arg::new(StringRef::Inline("i32 max"), E::I32(i32::MAX)),
+        Arg::new(StringRef::Inline("u32 max"), E::U32(u32::MAX)),
+        Arg::new(StringRef::Inline("i64 min"), E::I64(i64::MIN)),
+        Arg::new(StringRef::Inline("u64 max"), E::U64(u64::MAX)),
+        Arg::new(StringRef::Inline("nan"), E::F64(f64::NAN)),
+        Arg::new(StringRef::Inline("-inf"), E::F64(f64::NEG_INFINITY)),
+        Arg::new(StringRef::Inline("-0"), E::F64(-0.0)),
+        Arg::new(StringRef::Inline("tiny"), E::F64(f64::MIN_POSITIVE)),
+        Arg::new(StringRef::Index(0x7fff), E::Str(StringRef::Empty)),
+        Arg::new(StringRef::Inline("false"), E::Bool(false)),
+        Arg::new(
+            StringRef::Inline("emoji 🦀"),
+            E::Str(StringRef::Inline("\"quoted\"\n\t\\")),
+        ),
+        Arg::new(StringRef::Inline("long"), E::Str(StringRef::Inline(&long))),
+    ];
+    let records: [&dyn fxt_format::encode::Encode; 5] = [
+        &ProviderInfo {
+            provider_id: 0xffff_ffff,
+            name: "edge cases",
+        },
+        &Initialization {
+            ticks_per_second: 3,
+        },
+        &StringRecord {
+            index: 0x7fff,
+            value: "last index",
+        },
+        &ThreadRecord {
+            index: 255,
+            process: u64::MAX,
+            thread: 0,
+        },
+        &Event {
+            kind: K::DurationComplete {
+                end: u64::MAX / 1_000_000_000,
+            },
+            timestamp: 7,
+            thread: ThreadRef::Index(255),
+            category: StringRef::Index(0x7fff),
+            name: StringRef::Empty,
+            args: &args,
+        },
+    ];
+    for r in records {
+        encode_into_vec(r, &mut words).unwrap();
+    }
+    words_to_bytes(&words)
+}
+
+fn text(t: &Text) -> Value {
+    json!(t.as_str().expect("no undefined refs in this trace"))
+}
+
+fn thread(t: &Thread) -> Value {
+    match *t {
+        Thread::Known { process, thread } => json!([process, thread]),
+        Thread::Undefined(i) => panic!("undefined thread {i}"),
+    }
+}
+
+fn args(args: &[fxt_format::decode::Arg]) -> Value {
+    let pairs: Vec<Value> = args
+        .iter()
+        .map(|a| {
+            let value = match &a.value {
+                ArgValue::Null => Value::Null,
+                ArgValue::I32(v) => json!(v),
+                ArgValue::U32(v) => json!(v),
+                ArgValue::I64(v) => json!(v),
+                ArgValue::U64(v) | ArgValue::Pointer(v) | ArgValue::Koid(v) => json!(v),
+                ArgValue::F64(v) => json!({ "f64": v.to_bits() }),
+                ArgValue::Str(s) => text(s),
+                ArgValue::Bool(v) => json!(v),
+                other => panic!("the Python reader cannot read {other:?}"),
+            };
+            json!([text(&a.name), value])
+        })
+        .collect();
+    Value::Array(pairs)
+}
+
+fn hex(bytes: &[u8]) -> Value {
+    json!({ "hex": bytes.iter().map(|b| format!("{b:02x}")).collect::<String>() })
+}
+
+/// What the Python reader should report, from our decoder's records.
+fn expected(bytes: &[u8]) -> Value {
+    let mut providers: BTreeMap<String, Value> = BTreeMap::new();
+    let mut current = None;
+    let mut reader = SliceReader::new(bytes);
+    while let Some(record) = reader.next() {
+        let record = record.expect("our own trace decodes");
+        let tps = u128::from(reader.ticks_per_second().unwrap_or(1_000_000_000));
+        let ns = |ticks: u64| json!((u128::from(ticks) * 1_000_000_000 / tps) as u64);
+        let value = match &record {
+            Record::ProviderInfo { provider_id, name } => {
+                current = Some(provider_id.to_string());
+                providers.insert(
+                    provider_id.to_string(),
+                    json!({"name": name, "events": [], "records": []}),
+                );
+                continue;
+            }
+            Record::ProviderSection { provider_id } => {
+                current = Some(provider_id.to_string());
+                continue;
+            }
+            Record::ProviderEvent { provider_id, event } => {
+                providers.get_mut(&provider_id.to_string()).unwrap()["events"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(json!(event));
+                continue;
+            }
+            Record::Magic
+            | Record::Initialization { .. }
+            | Record::String { .. }
+            | Record::Thread { .. } => continue,
+            Record::Event(e) => {
+                let (name, extra) = match e.kind {
+                    EventKind::Instant => ("InstantEventRecord", None),
+                    EventKind::Counter { id } => {
+                        ("CounterEventRecord", Some(("counter_id", json!(id))))
+                    }
+                    EventKind::DurationBegin => ("DurationBeginEventRecord", None),
+                    EventKind::DurationEnd => ("DurationEndEventRecord", None),
+                    // The Python reader names the end time `duration_ns`.
+                    EventKind::DurationComplete { end } => (
+                        "DurationCompleteEventRecord",
+                        Some(("duration_ns", ns(end))),
+                    ),
+                    EventKind::AsyncBegin { id } => {
+                        ("AsyncBeginEventRecord", Some(("correlation_id", json!(id))))
+                    }
+                    EventKind::AsyncInstant { id } => (
+                        "AsyncInstantEventRecord",
+                        Some(("correlation_id", json!(id))),
+                    ),
+                    EventKind::AsyncEnd { id } => {
+                        ("AsyncEndEventRecord", Some(("correlation_id", json!(id))))
+                    }
+                    EventKind::FlowBegin { id } => {
+                        ("FlowBeginEventRecord", Some(("correlation_id", json!(id))))
+                    }
+                    EventKind::FlowStep { id } => {
+                        ("FlowStepEventRecord", Some(("correlation_id", json!(id))))
+                    }
+                    EventKind::FlowEnd { id } => {
+                        ("FlowEndEventRecord", Some(("correlation_id", json!(id))))
+                    }
+                };
+                let mut v = json!({
+                    "record": name,
+                    "timestamp_ns": ns(e.timestamp),
+                    "category": text(&e.category),
+                    "name": text(&e.name),
+                    "thread": thread(&e.thread),
+                    "args": args(&e.args),
+                });
+                if let Some((key, value)) = extra {
+                    v[key] = value;
+                }
+                v
+            }
+            Record::Blob(b) => json!({
+                "record": "BlobRecord",
+                "name": text(&b.name),
+                "type": b.blob_type.value(),
+                "payload": hex(&b.payload),
+            }),
+            Record::UserspaceObject(o) => json!({
+                "record": "UserspaceObjectRecord",
+                "name": text(&o.name),
+                "process_id": match o.process {
+                    fxt_format::decode::Process::Known(p) => p,
+                    fxt_format::decode::Process::Undefined(i) => panic!("undefined thread {i}"),
+                },
+                "pointer": o.pointer,
+                "args": args(&o.args),
+            }),
+            Record::KernelObject(o) => json!({
+                "record": "KernelObjectRecord",
+                "type": o.object_type,
+                "id": o.koid,
+                "name": text(&o.name),
+                "args": args(&o.args),
+            }),
+            Record::ContextSwitch(c) => json!({
+                "record": "ContextSwitchRecord",
+                "timestamp_ns": ns(c.timestamp),
+                "cpu_id": c.cpu,
+                "outgoing_thread_id": c.outgoing_thread,
+                "outgoing_thread_state": c.outgoing_state.value(),
+                "incoming_thread_id": c.incoming_thread,
+                "args": args(&c.args),
+            }),
+            Record::ThreadWakeup(w) => json!({
+                "record": "ThreadWakeupRecord",
+                "timestamp_ns": ns(w.timestamp),
+                "cpu_id": w.cpu,
+                "waking_thread_id": w.waking_thread,
+                "args": args(&w.args),
+            }),
+            Record::Log(l) => json!({
+                "record": "LogRecord",
+                "timestamp_ns": ns(l.timestamp),
+                "thread": thread(&l.thread),
+                "message": l.message,
+            }),
+            Record::LargeBlobWithMetadata(b) => json!({
+                "record": "LargeBlobWithMetadataRecord",
+                "timestamp_ns": ns(b.timestamp),
+                "category": text(&b.category),
+                "name": text(&b.name),
+                "thread": thread(&b.thread),
+                "args": args(&b.args),
+                "payload": hex(&b.payload),
+            }),
+            Record::LargeBlobNoMetadata(b) => json!({
+                "record": "LargeBlobNoMetadataRecord",
+                "category": text(&b.category),
+                "name": text(&b.name),
+                "payload": hex(&b.payload),
+            }),
+            other => panic!("the Python reader cannot read {other:?}"),
+        };
+        let provider = current.as_ref().expect("records follow provider info");
+        providers.get_mut(provider).unwrap()["records"]
+            .as_array_mut()
+            .unwrap()
+            .push(value);
+    }
+    json!({ "providers": providers, "eof_error": null })
+}
+
+#[test]
+fn python_fxt_package_reads_our_traces_identically() {
+    let python = python();
+    let bytes = trace();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python_reader");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("portable.fxt");
+    std::fs::write(&path, &bytes).unwrap();
+
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/dump.py");
+    let output = run(Command::new(&python).arg(&script).arg(&path));
+    let theirs: Value = serde_json::from_str(&output).expect("dump.py prints JSON");
+    let ours = expected(&bytes);
+
+    // Compare record by record first, for a readable failure.
+    for (id, provider) in ours["providers"].as_object().unwrap() {
+        let their_records = theirs["providers"][id]["records"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let our_records = provider["records"].as_array().unwrap();
+        for (i, (a, b)) in our_records.iter().zip(&their_records).enumerate() {
+            assert_eq!(
+                a, b,
+                "provider {id}, record {i}: ours (left) vs Python's (right)"
+            );
+        }
+    }
+    assert_eq!(ours, theirs);
+    // Everything written was seen: 3 providers, every readable record type.
+    let records: usize = ours["providers"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|p| p["records"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(records, 25 + 1 + 1);
+}
