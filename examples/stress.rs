@@ -10,7 +10,11 @@
 //! Options (all optional): `--threads N` (default 2), `--events M`
 //! (default 1000000), `--mode oneshot|circular|streaming` (default
 //! oneshot), `--buffer BYTES` (K/M/G suffixes; default 256M), `--out PATH`
-//! (default stress.fxt).
+//! (default stress.fxt), `--prefault` (touch the whole buffer at start),
+//! `--crash-safe` (back the buffer with the `--out` file: killed with
+//! `SIGKILL` at any moment, the process leaves a decodable trace there),
+//! `--forever` (with `--crash-safe`: emit until killed; each thread prints
+//! nothing, the main thread prints `started` once tracing).
 //!
 //! The events go through `fxt_runtime::__macro_support` exactly as the
 //! `trace_instant!` macro expands, so this measures the engine alone.
@@ -31,6 +35,9 @@ struct Args {
     mode_name: String,
     buffer: usize,
     out: String,
+    prefault: bool,
+    crash_safe: bool,
+    forever: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -41,6 +48,9 @@ fn parse_args() -> Result<Args, String> {
         mode_name: "oneshot".into(),
         buffer: 256 << 20,
         out: "stress.fxt".into(),
+        prefault: false,
+        crash_safe: false,
+        forever: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -58,9 +68,13 @@ fn parse_args() -> Result<Args, String> {
                 a.buffer = parse_size(&v).ok_or_else(|| format!("--buffer: cannot parse {v:?}"))?;
             }
             "--out" => a.out = value()?,
+            "--prefault" => a.prefault = true,
+            "--crash-safe" => a.crash_safe = true,
+            "--forever" => a.forever = true,
             "-h" | "--help" => {
                 return Err("usage: stress [--threads N] [--events M] \
-                            [--mode oneshot|circular|streaming] [--buffer BYTES] [--out PATH]"
+                            [--mode oneshot|circular|streaming] [--buffer BYTES] [--out PATH] \
+                            [--prefault] [--crash-safe [--forever]]"
                     .into())
             }
             other => return Err(format!("unknown argument {other:?} (try --help)")),
@@ -95,7 +109,9 @@ fn main() -> ExitCode {
     let config = Config::new()
         .buffer_size(args.buffer)
         .mode(args.mode)
-        .output(&args.out);
+        .output(&args.out)
+        .prefault(args.prefault)
+        .crash_safe(args.crash_safe);
     let session = match start(config) {
         Ok(s) => s,
         Err(e) => {
@@ -104,9 +120,12 @@ fn main() -> ExitCode {
         }
     };
     let t0 = Instant::now();
+    if args.forever {
+        println!("started");
+    }
     std::thread::scope(|s| {
         for t in 0..args.threads {
-            let events = args.events;
+            let events = if args.forever { u64::MAX } else { args.events };
             s.spawn(move || {
                 for i in 0..events {
                     if let Some(site) = EV.site() {

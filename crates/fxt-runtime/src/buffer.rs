@@ -148,7 +148,6 @@ pub struct Ring {
     epoch: CachePadded<AtomicU64>,
     mode: RingMode,
     /// The words are a crash-safe file mapping: erase reused chunks.
-    #[cfg_attr(loom, allow(dead_code))]
     crash_safe: bool,
 }
 
@@ -192,6 +191,11 @@ impl Ring {
             mode,
             crash_safe,
         }
+    }
+
+    /// Touches every page of the ring (see `Config::prefault`).
+    pub(crate) fn prefault(&self) {
+        self.words.prefault();
     }
 
     /// The words of the whole ring.
@@ -307,7 +311,6 @@ impl Ring {
                     fence(Ordering::Release);
                     meta.committed.store(0, Ordering::Relaxed);
                     let lease = self.lease(idx, seq);
-                    #[cfg(not(loom))]
                     if self.crash_safe && cur != state(0, FREE) {
                         // Used before: erase the old records (we own the
                         // chunk, and the Acquire CAS made them visible).

@@ -213,6 +213,11 @@ impl Callsite {
     #[cold]
     #[inline(never)]
     fn register(&'static self) -> Option<Site> {
+        if session::forked() {
+            // A forked child takes no lock (see `session`); stay off.
+            self.word.store(0, Ordering::Relaxed);
+            return None;
+        }
         let ctl = session::control();
         if !self.registered.load(Ordering::Relaxed) {
             self.registered.store(true, Ordering::Relaxed);
@@ -274,5 +279,20 @@ pub(crate) fn reset_all(_ctl: &Control, word: u64) {
         let cs: &'static Callsite = unsafe { &*p };
         cs.word.store(word, Ordering::Release);
         p = cs.next.load(Ordering::Relaxed);
+    }
+}
+
+/// Turns every registered call site off without the control lock: the
+/// `fork` child handler (see `session`), where the lock may be held by a
+/// thread that does not exist in the child. The registry is a lock-free
+/// list, so walking it needs no lock.
+pub(crate) fn disable_all_after_fork() {
+    let mut p = REGISTRY.load(Ordering::Acquire);
+    while !p.is_null() {
+        // SAFETY: as in `reset_all`: only `&'static Callsite`s are linked,
+        // never unlinked.
+        let cs: &'static Callsite = unsafe { &*p };
+        cs.word.store(0, Ordering::Relaxed);
+        p = cs.next.load(Ordering::Acquire);
     }
 }

@@ -1,6 +1,7 @@
 //! Writing a session's trace: magic number, provider info, initialization
-//! record, the durable region, the chunks (oldest first), and a "buffer
-//! filled up" provider event when anything was dropped.
+//! record, the durable region, the large records (large blobs, kept outside
+//! the ring), the chunks (oldest first), and a "buffer filled up" provider
+//! event when anything was dropped.
 //!
 //! Words are staged into a large byte buffer and written with `write_all`
 //! in big blocks, so collection runs at memory speed.
@@ -103,13 +104,13 @@ impl<W: Write> Stager<W> {
 }
 
 /// The words of magic, provider info and initialization records.
-pub(crate) fn preamble(shared: &Shared, ticks_per_second: u64) -> Vec<u64> {
+pub(crate) fn preamble(provider_name: &str, ticks_per_second: u64) -> Vec<u64> {
     let mut v = Vec::new();
     v.extend(encode_to_vec(&MagicNumber).unwrap_or_default());
     v.extend(
         encode_to_vec(&ProviderInfo {
             provider_id: PROVIDER_ID,
-            name: &shared.provider_name,
+            name: provider_name,
         })
         .unwrap_or_default(),
     );
@@ -161,20 +162,34 @@ pub(crate) fn write_chunks<W: Write>(
     Ok((written, discarded))
 }
 
+/// Writes large records taken (with `LargeRecords::take`) *before* the
+/// durable records were read, so that every string or thread they refer
+/// to precedes them; returns how many.
+pub(crate) fn write_large<W: Write>(stage: &mut Stager<W>, large: &[Vec<u64>]) -> io::Result<u64> {
+    for r in large {
+        stage.words(r, 1)?;
+    }
+    Ok(large.len() as u64)
+}
+
 /// Writes the whole trace of a stopped (oneshot or circular) session.
 pub(crate) fn write_trace<W: Write>(shared: &Shared, out: W) -> Result<Stats, CollectError> {
     let tps = shared.clock.ticks_per_second();
     let mut stage = Stager::new(out);
-    let pre = preamble(shared, tps);
+    let pre = preamble(&shared.provider_name, tps);
     stage.words(&pre, 3)?;
-    // Chunk states first, then the durable region: every string or thread
-    // a published record refers to was appended before it was published.
+    // Chunk states and large records first, then the durable region: every
+    // string or thread a published record refers to was appended before it
+    // was published.
     let snaps = shared.ring.snapshot_all();
+    let large = shared.large.take();
     let (_, durable_records) = shared.durable.read_from(0, |words, records| {
         stage.words(words, records).map(|_| records)
     });
     let durable_records = durable_records?;
+    let large = write_large(&mut stage, &large)?;
     let (written, discarded) = write_chunks(shared, &mut stage, &snaps)?;
+    let written = written + large;
     let dropped = shared.dropped() + discarded;
     if dropped > 0 {
         stage.words(&buffer_filled(), 1)?;

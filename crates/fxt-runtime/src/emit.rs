@@ -11,13 +11,25 @@
 //!
 //! The layout is the one of `fxt_format::encode::Event`; a test checks
 //! both produce the same words.
+//!
+//! Every encoder stores a record's header *last*. In a crash-safe session
+//! it also stores a filler covering the record first (see `crate::mapped`).
+//! The fast path's instance for that ([`fast_event`] with `CRASH_SAFE`)
+//! sits behind the check the fast path already makes for inline thread
+//! refs (the writer's `slow` flag folds "crash-safe" into it), so a normal
+//! session's hot path executes exactly the same instructions as without
+//! crash-safe support.
 
-use crate::sync::{AtomicU64, Ordering};
+use crate::mapped::filler;
+use crate::sync::{fence, AtomicU64, Ordering};
 use std::sync::atomic::AtomicU64 as StdAtomicU64;
 
 use fxt_format::encode::header::{self, arg_type, event_type as ty, record_type};
 use fxt_format::encode::stream::stream_words;
-use fxt_format::encode::{truncate_str, ArgValue, StringRef, MAX_ARGS, MAX_RECORD_WORDS};
+use fxt_format::encode::{
+    encode_to_vec, truncate_str, ArgValue, LargeBlobWithMetadata, StringRef, ThreadRef, MAX_ARGS,
+    MAX_RECORD_WORDS,
+};
 
 use crate::callsite::Site;
 use crate::clock;
@@ -98,9 +110,29 @@ fn event_in(
     if !w.ready(site) {
         return;
     }
-    if site.has_inline() || w.inline_thread || args.len() > MAX_ARGS {
+    if site.has_inline() || w.slow || args.len() > MAX_ARGS {
+        if w.crash_safe && !site.has_inline() && !w.inline_thread && args.len() <= MAX_ARGS {
+            // Inlined here (in the branch a normal session never takes) so
+            // that it is specialized for the call site's arguments like
+            // the normal fast path.
+            return fast_event::<true>(w, site, ty, start, extra, args);
+        }
         return general_event(w, site, ty, start, extra, args);
     }
+    fast_event::<false>(w, site, ty, start, extra, args)
+}
+
+/// The common case: indexed refs, simple argument values (else it falls
+/// back to [`general_event`]).
+#[inline(always)]
+fn fast_event<const CRASH_SAFE: bool>(
+    w: &mut Writer,
+    site: Site,
+    ty: u64,
+    start: Option<u64>,
+    extra: Option<u64>,
+    args: &[ArgValue<'_>],
+) {
     let gen = site.gen();
     let keys = site.callsite.keys;
     let mut words = 2 + extra.is_some() as usize;
@@ -125,12 +157,11 @@ fn event_in(
         return;
     };
     let slots = &shared.ring.words()[pos..pos + words];
-    let hdr = (site.word & 0xffff_ffff_0000_0000)
-        | w.thread_bits
-        | ((args.len() as u64) << 20)
-        | (ty << 16)
-        | header::record(record_type::EVENT, words);
-    slots[0].store(hdr, Ordering::Relaxed);
+    if CRASH_SAFE {
+        slots[0].store(filler(words), Ordering::Relaxed);
+        // Release: the filler reaches memory before the body (`mapped`).
+        fence(Ordering::Release);
+    }
     slots[1].store(ts, Ordering::Relaxed);
     let mut i = 2;
     for (n, a) in args.iter().enumerate() {
@@ -148,16 +179,55 @@ fn event_in(
     if let Some(x) = extra {
         slots[i].store(x, Ordering::Relaxed);
     }
+    let hdr = (site.word & 0xffff_ffff_0000_0000)
+        | w.thread_bits
+        | ((args.len() as u64) << 20)
+        | (ty << 16)
+        | header::record(record_type::EVENT, words);
+    if CRASH_SAFE {
+        // Release: the body reaches memory before the header.
+        fence(Ordering::Release);
+    }
+    slots[0].store(hdr, Ordering::Relaxed);
     shared.ring.publish(&mut w.lease, words);
 }
 
-/// Stores words and streams into consecutive slots.
+/// Stores a record's words and streams into its slots: [`Sink::begin`],
+/// the body, then the header with [`Sink::end`].
 struct Sink<'a> {
     slots: &'a [AtomicU64],
     i: usize,
+    crash_safe: bool,
 }
 
-impl Sink<'_> {
+impl<'a> Sink<'a> {
+    /// Starts the record that fills `slots` exactly (crash-safe: behind a
+    /// filler covering it, see `crate::mapped`).
+    #[inline]
+    fn begin(slots: &'a [AtomicU64], crash_safe: bool) -> Sink<'a> {
+        if crash_safe {
+            slots[0].store(filler(slots.len()), Ordering::Relaxed);
+            // Release: the filler reaches memory before the body.
+            fence(Ordering::Release);
+        }
+        Sink {
+            slots,
+            i: 1,
+            crash_safe,
+        }
+    }
+
+    /// Stores the header, completing the record.
+    #[inline]
+    fn end(self, header: u64) {
+        debug_assert_eq!(self.i, self.slots.len());
+        if self.crash_safe {
+            // Release: the body reaches memory before the header.
+            fence(Ordering::Release);
+        }
+        self.slots[0].store(header, Ordering::Relaxed);
+    }
+
     #[inline]
     fn word(&mut self, w: u64) {
         self.slots[self.i].store(w, Ordering::Relaxed);
@@ -283,17 +353,7 @@ fn general_event(
     let Some(shared) = w.shared.as_deref() else {
         return;
     };
-    let mut sink = Sink {
-        slots: &shared.ring.words()[pos..pos + words],
-        i: 0,
-    };
-    sink.word(
-        (site.word & 0xffff_ffff_0000_0000)
-            | w.thread_bits
-            | ((args.len() as u64) << 20)
-            | (ty << 16)
-            | header::record(record_type::EVENT, words),
-    );
+    let mut sink = Sink::begin(&shared.ring.words()[pos..pos + words], w.crash_safe);
     sink.word(ts);
     if w.inline_thread {
         sink.word(w.pid);
@@ -322,7 +382,13 @@ fn general_event(
     if let Some(x) = extra {
         sink.word(x);
     }
-    debug_assert_eq!(sink.i, words);
+    sink.end(
+        (site.word & 0xffff_ffff_0000_0000)
+            | w.thread_bits
+            | ((args.len() as u64) << 20)
+            | (ty << 16)
+            | header::record(record_type::EVENT, words),
+    );
     shared.ring.publish(&mut w.lease, words);
 }
 
@@ -341,38 +407,33 @@ pub(crate) fn log(site: Site, message: &str) {
         let Some(shared) = w.shared.as_deref() else {
             return;
         };
-        let mut sink = Sink {
-            slots: &shared.ring.words()[pos..pos + words],
-            i: 0,
-        };
-        sink.word(
-            header::record(record_type::LOG, words)
-                | ((msg.len() as u64) << 16)
-                | ((w.thread_bits >> 24) << 32),
-        );
+        let mut sink = Sink::begin(&shared.ring.words()[pos..pos + words], w.crash_safe);
         sink.word(ts);
         if w.inline_thread {
             sink.word(w.pid);
             sink.word(w.tid);
         }
         sink.stream(msg.as_bytes());
+        sink.end(
+            header::record(record_type::LOG, words)
+                | ((msg.len() as u64) << 16)
+                | ((w.thread_bits >> 24) << 32),
+        );
         shared.ring.publish(&mut w.lease, words);
     });
 }
 
-/// Emits a blob record named by the site's name (type "data"); above what a
-/// normal record holds, a large blob record with metadata. A blob larger
-/// than a chunk is dropped (and counted).
+/// Emits a blob record named by the site's name (type "data") when the
+/// data fits one (32 KiB); else a large blob record with metadata, kept
+/// outside the ring (see `crate::large`).
 pub(crate) fn blob(site: Site, data: &[u8]) {
     with_writer(site, |w| {
         if !w.ready(site) {
             return;
         }
         let cs = site.callsite;
-        let cat = site.category_ref();
         let name = site.name_ref();
         let small = 1 + inline_len(name) + stream_words(data.len());
-        let ts = clock::read(w.use_tsc);
         if data.len() <= 0x7fff && small <= MAX_RECORD_WORDS {
             let Some(pos) = w.reserve(small) else {
                 return;
@@ -380,52 +441,60 @@ pub(crate) fn blob(site: Site, data: &[u8]) {
             let Some(shared) = w.shared.as_deref() else {
                 return;
             };
-            let mut sink = Sink {
-                slots: &shared.ring.words()[pos..pos + small],
-                i: 0,
-            };
-            sink.word(
+            let mut sink = Sink::begin(&shared.ring.words()[pos..pos + small], w.crash_safe);
+            sink.string(name, truncate_str(cs.name));
+            sink.stream(data);
+            sink.end(
                 header::record(record_type::BLOB, small)
                     | ((name as u64) << 16)
                     | ((data.len() as u64) << 32)
                     | (1u64 << 48),
             );
-            sink.string(name, truncate_str(cs.name));
-            sink.stream(data);
             shared.ring.publish(&mut w.lease, small);
             return;
         }
-        // Large blob, format 0 (with metadata).
-        let words = 2
-            + inline_len(cat)
-            + inline_len(name)
-            + 1
-            + if w.inline_thread { 2 } else { 0 }
-            + 1
-            + stream_words(data.len());
-        let Some(pos) = w.reserve(words) else {
-            return;
-        };
-        let Some(shared) = w.shared.as_deref() else {
-            return;
-        };
-        let mut sink = Sink {
-            slots: &shared.ring.words()[pos..pos + words],
-            i: 0,
-        };
-        sink.word(header::large_record(words));
-        sink.word((cat as u64) | ((name as u64) << 16) | ((w.thread_bits >> 24) << 36));
-        sink.string(cat, truncate_str(cs.category));
-        sink.string(name, truncate_str(cs.name));
-        sink.word(ts);
-        if w.inline_thread {
-            sink.word(w.pid);
-            sink.word(w.tid);
-        }
-        sink.word(data.len() as u64);
-        sink.stream(data);
-        shared.ring.publish(&mut w.lease, words);
+        large_blob(w, site, data);
     });
+}
+
+/// A large blob record with metadata (format 0), encoded into its own
+/// allocation and kept in the session's side list; dropped and counted
+/// when over its budget or too large to encode.
+#[cold]
+#[inline(never)]
+fn large_blob(w: &mut Writer, site: Site, data: &[u8]) {
+    let Some(shared) = w.shared.clone() else {
+        return;
+    };
+    let cs = site.callsite;
+    let string = |r: u16, s: &'static str| match r {
+        0 => StringRef::Empty,
+        r if r & 0x8000 != 0 => StringRef::Inline(truncate_str(s)),
+        i => StringRef::Index(i),
+    };
+    let thread = if w.inline_thread {
+        ThreadRef::Inline {
+            process: w.pid,
+            thread: w.tid,
+        }
+    } else {
+        ThreadRef::Index((w.thread_bits >> 24) as u8)
+    };
+    let record = LargeBlobWithMetadata {
+        category: string(site.category_ref(), cs.category),
+        name: string(site.name_ref(), cs.name),
+        timestamp: clock::read(w.use_tsc),
+        thread,
+        args: &[],
+        payload: data,
+    };
+    let kept = match encode_to_vec(&record) {
+        Ok(words) => shared.large.push(words),
+        Err(_) => false,
+    };
+    if !kept {
+        w.drop_records(1);
+    }
 }
 
 static NEXT_ASYNC_ID: StdAtomicU64 = StdAtomicU64::new(1);

@@ -78,6 +78,8 @@ mod collect;
 mod config;
 mod emit;
 mod intern;
+mod large;
+mod mapped;
 mod session;
 mod stream;
 mod sync;
@@ -96,7 +98,7 @@ pub use clock::tsc_usable;
 pub use collect::Stats;
 pub use config::{parse_size, ClockSource, Config, Mode};
 pub use session::{
-    disable_category, enable_category, is_enabled, start, start_from_env, CollectError, Session,
-    StartError, FINISH_GRACE,
+    disable_category, enable_category, install_panic_hook, is_enabled, start, start_from_env,
+    CollectError, Session, StartError, FINISH_GRACE,
 };
 pub use thread::set_thread_name;

@@ -196,21 +196,22 @@ impl FileMap {
             .truncate(true)
             .open(path)?;
         // One sequential write of the whole image (faster than faulting
-        // the pages in through the mapping).
-        let mut block = Vec::with_capacity(1 << 20);
-        let mut written = 0;
-        for &w in preamble.iter().chain(std::iter::repeat(&FILLER)) {
-            if written == total_words {
-                break;
-            }
-            block.extend_from_slice(&w.to_le_bytes());
-            written += 1;
-            if block.len() == block.capacity() {
-                file.write_all(&block)?;
-                block.clear();
-            }
+        // the pages in through the mapping): the preamble and fillers, then
+        // blocks of fillers.
+        const BLOCK_WORDS: usize = 1 << 17;
+        let block_words = BLOCK_WORDS.min(total_words);
+        let fillers = vec![FILLER; block_words];
+        let mut first: Vec<u64> = preamble.to_vec();
+        first.resize(block_words.max(preamble.len()), FILLER);
+        let block = |words: &[u64]| -> Vec<u8> { words.iter().flat_map(|w| w.to_le_bytes()).collect() };
+        file.write_all(&block(&first))?;
+        let mut written = first.len();
+        let full = block(&fillers);
+        while written < total_words {
+            let n = (total_words - written).min(BLOCK_WORDS);
+            file.write_all(&full[..n * 8])?;
+            written += n;
         }
-        file.write_all(&block)?;
         file.flush()?;
         // SAFETY: `map_mut` is unsafe because the file may be changed
         // behind the mapping's back (by this or another process), which
@@ -225,9 +226,9 @@ impl FileMap {
     }
 
     /// The whole mapping as atomic words.
-    pub(crate) fn words(&self) -> &[AtomicU64] {
+    pub(crate) fn words(&self) -> &[std::sync::atomic::AtomicU64] {
         let len = self.map.len() / 8;
-        let ptr = self.map.as_ptr() as *const AtomicU64;
+        let ptr = self.map.as_ptr() as *const std::sync::atomic::AtomicU64;
         // SAFETY:
         // * alignment: a mapping starts on a page boundary (>= 8 bytes);
         // * size and validity: the mapping is `len * 8` bytes of the file

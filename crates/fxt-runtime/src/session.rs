@@ -1,16 +1,39 @@
 //! Sessions: starting, the process-global control state, stopping and
-//! collecting.
+//! collecting; what a forked child does; the panic hook.
+//!
+//! # Finishing, once
+//!
+//! A session is finished by its guard ([`Session`]'s `finish*` methods or
+//! its drop) or by the panic hook ([`install_panic_hook`]), whichever comes
+//! first: `Shared::finish_state` is a mutex held while the trace is
+//! written, and `Some(stats)` once it is, so the second comer returns those
+//! stats without writing anything.
+//!
+//! # Fork
+//!
+//! A `pthread_atfork` child handler (registered at the first [`start`])
+//! makes the child of a process with an unfinished session inert: it sets
+//! `FORKED`, turns every call site off and forgets the forking thread's
+//! chunk, all without taking a lock (another thread may have held one at
+//! the fork). From then on nothing in the child takes fxt's locks or
+//! writes to the parent's buffer (which, in crash-safe mode, is a shared
+//! mapping of the parent's file): events are dropped, and finishing or
+//! dropping the session in the child does nothing (its recorded pid is not
+//! the child's). Such a child cannot start a session of its own.
 
 use std::fmt;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::buffer::{Ring, RingMode};
+use crate::large::LargeRecords;
+use crate::mapped::FileMap;
+use crate::sync::Words;
 use crate::callsite::{self, STALE};
 use crate::clock::{self, Clock};
 use crate::collect::{self, Stats};
@@ -90,14 +113,56 @@ static CONTROL: Mutex<Control> = Mutex::new(Control {
 /// Whether a session is live (for [`crate::is_enabled`]).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
+/// Sessions started and not yet completely finished (their file written).
+static UNFINISHED: AtomicUsize = AtomicUsize::new(0);
+
+/// Set in the child of a `fork` taken while a session was unfinished: fxt
+/// is inert in this process (see the module docs).
+static FORKED: AtomicBool = AtomicBool::new(false);
+
+/// Whether this process is a forked child in which fxt is inert.
+#[inline]
+pub(crate) fn forked() -> bool {
+    FORKED.load(Ordering::Relaxed)
+}
+
+/// The `pthread_atfork` child handler. Runs in the child, which has only
+/// the forking thread; it must not take a lock: atomics only (and the
+/// thread-local writer of this thread, see `thread::forget_after_fork`).
+extern "C" fn atfork_child() {
+    if UNFINISHED.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    FORKED.store(true, Ordering::Relaxed);
+    ACTIVE.store(false, Ordering::Relaxed);
+    callsite::disable_all_after_fork();
+    thread::forget_after_fork();
+}
+
+fn register_atfork() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: `atfork_child` is an `extern "C" fn()` that lives for the
+        // whole program and only does what is allowed in a forked child of
+        // a multithreaded process (atomic loads and stores; no locks).
+        let rc = unsafe { libc::pthread_atfork(None, None, Some(atfork_child)) };
+        if rc != 0 {
+            eprintln!("fxt: pthread_atfork failed ({rc}); a forked child may write to the trace");
+        }
+    });
+}
+
 /// Locks the control state (poisoning ignored: every critical section
 /// leaves it consistent).
 pub(crate) fn control() -> MutexGuard<'static, Control> {
     CONTROL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The live session, if any.
+/// The live session, if any (never in a forked child: see the module docs).
 pub(crate) fn current() -> Option<Arc<Shared>> {
+    if forked() {
+        return None;
+    }
     control().current.clone()
 }
 
@@ -110,6 +175,9 @@ pub fn is_enabled() -> bool {
 /// its [`Config`]). Every call site of the category sees the change on its
 /// next use.
 pub fn enable_category(name: &str) {
+    if forked() {
+        return;
+    }
     let mut ctl = control();
     ctl.filter.enable(name);
     if ctl.current.is_some() {
@@ -119,6 +187,9 @@ pub fn enable_category(name: &str) {
 
 /// Turns a category off (see [`enable_category`]).
 pub fn disable_category(name: &str) {
+    if forked() {
+        return;
+    }
     let mut ctl = control();
     ctl.filter.disable(name);
     if ctl.current.is_some() {
@@ -161,6 +232,20 @@ pub(crate) struct Shared {
     pub(crate) orphan_dropped: AtomicU64,
     /// Tells the streamer to stop.
     pub(crate) stream_stop: AtomicBool,
+    /// The streaming thread (streaming mode), joined by whoever finishes.
+    streamer: Mutex<Option<JoinHandle<stream::Streamed>>>,
+    /// Large records (large blobs), outside the ring.
+    pub(crate) large: LargeRecords,
+    /// The configured output.
+    output: PathBuf,
+    mode: Mode,
+    /// The ring and durable region are a mapping of `output`.
+    pub(crate) crash_safe: bool,
+    /// The process that started the session (a forked child is not it).
+    start_pid: u32,
+    /// Held while the session is finished; `Some` once it is (see the
+    /// module docs).
+    finish_state: Mutex<Option<Stats>>,
 }
 
 impl Shared {
@@ -180,8 +265,10 @@ impl Shared {
 pub enum StartError {
     /// Another session is live; finish it first.
     AlreadyRunning,
-    /// Streaming mode could not create its output file.
+    /// Streaming or crash-safe mode could not create its output file.
     Io(PathBuf, io::Error),
+    /// The configuration cannot be honored (the reason is given).
+    Unsupported(&'static str),
 }
 
 impl fmt::Display for StartError {
@@ -189,6 +276,7 @@ impl fmt::Display for StartError {
         match self {
             StartError::AlreadyRunning => write!(f, "a tracing session is already running"),
             StartError::Io(p, e) => write!(f, "cannot create {}: {e}", p.display()),
+            StartError::Unsupported(why) => write!(f, "cannot start a tracing session: {why}"),
         }
     }
 }
@@ -197,7 +285,7 @@ impl std::error::Error for StartError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             StartError::Io(_, e) => Some(e),
-            StartError::AlreadyRunning => None,
+            StartError::AlreadyRunning | StartError::Unsupported(_) => None,
         }
     }
 }
@@ -248,7 +336,6 @@ pub struct Session {
     shared: Option<Arc<Shared>>,
     output: PathBuf,
     mode: Mode,
-    streamer: Option<JoinHandle<stream::Streamed>>,
 }
 
 impl fmt::Debug for Session {
@@ -278,9 +365,21 @@ pub(crate) fn process_name() -> String {
 
 /// Starts a tracing session. Only one session can be live at a time.
 pub fn start(config: Config) -> Result<Session, StartError> {
+    if forked() {
+        return Err(StartError::Unsupported(
+            "this process was forked while its parent was tracing",
+        ));
+    }
+    register_atfork();
     let mut ctl = control();
     if ctl.current.is_some() {
         return Err(StartError::AlreadyRunning);
+    }
+    let mode = config.mode;
+    if config.crash_safe && mode == Mode::Streaming {
+        return Err(StartError::Unsupported(
+            "crash-safe mode needs the oneshot or circular mode (streaming writes its file as it goes)",
+        ));
     }
 
     // Sizes: the durable region takes ~1/16 of the buffer, the ring the rest.
@@ -297,7 +396,7 @@ pub fn start(config: Config) -> Result<Session, StartError> {
         chunk = MIN_CHUNK_SIZE;
     }
     let chunks = (ring_bytes / chunk).max(1);
-    let mode = config.mode;
+    let chunk_words = chunk / 8;
     let ring_mode = match mode {
         Mode::Oneshot => RingMode::Oneshot,
         Mode::Circular => RingMode::Circular,
@@ -312,32 +411,74 @@ pub fn start(config: Config) -> Result<Session, StartError> {
         }
     }
 
+    // The initialization record comes first in a streamed or crash-safe
+    // file: calibrate now.
+    let clock = Clock::start(
+        config.clock == ClockSource::Auto,
+        mode == Mode::Streaming || config.crash_safe,
+    );
+    let pid = std::process::id() as u64;
+    let pname = process_name();
+    let provider_name = config
+        .provider_name
+        .clone()
+        .unwrap_or_else(|| pname.clone());
+    let (ring, durable) = if config.crash_safe {
+        // File: [preamble][durable region][chunks], the ring on a 4 KiB
+        // boundary (see `mapped`).
+        let pre = collect::preamble(&provider_name, clock.ticks_per_second());
+        let ring_start = (pre.len() + durable_bytes / 8).next_multiple_of(4096 / 8);
+        let ring_words = chunks * chunk_words;
+        let map = FileMap::create(&config.output, &pre, ring_start + ring_words)
+            .map_err(|e| StartError::Io(config.output.clone(), e))?;
+        let ring = Ring::with_words(
+            ring_mode,
+            chunks,
+            chunk_words,
+            Words::mapped(map.clone(), ring_start, ring_words),
+            true,
+        );
+        let durable = Durable::mirrored(Words::mapped(map, pre.len(), ring_start - pre.len()));
+        (ring, durable)
+    } else {
+        (
+            Ring::new(ring_mode, chunks, chunk_words),
+            Durable::new(durable_bytes / 8),
+        )
+    };
+    if config.prefault {
+        ring.prefault();
+    }
+
     ctl.last_gen = if ctl.last_gen as u64 >= callsite::GEN_MASK {
         1
     } else {
         ctl.last_gen + 1
     };
     let gen = ctl.last_gen;
-    let clock = Clock::start(config.clock == ClockSource::Auto, mode == Mode::Streaming);
-    let pid = std::process::id() as u64;
-    let pname = process_name();
     let shared = Arc::new(Shared {
         gen,
-        ring: Ring::new(ring_mode, chunks, chunk / 8),
-        durable: Durable::new(durable_bytes / 8),
+        ring,
+        durable,
         clock,
         pid,
-        provider_name: config
-            .provider_name
-            .clone()
-            .unwrap_or_else(|| pname.clone()),
+        provider_name,
         threads: Mutex::new(Vec::new()),
         orphan_dropped: AtomicU64::new(0),
         stream_stop: AtomicBool::new(false),
+        streamer: Mutex::new(None),
+        large: LargeRecords::new(buffer / 4 / 8),
+        output: config.output.clone(),
+        mode,
+        crash_safe: config.crash_safe,
+        start_pid: std::process::id(),
+        finish_state: Mutex::new(None),
     });
     shared.durable.name_process(pid, &pname);
 
-    let streamer = file.map(|f| stream::spawn(shared.clone(), f));
+    if let Some(f) = file {
+        *lock(&shared.streamer) = Some(stream::spawn(shared.clone(), f));
+    }
 
     clock::set_use_tsc(clock.use_tsc);
     ctl.filter = Filter::all();
@@ -345,6 +486,7 @@ pub fn start(config: Config) -> Result<Session, StartError> {
         ctl.filter.all = false;
         ctl.filter.enabled = list.clone();
     }
+    UNFINISHED.fetch_add(1, Ordering::Relaxed);
     ctl.current = Some(shared.clone());
     ACTIVE.store(true, Ordering::Relaxed);
     callsite::reset_all(&ctl, STALE);
@@ -354,8 +496,13 @@ pub fn start(config: Config) -> Result<Session, StartError> {
         shared: Some(shared),
         output: config.output,
         mode,
-        streamer,
     })
+}
+
+/// Locks a mutex, ignoring poisoning (every critical section of this
+/// module leaves its data consistent).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// [`start`] with [`Config::from_env`].
@@ -367,25 +514,29 @@ impl Session {
     /// Stops recording, waits [`FINISH_GRACE`] for writers in flight, and
     /// writes the trace to the configured output (default `trace.fxt`).
     pub fn finish(mut self) -> Result<Stats, CollectError> {
-        let path = self.output.clone();
-        self.finish_path(&path)
+        match self.shared.take() {
+            Some(s) => finish_shared(&s, Target::Configured),
+            None => Ok(Stats::default()),
+        }
     }
 
     /// Like [`Session::finish`], to `path`. (A streaming session can only
-    /// finish to its configured output.)
+    /// finish to its configured output. A crash-safe session leaves its
+    /// raw, valid file at the configured output when `path` is another
+    /// file.)
     pub fn finish_to_path(mut self, path: impl AsRef<Path>) -> Result<Stats, CollectError> {
-        self.finish_path(path.as_ref())
+        match self.shared.take() {
+            Some(s) => finish_shared(&s, Target::Path(path.as_ref())),
+            None => Ok(Stats::default()),
+        }
     }
 
-    /// Like [`Session::finish`], to any writer (not for streaming sessions).
+    /// Like [`Session::finish`], to any writer (not for streaming sessions;
+    /// a crash-safe session leaves its raw, valid file at the configured
+    /// output, and `w` must not write to that file).
     pub fn finish_to_writer<W: Write>(mut self, mut w: W) -> Result<Stats, CollectError> {
-        if self.mode == Mode::Streaming {
-            self.finish_path(&self.output.clone())?;
-            return Err(CollectError::Streaming);
-        }
-        let shared = self.stop();
-        match shared {
-            Some(s) => collect::write_trace(&s, &mut w),
+        match self.shared.take() {
+            Some(s) => finish_shared(&s, Target::Writer(&mut w)),
             None => Ok(Stats::default()),
         }
     }
@@ -396,71 +547,203 @@ impl Session {
         let stats = self.finish_to_writer(&mut v)?;
         Ok((v, stats))
     }
-
-    fn finish_path(&mut self, path: &Path) -> Result<Stats, CollectError> {
-        if self.mode == Mode::Streaming {
-            let same = path == self.output;
-            let stats = self.finish_stream()?;
-            return if same {
-                Ok(stats)
-            } else {
-                Err(CollectError::Streaming)
-            };
-        }
-        let Some(shared) = self.stop() else {
-            return Ok(Stats::default());
-        };
-        // No BufWriter: collection stages into its own large blocks.
-        let file = File::create(path)?;
-        collect::write_trace(&shared, file)
-    }
-
-    fn finish_stream(&mut self) -> Result<Stats, CollectError> {
-        let Some(shared) = self.stop() else {
-            return Ok(Stats::default());
-        };
-        shared.stream_stop.store(true, Ordering::Release);
-        let Some(handle) = self.streamer.take() else {
-            return Ok(Stats::default());
-        };
-        handle.thread().unpark();
-        let streamed = handle
-            .join()
-            .map_err(|_| CollectError::Io(io::Error::other("the streaming thread panicked")))?;
-        stream::finish(&shared, streamed)
-    }
-
-    /// Disables the session and waits out the grace period. `None` when
-    /// already stopped.
-    fn stop(&mut self) -> Option<Arc<Shared>> {
-        let shared = self.shared.take()?;
-        {
-            let mut ctl = control();
-            if ctl
-                .current
-                .as_ref()
-                .is_some_and(|c| Arc::ptr_eq(c, &shared))
-            {
-                ctl.current = None;
-                ACTIVE.store(false, Ordering::Relaxed);
-                callsite::reset_all(&ctl, 0);
-            }
-        }
-        std::thread::sleep(FINISH_GRACE);
-        // The calling thread may hold a chunk of this session: give it back
-        // so circular/streaming bookkeeping sees it released.
-        thread::detach_current(&shared);
-        Some(shared)
-    }
 }
 
 impl Drop for Session {
     fn drop(&mut self) {
-        if self.shared.is_some() {
-            let path = self.output.clone();
-            if let Err(e) = self.finish_path(&path) {
-                eprintln!("fxt: writing the trace to {} failed: {e}", path.display());
+        if let Some(s) = self.shared.take() {
+            if let Err(e) = finish_shared(&s, Target::Configured) {
+                eprintln!("fxt: writing the trace to {} failed: {e}", self.output.display());
             }
         }
+    }
+}
+
+/// Where a finished session's trace goes.
+enum Target<'a> {
+    Configured,
+    Path(&'a Path),
+    Writer(&'a mut dyn Write),
+}
+
+/// Finishes `shared` once (see the module docs): stops it, then writes its
+/// trace to `target`. In a forked child, does nothing.
+fn finish_shared(shared: &Arc<Shared>, target: Target<'_>) -> Result<Stats, CollectError> {
+    if forked() || shared.start_pid != std::process::id() {
+        return Ok(Stats::default());
+    }
+    let mut state = lock(&shared.finish_state);
+    finish_locked(shared, &mut state, target)
+}
+
+fn finish_locked(
+    shared: &Arc<Shared>,
+    state: &mut Option<Stats>,
+    target: Target<'_>,
+) -> Result<Stats, CollectError> {
+    if let Some(stats) = *state {
+        // Already finished (by the panic hook).
+        return Ok(stats);
+    }
+    stop(shared);
+    let result = write_out(shared, target);
+    *state = Some(result.as_ref().copied().unwrap_or_default());
+    UNFINISHED.fetch_sub(1, Ordering::Relaxed);
+    result
+}
+
+/// Disables the session (if it is still the live one) and waits out the
+/// grace period.
+fn stop(shared: &Arc<Shared>) {
+    {
+        let mut ctl = control();
+        if ctl
+            .current
+            .as_ref()
+            .is_some_and(|c| Arc::ptr_eq(c, shared))
+        {
+            ctl.current = None;
+            ACTIVE.store(false, Ordering::Relaxed);
+            callsite::reset_all(&ctl, 0);
+        }
+    }
+    std::thread::sleep(FINISH_GRACE);
+    // The calling thread may hold a chunk of this session: give it back
+    // so circular/streaming bookkeeping sees it released.
+    thread::detach_current(shared);
+}
+
+/// Writes the trace of a stopped session.
+fn write_out(shared: &Arc<Shared>, target: Target<'_>) -> Result<Stats, CollectError> {
+    if shared.mode == Mode::Streaming {
+        let stats = finish_stream(shared)?;
+        return match target {
+            Target::Configured => Ok(stats),
+            Target::Path(p) if p == shared.output => Ok(stats),
+            _ => Err(CollectError::Streaming),
+        };
+    }
+    match target {
+        Target::Writer(w) => collect::write_trace(shared, w),
+        Target::Configured => write_file(shared, &shared.output),
+        Target::Path(p) => write_file(shared, p),
+    }
+}
+
+/// Collects to the file `path`. When that is the crash-safe session's own
+/// (mapped) file, collects to a temporary file beside it and renames it
+/// over: the path holds a valid trace at every moment, and the mapping is
+/// never truncated under the collector.
+fn write_file(shared: &Shared, path: &Path) -> Result<Stats, CollectError> {
+    if shared.crash_safe && same_file(path, &shared.output) {
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        name.push(format!(".fxt-tmp-{}", std::process::id()));
+        let tmp = path.with_file_name(name);
+        let result = File::create(&tmp)
+            .map_err(CollectError::from)
+            .and_then(|f| collect::write_trace(shared, f))
+            .and_then(|stats| std::fs::rename(&tmp, path).map(|_| stats).map_err(Into::into));
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        return result;
+    }
+    // No BufWriter: collection stages into its own large blocks.
+    let file = File::create(path)?;
+    collect::write_trace(shared, file)
+}
+
+/// Whether `a` and `b` name the same file (same device and inode on Unix).
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(a), std::fs::metadata(b)) {
+            (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+            _ => a == b,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+            (Ok(x), Ok(y)) => x == y,
+            _ => a == b,
+        }
+    }
+}
+
+fn finish_stream(shared: &Shared) -> Result<Stats, CollectError> {
+    shared.stream_stop.store(true, Ordering::Release);
+    let Some(handle) = lock(&shared.streamer).take() else {
+        return Ok(Stats::default());
+    };
+    handle.thread().unpark();
+    let streamed = handle
+        .join()
+        .map_err(|_| CollectError::Io(io::Error::other("the streaming thread panicked")))?;
+    stream::finish(shared, streamed)
+}
+
+/// Installs a panic hook that finishes the live session (writes its trace
+/// to its configured output) when a panic is about to end the process,
+/// then runs the hook that was installed before (which prints the panic
+/// message).
+///
+/// "About to end the process" means: every panic when the program is
+/// built with `panic = "abort"` (the hook runs before the abort), and a
+/// panic on the main thread when unwinding. A panic on another thread only
+/// ends that thread while unwinding (the program may join it, or a runtime
+/// may catch it), so the session keeps recording; it is finished as usual,
+/// or by this hook if the panic then reaches the main thread.
+///
+/// The session's guard, dropped later (during unwinding, say), sees the
+/// session finished and does not write the file again. The hook skips the
+/// collection rather than deadlock when the panicking thread holds fxt's
+/// control lock or is itself finishing the session. Installing it twice
+/// chains it twice (harmless: the session is finished once).
+pub fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        previous(info);
+        finish_on_panic();
+    }));
+}
+
+fn finish_on_panic() {
+    if forked() {
+        return;
+    }
+    if !cfg!(panic = "abort") && std::thread::current().name() != Some("main") {
+        return;
+    }
+    let shared = match CONTROL.try_lock() {
+        Ok(ctl) => ctl.current.clone(),
+        Err(TryLockError::Poisoned(p)) => p.into_inner().current.clone(),
+        // Held, possibly by this very thread: do not wait.
+        Err(TryLockError::WouldBlock) => None,
+    };
+    let Some(shared) = shared else {
+        return;
+    };
+    if shared.start_pid != std::process::id() {
+        return;
+    }
+    let mut state = match shared.finish_state.try_lock() {
+        Ok(s) => s,
+        Err(TryLockError::Poisoned(p)) => p.into_inner(),
+        // Being finished (possibly by this thread): nothing to add.
+        Err(TryLockError::WouldBlock) => return,
+    };
+    match finish_locked(&shared, &mut state, Target::Configured) {
+        Ok(stats) => eprintln!(
+            "fxt: panic: trace written to {} ({} records, {} dropped)",
+            shared.output.display(),
+            stats.records_written,
+            stats.records_dropped
+        ),
+        Err(e) => eprintln!(
+            "fxt: panic: writing the trace to {} failed: {e}",
+            shared.output.display()
+        ),
     }
 }

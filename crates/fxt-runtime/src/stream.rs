@@ -3,12 +3,15 @@
 //!
 //! Each pass (every [`POLL`], or sooner when finishing):
 //! 1. snapshot the released chunks (Acquire loads of their state, pairing
-//!    with the writers' Release stores in `Ring::release`);
+//!    with the writers' Release stores in `Ring::release`) and take the
+//!    large records kept so far;
 //! 2. write the durable records appended since the last pass: every string
 //!    or thread a record in those chunks refers to was appended before the
 //!    record was published, so it is already there, and lands in the file
 //!    before the record;
-//! 3. write the chunks, oldest first, and free each one as soon as it is
+//! 3. write the large records (large blobs) kept since the last pass
+//!    (taken before step 2, so their refs are in the durable records);
+//! 4. write the chunks, oldest first, and free each one as soon as it is
 //!    copied (Release store, pairing with the next owner's Acquire CAS).
 //!
 //! Writers never wait for the streamer: a writer that finds no free chunk
@@ -22,7 +25,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::collect::{buffer_filled, preamble, write_chunks, Stager, Stats};
+use crate::collect::{buffer_filled, preamble, write_chunks, write_large, Stager, Stats};
 use crate::session::{CollectError, Shared};
 
 /// How often the streamer looks for released chunks.
@@ -42,6 +45,7 @@ pub(crate) struct Streamed {
 
 fn pass(shared: &Shared, st: &mut Streamed) {
     let snaps = shared.ring.snapshot_released();
+    let large = shared.large.take();
     // Durable records first (see the module docs).
     if st.error.is_none() {
         let from = st.durable_pos;
@@ -57,6 +61,15 @@ fn pass(shared: &Shared, st: &mut Streamed) {
             }
             Err(e) => st.error = Some(e),
         }
+    }
+    // Taken before the durable records were read: their refs are written.
+    if st.error.is_none() {
+        match write_large(&mut st.stage, &large) {
+            Ok(n) => st.emitted_written += n,
+            Err(e) => st.error = Some(e),
+        }
+    } else {
+        st.lost += large.len() as u64;
     }
     for snap in &snaps {
         if st.error.is_none() {
@@ -94,7 +107,7 @@ pub(crate) fn spawn(shared: Arc<Shared>, file: File) -> JoinHandle<Streamed> {
                 error: None,
                 ticks_per_second: tps,
             };
-            let pre = preamble(&shared, tps);
+            let pre = preamble(&shared.provider_name, tps);
             if let Err(e) = st.stage.words(&pre, 3) {
                 st.error = Some(e);
             }
@@ -116,13 +129,16 @@ pub(crate) fn finish(shared: &Shared, mut st: Streamed) -> Result<Stats, Collect
         return Err(CollectError::Io(e));
     }
     let snaps = shared.ring.snapshot_all();
+    let large = shared.large.take();
     let prev = st.durable_records;
     let stage = &mut st.stage;
     let (_, durable) = shared.durable.read_from(st.durable_pos, |words, records| {
         stage.words(words, records - prev).map(|_| records)
     });
     let durable_records = durable?;
+    let large = write_large(&mut st.stage, &large)?;
     let (written, discarded) = write_chunks(shared, &mut st.stage, &snaps)?;
+    let written = written + large;
     let dropped = shared.dropped() + discarded + st.lost;
     if dropped > 0 {
         st.stage.words(&buffer_filled(), 1)?;

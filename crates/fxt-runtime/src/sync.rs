@@ -180,10 +180,30 @@ fn advise_huge_pages(_ptr: *mut u8, _len: usize) {}
 /// The memory of a buffer under loom: a boxed slice (loom's atomics are
 /// not plain memory, so they are constructed one by one).
 #[cfg(loom)]
-pub(crate) type Words = Box<[AtomicU64]>;
+#[derive(Debug)]
+pub(crate) struct Words(Box<[AtomicU64]>);
+
+#[cfg(loom)]
+impl core::ops::Deref for Words {
+    type Target = [AtomicU64];
+    fn deref(&self) -> &[AtomicU64] {
+        &self.0
+    }
+}
+
+#[cfg(loom)]
+impl Words {
+    /// File mappings are not modelled: crash-safe sessions are not started
+    /// under loom.
+    pub(crate) fn mapped(_: std::sync::Arc<crate::mapped::FileMap>, _: usize, _: usize) -> Words {
+        unimplemented!("crash-safe mode under loom")
+    }
+
+    pub(crate) fn prefault(&self) {}
+}
 
 /// `n` atomic words, all zero (loom).
 #[cfg(loom)]
 pub(crate) fn zeroed_words(n: usize) -> Words {
-    (0..n).map(|_| AtomicU64::new(0)).collect()
+    Words((0..n).map(|_| AtomicU64::new(0)).collect())
 }

@@ -51,6 +51,12 @@ pub(crate) struct Writer {
     /// `thread ref << 24`, ready to OR into an event header (0 = inline).
     pub(crate) thread_bits: u64,
     pub(crate) inline_thread: bool,
+    /// The session is crash-safe: records are written with the filler
+    /// protocol (`crate::mapped`).
+    pub(crate) crash_safe: bool,
+    /// `inline_thread || crash_safe`: the event fast path's one check for
+    /// "this writer needs a slower path".
+    pub(crate) slow: bool,
     pub(crate) use_tsc: bool,
     pub(crate) pid: u64,
     /// OS thread id, 0 until first needed.
@@ -72,6 +78,8 @@ impl Writer {
             shared: None,
             thread_bits: 0,
             inline_thread: true,
+            crash_safe: false,
+            slow: true,
             use_tsc: false,
             pid: 0,
             tid: 0,
@@ -111,6 +119,16 @@ impl Writer {
         self.starved = None;
     }
 
+    /// In a forked child: forgets the session without touching it (no
+    /// release of the chunk, whose bookkeeping belongs to the parent; the
+    /// `Arc` is kept, not dropped, so no destructor runs here).
+    fn forget_after_fork(&mut self) {
+        self.gen = 0;
+        self.has_lease = false;
+        self.lease = NO_LEASE;
+        self.starved = None;
+    }
+
     /// Makes this writer write to the live session if it is the one of
     /// generation `gen`. Returns whether it does.
     #[cold]
@@ -143,6 +161,8 @@ impl Writer {
         self.counters = Some(counters);
         self.thread_bits = index.map_or(0, |i| (i as u64) << 24);
         self.inline_thread = index.is_none();
+        self.crash_safe = s.crash_safe;
+        self.slow = self.inline_thread || self.crash_safe;
         self.use_tsc = s.clock.use_tsc;
         self.gen = s.gen;
         self.shared = Some(s);
@@ -235,11 +255,24 @@ pub(crate) fn with_writer(site: Site, f: impl FnOnce(&mut Writer)) {
 #[cold]
 #[inline(never)]
 fn orphan_drop(site: Site) {
+    // `current` takes a lock: not in a forked child (it returns `None`).
     if let Some(s) = session::current() {
         if s.gen == site.gen() {
             s.orphan_dropped.fetch_add(1, Ordering::Relaxed);
         }
     }
+}
+
+/// The `fork` child handler's part (see `session`): the forking thread,
+/// the only one in the child, forgets its session and chunk, so an event
+/// it emits from a site obtained before the fork takes the registration
+/// path, which refuses in a forked child. No lock is taken.
+pub(crate) fn forget_after_fork() {
+    let _ = LOCAL.try_with(|cell| {
+        if let Ok(mut w) = cell.try_borrow_mut() {
+            w.forget_after_fork();
+        }
+    });
 }
 
 /// Releases the calling thread's chunk of `shared` (used by the thread that
@@ -261,6 +294,9 @@ pub fn set_thread_name(name: &str) {
     let _ = LOCAL.try_with(|cell| {
         if let Ok(mut w) = cell.try_borrow_mut() {
             w.name = Some(name.to_string());
+            if session::forked() {
+                return;
+            }
             if let Some(s) = &w.shared {
                 if session::current().is_some_and(|c| Arc::ptr_eq(&c, s)) {
                     s.durable.name_thread(w.pid, w.tid, name);

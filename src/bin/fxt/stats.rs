@@ -169,11 +169,8 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
                 match e.kind {
                     EventKind::DurationComplete { end } => {
                         let end = ticks_to_ns(end, tps);
+                        per_name.durations.push(end.saturating_sub(start));
                         s.time(end);
-                        s.durations
-                            .entry(k)
-                            .or_default()
-                            .push(end.saturating_sub(start));
                     }
                     EventKind::DurationBegin => {
                         let t = (reader.provider_id(), process, thread);
@@ -183,9 +180,10 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
                         let t = (reader.provider_id(), process, thread);
                         match s.open.get_mut(&t).and_then(Vec::pop) {
                             Some((k, begin)) => s
-                                .durations
+                                .names
                                 .entry(k)
                                 .or_default()
+                                .durations
                                 .push(start.saturating_sub(begin)),
                             None => s.unmatched_ends += 1,
                         }
@@ -202,7 +200,12 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         .names
         .iter_mut()
         .filter(|(_, p)| !p.durations.is_empty())
-        .map(|((c, n), p)| ((c.to_string(), n.to_string()), Summary::of(&mut p.durations)))
+        .map(|((c, n), p)| {
+            (
+                (c.to_string(), n.to_string()),
+                Summary::of(&mut p.durations),
+            )
+        })
         .collect();
     durations.sort_by(|a, b| a.0.cmp(&b.0));
     let mut events: Vec<((String, String), u64)> = s
