@@ -52,7 +52,9 @@ fn threads_exiting_mid_trace_lose_nothing() {
                     .name(format!("long-{t}"))
                     .spawn_scoped(scope, move || {
                         let mut seq = 0;
-                        while seq < LONG_MAX && (seq < LONG_MIN || !churn_done.load(Ordering::Relaxed)) {
+                        while seq < LONG_MAX
+                            && (seq < LONG_MIN || !churn_done.load(Ordering::Relaxed))
+                        {
                             trace_instant!("rel", "long", "t" => t, "seq" => seq);
                             seq += 1;
                             if seq % 64 == 0 {
@@ -97,7 +99,11 @@ fn threads_exiting_mid_trace_lose_nothing() {
     // The naming records tell which koid each thread had.
     let mut koid_of = std::collections::HashMap::new();
     for (_, k) in trace.kernel_objects(OBJ_THREAD) {
-        assert!(koid_of.insert(k.name.to_string(), k.koid).is_none(), "{} named once", k.name);
+        assert!(
+            koid_of.insert(k.name.to_string(), k.koid).is_none(),
+            "{} named once",
+            k.name
+        );
     }
     let on = |name: &str| Thread::Known {
         process: pid(),
@@ -112,7 +118,10 @@ fn threads_exiting_mid_trace_lose_nothing() {
             .map(|e| u64_arg(e, "seq"))
             .collect();
         assert_eq!(seqs, (0..SHORT_EVENTS).collect::<Vec<_>>(), "{name}");
-        let life: Vec<&Event> = trace.named("short life").filter(|e| u64_arg(e, "k") == k).collect();
+        let life: Vec<&Event> = trace
+            .named("short life")
+            .filter(|e| u64_arg(e, "k") == k)
+            .collect();
         assert_eq!(life.len(), 1, "{name}");
         assert_eq!(life[0].thread, on(&name));
     }
@@ -124,7 +133,11 @@ fn threads_exiting_mid_trace_lose_nothing() {
             .inspect(|e| assert_eq!(e.thread, on(&name)))
             .map(|e| u64_arg(e, "seq"))
             .collect();
-        assert_eq!(seqs, (0..n).collect::<Vec<_>>(), "{name}: every record, in order");
+        assert_eq!(
+            seqs,
+            (0..n).collect::<Vec<_>>(),
+            "{name}: every record, in order"
+        );
     }
 }
 
@@ -199,8 +212,15 @@ fn events_from_thread_local_destructors() {
     let alive: Vec<String> = trace.named("alive").map(case).collect();
     assert_eq!(alive, ["fxt first", "ours first"]);
     let dropped: Vec<String> = trace.named("tls drop").map(case).collect();
-    assert_eq!(dropped, ["fxt first", "only ours"], "recorded destructor events");
-    assert_eq!(trace.stats.records_dropped, 1, "the 'ours first' event is counted as dropped");
+    assert_eq!(
+        dropped,
+        ["fxt first", "only ours"],
+        "recorded destructor events"
+    );
+    assert_eq!(
+        trace.stats.records_dropped, 1,
+        "the 'ours first' event is counted as dropped"
+    );
     // Recorded destructor events are on their thread.
     let koid = |name: &str| {
         trace
@@ -211,7 +231,13 @@ fn events_from_thread_local_destructors() {
             .unwrap_or_else(|| panic!("{name} is named"))
     };
     for e in trace.named("tls drop") {
-        assert_eq!(e.thread, Thread::Known { process: pid(), thread: koid(&case(e)) });
+        assert_eq!(
+            e.thread,
+            Thread::Known {
+                process: pid(),
+                thread: koid(&case(e))
+            }
+        );
     }
 }
 
@@ -231,6 +257,9 @@ fn many_sessions_in_one_process() {
     let stop = AtomicBool::new(false);
     let iterations = AtomicU64::new(0);
     std::thread::scope(|scope| {
+        // Stops the background thread however this scope ends (a failed
+        // check must not leave it running, which would hang the scope).
+        let _stop = SetOnDrop(&stop);
         scope.spawn(|| {
             let mut n = 0u64;
             while !stop.load(Ordering::Relaxed) {
@@ -245,9 +274,16 @@ fn many_sessions_in_one_process() {
         });
         let mut bg_total = 0;
         for s in 0..SESSIONS {
-            let mode = if s % 2 == 0 { Mode::Oneshot } else { Mode::Circular };
+            let mode = if s % 2 == 0 {
+                Mode::Oneshot
+            } else {
+                Mode::Circular
+            };
             let session = fxt::start(Config::new().buffer_size(8 << 20).mode(mode)).unwrap();
-            assert!(matches!(fxt::start(Config::new()), Err(fxt::StartError::AlreadyRunning)));
+            assert!(matches!(
+                fxt::start(Config::new()),
+                Err(fxt::StartError::AlreadyRunning)
+            ));
             assert!(fxt::is_enabled());
             let k = 3 + s % 7;
             for i in 0..k {
@@ -257,7 +293,9 @@ fn many_sessions_in_one_process() {
             // Let the background thread run at least one whole iteration
             // inside this session (bounded wait).
             let seen = iterations.load(Ordering::Acquire);
-            wait_until("a background event", || iterations.load(Ordering::Acquire) >= seen + 2);
+            wait_until("a background event", || {
+                iterations.load(Ordering::Acquire) >= seen + 2
+            });
             let trace = finish(session);
             assert!(!fxt::is_enabled());
 
@@ -269,21 +307,38 @@ fn many_sessions_in_one_process() {
                 .inspect(|e| assert_eq!(e.category, "fg"))
                 .map(|e| (u64_arg(e, "s"), u64_arg(e, "i")))
                 .collect();
-            assert_eq!(fg, (0..k).map(|i| (s, i)).collect::<Vec<_>>(), "session {s}");
+            assert_eq!(
+                fg,
+                (0..k).map(|i| (s, i)).collect::<Vec<_>>(),
+                "session {s}"
+            );
             assert_eq!(u64_arg(trace.one("session counter"), "s"), s);
             let strings: Vec<&str> = trace.strings().into_iter().map(|x| x.1).collect();
             for needed in ["fg", "session event", "s", "i", "session counter"] {
                 assert!(strings.contains(&needed), "session {s} interns {needed:?}");
             }
-            let bg = trace.named("tick").inspect(|e| assert_eq!(e.category, "bg")).count();
+            let bg = trace
+                .named("tick")
+                .inspect(|e| assert_eq!(e.category, "bg"))
+                .count();
             assert!(bg >= 1, "session {s} has background events");
             assert_eq!(trace.check_increasing("n"), bg);
-            assert!(trace.events().all(|e| e.name == "tick" || e.category == "fg"));
+            assert!(trace
+                .events()
+                .all(|e| e.name == "tick" || e.category == "fg"));
             bg_total += bg;
         }
-        stop.store(true, Ordering::Relaxed);
         assert!(bg_total as u64 >= SESSIONS);
     });
+}
+
+/// Sets a flag when dropped.
+struct SetOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for SetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -315,7 +370,9 @@ fn panicking_traced_function_records_its_duration() {
         assert_eq!(explode(0), 0);
     });
     trace.check_accounting(Some(7));
-    let durations: Vec<(String, Vec<(String, ArgValue)>, u64, u64)> = trace
+    /// (name, arguments, begin, end)
+    type Span = (String, Vec<(String, ArgValue)>, u64, u64);
+    let durations: Vec<Span> = trace
         .events()
         .map(|e| match e.kind {
             EventKind::DurationComplete { end } => (e.name.to_string(), args(e), e.timestamp, end),
@@ -342,7 +399,9 @@ fn panicking_traced_function_records_its_duration() {
     }
     // Nesting: scope within explode within calls_explode.
     let within = |inner: usize, outer: usize| {
-        assert!(durations[outer].2 <= durations[inner].2 && durations[inner].3 <= durations[outer].3);
+        assert!(
+            durations[outer].2 <= durations[inner].2 && durations[inner].3 <= durations[outer].3
+        );
     };
     within(0, 1);
     within(2, 3);
@@ -373,20 +432,36 @@ fn categories_switched_at_run_time() {
         looped(i);
         trace_instant!("b", "other", "i" => i);
     }
-    // Another thread sees the changes too (the channel orders them).
+    // Another thread, which used the call site before, sees the changes
+    // too (each step waits for its acknowledgement).
     let (tx, rx) = std::sync::mpsc::channel::<u64>();
-    let worker = std::thread::spawn(move || rx.into_iter().for_each(looped));
-    fxt::disable_category("a");
-    tx.send(100).unwrap(); // off
-    fxt::enable_category("a");
-    tx.send(101).unwrap(); // on
+    let (ack_tx, ack) = std::sync::mpsc::channel::<()>();
+    let worker = std::thread::spawn(move || {
+        for i in rx {
+            looped(i);
+            ack_tx.send(()).unwrap();
+        }
+    });
+    for (i, on) in [(100, true), (101, false), (102, true)] {
+        if on {
+            fxt::enable_category("a");
+        } else {
+            fxt::disable_category("a");
+        }
+        tx.send(i).unwrap();
+        ack.recv().unwrap();
+    }
     drop(tx);
     worker.join().unwrap();
     let trace = finish(session);
     trace.check_accounting(None);
     let loop_i: Vec<u64> = trace.named("loop").map(|e| u64_arg(e, "i")).collect();
-    assert_eq!(loop_i, [0, 1, 5, 6, 7, 101]);
-    assert_eq!(trace.named("other").count(), 8, "other categories unaffected");
+    assert_eq!(loop_i, [0, 1, 5, 6, 7, 100, 102]);
+    assert_eq!(
+        trace.named("other").count(),
+        8,
+        "other categories unaffected"
+    );
 
     // Only "a" configured; "b" switched on, then "a" off.
     let session = fxt::start(Config::new().buffer_size(1 << 20).categories(&["a"])).unwrap();
@@ -426,7 +501,8 @@ fn a_thread_emitting_in_lockstep_with_sessions() {
     let started = Barrier::new(2);
     let emitted = Barrier::new(2);
     let finished = Barrier::new(2);
-    std::thread::scope(|scope| {
+    let idle = Barrier::new(2);
+    let traces = std::thread::scope(|scope| {
         scope.spawn(|| {
             for r in 0..ROUNDS {
                 started.wait();
@@ -437,18 +513,80 @@ fn a_thread_emitting_in_lockstep_with_sessions() {
                 finished.wait();
                 // Between sessions: disabled, not recorded anywhere.
                 trace_instant!("lockstep", "between", "r" => r);
+                idle.wait();
             }
         });
-        for r in 0..ROUNDS {
-            let session = fxt::start(Config::new().buffer_size(1 << 20)).unwrap();
-            started.wait();
-            emitted.wait();
-            let trace = finish(session);
-            finished.wait();
-            trace.check_accounting(Some(r % 5 + 1));
-            let got: Vec<(u64, u64)> = trace.named("event").map(|e| (u64_arg(e, "r"), u64_arg(e, "i"))).collect();
-            assert_eq!(got, (0..=r % 5).map(|i| (r, i)).collect::<Vec<_>>());
-            assert_eq!(trace.named("between").count(), 0);
-        }
+        // Collect first, check after the scope: a failed check inside it
+        // would leave the other thread waiting at a barrier.
+        (0..ROUNDS)
+            .map(|_| {
+                let session = fxt::start(Config::new().buffer_size(1 << 20)).unwrap();
+                started.wait();
+                emitted.wait();
+                let trace = finish(session);
+                finished.wait();
+                idle.wait();
+                trace
+            })
+            .collect::<Vec<Trace>>()
     });
+    for (r, trace) in (0..ROUNDS).zip(&traces) {
+        trace.check_accounting(Some(r % 5 + 1));
+        let got: Vec<(u64, u64)> = trace
+            .named("event")
+            .map(|e| (u64_arg(e, "r"), u64_arg(e, "i")))
+            .collect();
+        assert_eq!(
+            got,
+            (0..=r % 5).map(|i| (r, i)).collect::<Vec<_>>(),
+            "round {r}"
+        );
+        assert_eq!(trace.named("between").count(), 0, "round {r}");
+    }
+}
+
+/// Threads that exit while a circular session is being collected: their
+/// chunks were owned when the collector took its snapshot and are released
+/// (same sequence number, data untouched) while it copies. Nothing was
+/// overwritten, so nothing may be lost: every record is in the file and
+/// none is counted as dropped.
+#[test]
+fn threads_exiting_during_circular_collection() {
+    const HOLDERS: u64 = 8;
+    let _turn = lock();
+    let text = "x".repeat(4000);
+    let session = fxt::start(Config::new().buffer_size(64 << 20).mode(Mode::Circular)).unwrap();
+    // Fill most of the ring (without wrapping) so that copying it takes a
+    // while; the holders' chunks come last.
+    const FILL: u64 = 12_000;
+    for i in 0..FILL {
+        trace_instant!("rel", "fill", "i" => i, "text" => text.as_str());
+    }
+    let (exit_tx, exit_rx) = std::sync::mpsc::channel::<()>();
+    let exit_rx = std::sync::Mutex::new(exit_rx);
+    let holding = Barrier::new(HOLDERS as usize + 1);
+    let trace = std::thread::scope(|scope| {
+        for t in 0..HOLDERS {
+            let (holding, exit_rx) = (&holding, &exit_rx);
+            scope.spawn(move || {
+                trace_instant!("rel", "holder", "t" => t);
+                holding.wait();
+                // Returns when the sender is dropped: the thread exits.
+                let _ = exit_rx.lock().unwrap().recv();
+            });
+        }
+        holding.wait();
+        scope.spawn(move || {
+            // Once the session is stopping, let the holders exit a little
+            // after the grace period: while the collector copies chunks.
+            wait_until("the session to stop", || !fxt::is_enabled());
+            std::thread::sleep(Duration::from_millis(4)); // FINISH_GRACE is 2 ms
+            drop(exit_tx);
+        });
+        finish(session)
+    });
+    trace.check_accounting(Some(FILL + HOLDERS));
+    assert_eq!(trace.stats.records_dropped, 0, "nothing was overwritten");
+    assert_eq!(trace.named("holder").count() as u64, HOLDERS);
+    assert_eq!(trace.named("fill").count() as u64, FILL);
 }

@@ -47,7 +47,8 @@ pub fn decode(bytes: &[u8], stats: Stats) -> Trace {
     let mut headers = Vec::new();
     while let Some(r) = reader.next() {
         let offset = reader.record_offset() as usize;
-        let record = r.unwrap_or_else(|e| panic!("the trace decodes: {e} (record {})", records.len()));
+        let record =
+            r.unwrap_or_else(|e| panic!("the trace decodes: {e} (record {})", records.len()));
         let header = u64::from_le_bytes(bytes[offset..offset + 8].try_into().unwrap());
         records.push(record);
         headers.push(header);
@@ -63,7 +64,11 @@ pub fn decode(bytes: &[u8], stats: Stats) -> Trace {
 /// Finishes a oneshot or circular session into memory and decodes it.
 pub fn finish(session: fxt::Session) -> Trace {
     let (bytes, stats) = session.finish_to_vec().expect("the session collects");
-    assert_eq!(stats.bytes_written, bytes.len() as u64, "bytes_written is the file size");
+    assert_eq!(
+        stats.bytes_written,
+        bytes.len() as u64,
+        "bytes_written is the file size"
+    );
     decode(&bytes, stats)
 }
 
@@ -72,20 +77,25 @@ pub fn temp_path(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("fxt-reliability-{}-{name}.fxt", std::process::id()))
 }
 
-/// Finishes a streaming session (writing its configured output `path`),
-/// reads the file back, removes it and decodes it.
-pub fn finish_streaming(session: fxt::Session, path: &std::path::Path) -> Trace {
-    let stats = session.finish().expect("the streaming session finishes");
-    let bytes = std::fs::read(path).expect("the streamed trace is readable");
+/// Finishes a session to its configured output `path` (how streaming and
+/// crash-safe sessions finish), reads the file back, removes it and
+/// decodes it.
+pub fn finish_to_file(session: fxt::Session, path: &std::path::Path) -> Trace {
+    let stats = session.finish().expect("the session finishes to its file");
+    let bytes = std::fs::read(path).expect("the trace file is readable");
     let _ = std::fs::remove_file(path);
-    assert_eq!(stats.bytes_written, bytes.len() as u64, "bytes_written is the file size");
+    assert_eq!(
+        stats.bytes_written,
+        bytes.len() as u64,
+        "bytes_written is the file size"
+    );
     decode(&bytes, stats)
 }
 
 /// Finishes a session of any mode (`path` is its configured output).
 pub fn finish_any(session: fxt::Session, mode: Mode, path: &std::path::Path) -> Trace {
     match mode {
-        Mode::Streaming => finish_streaming(session, path),
+        Mode::Streaming => finish_to_file(session, path),
         _ => finish(session),
     }
 }
@@ -127,7 +137,11 @@ impl Trace {
     /// The only event named `name`.
     pub fn one(&self, name: &str) -> &Event {
         let found: Vec<&Event> = self.events().filter(|e| e.name == name).collect();
-        assert_eq!(found.len(), 1, "exactly one event named {name:?}: {found:#?}");
+        assert_eq!(
+            found.len(),
+            1,
+            "exactly one event named {name:?}: {found:#?}"
+        );
         found[0]
     }
 
@@ -184,7 +198,15 @@ impl Trace {
     pub fn buffer_filled_events(&self) -> usize {
         self.records
             .iter()
-            .filter(|r| matches!(r, Record::ProviderEvent { event: BUFFER_FILLED, .. }))
+            .filter(|r| {
+                matches!(
+                    r,
+                    Record::ProviderEvent {
+                        event: BUFFER_FILLED,
+                        ..
+                    }
+                )
+            })
             .count()
     }
 
@@ -215,7 +237,11 @@ impl Trace {
     /// * with `emitted = Some(n)`: written + dropped == n.
     pub fn check_accounting(&self, emitted: Option<u64>) {
         let s = &self.stats;
-        assert_eq!(self.records.len() as u64, s.records_written, "records in the file == Stats.records_written");
+        assert_eq!(
+            self.records.len() as u64,
+            s.records_written,
+            "records in the file == Stats.records_written"
+        );
         assert_eq!(
             self.emitted_in_file(),
             s.emitted_records_written,
@@ -230,7 +256,13 @@ impl Trace {
         );
         if filled == 1 {
             assert!(
-                matches!(self.records.last(), Some(Record::ProviderEvent { event: BUFFER_FILLED, .. })),
+                matches!(
+                    self.records.last(),
+                    Some(Record::ProviderEvent {
+                        event: BUFFER_FILLED,
+                        ..
+                    })
+                ),
                 "the 'buffer filled up' event ends the file"
             );
         }
@@ -239,7 +271,10 @@ impl Trace {
             s.records_written,
             "preamble + durable + emitted + filled == records_written"
         );
-        assert!(matches!(self.records.first(), Some(Record::Magic)), "the file starts with the magic number");
+        assert!(
+            matches!(self.records.first(), Some(Record::Magic)),
+            "the file starts with the magic number"
+        );
         if let Some(n) = emitted {
             assert_eq!(
                 s.emitted_records_written + s.records_dropped,
@@ -253,8 +288,14 @@ impl Trace {
     /// every event's thread is known.
     pub fn check_resolved(&self) {
         for e in self.events() {
-            assert!(!e.category.is_undefined() && !e.name.is_undefined(), "unresolved string in {e:?}");
-            assert!(matches!(e.thread, Thread::Known { .. }), "unresolved thread in {e:?}");
+            assert!(
+                !e.category.is_undefined() && !e.name.is_undefined(),
+                "unresolved string in {e:?}"
+            );
+            assert!(
+                matches!(e.thread, Thread::Known { .. }),
+                "unresolved thread in {e:?}"
+            );
             for a in &e.args {
                 assert!(!a.name.is_undefined(), "unresolved arg name in {e:?}");
                 if let ArgValue::Str(t) = &a.value {
@@ -297,10 +338,14 @@ pub fn arg<'e>(event: &'e Event, key: &str) -> &'e ArgValue {
 
 /// The `u64` argument `key` of an event, if it has one.
 pub fn try_u64(event: &Event, key: &str) -> Option<u64> {
-    event.args.iter().find(|a| a.name == key).and_then(|a| match a.value {
-        ArgValue::U64(v) => Some(v),
-        _ => None,
-    })
+    event
+        .args
+        .iter()
+        .find(|a| a.name == key)
+        .and_then(|a| match a.value {
+            ArgValue::U64(v) => Some(v),
+            _ => None,
+        })
 }
 
 /// The `u64` argument `key` of an event.

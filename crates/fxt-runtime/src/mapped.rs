@@ -187,7 +187,11 @@ impl FileMap {
     /// Creates (or truncates) `path`, writes `preamble` followed by 1-word
     /// fillers up to `total_words` words, and maps the file shared and
     /// writable.
-    pub(crate) fn create(path: &Path, preamble: &[u64], total_words: usize) -> io::Result<Arc<FileMap>> {
+    pub(crate) fn create(
+        path: &Path,
+        preamble: &[u64],
+        total_words: usize,
+    ) -> io::Result<Arc<FileMap>> {
         assert!(preamble.len() <= total_words && total_words > 0);
         let mut file: File = OpenOptions::new()
             .read(true)
@@ -203,7 +207,8 @@ impl FileMap {
         let fillers = vec![FILLER; block_words];
         let mut first: Vec<u64> = preamble.to_vec();
         first.resize(block_words.max(preamble.len()), FILLER);
-        let block = |words: &[u64]| -> Vec<u8> { words.iter().flat_map(|w| w.to_le_bytes()).collect() };
+        let block =
+            |words: &[u64]| -> Vec<u8> { words.iter().flat_map(|w| w.to_le_bytes()).collect() };
         file.write_all(&block(&first))?;
         let mut written = first.len();
         let full = block(&fillers);
@@ -226,6 +231,7 @@ impl FileMap {
     }
 
     /// The whole mapping as atomic words.
+    #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn words(&self) -> &[std::sync::atomic::AtomicU64] {
         let len = self.map.len() / 8;
         let ptr = self.map.as_ptr() as *const std::sync::atomic::AtomicU64;
@@ -257,7 +263,11 @@ mod tests {
         let mut p = 0;
         while p < words.len() {
             let n = record_words(words[p]);
-            assert!(n > 0 && p + n <= words.len(), "bad size at {p}: {:#x}", words[p]);
+            assert!(
+                n > 0 && p + n <= words.len(),
+                "bad size at {p}: {:#x}",
+                words[p]
+            );
             if words[p] & 0xffff_ffff_ffff_000f != 2 {
                 let (_, r) = records
                     .iter()

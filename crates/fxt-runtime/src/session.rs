@@ -31,9 +31,6 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::buffer::{Ring, RingMode};
-use crate::large::LargeRecords;
-use crate::mapped::FileMap;
-use crate::sync::Words;
 use crate::callsite::{self, STALE};
 use crate::clock::{self, Clock};
 use crate::collect::{self, Stats};
@@ -41,7 +38,10 @@ use crate::config::{
     ClockSource, Config, Mode, DEFAULT_CHUNK_SIZE, MIN_BUFFER_SIZE, MIN_CHUNK_SIZE,
 };
 use crate::intern::Durable;
+use crate::large::LargeRecords;
+use crate::mapped::FileMap;
 use crate::stream;
+use crate::sync::Words;
 use crate::thread;
 
 /// How long [`Session::finish`] waits, after disabling every call site, for
@@ -553,7 +553,10 @@ impl Drop for Session {
     fn drop(&mut self) {
         if let Some(s) = self.shared.take() {
             if let Err(e) = finish_shared(&s, Target::Configured) {
-                eprintln!("fxt: writing the trace to {} failed: {e}", self.output.display());
+                eprintln!(
+                    "fxt: writing the trace to {} failed: {e}",
+                    self.output.display()
+                );
             }
         }
     }
@@ -597,11 +600,7 @@ fn finish_locked(
 fn stop(shared: &Arc<Shared>) {
     {
         let mut ctl = control();
-        if ctl
-            .current
-            .as_ref()
-            .is_some_and(|c| Arc::ptr_eq(c, shared))
-        {
+        if ctl.current.as_ref().is_some_and(|c| Arc::ptr_eq(c, shared)) {
             ctl.current = None;
             ACTIVE.store(false, Ordering::Relaxed);
             callsite::reset_all(&ctl, 0);
@@ -642,7 +641,11 @@ fn write_file(shared: &Shared, path: &Path) -> Result<Stats, CollectError> {
         let result = File::create(&tmp)
             .map_err(CollectError::from)
             .and_then(|f| collect::write_trace(shared, f))
-            .and_then(|stats| std::fs::rename(&tmp, path).map(|_| stats).map_err(Into::into));
+            .and_then(|stats| {
+                std::fs::rename(&tmp, path)
+                    .map(|_| stats)
+                    .map_err(Into::into)
+            });
         if result.is_err() {
             let _ = std::fs::remove_file(&tmp);
         }

@@ -97,9 +97,16 @@ impl core::fmt::Debug for Words {
 #[cfg(not(loom))]
 impl Words {
     /// Words `[start, start + len)` of a file mapping.
-    pub(crate) fn mapped(map: std::sync::Arc<crate::mapped::FileMap>, start: usize, len: usize) -> Words {
+    pub(crate) fn mapped(
+        map: std::sync::Arc<crate::mapped::FileMap>,
+        start: usize,
+        len: usize,
+    ) -> Words {
         let all = map.words();
-        assert!(start <= all.len() && len <= all.len() - start, "range outside the mapping");
+        assert!(
+            start <= all.len() && len <= all.len() - start,
+            "range outside the mapping"
+        );
         let ptr = core::ptr::NonNull::from(&all[start..start + len]).cast::<AtomicU64>();
         Words {
             ptr,
@@ -112,10 +119,12 @@ impl Words {
     /// no page fault on its first pass over the buffer (see
     /// [`crate::Config::prefault`]).
     pub(crate) fn prefault(&self) {
-        // `fetch_or(0)` is a write access that leaves the value as it is
-        // (nobody else writes yet: the session is not published).
+        // A swap with the current value writes and leaves it as it is
+        // (nobody else writes yet: the session is not published). Not
+        // `fetch_or(0)`: the compiler turns an idempotent RMW into a load,
+        // which would only map the shared zero page.
         for w in self.iter().step_by(4096 / 8) {
-            w.fetch_or(0, Ordering::Relaxed);
+            w.swap(w.load(Ordering::Relaxed), Ordering::Relaxed);
         }
     }
 }
