@@ -34,6 +34,9 @@ fn big() -> Config {
 #[test]
 fn threads_past_the_thread_table_are_inline() {
     const THREADS: usize = 300;
+    // Threads from this one on also write a large blob (which has a thread
+    // ref too).
+    const BLOBS_FROM: usize = 250;
     let trace = trace_with(big(), || {
         let done = Barrier::new(THREADS);
         std::thread::scope(|scope| {
@@ -45,6 +48,13 @@ fn threads_past_the_thread_table_are_inline() {
                         fxt::set_thread_name(&format!("t{i:03}"));
                         trace_instant!("limits", "thread event", "i" => i as u64);
                         trace_log!("limits", "log from {i}");
+                        if i >= BLOBS_FROM {
+                            trace_blob!(
+                                "limits",
+                                "thread blob",
+                                vec![(i - BLOBS_FROM) as u8; 40_000]
+                            );
+                        }
                         // Stay alive until every thread has recorded.
                         done.wait();
                     })
@@ -52,7 +62,7 @@ fn threads_past_the_thread_table_are_inline() {
             }
         });
     });
-    trace.check_accounting(Some(2 * THREADS as u64));
+    trace.check_accounting(Some((2 * THREADS + THREADS - BLOBS_FROM) as u64));
     assert_eq!(trace.stats.records_dropped, 0);
     assert_eq!(trace.stats.threads, THREADS as u64);
 
@@ -110,6 +120,20 @@ fn threads_past_the_thread_table_are_inline() {
             .unwrap();
         assert_eq!(
             l.thread,
+            Thread::Known {
+                process: pid(),
+                thread: koid_of[&format!("t{i:03}")]
+            }
+        );
+    }
+    // Large blobs too.
+    let large = large_blobs(&trace);
+    assert_eq!(large.len(), THREADS - BLOBS_FROM);
+    for b in large {
+        let i = BLOBS_FROM + usize::from(b.payload[0]);
+        assert_eq!(b.payload, vec![(i - BLOBS_FROM) as u8; 40_000]);
+        assert_eq!(
+            b.thread,
             Thread::Known {
                 process: pid(),
                 thread: koid_of[&format!("t{i:03}")]
@@ -270,6 +294,64 @@ fn strings_past_the_string_table_are_inline() {
         assert!(!is_inline(event_category_ref(header)) && !is_inline(event_name_ref(header)));
         assert_eq!(e.category, "limits");
     }
+}
+
+/// The durable region (strings, threads, names; 64 KiB with a 256 KiB
+/// buffer) full: strings and threads registered after that are inline, and
+/// every record still resolves. (Naming records that no longer fit are
+/// left out: a thread registered then has no name in the trace.)
+#[test]
+fn durable_region_full() {
+    let trace = trace_with(Config::new().buffer_size(256 << 10), || {
+        trace_instant!("limits", "before full");
+        // 3000 names of at least 6 words each (string + naming record)
+        // overflow the region's 8192 words.
+        for i in 0..3000 {
+            fxt::set_thread_name(&format!("n{i}"));
+        }
+        trace_instant!("durable full category", "durable full name", "durable full key" => 5u64);
+        std::thread::spawn(|| {
+            trace_instant!("limits", "new thread after full", "k" => 1u32);
+            trace_log!("limits", "log after full");
+        })
+        .join()
+        .unwrap();
+        trace_instant!("limits", "before full");
+    });
+    trace.check_accounting(Some(5));
+    assert_eq!(trace.stats.records_dropped, 0);
+    trace.check_resolved();
+    let (h, e) = trace
+        .events_with_headers()
+        .find(|(_, e)| e.name == "durable full name")
+        .expect("the event");
+    assert!(is_inline(event_category_ref(h)) && is_inline(event_name_ref(h)));
+    assert_eq!(e.category, "durable full category");
+    assert_eq!(
+        args(e),
+        [("durable full key".to_string(), ArgValue::U64(5))]
+    );
+    let (h, e) = trace
+        .events_with_headers()
+        .find(|(_, e)| e.name == "new thread after full")
+        .expect("the event");
+    assert_eq!(
+        event_thread_ref(h),
+        0,
+        "no room for a thread record: inline"
+    );
+    assert!(matches!(e.thread, Thread::Known { process, .. } if process == pid()));
+    assert_eq!(args(e), [("k".to_string(), ArgValue::U32(1))]);
+    let log = trace
+        .logs()
+        .into_iter()
+        .find(|l| l.message == "log after full")
+        .expect("the log");
+    assert_eq!(log.thread, e.thread);
+    let before: Vec<&Event> = trace.named("before full").collect();
+    assert_eq!(before.len(), 2);
+    assert_eq!(before[0].thread, before[1].thread);
+    assert!(trace.thread_records().len() < 255);
 }
 
 fn large_blobs(trace: &Trace) -> Vec<&LargeBlobWithMetadata> {

@@ -26,6 +26,8 @@
 //! | `FXT_MODE` | `oneshot`, `circular` or `streaming` | `oneshot` |
 //! | `FXT_CATEGORIES` | comma-separated categories, `*` = all | all |
 //! | `FXT_CLOCK` | `monotonic` to force the monotonic clock | auto |
+//! | `FXT_PREFAULT` | `1`: touch the whole buffer at start ([`Config::prefault`]) | `0` |
+//! | `FXT_CRASH_SAFE` | `1`: the buffer is the output file ([`Config::crash_safe`]) | `0` |
 //!
 //! # Cost
 //!
@@ -45,6 +47,9 @@
 //! * `callsite`: per-call-site cache word and registry.
 //! * `intern`: the durable region (string table, thread table, names),
 //!   which the ring never overwrites and the file places first.
+//! * `large`: large records (blobs over 32 KiB), kept outside the ring.
+//! * `mapped`: crash-safe mode (the buffer is a shared mapping of the
+//!   output file, valid at every moment thanks to filler records).
 //! * `thread`: per-thread state and identity; `emit`: the event encoders;
 //!   `collect` and `stream`: writing the file; `session`: start and stop.
 //!
@@ -58,10 +63,28 @@
 //!
 //! [`Session::finish`] disables every call site, waits [`FINISH_GRACE`] for
 //! writers in flight, then writes the file: magic number, provider info,
-//! initialization record (ticks per second), the durable records, the
-//! chunks (oldest first), and the "buffer filled up" event if anything was
-//! dropped. Memory of a finished session stays valid while a thread still
-//! holds it; each thread lets go on its next event or when it exits.
+//! initialization record (ticks per second), the durable records, the large
+//! records, the chunks (oldest first), and the "buffer filled up" event if
+//! anything was dropped. Memory of a finished session stays valid while a
+//! thread still holds it; each thread lets go on its next event or when it
+//! exits.
+//!
+//! # Crashes, panics, fork
+//!
+//! * [`Config::crash_safe`] (`FXT_CRASH_SAFE=1`): the buffer is a shared
+//!   mapping of the output file, which is a valid trace at every moment. A
+//!   process killed with `SIGKILL` (or dying any other way) leaves a file
+//!   that opens in Perfetto and decodes with `fxt_format::decode` **as it
+//!   is** (no `fxt recover` needed), holding every record published before
+//!   the kill, except large blobs. A normal finish rewrites it compactly.
+//! * [`install_panic_hook`]: a panic that ends the process (any panic under
+//!   `panic = "abort"`, a main-thread panic when unwinding) writes the
+//!   trace first; the session guard then does not write it again.
+//! * `fork`: the child of a process with an unfinished session records
+//!   nothing, never touches the parent's buffer or file, and finishing its
+//!   copy of the session does nothing (see `session`).
+//! * Threads may exit mid-trace, and events emitted from thread-local
+//!   destructors are recorded or dropped and counted, never a panic.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]

@@ -104,8 +104,10 @@ pub fn log(site: Site, message: &str) {
 
 /// Blob record named by the site's name; a large blob record (with the
 /// site's category and name, a timestamp and the thread) when the data does
-/// not fit a normal record (about 32 KiB). Data larger than a buffer chunk
-/// is dropped and counted.
+/// not fit a normal record (about 32 KiB). Large blob records are kept
+/// outside the ring, up to a quarter of the buffer size in total (beyond
+/// that they are dropped and counted), and written after the durable
+/// records.
 #[inline]
 pub fn blob(site: Site, data: &[u8]) {
     emit::blob(site, data)

@@ -54,7 +54,10 @@ fn large_blobs_outside_the_ring() {
         }
         assert_eq!(small, vec![payload(100), payload(32_000)]);
         // 40 KB + 300 KB + 600 KB fit the 1 MiB budget; 900 KB does not.
-        assert_eq!(large, vec![payload(40_000), payload(300_000), payload(600_000)]);
+        assert_eq!(
+            large,
+            vec![payload(40_000), payload(300_000), payload(600_000)]
+        );
         assert_eq!(stats.records_dropped, 1, "{stats:?}");
         assert_eq!(stats.emitted_records_written, 6, "{stats:?}");
         assert_eq!(common::stress_events(&records).len(), 1);
