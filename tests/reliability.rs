@@ -551,7 +551,6 @@ fn a_thread_emitting_in_lockstep_with_sessions() {
 /// overwritten, so nothing may be lost: every record is in the file and
 /// none is counted as dropped.
 #[test]
-#[ignore = "bug: circular collection discards (and counts as dropped) a chunk whose owner releases it during the copy"]
 fn threads_exiting_during_circular_collection() {
     const HOLDERS: u64 = 8;
     let _turn = lock();

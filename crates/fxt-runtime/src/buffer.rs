@@ -411,9 +411,14 @@ impl Ring {
     /// Whether the words read from `snap` since it was taken are its data:
     /// false when a writer re-acquired the chunk meanwhile (seqlock read
     /// side; the Acquire fence pairs with the Release fence in `acquire`).
+    ///
+    /// Only the sequence number is compared: the owner releasing the chunk
+    /// (owned -> released, same sequence) does not touch the words below
+    /// the snapshot's committed length, while re-acquiring always takes a
+    /// new sequence number.
     pub fn validate(&self, snap: &ChunkSnapshot) -> bool {
         fence(Ordering::Acquire);
-        self.meta[snap.idx].state.load(Ordering::Relaxed) == snap.state
+        self.meta[snap.idx].state.load(Ordering::Relaxed) >> 2 == snap.state >> 2
     }
 
     /// Marks a released chunk, now written out, as free (streaming mode;
