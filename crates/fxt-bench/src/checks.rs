@@ -133,7 +133,9 @@ pub fn verdicts(m: &Medians) -> String {
         if !parts.is_empty() {
             // The floor's own scaling tells whether two cores were free.
             let floor = match (get(m, s, 1, "floor"), get(m, s, 2, "floor")) {
-                (Some(one), Some(two)) => format!(" (per-thread floor in the same run: {:.2}x)", two / one),
+                (Some(one), Some(two)) => {
+                    format!(" (per-thread floor in the same run: {:.2}x)", two / one)
+                }
                 _ => String::new(),
             };
             let _ = writeln!(

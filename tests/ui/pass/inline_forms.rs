@@ -22,6 +22,7 @@ fn main() {
     trace_instant!("ui", "unsigned", "u8" => value, "u16" => 2u16, "u32" => 3u32, "u64" => 4u64, "usize" => 5usize);
     trace_instant!("ui", "others", "f32" => 1.5f32, "f64" => 2.5, "bool" => true, "str" => "lit", "string" => text, "ref string" => &text);
     trace_instant!("ui", "more", "ptr" => pointer, "mut ptr" => mutable, "koid" => Koid(42), "null" => ());
+    trace_instant!("ui", "bytes", "slice" => &b"raw"[..], "vec" => vec![1u8, 2, 3]);
     trace_instant!("ui", "expressions", "sum" => value as u32 + 1, "len" => text.len(), "call" => text.to_uppercase());
 
     trace_counter!("ui", "counter", "a" => 1);
