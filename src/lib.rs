@@ -159,9 +159,9 @@ pub use fxt_format as format;
 /// that writes the records. The signature is untouched.
 pub use fxt_macros::trace_duration;
 pub use fxt_runtime::{
-    disable_category, enable_category, install_panic_hook, is_enabled, parse_size,
-    set_thread_name, start, start_from_env, tsc_usable, ClockSource, CollectError, Config,
-    IntoArgValue, Koid, Mode, Session, StartError, Stats, FINISH_GRACE,
+    disable_category, enable_category, install_panic_hook, is_enabled, parse_size, set_thread_name,
+    start, start_from_env, tsc_usable, ClockSource, CollectError, Config, IntoArgValue, Koid, Mode,
+    Session, StartError, Stats, FINISH_GRACE,
 };
 
 use fxt_format::encode::ArgValue;
