@@ -14,7 +14,9 @@
 //! it while unwinding) renames the file the hook wrote; the parent checks
 //! that the renamed file holds every event and that no file was written
 //! at the path afterwards. (`panic = "abort"` cannot be set for one test;
-//! the hook runs before the abort there, as the previous hook does.)
+//! the `abort` case does what it does instead: after the hooks, it aborts
+//! the process, so nothing unwinds and no destructor runs — the trace at
+//! the path must be the one the hook wrote.)
 
 mod common;
 
@@ -49,6 +51,14 @@ fn child(spec: &str) {
     )
     .unwrap();
     fxt_runtime::install_panic_hook();
+    if case == "abort" {
+        // What `panic = "abort"` does: run the hook, then abort.
+        let hooks = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            hooks(info);
+            std::process::abort();
+        }));
+    }
     let _aside = MoveAside(path);
     let thread_case = case == "thread";
     let workers: Vec<_> = (0..2u64)
@@ -92,11 +102,18 @@ fn run(case: &str) {
         1,
         "{stderr}"
     );
-    assert!(
-        !path.exists(),
-        "{case}: the trace was written again after the hook"
-    );
-    let bytes = std::fs::read(moved(&path)).expect("the hook's trace");
+    let written = if case == "abort" {
+        // Nothing unwound: the hook's file is where it wrote it.
+        assert!(!moved(&path).exists(), "abort: a destructor ran");
+        path.clone()
+    } else {
+        assert!(
+            !path.exists(),
+            "{case}: the trace was written again after the hook"
+        );
+        moved(&path)
+    };
+    let bytes = std::fs::read(&written).expect("the hook's trace");
     let records = common::decode(&bytes);
     common::check_preamble(&records);
     assert!(
@@ -108,7 +125,7 @@ fn run(case: &str) {
     let evs = common::stress_events(&records);
     common::assert_exactly_once(&evs, 2, 500);
     println!("  {case}: ok");
-    std::fs::remove_file(moved(&path)).unwrap();
+    std::fs::remove_file(&written).unwrap();
 }
 
 fn main() {
@@ -117,7 +134,7 @@ fn main() {
         return;
     }
     println!("panic_hook:");
-    for case in ["main", "thread", "crash-safe"] {
+    for case in ["main", "thread", "crash-safe", "abort"] {
         run(case);
     }
     println!("test result: ok.");
