@@ -57,8 +57,14 @@ fn has_fxt(python: &Path) -> bool {
         })
 }
 
-/// A Python interpreter with `fxt==0.3.0` importable.
+/// A Python interpreter with `fxt==0.3.0` importable (set up once per test
+/// binary: the tests run in parallel and must not create the venv twice).
 fn python() -> PathBuf {
+    static PYTHON: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PYTHON.get_or_init(find_or_install_python).clone()
+}
+
+fn find_or_install_python() -> PathBuf {
     if let Some(python) = std::env::var_os("FXT_PYTHON") {
         let python = PathBuf::from(python);
         assert!(
@@ -346,19 +352,19 @@ fn expected(bytes: &[u8]) -> Value {
     json!({ "providers": providers, "eof_error": null })
 }
 
-#[test]
-fn python_fxt_package_reads_our_traces_identically() {
+/// Runs tests/python/dump.py on `bytes` and asserts that the Python reader
+/// decodes exactly what ours does, record by record.
+fn assert_python_agrees(name: &str, bytes: &[u8]) -> Value {
     let python = python();
-    let bytes = trace();
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python_reader");
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("portable.fxt");
-    std::fs::write(&path, &bytes).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
 
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/dump.py");
     let output = run(Command::new(&python).arg(&script).arg(&path));
     let theirs: Value = serde_json::from_str(&output).expect("dump.py prints JSON");
-    let ours = expected(&bytes);
+    let ours = expected(bytes);
 
     // Compare record by record first, for a readable failure.
     for (id, provider) in ours["providers"].as_object().unwrap() {
@@ -370,11 +376,52 @@ fn python_fxt_package_reads_our_traces_identically() {
         for (i, (a, b)) in our_records.iter().zip(&their_records).enumerate() {
             assert_eq!(
                 a, b,
-                "provider {id}, record {i}: ours (left) vs Python's (right)"
+                "{name}: provider {id}, record {i}: ours (left) vs Python's (right)"
             );
         }
     }
-    assert_eq!(ours, theirs);
+    assert_eq!(ours, theirs, "{name}");
+    ours
+}
+
+/// A trace written by the engine itself, through the macros, from several
+/// threads, with every argument type the Python reader knows: it reads it
+/// exactly as we do, and sees every event.
+#[test]
+fn python_fxt_package_reads_the_engines_traces_identically() {
+    use fxt::{trace_counter, trace_duration_scope, trace_instant, trace_log};
+    let session = fxt::start(fxt::Config::new().buffer_size(1 << 20)).unwrap();
+    std::thread::scope(|s| {
+        for t in 0..3u64 {
+            s.spawn(move || {
+                fxt::set_thread_name(&format!("py-{t}"));
+                for i in 0..100u64 {
+                    let _d = trace_duration_scope!("py", "step", "i" => i);
+                    trace_instant!("py", "tick", "t" => t, "i" => i as i32, "f" => 0.5, "ok" => i % 2 == 0, "s" => "text", "p" => 0x1000 as *const u8, "k" => fxt::Koid(7), "n" => ());
+                    trace_counter!("py", "load", id = t, "v" => i as i64, "w" => 1.5f64);
+                }
+                trace_log!("py", "thread {t} done");
+            });
+        }
+    });
+    let (bytes, stats) = session.finish_to_vec().unwrap();
+    assert_eq!(stats.records_dropped, 0);
+    let ours = assert_python_agrees("engine.fxt", &bytes);
+    let events = ours["providers"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|p| p["records"].as_array().unwrap().iter())
+        .filter(|r| r.to_string().contains("\"py\""))
+        .count();
+    // 3 threads x 100 x (duration + instant + counter) + 3 logs (no category).
+    assert_eq!(events, 3 * 100 * 3);
+}
+
+#[test]
+fn python_fxt_package_reads_our_traces_identically() {
+    let bytes = trace();
+    let ours = assert_python_agrees("portable.fxt", &bytes);
     // Everything written was seen: 3 providers, every readable record type.
     let records: usize = ours["providers"]
         .as_object()
