@@ -115,6 +115,23 @@ impl Lease {
             None
         }
     }
+
+    /// The value of the chunk's `committed` word once the lease's records
+    /// are published: `records << 32 | words written`. [`Ring::publish`]
+    /// stores it; the thread-local fast cursor (`crate::thread::Fast`)
+    /// advances the same value by [`committed_step`] per record.
+    #[inline(always)]
+    pub fn committed(&self) -> u64 {
+        (self.records << 32) | (self.pos - self.base) as u64
+    }
+}
+
+/// How much publishing one record of `words` words adds to a chunk's
+/// `committed` word (one record, `words` words; see [`Lease::committed`]),
+/// as long as the chunk is smaller than 2^32 words.
+#[inline(always)]
+pub const fn committed_step(words: usize) -> u64 {
+    (1 << 32) + words as u64
 }
 
 /// A chunk with data, as seen by a reader.
@@ -341,13 +358,32 @@ impl Ring {
     pub fn publish(&self, lease: &mut Lease, words: usize) {
         lease.pos += words;
         lease.records += 1;
-        let committed = (lease.records << 32) | (lease.pos - lease.base) as u64;
+        let committed = lease.committed();
         // Release pairs with the Acquire load of `committed` in `snapshot`
         // (collector, streamer): the record's Relaxed word stores
         // happen-before any read that sees this length.
         self.meta[lease.idx]
             .committed
             .store(committed, Ordering::Release);
+    }
+
+    /// Raw pointers for the owner's thread-local fast cursor over the chunk
+    /// of `lease` (see `crate::thread::Fast`): its next free word, one
+    /// past its last word, and its `committed` word. They stay valid as
+    /// long as the ring lives; the owner may write below `end` and store
+    /// `committed` (with the protocol of [`Ring::publish`]) only while it
+    /// holds the lease.
+    #[inline]
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn raw_cursor(
+        &self,
+        lease: &Lease,
+    ) -> (*const AtomicU64, *const AtomicU64, *const AtomicU64) {
+        // Safe slicing: panics rather than point outside the chunk.
+        let chunk = &self.words[lease.base..lease.end];
+        let free = &chunk[lease.pos - lease.base..];
+        let range = free.as_ptr_range();
+        (range.start, range.end, &self.meta[lease.idx].committed)
     }
 
     /// Gives up the chunk of `lease` (full, thread exiting, session over).

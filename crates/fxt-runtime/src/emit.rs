@@ -9,6 +9,15 @@
 //! (inline strings or threads, blobs, more than 15 arguments) takes
 //! [`general_event`], which writes the same layout with streams.
 //!
+//! The common case is tried first with [`try_fast`], through the thread's
+//! fast cursor (`crate::thread::Fast`: raw pointers into the leased chunk,
+//! no `RefCell`, no `LocalKey::try_with`); when the cursor is off (first
+//! event of the thread in a session, crash-safe session, inline thread
+//! ref) or the record does not fit the rest of the chunk, the event takes
+//! the slow path through the writer ([`with_writer`], then [`event_in`]),
+//! which handles chunk rollover and registration and turns the cursor back
+//! on.
+//!
 //! The layout is the one of `fxt_format::encode::Event`; a test checks
 //! both produce the same words.
 //!
@@ -76,15 +85,100 @@ fn value_parts(v: &ArgValue<'_>) -> (u64, u64, Option<u64>) {
 /// the types that have one).
 #[inline(always)]
 pub(crate) fn event(site: Site, ty: u64, extra: Option<u64>, args: &[ArgValue<'_>]) {
+    if !try_fast(site, ty, None, extra, args) {
+        event_slow(site, ty, extra, args);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn event_slow(site: Site, ty: u64, extra: Option<u64>, args: &[ArgValue<'_>]) {
     with_writer(site, |w| event_in(w, site, ty, None, extra, args));
 }
 
 /// Emits a duration complete event from `start` to now.
-#[inline]
+#[inline(always)]
 pub(crate) fn duration_complete(site: Site, start: u64, args: &[ArgValue<'_>]) {
+    if !try_fast(site, ty::DURATION_COMPLETE, Some(start), Some(0), args) {
+        duration_slow(site, start, args);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn duration_slow(site: Site, start: u64, args: &[ArgValue<'_>]) {
     with_writer(site, |w| {
         event_in(w, site, ty::DURATION_COMPLETE, Some(start), Some(0), args)
     });
+}
+
+/// The hot path: the common event (indexed strings, simple arguments)
+/// written through the thread's fast cursor (`crate::thread::fast_reserve`),
+/// without touching the writer. `false`: nothing was written (cursor off:
+/// first event in the session, crash-safe session, inline thread ref,
+/// re-entrancy; or the record does not fit the chunk, or the event needs
+/// the general encoder); the caller takes the slow path, which handles it
+/// exactly as before.
+#[inline(always)]
+fn try_fast(
+    site: Site,
+    ty: u64,
+    start: Option<u64>,
+    extra: Option<u64>,
+    args: &[ArgValue<'_>],
+) -> bool {
+    if site.has_inline() || args.len() > MAX_ARGS {
+        return false;
+    }
+    let gen = site.gen();
+    let keys = site.callsite.keys;
+    let mut words = 2 + extra.is_some() as usize;
+    let mut key_refs = [0u16; MAX_ARGS];
+    for (i, a) in args.iter().enumerate() {
+        let Some(v) = simple_value_words(a) else {
+            return false;
+        };
+        if let Some(k) = keys.get(i) {
+            match k.get(gen) {
+                Some(r) if r & 0x8000 == 0 => key_refs[i] = r,
+                _ => return false,
+            }
+        }
+        words += 1 + v;
+    }
+    let Some(rec) = crate::thread::fast_reserve(gen, words) else {
+        return false;
+    };
+    let slots = rec.slots();
+    let (ts, extra) = stamps(rec.use_tsc(), start, extra);
+    slots[1].store(ts, Ordering::Relaxed);
+    let mut i = 2;
+    for (n, a) in args.iter().enumerate() {
+        let (t, high, value) = value_parts(a);
+        let aw = 1 + value.is_some() as usize;
+        slots[i].store(
+            header::arg(t, aw, key_refs[n]) | (high << 32),
+            Ordering::Relaxed,
+        );
+        if let Some(v) = value {
+            slots[i + 1].store(v, Ordering::Relaxed);
+        }
+        i += aw;
+    }
+    if let Some(x) = extra {
+        slots[i].store(x, Ordering::Relaxed);
+    }
+    // The header last, like every encoder.
+    slots[0].store(
+        (site.word & 0xffff_ffff_0000_0000)
+            | rec.thread_bits()
+            | ((args.len() as u64) << 20)
+            | (ty << 16)
+            | header::record(record_type::EVENT, words),
+        Ordering::Relaxed,
+    );
+    rec.publish();
+    true
 }
 
 /// The timestamp and trailing word of an event: normally now and `extra`;
