@@ -36,14 +36,23 @@ fn thread_exit_and_tls_destructors() {
                 .crash_safe(crash_safe),
         )
         .unwrap();
+        // Join each thread explicitly: a scope only waits for the closures
+        // to return, not for the thread-local destructors that run after,
+        // and an event emitted after `finish` is neither written nor counted
+        // (see `FINISH_GRACE`). `join` waits for the thread's exit.
         std::thread::scope(|s| {
-            for t in 0..8u64 {
-                s.spawn(move || {
-                    LATE.with(|l| l.0.set(t));
-                    for i in 0..100 {
-                        common::emit(t, i);
-                    }
-                });
+            let handles: Vec<_> = (0..8u64)
+                .map(|t| {
+                    s.spawn(move || {
+                        LATE.with(|l| l.0.set(t));
+                        for i in 0..100 {
+                            common::emit(t, i);
+                        }
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.join().unwrap();
             }
         });
         let stats = session.finish().unwrap();
