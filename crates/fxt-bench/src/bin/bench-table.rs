@@ -37,14 +37,29 @@ struct Options {
     instructions: bool,
 }
 
-fn list<T>(arg: Option<String>, parse: impl Fn(&str) -> T) -> Vec<T> {
-    arg.expect("option needs a value")
-        .split(',')
-        .map(|s| parse(s.trim()))
+const USAGE: &str = "usage: bench-table [--events N] [--reps R] [--threads LIST] \
+[--tracers LIST] [--scenarios LIST] [--no-checks] [--no-instructions]";
+
+/// Parses a comma-separated list with `parse`.
+fn list<T>(
+    name: &str,
+    arg: Option<String>,
+    parse: impl Fn(&str) -> Option<T>,
+) -> Result<Vec<T>, String> {
+    let arg = arg.ok_or_else(|| format!("{name} needs a comma-separated list"))?;
+    arg.split(',')
+        .map(|s| parse(s.trim()).ok_or_else(|| format!("{name}: cannot use {s:?}")))
         .collect()
 }
 
-fn parse_options(mut args: impl Iterator<Item = String>) -> Options {
+/// Parses one number.
+fn number<T: std::str::FromStr>(name: &str, arg: Option<String>) -> Result<T, String> {
+    arg.as_deref()
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| format!("{name} needs a number"))
+}
+
+fn parse_options(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
     let mut o = Options {
         events: 1_000_000,
         reps: 5,
@@ -56,22 +71,22 @@ fn parse_options(mut args: impl Iterator<Item = String>) -> Options {
     };
     while let Some(a) = args.next() {
         match a.as_str() {
-            "--events" => {
-                o.events = args
-                    .next()
-                    .and_then(|v| v.parse().ok())
-                    .expect("--events N")
+            "--events" => o.events = number("--events", args.next())?,
+            "--reps" => o.reps = number("--reps", args.next())?,
+            "--threads" => o.threads = list("--threads", args.next(), |s| s.parse().ok())?,
+            "--tracers" => {
+                o.tracers = list("--tracers", args.next(), |s| {
+                    adapters::NAMES.contains(&s).then(|| s.to_string())
+                })?
             }
-            "--reps" => o.reps = args.next().and_then(|v| v.parse().ok()).expect("--reps R"),
-            "--threads" => o.threads = list(args.next(), |s| s.parse().expect("thread count")),
-            "--tracers" => o.tracers = list(args.next(), str::to_string),
-            "--scenarios" => o.scenarios = list(args.next(), |s| s.parse().expect("scenario")),
+            "--scenarios" => o.scenarios = list("--scenarios", args.next(), |s| s.parse().ok())?,
             "--no-checks" => o.checks = false,
             "--no-instructions" => o.instructions = false,
-            other => panic!("unknown option {other:?} (see the binary's doc comment)"),
+            "-h" | "--help" => return Err(String::new()),
+            other => return Err(format!("unknown option {other:?}")),
         }
     }
-    o
+    Ok(o)
 }
 
 /// Child mode: `--cell TRACER SCENARIO THREADS EVENTS`; prints one line
@@ -133,7 +148,16 @@ fn main() {
         Some("--check") => return checks::run_child(&args[1..]),
         _ => {}
     }
-    let o = parse_options(args.into_iter());
+    let o = match parse_options(args.into_iter()) {
+        Ok(o) => o,
+        Err(message) => {
+            if !message.is_empty() {
+                eprintln!("bench-table: {message}");
+            }
+            eprintln!("{USAGE}");
+            std::process::exit(if message.is_empty() { 0 } else { 2 });
+        }
+    };
     let mut cells = Vec::new();
     for &s in &o.scenarios {
         for &t in &o.threads {
