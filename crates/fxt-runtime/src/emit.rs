@@ -112,6 +112,72 @@ fn duration_slow(site: Site, start: u64, args: &[ArgValue<'_>]) {
     });
 }
 
+/// Size and argument key refs of an event the simple paths can write:
+/// indexed key refs and simple argument values (`None` otherwise, for the
+/// general encoder).
+#[inline(always)]
+fn simple_layout(
+    site: Site,
+    extra: Option<u64>,
+    args: &[ArgValue<'_>],
+) -> Option<(usize, [u16; MAX_ARGS])> {
+    let gen = site.gen();
+    let keys = site.callsite.keys;
+    let mut words = 2 + extra.is_some() as usize;
+    let mut key_refs = [0u16; MAX_ARGS];
+    for (i, a) in args.iter().enumerate() {
+        let v = simple_value_words(a)?;
+        if let Some(k) = keys.get(i) {
+            match k.get(gen) {
+                Some(r) if r & 0x8000 == 0 => key_refs[i] = r,
+                _ => return None,
+            }
+        }
+        words += 1 + v;
+    }
+    Some((words, key_refs))
+}
+
+/// Stores everything but the header (word 0) of a simple event: the
+/// timestamp, the arguments and the trailing word.
+#[inline(always)]
+fn store_body(
+    slots: &[AtomicU64],
+    ts: u64,
+    args: &[ArgValue<'_>],
+    key_refs: &[u16; MAX_ARGS],
+    extra: Option<u64>,
+) {
+    slots[1].store(ts, Ordering::Relaxed);
+    let mut i = 2;
+    for (n, a) in args.iter().enumerate() {
+        let (t, high, value) = value_parts(a);
+        let aw = 1 + value.is_some() as usize;
+        slots[i].store(
+            header::arg(t, aw, key_refs[n]) | (high << 32),
+            Ordering::Relaxed,
+        );
+        if let Some(v) = value {
+            slots[i + 1].store(v, Ordering::Relaxed);
+        }
+        i += aw;
+    }
+    if let Some(x) = extra {
+        slots[i].store(x, Ordering::Relaxed);
+    }
+}
+
+/// The event header: the call site's category and name refs (already in
+/// header position), the thread ref bits, type, argument count and size.
+#[inline(always)]
+fn event_header(site: Site, thread_bits: u64, ty: u64, arg_count: usize, words: usize) -> u64 {
+    (site.word & 0xffff_ffff_0000_0000)
+        | thread_bits
+        | ((arg_count as u64) << 20)
+        | (ty << 16)
+        | header::record(record_type::EVENT, words)
+}
+
 /// The hot path: the common event (indexed strings, simple arguments)
 /// written through the thread's fast cursor (`crate::thread::fast_reserve`),
 /// without touching the writer. `false`: nothing was written (cursor off:
@@ -130,51 +196,18 @@ fn try_fast(
     if site.has_inline() || args.len() > MAX_ARGS {
         return false;
     }
-    let gen = site.gen();
-    let keys = site.callsite.keys;
-    let mut words = 2 + extra.is_some() as usize;
-    let mut key_refs = [0u16; MAX_ARGS];
-    for (i, a) in args.iter().enumerate() {
-        let Some(v) = simple_value_words(a) else {
-            return false;
-        };
-        if let Some(k) = keys.get(i) {
-            match k.get(gen) {
-                Some(r) if r & 0x8000 == 0 => key_refs[i] = r,
-                _ => return false,
-            }
-        }
-        words += 1 + v;
-    }
-    let Some(rec) = crate::thread::fast_reserve(gen, words) else {
+    let Some((words, key_refs)) = simple_layout(site, extra, args) else {
+        return false;
+    };
+    let Some(rec) = crate::thread::fast_reserve(site.gen(), words) else {
         return false;
     };
     let slots = rec.slots();
     let (ts, extra) = stamps(rec.use_tsc(), start, extra);
-    slots[1].store(ts, Ordering::Relaxed);
-    let mut i = 2;
-    for (n, a) in args.iter().enumerate() {
-        let (t, high, value) = value_parts(a);
-        let aw = 1 + value.is_some() as usize;
-        slots[i].store(
-            header::arg(t, aw, key_refs[n]) | (high << 32),
-            Ordering::Relaxed,
-        );
-        if let Some(v) = value {
-            slots[i + 1].store(v, Ordering::Relaxed);
-        }
-        i += aw;
-    }
-    if let Some(x) = extra {
-        slots[i].store(x, Ordering::Relaxed);
-    }
+    store_body(slots, ts, args, &key_refs, extra);
     // The header last, like every encoder.
     slots[0].store(
-        (site.word & 0xffff_ffff_0000_0000)
-            | rec.thread_bits()
-            | ((args.len() as u64) << 20)
-            | (ty << 16)
-            | header::record(record_type::EVENT, words),
+        event_header(site, rec.thread_bits(), ty, args.len(), words),
         Ordering::Relaxed,
     );
     rec.publish();
@@ -227,22 +260,9 @@ fn fast_event<const CRASH_SAFE: bool>(
     extra: Option<u64>,
     args: &[ArgValue<'_>],
 ) {
-    let gen = site.gen();
-    let keys = site.callsite.keys;
-    let mut words = 2 + extra.is_some() as usize;
-    let mut key_refs = [0u16; MAX_ARGS];
-    for (i, a) in args.iter().enumerate() {
-        let Some(v) = simple_value_words(a) else {
-            return general_event(w, site, ty, start, extra, args);
-        };
-        if let Some(k) = keys.get(i) {
-            match k.get(gen) {
-                Some(r) if r & 0x8000 == 0 => key_refs[i] = r,
-                _ => return general_event(w, site, ty, start, extra, args),
-            }
-        }
-        words += 1 + v;
-    }
+    let Some((words, key_refs)) = simple_layout(site, extra, args) else {
+        return general_event(w, site, ty, start, extra, args);
+    };
     let (ts, extra) = stamps(w.use_tsc, start, extra);
     let Some(pos) = w.reserve(words) else {
         return;
@@ -256,28 +276,8 @@ fn fast_event<const CRASH_SAFE: bool>(
         // Release: the filler reaches memory before the body (`mapped`).
         fence(Ordering::Release);
     }
-    slots[1].store(ts, Ordering::Relaxed);
-    let mut i = 2;
-    for (n, a) in args.iter().enumerate() {
-        let (t, high, value) = value_parts(a);
-        let aw = 1 + value.is_some() as usize;
-        slots[i].store(
-            header::arg(t, aw, key_refs[n]) | (high << 32),
-            Ordering::Relaxed,
-        );
-        if let Some(v) = value {
-            slots[i + 1].store(v, Ordering::Relaxed);
-        }
-        i += aw;
-    }
-    if let Some(x) = extra {
-        slots[i].store(x, Ordering::Relaxed);
-    }
-    let hdr = (site.word & 0xffff_ffff_0000_0000)
-        | w.thread_bits
-        | ((args.len() as u64) << 20)
-        | (ty << 16)
-        | header::record(record_type::EVENT, words);
+    store_body(slots, ts, args, &key_refs, extra);
+    let hdr = event_header(site, w.thread_bits, ty, args.len(), words);
     if CRASH_SAFE {
         // Release: the body reaches memory before the header.
         fence(Ordering::Release);
