@@ -82,15 +82,7 @@ fn write_record<W: Write>(w: &mut W, record: &Record, tps: u64, first: bool) -> 
                 )?;
                 w.write_all(b"\"args\":{\"name\":")?;
             } else {
-                let process = o
-                    .args
-                    .iter()
-                    .find(|a| a.name == "process")
-                    .and_then(|a| match a.value {
-                        ArgValue::Koid(k) | ArgValue::U64(k) => Some(k),
-                        _ => None,
-                    })
-                    .unwrap_or(0);
+                let process = o.process_koid().unwrap_or(0);
                 write!(
                     w,
                     "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{process},\"tid\":{},",

@@ -12,7 +12,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use fxt_format::decode::{ArgValue, EventKind, Record, Text, Thread};
+use fxt_format::decode::{EventKind, Record, Text, Thread};
 use serde_json::json;
 
 use crate::dump::record_type_name;
@@ -140,15 +140,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
                     s.process_names.insert(o.koid, o.name.to_string());
                 }
                 2 => {
-                    let process = o
-                        .args
-                        .iter()
-                        .find(|a| a.name == "process")
-                        .and_then(|a| match a.value {
-                            ArgValue::Koid(k) | ArgValue::U64(k) => Some(k),
-                            _ => None,
-                        })
-                        .unwrap_or(0);
+                    let process = o.process_koid().unwrap_or(0);
                     s.thread_names.insert(o.koid, (process, o.name.to_string()));
                 }
                 _ => {}

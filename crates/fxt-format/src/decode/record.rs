@@ -296,6 +296,31 @@ pub struct KernelObject {
     pub args: Vec<Arg>,
 }
 
+impl KernelObject {
+    /// The koid of the process a thread object belongs to: its `"process"`
+    /// argument (a koid, or a uint64 from lenient writers), if present.
+    ///
+    /// ```
+    /// use fxt_format::decode::{Arg, ArgValue, KernelObject, Text};
+    /// let thread = KernelObject {
+    ///     koid: 12,
+    ///     object_type: 2,
+    ///     name: Text::from("worker"),
+    ///     args: vec![Arg { name: Text::from("process"), value: ArgValue::Koid(7) }],
+    /// };
+    /// assert_eq!(thread.process_koid(), Some(7));
+    /// ```
+    pub fn process_koid(&self) -> Option<u64> {
+        self.args
+            .iter()
+            .find(|a| a.name == "process")
+            .and_then(|a| match a.value {
+                ArgValue::Koid(k) | ArgValue::U64(k) => Some(k),
+                _ => None,
+            })
+    }
+}
+
 /// A context switch record (scheduling record type 1).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContextSwitch {
