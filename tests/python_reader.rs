@@ -1,5 +1,7 @@
 //! An independent reader: the PyPI package `fxt` (0.3.0) must decode what
-//! our encoders write to the same values our decoder finds.
+//! our encoders write, what the engine writes through the macros, and a
+//! crash-safe trace whose writer was killed with SIGKILL, to the same values
+//! our decoder finds.
 //!
 //! Python is `$FXT_PYTHON` if set; otherwise a virtual environment under the
 //! cargo target directory (`target/pyfxt-venv`) is created on first use with
@@ -430,4 +432,78 @@ fn python_fxt_package_reads_our_traces_identically() {
         .map(|p| p["records"].as_array().unwrap().len())
         .sum();
     assert_eq!(records, 25 + 1 + 1);
+}
+
+/// The environment variable that turns a run of this test binary into the
+/// child of [`python_fxt_package_reads_a_killed_crash_safe_trace`].
+const CRASH_CHILD: &str = "FXT_PY_CRASH_CHILD";
+
+/// The child process of [`python_fxt_package_reads_a_killed_crash_safe_trace`]:
+/// traces from two threads into a crash-safe circular file until killed.
+#[test]
+#[ignore = "child process of python_fxt_package_reads_a_killed_crash_safe_trace"]
+fn crash_child() {
+    use fxt::{trace_counter, trace_duration_scope, trace_instant};
+    use std::io::Write;
+    let Some(path) = std::env::var_os(CRASH_CHILD) else {
+        return;
+    };
+    let config = fxt::Config::new()
+        .buffer_size(1 << 20)
+        .mode(fxt::Mode::Circular)
+        .crash_safe(true)
+        .output(path);
+    let _session = fxt::start(config).unwrap();
+    std::thread::scope(|s| {
+        for t in 0..2u64 {
+            s.spawn(move || {
+                for i in 0u64.. {
+                    let _d = trace_duration_scope!("crash", "step", "i" => i);
+                    trace_instant!("crash", "tick", "t" => t, "i" => i);
+                    trace_counter!("crash", "load", "v" => i as i64);
+                    if t == 0 && i == 20_000 {
+                        println!("ready");
+                        std::io::stdout().flush().unwrap();
+                    }
+                }
+            });
+        }
+    });
+}
+
+/// A crash-safe trace whose writer was killed with SIGKILL in the middle of
+/// writing decodes, as it is, in the Python reader exactly as in ours.
+#[test]
+fn python_fxt_package_reads_a_killed_crash_safe_trace() {
+    use std::io::BufRead;
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python_reader");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("killed-{}.fxt", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--ignored", "--exact", "crash_child", "--nocapture"])
+        .env(CRASH_CHILD, &path)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let ready = stdout
+        .lines()
+        .map_while(Result::ok)
+        .any(|line| line.contains("ready"));
+    assert!(ready, "the child never got ready");
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    child.kill().unwrap(); // SIGKILL: no destructor, no hook, no finish
+    child.wait().unwrap();
+
+    let bytes = std::fs::read(&path).unwrap();
+    let (records, error) = fxt_format::decode::decode_all_lossy(&bytes);
+    assert_eq!(error, None, "the killed file decodes to the end");
+    let events = records
+        .iter()
+        .filter(|r| matches!(r, Record::Event(e) if e.category == "crash"))
+        .count();
+    assert!(events > 1000, "{events} events survived");
+    assert_python_agrees("killed.fxt", &bytes);
+    std::fs::remove_file(&path).unwrap();
 }
