@@ -476,13 +476,7 @@ fn general_event(
     if let Some(x) = extra {
         sink.word(x);
     }
-    sink.end(
-        (site.word & 0xffff_ffff_0000_0000)
-            | w.thread_bits
-            | ((args.len() as u64) << 20)
-            | (ty << 16)
-            | header::record(record_type::EVENT, words),
-    );
+    sink.end(event_header(site, w.thread_bits, ty, args.len(), words));
     shared.ring.publish(&mut w.lease, words);
 }
 
