@@ -294,7 +294,36 @@ struct Sink<'a> {
     crash_safe: bool,
 }
 
+/// Reserves `words` in the writer's chunk and writes one record there:
+/// `body` stores everything after the header word and returns the header,
+/// which is stored last; then the record is published. Nothing is written
+/// when the chunk and the buffer have no room (the drop is counted by
+/// `reserve`).
+#[inline]
+fn write_record(w: &mut Writer, words: usize, body: impl FnOnce(&mut Sink<'_>) -> u64) {
+    let Some(pos) = w.reserve(words) else {
+        return;
+    };
+    let Some(shared) = w.shared.as_deref() else {
+        return;
+    };
+    let mut sink = Sink::begin(&shared.ring.words()[pos..pos + words], w.crash_safe);
+    let header = body(&mut sink);
+    sink.end(header);
+    shared.ring.publish(&mut w.lease, words);
+}
+
 impl<'a> Sink<'a> {
+    /// Stores the inline process and thread koids, if the thread has no
+    /// index in the thread table.
+    #[inline]
+    fn koids(&mut self, koids: Option<(u64, u64)>) {
+        if let Some((process, thread)) = koids {
+            self.word(process);
+            self.word(thread);
+        }
+    }
+
     /// Starts the record that fills `slots` exactly (crash-safe: behind a
     /// filler covering it, see `crate::mapped`).
     #[inline]
@@ -441,43 +470,36 @@ fn general_event(
         return;
     }
     let (ts, extra) = stamps(w.use_tsc, start, extra);
-    let Some(pos) = w.reserve(words) else {
-        return;
-    };
-    let Some(shared) = w.shared.as_deref() else {
-        return;
-    };
-    let mut sink = Sink::begin(&shared.ring.words()[pos..pos + words], w.crash_safe);
-    sink.word(ts);
-    if w.inline_thread {
-        sink.word(w.pid);
-        sink.word(w.tid);
-    }
-    sink.string(cat, truncate_str(cs.category));
-    sink.string(name, truncate_str(cs.name));
-    for r in resolved.iter().flatten() {
-        let (t, high, value) = value_parts(&r.value);
-        let high = match r.value {
-            ArgValue::Str(_) => r.value_ref as u64,
-            _ => high,
-        };
-        sink.word(header::arg(t, r.words, r.key) | (high << 32));
-        sink.string(r.key, truncate_str(r.key_str));
-        match r.value {
-            ArgValue::Str(StringRef::Inline(s)) => sink.string(r.value_ref, truncate_str(s)),
-            ArgValue::Blob(b) => sink.stream(b),
-            _ => {
-                if let Some(v) = value {
-                    sink.word(v);
+    let koids = w.inline_koids();
+    let header = event_header(site, w.thread_bits, ty, args.len(), words);
+    write_record(w, words, |sink| {
+        sink.word(ts);
+        sink.koids(koids);
+        sink.string(cat, truncate_str(cs.category));
+        sink.string(name, truncate_str(cs.name));
+        for r in resolved.iter().flatten() {
+            let (t, high, value) = value_parts(&r.value);
+            let high = match r.value {
+                ArgValue::Str(_) => r.value_ref as u64,
+                _ => high,
+            };
+            sink.word(header::arg(t, r.words, r.key) | (high << 32));
+            sink.string(r.key, truncate_str(r.key_str));
+            match r.value {
+                ArgValue::Str(StringRef::Inline(s)) => sink.string(r.value_ref, truncate_str(s)),
+                ArgValue::Blob(b) => sink.stream(b),
+                _ => {
+                    if let Some(v) = value {
+                        sink.word(v);
+                    }
                 }
             }
         }
-    }
-    if let Some(x) = extra {
-        sink.word(x);
-    }
-    sink.end(event_header(site, w.thread_bits, ty, args.len(), words));
-    shared.ring.publish(&mut w.lease, words);
+        if let Some(x) = extra {
+            sink.word(x);
+        }
+        header
+    });
 }
 
 /// Emits a log record.
@@ -489,25 +511,16 @@ pub(crate) fn log(site: Site, message: &str) {
         let msg = truncate_str(message);
         let words = 2 + if w.inline_thread { 2 } else { 0 } + stream_words(msg.len());
         let ts = clock::read(w.use_tsc);
-        let Some(pos) = w.reserve(words) else {
-            return;
-        };
-        let Some(shared) = w.shared.as_deref() else {
-            return;
-        };
-        let mut sink = Sink::begin(&shared.ring.words()[pos..pos + words], w.crash_safe);
-        sink.word(ts);
-        if w.inline_thread {
-            sink.word(w.pid);
-            sink.word(w.tid);
-        }
-        sink.stream(msg.as_bytes());
-        sink.end(
-            header::record(record_type::LOG, words)
-                | ((msg.len() as u64) << 16)
-                | ((w.thread_bits >> 24) << 32),
-        );
-        shared.ring.publish(&mut w.lease, words);
+        let koids = w.inline_koids();
+        let header = header::record(record_type::LOG, words)
+            | ((msg.len() as u64) << 16)
+            | ((w.thread_bits >> 24) << 32);
+        write_record(w, words, |sink| {
+            sink.word(ts);
+            sink.koids(koids);
+            sink.stream(msg.as_bytes());
+            header
+        });
     });
 }
 
@@ -523,22 +536,14 @@ pub(crate) fn blob(site: Site, data: &[u8]) {
         let name = site.name_ref();
         let small = 1 + inline_len(name) + stream_words(data.len());
         if data.len() <= 0x7fff && small <= MAX_RECORD_WORDS {
-            let Some(pos) = w.reserve(small) else {
-                return;
-            };
-            let Some(shared) = w.shared.as_deref() else {
-                return;
-            };
-            let mut sink = Sink::begin(&shared.ring.words()[pos..pos + small], w.crash_safe);
-            sink.string(name, truncate_str(cs.name));
-            sink.stream(data);
-            sink.end(
+            write_record(w, small, |sink| {
+                sink.string(name, truncate_str(cs.name));
+                sink.stream(data);
                 header::record(record_type::BLOB, small)
                     | ((name as u64) << 16)
                     | ((data.len() as u64) << 32)
-                    | (1u64 << 48),
-            );
-            shared.ring.publish(&mut w.lease, small);
+                    | (1u64 << 48)
+            });
             return;
         }
         large_blob(w, site, data);
@@ -560,13 +565,9 @@ fn large_blob(w: &mut Writer, site: Site, data: &[u8]) {
         r if r & 0x8000 != 0 => StringRef::Inline(truncate_str(s)),
         i => StringRef::Index(i),
     };
-    let thread = if w.inline_thread {
-        ThreadRef::Inline {
-            process: w.pid,
-            thread: w.tid,
-        }
-    } else {
-        ThreadRef::Index((w.thread_bits >> 24) as u8)
+    let thread = match w.inline_koids() {
+        Some((process, thread)) => ThreadRef::Inline { process, thread },
+        None => ThreadRef::Index((w.thread_bits >> 24) as u8),
     };
     let record = LargeBlobWithMetadata {
         category: string(site.category_ref(), cs.category),

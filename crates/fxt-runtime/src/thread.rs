@@ -254,6 +254,15 @@ impl Writer {
 }
 
 impl Writer {
+    /// The (process, thread) koids a record carries inline when this thread
+    /// has no index in the thread table; `None` when it has one.
+    #[inline]
+    pub(crate) fn inline_koids(&self) -> Option<(u64, u64)> {
+        self.inline_thread.then_some((self.pid, self.tid))
+    }
+}
+
+impl Writer {
     /// Takes the chunk position and record count back from the fast
     /// cursor and turns the cursor off, so that the writer's lease is
     /// current and the closure of [`with_writer`] may change it. `false`
