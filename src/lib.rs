@@ -75,8 +75,6 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-mod instrument;
-
 pub use fxt_format as format;
 
 /// Traces every call of a function as one **duration**.
@@ -164,8 +162,6 @@ pub use fxt_runtime::{
     Session, StartError, Stats, FINISH_GRACE,
 };
 
-use fxt_format::encode::ArgValue;
-
 /// A process-unique id for [`trace_async_begin!`] and friends, or for flows.
 ///
 /// ```
@@ -178,57 +174,35 @@ pub fn next_async_id() -> u64 {
     fxt_runtime::__macro_support::next_async_id()
 }
 
-/// A value a [`trace_counter!`] series can take: integers and floats.
-///
-/// Signed integers up to 32 bits are written as int32, unsigned up to 32
-/// bits as uint32, `i64`/`isize` as int64, `u64`/`usize` as uint64, floats
-/// as double.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a counter value",
-    label = "counters record numbers",
-    note = "a trace_counter! series needs an integer or a float (i8..=i64, u8..=u64, isize, usize, f32, f64): convert it, e.g. `len as u64`"
-)]
-pub trait CounterValue {
-    /// The FXT argument value.
-    fn counter_value(&self) -> ArgValue<'static>;
-}
-
-macro_rules! counter_values {
-    ($($t:ty => $variant:ident($as:ty)),* $(,)?) => {$(
-        impl CounterValue for $t {
-            #[inline(always)]
-            fn counter_value(&self) -> ArgValue<'static> {
-                ArgValue::$variant(*self as $as)
-            }
-        }
-    )*};
-}
-
-counter_values! {
-    i8 => I32(i32), i16 => I32(i32), i32 => I32(i32),
-    u8 => U32(u32), u16 => U32(u32), u32 => U32(u32),
-    i64 => I64(i64), isize => I64(i64),
-    u64 => U64(u64), usize => U64(u64),
-    f32 => F64(f64), f64 => F64(f64),
-}
-
-impl<T: CounterValue + ?Sized> CounterValue for &T {
-    #[inline(always)]
-    fn counter_value(&self) -> ArgValue<'static> {
-        (**self).counter_value()
-    }
-}
+pub use fxt_runtime::__macro_support::CounterValue;
 
 /// What macro expansions call. **Not public API**: it may change in any
 /// release.
+///
+/// It is `fxt_runtime::__macro_support` (the one layer expansions use, see
+/// there) plus what depends on this crate: the `disabled` feature
+/// ([`ENABLED`](__macro_support::ENABLED) and the [`site`](__macro_support::site)
+/// gate built on it) and the `__trace!` engine of the function-like macros.
 #[doc(hidden)]
 pub mod __macro_support {
-    pub use crate::instrument::{
-        arg, blob_bytes, capture, counter_arg, log_fmt, site, AsyncMode, AsyncScope, DurationScope,
-        Instrumented, OwnedArg, ENABLED,
-    };
     pub use fxt_macros::__trace;
     pub use fxt_runtime::__macro_support::*;
+
+    /// Whether instrumentation is compiled in (`false` with the `disabled`
+    /// feature). Expansions test it through [`site`], so with the feature on,
+    /// every call site folds to nothing while its arguments still type-check.
+    pub const ENABLED: bool = !cfg!(feature = "disabled");
+
+    /// The call site's enabled state: one relaxed load and a branch, or a
+    /// constant `None` when instrumentation is compiled out.
+    #[inline(always)]
+    pub fn site(callsite: &'static Callsite) -> Option<Site> {
+        if ENABLED {
+            callsite.site()
+        } else {
+            None
+        }
+    }
 }
 
 /// Records an **instant** event.

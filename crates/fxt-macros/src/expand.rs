@@ -69,7 +69,7 @@ pub(crate) fn expand(options: &Options, item: &MaybeItemFn) -> TokenStream {
     };
     let category = match &options.category {
         Some(lit) => lit.to_token_stream(),
-        None => quote!(::core::env!("CARGO_CRATE_NAME")),
+        None => quote!(#ms::core::env!("CARGO_CRATE_NAME")),
     };
     let no_args = Vec::new();
     let arg_list: &Vec<Arg> = options.args.as_ref().map_or(&no_args, |(_, l)| l);
@@ -133,8 +133,8 @@ pub(crate) fn expand(options: &Options, item: &MaybeItemFn) -> TokenStream {
 ///         static __FXT_CALLSITE: Callsite = Callsite::new(
 ///             env!("CARGO_CRATE_NAME"), "work", &["n"], &__FXT_KEYS);
 ///         match site(&__FXT_CALLSITE) {
-///             Some(site) => DurationScope::enabled(site, [capture(&(n))]),
-///             None => DurationScope::disabled(),
+///             Some(site) => DurationGuard::enabled(site, [capture(&(n))]),
+///             None => DurationGuard::disabled(),
 ///         }
 ///     };
 ///     n * 2
@@ -159,8 +159,8 @@ fn expand_sync(
         let #guard = {
             #statics
             match #ms::site(&__FXT_CALLSITE) {
-                ::core::option::Option::Some(#site) => #ms::DurationScope::enabled(#site, [#(#captures),*]),
-                ::core::option::Option::None => #ms::DurationScope::disabled(),
+                #ms::core::option::Option::Some(#site) => #ms::DurationGuard::enabled(#site, [#(#captures),*]),
+                #ms::core::option::Option::None => #ms::DurationGuard::disabled(),
             }
         };
         #stmts
@@ -188,7 +188,7 @@ fn expand_sync(
 ///             None => AsyncScope::disabled(),
 ///         }
 ///     };
-///     let __fxt_future = ::core::pin::pin!(async move {
+///     let __fxt_future = core::pin::pin!(async move {
 ///         // never runs; gives `?` and `return` in the body their type
 ///         if false { let __fxt_ret: Result<Page, Error> = loop {}; return __fxt_ret; }
 ///         body
@@ -240,11 +240,11 @@ fn expand_async(
         let #scope = {
             #statics
             match #ms::site(&__FXT_CALLSITE) {
-                ::core::option::Option::Some(#site) => #ms::AsyncScope::enabled(#site, #mode, [#(#captures),*]),
-                ::core::option::Option::None => #ms::AsyncScope::disabled(),
+                #ms::core::option::Option::Some(#site) => #ms::AsyncScope::enabled(#site, #mode, [#(#captures),*]),
+                #ms::core::option::Option::None => #ms::AsyncScope::disabled(),
             }
         };
-        let #future = ::core::pin::pin!(async move {
+        let #future = #ms::core::pin::pin!(async move {
             #fake_return
             #stmts
         });

@@ -316,12 +316,12 @@ impl Invocation {
         };
         let callsite = callsite(&ms, category.to_token_stream(), name, &keys);
         let callsite_ident = format_ident!("__FXT_CALLSITE");
-        let guard = quote!(::core::option::Option::Some(#site) = #ms::site(&#callsite_ident));
+        let guard = quote!(#ms::core::option::Option::Some(#site) = #ms::site(&#callsite_ident));
         match &self.body {
             Body::Log { format } => quote! {{
                 #callsite
                 if let #guard {
-                    #ms::log_fmt(#site, ::core::format_args!(#format));
+                    #ms::log_fmt(#site, #ms::core::format_args!(#format));
                 }
             }},
             Body::Blob { data, .. } => {
@@ -341,8 +341,8 @@ impl Invocation {
                 quote! {{
                     #callsite
                     match #ms::site(&#callsite_ident) {
-                        ::core::option::Option::Some(#site) => #ms::DurationScope::enabled(#site, [#(#captures),*]),
-                        ::core::option::Option::None => #ms::DurationScope::disabled(),
+                        #ms::core::option::Option::Some(#site) => #ms::DurationGuard::enabled(#site, [#(#captures),*]),
+                        #ms::core::option::Option::None => #ms::DurationGuard::disabled(),
                     }
                 }}
             }
@@ -383,7 +383,7 @@ impl Invocation {
     pub(crate) fn fallback(kind: Option<Kind>, krate: &TokenStream) -> TokenStream {
         match kind {
             Some(Kind::DurationScope) => {
-                quote!(#krate::__macro_support::DurationScope::<0>::disabled())
+                quote!(#krate::__macro_support::DurationGuard::<0>::disabled())
             }
             _ => quote!(()),
         }

@@ -10,7 +10,8 @@
 //! 2. **validate**: limits the grammar does not express (15 arguments,
 //!    duplicate keys, `const fn`, ...);
 //! 3. **expand**: the code, which names the runtime only through
-//!    `<fxt path>::__macro_support` and `::core`.
+//!    `<fxt path>::__macro_support` (also for `core` items, which it
+//!    re-exports).
 //!
 //! Errors are `syn::Error`s spanned on the offending tokens; the macro then
 //! emits `compile_error!` plus a harmless fallback (the function unchanged,

@@ -1,4 +1,5 @@
-//! [`IntoArgValue`]: how Rust values become FXT argument values.
+//! [`IntoArgValue`]: how Rust values become FXT argument values, and
+//! [`CounterValue`]: the numbers a counter series takes.
 
 use fxt_format::encode::{ArgValue, StringRef};
 
@@ -160,6 +161,47 @@ impl<'a> IntoArgValue for ArgValue<'a> {
     #[inline(always)]
     fn into_arg_value(&self) -> ArgValue<'_> {
         *self
+    }
+}
+
+/// A value a `trace_counter!` series can take: integers and floats.
+///
+/// Signed integers up to 32 bits are written as int32, unsigned up to 32
+/// bits as uint32, `i64`/`isize` as int64, `u64`/`usize` as uint64, floats
+/// as double.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a counter value",
+    label = "counters record numbers",
+    note = "a trace_counter! series needs an integer or a float (i8..=i64, u8..=u64, isize, usize, f32, f64): convert it, e.g. `len as u64`"
+)]
+pub trait CounterValue {
+    /// The FXT argument value.
+    fn counter_value(&self) -> ArgValue<'static>;
+}
+
+macro_rules! counter_values {
+    ($($t:ty => $variant:ident($as:ty)),* $(,)?) => {$(
+        impl CounterValue for $t {
+            #[inline(always)]
+            fn counter_value(&self) -> ArgValue<'static> {
+                ArgValue::$variant(*self as $as)
+            }
+        }
+    )*};
+}
+
+counter_values! {
+    i8 => I32(i32), i16 => I32(i32), i32 => I32(i32),
+    u8 => U32(u32), u16 => U32(u32), u32 => U32(u32),
+    i64 => I64(i64), isize => I64(i64),
+    u64 => U64(u64), usize => U64(u64),
+    f32 => F64(f64), f64 => F64(f64),
+}
+
+impl<T: CounterValue + ?Sized> CounterValue for &T {
+    #[inline(always)]
+    fn counter_value(&self) -> ArgValue<'static> {
+        (**self).counter_value()
     }
 }
 
