@@ -47,21 +47,17 @@ fn bench_fxt_oneshot(
     scenario: Scenario,
 ) {
     for threads in THREADS {
-        group.bench_with_input(
-            BenchmarkId::new("fxt-oneshot", threads),
-            &threads,
-            |b, &threads| {
-                b.iter_custom(|iters| {
-                    let fxt = Fxt::new(Mode::Oneshot);
-                    let d = criterion_iter(&fxt, scenario, threads, iters);
-                    let note = fxt.finish();
-                    if !note.is_empty() && iters < (1 << 22) {
-                        eprintln!("warning: fxt-oneshot {scenario} x{threads}: {note}");
-                    }
-                    d
-                })
-            },
-        );
+        group.bench_with_input(BenchmarkId::new("fxt", threads), &threads, |b, &threads| {
+            b.iter_custom(|iters| {
+                let fxt = Fxt::new(Mode::Oneshot);
+                let d = criterion_iter(&fxt, scenario, threads, iters);
+                let note = fxt.finish();
+                if !note.is_empty() && iters < (1 << 22) {
+                    eprintln!("warning: fxt {scenario} x{threads}: {note}");
+                }
+                d
+            })
+        });
     }
 }
 

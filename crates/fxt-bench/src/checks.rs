@@ -1,9 +1,8 @@
 //! The parts of the `bench-table` report that are not a ns/event grid: the
-//! machine header, the target-by-target verdicts, and the checks that run
+//! machine header, the instruction counts, and the checks that run
 //! real fxt sessions (bytes per record from real trace files, memory fixed
 //! by the buffer size, collection throughput to a file).
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::process::Command;
 use std::time::Instant;
@@ -12,9 +11,6 @@ use fxt::Mode;
 
 use crate::adapters::fxt::Fxt;
 use crate::harness::{measure, median, Scenario, Tracer};
-
-/// Medians keyed by (scenario, threads, tracer name).
-pub type Medians = HashMap<(Scenario, usize, String), f64>;
 
 fn shell(cmd: &str, args: &[&str]) -> Option<String> {
     let out = Command::new(cmd).args(args).output().ok()?;
@@ -41,131 +37,12 @@ pub fn machine_header(events: &u64, reps: usize) -> String {
     format!(
         "Machine: {model}, {cores} logical cores, {kernel}; {rustc}.\n\
          Command: `cargo run --profile bench -p fxt-bench --bin bench-table --{}{}`\n\
-         Median aggregate ns per event (wall time of all threads / all events), \
-         {events} events per thread, {reps} processes per cell. \
-         Load average when the table was printed: {}.",
+         {events} events per thread per measurement, {reps} repetitions. \
+         Load average at the start: {}.",
         if args.is_empty() { "" } else { " " },
         args.join(" "),
         load.join(" ")
     )
-}
-
-const ALTERNATIVES: [&str; 4] = ["fastrace", "tracy", "puffin", "tracing-chrome"];
-const FXT_MODES: [&str; 3] = ["fxt-oneshot", "fxt-circular", "fxt-streaming"];
-
-fn get(m: &Medians, s: Scenario, t: usize, name: &str) -> Option<f64> {
-    m.get(&(s, t, name.to_string()))
-        .copied()
-        .filter(|v| !v.is_nan())
-}
-
-fn mark(ok: bool) -> &'static str {
-    if ok {
-        "met"
-    } else {
-        "**missed**"
-    }
-}
-
-/// The targets of the performance issue, checked against the medians.
-pub fn verdicts(m: &Medians) -> String {
-    let mut out = String::from("Targets (fxt modes: oneshot / circular / streaming):\n");
-    let ratio_line = |out: &mut String, s: Scenario, limit: f64, what: &str| {
-        let Some(floor) = get(m, s, 1, "floor") else {
-            return;
-        };
-        let mut parts = Vec::new();
-        let mut all = true;
-        for mode in FXT_MODES {
-            if let Some(v) = get(m, s, 1, mode) {
-                let r = v / floor;
-                all &= r <= limit;
-                parts.push(format!("{r:.2}x"));
-            }
-        }
-        if !parts.is_empty() {
-            let _ = writeln!(
-                out,
-                "* {what}, 1 thread: ≤{limit}x the per-thread-cursor floor ({floor:.1} ns): {} — {}",
-                parts.join(" / "),
-                mark(all)
-            );
-        }
-    };
-    let faster_line = |out: &mut String, s: Scenario, what: &str| {
-        let Some(fxt) = get(m, s, 1, "fxt-oneshot") else {
-            return;
-        };
-        let best = ALTERNATIVES
-            .iter()
-            .filter_map(|a| get(m, s, 1, a).map(|v| (v, *a)))
-            .min_by(|a, b| a.0.total_cmp(&b.0));
-        if let Some((v, name)) = best {
-            let _ = writeln!(
-                out,
-                "* {what}, 1 thread: faster than every alternative (best: {name} {v:.1} ns; fxt oneshot {fxt:.1} ns, {:.2}x of it) — {}",
-                fxt / v,
-                mark(fxt < v)
-            );
-        }
-    };
-    ratio_line(&mut out, Scenario::Instant, 1.3, "instant");
-    faster_line(&mut out, Scenario::Instant, "instant");
-    ratio_line(&mut out, Scenario::InstantArg, 1.3, "instant + u64");
-    ratio_line(&mut out, Scenario::Counter, 1.3, "counter");
-    ratio_line(&mut out, Scenario::DurationAttr, 1.3, "#[trace_duration]");
-    faster_line(&mut out, Scenario::DurationAttr, "#[trace_duration]");
-    ratio_line(
-        &mut out,
-        Scenario::DurationGuard,
-        1.3,
-        "trace_duration_scope!",
-    );
-    for s in [Scenario::Instant, Scenario::Counter, Scenario::DurationAttr] {
-        let mut parts = Vec::new();
-        let mut all = true;
-        for mode in FXT_MODES {
-            if let (Some(one), Some(two)) = (get(m, s, 1, mode), get(m, s, 2, mode)) {
-                all &= two / one <= 0.6;
-                parts.push(format!("{:.2}x", two / one));
-            }
-        }
-        if !parts.is_empty() {
-            // The floor's own scaling tells whether two cores were free.
-            let floor = match (get(m, s, 1, "floor"), get(m, s, 2, "floor")) {
-                (Some(one), Some(two)) => {
-                    format!(" (per-thread floor in the same run: {:.2}x)", two / one)
-                }
-                _ => String::new(),
-            };
-            let _ = writeln!(
-                out,
-                "* {}, 2 threads: aggregate ≤0.6x of 1 thread: {}{floor} — {}",
-                s.describe(),
-                parts.join(" / "),
-                mark(all)
-            );
-        }
-    }
-    if let Some(empty) = get(m, Scenario::Disabled, 1, "floor") {
-        let mut parts = Vec::new();
-        let mut all = true;
-        for mode in FXT_MODES {
-            if let Some(v) = get(m, Scenario::Disabled, 1, mode) {
-                all &= v <= 1.0 && v <= 2.0 * empty;
-                parts.push(format!("{v:.2} ns"));
-            }
-        }
-        if !parts.is_empty() {
-            let _ = writeln!(
-                out,
-                "* disabled call site: ≤1 ns and ≤2x the empty loop ({empty:.2} ns): {} — {}",
-                parts.join(" / "),
-                mark(all)
-            );
-        }
-    }
-    out
 }
 
 /// Child mode `--check KIND ...`: prints one `CHECK ...` line.
@@ -366,6 +243,8 @@ fn instructions_per_event(tracer: &str, scenario: Scenario) -> Option<f64> {
             scenario.id(),
             "1",
             &INSTRUCTION_EVENTS.to_string(),
+            "1",
+            "0",
         ])
         .output()
         .ok()?;

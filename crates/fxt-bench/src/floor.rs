@@ -1,19 +1,24 @@
 //! The hardware floor: the least work that records an FXT-like event.
 //!
-//! One clock read (`rdtsc` on x86-64), one atomic `fetch_add` that reserves
-//! the record's words in a preallocated, pre-touched ring, and one plain store
-//! per word (header, timestamp, argument header and value...). Headers are
-//! real FXT headers with indexed strings and thread, so the records have the
-//! sizes fxt's own records should have: instant 2 words, instant with one
-//! `u64` argument 4, counter with one `i64` value 5, duration complete 3.
+//! One clock read (`rdtsc` on x86-64), a reservation of the record's words
+//! in a preallocated ring whose pages were all touched before timing, and
+//! one store per word (header, timestamp, argument header and value...).
+//! Headers are real FXT headers with indexed strings and thread, so the
+//! records have the sizes fxt's own records should have: instant 2 words,
+//! instant with one `u64` argument 4, counter with one `i64` value 5,
+//! duration complete 3.
 //!
-//! Two variants:
-//! * [`Cursor::Shared`]: every thread reserves from one ring through one
-//!   atomic cursor (what a naive shared buffer costs: the cursor's cache line
-//!   bounces between cores);
-//! * [`Cursor::PerThread`]: each thread has its own ring and cursor (still an
-//!   atomic `fetch_add`, but uncontended), which is what per-thread chunks of
-//!   a shared buffer amortise to.
+//! Three variants, by how the reservation is made:
+//! * [`Cursor::Plain`] (`floor`, **the floor**): each thread has its own
+//!   ring and a plain thread-local cursor, and the words are plain stores.
+//!   No tracer that lets a reader see the records can do less per event;
+//!   it is the denominator of every ratio in the table;
+//! * [`Cursor::PerThread`] (`floor-atomic`): each thread has its own ring,
+//!   reserved through an (uncontended) atomic `fetch_add`, with relaxed
+//!   atomic stores: what a lock-free per-thread reservation costs;
+//! * [`Cursor::Shared`] (`floor-shared`): every thread reserves from one
+//!   ring through one atomic cursor (what a naive shared buffer costs: the
+//!   cursor's cache line bounces between cores).
 //!
 //! The empty loop body used as the baseline of a disabled call site is here
 //! too ([`Scenario::Disabled`]).
@@ -25,7 +30,7 @@ use std::sync::OnceLock;
 
 use fxt_format::encode::header::{self, arg_type, event_type};
 
-use crate::harness::{Scenario, Tracer};
+use crate::harness::{time_each, Scenario, Tracer};
 
 /// Which cursor the floor reserves from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +39,8 @@ pub enum Cursor {
     Shared,
     /// One ring and one (uncontended) atomic cursor per thread.
     PerThread,
+    /// One ring per thread, a plain thread-local cursor, plain stores.
+    Plain,
 }
 
 /// The floor as a [`Tracer`].
@@ -106,6 +113,48 @@ fn thread_ring(index: usize) -> &'static Ring {
 thread_local! {
     /// The ring the current thread records into.
     static RING: Cell<Option<&'static Ring>> = const { Cell::new(None) };
+    /// The plain ring of the current thread (null until `thread_init`).
+    static PLAIN_WORDS: Cell<*mut u64> = const { Cell::new(std::ptr::null_mut()) };
+    /// The plain cursor of the current thread (a word index, wrapped with
+    /// `PER_THREAD_WORDS - 1`).
+    static PLAIN_CURSOR: Cell<usize> = const { Cell::new(0) };
+}
+
+/// A per-thread plain ring: `PER_THREAD_WORDS + SLACK_WORDS` words, every
+/// page written once (so no page fault happens while timing), leaked.
+fn plain_ring(index: usize) -> *mut u64 {
+    /// Ring addresses by thread index (as `usize`: raw pointers are not
+    /// `Sync`; each ring is written only by the thread of its index).
+    static RINGS: [OnceLock<usize>; MAX_THREADS] = [const { OnceLock::new() }; MAX_THREADS];
+    *RINGS[index % MAX_THREADS].get_or_init(|| {
+        // `vec![1; n]` writes every word (unlike `vec![0; n]`, which may
+        // come from fresh, untouched zero pages).
+        let words: Vec<u64> = vec![1; PER_THREAD_WORDS + SLACK_WORDS];
+        Box::leak(words.into_boxed_slice()).as_mut_ptr() as usize
+    }) as *mut u64
+}
+
+/// Reserves `n` words of the calling thread's plain ring.
+#[inline(always)]
+fn plain_reserve(n: usize) -> *mut u64 {
+    let base = PLAIN_WORDS.with(Cell::get);
+    assert!(
+        !base.is_null(),
+        "Floor::thread_init not called on this thread"
+    );
+    let at = PLAIN_CURSOR.with(Cell::get);
+    PLAIN_CURSOR.with(|c| c.set((at + n) & (PER_THREAD_WORDS - 1)));
+    // SAFETY: `at < PER_THREAD_WORDS` and the ring has SLACK_WORDS >= n
+    // words after that, so `at + n` is in bounds of the allocation.
+    unsafe { base.add(at) }
+}
+
+/// Stores `v` at word `i` of a plain reservation.
+#[inline(always)]
+fn plain_put(w: *mut u64, i: usize, v: u64) {
+    // SAFETY: `w` comes from `plain_reserve(n)` with `i < n`; the ring is
+    // only ever accessed by its own thread.
+    unsafe { w.add(i).write(v) }
 }
 
 /// Reads the cycle counter (`rdtsc`), or a monotonic nanosecond clock where
@@ -191,11 +240,57 @@ pub fn traced_fn() {
     put(w, 2, end);
 }
 
+/// True-floor instant: 2 plain words.
+#[inline(always)]
+pub fn plain_instant() {
+    let t = ticks();
+    let w = plain_reserve(2);
+    plain_put(w, 0, HDR_INSTANT);
+    plain_put(w, 1, t);
+}
+
+/// True-floor instant with one `u64` argument: 4 plain words.
+#[inline(always)]
+pub fn plain_instant_arg(v: u64) {
+    let t = ticks();
+    let w = plain_reserve(4);
+    plain_put(w, 0, HDR_INSTANT_ARG);
+    plain_put(w, 1, t);
+    plain_put(w, 2, ARG_U64);
+    plain_put(w, 3, v);
+}
+
+/// True-floor counter with one `i64` value: 5 plain words.
+#[inline(always)]
+pub fn plain_counter(v: i64) {
+    let t = ticks();
+    let w = plain_reserve(5);
+    plain_put(w, 0, HDR_COUNTER);
+    plain_put(w, 1, t);
+    plain_put(w, 2, ARG_I64);
+    plain_put(w, 3, v as u64);
+    plain_put(w, 4, 0);
+}
+
+/// True-floor duration: an empty traced function, two clock reads, one
+/// 3-word record with plain stores.
+#[inline(never)]
+pub fn plain_traced_fn() {
+    let start = ticks();
+    black_box(());
+    let end = ticks();
+    let w = plain_reserve(3);
+    plain_put(w, 0, HDR_DURATION);
+    plain_put(w, 1, start);
+    plain_put(w, 2, end);
+}
+
 impl Tracer for Floor {
     fn name(&self) -> &'static str {
         match self.cursor {
             Cursor::Shared => "floor-shared",
-            Cursor::PerThread => "floor",
+            Cursor::PerThread => "floor-atomic",
+            Cursor::Plain => "floor",
         }
     }
 
@@ -207,11 +302,26 @@ impl Tracer for Floor {
         let ring = match self.cursor {
             Cursor::Shared => shared_ring(),
             Cursor::PerThread => thread_ring(index),
+            Cursor::Plain => {
+                PLAIN_WORDS.with(|w| w.set(plain_ring(index)));
+                return;
+            }
         };
         RING.with(|r| r.set(Some(ring)));
     }
 
     fn run(&self, scenario: Scenario, events: u64) {
+        if self.cursor == Cursor::Plain {
+            return match scenario {
+                Scenario::Instant => (0..events).for_each(|_| plain_instant()),
+                Scenario::InstantArg => (0..events).for_each(|i| plain_instant_arg(black_box(i))),
+                Scenario::Counter => (0..events).for_each(|i| plain_counter(black_box(i as i64))),
+                Scenario::DurationAttr | Scenario::DurationGuard => {
+                    (0..events).for_each(|_| plain_traced_fn())
+                }
+                Scenario::Disabled => empty_loop(events),
+            };
+        }
         match scenario {
             Scenario::Instant => (0..events).for_each(|_| instant()),
             Scenario::InstantArg => (0..events).for_each(|i| instant_arg(black_box(i))),
@@ -221,6 +331,24 @@ impl Tracer for Floor {
             }
             Scenario::Disabled => empty_loop(events),
         }
+    }
+
+    fn run_timed(&self, scenario: Scenario, out: &mut [u64]) -> bool {
+        if self.cursor != Cursor::Plain {
+            return false;
+        }
+        match scenario {
+            Scenario::Instant => time_each(out, |_| plain_instant()),
+            Scenario::InstantArg => time_each(out, |i| plain_instant_arg(black_box(i))),
+            Scenario::Counter => time_each(out, |i| plain_counter(black_box(i as i64))),
+            Scenario::DurationAttr | Scenario::DurationGuard => {
+                time_each(out, |_| plain_traced_fn())
+            }
+            Scenario::Disabled => time_each(out, |i| {
+                black_box(i);
+            }),
+        }
+        true
     }
 }
 
@@ -251,5 +379,30 @@ mod tests {
             .words
             .iter()
             .any(|w| w.load(Ordering::Relaxed) == HDR_INSTANT));
+    }
+
+    #[test]
+    fn plain_floor_writes_records_into_its_thread_ring() {
+        let floor = Floor::new(Cursor::Plain);
+        // Thread indexes 5 and 6: rings no other test of this module uses.
+        std::thread::scope(|s| {
+            for index in [5, 6] {
+                let floor = &floor;
+                s.spawn(move || {
+                    floor.thread_init(index);
+                    floor.run(Scenario::Counter, 3);
+                    assert_eq!(PLAIN_CURSOR.with(Cell::get), 15);
+                    let base = plain_ring(index);
+                    // SAFETY: the ring has more than 15 words and this
+                    // thread is the only one using ring `index`.
+                    let words = unsafe { std::slice::from_raw_parts(base, 15) };
+                    for (i, record) in words.chunks(5).enumerate() {
+                        assert_eq!(record[0], HDR_COUNTER);
+                        assert_eq!(record[2], ARG_I64);
+                        assert_eq!(record[3], i as u64);
+                    }
+                });
+            }
+        });
     }
 }

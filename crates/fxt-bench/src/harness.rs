@@ -96,6 +96,13 @@ pub trait Tracer: Sync {
     fn thread_init(&self, _index: usize) {}
     /// Record `events` events of `scenario` on the calling thread.
     fn run(&self, scenario: Scenario, events: u64);
+    /// Record `out.len()` events of `scenario` on the calling thread, each
+    /// timed on its own with [`time_each`] (ticks into `out`). Returns
+    /// `false` when the tracer has no such loop (the latency table skips
+    /// it).
+    fn run_timed(&self, _scenario: Scenario, _out: &mut [u64]) -> bool {
+        false
+    }
     /// Untimed work after each measurement on the main thread (flushing a
     /// frame, draining a queue) that keeps the tracer's memory bounded.
     fn after_run(&self) {}
@@ -157,6 +164,94 @@ pub fn measure(
     last - first
 }
 
+/// Runs `scenario` on `threads` threads, each recording `events_per_thread`
+/// events after a warm-up, each event timed on its own; returns every
+/// event's time in ticks of [`crate::floor::ticks`] (all threads), or
+/// `None` when the tracer does not time single events.
+///
+/// The per-thread arrays are written before timing, so the measurement
+/// itself takes no page fault.
+pub fn measure_latency(
+    tracer: &dyn Tracer,
+    scenario: Scenario,
+    threads: usize,
+    events_per_thread: u64,
+) -> Option<Vec<u64>> {
+    let threads = threads.max(1);
+    tracer.prepare(scenario);
+    let barrier = Barrier::new(threads);
+    let per_thread: Vec<Option<Vec<u64>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|index| {
+                let barrier = &barrier;
+                scope.spawn(move || {
+                    let mut out = vec![1u64; events_per_thread as usize];
+                    let mut warm = vec![1u64; WARMUP_EVENTS as usize];
+                    tracer.thread_init(index);
+                    let supported = tracer.run_timed(scenario, &mut warm);
+                    barrier.wait();
+                    (supported && tracer.run_timed(scenario, &mut out)).then_some(out)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("benchmark thread panicked"))
+            .collect()
+    });
+    tracer.after_run();
+    per_thread
+        .into_iter()
+        .collect::<Option<Vec<_>>>()
+        .map(|v| v.concat())
+}
+
+/// The clock read of single-event timing: `lfence; rdtsc` on x86-64 (so
+/// the read waits for the instructions before it), [`crate::floor::ticks`]
+/// elsewhere.
+#[inline(always)]
+pub fn fenced_ticks() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: lfence (SSE2) and rdtsc are available on every x86-64 CPU.
+        unsafe {
+            core::arch::x86_64::_mm_lfence();
+            core::arch::x86_64::_rdtsc()
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        crate::floor::ticks()
+    }
+}
+
+/// Calls `event(i)` for each `i` in `0..out.len()` and stores the ticks
+/// each call took in `out[i]`. Inlined into each tracer's loop, so the
+/// timed call site is the same as in [`Tracer::run`].
+#[inline(always)]
+pub fn time_each(out: &mut [u64], mut event: impl FnMut(u64)) {
+    for (i, slot) in out.iter_mut().enumerate() {
+        let start = fenced_ticks();
+        event(i as u64);
+        *slot = fenced_ticks().wrapping_sub(start);
+    }
+}
+
+/// Ticks of [`fenced_ticks`] per nanosecond, measured over `window`.
+pub fn ticks_per_ns(window: Duration) -> f64 {
+    let (t0, i0) = (fenced_ticks(), Instant::now());
+    std::thread::sleep(window);
+    let (t1, i1) = (fenced_ticks(), Instant::now());
+    (t1 - t0) as f64 / (i1 - i0).as_nanos().max(1) as f64
+}
+
+/// The `q` quantile (0..=1) of sorted values (nearest rank).
+pub fn quantile(sorted: &[u64], q: f64) -> u64 {
+    assert!(!sorted.is_empty(), "quantile of nothing");
+    let rank = (q * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
 /// Aggregate nanoseconds per event of a measurement.
 pub fn ns_per_event(wall: Duration, threads: usize, events_per_thread: u64) -> f64 {
     wall.as_nanos() as f64 / (threads.max(1) as f64 * events_per_thread as f64)
@@ -197,6 +292,25 @@ mod tests {
     fn median_odd_even() {
         assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
+    }
+
+    #[test]
+    fn quantiles_by_nearest_rank() {
+        let v: Vec<u64> = (1..=10_000).collect();
+        assert_eq!(quantile(&v, 0.5), 5_000);
+        assert_eq!(quantile(&v, 0.99), 9_900);
+        assert_eq!(quantile(&v, 0.9999), 9_999);
+        assert_eq!(quantile(&v, 1.0), 10_000);
+        assert_eq!(quantile(&[7], 0.0), 7);
+    }
+
+    #[test]
+    fn time_each_times_every_call() {
+        let mut out = [0u64; 5];
+        let mut calls = Vec::new();
+        time_each(&mut out, |i| calls.push(i));
+        assert_eq!(calls, [0, 1, 2, 3, 4]);
+        assert!(out.iter().all(|&t| t < 1 << 40), "{out:?}");
     }
 
     #[test]

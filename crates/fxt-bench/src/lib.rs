@@ -6,6 +6,11 @@
 //!   atomic reservation, word stores), with a shared or a per-thread cursor;
 //! * [`adapters`]: fxt itself and fastrace, tracy-client, puffin,
 //!   tracing + tracing-chrome behind the same trait;
+//! * [`lifecycle`]: `start()`/`finish()` times and the first pass over a
+//!   fresh buffer, default and crash-safe;
+//! * [`load`]: the CPU- and memory-heavy neighbour of the loaded latency
+//!   runs;
+//! * [`tracing_route`]: `tracing` call sites with each trace-file layer;
 //! * the `bench-table` binary runs every cell in its own process and prints
 //!   the comparison as a Markdown table; the criterion benches in `benches/`
 //!   cover the same scenarios for regression tracking.
@@ -16,3 +21,6 @@ pub mod adapters;
 pub mod checks;
 pub mod floor;
 pub mod harness;
+pub mod lifecycle;
+pub mod load;
+pub mod tracing_route;

@@ -1,4 +1,6 @@
-//! fxt itself, in oneshot, circular or streaming mode.
+//! fxt itself, in oneshot, circular or streaming mode, with the default
+//! configuration or with [`Config::prefault`] (every page of the buffer
+//! touched synchronously in `start()`).
 //!
 //! The session starts when the adapter is built and is collected by
 //! [`Tracer::finish`] (untimed): oneshot and circular collect into
@@ -22,7 +24,7 @@ use std::sync::Mutex;
 
 use fxt::{Config, Mode, Session};
 
-use crate::harness::{Scenario, Tracer};
+use crate::harness::{time_each, Scenario, Tracer};
 
 /// Category of every benchmark call site.
 pub const CATEGORY: &str = "bench";
@@ -37,6 +39,7 @@ pub const STREAMING_BUFFER: usize = 64 << 20;
 #[derive(Debug)]
 pub struct Fxt {
     name: &'static str,
+    mode: Mode,
     session: Mutex<Option<Session>>,
     /// A streaming output to remove after collection.
     scratch: Option<PathBuf>,
@@ -52,33 +55,50 @@ impl Fxt {
     /// Starts a session in `mode` with a buffer of `bytes` (streaming: to a
     /// temporary file removed when the adapter finishes).
     pub fn with_buffer(mode: Mode, bytes: usize) -> Fxt {
+        Fxt::configured(Config::new().mode(mode).buffer_size(bytes))
+    }
+
+    /// Starts a session with `config` (its mode and buffer size; streaming
+    /// and crash-safe sessions write to a temporary file removed when the
+    /// adapter finishes).
+    pub fn configured(config: Config) -> Fxt {
         let scratch = std::env::temp_dir().join(format!("fxt-bench-{}.fxt", std::process::id()));
-        let mut fxt = Fxt::build(mode, bytes, &scratch);
-        if mode == Mode::Streaming {
-            fxt.scratch = Some(scratch);
-        }
+        let mut fxt = Fxt::build(config.output(&scratch));
+        fxt.scratch = Some(scratch);
         fxt
     }
 
     /// Starts a session in `mode` with the adapter's buffer size for it,
     /// streaming to `path` (which is kept; `/dev/null` works).
     pub fn with_output(mode: Mode, path: impl Into<PathBuf>) -> Fxt {
-        Fxt::build(mode, default_buffer(mode), &path.into())
+        Fxt::build(
+            Config::new()
+                .mode(mode)
+                .buffer_size(default_buffer(mode))
+                .output(path.into()),
+        )
     }
 
-    fn build(mode: Mode, bytes: usize, output: &std::path::Path) -> Fxt {
+    fn build(config: Config) -> Fxt {
+        let mode = config.get_mode();
         let name = match mode {
-            Mode::Oneshot => "fxt-oneshot",
+            Mode::Oneshot => "fxt",
             Mode::Circular => "fxt-circular",
             Mode::Streaming => "fxt-streaming",
         };
-        let config = Config::new().buffer_size(bytes).mode(mode).output(output);
         let session = fxt::start(config).expect("start an fxt session");
         Fxt {
             name,
+            mode,
             session: Mutex::new(Some(session)),
             scratch: None,
         }
+    }
+
+    /// Renames the adapter (the table column), e.g. `fxt-prefault`.
+    pub fn named(mut self, name: &'static str) -> Fxt {
+        self.name = name;
+        self
     }
 
     /// Takes the live session out of the adapter (to collect it yourself).
@@ -90,7 +110,8 @@ impl Fxt {
     }
 }
 
-fn default_buffer(mode: Mode) -> usize {
+/// The buffer size the adapter uses for `mode`.
+pub fn default_buffer(mode: Mode) -> usize {
     match mode {
         Mode::Oneshot => ONESHOT_BUFFER,
         Mode::Circular => CIRCULAR_BUFFER,
@@ -141,11 +162,29 @@ impl Tracer for Fxt {
         }
     }
 
+    fn run_timed(&self, scenario: Scenario, out: &mut [u64]) -> bool {
+        match scenario {
+            Scenario::Instant => time_each(out, |_| fxt::trace_instant!("bench", "instant")),
+            Scenario::InstantArg => time_each(
+                out,
+                |i| fxt::trace_instant!("bench", "instant", "value" => black_box(i)),
+            ),
+            Scenario::Counter => time_each(
+                out,
+                |i| fxt::trace_counter!("bench", "counter", "series" => black_box(i as i64)),
+            ),
+            Scenario::DurationAttr => time_each(out, |_| traced_fn()),
+            Scenario::DurationGuard => time_each(out, |_| guarded_fn()),
+            Scenario::Disabled => time_each(out, |_| fxt::trace_instant!("bench", "off")),
+        }
+        true
+    }
+
     fn finish(&self) -> String {
         let Some(session) = self.take_session() else {
             return String::new();
         };
-        let streaming = self.name == "fxt-streaming";
+        let streaming = self.mode == Mode::Streaming;
         let stats = if streaming {
             session.finish()
         } else {
@@ -160,7 +199,7 @@ impl Tracer for Fxt {
                 "{} of {} records {}",
                 stats.records_dropped,
                 stats.records_dropped + stats.records_written,
-                if self.name == "fxt-circular" {
+                if self.mode == Mode::Circular {
                     "overwritten (circular)"
                 } else {
                     "dropped"

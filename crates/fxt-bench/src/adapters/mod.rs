@@ -14,27 +14,68 @@ use crate::floor::{Cursor, Floor};
 use crate::harness::Tracer;
 
 /// Every tracer name [`by_name`] accepts, in table column order.
-pub const NAMES: [&str; 9] = [
-    "floor-shared",
+///
+/// `floor` is the true floor (plain thread-local cursor, plain stores);
+/// `floor-atomic` and `floor-shared` are the atomic alternatives (see
+/// [`crate::floor`]). `fxt` is a oneshot session with `Config::new()`
+/// (what a user gets), `fxt-prefault` the same with `.prefault(true)`;
+/// the circular and streaming modes come in the same two variants.
+pub const NAMES: [&str; 14] = [
     "floor",
-    "fxt-oneshot",
+    "floor-atomic",
+    "floor-shared",
+    "fxt",
+    "fxt-prefault",
     "fxt-circular",
+    "fxt-circular-prefault",
     "fxt-streaming",
+    "fxt-streaming-prefault",
     "fastrace",
     "tracy",
     "puffin",
     "tracing-chrome",
+    "fxt-crash-safe",
 ];
+
+/// The fxt variant a name of [`NAMES`] stands for: mode, prefault, crash
+/// safety. `None` for the other tracers.
+pub fn fxt_variant(name: &str) -> Option<(::fxt::Mode, bool, bool)> {
+    use ::fxt::Mode::*;
+    Some(match name {
+        "fxt" => (Oneshot, false, false),
+        "fxt-prefault" => (Oneshot, true, false),
+        "fxt-circular" => (Circular, false, false),
+        "fxt-circular-prefault" => (Circular, true, false),
+        "fxt-streaming" => (Streaming, false, false),
+        "fxt-streaming-prefault" => (Streaming, true, false),
+        "fxt-crash-safe" => (Oneshot, false, true),
+        _ => return None,
+    })
+}
+
+/// Builds the fxt variant `name` with a buffer of `bytes` (see
+/// [`fxt_variant`]).
+pub fn fxt_with_buffer(name: &'static str, bytes: usize) -> Option<fxt::Fxt> {
+    let (mode, prefault, crash_safe) = fxt_variant(name)?;
+    let config = ::fxt::Config::new()
+        .mode(mode)
+        .buffer_size(bytes)
+        .prefault(prefault)
+        .crash_safe(crash_safe);
+    Some(fxt::Fxt::configured(config).named(name))
+}
 
 /// Builds the tracer called `name` (see [`NAMES`]), installing its global
 /// state. Returns `None` for an unknown name.
 pub fn by_name(name: &str) -> Option<Box<dyn Tracer>> {
+    if let Some((mode, _, _)) = fxt_variant(name) {
+        let name = NAMES.iter().find(|n| **n == name)?;
+        return Some(Box::new(fxt_with_buffer(name, fxt::default_buffer(mode))?));
+    }
     Some(match name {
+        "floor" => Box::new(Floor::new(Cursor::Plain)),
+        "floor-atomic" => Box::new(Floor::new(Cursor::PerThread)),
         "floor-shared" => Box::new(Floor::new(Cursor::Shared)),
-        "floor" => Box::new(Floor::new(Cursor::PerThread)),
-        "fxt-oneshot" => Box::new(fxt::Fxt::new(::fxt::Mode::Oneshot)),
-        "fxt-circular" => Box::new(fxt::Fxt::new(::fxt::Mode::Circular)),
-        "fxt-streaming" => Box::new(fxt::Fxt::new(::fxt::Mode::Streaming)),
         "fastrace" => Box::new(fastrace::Fastrace::new()),
         "tracy" => Box::new(tracy::Tracy::new()),
         "puffin" => Box::new(puffin::Puffin::new()),

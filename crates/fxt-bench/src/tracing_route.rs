@@ -1,0 +1,183 @@
+//! The `tracing` route: what one `tracing` call site costs with each layer
+//! a user would pick to get a trace file, next to the registry alone (what
+//! `tracing` itself costs) and fxt's own macros for the same record.
+//!
+//! | subscriber | what it is |
+//! |---|---|
+//! | `registry` | `tracing_subscriber::registry()` with no layer: span ids and the span stack, nothing recorded |
+//! | `fxt-layer` | registry + `fxt::tracing_layer::FxtLayer`, in a session with `Config::new()` |
+//! | `fxt-layer-prefault` | the same in a session with `.prefault(true)` |
+//! | `tracing-chrome` | registry + tracing-chrome 0.7 (arguments included), JSON to `io::sink()` on its writer thread |
+//! | `tracing-perfetto` | registry + tracing-perfetto 0.1 (debug annotations on: the fields), protobuf to `io::sink()` |
+//! | `tracing-tracy` | registry + tracing-tracy 0.12 (default config), no profiler connected (see [`crate::adapters::tracy`]) |
+//! | `fxt-macro` | no `tracing`: fxt's `trace_instant!` / `trace_duration_scope!`, `Config::new()` |
+//! | `fxt-macro-prefault` | the same with `.prefault(true)` (the macro at its floor) |
+//!
+//! Every subscriber is installed as the global default, as a program does
+//! with `.init()`; each cell runs in a fresh process with a fresh session.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use tracing::{event, span, Level};
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+
+/// Every subscriber name, in column order.
+pub const SUBSCRIBERS: [&str; 8] = [
+    "registry",
+    "fxt-layer",
+    "fxt-layer-prefault",
+    "tracing-chrome",
+    "tracing-perfetto",
+    "tracing-tracy",
+    "fxt-macro",
+    "fxt-macro-prefault",
+];
+
+/// Every call shape, in row order: `(id, description)`.
+pub const CALLS: [(&str, &str); 3] = [
+    ("event", "`event!(INFO, \"ev\")` (fxt: `trace_instant!`)"),
+    (
+        "event-arg",
+        "`event!(INFO, arg = i, \"ev\")` (fxt: `trace_instant!` + u64)",
+    ),
+    (
+        "span",
+        "`span!(INFO, \"sp\")` + `enter()` (fxt: `trace_duration_scope!`)",
+    ),
+];
+
+/// Events recorded before timing (warms the call sites and the first chunk).
+const WARMUP: u64 = 1_000;
+
+/// What keeps a subscriber's state alive for the measurement.
+enum Installed {
+    None,
+    Session(fxt::Session),
+    Chrome(tracing_chrome::FlushGuard),
+    Tracy(std::net::TcpListener),
+}
+
+fn session(prefault: bool) -> fxt::Session {
+    fxt::start(
+        fxt::Config::new()
+            .prefault(prefault)
+            .output(std::env::temp_dir().join(format!("fxt-route-{}.fxt", std::process::id()))),
+    )
+    .expect("start an fxt session")
+}
+
+fn install(subscriber: &str) -> Installed {
+    let registry = tracing_subscriber::registry();
+    match subscriber {
+        "registry" => {
+            registry.init();
+            Installed::None
+        }
+        "fxt-layer" | "fxt-layer-prefault" => {
+            let s = session(subscriber == "fxt-layer-prefault");
+            registry.with(fxt::tracing_layer::FxtLayer::new()).init();
+            Installed::Session(s)
+        }
+        "tracing-chrome" => {
+            let (layer, guard) = tracing_chrome::ChromeLayerBuilder::new()
+                .writer(std::io::sink())
+                .include_args(true)
+                .build();
+            registry.with(layer).init();
+            Installed::Chrome(guard)
+        }
+        "tracing-perfetto" => {
+            let layer =
+                tracing_perfetto::PerfettoLayer::new(std::io::sink as fn() -> std::io::Sink)
+                    .with_debug_annotations(true);
+            registry.with(layer).init();
+            Installed::None
+        }
+        "tracing-tracy" => {
+            // As in the tracy adapter: occupy Tracy's port so that, with no
+            // profiler able to connect, the client drops its queues
+            // periodically and memory stays bounded.
+            let blocker = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+            let port = blocker.local_addr().expect("local address").port();
+            std::env::set_var("TRACY_PORT", port.to_string());
+            registry.with(tracing_tracy::TracyLayer::default()).init();
+            Installed::Tracy(blocker)
+        }
+        "fxt-macro" => Installed::Session(session(false)),
+        "fxt-macro-prefault" => Installed::Session(session(true)),
+        other => panic!("unknown subscriber {other:?}"),
+    }
+}
+
+#[inline(never)]
+fn tracing_calls(call: &str, events: u64) {
+    match call {
+        "event" => (0..events).for_each(|_| event!(Level::INFO, "ev")),
+        "event-arg" => (0..events).for_each(|i| event!(Level::INFO, arg = black_box(i), "ev")),
+        "span" => (0..events).for_each(|_| {
+            let span = span!(Level::INFO, "sp");
+            let _entered = span.enter();
+            black_box(());
+        }),
+        other => panic!("unknown call {other:?}"),
+    }
+}
+
+#[inline(never)]
+fn fxt_calls(call: &str, events: u64) {
+    match call {
+        "event" => (0..events).for_each(|_| fxt::trace_instant!("bench", "ev")),
+        "event-arg" => {
+            (0..events).for_each(|i| fxt::trace_instant!("bench", "ev", "arg" => black_box(i)))
+        }
+        "span" => (0..events).for_each(|_| {
+            let _scope = fxt::trace_duration_scope!("bench", "sp");
+            black_box(());
+        }),
+        other => panic!("unknown call {other:?}"),
+    }
+}
+
+/// Child `--tracing-cell SUBSCRIBER CALL EVENTS`: prints `RESULT <ns per
+/// event>` (one thread).
+pub fn cell_child(args: &[String]) {
+    let [subscriber, call, events] = args else {
+        panic!("--tracing-cell SUBSCRIBER CALL EVENTS")
+    };
+    let events: u64 = events.parse().expect("events");
+    let installed = install(subscriber);
+    let run = if subscriber.starts_with("fxt-macro") {
+        fxt_calls
+    } else {
+        tracing_calls
+    };
+    run(call, WARMUP);
+    let start = Instant::now();
+    run(call, events);
+    let wall = start.elapsed();
+    let note = match installed {
+        Installed::Session(s) => {
+            let stats = s.finish_to_writer(std::io::sink()).expect("collect");
+            if stats.records_dropped > 0 {
+                format!("{} dropped", stats.records_dropped)
+            } else {
+                String::new()
+            }
+        }
+        Installed::Chrome(guard) => {
+            drop(guard);
+            String::new()
+        }
+        Installed::Tracy(blocker) => {
+            drop(blocker);
+            String::new()
+        }
+        Installed::None => String::new(),
+    };
+    println!(
+        "RESULT {:.3} {note}",
+        wall.as_nanos() as f64 / events as f64
+    );
+}
