@@ -31,7 +31,7 @@
 
 use core::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, Ordering};
 
-use crate::session::{self, Control};
+use crate::state::{self, Control};
 
 /// The "unknown, take the slow path" cache word.
 pub(crate) const STALE: u64 = 1;
@@ -89,14 +89,14 @@ impl KeyCache {
         word: AtomicU64::new(0),
     };
 
-    /// The key's string ref in generation `gen`, if it was interned for it.
+    /// The key's string ref in generation `generation`, if it was interned for it.
     #[inline(always)]
-    pub(crate) fn get(&self, gen: u32) -> Option<u16> {
+    pub(crate) fn get(&self, generation: u32) -> Option<u16> {
         // Relaxed: the value was stored before the call site's word was
         // published (Release), and the caller loaded that word and fenced
         // (Acquire).
         let w = self.word.load(Ordering::Relaxed);
-        if (w >> 32) as u32 == gen {
+        if (w >> 32) as u32 == generation {
             Some(w as u16)
         } else {
             None
@@ -117,7 +117,7 @@ impl core::fmt::Debug for Site {
         f.debug_struct("Site")
             .field("category", &self.callsite.category)
             .field("name", &self.callsite.name)
-            .field("generation", &self.gen())
+            .field("generation", &self.generation())
             .finish()
     }
 }
@@ -125,7 +125,7 @@ impl core::fmt::Debug for Site {
 impl Site {
     /// Session generation the site was enabled in.
     #[inline(always)]
-    pub(crate) fn gen(&self) -> u32 {
+    pub(crate) fn generation(&self) -> u32 {
         (self.word & GEN_MASK) as u32
     }
     /// Whether a string ref of the site is inline.
@@ -213,12 +213,12 @@ impl Callsite {
     #[cold]
     #[inline(never)]
     fn register(&'static self) -> Option<Site> {
-        if session::forked() {
-            // A forked child takes no lock (see `session`); stay off.
+        if state::forked() {
+            // A forked child takes no lock (see `crate::session`); stay off.
             self.word.store(0, Ordering::Relaxed);
             return None;
         }
-        let ctl = session::control();
+        let ctl = state::control();
         if !self.registered.load(Ordering::Relaxed) {
             self.registered.store(true, Ordering::Relaxed);
             let head = REGISTRY.load(Ordering::Acquire);
@@ -248,7 +248,7 @@ impl Callsite {
         if !ctl.filter.enabled(self.category) {
             return 0;
         }
-        let gen = s.gen;
+        let generation = s.generation;
         let cat = s.durable.intern(self.category);
         let name = s.durable.intern(self.name);
         let mut inline = cat & 0x8000 != 0 || name & 0x8000 != 0;
@@ -257,11 +257,11 @@ impl Callsite {
             inline |= r & 0x8000 != 0;
             cache
                 .word
-                .store(((gen as u64) << 32) | r as u64, Ordering::Relaxed);
+                .store(((generation as u64) << 32) | r as u64, Ordering::Relaxed);
         }
         ENABLED
             | if inline { INLINE } else { 0 }
-            | (gen as u64 & GEN_MASK)
+            | (generation as u64 & GEN_MASK)
             | ((cat as u64) << 32)
             | ((name as u64) << 48)
     }
@@ -283,7 +283,7 @@ pub(crate) fn reset_all(_ctl: &Control, word: u64) {
 }
 
 /// Turns every registered call site off without the control lock: the
-/// `fork` child handler (see `session`), where the lock may be held by a
+/// `fork` child handler (see `crate::session`), where the lock may be held by a
 /// thread that does not exist in the child. The registry is a lock-free
 /// list, so walking it needs no lock.
 pub(crate) fn disable_all_after_fork() {

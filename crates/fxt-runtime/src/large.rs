@@ -14,7 +14,7 @@
 //! precedes them); the streamer writes and empties it on each pass, which
 //! frees its budget. In crash-safe mode the list is not in the mapped file:
 //! large blobs pending when the process is killed are lost (chunks only
-//! hold records a filler can cover, see `crate::mapped`).
+//! hold records a filler can cover, see `crate::memory::filler`).
 
 use std::sync::Mutex;
 

@@ -41,17 +41,22 @@
 //!
 //! # Design
 //!
-//! * `buffer`: the ring of chunks and its
-//!   reservation / publication / collection protocol (model-checked with
-//!   loom: `RUSTFLAGS="--cfg loom" cargo test -p fxt-runtime --release --test loom`).
-//! * `callsite`: per-call-site cache word and registry.
-//! * `intern`: the durable region (string table, thread table, names),
-//!   which the ring never overwrites and the file places first.
-//! * `large`: large records (blobs over 32 KiB), kept outside the ring.
-//! * `mapped`: crash-safe mode (the buffer is a shared mapping of the
-//!   output file, valid at every moment thanks to filler records).
-//! * `thread`: per-thread state and identity; `emit`: the event encoders;
-//!   `collect` and `stream`: writing the file; `session`: start and stop.
+//! Layers, each importing only the ones below it (`docs/ARCHITECTURE.md`
+//! draws them):
+//!
+//! 0. `memory`: heap or file-mapped words, the crash-safe store protocol
+//!    (filler, body, header); `clock`, `config`, `stats`, `args`: leaves.
+//! 1. `ring`: chunks and their states, the `Cursor` that reserves and
+//!    publishes records in a leased chunk (model-checked with loom, as the
+//!    hot path uses it: `RUSTFLAGS="--cfg loom" cargo test -p fxt-runtime
+//!    --release --test loom`); `durable`: the string/thread/name records
+//!    the ring never overwrites; `large`: records too large for a chunk.
+//! 2. `state`: the process-global control state and one session's shared
+//!    state; `callsite`: per-call-site cache word and registry.
+//! 3. `thread`: each thread's writer and the thread-local cursor.
+//! 4. `emit`: the event encoders (the hot path).
+//! 5. `collect`: the one collector, used by finishing and streaming.
+//! 6. `session`: the public API (start, finish, panic hook, fork).
 //!
 //! # Buffering modes
 //!
@@ -89,23 +94,29 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]
 
+// Layers, bottom to top; each imports only the ones above it in this
+// list (checked in CI by `.ci/modcycles`). `docs/ARCHITECTURE.md` draws them.
 mod args;
-#[cfg(not(loom))]
-mod buffer;
-#[cfg(loom)]
-#[doc(hidden)]
-pub mod buffer;
 mod callsite;
 mod clock;
 mod collect;
 mod config;
+mod durable;
 mod emit;
-mod intern;
 mod large;
-mod mapped;
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod memory;
+#[cfg(not(loom))]
+mod memory;
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod ring;
+#[cfg(not(loom))]
+mod ring;
 mod session;
-mod stream;
-mod sync;
+mod state;
+mod stats;
 mod thread;
 
 #[doc(hidden)]
@@ -118,10 +129,11 @@ mod macro_support;
 
 pub use args::{IntoArgValue, Koid};
 pub use clock::tsc_usable;
-pub use collect::Stats;
+pub use collect::CollectError;
 pub use config::{parse_size, ClockSource, Config, Mode};
 pub use session::{
     disable_category, enable_category, install_panic_hook, is_enabled, start, start_from_env,
-    CollectError, Session, StartError, FINISH_GRACE,
+    Session, StartError, FINISH_GRACE,
 };
+pub use stats::Stats;
 pub use thread::set_thread_name;

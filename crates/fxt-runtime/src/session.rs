@@ -1,5 +1,6 @@
-//! Sessions: starting, the process-global control state, stopping and
-//! collecting; what a forked child does; the panic hook.
+//! Layer 6, the session: the public API on top of the engine — starting,
+//! category switches, stopping and collecting, what a forked child does,
+//! the panic hook. Nothing in the engine imports this module.
 //!
 //! # Finishing, once
 //!
@@ -25,23 +26,25 @@ use std::fmt;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
-use std::thread::JoinHandle;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, TryLockError};
 use std::time::Duration;
 
-use crate::buffer::{Ring, RingMode};
 use crate::callsite::{self, STALE};
 use crate::clock::{self, Clock};
-use crate::collect::{self, Stats};
+use crate::collect::{self, stream, CollectError};
 use crate::config::{
     ClockSource, Config, Mode, DEFAULT_CHUNK_SIZE, MIN_BUFFER_SIZE, MIN_CHUNK_SIZE,
 };
-use crate::intern::Durable;
+use crate::durable::Durable;
 use crate::large::LargeRecords;
-use crate::mapped::FileMap;
-use crate::stream;
-use crate::sync::Words;
+use crate::memory::file_map::FileMap;
+use crate::memory::words::{touch_pages, Words};
+use crate::ring::Ring;
+use crate::state::control::{Filter, ACTIVE, CONTROL, FORKED, UNFINISHED};
+use crate::state::shared::lock;
+use crate::state::{control, forked, Shared};
+use crate::stats::Stats;
 use crate::thread;
 
 /// How long [`Session::finish`] waits, after disabling every call site, for
@@ -50,81 +53,6 @@ use crate::thread;
 /// its call-site check and its publication is not in the file (and, because
 /// detecting it would cost the hot path a fence, not counted as dropped).
 pub const FINISH_GRACE: Duration = Duration::from_millis(2);
-
-/// Provider id written in the trace.
-pub(crate) const PROVIDER_ID: u32 = 1;
-
-/// Categories on or off.
-#[derive(Debug, Default)]
-pub(crate) struct Filter {
-    /// `true`: every category not in `disabled`.
-    all: bool,
-    enabled: Vec<String>,
-    disabled: Vec<String>,
-}
-
-impl Filter {
-    const fn all() -> Filter {
-        Filter {
-            all: true,
-            enabled: Vec::new(),
-            disabled: Vec::new(),
-        }
-    }
-
-    pub(crate) fn enabled(&self, category: &str) -> bool {
-        if self.disabled.iter().any(|c| c == category) {
-            return false;
-        }
-        self.all || self.enabled.iter().any(|c| c == category)
-    }
-
-    fn enable(&mut self, category: &str) {
-        self.disabled.retain(|c| c != category);
-        if !self.enabled.iter().any(|c| c == category) {
-            self.enabled.push(category.to_string());
-        }
-    }
-
-    fn disable(&mut self, category: &str) {
-        self.enabled.retain(|c| c != category);
-        if !self.disabled.iter().any(|c| c == category) {
-            self.disabled.push(category.to_string());
-        }
-    }
-}
-
-/// Process-global control state, behind [`control`]. Only slow paths take
-/// the lock: call site registration, a thread's first event in a session,
-/// start/stop, category changes.
-#[derive(Debug)]
-pub(crate) struct Control {
-    pub(crate) current: Option<Arc<Shared>>,
-    pub(crate) filter: Filter,
-    last_gen: u32,
-}
-
-static CONTROL: Mutex<Control> = Mutex::new(Control {
-    current: None,
-    filter: Filter::all(),
-    last_gen: 0,
-});
-
-/// Whether a session is live (for [`crate::is_enabled`]).
-static ACTIVE: AtomicBool = AtomicBool::new(false);
-
-/// Sessions started and not yet completely finished (their file written).
-static UNFINISHED: AtomicUsize = AtomicUsize::new(0);
-
-/// Set in the child of a `fork` taken while a session was unfinished: fxt
-/// is inert in this process (see the module docs).
-static FORKED: AtomicBool = AtomicBool::new(false);
-
-/// Whether this process is a forked child in which fxt is inert.
-#[inline]
-pub(crate) fn forked() -> bool {
-    FORKED.load(Ordering::Relaxed)
-}
 
 /// The `pthread_atfork` child handler. Runs in the child, which has only
 /// the forking thread; it must not take a lock: atomics only (and the
@@ -150,20 +78,6 @@ fn register_atfork() {
             eprintln!("fxt: pthread_atfork failed ({rc}); a forked child may write to the trace");
         }
     });
-}
-
-/// Locks the control state (poisoning ignored: every critical section
-/// leaves it consistent).
-pub(crate) fn control() -> MutexGuard<'static, Control> {
-    CONTROL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The live session, if any (never in a forked child: see the module docs).
-pub(crate) fn current() -> Option<Arc<Shared>> {
-    if forked() {
-        return None;
-    }
-    control().current.clone()
 }
 
 /// Whether a tracing session is live.
@@ -197,69 +111,6 @@ pub fn disable_category(name: &str) {
     }
 }
 
-/// Per-thread counters the collector reads. Written by their thread only.
-#[derive(Debug, Default)]
-pub(crate) struct ThreadCounters {
-    /// Records this thread emitted that will not be in the file (no chunk,
-    /// too large, overwritten by this thread in circular mode).
-    pub(crate) dropped: AtomicU64,
-}
-
-impl ThreadCounters {
-    /// Adds to the drop count: a single-writer counter, so a load and a
-    /// store (no RMW on the path that drops).
-    #[inline]
-    pub(crate) fn add_dropped(&self, n: u64) {
-        let v = self.dropped.load(Ordering::Relaxed);
-        self.dropped.store(v + n, Ordering::Relaxed);
-    }
-}
-
-/// Everything a session's writers, streamer and collector share. Writers
-/// hold it through an `Arc`, so its memory outlives the session for as long
-/// as a thread still holds it.
-#[derive(Debug)]
-pub(crate) struct Shared {
-    pub(crate) gen: u32,
-    pub(crate) ring: Ring,
-    pub(crate) durable: Durable,
-    pub(crate) clock: Clock,
-    pub(crate) pid: u64,
-    pub(crate) provider_name: String,
-    pub(crate) threads: Mutex<Vec<Arc<ThreadCounters>>>,
-    /// Records dropped where no thread state could count them (thread-local
-    /// state already destroyed).
-    pub(crate) orphan_dropped: AtomicU64,
-    /// Tells the streamer to stop.
-    pub(crate) stream_stop: AtomicBool,
-    /// The streaming thread (streaming mode), joined by whoever finishes.
-    streamer: Mutex<Option<JoinHandle<stream::Streamed>>>,
-    /// Large records (large blobs), outside the ring.
-    pub(crate) large: LargeRecords,
-    /// The configured output.
-    output: PathBuf,
-    mode: Mode,
-    /// The ring and durable region are a mapping of `output`.
-    pub(crate) crash_safe: bool,
-    /// The process that started the session (a forked child is not it).
-    start_pid: u32,
-    /// Held while the session is finished; `Some` once it is (see the
-    /// module docs).
-    finish_state: Mutex<Option<Stats>>,
-}
-
-impl Shared {
-    /// Sum of every drop counter.
-    pub(crate) fn dropped(&self) -> u64 {
-        let threads = self.threads.lock().unwrap_or_else(|e| e.into_inner());
-        threads
-            .iter()
-            .map(|t| t.dropped.load(Ordering::Relaxed))
-            .sum::<u64>()
-            + self.orphan_dropped.load(Ordering::Relaxed)
-    }
-}
-
 /// Why [`start`] failed.
 #[derive(Debug)]
 pub enum StartError {
@@ -287,44 +138,6 @@ impl std::error::Error for StartError {
             StartError::Io(_, e) => Some(e),
             StartError::AlreadyRunning | StartError::Unsupported(_) => None,
         }
-    }
-}
-
-/// Why collecting a session failed.
-#[derive(Debug)]
-pub enum CollectError {
-    /// Writing the trace failed.
-    Io(io::Error),
-    /// A streaming session writes to its configured output while it runs;
-    /// it can only be finished with [`Session::finish`] (or
-    /// `finish_to_path` with that same path).
-    Streaming,
-}
-
-impl fmt::Display for CollectError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CollectError::Io(e) => write!(f, "writing the trace failed: {e}"),
-            CollectError::Streaming => write!(
-                f,
-                "a streaming session writes to its configured output; finish it with Session::finish"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for CollectError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            CollectError::Io(e) => Some(e),
-            CollectError::Streaming => None,
-        }
-    }
-}
-
-impl From<io::Error> for CollectError {
-    fn from(e: io::Error) -> Self {
-        CollectError::Io(e)
     }
 }
 
@@ -397,11 +210,6 @@ pub fn start(config: Config) -> Result<Session, StartError> {
     }
     let chunks = (ring_bytes / chunk).max(1);
     let chunk_words = chunk / 8;
-    let ring_mode = match mode {
-        Mode::Oneshot => RingMode::Oneshot,
-        Mode::Circular => RingMode::Circular,
-        Mode::Streaming => RingMode::Streaming,
-    };
 
     let mut file = None;
     if mode == Mode::Streaming {
@@ -432,7 +240,7 @@ pub fn start(config: Config) -> Result<Session, StartError> {
         let map = FileMap::create(&config.output, &pre, ring_start + ring_words)
             .map_err(|e| StartError::Io(config.output.clone(), e))?;
         let ring = Ring::with_words(
-            ring_mode,
+            mode,
             chunks,
             chunk_words,
             Words::mapped(map.clone(), ring_start, ring_words),
@@ -442,22 +250,17 @@ pub fn start(config: Config) -> Result<Session, StartError> {
         (ring, durable)
     } else {
         (
-            Ring::new(ring_mode, chunks, chunk_words),
+            Ring::new(mode, chunks, chunk_words),
             Durable::new(durable_bytes / 8),
         )
     };
     if config.prefault {
-        ring.prefault();
+        touch_pages(ring.words());
     }
 
-    ctl.last_gen = if ctl.last_gen as u64 >= callsite::GEN_MASK {
-        1
-    } else {
-        ctl.last_gen + 1
-    };
-    let gen = ctl.last_gen;
+    let generation = ctl.next_generation(callsite::GEN_MASK as u32);
     let shared = Arc::new(Shared {
-        gen,
+        generation,
         ring,
         durable,
         clock,
@@ -477,15 +280,16 @@ pub fn start(config: Config) -> Result<Session, StartError> {
     shared.durable.name_process(pid, &pname);
 
     if let Some(f) = file {
-        *lock(&shared.streamer) = Some(stream::spawn(shared.clone(), f));
+        let handle = stream::spawn(shared.clone(), f)
+            .map_err(|e| StartError::Io(config.output.clone(), e))?;
+        *lock(&shared.streamer) = Some(handle);
     }
 
     clock::set_use_tsc(clock.use_tsc);
-    ctl.filter = Filter::all();
-    if let Some(list) = &config.categories {
-        ctl.filter.all = false;
-        ctl.filter.enabled = list.clone();
-    }
+    ctl.filter = match &config.categories {
+        Some(list) => Filter::only(list.clone()),
+        None => Filter::all(),
+    };
     UNFINISHED.fetch_add(1, Ordering::Relaxed);
     ctl.current = Some(shared.clone());
     ACTIVE.store(true, Ordering::Relaxed);
@@ -497,12 +301,6 @@ pub fn start(config: Config) -> Result<Session, StartError> {
         output: config.output,
         mode,
     })
-}
-
-/// Locks a mutex, ignoring poisoning (every critical section of this
-/// module leaves its data consistent).
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// [`start`] with [`Config::from_env`].
@@ -676,15 +474,17 @@ fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 fn finish_stream(shared: &Shared) -> Result<Stats, CollectError> {
+    // Release pairs with the streamer's Acquire load: the writers stopped
+    // (grace period) before its last pass.
     shared.stream_stop.store(true, Ordering::Release);
     let Some(handle) = lock(&shared.streamer).take() else {
         return Ok(Stats::default());
     };
     handle.thread().unpark();
-    let streamed = handle
+    let stats = handle
         .join()
         .map_err(|_| CollectError::Io(io::Error::other("the streaming thread panicked")))?;
-    stream::finish(shared, streamed)
+    Ok(stats?)
 }
 
 /// Installs a panic hook that finishes the live session (writes its trace

@@ -1,10 +1,12 @@
-//! Model check of the chunk protocol (src/buffer.rs) with loom:
+//! Model check of the chunk protocol (src/ring/) with loom, through the
+//! cursor and the hold exactly as the runtime's writers use them
+//! (`crate::thread::Writer` and the event hot path in `crate::emit`):
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom" cargo test -p fxt-runtime --release --test loom
 //! ```
 //!
-//! (`LOOM_MAX_PREEMPTIONS` defaults to 3 here, ~5 s; 4 takes ~40 s.)
+//! (`LOOM_MAX_PREEMPTIONS` defaults to 3 here.)
 //!
 //! Tiny rings (2 chunks of 4 words) and records of 2 words whose
 //! second word is the complement of the first, so a torn or half-published
@@ -15,7 +17,8 @@
 
 use std::collections::HashSet;
 
-use fxt_runtime::buffer::{Lease, Ring, RingMode};
+use fxt_runtime::ring::{Cursor, Hold, Record, Refill, Ring, CLOSED};
+use fxt_runtime::Mode;
 use loom::sync::atomic::Ordering;
 use loom::sync::Arc;
 use loom::thread;
@@ -30,10 +33,24 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
     b.check(f);
 }
 
-/// A writer as the runtime's thread state does it: reserve in the current
-/// chunk, else release it and acquire another. Returns records dropped.
+/// Stores a 2-word record (header word last, as every encoder) and
+/// publishes it.
+fn store(record: Record<'_>, tag: u64) {
+    let slots = record.slots();
+    slots[1].store(!tag, Ordering::Relaxed);
+    slots[0].store(tag, Ordering::Relaxed);
+    record.publish();
+}
+
+/// A writer as the runtime's: a cursor whose gate the hot path tries
+/// first, and the slow path (`thread::with_writer` + `Writer::reserve`)
+/// that closes the gate, writes through the same cursor, rolls chunks over
+/// with the hold, and opens the gate again while it holds a chunk.
 struct Writer {
-    lease: Option<Lease>,
+    cursor: Cursor,
+    hold: Hold,
+    /// The session generation the gate opens for.
+    token: u32,
     /// Records dropped: overwritten by this writer, or its own when it
     /// found no chunk.
     dropped: u64,
@@ -42,30 +59,55 @@ struct Writer {
 }
 
 impl Writer {
+    fn new(token: u32) -> Writer {
+        Writer {
+            cursor: Cursor::new(),
+            hold: Hold::new(),
+            token,
+            dropped: 0,
+            starved: 0,
+        }
+    }
+
     fn write(&mut self, ring: &Ring, tag: u64) {
-        loop {
-            if let Some(l) = self.lease.as_mut() {
-                if let Some(pos) = l.reserve(2) {
-                    ring.words()[pos].store(tag, Ordering::Relaxed);
-                    ring.words()[pos + 1].store(!tag, Ordering::Relaxed);
-                    ring.publish(l, 2);
-                    return;
-                }
-                ring.release(l);
-                self.lease = None;
-            }
-            match ring.acquire() {
-                Some((l, overwritten)) => {
+        // The hot path (`emit::try_fast`).
+        if let Some(r) = self.cursor.reserve(self.token, 2) {
+            return store(r, tag);
+        }
+        // The slow path.
+        self.cursor.set_token(CLOSED);
+        let record = match self.cursor.reserve(CLOSED, 2) {
+            Some(r) => Some(r),
+            // SAFETY: the ring outlives the hold (the test keeps it in an
+            // `Arc` until the hold is released); always this cursor.
+            None => match unsafe { self.hold.refill(ring, &self.cursor, 2) } {
+                Refill::Ready { overwritten } => {
                     self.dropped += overwritten;
-                    self.lease = Some(l);
+                    self.cursor.reserve(CLOSED, 2)
                 }
-                None => {
+                Refill::NoChunk | Refill::TooLarge => {
                     self.dropped += 1;
                     self.starved += 1;
-                    return;
+                    None
                 }
-            }
+            },
+        };
+        if let Some(r) = record {
+            store(r, tag);
         }
+        if self.hold.has_lease() {
+            self.cursor.set_token(self.token);
+        }
+    }
+
+    /// Gives the chunk back (thread exit, session over).
+    fn leave(&mut self, ring: &Ring) {
+        self.hold.release(ring, &self.cursor);
+        assert_eq!(self.cursor.token(), CLOSED, "release leaves the gate open");
+        assert!(
+            self.cursor.reserve(self.token, 1).is_none(),
+            "a detached cursor reserved"
+        );
     }
 }
 
@@ -109,17 +151,11 @@ fn run_writers(
         .map(|t| {
             let ring = ring.clone();
             thread::spawn(move || {
-                let mut w = Writer {
-                    lease: None,
-                    dropped: 0,
-                    starved: 0,
-                };
+                let mut w = Writer::new(1);
                 for i in 0..per_writer {
                     w.write(&ring, (t << 8) | (i + 1));
                 }
-                if let Some(l) = w.lease.take() {
-                    ring.release(&l);
-                }
+                w.leave(&ring);
                 (w.dropped, w.starved)
             })
         })
@@ -130,7 +166,7 @@ fn run_writers(
 fn oneshot_publication_and_collection() {
     model(|| {
         // 2 chunks of 2 records: 2 writers x 3 records cannot all fit.
-        let ring = Arc::new(Ring::new(RingMode::Oneshot, 2, CHUNK_WORDS));
+        let ring = Arc::new(Ring::new(Mode::Oneshot, 2, CHUNK_WORDS));
         let handles = run_writers(&ring, 2, 3);
         // A collector running concurrently sees only whole records.
         let early = read_all(&ring, false);
@@ -150,7 +186,7 @@ fn oneshot_publication_and_collection() {
 #[test]
 fn circular_overwrites_count_and_never_tear() {
     model(|| {
-        let ring = Arc::new(Ring::new(RingMode::Circular, 2, CHUNK_WORDS));
+        let ring = Arc::new(Ring::new(Mode::Circular, 2, CHUNK_WORDS));
         let handles = run_writers(&ring, 2, 3);
         let early = read_all(&ring, true);
         let _ = early;
@@ -193,7 +229,7 @@ fn circular_overwrites_count_and_never_tear() {
 #[test]
 fn streaming_frees_and_reuses_chunks() {
     model(|| {
-        let ring = Arc::new(Ring::new(RingMode::Streaming, 2, CHUNK_WORDS));
+        let ring = Arc::new(Ring::new(Mode::Streaming, 2, CHUNK_WORDS));
         let handles = run_writers(&ring, 2, 3);
         // The streamer: one pass writing out and freeing released chunks.
         let mut streamed = Vec::new();
@@ -222,22 +258,23 @@ fn streaming_frees_and_reuses_chunks() {
 
 /// A session in miniature: its generation and its ring.
 struct Sess {
-    gen: u64,
+    generation: u32,
     ring: Ring,
 }
 
 /// The control state in miniature: the call site's cache word (the
 /// generation it is enabled in, 0 = off) and the live session (behind the
-/// control lock, as `session::current`).
+/// control lock, as `state::current`).
 struct Control {
     word: loom::sync::atomic::AtomicU64,
     current: loom::sync::Mutex<Option<Arc<Sess>>>,
 }
 
-/// A writer as `thread::Writer` does it: check the call site's word, keep
-/// writing to its registered session while the word's generation is that
-/// session's, otherwise register under the lock (only with the live session
-/// of that generation), leaving (and releasing its chunk in) the old one.
+/// A writer as `thread::Writer` does it: check the call site's word, try
+/// the cursor's gate with the word's generation (open only for the
+/// session the writer is registered in), otherwise register under the
+/// lock (only with the live session of that generation), leaving — and
+/// releasing its chunk in, which closes the gate — the old one.
 struct SessWriter {
     sess: Option<Arc<Sess>>,
     w: Writer,
@@ -246,15 +283,22 @@ struct SessWriter {
 impl SessWriter {
     fn event(&mut self, ctl: &Control, tag: u64) {
         // The call site's check: one load of its word.
-        let word = ctl.word.load(Ordering::Acquire);
+        let word = ctl.word.load(Ordering::Acquire) as u32;
         if word == 0 {
             return;
         }
-        if self.sess.as_ref().map(|s| s.gen) != Some(word) {
+        // The hot path: the gate is open only for the registered session.
+        if let Some(r) = self.w.cursor.reserve(word, 2) {
+            let generation = self.sess.as_ref().unwrap().generation;
+            assert_eq!(generation, word, "the gate opened for another session");
+            return store(r, ((generation as u64) << 16) | tag);
+        }
+        if self.sess.as_ref().map(|s| s.generation) != Some(word) {
             let live = ctl.current.lock().unwrap().clone();
             match live {
-                Some(s) if s.gen == word => {
+                Some(s) if s.generation == word => {
                     self.leave();
+                    self.w.token = word;
                     self.sess = Some(s);
                 }
                 // The site's session is over: drop the event.
@@ -262,12 +306,12 @@ impl SessWriter {
             }
         }
         let s = self.sess.clone().unwrap();
-        self.w.write(&s.ring, (s.gen << 16) | tag);
+        self.w.write(&s.ring, ((s.generation as u64) << 16) | tag);
     }
 
     fn leave(&mut self) {
-        if let (Some(s), Some(l)) = (self.sess.as_ref(), self.w.lease.take()) {
-            s.ring.release(&l);
+        if let Some(s) = self.sess.take() {
+            self.w.leave(&s.ring);
         }
     }
 }
@@ -275,14 +319,15 @@ impl SessWriter {
 /// Session stop and restart while a writer is in flight: a writer that
 /// loaded the enabled word before the stop may still publish into the old
 /// session (the grace period is not modelled), but only whole records,
-/// only of its generation, and never into the new session's ring;
-/// records a collector saw stay; nothing is duplicated.
+/// only of its generation, and never into the new session's ring (the
+/// gate is closed when it leaves the old one); records a collector saw
+/// stay; nothing is duplicated.
 #[test]
 fn stop_and_restart_with_a_writer_in_flight() {
     model(|| {
         let s1 = Arc::new(Sess {
-            gen: 1,
-            ring: Ring::new(RingMode::Oneshot, 2, CHUNK_WORDS),
+            generation: 1,
+            ring: Ring::new(Mode::Oneshot, 2, CHUNK_WORDS),
         });
         let ctl = Arc::new(Control {
             word: loom::sync::atomic::AtomicU64::new(1),
@@ -293,13 +338,9 @@ fn stop_and_restart_with_a_writer_in_flight() {
             thread::spawn(move || {
                 let mut sw = SessWriter {
                     sess: None,
-                    w: Writer {
-                        lease: None,
-                        dropped: 0,
-                        starved: 0,
-                    },
+                    w: Writer::new(CLOSED),
                 };
-                for i in 1..=2 {
+                for i in 1..=3 {
                     sw.event(&ctl, i);
                 }
                 sw.leave();
@@ -311,8 +352,8 @@ fn stop_and_restart_with_a_writer_in_flight() {
         ctl.word.store(0, Ordering::Release);
         let early = read_all(&s1.ring, false);
         let s2 = Arc::new(Sess {
-            gen: 2,
-            ring: Ring::new(RingMode::Oneshot, 2, CHUNK_WORDS),
+            generation: 2,
+            ring: Ring::new(Mode::Oneshot, 2, CHUNK_WORDS),
         });
         *ctl.current.lock().unwrap() = Some(s2.clone());
         ctl.word.store(2, Ordering::Release);

@@ -1,10 +1,23 @@
-//! The shared buffer: a ring of chunks, each owned by one writer at a time.
+//! Layer 1, the ring: the shared buffer cut into chunks, each owned by one
+//! writer at a time, and the [`Cursor`] through which its owner writes.
+//!
+//! # Chunk states
+//!
+//! ```text
+//!              acquire (fetch_add seq; CAS in circular/streaming)
+//!   FREE ─────────────────────────────────────────────► OWNED ──┐ Cursor::reserve /
+//!    ▲                                                    │  ▲   │ Record::publish
+//!    │ free (streamer wrote it out)              release │  └───┘ (Release store
+//!    │                                                    ▼        of `committed`)
+//!    └──────────────────────────────────────────────── RELEASED
+//!                 circular: acquire again (overwritten, old records dropped)
+//! ```
 //!
 //! # Algorithm
 //!
-//! The buffer is one `Box<[AtomicU64]>` cut into `chunks` chunks of
-//! `chunk_words` words. Relaxed atomic stores compile to plain moves, so the
-//! buffer needs no `unsafe`, and a record is never read while it is being
+//! The buffer is one slice of atomic words (`crate::memory::words::Words`)
+//! cut into `chunks` chunks of `chunk_words` words. Relaxed atomic stores
+//! compile to plain moves, and a record is never read while it is being
 //! written because of the publication protocol below.
 //!
 //! * **Acquiring a chunk** (once per chunk, not per record): a writer takes
@@ -14,13 +27,13 @@
 //!   writer claims it with one CAS on the chunk's `state` word (skipping a
 //!   chunk another writer owns, and in streaming mode one the streamer has
 //!   not written out yet).
-//! * **Writing** (per record): the writer bumps a cursor held in its own
-//!   [`Lease`] (thread-local, no shared write), stores the record's words
-//!   with Relaxed stores, then **publishes** the record with one Release
-//!   *store* (not an RMW) of the chunk's `committed` word, which holds the
-//!   number of records and the number of words written so far. Records never
+//! * **Writing** (per record, [`Cursor`]): the writer bumps its cursor
+//!   (thread-local, no shared write), stores the record's words with
+//!   Relaxed stores, then **publishes** the record with one Release *store*
+//!   (not an RMW) of the chunk's `committed` word, which holds the number
+//!   of records and the number of words written so far. Records never
 //!   straddle chunks: a record that does not fit makes the writer release
-//!   its chunk and acquire the next one.
+//!   its chunk and acquire the next one ([`Hold::refill`]).
 //! * **Releasing** a chunk: a Release store of `state` (the owner is the
 //!   only one who may change an owned chunk's state, so no RMW is needed).
 //! * **Reading** (collector, streamer): an Acquire load of `committed` pairs
@@ -40,7 +53,8 @@
 //! out and freed (streaming)).
 //!
 //! The algorithm is generic over the number and size of chunks, so
-//! `tests/loom.rs` model-checks it with 2 to 3 chunks of a few words.
+//! `tests/loom.rs` model-checks it, with the cursor and the hold exactly as
+//! the runtime's writers use them, with 2 to 3 chunks of a few words.
 //!
 //! # Crash-safe mode
 //!
@@ -50,7 +64,14 @@
 //! erases its old records into fillers before writing its own, so the file
 //! never shows a record half overwritten.
 
-use crate::sync::{fence, zeroed_words, AtomicU64, CachePadded, Ordering, Words};
+mod cursor;
+
+pub use cursor::{Cursor, Hold, Record, Refill, CLOSED};
+
+use crate::config::Mode;
+use crate::memory::atomic::{fence, AtomicU64, Ordering};
+use crate::memory::words::Words;
+use crate::memory::CachePadded;
 
 /// State: the chunk holds nothing that must be kept; it may be acquired.
 pub const FREE: u64 = 0;
@@ -62,17 +83,6 @@ pub const RELEASED: u64 = 2;
 #[inline]
 const fn state(seq: u64, s: u64) -> u64 {
     (seq << 2) | s
-}
-
-/// What happens when a writer needs a chunk and the buffer has none.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RingMode {
-    /// Fill each chunk once; then every new record is dropped.
-    Oneshot,
-    /// Overwrite the oldest released chunk (never an owned one).
-    Circular,
-    /// Reuse chunks that the streamer has written out and freed.
-    Streaming,
 }
 
 /// Per-chunk bookkeeping, on its own cache lines (its owner stores
@@ -87,51 +97,14 @@ struct ChunkMeta {
     committed: AtomicU64,
 }
 
-/// A writer's hold on one chunk. Lives in the writer's thread-local state;
-/// nothing in it is shared.
+/// A writer's claim on one chunk: which chunk, and the sequence number it
+/// was acquired with. Only its owner holds it (in its [`Hold`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Lease {
     /// Index of the chunk.
     pub idx: usize,
     /// Sequence number it was acquired with.
     pub seq: u64,
-    /// Word index (in [`Ring::words`]) of the chunk's first word.
-    pub base: usize,
-    /// Word index of the next free word.
-    pub pos: usize,
-    /// Word index one past the chunk's last word.
-    pub end: usize,
-    /// Records published in this chunk so far.
-    pub records: u64,
-}
-
-impl Lease {
-    /// Word index where a record of `words` words can be written, if it fits.
-    #[inline(always)]
-    pub fn reserve(&self, words: usize) -> Option<usize> {
-        if words <= self.end - self.pos {
-            Some(self.pos)
-        } else {
-            None
-        }
-    }
-
-    /// The value of the chunk's `committed` word once the lease's records
-    /// are published: `records << 32 | words written`. [`Ring::publish`]
-    /// stores it; the thread-local fast cursor (`crate::thread::Fast`)
-    /// advances the same value by [`committed_step`] per record.
-    #[inline(always)]
-    pub fn committed(&self) -> u64 {
-        (self.records << 32) | (self.pos - self.base) as u64
-    }
-}
-
-/// How much publishing one record of `words` words adds to a chunk's
-/// `committed` word (one record, `words` words; see [`Lease::committed`]),
-/// as long as the chunk is smaller than 2^32 words.
-#[inline(always)]
-pub const fn committed_step(words: usize) -> u64 {
-    (1 << 32) + words as u64
 }
 
 /// A chunk with data, as seen by a reader.
@@ -163,25 +136,25 @@ pub struct Ring {
     /// freed by the streamer), so a writer that found no chunk only retries
     /// after something changed (a Relaxed hint; correctness does not depend on it).
     epoch: CachePadded<AtomicU64>,
-    mode: RingMode,
+    mode: Mode,
     /// The words are a crash-safe file mapping: erase reused chunks.
     crash_safe: bool,
 }
 
 impl Ring {
     /// A ring of `chunks` chunks of `chunk_words` words each, on the heap.
-    pub fn new(mode: RingMode, chunks: usize, chunk_words: usize) -> Ring {
+    pub fn new(mode: Mode, chunks: usize, chunk_words: usize) -> Ring {
         let total = chunks
             .checked_mul(chunk_words)
             .expect("buffer size overflows usize");
-        Ring::with_words(mode, chunks, chunk_words, zeroed_words(total), false)
+        Ring::with_words(mode, chunks, chunk_words, Words::zeroed(total), false)
     }
 
     /// A ring over `words` (exactly `chunks * chunk_words` of them);
     /// `crash_safe`: they are a crash-safe file mapping, prefilled with
     /// fillers (see the module docs).
     pub(crate) fn with_words(
-        mode: RingMode,
+        mode: Mode,
         chunks: usize,
         chunk_words: usize,
         words: Words,
@@ -197,22 +170,17 @@ impl Ring {
             chunk_words,
             meta: (0..chunks)
                 .map(|_| {
-                    CachePadded(ChunkMeta {
+                    CachePadded::new(ChunkMeta {
                         state: AtomicU64::new(state(0, FREE)),
                         committed: AtomicU64::new(0),
                     })
                 })
                 .collect(),
-            next_seq: CachePadded(AtomicU64::new(0)),
-            epoch: CachePadded(AtomicU64::new(0)),
+            next_seq: CachePadded::new(AtomicU64::new(0)),
+            epoch: CachePadded::new(AtomicU64::new(0)),
             mode,
             crash_safe,
         }
-    }
-
-    /// Touches every page of the ring (see `Config::prefault`).
-    pub(crate) fn prefault(&self) {
-        self.words.prefault();
     }
 
     /// The words of the whole ring.
@@ -236,7 +204,7 @@ impl Ring {
 
     /// The buffering mode.
     #[inline]
-    pub fn mode(&self) -> RingMode {
+    pub fn mode(&self) -> Mode {
         self.mode
     }
 
@@ -256,7 +224,7 @@ impl Ring {
     pub fn acquire(&self) -> Option<(Lease, u64)> {
         let n = self.meta.len() as u64;
         match self.mode {
-            RingMode::Oneshot => {
+            Mode::Oneshot => {
                 // A plain load first, so a full buffer costs no RMW (and no
                 // contention) per dropped record.
                 if self.next_seq.load(Ordering::Relaxed) >= n {
@@ -273,9 +241,9 @@ impl Ring {
                 self.meta[idx]
                     .state
                     .store(state(seq, OWNED), Ordering::Relaxed);
-                Some((self.lease(idx, seq), 0))
+                Some((Lease { idx, seq }, 0))
             }
-            RingMode::Circular | RingMode::Streaming => {
+            Mode::Circular | Mode::Streaming => {
                 'seqs: for _ in 0..n {
                     // AcqRel: sequence numbers are taken in a chain of RMWs,
                     // so everything a writer did before taking its number
@@ -291,7 +259,7 @@ impl Ring {
                         let (cur_seq, s) = (cur >> 2, cur & 3);
                         let claimable = match s {
                             OWNED => false,
-                            RELEASED => self.mode == RingMode::Circular,
+                            RELEASED => self.mode == Mode::Circular,
                             _ => true,
                         };
                         // A writer that was slow to get here must not put
@@ -327,11 +295,11 @@ impl Ring {
                     // pairs with this fence).
                     fence(Ordering::Release);
                     meta.committed.store(0, Ordering::Relaxed);
-                    let lease = self.lease(idx, seq);
+                    let lease = Lease { idx, seq };
                     if self.crash_safe && cur != state(0, FREE) {
                         // Used before: erase the old records (we own the
                         // chunk, and the Acquire CAS made them visible).
-                        crate::mapped::clear_chunk(&self.words[lease.base..lease.end]);
+                        crate::memory::filler::clear_chunk(self.chunk(&lease).0);
                     }
                     return Some((lease, overwritten));
                 }
@@ -340,50 +308,15 @@ impl Ring {
         }
     }
 
-    fn lease(&self, idx: usize, seq: u64) -> Lease {
-        let base = idx * self.chunk_words;
-        Lease {
-            idx,
-            seq,
-            base,
-            pos: base,
-            end: base + self.chunk_words,
-            records: 0,
-        }
-    }
-
-    /// Publishes the record of `words` words the owner of `lease` has just
-    /// stored at `lease.pos` (see [`Lease::reserve`]).
-    #[inline(always)]
-    pub fn publish(&self, lease: &mut Lease, words: usize) {
-        lease.pos += words;
-        lease.records += 1;
-        let committed = lease.committed();
-        // Release pairs with the Acquire load of `committed` in `snapshot`
-        // (collector, streamer): the record's Relaxed word stores
-        // happen-before any read that sees this length.
-        self.meta[lease.idx]
-            .committed
-            .store(committed, Ordering::Release);
-    }
-
-    /// Raw pointers for the owner's thread-local fast cursor over the chunk
-    /// of `lease` (see `crate::thread::Fast`): its next free word, one
-    /// past its last word, and its `committed` word. They stay valid as
-    /// long as the ring lives; the owner may write below `end` and store
-    /// `committed` (with the protocol of [`Ring::publish`]) only while it
-    /// holds the lease.
+    /// The words of the chunk of `lease` and its `committed` word, for the
+    /// owner's [`Cursor`].
     #[inline]
-    #[allow(clippy::type_complexity)]
-    pub(crate) fn raw_cursor(
-        &self,
-        lease: &Lease,
-    ) -> (*const AtomicU64, *const AtomicU64, *const AtomicU64) {
-        // Safe slicing: panics rather than point outside the chunk.
-        let chunk = &self.words[lease.base..lease.end];
-        let free = &chunk[lease.pos - lease.base..];
-        let range = free.as_ptr_range();
-        (range.start, range.end, &self.meta[lease.idx].committed)
+    pub(crate) fn chunk(&self, lease: &Lease) -> (&[AtomicU64], &AtomicU64) {
+        let base = lease.idx * self.chunk_words;
+        (
+            &self.words[base..base + self.chunk_words],
+            &self.meta[lease.idx].committed,
+        )
     }
 
     /// Gives up the chunk of `lease` (full, thread exiting, session over).
@@ -399,7 +332,7 @@ impl Ring {
 
     /// The chunk `idx` as a reader sees it now, if it holds data: an Acquire
     /// load of its state, then an Acquire load of its committed length
-    /// (pairs with the owner's Release store in [`Ring::publish`]: every
+    /// (pairs with the owner's Release store in [`Record::publish`]: every
     /// word below the length is visible).
     pub fn snapshot(&self, idx: usize) -> Option<ChunkSnapshot> {
         let meta = &self.meta[idx];

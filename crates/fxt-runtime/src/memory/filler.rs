@@ -1,5 +1,7 @@
-//! Crash-safe mode: the buffer is a shared mapping of the output file, laid
-//! out so that the file is a valid trace at every moment.
+//! The crash-safe store protocol: how a record is stored into memory that
+//! may be a shared mapping of the output file, so that the file is a valid
+//! trace at every moment. The one implementation: the durable region,
+//! every event encoder and chunk reuse all store through [`Store`].
 //!
 //! # Layout of the file while the session runs
 //!
@@ -21,7 +23,7 @@
 //! and Perfetto and `fxt_format::decode` both skip them. A filler of `k`
 //! words ([`filler`]: header `k << 4 | 2`, `k <= 4095`) skips `k` words
 //! whatever they hold. The whole file is prefilled with 1-word fillers at
-//! start, then every record is written with [`store_record`]'s protocol:
+//! start, then every record is written with [`Store`]'s protocol:
 //!
 //! 1. store a `k`-word filler at the record's first word,
 //! 2. Release fence, store the body (words `1..k`),
@@ -36,7 +38,7 @@
 //! file on disk is always a sequence of whole records and fillers. A
 //! record is never larger than a filler can cover: chunks and the durable
 //! region only hold normal records (at most 4095 words); large records
-//! (large blobs) live in [`crate::large`] and are only written at the end.
+//! (large blobs) live in `crate::large` and are only written at the end.
 //!
 //! Circular mode reuses chunks: [`clear_chunk`] turns a chunk's old records
 //! back into 1-word fillers without ever exposing a half-erased record.
@@ -55,12 +57,7 @@
 //! could corrupt the trace). A power loss (the page cache never reaching
 //! the disk) is not covered either: only the death of the process.
 
-use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
-use std::path::Path;
-use std::sync::Arc;
-
-use crate::sync::{fence, AtomicU64, Ordering};
+use super::atomic::{fence, AtomicU64, Ordering};
 
 /// A 1-word filler: string record (type 2) of size 1 for index 0, empty.
 pub(crate) const FILLER: u64 = 0x12;
@@ -80,31 +77,98 @@ fn record_words(h: u64) -> usize {
     ((h >> 4) & 0xfff) as usize
 }
 
-/// Stores a whole record at the start of `slots` with the crash-safe
-/// protocol (see the module docs). `record.len() <= 4095`.
-pub(crate) fn store_record(slots: &[AtomicU64], record: &[u64]) {
-    store_record_with(
-        record,
-        |i, w| slots[i].store(w, Ordering::Relaxed),
-        // Release: the stores before the fence reach memory before those
-        // after it (see the module docs).
-        || fence(Ordering::Release),
-    );
+/// Memory a record is stored into: the buffer's atomic words, or (in the
+/// tests) a model that checks every intermediate state.
+pub(crate) trait Slots {
+    /// Stores word `i`.
+    fn put(&self, i: usize, w: u64);
+    /// Orders every store before it before every store after it.
+    fn release(&self);
 }
 
-/// [`store_record`] over any memory.
-fn store_record_with(record: &[u64], mut store: impl FnMut(usize, u64), mut release: impl FnMut()) {
-    debug_assert!(record.len() <= MAX_FILLER);
+impl Slots for [AtomicU64] {
+    #[inline(always)]
+    fn put(&self, i: usize, w: u64) {
+        self[i].store(w, Ordering::Relaxed);
+    }
+
+    #[inline(always)]
+    fn release(&self) {
+        // Release: the stores before the fence reach memory before those
+        // after it (see the module docs). Free on x86, `dmb` on Arm.
+        fence(Ordering::Release);
+    }
+}
+
+/// One record being stored into its slots (exactly its size): the header
+/// word is stored last, by [`Store::end`]. With `crash_safe` (the slots
+/// are a shared mapping of the output file) a filler covering the whole
+/// record is stored first and Release fences order the three steps (see
+/// the module docs); without it the steps are plain stores, and the
+/// collector's Acquire of the chunk's committed length is what makes the
+/// record visible. Every record fxt stores goes through this.
+pub(crate) struct Store<'a, S: Slots + ?Sized = [AtomicU64]> {
+    slots: &'a S,
+    crash_safe: bool,
+}
+
+impl<'a, S: Slots + ?Sized> Store<'a, S> {
+    /// Starts a record of `words` words at the start of `slots`.
+    #[inline(always)]
+    pub(crate) fn begin(slots: &'a S, words: usize, crash_safe: bool) -> Store<'a, S> {
+        debug_assert!((1..=MAX_FILLER).contains(&words));
+        if crash_safe {
+            slots.put(0, filler(words));
+            slots.release();
+        }
+        Store { slots, crash_safe }
+    }
+
+    /// Stores body word `i` (`i >= 1`).
+    #[inline(always)]
+    pub(crate) fn put(&self, i: usize, w: u64) {
+        debug_assert!(i >= 1);
+        self.slots.put(i, w);
+    }
+
+    /// Stores the header, completing the record.
+    #[inline(always)]
+    pub(crate) fn end(self, header: u64) {
+        if self.crash_safe {
+            self.slots.release();
+        }
+        self.slots.put(0, header);
+    }
+}
+
+/// Stores a whole record (`record.len() <= 4095`, at the start of `slots`)
+/// with the crash-safe protocol.
+pub(crate) fn store_record<S: Slots + ?Sized>(slots: &S, record: &[u64]) {
     let Some((&head, body)) = record.split_first() else {
         return;
     };
-    store(0, filler(record.len()));
-    release();
+    let store = Store::begin(slots, record.len(), true);
     for (i, &w) in body.iter().enumerate() {
-        store(i + 1, w);
+        store.put(i + 1, w);
     }
-    release();
-    store(0, head);
+    store.end(head);
+}
+
+/// A window of `S` starting at word `start` (a record's slots inside a
+/// larger memory).
+struct Window<'a, S: Slots + ?Sized> {
+    slots: &'a S,
+    start: usize,
+}
+
+impl<S: Slots + ?Sized> Slots for Window<'_, S> {
+    fn put(&self, i: usize, w: u64) {
+        self.slots.put(self.start + i, w);
+    }
+
+    fn release(&self) {
+        self.slots.release();
+    }
 }
 
 /// Turns the words of a chunk about to be reused (circular mode) back into
@@ -112,33 +176,22 @@ fn store_record_with(record: &[u64], mut store: impl FnMut(usize, u64), mut rele
 ///
 /// The chunk holds whole records (each at most 4095 words) followed by
 /// 1-word fillers. For each segment `[s, b)`, where `b` is the last record
-/// boundary within 4095 words of `s`: a filler of `b - s` words at `s`
-/// hides the segment, its other words become 1-word fillers, then the word
-/// at `s` does. Every state in between parses: the reader either skips the
-/// whole segment or sees 1-word fillers up to `b`, an old boundary, where
-/// the old records (or fillers) continue intact.
+/// boundary within 4095 words of `s`, a record made of `b - s` 1-word
+/// fillers is stored over it with [`Store`]'s protocol: a filler of
+/// `b - s` words at `s` hides the segment, its other words become 1-word
+/// fillers, then the word at `s` does. Every state in between parses: the
+/// reader either skips the whole segment or sees 1-word fillers up to `b`,
+/// an old boundary, where the old records (or fillers) continue intact.
 ///
 /// The caller owns the chunk (no writer touches it); its previous owner's
 /// stores are visible (the caller synchronized with its release).
 pub(crate) fn clear_chunk(chunk: &[AtomicU64]) {
-    clear_with(
-        chunk.len(),
-        |i| chunk[i].load(Ordering::Relaxed),
-        |i, w| chunk[i].store(w, Ordering::Relaxed),
-        // Release: the stores before the fence reach memory before those
-        // after it (see the module docs).
-        || fence(Ordering::Release),
-    );
+    clear_with(chunk, chunk.len(), |i| chunk[i].load(Ordering::Relaxed));
 }
 
 /// [`clear_chunk`] over any memory (the tests check every intermediate
-/// state through `store`).
-fn clear_with(
-    end: usize,
-    load: impl Fn(usize) -> u64,
-    mut store: impl FnMut(usize, u64),
-    mut release: impl FnMut(),
-) {
+/// state through `slots`).
+fn clear_with<S: Slots + ?Sized>(slots: &S, end: usize, load: impl Fn(usize) -> u64) {
     let mut s = 0;
     while s < end {
         // The segment: whole records from `s`, at most 4095 words.
@@ -155,99 +208,16 @@ fn clear_with(
             // chunk; clear one word rather than loop forever.
             b = s + 1;
         }
-        if (s..b).all(|i| load(i) == FILLER) {
-            // Already clear (the untouched tail of the chunk).
-        } else if b - s == 1 {
-            store(s, FILLER);
-        } else {
-            store(s, filler(b - s));
-            release();
-            for i in s + 1..b {
-                store(i, FILLER);
+        // Already clear: the untouched tail of the chunk.
+        if !(s..b).all(|i| load(i) == FILLER) {
+            let window = Window { slots, start: s };
+            let store = Store::begin(&window, b - s, true);
+            for i in 1..b - s {
+                store.put(i, FILLER);
             }
-            release();
-            store(s, FILLER);
+            store.end(FILLER);
         }
         s = b;
-    }
-}
-
-/// A shared, writable mapping of a whole trace file.
-pub(crate) struct FileMap {
-    map: memmap2::MmapMut,
-}
-
-impl std::fmt::Debug for FileMap {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "FileMap({} bytes)", self.map.len())
-    }
-}
-
-impl FileMap {
-    /// Creates (or truncates) `path`, writes `preamble` followed by 1-word
-    /// fillers up to `total_words` words, and maps the file shared and
-    /// writable.
-    pub(crate) fn create(
-        path: &Path,
-        preamble: &[u64],
-        total_words: usize,
-    ) -> io::Result<Arc<FileMap>> {
-        assert!(preamble.len() <= total_words && total_words > 0);
-        let mut file: File = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)?;
-        // One sequential write of the whole image (faster than faulting
-        // the pages in through the mapping): the preamble and fillers, then
-        // blocks of fillers.
-        const BLOCK_WORDS: usize = 1 << 17;
-        let block_words = BLOCK_WORDS.min(total_words);
-        let fillers = vec![FILLER; block_words];
-        let mut first: Vec<u64> = preamble.to_vec();
-        first.resize(block_words.max(preamble.len()), FILLER);
-        let block =
-            |words: &[u64]| -> Vec<u8> { words.iter().flat_map(|w| w.to_le_bytes()).collect() };
-        file.write_all(&block(&first))?;
-        let mut written = first.len();
-        let full = block(&fillers);
-        while written < total_words {
-            let n = (total_words - written).min(BLOCK_WORDS);
-            file.write_all(&full[..n * 8])?;
-            written += n;
-        }
-        file.flush()?;
-        // SAFETY: `map_mut` is unsafe because the file may be changed
-        // behind the mapping's back (by this or another process), which
-        // would change memory that Rust code reads. We only ever access the
-        // mapping through `AtomicU64`s (see `words`), for which concurrent
-        // changes are defined behavior; another process writing the file is
-        // out of scope (module docs). The file is not truncated while
-        // mapped: only `finish` replaces it, by renaming a new file over
-        // its name, which leaves this inode and mapping intact.
-        let map = unsafe { memmap2::MmapMut::map_mut(&file)? };
-        Ok(Arc::new(FileMap { map }))
-    }
-
-    /// The whole mapping as atomic words.
-    #[cfg_attr(loom, allow(dead_code))]
-    pub(crate) fn words(&self) -> &[std::sync::atomic::AtomicU64] {
-        let len = self.map.len() / 8;
-        let ptr = self.map.as_ptr() as *const std::sync::atomic::AtomicU64;
-        // SAFETY:
-        // * alignment: a mapping starts on a page boundary (>= 8 bytes);
-        // * size and validity: the mapping is `len * 8` bytes of the file
-        //   (the file was written to `total_words * 8` bytes before
-        //   mapping), and every bit pattern is a valid `AtomicU64`, which
-        //   has the size, alignment and bit validity of `u64`;
-        // * lifetime: the slice borrows `self`, which owns the mapping
-        //   (callers keep an `Arc<FileMap>` for as long as they use it);
-        // * aliasing: no other Rust reference to this memory exists (the
-        //   `MmapMut` is never dereferenced as `&[u8]` or `&mut [u8]`), and
-        //   all access goes through atomics, so concurrent use from many
-        //   threads is sound.
-        unsafe { std::slice::from_raw_parts(ptr, len) }
     }
 }
 
@@ -279,6 +249,22 @@ mod tests {
         }
     }
 
+    /// Memory that parses itself after every store.
+    struct Model<'a> {
+        mem: &'a RefCell<Vec<u64>>,
+        start: usize,
+        written: &'a [(usize, Vec<u64>)],
+    }
+
+    impl Slots for Model<'_> {
+        fn put(&self, i: usize, w: u64) {
+            self.mem.borrow_mut()[self.start + i] = w;
+            check(&self.mem.borrow(), self.written);
+        }
+
+        fn release(&self) {}
+    }
+
     fn record(n: usize, tag: u64) -> Vec<u64> {
         std::iter::once(((n as u64) << 4) | 4)
             .chain((1..n).map(|i| (tag << 32) | i as u64))
@@ -304,26 +290,21 @@ mod tests {
             let rec = record(n, t as u64 + 1);
             // Known before its first store: once its header shows, it must be whole.
             written.push((p, rec.clone()));
-            store_record_with(
-                &rec,
-                |i, w| {
-                    mem.borrow_mut()[p + i] = w;
-                    check(&mem.borrow(), &written);
-                },
-                || {},
-            );
+            let model = Model {
+                mem: &mem,
+                start: p,
+                written: &written,
+            };
+            store_record(&model, &rec);
             check(&mem.borrow(), &written);
             p += sizes[t];
         }
-        clear_with(
-            total,
-            |i| mem.borrow()[i],
-            |i, w| {
-                mem.borrow_mut()[i] = w;
-                check(&mem.borrow(), &written);
-            },
-            || {},
-        );
+        let model = Model {
+            mem: &mem,
+            start: 0,
+            written: &written,
+        };
+        clear_with(&model, total, |i| mem.borrow()[i]);
         assert!(mem.borrow().iter().all(|&w| w == FILLER));
     }
 

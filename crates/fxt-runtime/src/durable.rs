@@ -14,7 +14,7 @@
 //! hot path.
 //!
 //! In crash-safe mode each appended record is also stored, with the
-//! crash-safe protocol (`crate::mapped::store_record`), at the same offset
+//! crash-safe protocol (`crate::memory::filler::store_record`), at the same offset
 //! of the durable region of the mapped file (the budget is that region's
 //! size), so a killed process leaves its strings and threads before its
 //! chunks in the file.
@@ -22,7 +22,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use crate::sync::Words;
+use crate::memory::words::Words;
 
 use fxt_format::encode::object::{OBJ_TYPE_PROCESS, OBJ_TYPE_THREAD};
 use fxt_format::encode::{
@@ -64,7 +64,7 @@ impl Inner {
                 let ok = encode_into_vec(record, &mut self.words).is_ok();
                 self.records += ok as u64;
                 if let (true, Some(m)) = (ok, &self.mirror) {
-                    crate::mapped::store_record(&m[start..], &self.words[start..]);
+                    crate::memory::filler::store_record(&m[start..], &self.words[start..]);
                 }
                 ok
             }

@@ -1,30 +1,8 @@
-//! The atomics the chunk protocol ([`crate::buffer`]) is written against.
-//!
-//! Under `cfg(loom)` they are loom's, so the same code is model-checked by
-//! `tests/loom.rs`; otherwise they are `core`'s. Only the buffer module uses
-//! this: call sites and other `static`s need `const` constructors, which
-//! loom's atomics do not have.
+//! The memory of a buffer: `Words`, atomic words on the heap (zeroed,
+//! faulted in lazily, huge pages where Linux offers them) or in a shared
+//! file mapping.
 
-#[cfg(loom)]
-pub(crate) use loom::sync::atomic::{fence, AtomicU64, Ordering};
-
-#[cfg(not(loom))]
-pub(crate) use core::sync::atomic::{fence, AtomicU64, Ordering};
-
-/// Pads and aligns a value to 128 bytes (two cache lines, which also defeats
-/// the adjacent-line prefetcher), so that words written by different threads
-/// never share a cache line.
-#[derive(Debug, Default)]
-#[repr(align(128))]
-pub(crate) struct CachePadded<T>(pub(crate) T);
-
-impl<T> core::ops::Deref for CachePadded<T> {
-    type Target = T;
-    #[inline(always)]
-    fn deref(&self) -> &T {
-        &self.0
-    }
-}
+use super::atomic::{AtomicU64, Ordering};
 
 /// The memory of a buffer: `len` atomic words at `ptr`, owned through
 /// `backing` (zeroed heap memory, or a part of a shared file mapping). It
@@ -44,7 +22,7 @@ enum Backing {
     /// Allocated by the global allocator with this layout.
     Heap(std::alloc::Layout),
     /// A range of a file mapping, kept alive by this reference.
-    Mapped(#[allow(dead_code)] std::sync::Arc<crate::mapped::FileMap>),
+    Mapped(#[allow(dead_code)] std::sync::Arc<super::file_map::FileMap>),
 }
 
 // SAFETY: `Words` is, in effect, an owned `[AtomicU64]` (the heap
@@ -65,8 +43,8 @@ impl core::ops::Deref for Words {
         // SAFETY: `ptr` is non-null, aligned for `AtomicU64` and valid for
         // reads and writes of `len` initialized words for as long as
         // `backing` lives, which is as long as `self` (both constructors,
-        // `zeroed_words` and `Words::mapped`, establish this). The memory is
-        // only accessed through atomics, so shared references are sound.
+        // `Words::zeroed` and `Words::mapped`, establish this). The memory
+        // is only accessed through atomics, so shared references are sound.
         unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 }
@@ -76,7 +54,7 @@ impl Drop for Words {
     fn drop(&mut self) {
         if let Backing::Heap(layout) = self.backing {
             // SAFETY: `ptr` was returned by `alloc_zeroed(layout)` in
-            // `zeroed_words` and is freed only here, once.
+            // `Words::zeroed` and is freed only here, once.
             unsafe { std::alloc::dealloc(self.ptr.as_ptr() as *mut u8, layout) }
         }
     }
@@ -96,9 +74,40 @@ impl core::fmt::Debug for Words {
 
 #[cfg(not(loom))]
 impl Words {
+    /// `n` atomic words, all zero, on the heap.
+    ///
+    /// Allocated zeroed so that the operating system hands out pages
+    /// lazily: a 256 MiB buffer costs nothing until it is written.
+    pub(crate) fn zeroed(n: usize) -> Words {
+        use std::alloc::{alloc_zeroed, handle_alloc_error, Layout};
+        if n == 0 {
+            return Words {
+                ptr: core::ptr::NonNull::dangling(),
+                len: 0,
+                backing: Backing::Empty,
+            };
+        }
+        let layout =
+            Layout::array::<AtomicU64>(n).expect("buffer size overflows the address space");
+        // SAFETY: `layout` has a non-zero size (n > 0).
+        let ptr = unsafe { alloc_zeroed(layout) } as *mut AtomicU64;
+        let Some(ptr) = core::ptr::NonNull::new(ptr) else {
+            handle_alloc_error(layout);
+        };
+        advise_huge_pages(ptr.as_ptr() as *mut u8, layout.size());
+        // All-zero bytes are a valid `AtomicU64` (it has the bit validity
+        // of `u64`), so the `n` words are initialized; `Words` frees them
+        // with `layout` (see `Deref` and `Drop`).
+        Words {
+            ptr,
+            len: n,
+            backing: Backing::Heap(layout),
+        }
+    }
+
     /// Words `[start, start + len)` of a file mapping.
     pub(crate) fn mapped(
-        map: std::sync::Arc<crate::mapped::FileMap>,
+        map: std::sync::Arc<super::file_map::FileMap>,
         start: usize,
         len: usize,
     ) -> Words {
@@ -113,50 +122,6 @@ impl Words {
             len,
             backing: Backing::Mapped(map),
         }
-    }
-
-    /// Touches every page (one write per 4 KiB) so that the hot path takes
-    /// no page fault on its first pass over the buffer (see
-    /// [`crate::Config::prefault`]).
-    pub(crate) fn prefault(&self) {
-        // A swap with the current value writes and leaves it as it is
-        // (nobody else writes yet: the session is not published). Not
-        // `fetch_or(0)`: the compiler turns an idempotent RMW into a load,
-        // which would only map the shared zero page.
-        for w in self.iter().step_by(4096 / 8) {
-            w.swap(w.load(Ordering::Relaxed), Ordering::Relaxed);
-        }
-    }
-}
-
-/// `n` atomic words, all zero, on the heap.
-///
-/// Allocated zeroed so that the operating system hands out pages lazily: a
-/// 256 MiB buffer costs nothing until it is written.
-#[cfg(not(loom))]
-pub(crate) fn zeroed_words(n: usize) -> Words {
-    use std::alloc::{alloc_zeroed, handle_alloc_error, Layout};
-    if n == 0 {
-        return Words {
-            ptr: core::ptr::NonNull::dangling(),
-            len: 0,
-            backing: Backing::Empty,
-        };
-    }
-    let layout = Layout::array::<AtomicU64>(n).expect("buffer size overflows the address space");
-    // SAFETY: `layout` has a non-zero size (n > 0).
-    let ptr = unsafe { alloc_zeroed(layout) } as *mut AtomicU64;
-    let Some(ptr) = core::ptr::NonNull::new(ptr) else {
-        handle_alloc_error(layout);
-    };
-    advise_huge_pages(ptr.as_ptr() as *mut u8, layout.size());
-    // All-zero bytes are a valid `AtomicU64` (it has the bit validity of
-    // `u64`), so the `n` words are initialized; `Words` frees them with
-    // `layout` (see `Deref` and `Drop`).
-    Words {
-        ptr,
-        len: n,
-        backing: Backing::Heap(layout),
     }
 }
 
@@ -186,6 +151,22 @@ fn advise_huge_pages(ptr: *mut u8, len: usize) {
 #[cfg(all(not(loom), not(any(target_os = "linux", target_os = "android"))))]
 fn advise_huge_pages(_ptr: *mut u8, _len: usize) {}
 
+/// Writes one word of every 4 KiB page of `words` so that later stores to
+/// them take no page fault. Writes the value each word already holds: a
+/// concurrent writer's store is never undone, since the prefaulter only
+/// touches a page before the writers' cursors reach it, and a swap that
+/// races with a writer's store to the same word still leaves one of the
+/// two values whole. Not `fetch_or(0)`: the compiler turns an idempotent
+/// RMW into a load, which would only map the shared zero page.
+pub(crate) fn touch_pages(words: &[AtomicU64]) {
+    for w in words.iter().step_by(PAGE_WORDS) {
+        w.swap(w.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+}
+
+/// Words per 4 KiB page.
+pub(crate) const PAGE_WORDS: usize = 4096 / 8;
+
 /// The memory of a buffer under loom: a boxed slice (loom's atomics are
 /// not plain memory, so they are constructed one by one).
 #[cfg(loom)]
@@ -202,17 +183,14 @@ impl core::ops::Deref for Words {
 
 #[cfg(loom)]
 impl Words {
-    /// File mappings are not modelled: crash-safe sessions are not started
-    /// under loom.
-    pub(crate) fn mapped(_: std::sync::Arc<crate::mapped::FileMap>, _: usize, _: usize) -> Words {
-        unimplemented!("crash-safe mode under loom")
+    /// `n` atomic words, all zero.
+    pub(crate) fn zeroed(n: usize) -> Words {
+        Words((0..n).map(|_| AtomicU64::new(0)).collect())
     }
 
-    pub(crate) fn prefault(&self) {}
-}
-
-/// `n` atomic words, all zero (loom).
-#[cfg(loom)]
-pub(crate) fn zeroed_words(n: usize) -> Words {
-    Words((0..n).map(|_| AtomicU64::new(0)).collect())
+    /// File mappings are not modelled: crash-safe sessions are not started
+    /// under loom.
+    pub(crate) fn mapped(_: std::sync::Arc<super::file_map::FileMap>, _: usize, _: usize) -> Words {
+        unimplemented!("crash-safe mode under loom")
+    }
 }

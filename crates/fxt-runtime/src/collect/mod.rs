@@ -1,0 +1,243 @@
+//! Layer 5, collect: writing a session's trace — the one [`Collector`],
+//! used by finishing (oneshot, circular) and by the streaming thread
+//! ([`stream`]).
+//!
+//! A trace is: magic number, provider info, initialization record, then
+//! passes of (durable records appended since the last pass, large records
+//! kept since the last pass, chunks oldest first), then a "buffer filled
+//! up" provider event when anything was dropped. Finishing is a single
+//! pass over every chunk holding data; streaming makes a pass over the
+//! released chunks every millisecond (freeing each once written) and a
+//! last pass over every chunk at the end.
+//!
+//! Why this order is valid: a pass takes the chunk states first and the
+//! large records next, then reads the durable region. Every string or
+//! thread a published record refers to was appended to the durable region
+//! before the record was published, so it is in that read, and lands in
+//! the file before the record (readers such as Perfetto resolve refs in
+//! file order).
+
+mod stage;
+pub(crate) mod stream;
+
+use std::fmt;
+use std::io::{self, Write};
+
+use fxt_format::encode::{encode_to_vec, Initialization, MagicNumber, ProviderEvent, ProviderInfo};
+
+use crate::config::Mode;
+use crate::memory::atomic::Ordering;
+use crate::ring::ChunkSnapshot;
+use crate::state::Shared;
+use crate::stats::Stats;
+use stage::Stager;
+
+/// Provider id written in the trace.
+pub(crate) const PROVIDER_ID: u32 = 1;
+
+/// Why collecting a session failed.
+#[derive(Debug)]
+pub enum CollectError {
+    /// Writing the trace failed.
+    Io(io::Error),
+    /// A streaming session writes to its configured output while it runs;
+    /// it can only be finished with [`crate::Session::finish`] (or
+    /// `finish_to_path` with that same path).
+    Streaming,
+}
+
+impl fmt::Display for CollectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CollectError::Io(e) => write!(f, "writing the trace failed: {e}"),
+            CollectError::Streaming => write!(
+                f,
+                "a streaming session writes to its configured output; finish it with Session::finish"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CollectError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CollectError::Io(e) => Some(e),
+            CollectError::Streaming => None,
+        }
+    }
+}
+
+impl From<io::Error> for CollectError {
+    fn from(e: io::Error) -> Self {
+        CollectError::Io(e)
+    }
+}
+
+/// The words of magic, provider info and initialization records.
+pub(crate) fn preamble(provider_name: &str, ticks_per_second: u64) -> Vec<u64> {
+    let mut v = Vec::new();
+    v.extend(encode_to_vec(&MagicNumber).unwrap_or_default());
+    v.extend(
+        encode_to_vec(&ProviderInfo {
+            provider_id: PROVIDER_ID,
+            name: provider_name,
+        })
+        .unwrap_or_default(),
+    );
+    v.extend(encode_to_vec(&Initialization { ticks_per_second }).unwrap_or_default());
+    v
+}
+
+/// Writes one session's trace to `W` (see the module docs).
+pub(crate) struct Collector<W: Write> {
+    stage: Stager<W>,
+    /// Words of the durable region already written.
+    durable_pos: usize,
+    /// Records of the durable region already written.
+    durable_records: u64,
+    /// Emitted records (chunks, large records) written.
+    emitted: u64,
+    /// Records not in the file although they were in the buffer: chunks
+    /// re-taken by a writer while read (circular), or freed unwritten
+    /// after an I/O error (streaming).
+    lost: u64,
+    /// The first I/O error; from then on nothing more is written.
+    error: Option<io::Error>,
+    ticks_per_second: u64,
+}
+
+impl<W: Write> Collector<W> {
+    /// Starts the trace: writes the preamble (waiting for the clock's
+    /// calibration, if it is not done yet).
+    pub(crate) fn start(shared: &Shared, out: W) -> Collector<W> {
+        let ticks_per_second = shared.clock.ticks_per_second();
+        let mut c = Collector {
+            stage: Stager::new(out),
+            durable_pos: 0,
+            durable_records: 0,
+            emitted: 0,
+            lost: 0,
+            error: None,
+            ticks_per_second,
+        };
+        let pre = preamble(&shared.provider_name, ticks_per_second);
+        let r = c.stage.words(&pre, 3);
+        c.check(r);
+        c
+    }
+
+    fn check(&mut self, r: io::Result<()>) -> bool {
+        if let Err(e) = r {
+            self.error.get_or_insert(e);
+        }
+        self.error.is_none()
+    }
+
+    /// One pass over `chunks` (snapshots the caller took just before):
+    /// new durable records, new large records, the chunks. With `free`,
+    /// each chunk is freed for reuse once copied (streaming).
+    pub(crate) fn pass(&mut self, shared: &Shared, chunks: &[ChunkSnapshot], free: bool) {
+        let large = shared.large.take();
+        if self.error.is_none() {
+            let (from, prev) = (self.durable_pos, self.durable_records);
+            let stage = &mut self.stage;
+            let (len, r) = shared.durable.read_from(from, |words, records| {
+                stage.words(words, records - prev).map(|_| records)
+            });
+            match r {
+                Ok(records) => {
+                    self.durable_pos = len;
+                    self.durable_records = records;
+                }
+                Err(e) => self.error = Some(e),
+            }
+        }
+        for record in &large {
+            if self.error.is_none() {
+                let r = self.stage.words(record, 1);
+                if self.check(r) {
+                    self.emitted += 1;
+                    continue;
+                }
+            }
+            self.lost += 1;
+        }
+        let mut copy = Vec::new();
+        for snap in chunks {
+            self.chunk(shared, snap, &mut copy);
+            if free {
+                shared.ring.free(snap);
+            }
+        }
+        if self.error.is_none() {
+            let r = self.stage.flush();
+            self.check(r);
+        }
+    }
+
+    /// Copies one chunk's published records.
+    fn chunk(&mut self, shared: &Shared, snap: &ChunkSnapshot, copy: &mut Vec<u64>) {
+        if snap.words == 0 {
+            return;
+        }
+        if self.error.is_some() {
+            self.lost += snap.records;
+            return;
+        }
+        let ring = &shared.ring;
+        let data = ring.chunk_data(snap);
+        let r = if ring.mode() == Mode::Circular {
+            // A writer may re-acquire the chunk while we copy: copy
+            // aside, then check (seqlock read side, `Ring::validate`).
+            copy.clear();
+            copy.extend(data.iter().map(|w| w.load(Ordering::Relaxed)));
+            if !ring.validate(snap) {
+                self.lost += snap.records;
+                return;
+            }
+            self.stage.words(copy, snap.records)
+        } else {
+            self.stage.atomic_words(data, snap.records)
+        };
+        if self.check(r) {
+            self.emitted += snap.records;
+        } else {
+            self.lost += snap.records;
+        }
+    }
+
+    /// Ends the trace: the "buffer filled up" event if anything was
+    /// dropped, then flushes.
+    pub(crate) fn finish(mut self, shared: &Shared) -> io::Result<Stats> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        let dropped = shared.dropped() + self.lost;
+        if dropped > 0 {
+            let filled = encode_to_vec(&ProviderEvent {
+                provider_id: PROVIDER_ID,
+                event: ProviderEvent::BUFFER_FILLED,
+            })
+            .unwrap_or_default();
+            self.stage.words(&filled, 1)?;
+        }
+        let (_, bytes, records) = self.stage.finish()?;
+        Ok(Stats {
+            records_written: records,
+            emitted_records_written: self.emitted,
+            records_dropped: dropped,
+            bytes_written: bytes,
+            durable_records: self.durable_records,
+            threads: shared.thread_count(),
+            ticks_per_second: self.ticks_per_second,
+        })
+    }
+}
+
+/// Writes the whole trace of a stopped (oneshot or circular) session.
+pub(crate) fn write_trace<W: Write>(shared: &Shared, out: W) -> Result<Stats, CollectError> {
+    let mut c = Collector::start(shared, out);
+    let chunks = shared.ring.snapshot_all();
+    c.pass(shared, &chunks, false);
+    Ok(c.finish(shared)?)
+}

@@ -1,0 +1,41 @@
+//! Streaming mode: a background thread writes released chunks to the
+//! output file while the program runs, and frees them for reuse — the
+//! [`Collector`]'s passes, one every [`POLL`], then a last pass over every
+//! chunk when the session stops.
+//!
+//! Writers never wait for the streamer: a writer that finds no free chunk
+//! drops its record and counts it. Chunks still owned by a thread (e.g. an
+//! idle thread's partly filled chunk) are written by the last pass.
+
+use std::fs::File;
+use std::io;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use super::Collector;
+use crate::state::Shared;
+use crate::stats::Stats;
+
+/// How often the streamer looks for released chunks.
+pub const POLL: Duration = Duration::from_millis(1);
+
+/// Starts the streaming thread for `shared`, writing to `file`. It runs
+/// until `shared.stream_stop` is set (by the finisher, after the writers
+/// stopped), then writes what is left and returns the stats.
+pub(crate) fn spawn(shared: Arc<Shared>, file: File) -> io::Result<JoinHandle<io::Result<Stats>>> {
+    std::thread::Builder::new()
+        .name("fxt-stream".into())
+        .spawn(move || {
+            let mut c = Collector::start(&shared, file);
+            // Acquire pairs with the finisher's Release store: the writers
+            // it stopped are done before the last pass.
+            while !shared.stream_stop.load(Ordering::Acquire) {
+                c.pass(&shared, &shared.ring.snapshot_released(), true);
+                std::thread::park_timeout(POLL);
+            }
+            c.pass(&shared, &shared.ring.snapshot_all(), false);
+            c.finish(&shared)
+        })
+}

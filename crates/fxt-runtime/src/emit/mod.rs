@@ -1,0 +1,154 @@
+//! Layer 4, emit: the event functions, which encode a record straight into
+//! the writing thread's chunk.
+//!
+//! * The hot path ([`event`], [`duration_complete`]): the common event
+//!   (indexed category, name, keys and thread; numeric, boolean, null or
+//!   indexed-string arguments, see [`simple`]) written through the
+//!   thread's cursor alone (`crate::thread::local`): read the clock, size
+//!   the record, reserve, store the precomputed header (the call site's
+//!   cached word already holds the category and name refs in header
+//!   position), the timestamp and the arguments, publish. No `RefCell`, no
+//!   `LocalKey::try_with`.
+//! * The slow path: when the cursor's gate is closed for the event (first
+//!   event of the thread in a session, crash-safe session, inline thread
+//!   ref, re-entrancy) or the record does not fit the rest of the chunk,
+//!   the event goes through the thread's writer (`crate::thread::with_writer`),
+//!   which registers, rolls chunks over and writes through the same cursor
+//!   — with the same [`simple`] encoder when it can, else [`general`].
+//!
+//! Every record is stored through `crate::memory::filler::Store` (header
+//! last; in a crash-safe session behind a filler). The layout is the one
+//! of `fxt_format::encode::Event`; a test checks both produce the same
+//! words.
+
+mod general;
+mod simple;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use fxt_format::encode::header::event_type as ty;
+use fxt_format::encode::ArgValue;
+
+use crate::callsite::Site;
+use crate::clock;
+use crate::memory::filler::Store;
+use crate::thread::{self, with_writer, Writer};
+use simple::Layout;
+
+/// Emits an event record of type `ty` (with the trailing word `extra` for
+/// the types that have one).
+#[inline(always)]
+pub(crate) fn event(site: Site, ty: u64, extra: Option<u64>, args: &[ArgValue<'_>]) {
+    if !try_fast(site, ty, None, extra, args) {
+        slow(site, ty, None, extra, args);
+    }
+}
+
+/// Emits a duration complete event from `start` to now.
+#[inline(always)]
+pub(crate) fn duration_complete(site: Site, start: u64, args: &[ArgValue<'_>]) {
+    if !try_fast(site, ty::DURATION_COMPLETE, Some(start), Some(0), args) {
+        slow(site, ty::DURATION_COMPLETE, Some(start), Some(0), args);
+    }
+}
+
+/// The hot path: the simple layout through the thread's cursor, if its
+/// gate is open for the site's session and the record fits the chunk.
+/// `false`: nothing was written; take the slow path.
+#[inline(always)]
+fn try_fast(
+    site: Site,
+    ty: u64,
+    start: Option<u64>,
+    extra: Option<u64>,
+    args: &[ArgValue<'_>],
+) -> bool {
+    if site.has_inline() {
+        return false;
+    }
+    let Some(layout) = Layout::of(site, extra.is_some(), args) else {
+        return false;
+    };
+    let local = thread::local();
+    let Some(record) = local.cursor.reserve(site.generation(), layout.words) else {
+        return false;
+    };
+    let (ts, extra) = stamps(local.use_tsc(), start, extra);
+    let store = Store::begin(record.slots(), layout.words, false);
+    layout.store(store, site, local.thread_bits(), ty, ts, args, extra);
+    record.publish();
+    true
+}
+
+#[cold]
+#[inline(never)]
+fn slow(site: Site, ty: u64, start: Option<u64>, extra: Option<u64>, args: &[ArgValue<'_>]) {
+    with_writer(site, |w| event_in(w, site, ty, start, extra, args));
+}
+
+/// An event through the writer: the simple layout when the site, the
+/// thread and the arguments allow it, else the general encoder.
+#[inline(always)]
+fn event_in(
+    w: &mut Writer,
+    site: Site,
+    ty: u64,
+    start: Option<u64>,
+    extra: Option<u64>,
+    args: &[ArgValue<'_>],
+) {
+    if !w.ready(site) {
+        return;
+    }
+    let layout = match site.has_inline() || w.inline_thread {
+        true => None,
+        false => Layout::of(site, extra.is_some(), args),
+    };
+    let Some(layout) = layout else {
+        return general::event(w, site, ty, start, extra, args);
+    };
+    let (ts, extra) = stamps(w.use_tsc, start, extra);
+    let (crash_safe, thread_bits) = (w.crash_safe, w.thread_bits);
+    let Some(record) = w.reserve(layout.words) else {
+        return;
+    };
+    let store = Store::begin(record.slots(), layout.words, crash_safe);
+    layout.store(store, site, thread_bits, ty, ts, args, extra);
+    record.publish();
+}
+
+/// The timestamp and trailing word of an event: normally now and `extra`;
+/// for a duration complete event (`start` given), `start` and now.
+#[inline(always)]
+fn stamps(use_tsc: bool, start: Option<u64>, extra: Option<u64>) -> (u64, Option<u64>) {
+    let now = clock::read(use_tsc);
+    match start {
+        Some(s) => (s, Some(now)),
+        None => (now, extra),
+    }
+}
+
+/// Emits a log record.
+pub(crate) fn log(site: Site, message: &str) {
+    with_writer(site, |w| {
+        if w.ready(site) {
+            general::log(w, message);
+        }
+    });
+}
+
+/// Emits a blob record named by the site's name (see `general::blob`).
+pub(crate) fn blob(site: Site, data: &[u8]) {
+    with_writer(site, |w| {
+        if w.ready(site) {
+            general::blob(w, site, data);
+        }
+    });
+}
+
+static NEXT_ASYNC_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A process-unique id for async and flow events.
+pub(crate) fn next_async_id() -> u64 {
+    NEXT_ASYNC_ID.fetch_add(1, Ordering::Relaxed)
+}

@@ -1,0 +1,131 @@
+//! The simple event layout: indexed category, name, keys and thread;
+//! numeric, boolean, null or indexed-string arguments. One encoder, used
+//! by the hot path and by the slow path alike.
+
+use fxt_format::encode::header::{self, arg_type, record_type};
+use fxt_format::encode::{ArgValue, StringRef, MAX_ARGS};
+
+use crate::callsite::Site;
+use crate::memory::filler::Store;
+
+/// Words of an argument's value beyond its header, for the types the
+/// simple layout handles; `None` for the others.
+#[inline(always)]
+pub(super) fn value_words(v: &ArgValue<'_>) -> Option<usize> {
+    match v {
+        ArgValue::Null | ArgValue::I32(_) | ArgValue::U32(_) | ArgValue::Bool(_) => Some(0),
+        ArgValue::I64(_)
+        | ArgValue::U64(_)
+        | ArgValue::F64(_)
+        | ArgValue::Pointer(_)
+        | ArgValue::Koid(_) => Some(1),
+        ArgValue::Str(StringRef::Empty) => Some(0),
+        ArgValue::Str(StringRef::Index(i)) if (1..=0x7fff).contains(i) => Some(0),
+        _ => None,
+    }
+}
+
+/// The argument header's type and upper 32 bits for a value, and its value
+/// word if any. (For an inline `Str` the ref is computed by the caller.)
+#[inline(always)]
+pub(super) fn value_parts(v: &ArgValue<'_>) -> (u64, u64, Option<u64>) {
+    match *v {
+        ArgValue::Null => (arg_type::NULL, 0, None),
+        ArgValue::I32(x) => (arg_type::I32, x as u32 as u64, None),
+        ArgValue::U32(x) => (arg_type::U32, x as u64, None),
+        ArgValue::I64(x) => (arg_type::I64, 0, Some(x as u64)),
+        ArgValue::U64(x) => (arg_type::U64, 0, Some(x)),
+        ArgValue::F64(x) => (arg_type::F64, 0, Some(x.to_bits())),
+        ArgValue::Str(StringRef::Index(i)) => (arg_type::STRING, i as u64, None),
+        ArgValue::Str(_) => (arg_type::STRING, 0, None),
+        ArgValue::Pointer(x) => (arg_type::POINTER, 0, Some(x)),
+        ArgValue::Koid(x) => (arg_type::KOID, 0, Some(x)),
+        ArgValue::Bool(b) => (arg_type::BOOL, b as u64, None),
+        ArgValue::Blob(b) => (arg_type::BLOB, b.len() as u64, None),
+    }
+}
+
+/// An event the simple layout can write: its size and argument key refs.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Layout {
+    pub(super) words: usize,
+    key_refs: [u16; MAX_ARGS],
+}
+
+impl Layout {
+    /// The layout of an event with `args` and an optional trailing word at
+    /// `site`, if the simple layout can write it: at most 15 arguments,
+    /// indexed key refs and simple argument values (`None` otherwise, for
+    /// the general encoder). The site's own refs are checked by the caller
+    /// (`Site::has_inline`).
+    #[inline(always)]
+    pub(super) fn of(site: Site, extra: bool, args: &[ArgValue<'_>]) -> Option<Layout> {
+        if args.len() > MAX_ARGS {
+            return None;
+        }
+        let generation = site.generation();
+        let keys = site.callsite.keys;
+        let mut words = 2 + extra as usize;
+        let mut key_refs = [0u16; MAX_ARGS];
+        for (i, a) in args.iter().enumerate() {
+            let v = value_words(a)?;
+            if let Some(k) = keys.get(i) {
+                match k.get(generation) {
+                    Some(r) if r & 0x8000 == 0 => key_refs[i] = r,
+                    _ => return None,
+                }
+            }
+            words += 1 + v;
+        }
+        Some(Layout { words, key_refs })
+    }
+
+    /// Stores the event (`store` begun over exactly [`Layout::words`]
+    /// words): the timestamp, the arguments, the trailing word, then the
+    /// header.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn store(
+        &self,
+        store: Store<'_>,
+        site: Site,
+        thread_bits: u64,
+        ty: u64,
+        ts: u64,
+        args: &[ArgValue<'_>],
+        extra: Option<u64>,
+    ) {
+        store.put(1, ts);
+        let mut i = 2;
+        for (n, a) in args.iter().enumerate() {
+            let (t, high, value) = value_parts(a);
+            let aw = 1 + value.is_some() as usize;
+            store.put(i, header::arg(t, aw, self.key_refs[n]) | (high << 32));
+            if let Some(v) = value {
+                store.put(i + 1, v);
+            }
+            i += aw;
+        }
+        if let Some(x) = extra {
+            store.put(i, x);
+        }
+        store.end(event_header(site, thread_bits, ty, args.len(), self.words));
+    }
+}
+
+/// The event header: the call site's category and name refs (already in
+/// header position), the thread ref bits, type, argument count and size.
+#[inline(always)]
+pub(super) fn event_header(
+    site: Site,
+    thread_bits: u64,
+    ty: u64,
+    arg_count: usize,
+    words: usize,
+) -> u64 {
+    (site.word & 0xffff_ffff_0000_0000)
+        | thread_bits
+        | ((arg_count as u64) << 20)
+        | (ty << 16)
+        | header::record(record_type::EVENT, words)
+}

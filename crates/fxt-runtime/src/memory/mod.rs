@@ -1,0 +1,33 @@
+//! Layer 0, memory: the words a buffer is made of and the rules for
+//! storing records into them.
+//!
+//! * [`atomic`]: the atomics every layer above is written against
+//!   (`loom`'s under `cfg(loom)`, so the ring and the cursor are
+//!   model-checked as they run).
+//! * [`words`]: heap or file-mapped words (`Words`), huge pages, prefault.
+//! * [`file_map`]: the shared mapping of a crash-safe output file.
+//! * [`filler`]: the crash-safe store protocol (filler, body, header), the
+//!   one place records are stored so that a file is valid at every moment.
+//!
+//! Nothing here knows about chunks, sessions or threads.
+
+pub(crate) mod file_map;
+pub(crate) mod filler;
+pub(crate) mod words;
+
+/// The atomics the chunk protocol is written against: loom's under
+/// `cfg(loom)` (so `tests/loom.rs` checks the code the hot path runs),
+/// `core`'s otherwise. Call sites and other `static`s use `core`'s
+/// directly: they need `const` constructors, which loom's atomics lack.
+pub mod atomic {
+    #[cfg(loom)]
+    pub use loom::sync::atomic::{fence, AtomicU64, Ordering};
+
+    #[cfg(not(loom))]
+    pub use core::sync::atomic::{fence, AtomicU64, Ordering};
+}
+
+/// Pads and aligns a value to the cache line pair the hardware prefetches
+/// together, so that words written by different threads never share a
+/// line.
+pub(crate) use crossbeam_utils::CachePadded;

@@ -1,0 +1,23 @@
+//! [`Stats`]: what a finished session wrote.
+
+/// What a finished session wrote.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Every record in the file (metadata, strings, threads, events...).
+    pub records_written: u64,
+    /// Records the program emitted (events, logs, blobs) that are in the file.
+    pub emitted_records_written: u64,
+    /// Records the program emitted that are not in the file, whatever the
+    /// reason (buffer full, overwritten in circular mode, streaming writer
+    /// behind, too large). `emitted_records_written + records_dropped` is
+    /// the number of records emitted.
+    pub records_dropped: u64,
+    /// Bytes of the file.
+    pub bytes_written: u64,
+    /// Records of the durable region (strings, threads, names).
+    pub durable_records: u64,
+    /// Threads that recorded.
+    pub threads: u64,
+    /// Ticks per second written in the initialization record.
+    pub ticks_per_second: u64,
+}

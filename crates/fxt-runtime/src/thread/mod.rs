@@ -1,0 +1,497 @@
+//! Layer 3, the thread: each thread's writer (its session, its hold on a
+//! chunk, its identity in the trace) and the thread-local [`Local`] the
+//! event hot path writes through.
+//!
+//! Two thread locals:
+//!
+//! * [`Local`] (`const`, no destructor): the thread's [`Cursor`] into its
+//!   leased chunk, with the bits the hot path needs besides (thread ref,
+//!   clock). Accessing it is one TLS address, with no registration or
+//!   "destroyed" state, and it stays usable while (and after) the thread's
+//!   other locals are destroyed. The hot path uses it alone when the
+//!   cursor's gate is open for the event's session.
+//! * [`Writer`] (a `RefCell`, reached with `try_with` and
+//!   `try_borrow_mut`, so an event emitted while thread-locals are being
+//!   destroyed, or re-entrantly, is dropped instead of panicking): the slow
+//!   path's state. A thread registers once per session, on its first
+//!   event: a thread record (index 1..=255, beyond that inline thread refs)
+//!   and a kernel object record naming it go into the durable region, and
+//!   it keeps an `Arc` of the session, which it drops on its first event in
+//!   a later session or when it exits.
+//!
+//! # The gate
+//!
+//! The cursor's gate is open (token = session generation) only while this
+//! thread's writer is registered in that session, holds a lease, and may
+//! use the hot path (a normal session: not crash-safe, whose records need
+//! the filler protocol; an indexed thread ref). It is opened only by
+//! [`with_writer`] on its way out, and closed by every path that changes
+//! or gives up the writer's lease or session: [`with_writer`] on its way in
+//! (the slow path writes through the same cursor with the gate closed),
+//! [`Hold::release`] (refill, detach, [`detach_current`] at finish, `Drop`
+//! at thread exit), and the fork child handler ([`forget_after_fork`]).
+
+mod identity;
+
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use crate::callsite::Site;
+use crate::ring::{Cursor, Hold, Record, Refill, CLOSED};
+use crate::state::{self, Shared, ThreadCounters};
+
+pub(crate) use identity::os_tid;
+
+/// A thread's writer state (the slow path's; see the module docs).
+pub(crate) struct Writer {
+    /// Generation of `shared`; 0 = not registered.
+    pub(crate) generation: u32,
+    pub(crate) shared: Option<Arc<Shared>>,
+    /// `thread ref << 24`, ready to OR into an event header (0 = inline).
+    pub(crate) thread_bits: u64,
+    pub(crate) inline_thread: bool,
+    /// The session is crash-safe: records are stored with the filler
+    /// protocol (`crate::memory::filler`).
+    pub(crate) crash_safe: bool,
+    pub(crate) use_tsc: bool,
+    pub(crate) pid: u64,
+    /// OS thread id, 0 until first needed.
+    pub(crate) tid: u64,
+    /// The lease the thread's cursor writes into.
+    hold: Hold,
+    counters: Option<Arc<ThreadCounters>>,
+    /// Name set with [`set_thread_name`].
+    name: Option<String>,
+}
+
+impl Writer {
+    const fn new() -> Writer {
+        Writer {
+            generation: 0,
+            shared: None,
+            thread_bits: 0,
+            inline_thread: true,
+            crash_safe: false,
+            use_tsc: false,
+            pid: 0,
+            tid: 0,
+            hold: Hold::new(),
+            counters: None,
+            name: None,
+        }
+    }
+
+    /// Counts `n` dropped records.
+    #[inline]
+    pub(crate) fn drop_records(&self, n: u64) {
+        if let Some(c) = &self.counters {
+            c.add_dropped(n);
+        }
+    }
+
+    /// Gives back the current chunk, if any (closing the gate).
+    fn release_lease(&mut self) {
+        let cursor = &local().cursor;
+        match &self.shared {
+            Some(s) => self.hold.release(&s.ring, cursor),
+            None => self.hold.forget(cursor),
+        }
+    }
+
+    /// Leaves the current session.
+    fn detach(&mut self) {
+        self.release_lease();
+        self.hold = Hold::new();
+        self.shared = None;
+        self.counters = None;
+        self.generation = 0;
+    }
+
+    /// Makes this writer write to the live session if it is the one of
+    /// `generation`. Returns whether it does.
+    #[cold]
+    #[inline(never)]
+    fn register(&mut self, generation: u32) -> bool {
+        let Some(s) = state::current() else {
+            return false;
+        };
+        if s.generation != generation {
+            return false;
+        }
+        self.detach();
+        if self.tid == 0 {
+            self.tid = os_tid();
+        }
+        self.pid = s.pid;
+        let name = match &self.name {
+            Some(n) => n.clone(),
+            None => std::thread::current()
+                .name()
+                .map(str::to_string)
+                .unwrap_or_else(|| format!("thread-{}", self.tid)),
+        };
+        let index = s.durable.add_thread(s.pid, self.tid, &name);
+        self.counters = Some(s.add_thread());
+        self.thread_bits = index.map_or(0, |i| (i as u64) << 24);
+        self.inline_thread = index.is_none();
+        self.crash_safe = s.crash_safe;
+        self.use_tsc = s.clock.use_tsc;
+        self.generation = s.generation;
+        self.shared = Some(s);
+        true
+    }
+
+    /// Checks that this writer belongs to the site's session, registering
+    /// it on its first event. `false`: drop the event (it belongs to a
+    /// session that is over).
+    #[inline(always)]
+    pub(crate) fn ready(&mut self, site: Site) -> bool {
+        self.generation == site.generation() || self.register(site.generation())
+    }
+
+    /// Room for a record of `words` words: the rest of the current chunk,
+    /// else a new chunk. `None` (and the record counted as dropped) when no
+    /// chunk is available or the record can never fit one.
+    #[inline]
+    pub(crate) fn reserve(&mut self, words: usize) -> Option<Record<'static>> {
+        let cursor = &local().cursor;
+        if let Some(r) = cursor.reserve(CLOSED, words) {
+            return Some(r);
+        }
+        self.refill(cursor, words)?;
+        cursor.reserve(CLOSED, words)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn refill(&mut self, cursor: &Cursor, words: usize) -> Option<()> {
+        let Some(shared) = &self.shared else {
+            return None;
+        };
+        // SAFETY: this writer holds `shared` (and so the ring) until it
+        // releases the hold: `detach` and `Drop` release it before letting
+        // the `Arc` go; `cursor` is this thread's, the one every refill of
+        // this hold attached.
+        match unsafe { self.hold.refill(&shared.ring, cursor, words) } {
+            Refill::Ready { overwritten } => {
+                if overwritten > 0 {
+                    self.drop_records(overwritten);
+                }
+                Some(())
+            }
+            Refill::NoChunk | Refill::TooLarge => {
+                self.drop_records(1);
+                None
+            }
+        }
+    }
+
+    /// The (process, thread) koids a record carries inline when this thread
+    /// has no index in the thread table; `None` when it has one.
+    #[inline]
+    pub(crate) fn inline_koids(&self) -> Option<(u64, u64)> {
+        self.inline_thread.then_some((self.pid, self.tid))
+    }
+
+    /// Opens the gate for the hot path when it may write through the
+    /// cursor (see the module docs). Called with the gate closed.
+    #[inline]
+    fn open_gate(&self, local: &Local) {
+        if self.generation == 0
+            || !self.hold.has_lease()
+            || self.inline_thread
+            || self.crash_safe
+            || state::forked()
+        {
+            return;
+        }
+        local.thread_bits.set(self.thread_bits);
+        local.use_tsc.set(self.use_tsc);
+        local.cursor.set_token(self.generation);
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        // Closes the gate before the session `Arc` goes: an event emitted
+        // later (another thread local's destructor) takes the slow path,
+        // finds no writer and is dropped.
+        self.release_lease();
+    }
+}
+
+/// What the event hot path reads: the thread's cursor, its thread ref
+/// bits and clock choice (valid while the cursor's gate is open).
+#[derive(Debug)]
+pub(crate) struct Local {
+    pub(crate) cursor: Cursor,
+    /// `thread ref << 24` (see [`Writer::thread_bits`]).
+    thread_bits: Cell<u64>,
+    use_tsc: Cell<bool>,
+}
+
+impl Local {
+    /// The thread ref bits for an event header.
+    #[inline(always)]
+    pub(crate) fn thread_bits(&self) -> u64 {
+        self.thread_bits.get()
+    }
+
+    /// Whether the session reads the TSC.
+    #[inline(always)]
+    pub(crate) fn use_tsc(&self) -> bool {
+        self.use_tsc.get()
+    }
+}
+
+thread_local! {
+    static WRITER: RefCell<Writer> = const { RefCell::new(Writer::new()) };
+
+    /// `const` and without a destructor (see the module docs).
+    static LOCAL: Local = const {
+        Local {
+            cursor: Cursor::new(),
+            thread_bits: Cell::new(0),
+            use_tsc: Cell::new(false),
+        }
+    };
+}
+
+/// The calling thread's [`Local`].
+#[inline(always)]
+pub(crate) fn local() -> &'static Local {
+    // Not `LOCAL.with(|l| ...)` around the caller's encoding: out of line
+    // (`LocalKey::with` is not always inlined) it would no longer be
+    // specialized for the call site's arguments.
+    let l: *const Local = LOCAL.with(|l| l as *const Local);
+    // SAFETY: `LOCAL` is a `const`-initialized thread local without a
+    // destructor, so its storage is valid, and never moved, for the whole
+    // life of this thread. `Local` is neither `Send` nor `Sync` (its
+    // `Cell`s and the cursor's raw pointers), so the reference cannot
+    // leave this thread; it is only used through shared references.
+    unsafe { &*l }
+}
+
+/// Runs `f` with the calling thread's writer, the cursor's gate
+/// closed (so `f` writes through [`Writer::reserve`]). When a record is in
+/// progress on this thread (a signal handler interrupted it), the
+/// thread-local state is gone (thread exiting) or already borrowed, the
+/// event is dropped (and counted against the session when possible).
+#[inline(always)]
+pub(crate) fn with_writer(site: Site, f: impl FnOnce(&mut Writer)) {
+    let local = local();
+    let done = !local.cursor.busy()
+        && WRITER
+            .try_with(|cell| match cell.try_borrow_mut() {
+                Ok(mut w) => {
+                    local.cursor.set_token(CLOSED);
+                    f(&mut w);
+                    w.open_gate(local);
+                    true
+                }
+                Err(_) => false,
+            })
+            .unwrap_or(false);
+    if !done {
+        orphan_drop(site);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn orphan_drop(site: Site) {
+    // `current` takes a lock: not in a forked child (it returns `None`).
+    if let Some(s) = state::current() {
+        if s.generation == site.generation() {
+            s.orphan_dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The `fork` child handler's part (see `crate::session`): the forking
+/// thread, the only one in the child, forgets its session and chunk, so an
+/// event it emits from a site obtained before the fork takes the
+/// registration path, which refuses in a forked child. No lock is taken.
+pub(crate) fn forget_after_fork() {
+    // Unconditionally (even with the writer gone or borrowed): the cursor
+    // must not point into the parent's buffer.
+    local().cursor.forget();
+    let _ = WRITER.try_with(|cell| {
+        if let Ok(mut w) = cell.try_borrow_mut() {
+            w.hold.forget(&local().cursor);
+            w.generation = 0;
+        }
+    });
+}
+
+/// Releases the calling thread's chunk of `shared` (used by the thread that
+/// finishes a session).
+pub(crate) fn detach_current(shared: &Arc<Shared>) {
+    if local().cursor.busy() {
+        // Finishing from a signal handler that interrupted a record: keep
+        // the lease (the collector reads what was published).
+        return;
+    }
+    let _ = WRITER.try_with(|cell| {
+        if let Ok(mut w) = cell.try_borrow_mut() {
+            if w.shared.as_ref().is_some_and(|s| Arc::ptr_eq(s, shared)) {
+                w.release_lease();
+            }
+        }
+    });
+}
+
+/// Names the calling thread in the trace: writes a kernel object record
+/// now if the thread already recorded in the live session, and uses the
+/// name for its registrations in later sessions.
+pub fn set_thread_name(name: &str) {
+    let _ = WRITER.try_with(|cell| {
+        if let Ok(mut w) = cell.try_borrow_mut() {
+            w.name = Some(name.to_string());
+            if state::forked() {
+                return;
+            }
+            if let Some(s) = &w.shared {
+                if state::current().is_some_and(|c| Arc::ptr_eq(&c, s)) {
+                    s.durable.name_thread(w.pid, w.tid, name);
+                }
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    //! The gate's lifetime: it is closed whenever the writer lets go of its
+    //! lease or session, in particular when the writer is destroyed at
+    //! thread exit, before another thread local's destructor emits.
+
+    use super::*;
+    use crate::callsite::{Callsite, KeyCache};
+    use crate::emit;
+    use fxt_format::encode::header::event_type as ty;
+    use fxt_format::encode::ArgValue;
+    use std::sync::{Mutex, Weak};
+
+    static KEYS: [KeyCache; 1] = [KeyCache::NEW];
+    static SITE: Callsite = Callsite::new("fast-test", "late", &["v"], &KEYS);
+
+    fn gate() -> u32 {
+        local().cursor.token()
+    }
+
+    /// What the late destructor saw.
+    #[derive(Debug, Default, Clone, PartialEq)]
+    struct Seen {
+        ran: bool,
+        writer_gone: bool,
+        fast_off: bool,
+        session_freed: bool,
+    }
+
+    static SEEN: Mutex<Option<Seen>> = Mutex::new(None);
+    static WEAK: Mutex<Option<Weak<Shared>>> = Mutex::new(None);
+
+    struct Late(Cell<Option<Site>>);
+
+    impl Drop for Late {
+        fn drop(&mut self) {
+            let Some(site) = self.0.get() else { return };
+            let seen = Seen {
+                ran: true,
+                writer_gone: WRITER.try_with(|_| ()).is_err(),
+                fast_off: gate() == CLOSED,
+                session_freed: WEAK
+                    .lock()
+                    .unwrap()
+                    .as_ref()
+                    .is_some_and(|w| w.upgrade().is_none()),
+            };
+            *SEEN.lock().unwrap() = Some(seen);
+            // Held sites (like a duration guard's): without the cursor
+            // turned off, these would write into the freed ring.
+            emit::event(site, ty::INSTANT, None, &[ArgValue::U64(1)]);
+            emit::duration_complete(site, 0, &[ArgValue::U64(2)]);
+        }
+    }
+
+    thread_local! {
+        static LATE: Late = const { Late(Cell::new(None)) };
+    }
+
+    /// Runs a thread that registers `LATE` first (so it is destroyed after
+    /// the writer), emits `n` events (through the fast path when `fast`),
+    /// then waits for `between` to run on the main thread before exiting.
+    fn run_thread(n: u64, fast: bool, between: impl FnOnce()) {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let (tx2, rx2) = std::sync::mpsc::channel::<()>();
+        let h = std::thread::spawn(move || {
+            let site = SITE.site().expect("enabled");
+            LATE.with(|l| l.0.set(Some(site)));
+            for i in 0..n {
+                emit::event(site, ty::INSTANT, None, &[ArgValue::U64(i)]);
+            }
+            let want = if fast { site.generation() } else { CLOSED };
+            assert_eq!(gate(), want, "the gate is open iff {fast}");
+            tx.send(()).unwrap();
+            rx2.recv().unwrap();
+        });
+        rx.recv().unwrap();
+        between();
+        tx2.send(()).unwrap();
+        h.join().unwrap();
+    }
+
+    #[test]
+    fn fast_cursor_off_after_writer_destroyed() {
+        let dir = std::env::temp_dir();
+        // 1: the session is finished and dropped before the thread exits:
+        // its memory is freed when the writer lets go of its `Arc`.
+        let path = dir.join(format!("fxt-fast-{}-a.fxt", std::process::id()));
+        // Small chunks: the events roll over several of them.
+        let session =
+            crate::start(crate::Config::new().output(&path).chunk_size(32 << 10)).unwrap();
+        *WEAK.lock().unwrap() = state::current().map(|s| Arc::downgrade(&s));
+        let mut stats = None;
+        run_thread(5000, true, || stats = Some(session.finish().unwrap()));
+        let stats = stats.unwrap();
+        assert_eq!(stats.emitted_records_written, 5000, "{stats:?}");
+        assert_eq!(stats.records_dropped, 0, "{stats:?}");
+        let seen = SEEN.lock().unwrap().take().unwrap();
+        assert_eq!(
+            seen,
+            Seen {
+                ran: true,
+                writer_gone: true,
+                fast_off: true,
+                session_freed: true
+            }
+        );
+        let _ = std::fs::remove_file(&path);
+
+        // 2: the session is live when the thread exits: the late events
+        // are dropped and counted.
+        let path = dir.join(format!("fxt-fast-{}-b.fxt", std::process::id()));
+        let session = crate::start(crate::Config::new().output(&path)).unwrap();
+        *WEAK.lock().unwrap() = None;
+        run_thread(1000, true, || {});
+        let stats = session.finish().unwrap();
+        let seen = SEEN.lock().unwrap().take().unwrap();
+        assert!(seen.ran && seen.writer_gone && seen.fast_off, "{seen:?}");
+        assert_eq!(stats.emitted_records_written, 1000, "{stats:?}");
+        assert_eq!(stats.records_dropped, 2, "{stats:?}");
+        let _ = std::fs::remove_file(&path);
+
+        // 3: a crash-safe session never turns the cursor on (its records
+        // need the filler protocol).
+        let path = dir.join(format!("fxt-fast-{}-c.fxt", std::process::id()));
+        let session = crate::start(crate::Config::new().output(&path).crash_safe(true)).unwrap();
+        run_thread(1000, false, || {});
+        let stats = session.finish().unwrap();
+        SEEN.lock().unwrap().take();
+        assert_eq!(stats.emitted_records_written, 1000, "{stats:?}");
+        assert_eq!(stats.records_dropped, 2, "{stats:?}");
+        let _ = std::fs::remove_file(&path);
+    }
+}
