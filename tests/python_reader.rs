@@ -434,6 +434,77 @@ fn python_fxt_package_reads_our_traces_identically() {
     assert_eq!(records, 25 + 1 + 1);
 }
 
+/// A split blob of 100,000 bytes (an instant and four blob records, see
+/// `fxt_format::encode::split_blob`) between two events: the Python reader
+/// walks every record as we do, and its blob records concatenate to the
+/// payload our joiner gives back.
+#[test]
+fn python_fxt_package_reads_a_split_blob() {
+    use fxt_format::decode::join_split_blobs;
+    use fxt_format::encode::{MagicNumber, SplitBlob};
+    let payload: Vec<u8> = (0..100_000u32).map(|i| (i * 13 % 251) as u8).collect();
+    let thread = ThreadRef::Inline {
+        process: 3,
+        thread: 4,
+    };
+    let event = |timestamp| Event {
+        kind: K::Instant,
+        timestamp,
+        thread,
+        category: StringRef::Inline("cat"),
+        name: StringRef::Inline("around"),
+        args: &[],
+    };
+    let mut words = Vec::new();
+    encode_into_vec(&MagicNumber, &mut words).unwrap();
+    encode_into_vec(
+        &ProviderInfo {
+            provider_id: 1,
+            name: "split",
+        },
+        &mut words,
+    )
+    .unwrap();
+    encode_into_vec(
+        &Initialization {
+            ticks_per_second: 1_000_000_000,
+        },
+        &mut words,
+    )
+    .unwrap();
+    encode_into_vec(&event(1), &mut words).unwrap();
+    let blob = SplitBlob::new(
+        StringRef::Inline("cat"),
+        StringRef::Inline("image"),
+        2,
+        thread,
+        &payload,
+    );
+    encode_into_vec(&blob, &mut words).unwrap();
+    encode_into_vec(&event(3), &mut words).unwrap();
+    let bytes = words_to_bytes(&words);
+
+    let ours = assert_python_agrees("split_blob.fxt", &bytes);
+    let records = ours["providers"]["1"]["records"].as_array().unwrap();
+    // instant, the group's instant, 4 blob records, instant.
+    assert_eq!(records.len(), 7);
+    let python_payload: String = records
+        .iter()
+        .filter(|r| r["record"] == "BlobRecord")
+        .map(|r| r["payload"]["hex"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(python_payload, hex(&payload)["hex"].as_str().unwrap());
+    let joined: Vec<_> = join_split_blobs(&bytes).collect();
+    // magic, provider info, initialization, instant, the group's instant,
+    // the joined blob, instant.
+    assert_eq!(joined.len(), 7);
+    assert_eq!(joined[5].joined_parts, 4);
+    match &joined[5].item {
+        Ok(Record::Blob(b)) => assert_eq!(b.payload, payload),
+        other => panic!("expected the joined blob, got {other:?}"),
+    }
+}
+
 /// The environment variable that turns a run of this test binary into the
 /// child of [`python_fxt_package_reads_a_killed_crash_safe_trace`].
 const CRASH_CHILD: &str = "FXT_PY_CRASH_CHILD";

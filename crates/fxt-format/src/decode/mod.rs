@@ -46,6 +46,11 @@
 //!   fatal error (the input ends inside a record, a record of size 0, an
 //!   I/O failure) ends the iteration. Everything before the damage has been
 //!   yielded.
+//! * **Joins split blobs on request.** [`join_split_blobs`] (or
+//!   [`JoinSplitBlobs`] over any reader, or the push-style [`BlobJoiner`])
+//!   turns a split blob group (an instant and its blob records, see
+//!   [`crate::encode::split_blob`]) into the instant and one blob with the
+//!   whole payload; the plain readers yield the group's records as written.
 //! * **Is safe on any bytes.** It never panics, always terminates (each step
 //!   consumes at least one word), and allocates in proportion to the input
 //!   actually present: sizes from headers are checked against the slice, or
@@ -54,6 +59,7 @@
 mod args;
 mod cursor;
 mod error;
+mod join;
 mod parse;
 mod reader;
 mod record;
@@ -63,6 +69,7 @@ mod tables;
 use std::io::Read;
 
 pub use error::DecodeError;
+pub use join::{join_split_blobs, BlobJoiner, JoinSplitBlobs, Joined, LocatedRecords};
 pub use reader::{SliceReader, StreamReader};
 pub use record::{
     Arg, ArgValue, Blob, BlobType, ContextSwitch, Event, EventKind, KernelObject,

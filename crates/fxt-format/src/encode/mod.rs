@@ -13,6 +13,7 @@
 //! | [`tables`] | string and thread records (the string and thread tables) |
 //! | [`event`] | the eleven event types |
 //! | [`blob`] | blob records and large blob records (both formats) |
+//! | [`split_blob`] | a blob of any size as an instant and normal blob records |
 //! | [`object`] | userspace and kernel object records |
 //! | [`scheduling`] | context switch, thread wakeup, legacy context switch |
 //! | [`log`] | log records |
@@ -46,6 +47,7 @@ pub mod metadata;
 pub mod object;
 pub mod refs;
 pub mod scheduling;
+pub mod split_blob;
 pub mod stream;
 pub mod tables;
 
@@ -58,6 +60,7 @@ pub use object::{KernelObject, UserspaceObject};
 pub use object::{OBJ_TYPE_PROCESS, OBJ_TYPE_THREAD};
 pub use refs::{ProcessRef, StringRef, ThreadRef};
 pub use scheduling::{ContextSwitch, LegacyContextSwitch, ThreadState, ThreadWakeup};
+pub use split_blob::SplitBlob;
 pub use stream::{truncate_str, WordWriter, MAX_STRING_LEN};
 pub use tables::{StringRecord, ThreadRecord};
 
