@@ -41,12 +41,24 @@
 //! Each `tracing` call site gets, once, a leaked fxt call site (category,
 //! name, argument names) built in [`Layer::register_callsite`]; events and
 //! spans find it in a lock-free table indexed by the address of the call
-//! site's `&'static Metadata` (one multiplication, no hasher, no lock), and
-//! spans keep it in their extensions. From there the record goes through the
-//! same path as the `trace_*!` macros: interned category, name and argument
-//! names, no allocation for numeric fields. With no session running, an
-//! event costs the table lookup and one relaxed load. String and `Debug`
-//! fields are formatted into a reused per-thread buffer and written inline.
+//! site's `&'static Metadata` (one multiplication, no hasher, no lock).
+//! From there the record goes through the same path as the `trace_*!`
+//! macros: interned category, name and argument names, no allocation for
+//! numeric fields. With no session running, an event costs the table
+//! lookup and one relaxed load.
+//!
+//! * An event's message is a `fmt::Arguments` that `tracing` hands over
+//!   only as `&dyn Debug`, so learning its text means formatting it. While
+//!   a call site's message has always been the same, it is formatted into a
+//!   comparing writer that copies nothing (the event is named by the
+//!   interned constant); only a message that differs is copied, into a
+//!   reused per-thread buffer, and written inline. That formatting (through
+//!   `core::fmt::write`) is most of what the layer adds to an event.
+//! * Spans without fields store nothing in the registry: entering one
+//!   finds its call site from its metadata, and each thread keeps the spans
+//!   it entered on a small stack, so exiting writes the end without looking
+//!   the span up in the registry again. Spans with fields keep their
+//!   values (owned) in the registry's extensions.
 //!
 //! Limits: at most 15 fields per call site are recorded (the format's
 //! argument limit); a field that was not recorded sits as a null argument
@@ -301,15 +313,57 @@ enum Slot {
     Str(usize, usize),
 }
 
-/// Collects an event's fields by argument position.
-struct EventVisitor<'a> {
-    site: &'static LayerSite,
-    slots: [Slot; MAX_ARGS],
-    scratch: &'a mut String,
-    message: Option<(usize, usize)>,
+/// What an event's `message` turned out to be.
+#[derive(Clone, Copy)]
+enum Message {
+    /// The call site has no message, or it was not visited.
+    Absent,
+    /// Exactly the text of the call site's [`Named`] message: nothing was
+    /// copied.
+    Same,
+    /// Any other text, as a range of the scratch buffer.
+    Text(usize, usize),
 }
 
-impl EventVisitor<'_> {
+/// A `fmt::Write` that compares what is written with `expected` and copies
+/// nothing while it matches; from the first difference on, it copies
+/// (the matched prefix, then the rest) into `scratch`.
+struct Compare<'a> {
+    expected: &'static str,
+    matched: usize,
+    diverged: bool,
+    scratch: &'a mut String,
+}
+
+impl std::fmt::Write for Compare<'_> {
+    #[inline]
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        if !self.diverged {
+            let rest = &self.expected.as_bytes()[self.matched..];
+            // Byte by byte: messages are short, and a `memcmp` call costs
+            // more than the loop.
+            if rest.len() >= s.len() && rest.iter().zip(s.as_bytes()).all(|(a, b)| a == b) {
+                self.matched += s.len();
+                return Ok(());
+            }
+            self.diverged = true;
+            self.scratch.push_str(&self.expected[..self.matched]);
+        }
+        self.scratch.push_str(s);
+        Ok(())
+    }
+}
+
+/// Collects an event's fields by argument position (`N`: slots, at least
+/// the call site's argument count).
+struct EventVisitor<'a, const N: usize> {
+    site: &'static LayerSite,
+    slots: [Slot; N],
+    scratch: &'a mut String,
+    message: Message,
+}
+
+impl<const N: usize> EventVisitor<'_, N> {
     #[inline]
     fn set(&mut self, field: &Field, slot: Slot) {
         if let Some(p) = self.site.position(field) {
@@ -317,23 +371,47 @@ impl EventVisitor<'_> {
         }
     }
 
+    /// Formats the message: compared with the call site's constant message
+    /// while it has one, copied into the scratch buffer otherwise.
+    fn message(&mut self, value: &dyn std::fmt::Debug) {
+        let start = self.scratch.len();
+        if !self.site.varying.load(Ordering::Relaxed) {
+            if let Some(named) = self.site.named.get() {
+                let mut compare = Compare {
+                    expected: named.message,
+                    matched: 0,
+                    diverged: false,
+                    scratch: self.scratch,
+                };
+                let _ = write!(compare, "{value:?}");
+                if !compare.diverged && compare.matched == named.message.len() {
+                    self.message = Message::Same;
+                    return;
+                }
+                if !compare.diverged {
+                    // A strict prefix of the constant.
+                    let prefix = &named.message[..compare.matched];
+                    self.scratch.push_str(prefix);
+                }
+                self.message = Message::Text(start, self.scratch.len());
+                return;
+            }
+        }
+        let _ = write!(self.scratch, "{value:?}");
+        self.message = Message::Text(start, self.scratch.len());
+    }
+
     fn text(&mut self, field: &Field, write: impl FnOnce(&mut String)) {
-        let is_message = Some(field.index()) == self.site.message;
-        if !is_message && self.site.position(field).is_none() {
+        if self.site.position(field).is_none() {
             return;
         }
         let start = self.scratch.len();
         write(self.scratch);
-        let range = (start, self.scratch.len());
-        if is_message {
-            self.message = Some(range);
-        } else {
-            self.set(field, Slot::Str(range.0, range.1));
-        }
+        self.set(field, Slot::Str(start, self.scratch.len()));
     }
 }
 
-impl Visit for EventVisitor<'_> {
+impl<const N: usize> Visit for EventVisitor<'_, N> {
     fn record_i64(&mut self, field: &Field, value: i64) {
         self.set(field, Slot::I64(value));
     }
@@ -347,33 +425,35 @@ impl Visit for EventVisitor<'_> {
         self.set(field, Slot::Bool(value));
     }
     fn record_str(&mut self, field: &Field, value: &str) {
+        if Some(field.index()) == self.site.message {
+            let start = self.scratch.len();
+            self.scratch.push_str(value);
+            self.message = Message::Text(start, self.scratch.len());
+            return;
+        }
         self.text(field, |s| s.push_str(value));
     }
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        if Some(field.index()) == self.site.message {
+            return self.message(value);
+        }
         self.text(field, |s| {
             let _ = write!(s, "{value:?}");
         });
     }
 }
 
-/// Argument values from slots (strings from `scratch`); returns how many
-/// arguments to pass (up to the last recorded one).
-fn arg_values<'a>(slots: &[Slot], scratch: &'a str, out: &mut [ArgValue<'a>; MAX_ARGS]) -> usize {
-    let mut n = 0;
-    for (i, slot) in slots.iter().enumerate() {
-        out[i] = match *slot {
-            Slot::Unset => ArgValue::Null,
-            Slot::I64(v) => ArgValue::I64(v),
-            Slot::U64(v) => ArgValue::U64(v),
-            Slot::F64(v) => ArgValue::F64(v),
-            Slot::Bool(v) => ArgValue::Bool(v),
-            Slot::Str(a, b) => ArgValue::Str(StringRef::Inline(&scratch[a..b])),
-        };
-        if !matches!(slot, Slot::Unset) {
-            n = i + 1;
-        }
+/// The argument value of a slot (strings from `scratch`).
+#[inline]
+fn arg_value(slot: Slot, scratch: &str) -> ArgValue<'_> {
+    match slot {
+        Slot::Unset => ArgValue::Null,
+        Slot::I64(v) => ArgValue::I64(v),
+        Slot::U64(v) => ArgValue::U64(v),
+        Slot::F64(v) => ArgValue::F64(v),
+        Slot::Bool(v) => ArgValue::Bool(v),
+        Slot::Str(a, b) => ArgValue::Str(StringRef::Inline(&scratch[a..b])),
     }
-    n
 }
 
 /// A span's field value, owned (it outlives the `new_span`/`record` call).
@@ -432,6 +512,47 @@ impl Visit for SpanData {
 thread_local! {
     /// Reused buffer for an event's string and `Debug` fields.
     static SCRATCH: RefCell<String> = const { RefCell::new(String::new()) };
+    /// The spans this thread entered and wrote a begin for, innermost last:
+    /// `on_exit` finds its call site here instead of looking the span up
+    /// in the registry.
+    static ENTERED: RefCell<Vec<(u64, &'static ms::Callsite)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Most spans a thread keeps on [`ENTERED`]; deeper entries write neither
+/// begin nor end (a guard against spans entered and never exited).
+const MAX_ENTERED: usize = 1024;
+
+/// Pushes an entered span; `false` (write no begin) when the stack is full
+/// or busy.
+#[inline]
+fn entered_push(id: &Id, callsite: &'static ms::Callsite) -> bool {
+    ENTERED.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut stack) if stack.len() < MAX_ENTERED => {
+            stack.push((id.into_u64(), callsite));
+            true
+        }
+        _ => false,
+    })
+}
+
+/// Removes the innermost entry of span `id` (spans exit in stack order, so
+/// it is almost always the top) and returns its call site.
+#[inline]
+fn entered_pop(id: &Id) -> Option<&'static ms::Callsite> {
+    let id = id.into_u64();
+    ENTERED.with(|cell| {
+        let mut stack = cell.try_borrow_mut().ok()?;
+        match stack.last() {
+            Some(&(top, callsite)) if top == id => {
+                stack.pop();
+                Some(callsite)
+            }
+            _ => {
+                let at = stack.iter().rposition(|&(entry, _)| entry == id)?;
+                Some(stack.remove(at).1)
+            }
+        }
+    })
 }
 
 // ---------------------------------------------------------------------------
@@ -450,39 +571,59 @@ where
     }
 
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
-        let Some(span) = ctx.span(id) else { return };
         let site = site_of(attrs.metadata());
+        // A span without fields needs nothing stored: its call site is
+        // found again from its metadata when it is entered.
+        if site.names.is_empty() || site.plain.site().is_none() {
+            return;
+        }
+        let Some(span) = ctx.span(id) else { return };
         let mut data = SpanData {
             site,
             values: Vec::new(),
         };
-        if site.plain.site().is_some() {
-            attrs.record(&mut data);
-        }
+        attrs.record(&mut data);
         span.extensions_mut().insert(data);
     }
 
     fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
         let Some(span) = ctx.span(id) else { return };
+        let site = site_of(span.metadata());
+        if site.names.is_empty() || site.plain.site().is_none() {
+            return;
+        }
         let mut ext = span.extensions_mut();
-        if let Some(data) = ext.get_mut::<SpanData>() {
-            if data.site.plain.site().is_some() {
-                values.record(data);
+        match ext.get_mut::<SpanData>() {
+            Some(data) => values.record(data),
+            None => {
+                // Created while no session ran (or before its category was
+                // enabled): keep what is recorded from now on.
+                let mut data = SpanData {
+                    site,
+                    values: Vec::new(),
+                };
+                values.record(&mut data);
+                ext.insert(data);
             }
         }
     }
 
     fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
         let Some(span) = ctx.span(id) else { return };
+        let site = site_of(span.metadata());
+        let Some(fxt_site) = site.plain.site() else {
+            return;
+        };
+        if !entered_push(id, site.plain) {
+            return;
+        }
+        if site.names.is_empty() {
+            return ms::duration_begin(fxt_site, &[]);
+        }
         let ext = span.extensions();
-        let Some(data) = ext.get::<SpanData>() else {
-            return;
-        };
-        let Some(site) = data.site.plain.site() else {
-            return;
-        };
+        let values = ext.get::<SpanData>().map_or(&[][..], |d| &d.values[..]);
         let mut args = [ArgValue::Null; MAX_ARGS];
-        for (slot, value) in args.iter_mut().zip(&data.values) {
+        for (slot, value) in args.iter_mut().zip(values) {
             *slot = match value {
                 Owned::Unset => ArgValue::Null,
                 Owned::I64(v) => ArgValue::I64(*v),
@@ -492,17 +633,16 @@ where
                 Owned::Str(s) => ArgValue::Str(StringRef::Inline(s)),
             };
         }
-        ms::duration_begin(site, &args[..data.values.len().min(MAX_ARGS)]);
+        ms::duration_begin(fxt_site, &args[..values.len().min(MAX_ARGS)]);
     }
 
-    fn on_exit(&self, id: &Id, ctx: Context<'_, S>) {
-        let Some(span) = ctx.span(id) else { return };
-        let ext = span.extensions();
-        let Some(data) = ext.get::<SpanData>() else {
-            return;
-        };
-        if let Some(site) = data.site.plain.site() {
-            ms::duration_end(site, &[]);
+    fn on_exit(&self, id: &Id, _ctx: Context<'_, S>) {
+        // The entry pushed by `on_enter` (no registry lookup): a begin was
+        // written for it, so its end is written too.
+        if let Some(callsite) = entered_pop(id) {
+            if let Some(site) = callsite.site() {
+                ms::duration_end(site, &[]);
+            }
         }
     }
 
@@ -511,41 +651,75 @@ where
         if site.plain.site().is_none() {
             return;
         }
+        // Few arguments (the common case) use small arrays.
+        let record = if site.names.is_empty() {
+            // Room for the message argument only.
+            record_event::<1>
+        } else if site.names.len() < 4 {
+            record_event::<4>
+        } else {
+            record_event::<{ MAX_ARGS + 1 }>
+        };
         SCRATCH.with(|cell| match cell.try_borrow_mut() {
             Ok(mut scratch) => {
                 scratch.clear();
-                record_event(site, event, &mut scratch);
+                record(site, event, &mut scratch);
             }
             // An event emitted while formatting another one's fields.
-            Err(_) => record_event(site, event, &mut String::new()),
+            Err(_) => record(site, event, &mut String::new()),
         });
     }
 }
 
-fn record_event(site: &'static LayerSite, event: &Event<'_>, scratch: &mut String) {
-    let mut visitor = EventVisitor {
+/// Records `event` of call site `site`, with room for `N` arguments
+/// (`N` > the call site's argument count, so the message fits too).
+fn record_event<const N: usize>(site: &'static LayerSite, event: &Event<'_>, scratch: &mut String) {
+    let mut visitor = EventVisitor::<N> {
         site,
-        slots: [Slot::Unset; MAX_ARGS],
+        slots: [Slot::Unset; N],
         scratch,
-        message: None,
+        message: Message::Absent,
     };
     event.record(&mut visitor);
-    let (slots, message) = (visitor.slots, visitor.message);
+    let EventVisitor {
+        slots,
+        scratch,
+        message,
+        ..
+    } = visitor;
     let scratch: &str = scratch;
-    let message = message.map(|(a, b)| &scratch[a..b]);
-    let (callsite, message_arg) = site.event_callsite(message);
+    let (callsite, message_arg) = match message {
+        Message::Absent => (site.plain, None),
+        Message::Same => match site.named.get() {
+            Some(named) => (named.callsite, None),
+            None => (site.plain, None),
+        },
+        Message::Text(a, b) => {
+            let text = &scratch[a..b];
+            match site.event_callsite(Some(text)) {
+                (callsite, true) => (callsite, Some(text)),
+                (callsite, false) => (callsite, None),
+            }
+        }
+    };
     let Some(fxt_site) = callsite.site() else {
         return;
     };
-    let mut args = [ArgValue::Null; MAX_ARGS];
-    let mut n = arg_values(&slots[..site.names.len()], scratch, &mut args);
-    if message_arg {
-        if let Some(m) = message {
-            // `with_message` has the message right after the fields.
-            let p = site.names.len();
-            args[p] = ArgValue::Str(StringRef::Inline(m));
-            n = p + 1;
+    let fields = site.names.len();
+    let mut args = [ArgValue::Null; N];
+    // Arguments up to the last recorded field (an unrecorded one before it
+    // stays a null argument).
+    let mut n = 0;
+    for (i, (arg, slot)) in args.iter_mut().zip(&slots[..fields]).enumerate() {
+        if !matches!(slot, Slot::Unset) {
+            *arg = arg_value(*slot, scratch);
+            n = i + 1;
         }
+    }
+    if let Some(m) = message_arg.filter(|_| fields < MAX_ARGS) {
+        // `with_message` has the message right after the fields.
+        args[fields] = ArgValue::Str(StringRef::Inline(m));
+        n = fields + 1;
     }
     ms::instant(fxt_site, &args[..n]);
 }

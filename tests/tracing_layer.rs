@@ -209,3 +209,119 @@ fn nothing_is_recorded_without_a_session() {
     let events = trace(|| {});
     assert!(events.is_empty(), "{events:?}");
 }
+
+#[test]
+fn a_constant_message_names_every_event_of_its_call_site() {
+    let events = trace(|| {
+        for i in 0..5u64 {
+            tracing::info!(i, "tick");
+        }
+    });
+    assert_eq!(events.len(), 5);
+    for (i, e) in events.iter().enumerate() {
+        assert_eq!(e.name, "tick", "the message names the event");
+        assert_eq!(args(e), [("i".to_string(), ArgValue::U64(i as u64))]);
+    }
+}
+
+#[test]
+fn a_message_that_is_a_prefix_or_an_extension_of_the_first_one_varies() {
+    let line = line!() + 3;
+    let events = trace(|| {
+        for text in ["abc", "ab", "abcd", "abc", "xbc"] {
+            tracing::info!("{}", text);
+        }
+    });
+    let site_name = format!("event tests/tracing_layer.rs:{line}");
+    assert_eq!(events.len(), 5);
+    assert_eq!(events[0].name, "abc");
+    assert!(events[0].args.is_empty());
+    for (e, text) in events[1..].iter().zip(["ab", "abcd", "abc", "xbc"]) {
+        assert_eq!(e.name, site_name.as_str());
+        assert_eq!(args(e), [("message".to_string(), s(text))]);
+    }
+}
+
+#[test]
+fn spans_without_fields_nest_and_exit_out_of_order() {
+    let events = trace(|| {
+        let a = tracing::info_span!("a");
+        let b = tracing::info_span!("b");
+        let ea = a.enter();
+        let eb = b.enter();
+        // Exit the outer span first: its end is written at once.
+        drop(ea);
+        drop(eb);
+        let _again = a.enter();
+    });
+    assert_eq!(
+        summary(&events),
+        [
+            ("B", "a".to_string()),
+            ("B", "b".to_string()),
+            ("E", "a".to_string()),
+            ("E", "b".to_string()),
+            ("B", "a".to_string()),
+            ("E", "a".to_string()),
+        ]
+    );
+    assert!(events.iter().all(|e| e.args.is_empty()));
+}
+
+#[test]
+fn a_span_created_before_the_session_keeps_fields_recorded_during_it() {
+    let _one = SESSION.lock().unwrap_or_else(|e| e.into_inner());
+    let subscriber = tracing_subscriber::registry().with(FxtLayer::new());
+    tracing::subscriber::with_default(subscriber, || {
+        let span = tracing::info_span!("early", x = tracing::field::Empty, y = 2u64);
+        // Entered with no session: no begin, and so no end either.
+        let entered = span.enter();
+        let session = fxt::start(fxt::Config::new()).expect("session starts");
+        drop(entered);
+        span.record("x", 5u64);
+        span.in_scope(|| {});
+        let (bytes, _) = session.finish_to_vec().expect("collected");
+        let events: Vec<Event> = decode_all(&bytes)
+            .expect("decodes")
+            .into_iter()
+            .filter_map(|r| match r {
+                Record::Event(e) => Some(e),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            summary(&events),
+            [("B", "early".to_string()), ("E", "early".to_string())]
+        );
+        // `y` was given at creation, when no session ran: not recorded.
+        assert_eq!(args(&events[0]), [("x".to_string(), ArgValue::U64(5))]);
+    });
+}
+
+#[test]
+fn events_on_threads_are_counted_and_named() {
+    let events = trace(|| {
+        let dispatch = tracing::dispatcher::get_default(|d| d.clone());
+        std::thread::scope(|scope| {
+            for t in 0..2u64 {
+                let dispatch = dispatch.clone();
+                scope.spawn(move || {
+                    tracing::dispatcher::with_default(&dispatch, || {
+                        for i in 0..1000u64 {
+                            let _span = tracing::info_span!("work", t).entered();
+                            tracing::info!(i, "step");
+                        }
+                    })
+                });
+            }
+        });
+    });
+    assert_eq!(events.len(), 2 * 1000 * 3);
+    let steps = events.iter().filter(|e| e.name == "step").count();
+    assert_eq!(steps, 2000);
+    let begins = events
+        .iter()
+        .filter(|e| e.kind == EventKind::DurationBegin && e.name == "work")
+        .count();
+    assert_eq!(begins, 2000);
+}
