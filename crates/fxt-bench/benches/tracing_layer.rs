@@ -44,6 +44,18 @@ fn nested(n: u64) -> u64 {
 }
 
 #[inline(never)]
+fn event_constant(_n: u64) {
+    tracing::info!("ev");
+}
+
+#[inline(never)]
+fn span_enter(n: u64) {
+    let span = tracing::info_span!("sp");
+    let _entered = span.enter();
+    black_box(n);
+}
+
+#[inline(never)]
 fn event_with_arg(n: u64) {
     tracing::info!(value = n, "instant");
 }
@@ -73,7 +85,9 @@ fn bench(c: &mut Criterion) {
         ("registry", &registry),
     ];
 
-    let workloads: [Workload; 4] = [
+    let workloads: [Workload; 6] = [
+        ("event-constant", event_constant),
+        ("span-enter", span_enter),
         ("span", |i| {
             black_box(span_with_arg(i));
         }),
