@@ -8,6 +8,8 @@
 //!   typed records with string and thread references resolved, skips what it
 //!   does not know, and stops cleanly at the last well-formed record of a
 //!   damaged trace.
+//! * [`compat`]: what Perfetto and Tracy would misread, drop or refuse in a
+//!   trace (record framing, slice nesting, references before definitions).
 //!
 //! # Words and bytes
 //!
@@ -25,5 +27,6 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod compat;
 pub mod decode;
 pub mod encode;

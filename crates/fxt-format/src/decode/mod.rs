@@ -70,6 +70,7 @@ use std::io::Read;
 
 pub use error::DecodeError;
 pub use join::{join_split_blobs, BlobJoiner, JoinSplitBlobs, Joined, LocatedRecords};
+pub(crate) use parse::record_words;
 pub use reader::{SliceReader, StreamReader};
 pub use record::{
     Arg, ArgValue, Blob, BlobType, ContextSwitch, Event, EventKind, KernelObject,
