@@ -721,5 +721,12 @@ fn record_event<const N: usize>(site: &'static LayerSite, event: &Event<'_>, scr
         args[fields] = ArgValue::Str(StringRef::Inline(m));
         n = fields + 1;
     }
-    ms::instant(fxt_site, &args[..n]);
+    // Fixed-length slices for the common counts: the engine's emit path is
+    // inlined and specialised for them, as for the `trace_*!` macros.
+    match n {
+        0 => ms::instant(fxt_site, &[]),
+        1 => ms::instant(fxt_site, &[args[0]]),
+        2 => ms::instant(fxt_site, &[args[0], args[1]]),
+        _ => ms::instant(fxt_site, &args[..n]),
+    }
 }
