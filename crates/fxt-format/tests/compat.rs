@@ -426,3 +426,126 @@ proptest::proptest! {
         let _ = report.to_string();
     }
 }
+
+// ------------------------------------------------------------- convert
+
+use fxt_format::compat::convert_for_viewers;
+use fxt_format::decode::{decode_all, join_split_blobs, Record};
+
+fn events_of(bytes: &[u8]) -> Vec<fxt_format::decode::Event> {
+    decode_all(bytes)
+        .unwrap()
+        .into_iter()
+        .filter_map(|r| match r {
+            Record::Event(e) => Some(e),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn convert_puts_the_outer_of_two_same_nanosecond_slices_first() {
+    let mut t = Trace::new(3_000_000_000);
+    t.complete(4, 27, B);
+    t.complete(3, 30, A);
+    t.event(EventKind::Instant, 40, A);
+    let converted = convert_for_viewers(&t.bytes());
+    let report = check_perfetto(&converted.bytes);
+    assert!(report.is_clean(), "{report}");
+    assert_eq!(converted.summary.slices_reordered, 2);
+    assert_eq!(converted.summary.dropped_slices, 0);
+    let events = events_of(&converted.bytes);
+    let names: Vec<_> = events.iter().map(|e| e.name.to_string()).collect();
+    assert_eq!(names, ["a", "b", "a"]);
+    assert_eq!(events[0].timestamp, 3);
+    assert_eq!(events[0].kind, EventKind::DurationComplete { end: 30 });
+    assert_eq!(events[0].thread, THREAD);
+    assert_eq!(events[0].category, Text::from("cat"));
+}
+
+#[test]
+fn convert_splits_large_blobs_and_keeps_what_follows() {
+    let payload: Vec<u8> = (0..100_000u32).map(|i| (i % 7) as u8).collect();
+    let (bytes, _, _, _) = with_large_blob(&payload);
+    assert!(!check_perfetto(&bytes).is_clean());
+    let converted = convert_for_viewers(&bytes);
+    assert!(check_perfetto(&converted.bytes).is_clean());
+    assert_eq!(converted.summary.large_blobs_split, 1);
+    let joined: Vec<_> = join_split_blobs(&converted.bytes).collect();
+    let blob = joined
+        .iter()
+        .find(|j| j.joined_parts > 0)
+        .expect("a joined blob");
+    assert!(matches!(&blob.item, Ok(Record::Blob(b)) if b.payload == payload && b.name == "a"));
+    // The three instants around it are all there.
+    let instants = events_of(&converted.bytes)
+        .iter()
+        .filter(|e| e.kind == EventKind::Instant && e.args.is_empty())
+        .count();
+    assert_eq!(instants, 3);
+}
+
+#[test]
+fn convert_moves_late_definitions_forward_and_drops_what_is_never_defined() {
+    let mut t = Trace::new(1_000_000_000);
+    t.event(EventKind::Instant, 1, 7);
+    t.push(&StringRecord {
+        index: 7,
+        value: "late",
+    });
+    t.push(&Event {
+        kind: EventKind::Instant,
+        timestamp: 3,
+        thread: ThreadRef::Index(5),
+        category: StringRef::Index(1),
+        name: StringRef::Index(A),
+        args: &[],
+    });
+    let converted = convert_for_viewers(&t.bytes());
+    assert!(check_perfetto(&converted.bytes).is_clean());
+    assert_eq!(converted.summary.definitions_moved, 1);
+    assert_eq!(converted.summary.dropped_undefined_refs, 1);
+    let events = events_of(&converted.bytes);
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].name, Text::from("late"));
+}
+
+#[test]
+fn convert_drops_slices_perfetto_drops() {
+    let mut t = Trace::new(1_000_000_000);
+    t.complete(10, 20, A);
+    t.complete(15, 25, B);
+    t.complete(40, 30, A);
+    t.event(EventKind::DurationEnd, 50, A);
+    let converted = convert_for_viewers(&t.bytes());
+    assert!(check_perfetto(&converted.bytes).is_clean());
+    assert_eq!(converted.summary.dropped_slices, 3);
+    assert_eq!(events_of(&converted.bytes).len(), 1);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Whatever the input, what convert writes passes the checks.
+    #[test]
+    fn converted_output_always_passes_the_checks(
+        words in proptest::collection::vec(proptest::prelude::any::<u64>(), 0..48),
+        events in proptest::collection::vec((0u8..4, 0u64..40, 0u64..40, 2u16..9), 0..24),
+    ) {
+        let mut t = Trace::new(3_000_000_000);
+        for (kind, ts, dur, name) in events {
+            let kind = match kind {
+                0 => EventKind::Instant,
+                1 => EventKind::DurationBegin,
+                2 => EventKind::DurationEnd,
+                _ => EventKind::DurationComplete { end: ts + dur },
+            };
+            t.event(kind, ts, name);
+        }
+        t.words.extend(words);
+        let converted = convert_for_viewers(&t.bytes());
+        let report = check_perfetto(&converted.bytes);
+        proptest::prop_assert!(report.is_clean(), "{}", report);
+        proptest::prop_assert!(decode_all(&converted.bytes).is_ok());
+    }
+}

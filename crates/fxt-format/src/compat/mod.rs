@@ -7,7 +7,8 @@
 //! | slices | [`slices`] | duration events Perfetto's slice import drops (overlapping complete events, negative durations, ends without a begin) or cuts |
 //! | references | [`refs`] | string and thread refs used before their definition in file order |
 //!
-//! [`check_perfetto`] runs all three on a trace held in memory.
+//! [`check_perfetto`] runs all three on a trace held in memory;
+//! [`convert_for_viewers`] rewrites a trace so that they find nothing.
 //!
 //! ```
 //! use fxt_format::compat::check_perfetto;
@@ -16,12 +17,14 @@
 //! assert!(check_perfetto(&bytes).is_clean());
 //! ```
 
+pub mod convert;
 pub mod framing;
 pub mod refs;
 pub mod slices;
 
 use std::fmt;
 
+pub use convert::{convert_for_viewers, ConvertSummary, Converted};
 pub use framing::{framing_issues, FramingIssue, WalkEnd};
 pub use refs::{undefined_refs, RefKind, UndefinedRef};
 pub use slices::{perfetto_slice_drops, ticks_to_ns, SliceDrop, SliceDropKind, SliceEvent};
@@ -40,14 +43,17 @@ pub struct Report {
 }
 
 impl Report {
-    /// Whether nothing was found.
+    /// Whether nothing was found that Perfetto or Tracy would misread or
+    /// drop (slices Perfetto merely cuts short are warnings, not counted).
     pub fn is_clean(&self) -> bool {
-        self.framing.is_empty() && self.slices.is_empty() && self.refs.is_empty()
+        self.framing.is_empty()
+            && self.refs.is_empty()
+            && self.slices.iter().all(|s| !s.is_dropped())
     }
 
-    /// Number of findings.
+    /// Number of findings, warnings not counted.
     pub fn len(&self) -> usize {
-        self.framing.len() + self.slices.len() + self.refs.len()
+        self.framing.len() + self.slices.iter().filter(|s| s.is_dropped()).count() + self.refs.len()
     }
 
     /// Whether there are no findings (as [`Report::is_clean`]).
