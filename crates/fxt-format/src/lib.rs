@@ -10,6 +10,7 @@
 //!   damaged trace.
 //! * [`compat`]: what Perfetto and Tracy would misread, drop or refuse in a
 //!   trace (record framing, slice nesting, references before definitions).
+//! * [`reserved`]: the reserved bits of headers, found and cleared.
 //!
 //! # Words and bytes
 //!
@@ -30,3 +31,4 @@
 pub mod compat;
 pub mod decode;
 pub mod encode;
+pub mod reserved;

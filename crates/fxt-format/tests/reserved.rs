@@ -1,0 +1,47 @@
+//! Reserved bits: clearing them leaves nothing reported and changes
+//! nothing the decoder reads.
+
+use fxt_format::decode::SliceReader;
+use fxt_format::encode::{encode_to_vec, Initialization};
+use fxt_format::reserved::{clear_reserved_bits, reserved_bits, ReservedBits};
+use proptest::prelude::*;
+
+#[test]
+fn a_set_reserved_bit_is_found_with_its_word() {
+    let mut words = encode_to_vec(&Initialization {
+        ticks_per_second: 5,
+    })
+    .unwrap();
+    assert!(reserved_bits(&words).is_empty());
+    words[0] |= 1 << 40;
+    assert_eq!(
+        reserved_bits(&words),
+        [ReservedBits {
+            word: 0,
+            mask: 1 << 40,
+            what: "initialization record header"
+        }]
+    );
+    // An event (type 4, size 3, 1 argument, thread 1) whose uint64 argument header has
+    // bit 50 set.
+    let words = [0x0000_0000_0110_0034u64, 7, (1 << 50) | 0x24];
+    assert_eq!(reserved_bits(&words)[0].word, 2);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Any record: after clearing, nothing is reported, and it decodes to
+    /// the same record (or the same error).
+    #[test]
+    fn clearing_changes_nothing_decoded(mut words in prop::collection::vec(any::<u64>(), 1..12), record_type in 0u64..16) {
+        let len = words.len() as u64;
+        words[0] = (words[0] & !0xffff) | (len << 4) | record_type;
+        let bytes = |w: &[u64]| w.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>();
+        let before: Vec<_> = SliceReader::new(&bytes(&words)).collect();
+        clear_reserved_bits(&mut words);
+        prop_assert!(reserved_bits(&words).is_empty());
+        let after: Vec<_> = SliceReader::new(&bytes(&words)).collect();
+        prop_assert_eq!(before, after);
+    }
+}
