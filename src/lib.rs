@@ -116,8 +116,14 @@ pub use fxt_format as format;
 ///
 /// Works on free functions, methods (`self`, `&self`, `&mut self`), trait
 /// methods with a body and trait impl methods, generic functions, functions
-/// returning `impl Trait`, `unsafe fn`, `extern "C" fn`, and `async fn`
-/// (also in traits). It rejects `const fn` and declarations without a body.
+/// returning `impl Trait`, `unsafe fn`, `extern "C" fn`, `async fn` (also in
+/// traits), functions a `macro_rules!` macro writes (`$vis fn $name() $body`,
+/// fragments in the options), and the methods of `#[async_trait]` traits and
+/// impls: there it recognises async-trait's rewriting (a function returning
+/// `Pin<Box<dyn Future>>` whose body is `Box::pin(async move { .. })`) and
+/// traces the boxed future as an `async fn` (begin/end and one duration per
+/// poll), not the call that boxes it. It rejects `const fn` and declarations
+/// without a body.
 /// A function whose body does not parse yet keeps its body untouched, so
 /// rustc reports the real syntax error.
 ///
@@ -125,10 +131,10 @@ pub use fxt_format as format;
 ///
 /// | option | default | meaning |
 /// |---|---|---|
-/// | `name = "..."` | the function's name | the event name |
-/// | `category = "..."` | the crate's name (`CARGO_CRATE_NAME`) | the category |
+/// | `name = ...` | the function's name | the event name: a `&'static str` constant (literal, `const`, `concat!`; not `Self::..`) |
+/// | `category = ...` | the crate's name (`CARGO_CRATE_NAME`) | the category, as `name` |
 /// | `args(p, key = expr, ...)` | none | arguments to record: a parameter `p` under its own name, or any expression under `key` (up to 15) |
-/// | `async = "both" \| "span" \| "polls"` | `"both"` | what an `async fn` records (see above) |
+/// | `async = "both" \| "span" \| "polls"` | `"both"` | what an `async fn` (or `#[async_trait]` method) records (see above) |
 /// | `crate = path` | `::fxt` | where the `fxt` crate is, if renamed or re-exported |
 ///
 /// Argument expressions are evaluated when the call starts (for an `async
@@ -158,8 +164,8 @@ pub use fxt_format as format;
 pub use fxt_macros::trace_duration;
 pub use fxt_runtime::{
     disable_category, enable_category, install_panic_hook, is_enabled, parse_size, set_thread_name,
-    start, start_from_env, tsc_usable, ClockSource, CollectError, Config, IntoArgValue, Koid, Mode,
-    Session, StartError, Stats, FINISH_GRACE,
+    start, start_from_env, tsc_usable, ArgScratch, ClockSource, CollectError, Config, CounterValue,
+    IntoArgValue, Koid, Mode, Session, StartError, Stats, FINISH_GRACE,
 };
 
 /// A process-unique id for [`trace_async_begin!`] and friends, or for flows.
@@ -173,8 +179,6 @@ pub use fxt_runtime::{
 pub fn next_async_id() -> u64 {
     fxt_runtime::__macro_support::next_async_id()
 }
-
-pub use fxt_runtime::__macro_support::CounterValue;
 
 /// What macro expansions call. **Not public API**: it may change in any
 /// release.

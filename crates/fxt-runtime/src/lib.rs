@@ -127,7 +127,7 @@ pub mod __macro_support {
 }
 mod macro_support;
 
-pub use args::{IntoArgValue, Koid};
+pub use args::{ArgScratch, CounterValue, IntoArgValue, Koid};
 pub use clock::tsc_usable;
 pub use collect::CollectError;
 pub use config::{parse_size, ClockSource, Config, Mode};

@@ -18,7 +18,10 @@
 //!     static KEYS: [ms::KeyCache; 2] = [ms::KeyCache::NEW, ms::KeyCache::NEW];
 //!     static SITE: ms::Callsite = ms::Callsite::new("cat", "name", &["a", "b"], &KEYS);
 //!     if let ms::core::option::Option::Some(site) = SITE.site() {
-//!         ms::instant(site, &[ms::arg(&a), ms::arg(&b)]);
+//!         ms::instant(site, &[
+//!             ms::arg(&a, &mut ms::ArgScratch::new()),
+//!             ms::arg(&b, &mut ms::ArgScratch::new()),
+//!         ]);
 //!     }
 //! }
 //! ```
@@ -45,7 +48,7 @@ use core::task::{Context, Poll};
 pub use ::core;
 pub use fxt_format::encode::{ArgValue, StringRef};
 
-pub use crate::args::{CounterValue, IntoArgValue};
+pub use crate::args::{ArgScratch, CounterValue, IntoArgValue};
 pub use crate::callsite::{Callsite, KeyCache, Site};
 
 use crate::emit;
@@ -146,10 +149,15 @@ pub fn next_async_id() -> u64 {
     emit::next_async_id()
 }
 
-/// The FXT value of an argument (borrowed; for records written at once).
+/// The FXT value of an argument, for records written at once: borrowed
+/// from the value, or from `scratch` (a temporary of the expansion's
+/// statement, so it lives as long as the record's argument list).
 #[inline(always)]
-pub fn arg<T: IntoArgValue + ?Sized>(value: &T) -> ArgValue<'_> {
-    value.into_arg_value()
+pub fn arg<'a, T: IntoArgValue + ?Sized>(
+    value: &'a T,
+    scratch: &'a mut ArgScratch,
+) -> ArgValue<'a> {
+    value.into_arg_value(scratch)
 }
 
 /// The FXT value of a counter series: numbers only.
@@ -213,7 +221,7 @@ impl OwnedArg {
 /// Captures an argument of a record written later.
 #[inline]
 pub fn capture<T: IntoArgValue + ?Sized>(value: &T) -> OwnedArg {
-    OwnedArg::new(value.into_arg_value())
+    OwnedArg::new(value.into_arg_value(&mut ArgScratch::new()))
 }
 
 /// The values of captured arguments.

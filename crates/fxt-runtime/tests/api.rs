@@ -5,7 +5,7 @@ mod common;
 use common::*;
 use fxt_format::decode::{ArgValue as D, EventKind, Record, Thread};
 use fxt_runtime::__macro_support::{self as ms, ArgValue, Callsite, KeyCache, StringRef};
-use fxt_runtime::{start, Config, IntoArgValue, Koid, StartError};
+use fxt_runtime::{start, ArgScratch, Config, IntoArgValue, Koid, StartError};
 
 fn events_of(records: &[Record]) -> Vec<&fxt_format::decode::Event> {
     records
@@ -104,10 +104,10 @@ fn inline_values_logs_and_blobs() {
     ms::instant(
         site,
         &[
-            text.into_arg_value(),
-            ptr.into_arg_value(),
-            Koid(42).into_arg_value(),
-            ().into_arg_value(),
+            text.into_arg_value(&mut ArgScratch::new()),
+            ptr.into_arg_value(&mut ArgScratch::new()),
+            Koid(42).into_arg_value(&mut ArgScratch::new()),
+            ().into_arg_value(&mut ArgScratch::new()),
             ArgValue::Blob(&[1, 2, 3]),
             ArgValue::Str(StringRef::Empty),
         ],

@@ -44,7 +44,7 @@ pub(crate) fn function(options: &FnOptions<'_>, item: &MaybeItemFn, shape: &Shap
         captures: options
             .args
             .iter()
-            .map(|a| call_with_ref(&ms, "capture", &a.value))
+            .map(|a| call_with_ref(&ms, "capture", &a.value, TokenStream::new()))
             .collect(),
         site: Ident::new("__fxt_site", Span::mixed_site()),
         ms,

@@ -39,7 +39,7 @@ fn emit_fn(kind: Kind) -> &'static str {
 ///     static __FXT_CALLSITE: ms::Callsite =
 ///         ms::Callsite::new("net", "packet", &["len"], &__FXT_KEYS);
 ///     if let ms::core::option::Option::Some(site) = ms::site(&__FXT_CALLSITE) {
-///         ms::instant(site, &[ms::arg(&(len))]);
+///         ms::instant(site, &[ms::arg(&(len), &mut ms::ArgScratch::new())]);
 ///     }
 /// }
 /// ```
@@ -70,7 +70,7 @@ pub(crate) fn invocation(invocation: &Invocation) -> TokenStream {
             }
         }},
         Body::Blob { data, .. } => {
-            let bytes = call_with_ref(&ms, "blob_bytes", data);
+            let bytes = call_with_ref(&ms, "blob_bytes", data, TokenStream::new());
             quote! {{
                 #statics
                 if let #enabled {
@@ -79,7 +79,9 @@ pub(crate) fn invocation(invocation: &Invocation) -> TokenStream {
             }}
         }
         Body::Event { args, .. } if invocation.kind == Kind::DurationScope => {
-            let captures = args.iter().map(|a| call_with_ref(&ms, "capture", &a.value));
+            let captures = args
+                .iter()
+                .map(|a| call_with_ref(&ms, "capture", &a.value, TokenStream::new()));
             quote! {{
                 #statics
                 match #ms::site(&__FXT_CALLSITE) {
@@ -89,12 +91,16 @@ pub(crate) fn invocation(invocation: &Invocation) -> TokenStream {
             }}
         }
         Body::Event { args, id, .. } => {
-            let value_fn = if invocation.kind == Kind::Counter {
-                "counter_arg"
+            // Each argument gets its own scratch, a temporary that lives
+            // until the end of the statement that writes the record.
+            let (value_fn, extra) = if invocation.kind == Kind::Counter {
+                ("counter_arg", TokenStream::new())
             } else {
-                "arg"
+                ("arg", quote!(, &mut #ms::ArgScratch::new()))
             };
-            let values = args.iter().map(|a| call_with_ref(&ms, value_fn, &a.value));
+            let values = args
+                .iter()
+                .map(|a| call_with_ref(&ms, value_fn, &a.value, extra.clone()));
             let emit = Ident::new(emit_fn(invocation.kind), Span::call_site());
             let id_ident = Ident::new("__fxt_id", Span::mixed_site());
             let (id_let, id_arg) = match (id, invocation.kind.id_rule()) {

@@ -40,17 +40,17 @@ fn first_last(tokens: &impl ToTokens) -> (Span, Span) {
     (first, last)
 }
 
-/// `<ms>::function(&(expr))`, where the borrow, the parentheses and the
+/// `<ms>::function(&(expr) <extra>)`, where the borrow, the parentheses and the
 /// function name carry the spans of the user's expression: rustc then
 /// underlines the expression when its type does not fit (an unsupported
 /// argument type), instead of the whole macro call. (Spans of this
 /// crate's own call site would be mapped to the macro invocation.)
-fn call_with_ref(ms: &TokenStream, function: &str, expr: &Expr) -> TokenStream {
+fn call_with_ref(ms: &TokenStream, function: &str, expr: &Expr, extra: TokenStream) -> TokenStream {
     let (first, last) = first_last(expr);
     let amp = quote_spanned!(first=> &);
     let mut group = Group::new(Delimiter::Parenthesis, expr.to_token_stream());
     group.set_span(last);
-    let mut call_args = Group::new(Delimiter::Parenthesis, quote!(#amp #group));
+    let mut call_args = Group::new(Delimiter::Parenthesis, quote!(#amp #group #extra));
     call_args.set_span(last);
     // `ms` keeps its own spans: it may start with `$crate`, whose meaning
     // is tied to its span. The last segment only names an item.
