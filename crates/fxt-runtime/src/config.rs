@@ -33,6 +33,46 @@ impl Mode {
     }
 }
 
+/// When the buffer's pages are faulted in (see [`Config::prefault`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Prefault {
+    /// A background thread (lowest CPU priority, `SCHED_IDLE` on Linux)
+    /// faults the buffer in ahead of the writers, in the order they lease
+    /// chunks; writers never wait for it and fault pages themselves when
+    /// they overtake it. `start` does not wait. The default.
+    #[default]
+    Background,
+    /// Every page is faulted in before `start` returns (about 30 ms per
+    /// 64 MiB on a 2-core machine).
+    AtStart,
+    /// Pages are faulted in by the writers, when an event first lands in
+    /// them.
+    Off,
+}
+
+impl From<bool> for Prefault {
+    /// `true`: [`Prefault::AtStart`]; `false`: [`Prefault::Off`].
+    fn from(on: bool) -> Prefault {
+        if on {
+            Prefault::AtStart
+        } else {
+            Prefault::Off
+        }
+    }
+}
+
+impl Prefault {
+    /// Parses `background`, `start`/`1`/`on`, `off`/`0`.
+    pub fn parse(s: &str) -> Option<Prefault> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "background" | "bg" | "" => Some(Prefault::Background),
+            "start" | "at-start" | "1" | "true" | "yes" | "on" => Some(Prefault::AtStart),
+            "off" | "0" | "false" | "no" => Some(Prefault::Off),
+            _ => None,
+        }
+    }
+}
+
 /// Where timestamps come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ClockSource {
@@ -67,7 +107,7 @@ pub struct Config {
     pub(crate) output: PathBuf,
     pub(crate) provider_name: Option<String>,
     pub(crate) clock: ClockSource,
-    pub(crate) prefault: bool,
+    pub(crate) prefault: Prefault,
     pub(crate) crash_safe: bool,
 }
 
@@ -89,7 +129,7 @@ impl Config {
             output: PathBuf::from(DEFAULT_OUTPUT),
             provider_name: None,
             clock: ClockSource::Auto,
-            prefault: false,
+            prefault: Prefault::Background,
             crash_safe: false,
         }
     }
@@ -103,7 +143,7 @@ impl Config {
     /// | `FXT_MODE` | `oneshot`, `circular` or `streaming` | `oneshot` |
     /// | `FXT_CATEGORIES` | comma-separated categories to record; `*` or empty = all | all |
     /// | `FXT_CLOCK` | `monotonic` forces the monotonic clock; `auto`/`tsc` = default | auto |
-    /// | `FXT_PREFAULT` | `1` touches every page of the buffer at start ([`Config::prefault`]) | `0` |
+    /// | `FXT_PREFAULT` | `background`, `start` (`1`) or `off` (`0`): when the buffer's pages are faulted in ([`Config::prefault`]) | `background` |
     /// | `FXT_CRASH_SAFE` | `1` backs the buffer with the output file ([`Config::crash_safe`]) | `0` |
     ///
     /// A value that does not parse is reported on stderr and ignored.
@@ -145,10 +185,15 @@ impl Config {
                 _ => eprintln!("fxt: ignoring FXT_CLOCK={v:?}: expected auto or monotonic"),
             }
         }
-        for (var, field) in [
-            ("FXT_PREFAULT", &mut c.prefault),
-            ("FXT_CRASH_SAFE", &mut c.crash_safe),
-        ] {
+        if let Ok(v) = std::env::var("FXT_PREFAULT") {
+            match Prefault::parse(&v) {
+                Some(p) => c.prefault = p,
+                None => eprintln!(
+                    "fxt: ignoring FXT_PREFAULT={v:?}: expected background, start (1) or off (0)"
+                ),
+            }
+        }
+        for (var, field) in [("FXT_CRASH_SAFE", &mut c.crash_safe)] {
             if let Ok(v) = std::env::var(var) {
                 match v.trim().to_ascii_lowercase().as_str() {
                     "1" | "true" | "yes" | "on" => *field = true,
@@ -211,24 +256,24 @@ impl Config {
         self
     }
 
-    /// Touch every page of the buffer when the session starts (default:
-    /// off), so that the first pass of the writers over the buffer takes no
-    /// page faults.
+    /// When the buffer's pages are faulted in (default:
+    /// [`Prefault::Background`]). Buffer memory is allocated lazily; the
+    /// first write to each page costs a page fault (about 2 µs per 4 KiB
+    /// here, ~10 ns per 16-byte event), which would otherwise land on the
+    /// hot path of a fresh session. In the background, a thread of the
+    /// lowest priority faults pages in ahead of the writers (so it uses an
+    /// idle core and never takes one from the program); `true`
+    /// ([`Prefault::AtStart`]) does it all before `start` returns; `false`
+    /// ([`Prefault::Off`]) leaves it to the writers. `FXT_PREFAULT` in
+    /// [`Config::from_env`].
     ///
-    /// Buffer memory is allocated lazily: without this, the kernel maps and
-    /// zeroes each page when an event first lands in it. That is cheap for
-    /// one thread, but page faults serialize in the kernel, so several
-    /// threads filling a fresh buffer scale poorly. Measured with `stress`
-    /// (2 threads x 5M events, fresh 1 GiB oneshot buffer, 2 cores):
-    /// 11.5M events/s without, 19.4M with. Prefaulting moves that cost to
-    /// [`crate::start`] (about 30 ms per 64 MiB, 0.5 s per GiB on the same
-    /// machine) and makes the whole buffer resident at once. It is off by
-    /// default because most sessions never fill their buffer, and a short
-    /// session should not pay to commit 64 MiB it will not use; turn it on
-    /// when measuring throughput, or when many threads emit heavily right
-    /// after start. `FXT_PREFAULT=1` in [`Config::from_env`].
-    pub fn prefault(mut self, on: bool) -> Config {
-        self.prefault = on;
+    /// ```
+    /// let c = fxt_runtime::Config::new().prefault(true);
+    /// let c = c.prefault(fxt_runtime::Prefault::Off);
+    /// # let _ = c;
+    /// ```
+    pub fn prefault(mut self, when: impl Into<Prefault>) -> Config {
+        self.prefault = when.into();
         self
     }
 

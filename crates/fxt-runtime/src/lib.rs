@@ -26,7 +26,7 @@
 //! | `FXT_MODE` | `oneshot`, `circular` or `streaming` | `oneshot` |
 //! | `FXT_CATEGORIES` | comma-separated categories, `*` = all | all |
 //! | `FXT_CLOCK` | `monotonic` to force the monotonic clock | auto |
-//! | `FXT_PREFAULT` | `1`: touch the whole buffer at start ([`Config::prefault`]) | `0` |
+//! | `FXT_PREFAULT` | `background`, `start` (`1`) or `off` (`0`) ([`Config::prefault`]) | `background` |
 //! | `FXT_CRASH_SAFE` | `1`: the buffer is the output file ([`Config::crash_safe`]) | `0` |
 //!
 //! # Cost
@@ -130,7 +130,7 @@ mod macro_support;
 pub use args::{ArgScratch, CounterValue, IntoArgValue, Koid};
 pub use clock::tsc_usable;
 pub use collect::CollectError;
-pub use config::{parse_size, ClockSource, Config, Mode};
+pub use config::{parse_size, ClockSource, Config, Mode, Prefault};
 pub use session::{
     disable_category, enable_category, install_panic_hook, is_enabled, start, start_from_env,
     Session, StartError, FINISH_GRACE,

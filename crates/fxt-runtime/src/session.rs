@@ -33,13 +33,15 @@ use std::time::Duration;
 use crate::callsite::{self, STALE};
 use crate::clock::{self, Clock};
 use crate::collect::{self, stream, CollectError};
+use crate::config::Prefault;
 use crate::config::{
     ClockSource, Config, Mode, DEFAULT_CHUNK_SIZE, MIN_BUFFER_SIZE, MIN_CHUNK_SIZE,
 };
 use crate::durable::Durable;
 use crate::large::LargeRecords;
 use crate::memory::file_map::FileMap;
-use crate::memory::words::{touch_pages, Words};
+use crate::memory::prefault;
+use crate::memory::words::Words;
 use crate::ring::Ring;
 use crate::state::control::{Filter, ACTIVE, CONTROL, FORKED, UNFINISHED};
 use crate::state::shared::lock;
@@ -254,8 +256,8 @@ pub fn start(config: Config) -> Result<Session, StartError> {
             Durable::new(durable_bytes / 8),
         )
     };
-    if config.prefault {
-        touch_pages(ring.words());
+    if config.prefault == Prefault::AtStart {
+        prefault::populate(ring.words());
     }
 
     let generation = ctl.next_generation(callsite::GEN_MASK as u32);
@@ -269,6 +271,8 @@ pub fn start(config: Config) -> Result<Session, StartError> {
         threads: Mutex::new(Vec::new()),
         orphan_dropped: AtomicU64::new(0),
         stream_stop: AtomicBool::new(false),
+        prefault_stop: AtomicBool::new(false),
+        prefaulter: Mutex::new(None),
         streamer: Mutex::new(None),
         large: LargeRecords::new(buffer / 4 / 8),
         output: config.output.clone(),
@@ -279,6 +283,20 @@ pub fn start(config: Config) -> Result<Session, StartError> {
     });
     shared.durable.name_process(pid, &pname);
 
+    if config.prefault == Prefault::Background {
+        let s = shared.clone();
+        let spawned = std::thread::Builder::new()
+            .name("fxt-prefault".into())
+            .spawn(move || {
+                prefault::run(
+                    s.ring.words(),
+                    || s.ring.leased_frontier(),
+                    &s.prefault_stop,
+                )
+            });
+        // Without the thread the writers fault pages themselves.
+        *lock(&shared.prefaulter) = spawned.ok();
+    }
     if let Some(f) = file {
         let handle = stream::spawn(shared.clone(), f)
             .map_err(|e| StartError::Io(config.output.clone(), e))?;
@@ -403,6 +421,11 @@ fn stop(shared: &Arc<Shared>) {
             ACTIVE.store(false, Ordering::Relaxed);
             callsite::reset_all(&ctl, 0);
         }
+    }
+    // The prefaulter stops within one slice.
+    shared.prefault_stop.store(true, Ordering::Relaxed);
+    if let Some(h) = lock(&shared.prefaulter).take() {
+        let _ = h.join();
     }
     std::thread::sleep(FINISH_GRACE);
     // The calling thread may hold a chunk of this session: give it back

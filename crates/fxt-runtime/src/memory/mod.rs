@@ -6,6 +6,7 @@
 //!   model-checked as they run).
 //! * [`words`]: heap or file-mapped words (`Words`), huge pages, prefault.
 //! * [`file_map`]: the shared mapping of a crash-safe output file.
+//! * [`prefault`]: faulting pages in ahead of the writers.
 //! * [`filler`]: the crash-safe store protocol (filler, body, header), the
 //!   one place records are stored so that a file is valid at every moment.
 //!
@@ -13,6 +14,7 @@
 
 pub(crate) mod file_map;
 pub(crate) mod filler;
+pub(crate) mod prefault;
 pub(crate) mod words;
 
 /// The atomics the chunk protocol is written against: loom's under

@@ -2,7 +2,7 @@
 //! faulted in lazily, huge pages where Linux offers them) or in a shared
 //! file mapping.
 
-use super::atomic::{AtomicU64, Ordering};
+use super::atomic::AtomicU64;
 
 /// The memory of a buffer: `len` atomic words at `ptr`, owned through
 /// `backing` (zeroed heap memory, or a part of a shared file mapping). It
@@ -94,7 +94,6 @@ impl Words {
         let Some(ptr) = core::ptr::NonNull::new(ptr) else {
             handle_alloc_error(layout);
         };
-        advise_huge_pages(ptr.as_ptr() as *mut u8, layout.size());
         // All-zero bytes are a valid `AtomicU64` (it has the bit validity
         // of `u64`), so the `n` words are initialized; `Words` frees them
         // with `layout` (see `Deref` and `Drop`).
@@ -122,45 +121,6 @@ impl Words {
             len,
             backing: Backing::Mapped(map),
         }
-    }
-}
-
-/// Asks Linux to back a large buffer with transparent huge pages (when THP
-/// is in `madvise` mode): first-touch page faults are then 512 times fewer,
-/// which keeps writers on different cores from serializing in the kernel's
-/// page fault path while they fill a fresh buffer.
-#[cfg(all(not(loom), any(target_os = "linux", target_os = "android")))]
-fn advise_huge_pages(ptr: *mut u8, len: usize) {
-    const HUGE: usize = 2 << 20;
-    if len < 2 * HUGE {
-        return;
-    }
-    // The 2 MiB-aligned part of the allocation.
-    let start = (ptr as usize).next_multiple_of(HUGE);
-    let end = (ptr as usize + len) / HUGE * HUGE;
-    if end > start {
-        // SAFETY: [start, end) lies inside the allocation we own and is page
-        // aligned; MADV_HUGEPAGE only changes how the kernel backs the pages
-        // (contents, all zero here, are preserved). Failure is harmless.
-        unsafe {
-            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-        }
-    }
-}
-
-#[cfg(all(not(loom), not(any(target_os = "linux", target_os = "android"))))]
-fn advise_huge_pages(_ptr: *mut u8, _len: usize) {}
-
-/// Writes one word of every 4 KiB page of `words` so that later stores to
-/// them take no page fault. Writes the value each word already holds: a
-/// concurrent writer's store is never undone, since the prefaulter only
-/// touches a page before the writers' cursors reach it, and a swap that
-/// races with a writer's store to the same word still leaves one of the
-/// two values whole. Not `fetch_or(0)`: the compiler turns an idempotent
-/// RMW into a load, which would only map the shared zero page.
-pub(crate) fn touch_pages(words: &[AtomicU64]) {
-    for w in words.iter().step_by(PAGE_WORDS) {
-        w.swap(w.load(Ordering::Relaxed), Ordering::Relaxed);
     }
 }
 

@@ -208,6 +208,15 @@ impl Ring {
         self.mode
     }
 
+    /// The word index below which writers have leased chunks at least
+    /// once: the first pass over the ring goes in chunk order, so memory
+    /// above it is untouched (see `crate::memory::prefault`).
+    #[inline]
+    pub(crate) fn leased_frontier(&self) -> usize {
+        let leased = self.next_seq.load(Ordering::Relaxed);
+        (leased.min(self.meta.len() as u64) as usize) * self.chunk_words
+    }
+
     /// The current availability epoch (see [`Ring::acquire`]).
     #[inline]
     pub fn epoch(&self) -> u64 {

@@ -54,6 +54,10 @@ pub(crate) struct Shared {
     /// The streaming thread, which writes the whole file and returns its
     /// stats; joined by whoever finishes.
     pub(crate) streamer: Mutex<Option<JoinHandle<io::Result<Stats>>>>,
+    /// Tells the background prefaulter to stop.
+    pub(crate) prefault_stop: AtomicBool,
+    /// The background prefaulter, joined when the session stops.
+    pub(crate) prefaulter: Mutex<Option<JoinHandle<()>>>,
     /// The configured output.
     pub(crate) output: PathBuf,
     pub(crate) mode: Mode,
