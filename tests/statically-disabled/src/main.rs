@@ -50,6 +50,23 @@ impl Machine {
     }
 }
 
+const CATEGORY: &str = "consts";
+
+/// A function written by a macro, named by constants, with arguments of
+/// the less common types.
+macro_rules! generated {
+    ($vis:vis fn $name:ident($c:ident: $ty:ty) $body:block) => {
+        #[trace_duration(category = CATEGORY, name = concat!("gen ", stringify!($name)), args($c, bytes = *b"FXT1", wait = std::time::Duration::from_millis(observed(1) as u64)))]
+        $vis fn $name($c: $ty) -> u32 $body
+    };
+}
+
+generated!(
+    fn letter(c: char) {
+        c as u32
+    }
+);
+
 #[trace_duration(args(n = observed(n)), async = "both")]
 async fn double(n: u32) -> u32 {
     n * 2
@@ -79,10 +96,12 @@ pub fn run_everything() -> u32 {
     let mut machine = Machine { steps: 0 };
     assert_eq!(machine.step(), 1);
     assert_eq!(block_on(double(4)), 8);
+    assert_eq!(letter('a'), 97);
 
     let bytes = [1u8, 2, 3];
     let id = fxt::next_async_id();
     trace_instant!("cat", "instant", "n" => observed(1), "s" => "text", "k" => Koid(1));
+    trace_instant!(CATEGORY, "types", "c" => 'c', "b" => b"FXT1", "o" => Some(observed(7)));
     trace_counter!("cat", "counter", id = 1, "value" => observed(2));
     {
         let _scope = trace_duration_scope!("cat", "scope", "n" => observed(3));
@@ -101,7 +120,8 @@ pub fn run_everything() -> u32 {
 }
 
 fn main() {
-    assert!(!fxt::__macro_support::ENABLED);
+    // Checked at compile time: the feature folds every call site away.
+    const { assert!(!fxt::__macro_support::ENABLED) };
     let session = fxt::start(fxt::Config::new().buffer_size(1 << 20)).expect("session starts");
     let evaluated = run_everything();
     let (bytes, stats) = session.finish_to_vec().expect("collected");
