@@ -261,6 +261,33 @@ fn instructions_per_event(tracer: &str, scenario: Scenario) -> Option<f64> {
     Some(collected / (INSTRUCTION_EVENTS + crate::harness::WARMUP_EVENTS) as f64)
 }
 
+/// Instructions valgrind's callgrind counts inside the functions matching
+/// `toggle` (a `--toggle-collect` pattern) when this binary runs with
+/// `args`; `None` without valgrind or when the child printed no
+/// `RESULT` line.
+pub fn callgrind(args: &[String], toggle: &str) -> Option<u64> {
+    let exe = std::env::current_exe().ok()?;
+    let out = Command::new("valgrind")
+        .args([
+            "--tool=callgrind",
+            &format!("--toggle-collect={toggle}"),
+            "--callgrind-out-file=/dev/null",
+        ])
+        .arg(exe)
+        .args(args)
+        .output()
+        .ok()?;
+    if !String::from_utf8_lossy(&out.stdout).contains("RESULT ") {
+        return None;
+    }
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .find_map(|l| l.split("Collected :").nth(1))?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// The instruction-count table (Markdown), or a note when valgrind is
 /// missing.
 pub fn instruction_table(tracers: &[String], scenarios: &[Scenario]) -> String {

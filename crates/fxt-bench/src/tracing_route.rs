@@ -16,6 +16,7 @@
 //! Every subscriber is installed as the global default, as a program does
 //! with `.init()`; each cell runs in a fresh process with a fresh session.
 
+use std::fmt::Write as _;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -50,6 +51,9 @@ pub const CALLS: [(&str, &str); 3] = [
 
 /// Events recorded before timing (warms the call sites and the first chunk).
 const WARMUP: u64 = 1_000;
+
+/// Events per instruction-count run (plus the warm-up).
+const PROFILE_EVENTS: u64 = 20_000;
 
 /// What keeps a subscriber's state alive for the measurement.
 enum Installed {
@@ -180,4 +184,62 @@ pub fn cell_child(args: &[String]) {
         "RESULT {:.3} {note}",
         wall.as_nanos() as f64 / events as f64
     );
+}
+
+/// The instruction profile of the `tracing` route (valgrind callgrind, one
+/// thread, repeatable): what the registry alone, fxt's macro and the fxt
+/// layer execute per call, and how much of the layer's share is spent in
+/// `tracing`'s field walk (`ValueSet::record`, the visitor included) and,
+/// within it, in formatting the message (`record_debug`: the message
+/// reaches a layer only as `&dyn Debug`). Markdown, or a note without
+/// valgrind.
+pub fn instruction_profile() -> String {
+    if std::process::Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        return "(valgrind not found: no instruction profile)".into();
+    }
+    let per_call = |sub: &str, call: &str, toggle: &str| {
+        let args: Vec<String> = ["--tracing-cell", sub, call, &PROFILE_EVENTS.to_string()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        crate::checks::callgrind(&args, toggle).map(|n| n as f64 / (PROFILE_EVENTS + WARMUP) as f64)
+    };
+    let fmt = |v: Option<f64>| v.map_or("?".to_string(), |v| format!("{v:.0}"));
+    let mut out = format!(
+        "Instructions per call (valgrind callgrind, 1 thread, {PROFILE_EVENTS} calls, sessions with `.prefault(true)`; goal = 1.5 × (registry + fxt macro)):\n\n\
+         | call | registry | fxt macro | fxt-layer | goal | layer − registry | in `ValueSet::record` (field walk + visitor) | of which the message (`record_debug` → `core::fmt`) |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|\n"
+    );
+    for (call, describe) in CALLS {
+        eprintln!("tracing profile: {call}");
+        let loop_fn = "*tracing_route::tracing_calls*";
+        let registry = per_call("registry", call, loop_fn);
+        let layer = per_call("fxt-layer-prefault", call, loop_fn);
+        let mac = per_call("fxt-macro-prefault", call, "*tracing_route::fxt_calls*");
+        let (walk, message) = if call == "span" {
+            (None, None)
+        } else {
+            (
+                per_call("fxt-layer-prefault", call, "*ValueSet*record*"),
+                per_call("fxt-layer-prefault", call, "*EventVisitor*record_debug*"),
+            )
+        };
+        let goal = registry.zip(mac).map(|(r, m)| 1.5 * (r + m));
+        let _ = writeln!(
+            out,
+            "| {describe} | {} | {} | {} | {} | {} | {} | {} |",
+            fmt(registry),
+            fmt(mac),
+            fmt(layer),
+            fmt(goal),
+            fmt(layer.zip(registry).map(|(l, r)| l - r)),
+            walk.map_or("–".into(), |v| format!("{v:.0}")),
+            message.map_or("–".into(), |v| format!("{v:.0}")),
+        );
+    }
+    out
 }

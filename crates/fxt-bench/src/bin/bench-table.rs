@@ -820,6 +820,7 @@ fn main() {
     if o.has("tracing") {
         println!("\n### The `tracing` route\n");
         println!("{}", tracing_section(&o));
+        println!("{}", tracing_route::instruction_profile());
     }
     if o.has("instructions") {
         // The mode and prefault variants run the same instructions on the
