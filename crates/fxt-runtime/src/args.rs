@@ -40,8 +40,9 @@ pub struct Koid(pub u64);
 /// Implement it for your own types to pass them to the `trace_*!` macros:
 ///
 /// ```
-/// use fxt_runtime::{ArgScratch, IntoArgValue};
-/// use fxt_format::encode::{ArgValue, StringRef};
+/// # mod fxt { pub use fxt_format as format; pub use fxt_runtime::*; }
+/// use fxt::format::encode::{ArgValue, StringRef};
+/// use fxt::{ArgScratch, IntoArgValue};
 ///
 /// struct UserId(u64);
 ///

@@ -7,7 +7,10 @@
 use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
-use syn::{Attribute, Expr, ExprAsync, LitStr, Path, Signature, Stmt, Token, Visibility};
+use syn::{
+    Attribute, Expr, ExprAsync, GenericArgument, LitStr, Path, PathArguments, Signature, Stmt,
+    Token, Type, TypeParamBound, Visibility,
+};
 
 use super::args::Arg;
 
@@ -233,14 +236,51 @@ impl MaybeItemFn {
     }
 }
 
-/// Whether the return type is `... Pin<Box<dyn ... Future ...>>`.
+/// Whether the return type is `Pin<Box<dyn Future<..> + ..>>` (any path to
+/// `Pin` and `Future`), what async-trait writes.
 fn returns_boxed_future(sig: &Signature) -> bool {
     let syn::ReturnType::Type(_, ty) = &sig.output else {
         return false;
     };
-    let text = quote::ToTokens::to_token_stream(ty).to_string();
-    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-    compact.contains("Pin<Box<dyn") && compact.contains("Future<Output=")
+    let Some(boxed) = only_type_arg(ty, "Pin") else {
+        return false;
+    };
+    let Some(Type::TraitObject(object)) = only_type_arg(boxed, "Box") else {
+        return false;
+    };
+    object
+        .bounds
+        .iter()
+        .any(|bound| matches!(bound, TypeParamBound::Trait(t) if ends_with(&t.path, &["Future"])))
+}
+
+/// `T` of a type `..::Name<T>`.
+fn only_type_arg<'t>(ty: &'t Type, name: &str) -> Option<&'t Type> {
+    let Type::Path(path) = ty else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    if last.ident != name {
+        return None;
+    }
+    let PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.first()? {
+        GenericArgument::Type(t) if args.args.len() == 1 => Some(t),
+        _ => None,
+    }
+}
+
+/// Whether a path ends with these segments (`Box::pin`, `::alloc::boxed::Box::pin`).
+fn ends_with(path: &Path, names: &[&str]) -> bool {
+    path.segments.len() >= names.len()
+        && path
+            .segments
+            .iter()
+            .rev()
+            .zip(names.iter().rev())
+            .all(|(segment, name)| segment.ident == name)
 }
 
 /// Splits a body ending in `Box::pin(async move { ... })`.
@@ -253,13 +293,7 @@ fn async_trait_body(body: TokenStream) -> Option<AsyncTraitBody> {
     let Expr::Path(path) = &*call.func else {
         return None;
     };
-    let segments: Vec<String> = path
-        .path
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
-    if !segments.ends_with(&["Box".to_string(), "pin".to_string()]) || call.args.len() != 1 {
+    if !ends_with(&path.path, &["Box", "pin"]) || call.args.len() != 1 {
         return None;
     }
     let Some(Expr::Async(future)) = call.args.first() else {
