@@ -109,6 +109,7 @@ pub struct Config {
     pub(crate) clock: ClockSource,
     pub(crate) prefault: Prefault,
     pub(crate) crash_safe: bool,
+    pub(crate) large_records: bool,
 }
 
 impl Default for Config {
@@ -131,6 +132,7 @@ impl Config {
             clock: ClockSource::Auto,
             prefault: Prefault::Background,
             crash_safe: false,
+            large_records: false,
         }
     }
 
@@ -145,6 +147,7 @@ impl Config {
     /// | `FXT_CLOCK` | `monotonic` forces the monotonic clock; `auto`/`tsc` = default | auto |
     /// | `FXT_PREFAULT` | `background`, `start` (`1`) or `off` (`0`): when the buffer's pages are faulted in ([`Config::prefault`]) | `background` |
     /// | `FXT_CRASH_SAFE` | `1` backs the buffer with the output file ([`Config::crash_safe`]) | `0` |
+    /// | `FXT_LARGE_RECORDS` | `1` writes blobs over 32 KiB as large blob records ([`Config::large_records`]) | `0` |
     ///
     /// A value that does not parse is reported on stderr and ignored.
     pub fn from_env() -> Config {
@@ -193,7 +196,10 @@ impl Config {
                 ),
             }
         }
-        for (var, field) in [("FXT_CRASH_SAFE", &mut c.crash_safe)] {
+        for (var, field) in [
+            ("FXT_CRASH_SAFE", &mut c.crash_safe),
+            ("FXT_LARGE_RECORDS", &mut c.large_records),
+        ] {
             if let Ok(v) = std::env::var(var) {
                 match v.trim().to_ascii_lowercase().as_str() {
                     "1" | "true" | "yes" | "on" => *field = true,
@@ -274,6 +280,19 @@ impl Config {
     /// ```
     pub fn prefault(mut self, when: impl Into<Prefault>) -> Config {
         self.prefault = when.into();
+        self
+    }
+
+    /// Write a blob over 32 KiB as one large blob record (record type 15;
+    /// default: off). By default it is written as a split blob group (an
+    /// instant with the blob's size and part count, then blob records of at
+    /// most 32 KiB, contiguous; see `fxt_format::encode::SplitBlob`), which
+    /// every viewer sizes correctly: Perfetto's and Tracy's importers read
+    /// every record's size from header bits 4–15 and misread large records.
+    /// `fxt_format`'s decoder and `fxt dump` join the parts back.
+    /// `FXT_LARGE_RECORDS=1` in [`Config::from_env`].
+    pub fn large_records(mut self, on: bool) -> Config {
+        self.large_records = on;
         self
     }
 

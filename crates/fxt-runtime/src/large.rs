@@ -1,9 +1,10 @@
-//! Large records (large blobs): records too big for a chunk, kept in a side
-//! list outside the ring.
-//!
-//! A blob whose payload does not fit one blob record (32 KiB) becomes a
-//! large blob record (`fxt_format::encode::LargeBlobWithMetadata`), which
-//! may be far larger than a chunk. It is encoded into its own allocation
+//! Large blobs: what a blob too big for one record (32 KiB) is written as,
+//! kept in a side list outside the ring — by default a split blob group
+//! (`fxt_format::encode::SplitBlob`: an instant and blob records of at
+//! most 32 KiB, contiguous, which every viewer sizes correctly), or with
+//! `Config::large_records(true)` one large blob record
+//! (`fxt_format::encode::LargeBlobWithMetadata`). Either may be far larger
+//! than a chunk. It is encoded into its own allocation
 //! and pushed on this list under a mutex: a rare path, where a lock and an
 //! allocation cost little next to copying the payload. The list is
 //! budgeted (a quarter of the buffer size, counted in words still waiting
@@ -25,9 +26,18 @@ pub(crate) struct LargeRecords {
     budget_words: usize,
 }
 
+/// One kept blob: its encoded words and how many records they hold (one
+/// large record, or the split group's event and parts). It is one emitted
+/// record.
+#[derive(Debug)]
+pub(crate) struct Large {
+    pub(crate) words: Vec<u64>,
+    pub(crate) records: u64,
+}
+
 #[derive(Debug, Default)]
 struct Inner {
-    records: Vec<Vec<u64>>,
+    records: Vec<Large>,
     /// Words in `records`.
     words: usize,
 }
@@ -48,18 +58,18 @@ impl LargeRecords {
 
     /// Keeps `record` (whole encoded words) for the file; `false` when it
     /// is over the budget (the caller counts it as dropped).
-    pub(crate) fn push(&self, record: Vec<u64>) -> bool {
+    pub(crate) fn push(&self, record: Large) -> bool {
         let mut l = self.lock();
-        if record.len() > self.budget_words - l.words {
+        if record.words.len() > self.budget_words - l.words {
             return false;
         }
-        l.words += record.len();
+        l.words += record.words.len();
         l.records.push(record);
         true
     }
 
     /// Takes every record kept so far (oldest first), freeing their budget.
-    pub(crate) fn take(&self) -> Vec<Vec<u64>> {
+    pub(crate) fn take(&self) -> Vec<Large> {
         let mut l = self.lock();
         l.words = 0;
         std::mem::take(&mut l.records)

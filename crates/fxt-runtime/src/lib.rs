@@ -28,6 +28,7 @@
 //! | `FXT_CLOCK` | `monotonic` to force the monotonic clock | auto |
 //! | `FXT_PREFAULT` | `background`, `start` (`1`) or `off` (`0`) ([`Config::prefault`]) | `background` |
 //! | `FXT_CRASH_SAFE` | `1`: the buffer is the output file ([`Config::crash_safe`]) | `0` |
+//! | `FXT_LARGE_RECORDS` | `1`: blobs over 32 KiB as large blob records ([`Config::large_records`]) | `0` (split blob groups) |
 //!
 //! # Cost
 //!

@@ -278,6 +278,7 @@ pub fn start(config: Config) -> Result<Session, StartError> {
         output: config.output.clone(),
         mode,
         crash_safe: config.crash_safe,
+        large_records: config.large_records,
         start_pid: std::process::id(),
         finish_state: Mutex::new(None),
     });

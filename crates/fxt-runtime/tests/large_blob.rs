@@ -1,11 +1,16 @@
 //! Blobs: a payload that fits one blob record goes in the ring; a larger
-//! one becomes a large blob record kept outside the ring (even far larger
-//! than a chunk), within a budget of a quarter of the buffer; beyond it,
-//! it is dropped and counted. Also in crash-safe mode.
+//! one is kept outside the ring (even far larger than a chunk), within a
+//! budget of a quarter of the buffer; beyond it, it is dropped and
+//! counted. Also in crash-safe mode. By default a large payload is a split
+//! blob group, which a reader sizing every record by header bits 4–15
+//! (Perfetto, Tracy) walks record for record as our decoder does, and
+//! which the joiner puts back together; with `large_records(true)` it is
+//! one large blob record.
 
 mod common;
 
-use fxt_format::decode::{Record, Thread};
+use fxt_format::compat::framing::{decoder_walk, framing_issues, viewer_walk};
+use fxt_format::decode::{join_split_blobs, Record, Thread};
 use fxt_runtime::__macro_support::{blob, Callsite, KeyCache};
 use fxt_runtime::Config;
 
@@ -19,14 +24,16 @@ fn payload(n: usize) -> Vec<u8> {
 #[test]
 fn large_blobs_outside_the_ring() {
     let _s = common::serial();
-    for crash_safe in [false, true] {
-        let path = common::temp_path(&format!("large-blob-{crash_safe}.fxt"));
+    for (crash_safe, large_records) in [(false, true), (true, true), (false, false), (true, false)]
+    {
+        let path = common::temp_path(&format!("large-blob-{crash_safe}-{large_records}.fxt"));
         // 4 MiB buffer: 64 KiB chunks, a 1 MiB budget for large records.
         let session = fxt_runtime::start(
             Config::new()
                 .buffer_size(4 << 20)
                 .output(&path)
-                .crash_safe(crash_safe),
+                .crash_safe(crash_safe)
+                .large_records(large_records),
         )
         .unwrap();
         let sizes = [100usize, 32_000, 40_000, 300_000, 600_000, 900_000];
@@ -37,11 +44,26 @@ fn large_blobs_outside_the_ring() {
         }
         common::emit(0, 0);
         let stats = session.finish().unwrap();
-        let records = common::decode(&std::fs::read(&path).unwrap());
+        let bytes = std::fs::read(&path).unwrap();
+        let records = common::decode(&bytes);
+        // Viewers sizing by bits 4-15 walk split groups as the decoder
+        // does; large records are where they go wrong.
+        assert_eq!(
+            framing_issues(&bytes).is_empty(),
+            !large_records,
+            "{:?}",
+            framing_issues(&bytes)
+        );
+        if !large_records {
+            assert_eq!(viewer_walk(&bytes), decoder_walk(&bytes));
+        }
         let mut small = Vec::new();
         let mut large = Vec::new();
-        for r in &records {
+        let joined: Vec<_> = join_split_blobs(&bytes).collect();
+        for j in &joined {
+            let r = j.item.as_ref().unwrap();
             match r {
+                Record::Blob(b) if j.joined_parts > 0 => large.push(b.payload.clone()),
                 Record::Blob(b) => small.push(b.payload.clone()),
                 Record::LargeBlobWithMetadata(b) => {
                     assert_eq!(b.category, "data");

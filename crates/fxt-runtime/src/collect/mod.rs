@@ -154,7 +154,7 @@ impl<W: Write> Collector<W> {
         }
         for record in &large {
             if self.error.is_none() {
-                let r = self.stage.words(record, 1);
+                let r = self.stage.words(&record.words, record.records);
                 if self.check(r) {
                     self.emitted += 1;
                     continue;

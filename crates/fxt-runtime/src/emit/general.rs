@@ -3,15 +3,17 @@
 //! records and blob records. Slow paths, through the thread's writer.
 
 use fxt_format::encode::header::{self, record_type};
+use fxt_format::encode::split_blob::{PARTS_KEY, SIZE_KEY};
 use fxt_format::encode::stream::stream_words;
 use fxt_format::encode::{
-    encode_to_vec, truncate_str, ArgValue, LargeBlobWithMetadata, StringRef, ThreadRef, MAX_ARGS,
-    MAX_RECORD_WORDS,
+    encode_to_vec, truncate_str, ArgValue, LargeBlobWithMetadata, SplitBlob, StringRef, ThreadRef,
+    MAX_ARGS, MAX_RECORD_WORDS,
 };
 
 use super::simple::{event_header, value_parts, value_words};
 use crate::callsite::Site;
 use crate::clock;
+use crate::large::Large;
 use crate::memory::filler::Store;
 use crate::thread::Writer;
 
@@ -228,8 +230,9 @@ pub(super) fn log(w: &mut Writer, message: &str) {
 }
 
 /// A blob record named by the site's name (type "data") when the data fits
-/// one (32 KiB); else a large blob record with metadata, kept outside the
-/// ring (see `crate::large`).
+/// one (32 KiB); else a split blob group, or a large blob record with
+/// metadata (`Config::large_records`), kept outside the ring (see
+/// `crate::large`).
 pub(super) fn blob(w: &mut Writer, site: Site, data: &[u8]) {
     let cs = site.callsite;
     let name = site.name_ref();
@@ -248,9 +251,10 @@ pub(super) fn blob(w: &mut Writer, site: Site, data: &[u8]) {
     large_blob(w, site, data);
 }
 
-/// A large blob record with metadata (format 0), encoded into its own
-/// allocation and kept in the session's side list; dropped and counted
-/// when over its budget or too large to encode.
+/// A blob too large for one record, encoded into its own allocation and
+/// kept in the session's side list: a split blob group (the default) or a
+/// large blob record with metadata (format 0). Dropped and counted when
+/// over the list's budget or too large to encode.
 #[cold]
 #[inline(never)]
 fn large_blob(w: &mut Writer, site: Site, data: &[u8]) {
@@ -267,16 +271,28 @@ fn large_blob(w: &mut Writer, site: Site, data: &[u8]) {
         Some((process, thread)) => ThreadRef::Inline { process, thread },
         None => ThreadRef::Index((w.thread_bits >> 24) as u8),
     };
-    let record = LargeBlobWithMetadata {
-        category: string(site.category_ref(), cs.category),
-        name: string(site.name_ref(), cs.name),
-        timestamp: clock::read(w.use_tsc),
-        thread,
-        args: &[],
-        payload: data,
+    let category = string(site.category_ref(), cs.category);
+    let name = string(site.name_ref(), cs.name);
+    let timestamp = clock::read(w.use_tsc);
+    let encoded = if shared.large_records {
+        encode_to_vec(&LargeBlobWithMetadata {
+            category,
+            name,
+            timestamp,
+            thread,
+            args: &[],
+            payload: data,
+        })
+        .map(|words| Large { words, records: 1 })
+    } else {
+        let mut blob = SplitBlob::new(category, name, timestamp, thread, data);
+        blob.size_key = string(shared.durable.intern(SIZE_KEY), SIZE_KEY);
+        blob.parts_key = string(shared.durable.intern(PARTS_KEY), PARTS_KEY);
+        let records = 1 + blob.part_count() as u64;
+        encode_to_vec(&blob).map(|words| Large { words, records })
     };
-    let kept = match encode_to_vec(&record) {
-        Ok(words) => shared.large.push(words),
+    let kept = match encoded {
+        Ok(large) => shared.large.push(large),
         Err(_) => false,
     };
     if !kept {

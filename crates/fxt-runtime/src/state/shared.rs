@@ -61,6 +61,9 @@ pub(crate) struct Shared {
     /// The configured output.
     pub(crate) output: PathBuf,
     pub(crate) mode: Mode,
+    /// Blobs over 32 KiB are written as large blob records (else as split
+    /// blob groups).
+    pub(crate) large_records: bool,
     /// The ring and durable region are a mapping of `output`.
     pub(crate) crash_safe: bool,
     /// The process that started the session (a forked child is not it).
