@@ -97,6 +97,10 @@ fn threads_past_the_thread_table_are_inline() {
     // Every event on the right (pid, tid); exactly 45 with inline refs.
     let mut inline = 0;
     for (header, e) in trace.events_with_headers() {
+        if split_blob_parts(e).is_some() {
+            // A large blob's split group: checked below with the blobs.
+            continue;
+        }
         let i = u64_arg(e, "i");
         let expected = Thread::Known {
             process: pid(),
@@ -242,14 +246,7 @@ fn strings_past_the_string_table_are_inline() {
             .count(),
         1
     );
-    let blobs: Vec<&Blob> = trace
-        .records
-        .iter()
-        .filter_map(|r| match r {
-            Record::Blob(b) => Some(b),
-            _ => None,
-        })
-        .collect();
+    let blobs: Vec<&Blob> = blobs(&trace).into_iter().map(|(_, b)| b).collect();
     assert_eq!(blobs.len(), 1);
     assert_eq!(
         (blobs[0].name.as_str(), &blobs[0].payload[..]),
@@ -354,23 +351,82 @@ fn durable_region_full() {
     assert!(trace.thread_records().len() < 255);
 }
 
-fn large_blobs(trace: &Trace) -> Vec<&LargeBlobWithMetadata> {
-    trace
+/// A blob too large for one record, as the file holds it: a split blob
+/// group (the default) or a large blob record with metadata.
+struct LargeView {
+    category: fxt_format::decode::Text,
+    name: fxt_format::decode::Text,
+    timestamp: u64,
+    thread: Thread,
+    payload: Vec<u8>,
+}
+
+/// Indices of the records of split blob groups: (event, parts).
+fn split_groups(trace: &Trace) -> Vec<(usize, std::ops::Range<usize>)> {
+    let mut out = Vec::new();
+    for (i, r) in trace.records.iter().enumerate() {
+        if let Record::Event(e) = r {
+            if let Some(n) = reliability_support::split_blob_parts(e) {
+                out.push((i, i + 1..i + 1 + n as usize));
+            }
+        }
+    }
+    out
+}
+
+fn large_blobs(trace: &Trace) -> Vec<LargeView> {
+    let mut out: Vec<LargeView> = trace
         .records
         .iter()
         .filter_map(|r| match r {
-            Record::LargeBlobWithMetadata(b) => Some(b),
+            Record::LargeBlobWithMetadata(b) => Some(LargeView {
+                category: b.category.clone(),
+                name: b.name.clone(),
+                timestamp: b.timestamp,
+                thread: b.thread.clone(),
+                payload: b.payload.clone(),
+            }),
             _ => None,
         })
-        .collect()
+        .collect();
+    for (event, parts) in split_groups(trace) {
+        let Record::Event(e) = &trace.records[event] else {
+            unreachable!()
+        };
+        let mut payload = Vec::new();
+        for r in &trace.records[parts] {
+            match r {
+                Record::Blob(b) => {
+                    assert_eq!(b.name, e.name, "a part named like its group");
+                    payload.extend_from_slice(&b.payload);
+                }
+                other => panic!("a split group part that is not a blob: {other:?}"),
+            }
+        }
+        out.push(LargeView {
+            category: e.category.clone(),
+            name: e.name.clone(),
+            timestamp: e.timestamp,
+            thread: e.thread.clone(),
+            payload,
+        });
+    }
+    out
 }
 
+/// Blob records that are not parts of a split blob group.
 fn blobs(trace: &Trace) -> Vec<(u64, &Blob)> {
+    let parts: std::collections::HashSet<usize> = split_groups(trace)
+        .into_iter()
+        .flat_map(|(_, p)| p)
+        .collect();
     trace
         .records
         .iter()
         .zip(&trace.headers)
-        .filter_map(|(r, h)| match r {
+        .enumerate()
+        .filter(|(i, _)| !parts.contains(i))
+        .filter_map(|(_, (r, h))| match r {
             Record::Blob(b) => Some((*h, b)),
             _ => None,
         })
@@ -759,7 +815,7 @@ fn large_blob_within_a_chunk() {
     });
     trace.check_accounting(Some(1));
     let large = large_blobs(&trace);
-    assert_eq!(large.len(), 1, "one large blob record");
+    assert_eq!(large.len(), 1, "one split blob group");
     assert_eq!(large[0].payload, payload);
     assert_eq!(
         (large[0].category.as_str(), large[0].name.as_str()),
@@ -784,9 +840,10 @@ fn reassemble(trace: &Trace, name: &str) -> Vec<u8> {
 }
 
 /// A 100 KiB blob (larger than the default 64 KiB chunk) in each mode: the
-/// payload is in the trace, byte-exact. The runtime writes it as one large
-/// blob record with metadata (format 0), kept outside the ring and written
-/// before the chunks; it does not split blobs into chunked blob records.
+/// payload is in the trace, byte-exact. The runtime writes it as one split
+/// blob group (an instant carrying category, name, thread and timestamp,
+/// then blob records of at most 32 KiB), kept outside the ring and written
+/// before the chunks.
 #[test]
 fn large_blob_larger_than_a_chunk() {
     let payload: Vec<u8> = (0..100 << 10).map(|i: u32| (i % 253) as u8).collect();
@@ -817,7 +874,7 @@ fn large_blob_larger_than_a_chunk() {
             "{mode:?}: the payload reassembles exactly"
         );
         let large = large_blobs(&trace);
-        assert_eq!(large.len(), 1, "{mode:?}: one large blob record");
+        assert_eq!(large.len(), 1, "{mode:?}: one split blob group");
         assert_eq!(large[0].category, "limits");
         let before = trace.one("before blob");
         assert_eq!(

@@ -210,9 +210,12 @@ impl Trace {
             .count()
     }
 
-    /// Records the program emitted (events, logs, blobs) in the file.
+    /// Records the program emitted (events, logs, blobs) in the file. A
+    /// split blob group (an instant with the size and part count, then its
+    /// blob records) is one emitted blob.
     pub fn emitted_in_file(&self) -> u64 {
-        self.records
+        let records = self
+            .records
             .iter()
             .filter(|r| {
                 matches!(
@@ -224,7 +227,16 @@ impl Trace {
                         | Record::LargeBlobNoMetadata(_)
                 )
             })
-            .count() as u64
+            .count() as u64;
+        let parts: u64 = self
+            .records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Event(e) => split_blob_parts(e),
+                _ => None,
+            })
+            .sum();
+        records - parts
     }
 
     /// Checks that the file and the [`Stats`] agree:
@@ -266,10 +278,20 @@ impl Trace {
                 "the 'buffer filled up' event ends the file"
             );
         }
+        // A split blob group is one emitted record in as many records as
+        // its event and parts.
+        let split_parts: u64 = self
+            .records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Event(e) => split_blob_parts(e),
+                _ => None,
+            })
+            .sum();
         assert_eq!(
-            3 + s.durable_records + s.emitted_records_written + filled,
+            3 + s.durable_records + s.emitted_records_written + split_parts + filled,
             s.records_written,
-            "preamble + durable + emitted + filled == records_written"
+            "preamble + durable + emitted (+ split blob parts) + filled == records_written"
         );
         assert!(
             matches!(self.records.first(), Some(Record::Magic)),
@@ -410,4 +432,21 @@ pub fn cut_32000(s: &str) -> &str {
         end -= 1;
     }
     &s[..end]
+}
+
+/// The part count of a split blob group's event (its `fxt.blob.parts`
+/// argument, when it also has `fxt.blob.size`).
+pub fn split_blob_parts(e: &fxt_format::decode::Event) -> Option<u64> {
+    use fxt_format::decode::ArgValue as V;
+    use fxt_format::encode::split_blob::{PARTS_KEY, SIZE_KEY};
+    let arg = |key: &str| {
+        e.args
+            .iter()
+            .find(|a| a.name.as_str() == Some(key))
+            .map(|a| &a.value)
+    };
+    match (arg(SIZE_KEY), arg(PARTS_KEY)) {
+        (Some(V::U64(_)), Some(V::U64(n))) => Some(*n),
+        _ => None,
+    }
 }

@@ -120,7 +120,10 @@ fn inline_values_logs_and_blobs() {
     assert_eq!(stats.records_dropped, 0);
     assert_eq!(stats.emitted_records_written, 4);
     let records = decode(&bytes);
-    let e = events_of(&records)[0];
+    let e = events_of(&records)
+        .into_iter()
+        .find(|e| e.name == "mixed")
+        .unwrap();
     let vals: Vec<&D> = e.args.iter().map(|a| &a.value).collect();
     assert_eq!(vals[0], &D::Str("a dynamic string value".into()));
     assert_eq!(vals[1], &D::Pointer(0x1234));
@@ -134,8 +137,14 @@ fn inline_values_logs_and_blobs() {
     assert!(records.iter().any(
         |r| matches!(r, Record::Blob(b) if b.name == "payload" && b.payload == b"small payload")
     ));
-    assert!(records.iter().any(|r| matches!(r,
-        Record::LargeBlobWithMetadata(b) if b.name == "payload" && b.category == "io" && b.payload == big)));
+    // Over 32 KiB: a split blob group (an instant "payload" in "io" with
+    // the size and part count, then the parts), joined back whole.
+    let joined: Vec<_> = fxt_format::decode::join_split_blobs(&bytes).collect();
+    assert!(joined.iter().any(|j| j.joined_parts == 2
+        && matches!(&j.item, Ok(Record::Blob(b)) if b.name == "payload" && b.payload == big)));
+    assert!(events_of(&records)
+        .iter()
+        .any(|e| e.name == "payload" && e.category == "io"));
 }
 
 #[test]
