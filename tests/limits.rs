@@ -383,7 +383,7 @@ fn large_blobs(trace: &Trace) -> Vec<LargeView> {
                 category: b.category.clone(),
                 name: b.name.clone(),
                 timestamp: b.timestamp,
-                thread: b.thread.clone(),
+                thread: b.thread,
                 payload: b.payload.clone(),
             }),
             _ => None,
@@ -407,7 +407,7 @@ fn large_blobs(trace: &Trace) -> Vec<LargeView> {
             category: e.category.clone(),
             name: e.name.clone(),
             timestamp: e.timestamp,
-            thread: e.thread.clone(),
+            thread: e.thread,
             payload,
         });
     }
