@@ -165,6 +165,15 @@ fn begin_end_pairs_nest_and_an_end_without_begin_is_dropped() {
 }
 
 #[test]
+fn an_end_closes_the_innermost_begin_whatever_its_name() {
+    // Perfetto's importer passes no name with an end.
+    let mut t = Trace::new(1_000_000_000);
+    t.event(EventKind::DurationBegin, 10, A);
+    t.event(EventKind::DurationEnd, 11, B);
+    assert!(check_perfetto(&t.bytes()).is_clean());
+}
+
+#[test]
 fn an_end_on_another_thread_does_not_close_a_begin() {
     let mut t = Trace::new(1_000_000_000);
     t.event(EventKind::DurationBegin, 10, A);

@@ -14,9 +14,9 @@
 //!   ended before it (or at its start) are closed. A complete event that
 //!   begins inside an open complete slice and ends after it is dropped
 //!   (`slice_drop_overlapping_complete_event`). A complete event whose end
-//!   is before its begin is dropped (`slice_negative_duration`). A duration
-//!   end with no open begin of the same name and category on its thread is
-//!   dropped. A begin still open when a complete slice below it has ended
+//!   is before its begin is dropped (`fuchsia_timestamp_overflow`). A
+//!   duration end closes the innermost open begin of its thread, whatever
+//!   its name (the importer passes none); with no open begin it is dropped. A begin still open when a complete slice below it has ended
 //!   is cut at that end (`misplaced_end_event`).
 //!
 //! Counters, async and flow events live on other tracks and are not replayed.
@@ -89,7 +89,7 @@ pub enum SliceDropKind {
         crosses_ns: (i64, i64),
     },
     /// A complete event ending before it begins: dropped
-    /// (`slice_negative_duration`).
+    /// (`fuchsia_timestamp_overflow`).
     NegativeDuration,
     /// A duration end with no matching open begin on its thread: dropped.
     EndWithoutBegin,
@@ -151,11 +151,11 @@ impl fmt::Display for SliceDrop {
                 crosses_ns.0, crosses_ns.1
             ),
             SliceDropKind::NegativeDuration => {
-                write!(f, ": dropped by Perfetto (slice_negative_duration): it ends before it begins")
+                write!(f, ": dropped by Perfetto (fuchsia_timestamp_overflow): it ends before it begins")
             }
             SliceDropKind::EndWithoutBegin => write!(
                 f,
-                ": duration end dropped by Perfetto: no open begin of that name on its thread"
+                ": duration end dropped by Perfetto: no open begin on its thread"
             ),
             SliceDropKind::Truncated { cut_at } => write!(
                 f,
@@ -171,7 +171,6 @@ struct Open {
     begin: i64,
     /// `None` while a begin waits for its end.
     dur: Option<i64>,
-    category: Text,
     name: Text,
 }
 
@@ -217,7 +216,7 @@ pub fn perfetto_slice_drops(events: &[SliceEvent]) -> Vec<SliceDrop> {
                 // An open-ended close never refuses (only a complete slice can
                 // cross an end).
                 let _ = close_stack(stack, e.thread, s.ts, None, &mut drops);
-                match matching_open(stack, &e.category, &e.name) {
+                match matching_open(stack) {
                     Some(i) => {
                         stack[i].dur = Some(s.ts.saturating_sub(stack[i].begin));
                         if i + 1 == stack.len() {
@@ -257,7 +256,6 @@ pub fn perfetto_slice_drops(events: &[SliceEvent]) -> Vec<SliceDrop> {
                     offset: e.offset,
                     begin: s.ts,
                     dur,
-                    category: e.category.clone(),
                     name: e.name.clone(),
                 });
             }
@@ -266,15 +264,11 @@ pub fn perfetto_slice_drops(events: &[SliceEvent]) -> Vec<SliceDrop> {
     drops
 }
 
-/// The innermost open begin that a duration end of `category`/`name`
-/// closes (an empty category or name on either side matches any).
-fn matching_open(stack: &[Open], category: &Text, name: &Text) -> Option<usize> {
-    let empty = |t: &Text| t.as_str() == Some("");
-    stack.iter().rposition(|o| {
-        o.dur.is_none()
-            && (empty(category) || (!empty(&o.category) && o.category == *category))
-            && (empty(name) || empty(&o.name) || o.name == *name)
-    })
+/// The begin a duration end closes: Perfetto's FXT importer passes no
+/// category or name with an end, so it closes the innermost open begin of
+/// its thread, whatever its name.
+fn matching_open(stack: &[Open]) -> Option<usize> {
+    stack.iter().rposition(|o| o.dur.is_none())
 }
 
 /// Closes what has ended before a slice at `new_ts` lasting `new_dur`
