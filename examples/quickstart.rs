@@ -69,7 +69,8 @@ fn run(workers: u32, batches: u64, batch_size: u64) -> u64 {
     })
 }
 
-fn main() {
+/// `pub` so that `tests/perfetto_slices.rs` can run it.
+pub fn main() {
     let config = fxt::Config::from_env();
     let output = config.output_path().to_path_buf();
     let session = fxt::start(config).expect("start the trace session");

@@ -60,6 +60,14 @@ pub fn now() -> u64 {
     crate::clock::now()
 }
 
+/// The start of a duration on the calling thread: [`now`], moved by less
+/// than a nanosecond when needed so that durations started one inside the
+/// other begin on distinct nanoseconds (see `thread::Local::duration_start`).
+#[inline]
+pub fn duration_start() -> u64 {
+    crate::thread::local().duration_start(crate::clock::now(), crate::clock::start_step())
+}
+
 /// Instant event.
 #[inline]
 pub fn instant(site: Site, args: &[ArgValue<'_>]) {
@@ -255,7 +263,7 @@ impl<const N: usize> DurationGuard<N> {
         DurationGuard {
             active: Some(ActiveDuration {
                 site,
-                start: now(),
+                start: duration_start(),
                 args,
             }),
         }
@@ -412,7 +420,7 @@ impl<F: Future, const N: usize> Future for Instrumented<'_, F, N> {
         }
         let guard = mode.polls().then(|| PollGuard {
             site,
-            start: now(),
+            start: duration_start(),
             values: &values,
         });
         let result = this.inner.as_mut().poll(cx);

@@ -229,9 +229,37 @@ pub(crate) struct Local {
     /// `thread ref << 24` (see [`Writer::thread_bits`]).
     thread_bits: Cell<u64>,
     use_tsc: Cell<bool>,
+    /// The last duration start taken on this thread ([`Local::duration_start`]).
+    last_start: Cell<u64>,
 }
 
 impl Local {
+    /// A duration's start time on this thread: `now`, or `step` ticks after
+    /// the previous start taken here when that is later, so that nested
+    /// durations (whose starts are taken outer first) begin on distinct
+    /// nanoseconds even for a reader that truncates ticks to nanoseconds
+    /// and keeps equal timestamps in file order — where the inner complete
+    /// record, written first, would otherwise look like a partial overlap
+    /// and its parent be dropped (Perfetto). A start is moved by less than
+    /// `step` (one nanosecond), and only when two starts are that close.
+    #[inline(always)]
+    pub(crate) fn duration_start(&self, now: u64, step: u64) -> u64 {
+        /// Further behind the last start than this, `now` comes from
+        /// another clock or session: taken as it is.
+        const FAR: i64 = 1 << 20;
+        let last = self.last_start.get();
+        // How far `now` is past the last start (negative: behind it, which
+        // earlier bumps can cause by a few steps).
+        let ahead = now.wrapping_sub(last) as i64;
+        let start = if ahead >= step as i64 || ahead < -FAR {
+            now
+        } else {
+            last.wrapping_add(step)
+        };
+        self.last_start.set(start);
+        start
+    }
+
     /// The thread ref bits for an event header.
     #[inline(always)]
     pub(crate) fn thread_bits(&self) -> u64 {
@@ -254,6 +282,7 @@ thread_local! {
             cursor: Cursor::new(),
             thread_bits: Cell::new(0),
             use_tsc: Cell::new(false),
+            last_start: Cell::new(0),
         }
     };
 }
@@ -493,5 +522,45 @@ mod tests {
         assert_eq!(stats.emitted_records_written, 1000, "{stats:?}");
         assert_eq!(stats.records_dropped, 2, "{stats:?}");
         let _ = std::fs::remove_file(&path);
+    }
+
+    /// Nested durations begin on distinct nanoseconds for a reader that
+    /// truncates ticks to nanoseconds, however close the clock readings.
+    #[test]
+    fn duration_starts_land_on_distinct_nanoseconds() {
+        let tps: u128 = 2_600_000_000;
+        let ns = |t: u64| t as u128 * 1_000_000_000 / tps;
+        let step = 3; // ceil(2.6 ticks per ns)
+        let l = local();
+        let starts = [
+            l.duration_start(1_000_000, step),
+            l.duration_start(1_000_000, step),
+            l.duration_start(1_000_001, step),
+            l.duration_start(1_000_002, step),
+        ];
+        for w in starts.windows(2) {
+            assert!(ns(w[1]) > ns(w[0]), "{starts:?}");
+        }
+        // Starts a step apart or more are untouched.
+        assert_eq!(l.duration_start(2_000_000, step), 2_000_000);
+        assert_eq!(l.duration_start(2_000_003, step), 2_000_003);
+        // A reading far behind (another clock or session) is taken as is.
+        assert_eq!(l.duration_start(10, step), 10);
+    }
+
+    /// The step is at least the calibrated ticks per nanosecond.
+    #[test]
+    fn start_step_bounds_the_calibrated_rate() {
+        let path = std::env::temp_dir().join(format!("fxt-step-{}.fxt", std::process::id()));
+        let session = crate::start(crate::Config::new().output(&path)).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        let step = crate::clock::start_step();
+        let stats = session.finish().unwrap();
+        let _ = std::fs::remove_file(&path);
+        let per_ns = stats.ticks_per_second as f64 / 1e9;
+        assert!(
+            step as f64 >= per_ns && (step as f64) < per_ns + 1.5,
+            "step {step} for {per_ns} ticks per ns"
+        );
     }
 }
