@@ -337,12 +337,25 @@ fn event_table(o: &Options, samples: &Samples, columns: &[&str], ratio_of: &[&st
     out
 }
 
+/// The cells' notes (records dropped...), except the circular mode's
+/// overwrites, which are that mode's purpose and are summed up in one line.
 fn notes(samples: &Samples) -> String {
     let mut n: Vec<_> = samples.notes.iter().collect();
     n.sort_by_key(|(k, _)| format!("{:?}", k));
     let mut out = String::new();
+    let mut overwritten = 0;
     for ((s, t, tr), note) in n {
+        if note.contains("overwritten (circular)") {
+            overwritten += 1;
+            continue;
+        }
         let _ = writeln!(out, "* {tr}, {s}, {t} thread(s): {note}");
+    }
+    if overwritten > 0 {
+        let _ = writeln!(
+            out,
+            "* circular cells: in {overwritten} of them most records were overwritten (the 8 MiB ring wraps many times; that is the mode)"
+        );
     }
     out
 }
@@ -452,7 +465,7 @@ fn latency(o: &Options) -> String {
             load::Neighbour::start(&exe, load::NEIGHBOUR_BYTES, Duration::from_secs(600))
                 .expect("start the neighbour process")
         });
-        let load_name = if loaded { "neighbour" } else { "quiet" };
+        let load_name = if loaded { "neighbour" } else { "no neighbour" };
         for s in SCENARIOS {
             for &t in &threads {
                 for tr in TRACERS {
@@ -807,7 +820,7 @@ fn main() {
     }
     if o.has("latency") {
         println!(
-            "\n### Single-event latency\n\nEach event timed on its own (`lfence; rdtsc` before and after, included in every row alike), {} events per thread on a fresh session, every thread's events together, ns. \"neighbour\": a child process that fills and frees {} GiB in a loop runs beside the benchmark the whole time.\n",
+            "\n### Single-event latency\n\nEach event timed on its own (`lfence; rdtsc` before and after, included in every row alike), {} events per thread on a fresh session, every thread's events together, ns. \"neighbour\": a child process that fills and frees {} GiB in a loop runs beside the benchmark the whole time. The floor's rows show what the machine itself does to a thread (preemption by other processes shows in every column's max).\n",
             o.events,
             load::NEIGHBOUR_BYTES >> 30
         );
