@@ -96,15 +96,20 @@ pub fn start_step() -> u64 {
 /// measurement (50 µs, once per process): an upper bound of the rate the
 /// session's calibration will find.
 fn tsc_ticks_per_ns_ceil() -> u64 {
-    static STEP: OnceLock<u64> = OnceLock::new();
-    *STEP.get_or_init(|| {
+    ((estimated_tsc_hz() / 1e9 * 1.02).ceil() as u64).clamp(1, 64)
+}
+
+/// The TSC's rate, measured once per process over 50 µs (within a few
+/// tenths of a percent; the session's calibration refines it).
+fn estimated_tsc_hz() -> f64 {
+    static HZ: OnceLock<f64> = OnceLock::new();
+    *HZ.get_or_init(|| {
         let (t0, i0) = (tsc(), Instant::now());
         while i0.elapsed() < Duration::from_micros(50) {
             std::hint::spin_loop();
         }
         let (t1, ns) = (tsc(), i0.elapsed().as_nanos() as f64);
-        let per_ns = t1.wrapping_sub(t0) as f64 / ns.max(1.0);
-        ((per_ns * 1.02).ceil() as u64).clamp(1, 64)
+        t1.wrapping_sub(t0) as f64 / ns.max(1.0) * 1e9
     })
 }
 
@@ -165,6 +170,14 @@ impl Clock {
             c.fixed_ticks_per_second = Some(c.measure());
         }
         c
+    }
+
+    /// Ticks per second known now, without waiting: the calibrated value
+    /// if there is one, else the quick estimate (for a crash-safe file's
+    /// initialization record, corrected later; see `crate::session`).
+    pub(crate) fn provisional_ticks_per_second(&self) -> u64 {
+        self.fixed_ticks_per_second
+            .unwrap_or_else(|| estimated_tsc_hz().round() as u64)
     }
 
     fn measure(&self) -> u64 {

@@ -64,7 +64,10 @@ impl Inner {
                 let ok = encode_into_vec(record, &mut self.words).is_ok();
                 self.records += ok as u64;
                 if let (true, Some(m)) = (ok, &self.mirror) {
-                    crate::memory::filler::store_record(&m[start..], &self.words[start..]);
+                    crate::memory::filler::store_record(
+                        m.slice(start..self.words.len()),
+                        &self.words[start..],
+                    );
                 }
                 ok
             }

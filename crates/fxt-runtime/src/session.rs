@@ -199,7 +199,14 @@ pub fn start(config: Config) -> Result<Session, StartError> {
 
     // Sizes: the durable region takes ~1/16 of the buffer, the ring the rest.
     let buffer = config.buffer_size.max(MIN_BUFFER_SIZE);
-    let durable_bytes = (buffer / 16).clamp(64 << 10, 16 << 20);
+    // A crash-safe file writes its durable region before `start` returns:
+    // at most 512 KiB of it (strings past it are written inline).
+    let durable_max = if config.crash_safe {
+        512 << 10
+    } else {
+        16 << 20
+    };
+    let durable_bytes = (buffer / 16).clamp(64 << 10, durable_max);
     let ring_bytes = buffer - durable_bytes;
     let mut chunk = config
         .chunk_size
@@ -221,26 +228,28 @@ pub fn start(config: Config) -> Result<Session, StartError> {
         }
     }
 
-    // The initialization record comes first in a streamed or crash-safe
-    // file: calibrate now.
-    let clock = Clock::start(
-        config.clock == ClockSource::Auto,
-        mode == Mode::Streaming || config.crash_safe,
-    );
+    // The initialization record comes first in a streamed file: calibrate
+    // now. (A crash-safe file starts with an estimate, corrected below.)
+    let clock = Clock::start(config.clock == ClockSource::Auto, mode == Mode::Streaming);
     let pid = std::process::id() as u64;
     let pname = process_name();
     let provider_name = config
         .provider_name
         .clone()
         .unwrap_or_else(|| pname.clone());
+    let mut init_tps = None;
     let (ring, durable) = if config.crash_safe {
         // File: [preamble][durable region][chunks], the ring on a 4 KiB
-        // boundary (see `mapped`).
-        let pre = collect::preamble(&provider_name, clock.ticks_per_second());
+        // boundary. Only the preamble and the durable region are written
+        // now; the file grows over the chunks ahead of the writers (the
+        // prefaulter) or as they reach them (see `memory::file_map`).
+        let pre = collect::preamble(&provider_name, clock.provisional_ticks_per_second());
         let ring_start = (pre.len() + durable_bytes / 8).next_multiple_of(4096 / 8);
         let ring_words = chunks * chunk_words;
-        let map = FileMap::create(&config.output, &pre, ring_start + ring_words)
+        let map = FileMap::create(&config.output, &pre, ring_start, ring_start + ring_words)
             .map_err(|e| StartError::Io(config.output.clone(), e))?;
+        // The initialization record's last word: its ticks per second.
+        init_tps = Some(Words::mapped(map.clone(), pre.len() - 1, 1));
         let ring = Ring::with_words(
             mode,
             chunks,
@@ -257,7 +266,8 @@ pub fn start(config: Config) -> Result<Session, StartError> {
         )
     };
     if config.prefault == Prefault::AtStart {
-        prefault::populate(ring.words());
+        prefault::prepare_all(ring.words())
+            .map_err(|e| StartError::Io(config.output.clone(), e))?;
     }
 
     let generation = ctl.next_generation(callsite::GEN_MASK as u32);
@@ -278,6 +288,7 @@ pub fn start(config: Config) -> Result<Session, StartError> {
         output: config.output.clone(),
         mode,
         crash_safe: config.crash_safe,
+        init_tps,
         large_records: config.large_records,
         start_pid: std::process::id(),
         finish_state: Mutex::new(None),
@@ -293,7 +304,8 @@ pub fn start(config: Config) -> Result<Session, StartError> {
                     s.ring.words(),
                     || s.ring.leased_frontier(),
                     &s.prefault_stop,
-                )
+                );
+                correct_init_record(&s);
             });
         // Without the thread the writers fault pages themselves.
         *lock(&shared.prefaulter) = spawned.ok();
@@ -320,6 +332,16 @@ pub fn start(config: Config) -> Result<Session, StartError> {
         output: config.output,
         mode,
     })
+}
+
+/// Writes the calibrated ticks per second into a crash-safe file's
+/// initialization record (one aligned 8-byte store: a reader of the file
+/// sees the estimate or the calibrated value, both whole). Waits for the
+/// calibration's minimum time if needed.
+fn correct_init_record(shared: &Shared) {
+    if let Some(w) = &shared.init_tps {
+        w.slice(0..1)[0].store(shared.clock.ticks_per_second(), Ordering::Relaxed);
+    }
 }
 
 /// [`start`] with [`Config::from_env`].

@@ -61,6 +61,8 @@ fn child(spec: &str) -> ! {
             .crash_safe(true),
     )
     .expect("start");
+    // For the kills right after `start` (see `run_early`).
+    println!("started");
     std::mem::forget(session);
     let counts: Arc<Vec<AtomicU64>> = Arc::new((0..THREADS).map(|_| AtomicU64::new(0)).collect());
     for t in 0..THREADS {
@@ -102,6 +104,10 @@ fn check_file(path: &Path) -> (HashMap<u64, Vec<u64>>, usize) {
     assert_eq!(bytes.len() % 8, 0, "file size");
     let records =
         decode_all(&bytes).unwrap_or_else(|e| panic!("{}: invalid trace: {e}", path.display()));
+    // Perfetto and Tracy size every record by header bits 4-15: they walk
+    // it record for record as the decoder does.
+    let framing = fxt_format::compat::framing_issues(&bytes);
+    assert!(framing.is_empty(), "{}: {framing:?}", path.display());
     common::check_preamble(&records);
     let mut fillers = 0;
     for r in &records {
@@ -225,6 +231,56 @@ fn run(mode: &str, delay: Duration) {
     std::fs::remove_file(&path).unwrap();
 }
 
+/// Kills the child `delay` after its `start` returned (or, with
+/// `after_spawn`, `delay` after it was spawned, whatever it was doing),
+/// then checks the file if there is one: it must be a valid trace as it is,
+/// each thread's events a prefix `0..n`.
+fn run_early(delay: Duration, after_spawn: bool) {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let path = dir.join(format!(
+        "crash-early-{}-{after_spawn}-{}.fxt",
+        delay.as_micros(),
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&path);
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .env(CHILD, format!("oneshot:{}", path.display()))
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn the child");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    if !after_spawn {
+        let first = lines.next().expect("the child speaks").unwrap();
+        assert_eq!(first, "started");
+    }
+    let t0 = Instant::now();
+    while t0.elapsed() < delay {
+        std::hint::spin_loop();
+    }
+    child.kill().expect("SIGKILL");
+    child.wait().unwrap();
+    drop(lines);
+    if !path.exists() {
+        assert!(after_spawn, "no file after start returned");
+        println!("  killed {delay:?} after spawn: no file yet: ok");
+        return;
+    }
+    let (per, fillers) = check_file(&path);
+    for (t, seqs) in &per {
+        let mut sorted = seqs.clone();
+        sorted.sort_unstable();
+        let n = sorted.len() as u64;
+        assert!(
+            sorted.iter().copied().eq(0..n),
+            "thread {t}: seqs are not 0..{n}"
+        );
+    }
+    let total: usize = per.values().map(Vec::len).sum();
+    let when = if after_spawn { "spawn" } else { "start" };
+    println!("  killed {delay:?} after {when}: {total} events, {fillers} fillers: ok");
+    std::fs::remove_file(&path).unwrap();
+}
+
 fn main() {
     if let Ok(spec) = std::env::var(CHILD) {
         child(&spec);
@@ -245,6 +301,22 @@ fn main() {
     }
     for delay in [5, 40, 150] {
         run("circular", Duration::from_millis(delay));
+    }
+    // Random moments within the first milliseconds: right after spawn
+    // (before, during or after `start`) and within 1 ms of `start`
+    // returning (the file still growing ahead of the writers).
+    let mut seed = Instant::now().elapsed().as_nanos() as u64 ^ u64::from(std::process::id());
+    let mut next = move |bound: u64| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) % bound
+    };
+    for _ in 0..6 {
+        run_early(Duration::from_micros(next(20_000)), true);
+    }
+    for _ in 0..6 {
+        run_early(Duration::from_micros(next(1000)), false);
     }
     println!("test result: ok.");
 }

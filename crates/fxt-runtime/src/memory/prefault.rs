@@ -19,7 +19,7 @@
 use std::sync::atomic::AtomicBool;
 
 use super::atomic::{AtomicU64, Ordering};
-use super::words::PAGE_WORDS;
+use super::words::{Words, PAGE_WORDS};
 
 /// Words populated per step (256 KiB): small enough to notice a stop or
 /// the writers' progress quickly, large enough to amortize the call.
@@ -27,8 +27,9 @@ const SLICE_WORDS: usize = 256 << 10 >> 3;
 
 /// Populates `words` from the writers' frontier on, until the end or
 /// `stop`. `frontier()` is the word index below which writers have
-/// already leased (and so faulted, or are faulting) the memory.
-pub(crate) fn run(words: &[AtomicU64], frontier: impl Fn() -> usize, stop: &AtomicBool) {
+/// already leased (and so faulted, or are faulting) the memory. Words of
+/// a crash-safe file are grown first ([`Words::ready`]).
+pub(crate) fn run(words: &Words, frontier: impl Fn() -> usize, stop: &AtomicBool) {
     lower_priority();
     let mut pos = 0;
     while pos < words.len() && !stop.load(std::sync::atomic::Ordering::Relaxed) {
@@ -37,13 +38,27 @@ pub(crate) fn run(words: &[AtomicU64], frontier: impl Fn() -> usize, stop: &Atom
         if pos >= end {
             break;
         }
-        populate(&words[pos..end]);
+        if words.ready(pos..end).is_err() {
+            // The file cannot grow (disk full): writers will find out.
+            break;
+        }
+        populate(words.slice(pos..end));
         pos = end;
     }
 }
 
+/// Makes all of `words` ready and faults it in (`Prefault::AtStart`).
+pub(crate) fn prepare_all(words: &Words) -> std::io::Result<()> {
+    words.ready(0..words.len())?;
+    populate(words.slice(0..words.len()));
+    Ok(())
+}
+
 /// Faults `words` in for writing without changing them.
 pub(crate) fn populate(words: &[AtomicU64]) {
+    if words.is_empty() {
+        return;
+    }
     if !populate_write(words) {
         // No MADV_POPULATE_WRITE (Linux < 5.14, other systems): a
         // compare-exchange of 0 with 0 writes (so faults the page in for

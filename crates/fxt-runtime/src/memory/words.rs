@@ -1,34 +1,36 @@
 //! The memory of a buffer: `Words`, atomic words on the heap (zeroed,
-//! faulted in lazily, huge pages where Linux offers them) or in a shared
-//! file mapping.
+//! faulted in lazily) or in a shared mapping of a file that grows.
+
+use std::ops::Range;
 
 use super::atomic::AtomicU64;
 
-/// The memory of a buffer: `len` atomic words at `ptr`, owned through
-/// `backing` (zeroed heap memory, or a part of a shared file mapping). It
-/// derefs to `&[AtomicU64]` exactly like a `Box<[AtomicU64]>` (a pointer
-/// and a length, no branch), so the hot path is the same for both.
+/// Words per 4 KiB page.
+pub(crate) const PAGE_WORDS: usize = 4096 / 8;
+
+/// The memory of a buffer: `len` atomic words, owned through `backing`
+/// (zeroed heap memory, or a part of a shared file mapping). Reached by
+/// ranges ([`Words::slice`]) rather than as one slice, because the mapped
+/// kind may only be referenced where its file has grown
+/// ([`Words::ready`]).
 #[cfg(not(loom))]
 pub(crate) struct Words {
-    ptr: core::ptr::NonNull<AtomicU64>,
     len: usize,
     backing: Backing,
 }
 
 #[cfg(not(loom))]
 enum Backing {
-    /// Nothing to free (`len == 0`).
-    Empty,
-    /// Allocated by the global allocator with this layout.
-    Heap(std::alloc::Layout),
-    /// A range of a file mapping, kept alive by this reference.
-    Mapped(#[allow(dead_code)] std::sync::Arc<super::file_map::FileMap>),
+    /// `len` zeroed words from the global allocator (`None` when empty).
+    Heap(Option<core::ptr::NonNull<AtomicU64>>, std::alloc::Layout),
+    /// Words `start..start + len` of a file mapping.
+    Mapped(std::sync::Arc<super::file_map::FileMap>, usize),
 }
 
 // SAFETY: `Words` is, in effect, an owned `[AtomicU64]` (the heap
 // allocation is owned exclusively; a mapping is owned jointly through an
 // `Arc`, and only ever accessed as atomics). `[AtomicU64]` is `Send` and
-// `Sync`, and `Backing` holds only `Send + Sync` data.
+// `Sync`, and `Backing` holds only `Send + Sync` data besides the pointer.
 #[cfg(not(loom))]
 unsafe impl Send for Words {}
 // SAFETY: see `Send`: shared access only hands out `&[AtomicU64]`.
@@ -36,26 +38,12 @@ unsafe impl Send for Words {}
 unsafe impl Sync for Words {}
 
 #[cfg(not(loom))]
-impl core::ops::Deref for Words {
-    type Target = [AtomicU64];
-    #[inline(always)]
-    fn deref(&self) -> &[AtomicU64] {
-        // SAFETY: `ptr` is non-null, aligned for `AtomicU64` and valid for
-        // reads and writes of `len` initialized words for as long as
-        // `backing` lives, which is as long as `self` (both constructors,
-        // `Words::zeroed` and `Words::mapped`, establish this). The memory
-        // is only accessed through atomics, so shared references are sound.
-        unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
-    }
-}
-
-#[cfg(not(loom))]
 impl Drop for Words {
     fn drop(&mut self) {
-        if let Backing::Heap(layout) = self.backing {
+        if let Backing::Heap(Some(ptr), layout) = self.backing {
             // SAFETY: `ptr` was returned by `alloc_zeroed(layout)` in
             // `Words::zeroed` and is freed only here, once.
-            unsafe { std::alloc::dealloc(self.ptr.as_ptr() as *mut u8, layout) }
+            unsafe { std::alloc::dealloc(ptr.as_ptr() as *mut u8, layout) }
         }
     }
 }
@@ -64,9 +52,8 @@ impl Drop for Words {
 impl core::fmt::Debug for Words {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let kind = match self.backing {
-            Backing::Empty => "empty",
-            Backing::Heap(_) => "heap",
-            Backing::Mapped(_) => "mapped",
+            Backing::Heap(..) => "heap",
+            Backing::Mapped(..) => "mapped",
         };
         write!(f, "Words({kind}, {} words)", self.len)
     }
@@ -80,15 +67,14 @@ impl Words {
     /// lazily: a 256 MiB buffer costs nothing until it is written.
     pub(crate) fn zeroed(n: usize) -> Words {
         use std::alloc::{alloc_zeroed, handle_alloc_error, Layout};
-        if n == 0 {
-            return Words {
-                ptr: core::ptr::NonNull::dangling(),
-                len: 0,
-                backing: Backing::Empty,
-            };
-        }
         let layout =
             Layout::array::<AtomicU64>(n).expect("buffer size overflows the address space");
+        if n == 0 {
+            return Words {
+                len: 0,
+                backing: Backing::Heap(None, layout),
+            };
+        }
         // SAFETY: `layout` has a non-zero size (n > 0).
         let ptr = unsafe { alloc_zeroed(layout) } as *mut AtomicU64;
         let Some(ptr) = core::ptr::NonNull::new(ptr) else {
@@ -96,11 +82,10 @@ impl Words {
         };
         // All-zero bytes are a valid `AtomicU64` (it has the bit validity
         // of `u64`), so the `n` words are initialized; `Words` frees them
-        // with `layout` (see `Deref` and `Drop`).
+        // with `layout` (see `slice` and `Drop`).
         Words {
-            ptr,
             len: n,
-            backing: Backing::Heap(layout),
+            backing: Backing::Heap(Some(ptr), layout),
         }
     }
 
@@ -110,36 +95,55 @@ impl Words {
         start: usize,
         len: usize,
     ) -> Words {
-        let all = map.words();
         assert!(
-            start <= all.len() && len <= all.len() - start,
+            start <= map.len_words() && len <= map.len_words() - start,
             "range outside the mapping"
         );
-        let ptr = core::ptr::NonNull::from(&all[start..start + len]).cast::<AtomicU64>();
         Words {
-            ptr,
             len,
-            backing: Backing::Mapped(map),
+            backing: Backing::Mapped(map, start),
+        }
+    }
+
+    /// Number of words.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The words of `range` (inside `0..len`; for mapped words, inside
+    /// what [`Words::ready`] made ready — else this panics).
+    #[inline]
+    pub(crate) fn slice(&self, range: Range<usize>) -> &[AtomicU64] {
+        assert!(range.start <= range.end && range.end <= self.len);
+        match &self.backing {
+            Backing::Heap(None, _) => &[],
+            Backing::Heap(Some(ptr), _) => {
+                // SAFETY: `ptr` is aligned and valid for reads and writes
+                // of `len` initialized words for as long as `self` lives
+                // (see `zeroed`); `range` lies inside them (asserted). The
+                // memory is only accessed through atomics, so shared
+                // references are sound.
+                unsafe { core::slice::from_raw_parts(ptr.as_ptr().add(range.start), range.len()) }
+            }
+            Backing::Mapped(map, start) => map.slice(start + range.start, range.len()),
+        }
+    }
+
+    /// Makes `range` usable: for words of a growing file, grows the file
+    /// over it (appending fillers); heap words always are.
+    pub(crate) fn ready(&self, range: Range<usize>) -> std::io::Result<()> {
+        match &self.backing {
+            Backing::Heap(..) => Ok(()),
+            Backing::Mapped(map, start) => map.grow_to((start + range.end) * 8),
         }
     }
 }
-
-/// Words per 4 KiB page.
-pub(crate) const PAGE_WORDS: usize = 4096 / 8;
 
 /// The memory of a buffer under loom: a boxed slice (loom's atomics are
 /// not plain memory, so they are constructed one by one).
 #[cfg(loom)]
 #[derive(Debug)]
 pub(crate) struct Words(Box<[AtomicU64]>);
-
-#[cfg(loom)]
-impl core::ops::Deref for Words {
-    type Target = [AtomicU64];
-    fn deref(&self) -> &[AtomicU64] {
-        &self.0
-    }
-}
 
 #[cfg(loom)]
 impl Words {
@@ -152,5 +156,17 @@ impl Words {
     /// under loom.
     pub(crate) fn mapped(_: std::sync::Arc<super::file_map::FileMap>, _: usize, _: usize) -> Words {
         unimplemented!("crash-safe mode under loom")
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub(crate) fn slice(&self, range: Range<usize>) -> &[AtomicU64] {
+        &self.0[range]
+    }
+
+    pub(crate) fn ready(&self, _: Range<usize>) -> std::io::Result<()> {
+        Ok(())
     }
 }

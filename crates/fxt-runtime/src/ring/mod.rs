@@ -85,9 +85,9 @@ const fn state(seq: u64, s: u64) -> u64 {
     (seq << 2) | s
 }
 
-/// Per-chunk bookkeeping, on its own cache lines (its owner stores
-/// `committed` once per record).
+/// Per-chunk bookkeeping, on its own cache lines (see [`Metas`]).
 #[derive(Debug)]
+#[repr(C)]
 struct ChunkMeta {
     /// `seq << 2 | FREE/OWNED/RELEASED`; see the module docs. Written by the
     /// owner (plain stores), by a claiming writer (CAS) and by the streamer.
@@ -95,6 +95,93 @@ struct ChunkMeta {
     /// `records << 32 | words`: what the current owner has published in
     /// this chunk. Written only by the owner, with Release stores.
     committed: AtomicU64,
+}
+
+/// The chunks' records, each on its own pair of cache lines (its owner
+/// stores `committed` once per record).
+///
+/// They live in zeroed words from the allocator (large blocks are mapped
+/// lazily, so a 4 GiB buffer's 65536 records cost nothing at `start`), one
+/// record every [`META_STRIDE`] words. (A `Box<[CachePadded<_>]>` would be
+/// zeroed by hand: the allocator only hands out zeroed pages for the
+/// alignment of a word.)
+#[cfg(not(loom))]
+#[derive(Debug)]
+struct Metas {
+    words: Words,
+    n: usize,
+}
+
+/// Words from one chunk record to the next: 128 bytes, two cache lines
+/// (which also defeats the adjacent-line prefetcher).
+#[cfg(not(loom))]
+const META_STRIDE: usize = 128 / 8;
+
+#[cfg(not(loom))]
+impl Metas {
+    /// `n` records, every chunk FREE with nothing committed.
+    fn new(n: usize) -> Metas {
+        const _: () = assert!(state(0, FREE) == 0);
+        Metas {
+            words: Words::zeroed(n * META_STRIDE),
+            n,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.n
+    }
+}
+
+#[cfg(not(loom))]
+impl core::ops::Index<usize> for Metas {
+    type Output = ChunkMeta;
+
+    #[inline]
+    fn index(&self, i: usize) -> &ChunkMeta {
+        assert!(i < self.n);
+        let w = self.words.slice(i * META_STRIDE..i * META_STRIDE + 2);
+        // SAFETY: `ChunkMeta` is `repr(C)` with two `AtomicU64` fields, the
+        // layout of the two words `w` points to (aligned for `AtomicU64`);
+        // zero is each field's initial value (state(0, FREE) == 0 and
+        // committed 0, asserted in `new`); the reference borrows `self`,
+        // which owns the words.
+        unsafe { &*(w.as_ptr() as *const ChunkMeta) }
+    }
+}
+
+/// The chunks' records under loom (its atomics are constructed one by one).
+#[cfg(loom)]
+#[derive(Debug)]
+struct Metas(Box<[CachePadded<ChunkMeta>]>);
+
+#[cfg(loom)]
+impl Metas {
+    fn new(n: usize) -> Metas {
+        Metas(
+            (0..n)
+                .map(|_| {
+                    CachePadded::new(ChunkMeta {
+                        state: AtomicU64::new(state(0, FREE)),
+                        committed: AtomicU64::new(0),
+                    })
+                })
+                .collect(),
+        )
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
+#[cfg(loom)]
+impl core::ops::Index<usize> for Metas {
+    type Output = ChunkMeta;
+
+    fn index(&self, i: usize) -> &ChunkMeta {
+        &self.0[i]
+    }
 }
 
 /// A writer's claim on one chunk: which chunk, and the sequence number it
@@ -127,7 +214,7 @@ pub struct ChunkSnapshot {
 pub struct Ring {
     words: Words,
     chunk_words: usize,
-    meta: Box<[CachePadded<ChunkMeta>]>,
+    meta: Metas,
     /// Next sequence number to hand out. Only `fetch_add`ed: Relaxed in
     /// oneshot mode (the number only has to be unique), AcqRel in the
     /// others (see `acquire`).
@@ -168,14 +255,7 @@ impl Ring {
         Ring {
             words,
             chunk_words,
-            meta: (0..chunks)
-                .map(|_| {
-                    CachePadded::new(ChunkMeta {
-                        state: AtomicU64::new(state(0, FREE)),
-                        committed: AtomicU64::new(0),
-                    })
-                })
-                .collect(),
+            meta: Metas::new(chunks),
             next_seq: CachePadded::new(AtomicU64::new(0)),
             epoch: CachePadded::new(AtomicU64::new(0)),
             mode,
@@ -185,7 +265,7 @@ impl Ring {
 
     /// The words of the whole ring.
     #[inline(always)]
-    pub fn words(&self) -> &[AtomicU64] {
+    pub(crate) fn words(&self) -> &Words {
         &self.words
     }
 
@@ -250,7 +330,11 @@ impl Ring {
                 self.meta[idx]
                     .state
                     .store(state(seq, OWNED), Ordering::Relaxed);
-                Some((Lease { idx, seq }, 0))
+                let lease = Lease { idx, seq };
+                if !self.ready(&lease) {
+                    return None;
+                }
+                Some((lease, 0))
             }
             Mode::Circular | Mode::Streaming => {
                 'seqs: for _ in 0..n {
@@ -305,6 +389,9 @@ impl Ring {
                     fence(Ordering::Release);
                     meta.committed.store(0, Ordering::Relaxed);
                     let lease = Lease { idx, seq };
+                    if !self.ready(&lease) {
+                        return None;
+                    }
                     if self.crash_safe && cur != state(0, FREE) {
                         // Used before: erase the old records (we own the
                         // chunk, and the Acquire CAS made them visible).
@@ -317,13 +404,27 @@ impl Ring {
         }
     }
 
+    /// Makes the chunk of a lease just taken usable (a crash-safe file
+    /// grows over it, see `crate::memory::file_map`). When it cannot be
+    /// (the file cannot grow: disk full), the chunk is given back empty and
+    /// `false` returned: the writer drops its record and counts it.
+    #[cold]
+    fn ready(&self, lease: &Lease) -> bool {
+        let base = lease.idx * self.chunk_words;
+        if self.words.ready(base..base + self.chunk_words).is_ok() {
+            return true;
+        }
+        self.release(lease);
+        false
+    }
+
     /// The words of the chunk of `lease` and its `committed` word, for the
     /// owner's [`Cursor`].
     #[inline]
     pub(crate) fn chunk(&self, lease: &Lease) -> (&[AtomicU64], &AtomicU64) {
         let base = lease.idx * self.chunk_words;
         (
-            &self.words[base..base + self.chunk_words],
+            self.words.slice(base..base + self.chunk_words),
             &self.meta[lease.idx].committed,
         )
     }
@@ -383,7 +484,8 @@ impl Ring {
     #[inline]
     pub fn chunk_data(&self, snap: &ChunkSnapshot) -> &[AtomicU64] {
         let base = snap.idx * self.chunk_words;
-        &self.words[base..base + snap.words.min(self.chunk_words)]
+        self.words
+            .slice(base..base + snap.words.min(self.chunk_words))
     }
 
     /// Whether the words read from `snap` since it was taken are its data:

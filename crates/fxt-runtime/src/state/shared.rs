@@ -64,6 +64,10 @@ pub(crate) struct Shared {
     /// Blobs over 32 KiB are written as large blob records (else as split
     /// blob groups).
     pub(crate) large_records: bool,
+    /// Crash-safe: the ticks-per-second word of the file's initialization
+    /// record, written with an estimate at start and corrected once the
+    /// clock is calibrated.
+    pub(crate) init_tps: Option<crate::memory::words::Words>,
     /// The ring and durable region are a mapping of `output`.
     pub(crate) crash_safe: bool,
     /// The process that started the session (a forked child is not it).
