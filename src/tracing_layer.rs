@@ -651,23 +651,26 @@ where
         if site.plain.site().is_none() {
             return;
         }
-        // Few arguments (the common case) use small arrays.
-        let record = if site.names.is_empty() {
-            // Room for the message argument only.
-            record_event::<1>
-        } else if site.names.len() < 4 {
-            record_event::<4>
-        } else {
-            record_event::<{ MAX_ARGS + 1 }>
-        };
         SCRATCH.with(|cell| match cell.try_borrow_mut() {
             Ok(mut scratch) => {
                 scratch.clear();
-                record(site, event, &mut scratch);
+                record_sized(site, event, &mut scratch);
             }
             // An event emitted while formatting another one's fields.
-            Err(_) => record(site, event, &mut String::new()),
+            Err(_) => record_sized(site, event, &mut String::new()),
         });
+    }
+}
+
+/// [`record_event`] with arrays sized for the call site: few arguments (the
+/// common case) use small ones.
+#[inline]
+fn record_sized(site: &'static LayerSite, event: &Event<'_>, scratch: &mut String) {
+    match site.names.len() {
+        // Room for the message argument only.
+        0 => record_event::<1>(site, event, scratch),
+        1..=3 => record_event::<4>(site, event, scratch),
+        _ => record_event::<{ MAX_ARGS + 1 }>(site, event, scratch),
     }
 }
 
@@ -681,13 +684,9 @@ fn record_event<const N: usize>(site: &'static LayerSite, event: &Event<'_>, scr
         message: Message::Absent,
     };
     event.record(&mut visitor);
-    let EventVisitor {
-        slots,
-        scratch,
-        message,
-        ..
-    } = visitor;
-    let scratch: &str = scratch;
+    // Borrowed in place, not moved (a move copies the slot array).
+    let (slots, message) = (&visitor.slots, visitor.message);
+    let scratch: &str = visitor.scratch;
     let (callsite, message_arg) = match message {
         Message::Absent => (site.plain, None),
         Message::Same => match site.named.get() {
