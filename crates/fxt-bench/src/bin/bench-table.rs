@@ -459,6 +459,9 @@ fn latency(o: &Options) -> String {
         "| load | scenario | threads | tracer | p50 | p99 | p99.99 | max | events > 50 µs |\n\
          |---|---|---:|---|---:|---:|---:|---:|---:|\n",
     );
+    // Verdicts of the rows without a neighbour: (scenario, threads, tracer,
+    // p99.99 ns, events over 50 µs).
+    let mut quiet: Vec<(Scenario, usize, &str, f64, u64)> = Vec::new();
     let exe = std::env::current_exe().expect("own path");
     for loaded in [false, true] {
         let _neighbour = loaded.then(|| {
@@ -478,6 +481,10 @@ fn latency(o: &Options) -> String {
                         continue;
                     }
                     let f = |i: usize| w[i].parse::<f64>().map_or("?".into(), fmt_ns);
+                    if !loaded {
+                        let p9999 = w[2].parse().unwrap_or(f64::NAN);
+                        quiet.push((s, t, tr, p9999, w[4].parse().unwrap_or(u64::MAX)));
+                    }
                     let _ = writeln!(
                         out,
                         "| {load_name} | {} | {t} | {tr} | {} | {} | {} | {} | {}{} |",
@@ -496,6 +503,23 @@ fn latency(o: &Options) -> String {
                 }
             }
         }
+    }
+    out.push_str(
+        "\nTargets without the neighbour (p99.99 under 1 µs; no event over 50 µs, next to the floor's count in the same run, which is the machine's own preemption):\n",
+    );
+    for &(s, t, tr, p9999, over) in quiet.iter().filter(|q| q.2 != "floor") {
+        let floor_over = quiet
+            .iter()
+            .find(|q| q.0 == s && q.1 == t && q.2 == "floor")
+            .map_or(String::from("?"), |q| q.4.to_string());
+        let _ = writeln!(
+            out,
+            "* {tr}, {}, {t} thread(s): p99.99 {} ns — {}; events over 50 µs: {over} (floor {floor_over}) — {}",
+            s.describe(),
+            fmt_ns(p9999),
+            if p9999 < 1000.0 { "met" } else { "**missed**" },
+            if over == 0 { "met" } else { "**missed**" },
+        );
     }
     out
 }
