@@ -267,7 +267,7 @@ fn many_sessions_in_one_process() {
                 n += 1;
                 // Release: an iteration counted here was published before.
                 iterations.store(n, Ordering::Release);
-                if n % 16 == 0 {
+                if n.is_multiple_of(16) {
                     std::thread::yield_now();
                 }
             }

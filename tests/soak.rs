@@ -44,20 +44,20 @@ fn worker(t: u64, stop: &AtomicBool) {
     while !stop.load(Ordering::Relaxed) {
         seq += 1;
         trace_instant!("soak", "tick", "t" => t, "seq" => seq, "label" => "worker");
-        if seq % 8 == 0 {
+        if seq.is_multiple_of(8) {
             let _work = trace_duration_scope!("soak", "work", "t" => t, "seq" => seq);
             trace_counter!("soak", "load", id = t, "seq" => seq, "ratio" => seq as f64 / 7.0);
         }
-        if seq % 64 == 0 {
+        if seq.is_multiple_of(64) {
             trace_log!("soak", "worker {t} at {seq}");
         }
-        if seq % 128 == 0 {
+        if seq.is_multiple_of(128) {
             trace_blob!("soak", "state", seq.to_le_bytes());
         }
-        if seq % 4096 == 0 {
+        if seq.is_multiple_of(4096) {
             fxt::set_thread_name(&format!("worker-{t}-{seq}"));
         }
-        if seq % 32 == 0 {
+        if seq.is_multiple_of(32) {
             std::thread::yield_now();
         }
     }

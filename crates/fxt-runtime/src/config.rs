@@ -110,6 +110,7 @@ pub struct Config {
     pub(crate) prefault: Prefault,
     pub(crate) crash_safe: bool,
     pub(crate) large_records: bool,
+    pub(crate) snapshot_signal: Option<i32>,
 }
 
 impl Default for Config {
@@ -133,6 +134,7 @@ impl Config {
             prefault: Prefault::Background,
             crash_safe: false,
             large_records: false,
+            snapshot_signal: None,
         }
     }
 
@@ -147,6 +149,7 @@ impl Config {
     /// | `FXT_CLOCK` | `monotonic` forces the monotonic clock; `auto`/`tsc` = default | auto |
     /// | `FXT_PREFAULT` | `background`, `start` (`1`) or `off` (`0`): when the buffer's pages are faulted in ([`Config::prefault`]) | `background` |
     /// | `FXT_CRASH_SAFE` | `1` backs the buffer with the output file ([`Config::crash_safe`]) | `0` |
+    /// | `FXT_SNAPSHOT_SIGNAL` | `USR1`, `USR2`, … : that signal writes a snapshot ([`Config::snapshot_signal`], `crate::snapshot_on_signal`) | none |
     /// | `FXT_LARGE_RECORDS` | `1` writes blobs over 32 KiB as large blob records ([`Config::large_records`]) | `0` |
     ///
     /// A value that does not parse is reported on stderr and ignored.
@@ -193,6 +196,14 @@ impl Config {
                 Some(p) => c.prefault = p,
                 None => eprintln!(
                     "fxt: ignoring FXT_PREFAULT={v:?}: expected background, start (1) or off (0)"
+                ),
+            }
+        }
+        if let Ok(v) = std::env::var("FXT_SNAPSHOT_SIGNAL") {
+            match parse_signal(&v) {
+                Some(sig) => c.snapshot_signal = Some(sig),
+                None => eprintln!(
+                    "fxt: ignoring FXT_SNAPSHOT_SIGNAL={v:?}: expected USR1, USR2, HUP, QUIT or a number"
                 ),
             }
         }
@@ -283,6 +294,15 @@ impl Config {
         self
     }
 
+    /// A signal (e.g. `libc::SIGUSR1`) that writes a snapshot of the
+    /// session next to its output while it keeps recording (installed at
+    /// `start`; see `snapshot_on_signal`). `FXT_SNAPSHOT_SIGNAL` in
+    /// [`Config::from_env`].
+    pub fn snapshot_signal(mut self, signal: i32) -> Config {
+        self.snapshot_signal = Some(signal);
+        self
+    }
+
     /// Write a blob over 32 KiB as one large blob record (record type 15;
     /// default: off). By default it is written as a split blob group (an
     /// instant with the blob's size and part count, then blob records of at
@@ -359,4 +379,18 @@ pub fn parse_size(s: &str) -> Option<usize> {
         _ => return None,
     };
     n.checked_mul(1usize << shift)
+}
+
+/// Parses a signal for `FXT_SNAPSHOT_SIGNAL`: `USR1`, `SIGUSR2`, … or a
+/// number.
+pub(crate) fn parse_signal(s: &str) -> Option<i32> {
+    let s = s.trim().to_ascii_uppercase();
+    let s = s.strip_prefix("SIG").unwrap_or(&s);
+    match s {
+        "USR1" => Some(libc::SIGUSR1),
+        "USR2" => Some(libc::SIGUSR2),
+        "HUP" => Some(libc::SIGHUP),
+        "QUIT" => Some(libc::SIGQUIT),
+        n => n.parse().ok().filter(|&n: &i32| n > 0 && n < 65),
+    }
 }

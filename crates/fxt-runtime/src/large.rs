@@ -68,6 +68,19 @@ impl LargeRecords {
         true
     }
 
+    /// Copies of every record kept so far (oldest first), left in place (a
+    /// snapshot: the final collection still writes them).
+    pub(crate) fn copy(&self) -> Vec<Large> {
+        self.lock()
+            .records
+            .iter()
+            .map(|l| Large {
+                words: l.words.clone(),
+                records: l.records,
+            })
+            .collect()
+    }
+
     /// Takes every record kept so far (oldest first), freeing their budget.
     pub(crate) fn take(&self) -> Vec<Large> {
         let mut l = self.lock();

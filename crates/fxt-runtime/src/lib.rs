@@ -28,6 +28,7 @@
 //! | `FXT_CLOCK` | `monotonic` to force the monotonic clock | auto |
 //! | `FXT_PREFAULT` | `background`, `start` (`1`) or `off` (`0`) ([`Config::prefault`]) | `background` |
 //! | `FXT_CRASH_SAFE` | `1`: the buffer is the output file ([`Config::crash_safe`]) | `0` |
+//! | `FXT_SNAPSHOT_SIGNAL` | `USR1`, `USR2`, …: that signal writes a snapshot ([`snapshot_on_signal`]) | none |
 //! | `FXT_LARGE_RECORDS` | `1`: blobs over 32 KiB as large blob records ([`Config::large_records`]) | `0` (split blob groups) |
 //!
 //! # Cost
@@ -95,8 +96,8 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]
 
-// Layers, bottom to top; each imports only the ones above it in this
-// list (checked in CI by `.ci/modcycles`). `docs/ARCHITECTURE.md` draws them.
+// Each module imports only modules of lower layers (the order is in the
+// crate docs above and in `tests/layers.rs`, which checks it).
 mod args;
 mod callsite;
 mod clock;
@@ -116,6 +117,7 @@ pub mod ring;
 #[cfg(not(loom))]
 mod ring;
 mod session;
+mod snapshot;
 mod state;
 mod stats;
 mod thread;
@@ -136,5 +138,6 @@ pub use session::{
     disable_category, enable_category, install_panic_hook, is_enabled, start, start_from_env,
     Session, StartError, FINISH_GRACE,
 };
+pub use snapshot::{snapshot, snapshot_on_signal};
 pub use stats::Stats;
 pub use thread::set_thread_name;

@@ -43,6 +43,7 @@ use crate::memory::file_map::FileMap;
 use crate::memory::prefault;
 use crate::memory::words::Words;
 use crate::ring::Ring;
+use crate::snapshot::{snapshot_shared, write_renamed};
 use crate::state::control::{Filter, ACTIVE, CONTROL, FORKED, UNFINISHED};
 use crate::state::shared::lock;
 use crate::state::{control, forked, Shared};
@@ -292,6 +293,7 @@ pub fn start(config: Config) -> Result<Session, StartError> {
         large_records: config.large_records,
         start_pid: std::process::id(),
         finish_state: Mutex::new(None),
+        snapshots: AtomicU64::new(0),
     });
     shared.durable.name_process(pid, &pname);
 
@@ -327,6 +329,11 @@ pub fn start(config: Config) -> Result<Session, StartError> {
     callsite::reset_all(&ctl, STALE);
     drop(ctl);
 
+    if let Some(sig) = config.snapshot_signal {
+        if let Err(e) = crate::snapshot::snapshot_on_signal(sig) {
+            eprintln!("fxt: cannot install the snapshot signal {sig}: {e}");
+        }
+    }
     Ok(Session {
         shared: Some(shared),
         output: config.output,
@@ -384,6 +391,51 @@ impl Session {
     pub fn finish_to_vec(self) -> Result<(Vec<u8>, Stats), CollectError> {
         let mut v = Vec::new();
         let stats = self.finish_to_writer(&mut v)?;
+        Ok((v, stats))
+    }
+}
+
+/// Snapshots: a complete trace of everything published so far, written
+/// while the session keeps recording. Writers never wait for a snapshot:
+/// it copies what is published (the durable records, the large records,
+/// every chunk's committed records, a chunk re-taken by a writer during
+/// the copy being left out and counted in the snapshot's
+/// `records_dropped`), consumes nothing, and is followed by an instant
+/// event `fxt`/`snapshot` with a u64 argument `snapshot` (its number in
+/// the session, from 1) right after the durable records. In circular mode
+/// each snapshot holds the newest records of every thread (a flight
+/// recorder). In streaming mode it holds what is still in the buffer (the
+/// rest is already in the streamed file).
+impl Session {
+    /// Writes a snapshot next to the configured output
+    /// (`trace.fxt` → `trace.snapshot-1.fxt`, `-2`, …) and returns its path.
+    pub fn snapshot(&self) -> Result<(PathBuf, Stats), CollectError> {
+        match &self.shared {
+            Some(s) => snapshot_shared(s),
+            None => Err(CollectError::NoSession),
+        }
+    }
+
+    /// A snapshot to `path` (written under a temporary name, then renamed).
+    pub fn snapshot_to_path(&self, path: impl AsRef<Path>) -> Result<Stats, CollectError> {
+        let s = self.shared.as_ref().ok_or(CollectError::NoSession)?;
+        let n = s.snapshots.fetch_add(1, Ordering::Relaxed) + 1;
+        write_renamed(path.as_ref(), |f| {
+            Ok(collect::Collector::snapshot(s, f, n)?)
+        })
+    }
+
+    /// A snapshot to any writer.
+    pub fn snapshot_to_writer<W: Write>(&self, w: W) -> Result<Stats, CollectError> {
+        let s = self.shared.as_ref().ok_or(CollectError::NoSession)?;
+        let n = s.snapshots.fetch_add(1, Ordering::Relaxed) + 1;
+        Ok(collect::Collector::snapshot(s, w, n)?)
+    }
+
+    /// A snapshot into memory.
+    pub fn snapshot_to_vec(&self) -> Result<(Vec<u8>, Stats), CollectError> {
+        let mut v = Vec::new();
+        let stats = self.snapshot_to_writer(&mut v)?;
         Ok((v, stats))
     }
 }
@@ -479,21 +531,7 @@ fn write_out(shared: &Arc<Shared>, target: Target<'_>) -> Result<Stats, CollectE
 /// never truncated under the collector.
 fn write_file(shared: &Shared, path: &Path) -> Result<Stats, CollectError> {
     if shared.crash_safe && same_file(path, &shared.output) {
-        let mut name = path.file_name().unwrap_or_default().to_os_string();
-        name.push(format!(".fxt-tmp-{}", std::process::id()));
-        let tmp = path.with_file_name(name);
-        let result = File::create(&tmp)
-            .map_err(CollectError::from)
-            .and_then(|f| collect::write_trace(shared, f))
-            .and_then(|stats| {
-                std::fs::rename(&tmp, path)
-                    .map(|_| stats)
-                    .map_err(Into::into)
-            });
-        if result.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        return result;
+        return write_renamed(path, |f| collect::write_trace(shared, f));
     }
     // No BufWriter: collection stages into its own large blocks.
     let file = File::create(path)?;
@@ -533,20 +571,25 @@ fn finish_stream(shared: &Shared) -> Result<Stats, CollectError> {
     Ok(stats?)
 }
 
-/// Installs a panic hook that finishes the live session (writes its trace
-/// to its configured output) when a panic is about to end the process,
-/// then runs the hook that was installed before (which prints the panic
-/// message).
+/// Installs a panic hook that makes sure a panic leaves the trace in the
+/// configured output, then runs the hook that was installed before (which
+/// prints the panic message).
 ///
-/// "About to end the process" means: every panic when the program is
-/// built with `panic = "abort"` (the hook runs before the abort), and a
-/// panic on the main thread when unwinding. A panic on another thread only
-/// ends that thread while unwinding (the program may join it, or a runtime
-/// may catch it), so the session keeps recording; it is finished as usual,
-/// or by this hook if the panic then reaches the main thread.
+/// * `panic = "abort"`: every panic ends the process, so the hook finishes
+///   the session (writes the file) before the abort.
+/// * Unwinding, on the main thread: the panic may end the process or be
+///   caught (`catch_unwind` in a test harness, a request handler). The
+///   hook writes a *snapshot* to the configured output and tracing goes
+///   on: if the panic is caught, later records are recorded and the final
+///   finish rewrites the file with everything; if it is not, the session
+///   guard dropped while unwinding `main` finishes it (the file then holds
+///   everything up to the panic). A crash-safe session's file is valid
+///   already, and a streaming session's is being written: no snapshot.
+/// * Unwinding, on another thread: nothing (that thread ends, the program
+///   may join it; the session keeps recording).
 ///
-/// The session's guard, dropped later (during unwinding, say), sees the
-/// session finished and does not write the file again. The hook skips the
+/// The session's guard, dropped later, sees a session the hook finished
+/// and does not write the file again. The hook skips the
 /// collection rather than deadlock when the panicking thread holds fxt's
 /// control lock or is itself finishing the session. Installing it twice
 /// chains it twice (harmless: the session is finished once).
@@ -575,6 +618,27 @@ fn finish_on_panic() {
         return;
     };
     if shared.start_pid != std::process::id() {
+        return;
+    }
+    if !cfg!(panic = "abort") {
+        if shared.crash_safe || shared.mode == Mode::Streaming {
+            return;
+        }
+        let n = shared.snapshots.fetch_add(1, Ordering::Relaxed) + 1;
+        match write_renamed(&shared.output, |f| {
+            Ok(collect::Collector::snapshot(&shared, f, n)?)
+        }) {
+            Ok(stats) => eprintln!(
+                "fxt: panic: snapshot written to {} ({} records, {} dropped); tracing goes on",
+                shared.output.display(),
+                stats.records_written,
+                stats.records_dropped
+            ),
+            Err(e) => eprintln!(
+                "fxt: panic: writing a snapshot to {} failed: {e}",
+                shared.output.display()
+            ),
+        }
         return;
     }
     let mut state = match shared.finish_state.try_lock() {

@@ -20,4 +20,12 @@ pub struct Stats {
     pub threads: u64,
     /// Ticks per second written in the initialization record.
     pub ticks_per_second: u64,
+    /// Records emitted, since the previous finish in this process, for a
+    /// session that had already ended (threads still running after
+    /// `finish`, thread-local destructors): in no file, counted here by the
+    /// next finish or snapshot. (A writer preempted for longer than
+    /// `FINISH_GRACE` between its call-site check and its publication can
+    /// still publish into a chunk already collected: such a record is
+    /// neither in the file nor counted.)
+    pub late_records_dropped: u64,
 }

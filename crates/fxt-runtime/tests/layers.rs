@@ -23,6 +23,7 @@ const LAYERS: &[&str] = &[
     "emit",
     "collect",
     "macro_support",
+    "snapshot",
     "session",
 ];
 

@@ -1,6 +1,15 @@
-//! `install_panic_hook`: a panic that ends the process writes the live
-//! session's trace first, and the session guard dropped afterwards (while
-//! unwinding) does not write it again.
+//! `install_panic_hook`: what a panic leaves in the output.
+//!
+//! * Unwinding on the main thread (`main`, and `thread`: a worker's panic
+//!   that `main` propagates): the hook writes a snapshot of everything so
+//!   far to the output and tracing goes on; the session guard, dropped
+//!   while unwinding, then writes the whole trace there.
+//! * A caught panic (`caught`): the snapshot, then tracing goes on; the
+//!   final file holds the records emitted after the panic too.
+//! * `panic = "abort"` (`abort`): the hook finishes the session before the
+//!   abort.
+//! * Crash-safe (`crash-safe`): the file is valid as it is; the hook adds
+//!   nothing, the guard rewrites it compactly while unwinding.
 //!
 //! ```text
 //! cargo test -p fxt-runtime --test panic_hook
@@ -76,6 +85,24 @@ fn child(spec: &str) {
     for w in workers {
         w.join().unwrap();
     }
+    if case == "caught" {
+        let caught = std::panic::catch_unwind(|| panic!("main fails"));
+        assert!(caught.is_err());
+        // Tracing goes on: two more threads record after the panic.
+        std::thread::scope(|s| {
+            for t in 2..4u64 {
+                s.spawn(move || {
+                    for i in 0..500 {
+                        common::emit(t, i);
+                    }
+                });
+            }
+        });
+        std::mem::forget(_aside);
+        let stats = _session.finish().unwrap();
+        assert_eq!(stats.records_dropped, 0);
+        std::process::exit(3);
+    }
     panic!("main fails");
 }
 
@@ -90,42 +117,75 @@ fn run(case: &str) {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "the child did not panic");
+    assert!(!out.status.success(), "the child did not end in failure");
     let message = if case == "thread" {
         "worker 1 fails"
     } else {
         "main fails"
     };
     assert!(stderr.contains(message), "{stderr}");
-    assert_eq!(
-        stderr.matches("fxt: panic: trace written").count(),
-        1,
-        "{stderr}"
+    let count = |m: &str| stderr.matches(m).count();
+    let (snapshots, finished) = (
+        count("fxt: panic: snapshot written"),
+        count("fxt: panic: trace written"),
     );
-    let written = if case == "abort" {
-        // Nothing unwound: the hook's file is where it wrote it.
-        assert!(!moved(&path).exists(), "abort: a destructor ran");
-        path.clone()
-    } else {
-        assert!(
-            !path.exists(),
-            "{case}: the trace was written again after the hook"
+    let check = |file: &Path, threads: u64, snapshot: bool| {
+        let bytes =
+            std::fs::read(file).unwrap_or_else(|e| panic!("{case}: {}: {e}", file.display()));
+        let records = common::decode(&bytes);
+        common::check_preamble(&records);
+        let marked = records.iter().any(|r| {
+            matches!(r, fxt_format::decode::Record::Event(e) if e.category == "fxt" && e.name == "snapshot")
+        });
+        assert_eq!(
+            marked,
+            snapshot,
+            "{case}: {} is a snapshot: {marked}",
+            file.display()
         );
-        moved(&path)
+        common::assert_exactly_once(&common::stress_events(&records), threads, 500);
+        records
     };
-    let bytes = std::fs::read(&written).expect("the hook's trace");
-    let records = common::decode(&bytes);
-    common::check_preamble(&records);
-    assert!(
-        !records
-            .iter()
-            .any(|r| matches!(r, fxt_format::decode::Record::String { index: 0, .. })),
-        "{case}: the trace is not the compact one"
-    );
-    let evs = common::stress_events(&records);
-    common::assert_exactly_once(&evs, 2, 500);
+    match case {
+        "main" | "thread" => {
+            assert_eq!((snapshots, finished), (1, 0), "{stderr}");
+            // The hook's snapshot (moved aside while unwinding), then the
+            // whole trace the guard wrote.
+            check(&moved(&path), 2, true);
+            check(&path, 2, false);
+        }
+        "caught" => {
+            assert_eq!(out.status.code(), Some(3), "{stderr}");
+            assert_eq!((snapshots, finished), (1, 0), "{stderr}");
+            check(&path, 4, false);
+        }
+        "abort" => {
+            // The emulation runs the unwinding build's hook (a snapshot;
+            // built with `panic = "abort"` the hook finishes instead), then
+            // aborts: nothing unwinds, the hook's file is where it wrote it
+            // and holds everything.
+            assert_eq!((snapshots, finished), (1, 0), "{stderr}");
+            assert!(!moved(&path).exists(), "abort: a destructor ran");
+            let records = check(&path, 2, true);
+            assert!(
+                !records
+                    .iter()
+                    .any(|r| matches!(r, fxt_format::decode::Record::String { index: 0, .. })),
+                "{case}: the trace is not the compact one"
+            );
+        }
+        _ => {
+            // Crash-safe: nothing from the hook; the raw file (moved
+            // aside) is valid, and the guard wrote the compact one.
+            assert_eq!((snapshots, finished), (0, 0), "{stderr}");
+            check(&moved(&path), 2, false);
+            check(&path, 2, false);
+        }
+    }
+    for f in [&path, &moved(&path)] {
+        let _ = std::fs::remove_file(f);
+    }
     println!("  {case}: ok");
-    std::fs::remove_file(&written).unwrap();
 }
 
 fn main() {
@@ -134,7 +194,7 @@ fn main() {
         return;
     }
     println!("panic_hook:");
-    for case in ["main", "thread", "crash-safe", "abort"] {
+    for case in ["main", "thread", "caught", "crash-safe", "abort"] {
         run(case);
     }
     println!("test result: ok.");

@@ -53,7 +53,7 @@ impl Progress {
     #[inline]
     pub fn tick(&mut self, position: u64) {
         self.ticks = self.ticks.wrapping_add(1);
-        if self.ticks % TICK_EVERY == 0 {
+        if self.ticks.is_multiple_of(TICK_EVERY) {
             self.update(position);
         }
     }

@@ -44,12 +44,15 @@ pub enum CollectError {
     /// it can only be finished with [`crate::Session::finish`] (or
     /// `finish_to_path` with that same path).
     Streaming,
+    /// There is no live session to snapshot.
+    NoSession,
 }
 
 impl fmt::Display for CollectError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CollectError::Io(e) => write!(f, "writing the trace failed: {e}"),
+            CollectError::NoSession => write!(f, "no tracing session is live"),
             CollectError::Streaming => write!(
                 f,
                 "a streaming session writes to its configured output; finish it with Session::finish"
@@ -62,7 +65,7 @@ impl std::error::Error for CollectError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             CollectError::Io(e) => Some(e),
-            CollectError::Streaming => None,
+            CollectError::Streaming | CollectError::NoSession => None,
         }
     }
 }
@@ -104,6 +107,11 @@ pub(crate) struct Collector<W: Write> {
     /// The first I/O error; from then on nothing more is written.
     error: Option<io::Error>,
     ticks_per_second: u64,
+    /// A snapshot of a live session: its number, until the marker event
+    /// is written (see [`Collector::snapshot`]).
+    snapshot: Option<u64>,
+    /// The session is live: chunks are copied aside and validated.
+    live: bool,
 }
 
 impl<W: Write> Collector<W> {
@@ -119,6 +127,8 @@ impl<W: Write> Collector<W> {
             lost: 0,
             error: None,
             ticks_per_second,
+            snapshot: None,
+            live: false,
         };
         let pre = preamble(&shared.provider_name, ticks_per_second);
         let r = c.stage.words(&pre, 3);
@@ -137,7 +147,10 @@ impl<W: Write> Collector<W> {
     /// new durable records, new large records, the chunks. With `free`,
     /// each chunk is freed for reuse once copied (streaming).
     pub(crate) fn pass(&mut self, shared: &Shared, chunks: &[ChunkSnapshot], free: bool) {
-        let large = shared.large.take();
+        let large = match self.snapshot {
+            Some(_) => shared.large.copy(),
+            None => shared.large.take(),
+        };
         if self.error.is_none() {
             let (from, prev) = (self.durable_pos, self.durable_records);
             let stage = &mut self.stage;
@@ -152,6 +165,12 @@ impl<W: Write> Collector<W> {
                 Err(e) => self.error = Some(e),
             }
         }
+        if let Some(n) = self.snapshot.take() {
+            // Right after the durable records, once (see `snapshot`).
+            let marker = snapshot_marker(shared, n);
+            let r = self.stage.words(&marker, 1);
+            self.check(r);
+        }
         for record in &large {
             if self.error.is_none() {
                 let r = self.stage.words(&record.words, record.records);
@@ -163,10 +182,20 @@ impl<W: Write> Collector<W> {
             self.lost += 1;
         }
         let mut copy = Vec::new();
-        for snap in chunks {
-            self.chunk(shared, snap, &mut copy);
-            if free {
-                shared.ring.free(snap);
+        if self.live {
+            // A live session's writers re-take chunks oldest first: copy
+            // newest first, so that what a snapshot loses to them is each
+            // thread's oldest data (its chunks keep a contiguous suffix),
+            // never a chunk between two kept ones.
+            for snap in chunks.iter().rev() {
+                self.chunk(shared, snap, &mut copy);
+            }
+        } else {
+            for snap in chunks {
+                self.chunk(shared, snap, &mut copy);
+                if free {
+                    shared.ring.free(snap);
+                }
             }
         }
         if self.error.is_none() {
@@ -186,9 +215,10 @@ impl<W: Write> Collector<W> {
         }
         let ring = &shared.ring;
         let data = ring.chunk_data(snap);
-        let r = if ring.mode() == Mode::Circular {
-            // A writer may re-acquire the chunk while we copy: copy
-            // aside, then check (seqlock read side, `Ring::validate`).
+        // A writer may re-acquire the chunk while we copy: circular mode
+        // when finishing, every mode in a snapshot of a live session.
+        let r = if ring.mode() == Mode::Circular || self.live {
+            // Copy aside, then check (seqlock read side, `Ring::validate`).
             copy.clear();
             copy.extend(data.iter().map(|w| w.load(Ordering::Relaxed)));
             if !ring.validate(snap) {
@@ -230,8 +260,46 @@ impl<W: Write> Collector<W> {
             durable_records: self.durable_records,
             threads: shared.thread_count(),
             ticks_per_second: self.ticks_per_second,
+            late_records_dropped: crate::state::control::LATE.swap(0, Ordering::Relaxed),
         })
     }
+}
+
+impl<W: Write> Collector<W> {
+    /// A snapshot of a live session, number `n`: one pass over every chunk
+    /// holding data without consuming anything (large records are copied,
+    /// chunks copied aside and validated, nothing freed), with a marker
+    /// event after the durable records.
+    pub(crate) fn snapshot(shared: &Shared, out: W, n: u64) -> io::Result<Stats> {
+        let mut c = Collector::start(shared, out);
+        c.snapshot = Some(n);
+        c.live = true;
+        let chunks = shared.ring.snapshot_all();
+        c.pass(shared, &chunks, false);
+        c.finish(shared)
+    }
+}
+
+/// Category, name and argument of the event that says a file is a
+/// snapshot (instant `fxt`/`snapshot`, u64 argument `snapshot` = its
+/// number in the session, from 1), right after the durable records.
+pub const SNAPSHOT_MARKER: (&str, &str, &str) = ("fxt", "snapshot", "snapshot");
+
+fn snapshot_marker(shared: &Shared, n: u64) -> Vec<u64> {
+    use fxt_format::encode::{Arg, ArgValue, Event, EventKind, StringRef, ThreadRef};
+    let (category, name, key) = SNAPSHOT_MARKER;
+    encode_to_vec(&Event {
+        kind: EventKind::Instant,
+        timestamp: crate::clock::read(shared.clock.use_tsc),
+        thread: ThreadRef::Inline {
+            process: shared.pid,
+            thread: crate::thread::os_tid(),
+        },
+        category: StringRef::Inline(category),
+        name: StringRef::Inline(name),
+        args: &[Arg::new(StringRef::Inline(key), ArgValue::U64(n))],
+    })
+    .unwrap_or_default()
 }
 
 /// Writes the whole trace of a stopped (oneshot or circular) session.

@@ -7,7 +7,7 @@
 //! fork child handler (in `crate::session`) takes no lock: it sets
 //! [`FORKED`] with a plain atomic store.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::Shared;
@@ -93,6 +93,12 @@ pub(crate) static CONTROL: Mutex<Control> = Mutex::new(Control {
 
 /// Whether a session is live (for `crate::is_enabled`).
 pub(crate) static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+/// Records emitted for a session that was already over when they were
+/// written (a thread still running, or a thread-local destructor, after
+/// `finish`): counted process-wide and reported by the next finish as
+/// `Stats::late_records_dropped`.
+pub(crate) static LATE: AtomicU64 = AtomicU64::new(0);
 
 /// Sessions started and not yet completely finished (their file written).
 pub(crate) static UNFINISHED: AtomicUsize = AtomicUsize::new(0);

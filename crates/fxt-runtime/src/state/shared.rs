@@ -72,6 +72,8 @@ pub(crate) struct Shared {
     pub(crate) crash_safe: bool,
     /// The process that started the session (a forked child is not it).
     pub(crate) start_pid: u32,
+    /// Snapshots taken so far (the next one's number is this + 1).
+    pub(crate) snapshots: AtomicU64,
     /// Held while the session is finished; `Some` once it is (see
     /// `crate::session`).
     pub(crate) finish_state: Mutex<Option<Stats>>,

@@ -113,12 +113,12 @@ impl Writer {
     #[cold]
     #[inline(never)]
     fn register(&mut self, generation: u32) -> bool {
-        let Some(s) = state::current() else {
+        let live = state::current().filter(|s| s.generation == generation);
+        let Some(s) = live else {
+            // The event's session is over.
+            state::control::LATE.fetch_add(1, Ordering::Relaxed);
             return false;
         };
-        if s.generation != generation {
-            return false;
-        }
         self.detach();
         if self.tid == 0 {
             self.tid = os_tid();
@@ -331,10 +331,14 @@ pub(crate) fn with_writer(site: Site, f: impl FnOnce(&mut Writer)) {
 #[inline(never)]
 fn orphan_drop(site: Site) {
     // `current` takes a lock: not in a forked child (it returns `None`).
-    if let Some(s) = state::current() {
-        if s.generation == site.generation() {
+    match state::current() {
+        Some(s) if s.generation == site.generation() => {
             s.orphan_dropped.fetch_add(1, Ordering::Relaxed);
         }
+        _ if !state::forked() => {
+            state::control::LATE.fetch_add(1, Ordering::Relaxed);
+        }
+        _ => {}
     }
 }
 
