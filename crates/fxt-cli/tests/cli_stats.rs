@@ -1,6 +1,5 @@
 //! `fxt stats`: counts, durations (complete events and begin/end pairs
 //! matched per thread), threads, dropped records; table and JSON.
-#![cfg(feature = "cli")]
 
 mod cli_support;
 use cli_support::*;

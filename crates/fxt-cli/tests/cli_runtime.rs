@@ -1,7 +1,6 @@
 //! The `fxt` command on a trace written by the fxt runtime itself: the
 //! strict checker accepts it, stats find its threads and durations, the
 //! JSON conversion names its threads.
-#![cfg(feature = "cli")]
 
 mod cli_support;
 use cli_support::*;

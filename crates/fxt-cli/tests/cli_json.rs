@@ -1,6 +1,5 @@
 //! `fxt json`: Chrome Trace Event JSON for every event type, metadata
 //! events, typed args, output file, damaged input.
-#![cfg(feature = "cli")]
 
 mod cli_support;
 use cli_support::*;

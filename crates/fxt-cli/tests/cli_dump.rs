@@ -1,5 +1,4 @@
 //! `fxt dump`: exact lines, offsets, stdin, damaged and garbage input.
-#![cfg(feature = "cli")]
 
 mod cli_support;
 use cli_support::*;

@@ -2,7 +2,6 @@
 //! damaged at random (truncated, bits flipped, size fields of zero, past the
 //! end or huge, garbage appended), finishes with a status of its own (0, 1
 //! or 2) and never panics or dies from a signal.
-#![cfg(feature = "cli")]
 
 mod cli_support;
 use cli_support::*;

@@ -1,5 +1,4 @@
 //! `fxt check`: strict validation with byte offsets and exit status.
-#![cfg(feature = "cli")]
 
 mod cli_support;
 use cli_support::*;

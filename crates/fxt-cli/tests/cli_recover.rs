@@ -1,5 +1,4 @@
 //! `fxt recover`: a clean trace from a damaged one.
-#![cfg(feature = "cli")]
 
 mod cli_support;
 use cli_support::*;

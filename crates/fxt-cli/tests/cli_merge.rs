@@ -1,6 +1,5 @@
 //! `fxt merge`: several providers' traces into one archive where each keeps
 //! its own string and thread tables.
-#![cfg(feature = "cli")]
 
 mod cli_support;
 use cli_support::*;
