@@ -101,6 +101,9 @@ struct Stats {
     process_names: HashMap<u64, String>,
     providers: BTreeMap<u32, (String, u64)>,
     buffer_filled: u64,
+    /// The number of the snapshot this file is, from its `fxt`/`snapshot`
+    /// instant (see `fxt_runtime::Session::snapshot`).
+    snapshot: Option<u64>,
     first_ns: Option<u64>,
     last_ns: Option<u64>,
 }
@@ -146,6 +149,16 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
                 _ => {}
             },
             Record::Event(e) => {
+                if e.category.as_str() == Some("fxt") && e.name.as_str() == Some("snapshot") {
+                    if let Some(fxt_format::decode::ArgValue::U64(n)) = e
+                        .args
+                        .iter()
+                        .find(|a| a.name.as_str() == Some("snapshot"))
+                        .map(|a| &a.value)
+                    {
+                        s.snapshot = Some(*n);
+                    }
+                }
                 *s.events_by_kind
                     .entry(crate::dump::event_kind_name(&e.kind))
                     .or_default() += 1;
@@ -249,6 +262,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             "processes": s.process_names.iter().map(|(k, n)| json!({
                 "process": k, "name": n,
             })).collect::<Vec<_>>(),
+            "snapshot": s.snapshot,
             "buffer_filled": s.buffer_filled > 0,
             "buffer_filled_events": s.buffer_filled,
         });
@@ -274,6 +288,10 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     }
     for (id, (name, tps)) in &s.providers {
         writeln!(w, "provider      #{id} {name:?}, {tps} ticks/s")?;
+    }
+    match s.snapshot {
+        Some(n) => writeln!(w, "snapshot      {n} (of a session still recording)")?,
+        None => writeln!(w, "snapshot      no")?,
     }
     if s.buffer_filled > 0 {
         writeln!(

@@ -165,3 +165,30 @@ fn stats_of_damaged_trace_warns_and_succeeds() {
     assert_eq!(s["damaged_at"], bytes.len() as u64 - 8);
     assert!(stderr(&out).contains(&format!("offset {:#x}", bytes.len() - 8)));
 }
+
+/// A snapshot written by the engine says so, with its number; the final
+/// file does not.
+#[test]
+fn stats_says_which_snapshot_a_file_is() {
+    let dir = std::env::temp_dir();
+    let id = std::process::id();
+    let (snap, last) = (
+        dir.join(format!("fxt-cli-snap-{id}.fxt")),
+        dir.join(format!("fxt-cli-final-{id}.fxt")),
+    );
+    let session = fxt::start(fxt::Config::new().output(&last)).unwrap();
+    fxt::trace_instant!("cli", "before");
+    session.snapshot_to_vec().unwrap(); // snapshot 1, in memory
+    session.snapshot_to_path(&snap).unwrap(); // snapshot 2
+    fxt::trace_instant!("cli", "after");
+    session.finish().unwrap();
+    assert_eq!(stats_json(&snap)["snapshot"], 2);
+    assert_eq!(stats_json(&last)["snapshot"], Value::Null);
+    let out = fxt(&["stats", p(&snap)]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("snapshot      2"), "{text}");
+    let out = fxt(&["stats", p(&last)]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("snapshot      no"));
+    let _ = std::fs::remove_file(&snap);
+    let _ = std::fs::remove_file(&last);
+}
