@@ -478,6 +478,7 @@ mod tests {
 
     #[test]
     fn fast_cursor_off_after_writer_destroyed() {
+        let _g = sessions();
         let dir = std::env::temp_dir();
         // 1: the session is finished and dropped before the thread exits:
         // its memory is freed when the writer lets go of its `Arc`.
@@ -528,6 +529,12 @@ mod tests {
         let _ = std::fs::remove_file(&path);
     }
 
+    /// One session at a time among these tests (they run in parallel).
+    fn sessions() -> std::sync::MutexGuard<'static, ()> {
+        static LOCK: Mutex<()> = Mutex::new(());
+        LOCK.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Nested durations begin on distinct nanoseconds for a reader that
     /// truncates ticks to nanoseconds, however close the clock readings.
     #[test]
@@ -555,6 +562,7 @@ mod tests {
     /// The step is at least the calibrated ticks per nanosecond.
     #[test]
     fn start_step_bounds_the_calibrated_rate() {
+        let _g = sessions();
         let path = std::env::temp_dir().join(format!("fxt-step-{}.fxt", std::process::id()));
         let session = crate::start(crate::Config::new().output(&path)).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(10));
