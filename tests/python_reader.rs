@@ -392,6 +392,7 @@ fn assert_python_agrees(name: &str, bytes: &[u8]) -> Value {
 #[test]
 fn python_fxt_package_reads_the_engines_traces_identically() {
     use fxt::{trace_counter, trace_duration_scope, trace_instant, trace_log};
+    let _g = sessions();
     let session = fxt::start(fxt::Config::new().buffer_size(1 << 20)).unwrap();
     std::thread::scope(|s| {
         for t in 0..3u64 {
@@ -418,6 +419,37 @@ fn python_fxt_package_reads_the_engines_traces_identically() {
         .count();
     // 3 threads x 100 x (duration + instant + counter) + 3 logs (no category).
     assert_eq!(events, 3 * 100 * 3);
+}
+
+/// One session at a time among the tests of this file that start one in
+/// this process (they run in parallel).
+fn sessions() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A snapshot of a live session (issue 14) is an ordinary trace plus its
+/// `fxt`/`snapshot` instant: the PyPI parser reads it as we do.
+#[test]
+fn python_fxt_package_reads_a_snapshot() {
+    use fxt::{trace_duration_scope, trace_instant};
+    let _g = sessions();
+    let session = fxt::start(fxt::Config::new().buffer_size(1 << 20)).unwrap();
+    for i in 0..50u64 {
+        let _d = trace_duration_scope!("py", "step", "i" => i);
+        trace_instant!("py", "tick", "i" => i);
+    }
+    let (snapshot, stats) = session.snapshot_to_vec().unwrap();
+    trace_instant!("py", "after");
+    session.finish_to_vec().unwrap();
+    assert_eq!(stats.records_dropped, 0);
+    let ours = assert_python_agrees("snapshot.fxt", &snapshot);
+    let text = ours.to_string();
+    assert!(text.contains("\"snapshot\""), "the marker is read");
+    assert!(
+        !text.contains("\"after\""),
+        "the snapshot ends where it was taken"
+    );
 }
 
 #[test]
