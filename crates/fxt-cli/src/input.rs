@@ -80,6 +80,16 @@ impl Input {
         Ok(input)
     }
 
+    /// All the input's bytes, for an input opened with
+    /// [`Input::open_bytes`] (`None` for a stream).
+    pub fn bytes(&self) -> Option<&[u8]> {
+        match &self.data {
+            Data::Mmap(m) => Some(m),
+            Data::Bytes(b) => Some(b),
+            Data::Stream(_) => None,
+        }
+    }
+
     /// Walks every record, calling `f` with the reader (for its offsets and
     /// provider state) and the record. Damage is reported on stderr, named
     /// by file and byte offset: a malformed record is skipped, the first

@@ -8,7 +8,8 @@
 //! | `fxt json FILE` | Chrome Trace Event JSON (chrome://tracing, Perfetto, speedscope) |
 //! | `fxt merge A B ... -o OUT` | one archive of several providers' traces |
 //! | `fxt check FILE` | strict validation; exits 1 on any problem |
-//! | `fxt recover FILE -o OUT` | every well-formed record up to the damage |
+//! | `fxt check --perfetto FILE` | what Perfetto and Tracy would misread or drop; exits 1 if any |
+//! | `fxt recover FILE -o OUT` | a trace `fxt check` passes, from every well-formed record up to the damage |
 //!
 //! `FILE` may be `-` for stdin. A damaged input is read up to the damage
 //! with a warning naming the file and byte offset.

@@ -1,19 +1,42 @@
 //! `fxt recover`: a clean trace from a damaged one (say, the file of a
-//! killed process).
+//! killed process), one that `fxt check` passes.
 //!
 //! Every well-formed record up to the damage is copied byte for byte (by
-//! its span in the input); a malformed record whose size is intact is left
-//! out, and reading stops at the first record whose framing is lost (cut
-//! short, size 0). A magic number record is put first if the input lacks
-//! one. The summary goes to stderr.
+//! its span in the input), except what the strict check would refuse, by
+//! the check's own rules ([`crate::check`]):
+//!
+//! | found | done |
+//! |---|---|
+//! | a malformed record whose size is intact | left out |
+//! | a record whose framing is lost (cut short, size 0) | reading stops there |
+//! | reserved bits set | cleared (the decoder reads the same record) |
+//! | a reference to an undefined string or thread | the record is left out |
+//! | a complete duration ending before it begins | left out |
+//! | a duration end with no open begin on its thread | left out |
+//! | a duration end whose name or time does not fit its begin | both left out |
+//! | a duration begin never ended | left out |
+//! | no magic number record first | one is put first |
+//!
+//! Leaving a record out never changes how the records kept decode: string,
+//! thread and provider records are never left out unless the decoder
+//! rejects them (and then it applied nothing of them), so every reference
+//! resolves in the output as it did in the input. Begin / end pairs are
+//! matched on the records kept only, as `check` matches them in the output.
+//!
+//! Two passes over the input: the first decides (holding only the offsets of
+//! records to leave out or repair, and the open begins), the second writes.
+//! The summary goes to stderr, with the records left out per reason.
 
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
-use fxt_format::decode::Record;
+use fxt_format::decode::{EventKind, Record, SliceReader};
 use fxt_format::encode::{write_record, MagicNumber};
+use fxt_format::reserved::clear_reserved_bits;
 
+use crate::check::{record_problems, Closed, Durations, Reason};
 use crate::input::Input;
 use crate::Error;
 
@@ -27,41 +50,151 @@ pub struct Args {
     output: String,
 }
 
+/// What happens to a well-formed record that is not copied as it is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fix {
+    /// Copied with its reserved bits cleared.
+    ClearReserved,
+    /// Left out.
+    Drop(Reason),
+}
+
 /// Runs `fxt recover`.
 pub fn run(args: Args) -> Result<ExitCode, Error> {
     let mut input = Input::open_bytes(&args.file)?;
+
+    // Pass 1: decide, by record offset.
+    let mut fixes: HashMap<u64, Fix> = HashMap::new();
+    let mut durations = Durations::default();
+    let walk = input.walk("recover", |reader, record| {
+        let offset = reader.record_offset();
+        let problems = record_problems(offset, &record, reader.record_bytes());
+        if let Some(p) = problems.iter().find(|p| p.reason != Reason::ReservedBits) {
+            fixes.insert(offset, Fix::Drop(p.reason));
+            return Ok(());
+        }
+        if !problems.is_empty() {
+            fixes.insert(offset, Fix::ClearReserved);
+        }
+        if let Record::Event(e) = &record {
+            match e.kind {
+                EventKind::DurationBegin => durations.begin(reader.provider_id(), offset, e),
+                EventKind::DurationEnd => match durations.end(reader.provider_id(), offset, e) {
+                    Closed::Nothing => {
+                        fixes.insert(offset, Fix::Drop(Reason::EndWithoutBegin));
+                        return Ok(());
+                    }
+                    Closed::Begin(begin, pair) if !pair.is_empty() => {
+                        // Both go: the records between them stay matched
+                        // as they were (an end closes the innermost begin).
+                        fixes.insert(offset, Fix::Drop(Reason::MismatchedEnd));
+                        fixes.insert(begin.offset, Fix::Drop(Reason::MismatchedEnd));
+                        return Ok(());
+                    }
+                    Closed::Begin(..) => {}
+                },
+                _ => {}
+            }
+        }
+        Ok(())
+    })?;
+    for (_, begin) in durations.never_ended() {
+        fixes.insert(begin.offset, Fix::Drop(Reason::NeverEnded));
+    }
+    // Decided once every fix is known: a begin left out for its end may
+    // have been the first record.
+    let needs_magic = first_kept_is_magic(input.bytes().unwrap_or_default(), &fixes) == Some(false);
+
+    // Pass 2: write.
     let out_name = args.output.clone();
     let file = File::create(&args.output)
         .map_err(|e| Error::msg(format!("cannot create {out_name}: {e}")))?;
     let mut out = BufWriter::with_capacity(1 << 16, file);
     let io_err = |e: std::io::Error| Error::io(&out_name, e);
-    let mut first = true;
     let mut kept = 0u64;
     let mut written = 0u64;
-    let walk = input.walk("recover", |reader, record| {
-        if first && record != Record::Magic {
-            write_record(&mut out, &MagicNumber).map_err(io_err)?;
-            written += 8;
+    if needs_magic {
+        write_record(&mut out, &MagicNumber).map_err(io_err)?;
+        written += 8;
+    }
+    let bytes = input.bytes().unwrap_or_default();
+    let mut reader = SliceReader::new(bytes);
+    let mut words: Vec<u64> = Vec::new();
+    while let Some(item) = reader.next() {
+        if item.is_err() {
+            continue; // counted by pass 1; a fatal one ends the iteration
         }
-        first = false;
-        let raw = reader.record_bytes().unwrap_or_default();
-        out.write_all(raw).map_err(io_err)?;
+        let raw = bytes
+            .get(reader.record_offset() as usize..reader.position() as usize)
+            .unwrap_or_default();
+        match fixes.get(&reader.record_offset()) {
+            Some(Fix::Drop(_)) => continue,
+            Some(Fix::ClearReserved) => {
+                words.clear();
+                words.extend(
+                    raw.chunks_exact(8)
+                        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default())),
+                );
+                clear_reserved_bits(&mut words);
+                for w in &words {
+                    out.write_all(&w.to_le_bytes()).map_err(io_err)?;
+                }
+            }
+            None => out.write_all(raw).map_err(io_err)?,
+        }
         written += raw.len() as u64;
         kept += 1;
-        Ok(())
-    })?;
+    }
     out.flush().map_err(io_err)?;
-    let skipped = walk.skipped.len();
-    match &walk.damage {
-        Some(d) => eprintln!(
-            "fxt: recovered {kept} records ({written} bytes) of {}; damage at offset {:#x}, {skipped} malformed records left out",
-            input.name,
-            d.offset()
+
+    let mut dropped: BTreeMap<Reason, u64> = BTreeMap::new();
+    let mut repaired = 0u64;
+    for fix in fixes.values() {
+        match fix {
+            Fix::Drop(reason) => *dropped.entry(*reason).or_default() += 1,
+            Fix::ClearReserved => repaired += 1,
+        }
+    }
+    let malformed = walk.skipped.len() as u64;
+    if malformed > 0 {
+        dropped.insert(Reason::Malformed, malformed);
+    }
+    let left_out: u64 = dropped.values().sum();
+    let name = &input.name;
+    let where_damage = match &walk.damage {
+        Some(d) => format!(
+            "damage at offset {:#x} ({} bytes after it not read)",
+            d.offset(),
+            bytes.len() as u64 - walk.bytes
         ),
-        None => eprintln!(
-            "fxt: recovered {kept} records ({written} bytes) of {}; no damage to the framing, {skipped} malformed records left out",
-            input.name
-        ),
+        None => "no damage to the framing".into(),
+    };
+    eprintln!(
+        "fxt: recovered {kept} records ({written} bytes) of {name}; {where_damage}; {left_out} records left out"
+    );
+    for (reason, n) in &dropped {
+        eprintln!("fxt:   left out {n}: {}", reason.describe());
+    }
+    if repaired > 0 {
+        let s = if repaired == 1 { "" } else { "s" };
+        eprintln!("fxt:   reserved bits cleared in {repaired} record{s}");
+    }
+    if needs_magic {
+        eprintln!("fxt:   magic number record added first");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether the first record pass 2 will copy (well-formed, not left out)
+/// is a magic number record; `None` if it will copy none.
+fn first_kept_is_magic(bytes: &[u8], fixes: &HashMap<u64, Fix>) -> Option<bool> {
+    let mut reader = SliceReader::new(bytes);
+    while let Some(item) = reader.next() {
+        let Ok(record) = item else { continue };
+        if matches!(fixes.get(&reader.record_offset()), Some(Fix::Drop(_))) {
+            continue;
+        }
+        return Some(record == Record::Magic);
+    }
+    None
 }

@@ -75,3 +75,171 @@ fn recover_of_garbage_writes_an_empty_trace() {
     assert!(stderr(&out).contains("offset 0x0"), "{}", stderr(&out));
     assert_eq!(std::fs::read(&clean).unwrap(), Vec::<u8>::new());
 }
+
+#[test]
+fn recover_drops_or_repairs_everything_check_refuses_and_counts_it_per_reason() {
+    let t1 = ThreadRef::Index(1);
+    let ev = |kind, ts, thread, category: u16, name: u16| {
+        event(
+            kind,
+            ts,
+            thread,
+            StringRef::Index(category),
+            StringRef::Index(name),
+            &[],
+        )
+    };
+    let mut t = Trace::with_provider(1, "app", 1_000_000_000)
+        .push(&StringRecord {
+            index: 1,
+            value: "c",
+        })
+        .push(&StringRecord {
+            index: 2,
+            value: "a",
+        })
+        .push(&StringRecord {
+            index: 3,
+            value: "b",
+        })
+        .push(&ThreadRecord {
+            index: 1,
+            process: 1,
+            thread: 2,
+        });
+    // Kept, with a reserved bit of its argument header cleared.
+    let args = [Arg::new(StringRef::Index(2), ArgValue::Bool(true))];
+    let clean = encode_to_vec(&event(
+        EventKind::Instant,
+        1,
+        t1,
+        StringRef::Index(1),
+        StringRef::Index(2),
+        &args,
+    ))
+    .unwrap();
+    let mut dirty = clean.clone();
+    dirty[2] |= 1 << 40;
+    t = t.raw(&dirty);
+    // Left out: undefined string, undefined thread.
+    t = t.push(&ev(EventKind::Instant, 2, t1, 9, 2));
+    t = t.push(&ev(EventKind::Instant, 3, ThreadRef::Index(4), 1, 2));
+    // Left out: a complete event ending before it begins.
+    t = t.push(&ev(EventKind::DurationComplete { end: 4 }, 5, t1, 1, 2));
+    // Left out: an end with no begin.
+    t = t.push(&ev(EventKind::DurationEnd, 6, t1, 1, 2));
+    // Left out in pairs: an end naming another begin, an end before its begin.
+    t = t.push(&ev(EventKind::DurationBegin, 10, t1, 1, 2));
+    t = t.push(&ev(EventKind::DurationEnd, 11, t1, 1, 3));
+    t = t.push(&ev(EventKind::DurationBegin, 20, t1, 1, 2));
+    t = t.push(&ev(EventKind::DurationEnd, 15, t1, 1, 2));
+    // Kept: a matched pair, with a nested pair inside.
+    t = t.push(&ev(EventKind::DurationBegin, 30, t1, 1, 2));
+    t = t.push(&ev(EventKind::DurationBegin, 31, t1, 1, 3));
+    t = t.push(&ev(EventKind::DurationEnd, 32, t1, 1, 3));
+    t = t.push(&ev(EventKind::DurationEnd, 33, t1, 1, 2));
+    // Left out: a begin never ended; a string record that is not UTF-8.
+    t = t.push(&ev(EventKind::DurationBegin, 40, t1, 1, 3));
+    let malformed_at = t.offset();
+    t = t.raw(&[0x0000_0001_0004_0022 | (2 << 32), 0xffff]);
+    // Kept.
+    t = t.push(&ev(EventKind::DurationComplete { end: 60 }, 50, t1, 1, 3));
+
+    let damaged = t.file("recover_reasons.fxt");
+    assert_eq!(fxt(&["check", p(&damaged)]).status.code(), Some(1));
+    let clean_file = tmp("recover_reasons_out.fxt");
+    let out = fxt(&["recover", p(&damaged), "-o", p(&clean_file)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let name = p(&damaged);
+    let written = std::fs::metadata(&clean_file).unwrap().len();
+    assert_eq!(
+        stderr(&out).lines().collect::<Vec<_>>(),
+        [
+            // The string's stream, one word into the record, is not UTF-8.
+            format!("fxt: warning: {name}: string at offset {:#x} is not valid UTF-8; record skipped", malformed_at + 8),
+            format!("fxt: recovered 13 records ({written} bytes) of {name}; no damage to the framing; 10 records left out"),
+            "fxt:   left out 1: malformed".into(),
+            "fxt:   left out 2: referring to an undefined string or thread".into(),
+            "fxt:   left out 1: complete durations ending before they begin".into(),
+            "fxt:   left out 1: duration ends without a begin".into(),
+            "fxt:   left out 4: duration ends naming another begin or ending before it, with those begins".into(),
+            "fxt:   left out 1: duration begins never ended".into(),
+            "fxt:   reserved bits cleared in 1 record".into(),
+        ]
+    );
+    let check = fxt(&["check", p(&clean_file)]);
+    assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));
+
+    let bytes = std::fs::read(&clean_file).unwrap();
+    let records = decode::decode_all(&bytes).expect("clean");
+    let events: Vec<(String, u64)> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Event(e) => Some((e.name.to_string(), e.timestamp)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        events,
+        [
+            ("a".into(), 1),
+            ("a".into(), 30),
+            ("b".into(), 31),
+            ("b".into(), 32),
+            ("a".into(), 33),
+            ("b".into(), 50)
+        ]
+    );
+    // The repaired instant is the clean encoding.
+    let words: Vec<u64> = bytes
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert!(
+        words.windows(clean.len()).any(|w| w == clean.as_slice()),
+        "the instant with its reserved bit cleared"
+    );
+    assert!(!words.windows(dirty.len()).any(|w| w == dirty.as_slice()));
+}
+
+#[test]
+fn recover_of_an_engine_trace_cut_after_a_begin_passes_check() {
+    let bytes = engine_trace(fxt::Config::new(), engine_workload);
+    // Cut 3 bytes into the record after the first begin of "flush".
+    let mut reader = decode::SliceReader::new(&bytes);
+    let mut cut = None;
+    let mut before = 0u64;
+    while let Some(r) = reader.next() {
+        before += 1;
+        if let Ok(Record::Event(e)) = r {
+            if e.kind == EventKind::DurationBegin {
+                cut = Some(reader.position() as usize + 3);
+                break;
+            }
+        }
+    }
+    let cut = cut.expect("a duration begin");
+    let damaged = tmp("recover_engine_cut.fxt");
+    std::fs::write(&damaged, &bytes[..cut]).unwrap();
+    let clean = tmp("recover_engine_cut_out.fxt");
+    let out = fxt(&["recover", p(&damaged), "-o", p(&clean)]);
+    assert!(out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("fxt: recovered {} records", before - 1)),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "damage at offset {:#x} (3 bytes after it not read)",
+            cut - 3
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("left out 1: duration begins never ended"),
+        "{err}"
+    );
+    let check = fxt(&["check", p(&clean)]);
+    assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));
+}

@@ -191,3 +191,51 @@ pub fn golden() -> Trace {
             &[],
         ))
 }
+
+/// Runs `body` in a fresh engine session configured by `config` and
+/// returns the trace it wrote. Sessions are process-wide: the tests of one
+/// binary take them one at a time.
+pub fn engine_trace(config: fxt::Config, body: impl FnOnce()) -> Vec<u8> {
+    static SESSION: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one_at_a_time = SESSION.lock().unwrap_or_else(|e| e.into_inner());
+    let session = fxt::start(config).expect("session starts");
+    body();
+    let (bytes, stats) = session.finish_to_vec().expect("collected");
+    assert_eq!(stats.records_dropped, 0, "{stats:?}");
+    bytes
+}
+
+/// A program's worth of the engine's record kinds, on two threads: nested
+/// durations (scopes and begin/end pairs), instants with arguments of
+/// several types, counters, async and flow events, a log record and a
+/// small blob.
+pub fn engine_workload() {
+    fxt::set_thread_name("main");
+    fn nest(depth: u32) {
+        let _d = fxt::trace_duration_scope!("work", "nest", "depth" => depth);
+        if depth > 0 {
+            nest(depth - 1);
+            fxt::trace_instant!("work", "leaf", "depth" => depth, "label" => "text", "ok" => true);
+        }
+    }
+    for i in 0..20u64 {
+        nest(4);
+        fxt::trace_counter!("mem", "heap", "used" => i * 10, "free" => 1.5f64);
+        fxt::trace_duration_begin!("io", "flush", "bytes" => 4096u32);
+        fxt::trace_duration_end!("io", "flush");
+    }
+    let id = fxt::next_async_id();
+    fxt::trace_async_begin!("rpc", "request", id = id, "method" => "get");
+    fxt::trace_flow_begin!("ipc", "message", id = id);
+    std::thread::spawn(move || {
+        fxt::set_thread_name("helper");
+        let _d = fxt::trace_duration_scope!("ipc", "receive");
+        fxt::trace_flow_end!("ipc", "message", id = id);
+        fxt::trace_async_end!("rpc", "request", id = id);
+        nest(3);
+    })
+    .join()
+    .unwrap();
+    fxt::trace_log!("app", "done after {} rounds", 20);
+    fxt::trace_blob!("app", "small", [7u8; 100]);
+}
