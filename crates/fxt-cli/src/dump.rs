@@ -11,12 +11,21 @@
 //!
 //! Strings are quoted (Rust escapes); a reference to an undefined string or
 //! thread index shows as `<undefined string #N>` / `<undefined thread #N>`.
+//!
+//! A split blob group (an instant `fxt.blob.size` / `fxt.blob.parts`, then
+//! its blob records; see `fxt_format::encode::SplitBlob`) shows as the
+//! instant and one blob holding the whole payload, `(joined from N blob
+//! records)`, at the offset of its first part; `--no-join` shows the parts
+//! as written. `--payloads` adds the bytes of blobs, large blobs and blob
+//! arguments in hex (`payload=0a1b..`).
 
 use std::fmt::Write as _;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
-use fxt_format::decode::{Arg, ArgValue, EventKind, Process, Record, Text, Thread};
+use fxt_format::decode::{
+    Arg, ArgValue, BlobJoiner, EventKind, Joined, Process, Record, Text, Thread,
+};
 
 use crate::input::Input;
 use crate::Error;
@@ -29,6 +38,13 @@ pub struct Args {
     /// Start each line with the record's byte offset.
     #[arg(long)]
     offsets: bool,
+    /// Print the bytes of blobs, large blobs and blob arguments (hex).
+    #[arg(long)]
+    payloads: bool,
+    /// Show the blob records of a split blob group as written instead of
+    /// one joined blob.
+    #[arg(long)]
+    no_join: bool,
 }
 
 /// Runs `fxt dump`.
@@ -37,16 +53,49 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut line = String::new();
-    input.walk("dump", |reader, record| {
+    let mut print = |joined: Joined| -> Result<(), Error> {
+        let Ok(record) = joined.item else {
+            return Ok(()); // the walk warns about it
+        };
         line.clear();
         if args.offsets {
-            let _ = write!(line, "{:#010x} ", reader.record_offset());
+            let _ = write!(line, "{:#010x} ", joined.offset);
         }
-        format_record(&mut line, &record);
+        format_record(&mut line, &record, args.payloads);
+        if joined.joined_parts > 0 {
+            let _ = write!(line, " (joined from {} blob records)", joined.joined_parts);
+        }
         line.push('\n');
         out.write_all(line.as_bytes())
             .map_err(|e| Error::io("stdout", e))
+    };
+    let mut joiner = BlobJoiner::new();
+    // Where the record after the last one seen starts: a record starting
+    // elsewhere means the walk skipped a malformed one, which ends a group.
+    let mut next_offset = 0u64;
+    input.walk("dump", |reader, record| {
+        let offset = reader.record_offset();
+        if args.no_join {
+            return print(Joined {
+                offset,
+                item: Ok(record),
+                joined_parts: 0,
+            });
+        }
+        if offset != next_offset {
+            joiner.finish();
+        }
+        next_offset = reader.position();
+        joiner.push(offset, Ok(record));
+        while let Some(joined) = joiner.pop() {
+            print(joined)?;
+        }
+        Ok(())
     })?;
+    joiner.finish();
+    while let Some(joined) = joiner.pop() {
+        print(joined)?;
+    }
     out.flush().map_err(|e| Error::io("stdout", e))?;
     Ok(ExitCode::SUCCESS)
 }
@@ -128,8 +177,9 @@ pub fn arg_value(out: &mut String, v: &ArgValue) {
     };
 }
 
-/// Appends ` key=value` for each argument.
-fn args(out: &mut String, args: &[Arg]) {
+/// Appends ` key=value` for each argument (blob arguments with their
+/// bytes if `payloads`).
+fn args(out: &mut String, args: &[Arg], payloads: bool) {
     for a in args {
         out.push(' ');
         match a.name.as_str() {
@@ -137,12 +187,42 @@ fn args(out: &mut String, args: &[Arg]) {
             None => text(out, &a.name),
         }
         out.push('=');
-        arg_value(out, &a.value);
+        match &a.value {
+            ArgValue::Blob(b) if payloads => {
+                let _ = write!(out, "blob({} bytes: ", b.len());
+                hex(out, b);
+                out.push(')');
+            }
+            v => arg_value(out, v),
+        }
     }
 }
 
-/// Formats one record as a line (without the newline).
-pub fn format_record(out: &mut String, record: &Record) {
+/// Appends ` payload=<hex>`.
+fn payload(out: &mut String, bytes: &[u8]) {
+    out.push_str(" payload=");
+    hex(out, bytes);
+}
+
+/// Appends `bytes` in lowercase hex.
+fn hex(out: &mut String, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(bytes.len() * 2);
+    for &b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+}
+
+/// Formats one record as a line (without the newline), with the bytes of
+/// its blobs if `payloads`.
+pub fn format_record(out: &mut String, record: &Record, payloads: bool) {
+    let args = |out: &mut String, a: &[Arg]| args(out, a, payloads);
+    let payload = |out: &mut String, bytes: &[u8]| {
+        if payloads {
+            payload(out, bytes);
+        }
+    };
     let _ = match record {
         Record::Magic => write!(out, "magic"),
         Record::ProviderInfo { provider_id, name } => {
@@ -194,7 +274,9 @@ pub fn format_record(out: &mut String, record: &Record) {
         Record::Blob(b) => {
             out.push_str("blob name=");
             text(out, &b.name);
-            write!(out, " type={:?} size={}", b.blob_type, b.payload.len())
+            let _ = write!(out, " type={:?} size={}", b.blob_type, b.payload.len());
+            payload(out, &b.payload);
+            Ok(())
         }
         Record::UserspaceObject(o) => {
             let _ = write!(out, "userspace_object pointer={:#x} process=", o.pointer);
@@ -264,6 +346,7 @@ pub fn format_record(out: &mut String, record: &Record) {
             text(out, &b.name);
             let _ = write!(out, " size={}", b.payload.len());
             args(out, &b.args);
+            payload(out, &b.payload);
             Ok(())
         }
         Record::LargeBlobNoMetadata(b) => {
@@ -271,7 +354,9 @@ pub fn format_record(out: &mut String, record: &Record) {
             text(out, &b.category);
             out.push_str(" name=");
             text(out, &b.name);
-            write!(out, " size={}", b.payload.len())
+            let _ = write!(out, " size={}", b.payload.len());
+            payload(out, &b.payload);
+            Ok(())
         }
         Record::Unknown(u) => write!(
             out,

@@ -10,6 +10,7 @@
 //! | `fxt check FILE` | strict validation; exits 1 on any problem |
 //! | `fxt check --perfetto FILE` | what Perfetto and Tracy would misread or drop; exits 1 if any |
 //! | `fxt recover FILE -o OUT` | a trace `fxt check` passes, from every well-formed record up to the damage |
+//! | `fxt convert --perfetto FILE -o OUT` | a copy that `fxt check --perfetto` passes |
 //!
 //! `FILE` may be `-` for stdin. A damaged input is read up to the damage
 //! with a warning naming the file and byte offset.
@@ -21,6 +22,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod check;
+mod convert;
 mod dump;
 mod input;
 mod json;
@@ -51,6 +53,8 @@ enum Command {
     Check(check::Args),
     /// Write every well-formed record of a damaged trace to a clean trace.
     Recover(recover::Args),
+    /// Rewrite a trace so that a viewer reads it whole (--perfetto: Perfetto, Tracy).
+    Convert(convert::Args),
 }
 
 /// An error that ends the command (exit status 2).
@@ -98,6 +102,7 @@ fn main() -> ExitCode {
         Command::Merge(args) => merge::run(args),
         Command::Check(args) => check::run(args),
         Command::Recover(args) => recover::run(args),
+        Command::Convert(args) => convert::run(args),
     };
     match result {
         Ok(code) => code,

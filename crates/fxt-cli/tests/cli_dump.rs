@@ -112,3 +112,141 @@ fn missing_file_is_an_error_naming_it() {
         stderr(&out)
     );
 }
+
+/// The hex `dump --payloads` prints after `payload=` (or in `blob(N bytes: ..)`).
+fn unhex(line: &str, after: &str) -> Vec<u8> {
+    let start = line.find(after).expect("a payload") + after.len();
+    let hex: &str = line[start..]
+        .split(|c: char| !c.is_ascii_hexdigit())
+        .next()
+        .unwrap();
+    (0..hex.len() / 2)
+        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+        .collect()
+}
+
+#[test]
+fn dump_joins_a_split_blob_group_and_shows_its_parts_on_request() {
+    let payload: Vec<u8> = (0..70_000u32).map(|i| (i % 253) as u8).collect();
+    let thread = ThreadRef::Inline {
+        process: 1,
+        thread: 2,
+    };
+    let blob = SplitBlob::new(
+        StringRef::Inline("c"),
+        StringRef::Inline("image"),
+        5,
+        thread,
+        &payload,
+    );
+    let t = Trace::new().push(&MagicNumber);
+    let group_at = t.offset();
+    let t = t.push(&blob);
+    let first_part_at = group_at
+        + encode_to_vec(&event(
+            EventKind::Instant,
+            5,
+            thread,
+            StringRef::Inline("c"),
+            StringRef::Inline("image"),
+            &[
+                Arg::new(StringRef::Inline("fxt.blob.size"), ArgValue::U64(70_000)),
+                Arg::new(StringRef::Inline("fxt.blob.parts"), ArgValue::U64(3)),
+            ],
+        ))
+        .unwrap()
+        .len() as u64
+            * 8;
+    let file = t.file("dump_split_blob.fxt");
+
+    let out = fxt(&["dump", "--offsets", p(&file)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out).lines().collect::<Vec<_>>(),
+        [
+            "0x00000000 magic".to_string(),
+            format!("{group_at:#010x} instant ts=5 thread=1/2 category=\"c\" name=\"image\" fxt.blob.size=70000 fxt.blob.parts=3"),
+            format!("{first_part_at:#010x} blob name=\"image\" type=Data size=70000 (joined from 3 blob records)"),
+        ]
+    );
+
+    let out = fxt(&["dump", "--payloads", p(&file)]);
+    let text = stdout(&out);
+    let line = text.lines().nth(2).unwrap();
+    assert_eq!(unhex(line, "payload="), payload);
+
+    let out = fxt(&["dump", "--no-join", "--offsets", p(&file)]);
+    let text = stdout(&out);
+    let parts: Vec<(u64, usize)> = text
+        .lines()
+        .filter(|l| l.contains(" blob "))
+        .map(|l| {
+            let offset = u64::from_str_radix(&l[2..10], 16).unwrap();
+            (offset, l.rsplit("size=").next().unwrap().parse().unwrap())
+        })
+        .collect();
+    assert_eq!(parts.len(), 3, "{text}");
+    assert_eq!(parts[0].0, first_part_at);
+    assert_eq!(parts.iter().map(|p| p.1).sum::<usize>(), 70_000);
+    assert!(
+        parts[1].1 == parts[0].1 && parts[2].1 < parts[0].1,
+        "{parts:?}"
+    );
+
+    // A malformed record between two parts breaks the group: shown as written.
+    let mut words = t.words.clone();
+    let second_part = (parts[1].0 / 8) as usize;
+    // A string record whose stream is not UTF-8 (size intact: skipped).
+    words.splice(
+        second_part..second_part,
+        [0x0000_0001_0002_0022u64 | (2 << 32), 0xffff],
+    );
+    let broken = tmp("dump_split_blob_broken.fxt");
+    std::fs::write(&broken, words_to_bytes(&words)).unwrap();
+    let out = fxt(&["dump", p(&broken)]);
+    let text = stdout(&out);
+    assert!(!text.contains("joined"), "{text}");
+    assert_eq!(text.lines().filter(|l| l.starts_with("blob ")).count(), 3);
+    assert!(stderr(&out).contains("record skipped"), "{}", stderr(&out));
+}
+
+#[test]
+fn dump_shows_the_bytes_of_an_engine_blob_whole_split_or_large() {
+    let blob: Vec<u8> = (0..100_000u32).map(|i| (i * 7 + i / 251) as u8).collect();
+    for large in [false, true] {
+        let bytes = engine_trace(fxt::Config::new().large_records(large), || {
+            fxt::trace_blob!("app", "image", &blob);
+            fxt::trace_blob!("app", "arg", [1u8, 2, 3]);
+            fxt::trace_instant!("app", "with blob", "b" => &[9u8, 8][..]);
+        });
+        let file = tmp(&format!("dump_engine_blob_{large}.fxt"));
+        std::fs::write(&file, &bytes).unwrap();
+        let out = fxt(&["dump", "--payloads", p(&file)]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stdout(&out);
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains("blob ") && l.contains("name=\"image\""))
+            .collect();
+        let heads: Vec<&str> = lines.iter().map(|l| &l[..l.len().min(120)]).collect();
+        assert_eq!(lines.len(), 1, "large records: {large}: {heads:?}");
+        if large {
+            assert!(lines[0].starts_with("large_blob "), "{}", heads[0]);
+        } else {
+            assert!(lines[0].starts_with("blob "), "{}", heads[0]);
+            assert!(lines[0].ends_with(" (joined from 4 blob records)"));
+        }
+        assert!(lines[0].contains(" size=100000 "), "{}", heads[0]);
+        assert!(
+            unhex(lines[0], "payload=") == blob,
+            "large records: {large}"
+        );
+        let small = text.lines().find(|l| l.contains("name=\"arg\"")).unwrap();
+        assert!(small.ends_with("size=3 payload=010203"), "{small}");
+        let arg = text
+            .lines()
+            .find(|l| l.contains("name=\"with blob\""))
+            .unwrap();
+        assert!(arg.ends_with("b=blob(2 bytes: 0908)"), "{arg}");
+    }
+}
