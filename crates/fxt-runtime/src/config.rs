@@ -142,7 +142,7 @@ impl Config {
     ///
     /// | variable | meaning | default |
     /// |---|---|---|
-    /// | `FXT_OUTPUT` | output file | `trace.fxt` |
+    /// | `FXT_OUTPUT` | output file; `{pid}`, `{name}` replaced ([`Config::output`]) | `trace.fxt` |
     /// | `FXT_BUFFER` | buffer size in bytes; suffixes `K`, `M`, `G` (powers of 1024, optional `iB`/`B`) | `64M` |
     /// | `FXT_MODE` | `oneshot`, `circular` or `streaming` | `oneshot` |
     /// | `FXT_CATEGORIES` | comma-separated categories to record; `*` or empty = all | all |
@@ -255,7 +255,17 @@ impl Config {
         self
     }
 
-    /// The file [`crate::Session::finish`] (and streaming mode) writes.
+    /// The file [`crate::Session::finish`] (and streaming and crash-safe
+    /// modes) writes. `{pid}` in it is replaced by the process id and
+    /// `{name}` by the process name. The session claims the file for its
+    /// lifetime: a session that finds it claimed by another live process
+    /// writes `STEM.PID.EXT` instead, says so on stderr, and names the file
+    /// in [`crate::Stats::output`]. Under `fxt record` (`FXT_RECORD`) the
+    /// recorder chooses the file.
+    /// ```no_run
+    /// let c = fxt_runtime::Config::new().output("traces/{name}-{pid}.fxt");
+    /// # let _ = c;
+    /// ```
     pub fn output(mut self, path: impl Into<PathBuf>) -> Config {
         self.output = path.into();
         self

@@ -21,7 +21,7 @@
 //!
 //! | variable | meaning | default |
 //! |---|---|---|
-//! | `FXT_OUTPUT` | output file | `trace.fxt` |
+//! | `FXT_OUTPUT` | output file; `{pid}`, `{name}` replaced ([`Config::output`]) | `trace.fxt` |
 //! | `FXT_BUFFER` | buffer size in bytes, suffixes `K`/`M`/`G` | `64M` |
 //! | `FXT_MODE` | `oneshot`, `circular` or `streaming` | `oneshot` |
 //! | `FXT_CATEGORIES` | comma-separated categories, `*` = all | all |
@@ -47,7 +47,8 @@
 //! draws them):
 //!
 //! 0. `memory`: heap or file-mapped words, the crash-safe store protocol
-//!    (filler, body, header); `clock`, `config`, `stats`, `args`: leaves.
+//!    (filler, body, header); `clock`, `config`, `stats`, `args`: leaves;
+//!    `output`: claims on output paths and `fxt record`'s settings.
 //! 1. `ring`: chunks and their states, the `Cursor` that reserves and
 //!    publishes records in a leased chunk (model-checked with loom, as the
 //!    hot path uses it: `RUSTFLAGS="--cfg loom" cargo test -p fxt-runtime
@@ -111,6 +112,7 @@ mod large;
 pub mod memory;
 #[cfg(not(loom))]
 mod memory;
+mod output;
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod ring;
@@ -134,6 +136,7 @@ pub use args::{ArgScratch, CounterValue, IntoArgValue, Koid};
 pub use clock::tsc_usable;
 pub use collect::CollectError;
 pub use config::{parse_size, ClockSource, Config, Mode, Prefault};
+pub use output::RECORD_ENV;
 pub use session::{
     disable_category, enable_category, install_panic_hook, is_enabled, start, start_from_env,
     Session, StartError, FINISH_GRACE,

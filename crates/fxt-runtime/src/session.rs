@@ -42,6 +42,7 @@ use crate::large::LargeRecords;
 use crate::memory::file_map::FileMap;
 use crate::memory::prefault;
 use crate::memory::words::Words;
+use crate::output;
 use crate::ring::Ring;
 use crate::snapshot::{snapshot_shared, write_renamed};
 use crate::state::control::{Filter, ACTIVE, CONTROL, FORKED, UNFINISHED};
@@ -180,7 +181,7 @@ pub(crate) fn process_name() -> String {
 }
 
 /// Starts a tracing session. Only one session can be live at a time.
-pub fn start(config: Config) -> Result<Session, StartError> {
+pub fn start(mut config: Config) -> Result<Session, StartError> {
     if forked() {
         return Err(StartError::Unsupported(
             "this process was forked while its parent was tracing",
@@ -190,6 +191,10 @@ pub fn start(config: Config) -> Result<Session, StartError> {
     let mut ctl = control();
     if ctl.current.is_some() {
         return Err(StartError::AlreadyRunning);
+    }
+    let spool = output::recording();
+    if spool.is_some() {
+        config = output::for_recording(config);
     }
     let mode = config.mode;
     if config.crash_safe && mode == Mode::Streaming {
@@ -221,6 +226,19 @@ pub fn start(config: Config) -> Result<Session, StartError> {
     let chunks = (ring_bytes / chunk).max(1);
     let chunk_words = chunk / 8;
 
+    // Claim the output before creating anything there (see `output`).
+    let pname = process_name();
+    let wanted = output::expand(&config.output, std::process::id(), &pname);
+    let (path, claim) = output::claim(&wanted, spool.as_deref());
+    if spool.is_none() && path != wanted {
+        eprintln!(
+            "fxt: {} is being written by another process; this one writes {}",
+            wanted.display(),
+            path.display()
+        );
+    }
+    config.output = path;
+
     let mut file = None;
     if mode == Mode::Streaming {
         match File::create(&config.output) {
@@ -233,7 +251,6 @@ pub fn start(config: Config) -> Result<Session, StartError> {
     // now. (A crash-safe file starts with an estimate, corrected below.)
     let clock = Clock::start(config.clock == ClockSource::Auto, mode == Mode::Streaming);
     let pid = std::process::id() as u64;
-    let pname = process_name();
     let provider_name = config
         .provider_name
         .clone()
@@ -294,6 +311,8 @@ pub fn start(config: Config) -> Result<Session, StartError> {
         start_pid: std::process::id(),
         finish_state: Mutex::new(None),
         snapshots: AtomicU64::new(0),
+        claim: Mutex::new(claim),
+        recorded: spool.is_some(),
     });
     shared.durable.name_process(pid, &pname);
 
@@ -475,13 +494,33 @@ fn finish_locked(
     state: &mut Option<Stats>,
     target: Target<'_>,
 ) -> Result<Stats, CollectError> {
-    if let Some(stats) = *state {
+    if let Some(stats) = state.as_ref() {
         // Already finished (by the panic hook).
-        return Ok(stats);
+        return Ok(stats.clone());
     }
     stop(shared);
-    let result = write_out(shared, target);
-    *state = Some(result.as_ref().copied().unwrap_or_default());
+    let written = match &target {
+        Target::Configured => Some(shared.output.clone()),
+        Target::Path(p) => Some(p.to_path_buf()),
+        Target::Writer(_) => None,
+    };
+    let result = write_out(shared, target).map(|mut stats| {
+        stats.output = written;
+        stats
+    });
+    if shared.recorded {
+        if let Ok(stats) = &result {
+            if let Err(e) = output::write_record_stats(&shared.output, stats) {
+                eprintln!(
+                    "fxt: cannot write the counts beside {}: {e}",
+                    shared.output.display()
+                );
+            }
+        }
+    }
+    // The trace is written: another process may take the path now.
+    lock(&shared.claim).take();
+    *state = Some(result.as_ref().cloned().unwrap_or_default());
     UNFINISHED.fetch_sub(1, Ordering::Relaxed);
     result
 }

@@ -1,7 +1,7 @@
 //! [`Stats`]: what a finished session wrote.
 
 /// What a finished session wrote.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stats {
     /// Every record in the file (metadata, strings, threads, events...).
     pub records_written: u64,
@@ -28,4 +28,8 @@ pub struct Stats {
     /// still publish into a chunk already collected: such a record is
     /// neither in the file nor counted.)
     pub late_records_dropped: u64,
+    /// The file written: the configured output, or another path when a
+    /// live process had claimed that one (see [`crate::Config::output`]);
+    /// `None` for a trace written to a writer or to memory.
+    pub output: Option<std::path::PathBuf>,
 }

@@ -13,6 +13,7 @@ const LAYERS: &[&str] = &[
     "clock",
     "config",
     "stats",
+    "output",
     "memory",
     "ring",
     "durable",

@@ -261,6 +261,7 @@ impl<W: Write> Collector<W> {
             threads: shared.thread_count(),
             ticks_per_second: self.ticks_per_second,
             late_records_dropped: crate::state::control::LATE.swap(0, Ordering::Relaxed),
+            output: None,
         })
     }
 }

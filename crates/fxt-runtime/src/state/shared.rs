@@ -77,6 +77,11 @@ pub(crate) struct Shared {
     /// Held while the session is finished; `Some` once it is (see
     /// `crate::session`).
     pub(crate) finish_state: Mutex<Option<Stats>>,
+    /// The claim on `output`, released when the session finishes.
+    pub(crate) claim: Mutex<Option<crate::output::Claim>>,
+    /// Recorded by `fxt record`: finishing also writes the counts beside
+    /// the trace.
+    pub(crate) recorded: bool,
 }
 
 impl Shared {
