@@ -11,6 +11,8 @@
 //! * [`compat`]: what Perfetto and Tracy would misread, drop or refuse in a
 //!   trace (record framing, slice nesting, references before definitions).
 //! * [`reserved`]: the reserved bits of headers, found and cleared.
+//! * [`retime`]: timestamps of encoded records rewritten in place (one time
+//!   base for traces of several clocks).
 //!
 //! # Words and bytes
 //!
@@ -32,3 +34,4 @@ pub mod compat;
 pub mod decode;
 pub mod encode;
 pub mod reserved;
+pub mod retime;

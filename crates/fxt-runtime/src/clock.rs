@@ -28,15 +28,35 @@ pub const STREAM_CALIBRATION: Duration = Duration::from_millis(2);
 /// `start` only affects an event of the wrong session, which is dropped).
 static USE_TSC: AtomicBool = AtomicBool::new(false);
 
+#[cfg(not(target_os = "linux"))]
 fn epoch() -> Instant {
     static EPOCH: OnceLock<Instant> = OnceLock::new();
     *EPOCH.get_or_init(Instant::now)
 }
 
-/// Nanoseconds of the monotonic clock since the process first used fxt.
+/// Nanoseconds of the monotonic clock. On Linux, `CLOCK_MONOTONIC_RAW`
+/// since boot: one clock for every process of the machine (and the clock
+/// `perf_event_open` can stamp samples with), so `fxt record` puts traces
+/// of processes that use it on one time base as they are. Elsewhere, since
+/// the process first used fxt.
 #[inline]
 pub fn monotonic_ns() -> u64 {
-    epoch().elapsed().as_nanos() as u64
+    #[cfg(target_os = "linux")]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec for the call;
+        // CLOCK_MONOTONIC_RAW exists on every Linux fxt runs on (2.6.28+),
+        // so the call cannot fail and `ts` is always written.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_RAW, &mut ts) };
+        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        epoch().elapsed().as_nanos() as u64
+    }
 }
 
 /// The TSC. Only meaningful when [`tsc_usable`] said so.
