@@ -11,6 +11,7 @@
 //! | `fxt check --perfetto FILE` | what Perfetto and Tracy would misread or drop; exits 1 if any |
 //! | `fxt recover FILE -o OUT` | a trace `fxt check` passes, from every well-formed record up to the damage |
 //! | `fxt convert --perfetto FILE -o OUT` | a copy that `fxt check --perfetto` passes |
+//! | `fxt record -o OUT -- CMD ARGS...` | runs CMD, traces it and its descendants into one archive |
 //!
 //! `FILE` may be `-` for stdin. A damaged input is read up to the damage
 //! with a warning naming the file and byte offset.
@@ -28,6 +29,8 @@ mod input;
 mod json;
 mod merge;
 mod progress;
+#[cfg(unix)]
+mod record;
 mod recover;
 mod stats;
 
@@ -55,6 +58,10 @@ enum Command {
     Recover(recover::Args),
     /// Rewrite a trace so that a viewer reads it whole (--perfetto: Perfetto, Tracy).
     Convert(convert::Args),
+    /// Run a command, trace it and every descendant that links fxt, and
+    /// merge their traces into one archive: `fxt record -o trace.fxt -- CMD ARGS...`.
+    #[cfg(unix)]
+    Record(record::Args),
 }
 
 /// An error that ends the command (exit status 2).
@@ -103,6 +110,8 @@ fn main() -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Recover(args) => recover::run(args),
         Command::Convert(args) => convert::run(args),
+        #[cfg(unix)]
+        Command::Record(args) => record::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,436 @@
+//! `fxt record -- CMD`: a process tree traced into one archive.
+//!
+//! ```text
+//! cargo test -p fxt-cli --test record
+//! ```
+//!
+//! The test binary is also the traced program (environment variable
+//! `FXT_TREE_ROLE`): the root starts two children at the same time and a
+//! victim; each child starts a leaf (a grandchild of the root); every one
+//! of them traces with `Config::from_env()` from two threads (`EVENTS`
+//! instants `ev` each, with arguments `pid` and `seq`) plus one `mark`
+//! instant carrying the `CLOCK_MONOTONIC_RAW` time read just before it.
+//! The root kills the victim with SIGKILL once it published its events,
+//! waits for its children and exits with status 3. The archive must hold
+//! six providers named after the process, each with its own pid and every
+//! event it wrote, on one time base (each `mark` within 10 µs of the time
+//! it carries), read alike by our decoder and the PyPI `fxt` parser.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use fxt::trace_instant;
+use fxt_format::decode::{decode_all, ArgValue, EventKind, Record, Thread};
+
+const ROLE: &str = "FXT_TREE_ROLE";
+const EVENTS: u64 = 2_000;
+const THREADS: u64 = 2;
+const MARKS: usize = 8;
+
+fn raw_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid, writable timespec; the clock exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_RAW, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Traces this process's share: marks and `THREADS` × `EVENTS` instants.
+fn trace_share() {
+    let pid = u64::from(std::process::id());
+    marks();
+    std::thread::scope(|s| {
+        for _ in 0..THREADS {
+            s.spawn(move || {
+                for seq in 0..EVENTS {
+                    trace_instant!("tree", "ev", "pid" => pid, "seq" => seq);
+                }
+            });
+        }
+    });
+    marks();
+}
+
+/// Instants that carry the raw clock's time read just before them: the
+/// event's timestamp is that time or later (later when preempted between
+/// the two reads), so the smallest difference measures the time base.
+fn marks() {
+    for _ in 0..MARKS {
+        trace_instant!("tree", "mark", "raw_ns" => raw_ns());
+    }
+}
+
+fn spawn_role(role: &str) -> std::process::Child {
+    Command::new(std::env::current_exe().unwrap())
+        .env(ROLE, role)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn a role")
+}
+
+fn role(role: &str) -> ! {
+    let session = fxt::start(fxt::Config::from_env()).expect("start");
+    match role {
+        "root" => {
+            let children = [spawn_role("child"), spawn_role("child")];
+            let mut victim = spawn_role("victim");
+            trace_share();
+            let mut line = String::new();
+            BufReader::new(victim.stdout.take().unwrap())
+                .read_line(&mut line)
+                .unwrap();
+            assert_eq!(line.trim(), "published");
+            victim.kill().unwrap();
+            victim.wait().unwrap();
+            for mut c in children {
+                assert!(c.wait().unwrap().success());
+            }
+            session.finish().expect("finish");
+            std::process::exit(3);
+        }
+        "child" => {
+            let mut leaf = spawn_role("leaf");
+            trace_share();
+            assert!(leaf.wait().unwrap().success());
+        }
+        "leaf" => trace_share(),
+        "victim" => {
+            trace_share();
+            println!("published");
+            std::thread::sleep(Duration::from_secs(60));
+        }
+        "sleeper" => {
+            println!("ready");
+            std::thread::sleep(Duration::from_secs(60));
+        }
+        r => panic!("unknown role {r}"),
+    }
+    session.finish().expect("finish");
+    std::process::exit(0)
+}
+
+fn fxt_cmd() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_fxt"))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("record-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Per provider of an archive: its name, pid (koid of its threads'
+/// process), `ev` count, and mark errors.
+#[derive(Debug, Default)]
+struct Provider {
+    name: String,
+    pids: Vec<u64>,
+    events: u64,
+    seqs: HashMap<(u64, u64), u64>,
+    marks: Vec<i64>,
+}
+
+fn providers(bytes: &[u8]) -> BTreeMap<u32, Provider> {
+    let records = decode_all(bytes).expect("the archive decodes");
+    let mut out: BTreeMap<u32, Provider> = BTreeMap::new();
+    let mut current = None;
+    for r in records {
+        match r {
+            Record::ProviderInfo { provider_id, name } => {
+                out.entry(provider_id).or_default().name = name;
+                current = Some(provider_id);
+            }
+            Record::ProviderSection { provider_id } => current = Some(provider_id),
+            Record::Initialization { ticks_per_second } => {
+                assert_eq!(ticks_per_second, 1_000_000_000, "one time base: ns");
+            }
+            Record::Event(e) if e.kind == EventKind::Instant => {
+                let p = out.get_mut(&current.expect("a provider")).unwrap();
+                let Thread::Known { process, thread } = e.thread else {
+                    panic!("undefined thread ref: {e:?}")
+                };
+                if !p.pids.contains(&process) {
+                    p.pids.push(process);
+                }
+                let arg = |n: &str| {
+                    e.args.iter().find(|a| a.name == n).map(|a| match a.value {
+                        ArgValue::U64(v) => v,
+                        ref v => panic!("{v:?}"),
+                    })
+                };
+                match e.name.as_str() {
+                    Some("ev") => {
+                        assert_eq!(arg("pid"), Some(process));
+                        p.events += 1;
+                        *p.seqs.entry((thread, arg("seq").unwrap())).or_default() += 1;
+                    }
+                    Some("mark") => {
+                        p.marks
+                            .push(e.timestamp as i64 - arg("raw_ns").unwrap() as i64);
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The PyPI `fxt` parser's count of `ev` instants per provider id.
+fn python_counts(path: &Path) -> BTreeMap<u32, u64> {
+    let python = python();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/python/dump.py");
+    let out = Command::new(&python)
+        .arg(&script)
+        .arg(path)
+        .output()
+        .expect("run python");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut counts = BTreeMap::new();
+    for (id, p) in v["providers"].as_object().unwrap() {
+        let n = p["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["record"] == "InstantEventRecord" && r["name"] == "ev")
+            .count() as u64;
+        counts.insert(id.parse().unwrap(), n);
+    }
+    counts
+}
+
+/// `$FXT_PYTHON`, else the virtual environment the root package's
+/// `python_reader` test creates (`target/pyfxt-venv`), created here if
+/// missing.
+fn python() -> PathBuf {
+    if let Some(p) = std::env::var_os("FXT_PYTHON") {
+        return PathBuf::from(p);
+    }
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("pyfxt-venv");
+    let python = venv.join("bin").join("python");
+    let ok = |p: &Path| {
+        Command::new(p)
+            .args(["-c", "import fxt"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !ok(&python) {
+        let made = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .is_ok_and(|s| s.success())
+            && Command::new(&python)
+                .args(["-m", "pip", "install", "--quiet", "fxt==0.3.0"])
+                .status()
+                .is_ok_and(|s| s.success());
+        assert!(made, "cannot install the PyPI fxt parser (set FXT_PYTHON)");
+    }
+    python
+}
+
+fn process_tree() {
+    let dir = scratch("tree");
+    let out = dir.join("tree.fxt");
+    let result = fxt_cmd()
+        .args(["record", "--buffer", "8M", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(std::env::current_exe().unwrap())
+        .env(ROLE, "root")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(
+        result.status.code(),
+        Some(3),
+        "exit status passed through: {stderr}"
+    );
+    let summary = stderr
+        .lines()
+        .find(|l| l.starts_with("fxt record: 6 processes, "))
+        .unwrap_or_else(|| panic!("summary: {stderr}"));
+    assert!(summary.contains(" 0 dropped -> "), "{summary}");
+    // The victim did not finish its session.
+    assert!(stderr.contains("did not finish"), "{stderr}");
+
+    let bytes = std::fs::read(&out).unwrap();
+    let providers = providers(&bytes);
+    assert_eq!(providers.len(), 6, "{providers:#?}");
+    let records: u64 = summary
+        .split(", ")
+        .nth(1)
+        .and_then(|s| s.strip_suffix(" records"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(records as usize, decode_all(&bytes).unwrap().len());
+    let comm: String = std::env::current_exe()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .chars()
+        .take(15)
+        .collect();
+    let mut pids = Vec::new();
+    for p in providers.values() {
+        assert_eq!(p.name, comm, "named after the process");
+        assert_eq!(p.pids.len(), 1, "one process per provider: {p:?}");
+        pids.push(p.pids[0]);
+        // Every event of every thread, once (the victim's too: it was
+        // killed after publishing them).
+        assert_eq!(p.events, THREADS * EVENTS);
+        assert_eq!(p.seqs.len() as u64, THREADS * EVENTS);
+        assert!(p.seqs.values().all(|&n| n == 1));
+        assert_eq!(p.marks.len(), 2 * MARKS);
+        let off = p.marks.iter().min().unwrap();
+        assert!(off.abs() < 10_000, "one time base: marks off by {off} ns");
+    }
+    pids.sort();
+    pids.dedup();
+    assert_eq!(pids.len(), 6, "real, distinct pids");
+
+    let ours: BTreeMap<u32, u64> = providers.iter().map(|(&id, p)| (id, p.events)).collect();
+    assert_eq!(python_counts(&out), ours, "the PyPI parser reads the same");
+    // The spool is gone.
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, [std::ffi::OsString::from("tree.fxt")]);
+}
+
+/// SIGTERM sent to the recorder reaches the command, and the archive is
+/// still written; the recorder ends by the same signal.
+fn sigterm_forwarded() {
+    let dir = scratch("sigterm");
+    let out = dir.join("t.fxt");
+    let mut rec = fxt_cmd()
+        .args(["record", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(std::env::current_exe().unwrap())
+        .env(ROLE, "sleeper")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(rec.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "ready");
+    // SAFETY: kill(2) of our own child.
+    unsafe { libc::kill(rec.id() as i32, libc::SIGTERM) };
+    let status = rec.wait().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
+    let providers = providers(&std::fs::read(&out).unwrap());
+    assert_eq!(providers.len(), 1);
+}
+
+/// A spool left by a recorder killed with SIGKILL merges later.
+fn from_spool() {
+    let dir = scratch("spool");
+    let out = dir.join("late.fxt");
+    let mut rec = fxt_cmd()
+        .args(["record", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(std::env::current_exe().unwrap())
+        .env(ROLE, "victim")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(rec.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "published");
+    rec.kill().unwrap();
+    rec.wait().unwrap();
+    let spool = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(".fxt-record.")
+        })
+        .expect("the spool is left");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&spool).unwrap().permissions().mode() & 0o777,
+        0o700,
+        "private"
+    );
+    let merged = fxt_cmd()
+        .args(["record", "--from-spool"])
+        .arg(&spool)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(merged.status.success());
+    let providers = providers(&std::fs::read(&out).unwrap());
+    assert_eq!(providers.len(), 1);
+    let p = providers.values().next().unwrap();
+    assert_eq!(p.events, THREADS * EVENTS);
+    let off = p.marks.iter().min().unwrap();
+    assert!(off.abs() < 10_000, "marks off by {off} ns");
+    // The victim (the recorder's orphan) is still sleeping: end it.
+    let pid = p.pids[0] as i32;
+    // SAFETY: kill(2) of the orphaned test process.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+}
+
+/// A symlink at the output is replaced, not written through.
+fn output_symlink() {
+    let dir = scratch("symlink");
+    let target = dir.join("victim-file");
+    std::fs::write(&target, b"keep").unwrap();
+    let out = dir.join("t.fxt");
+    std::os::unix::fs::symlink(&target, &out).unwrap();
+    let r = fxt_cmd()
+        .args(["record", "-o"])
+        .arg(&out)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(std::fs::read(&target).unwrap(), b"keep");
+    assert!(!out.symlink_metadata().unwrap().file_type().is_symlink());
+}
+
+fn main() {
+    if let Ok(r) = std::env::var(ROLE) {
+        role(&r);
+    }
+    let tests: [(&str, fn()); 4] = [
+        ("a process tree in one archive", process_tree),
+        ("SIGTERM is forwarded", sigterm_forwarded),
+        ("a spool merged after the recorder died", from_spool),
+        ("a symlink at the output", output_symlink),
+    ];
+    for (name, test) in tests {
+        test();
+        println!("test {name} ... ok");
+    }
+}
