@@ -13,11 +13,23 @@
 //! The collector writes the list after the durable records and before the
 //! chunks (their string and thread refs are in the durable region, which
 //! precedes them); the streamer writes and empties it on each pass, which
-//! frees its budget. In crash-safe mode the list is not in the mapped file:
-//! large blobs pending when the process is killed are lost (chunks only
-//! hold records a filler can cover, see `crate::memory::filler`).
+//! frees its budget.
+//!
+//! In crash-safe mode every split blob group is also appended to the
+//! file's large region (between the durable region and the chunks, so the
+//! strings and threads it refers to precede it), record by record with the
+//! filler protocol of a sparse region (`memory::filler::store_appended`):
+//! a process killed after `trace_blob!` returned keeps the whole blob, and
+//! one killed while it is written keeps the groups before it. The region
+//! has the list's budget, and is append-only (crash-safe sessions never
+//! stream, so nothing is freed). A blob written as one large record
+//! (`Config::large_records(true)`) is not mirrored: a filler cannot cover
+//! it; it reaches the file only when the session finishes.
 
 use std::sync::Mutex;
+
+use crate::memory::filler::{store_appended, MAX_FILLER};
+use crate::memory::words::Words;
 
 /// The side list of one session.
 #[derive(Debug)]
@@ -40,6 +52,8 @@ struct Inner {
     records: Vec<Large>,
     /// Words in `records`.
     words: usize,
+    /// The crash-safe file's large region and the next append position.
+    mirror: Option<(Words, usize)>,
 }
 
 impl LargeRecords {
@@ -48,6 +62,19 @@ impl LargeRecords {
         LargeRecords {
             inner: Mutex::new(Inner::default()),
             budget_words,
+        }
+    }
+
+    /// A list whose records are also appended to `region`, the large
+    /// region of a crash-safe file (prefilled as a sparse filler region);
+    /// the budget is at most the region's size.
+    pub(crate) fn mirrored(budget_words: usize, region: Words) -> LargeRecords {
+        LargeRecords {
+            budget_words: budget_words.min(region.len()),
+            inner: Mutex::new(Inner {
+                mirror: Some((region, 0)),
+                ..Inner::default()
+            }),
         }
     }
 
@@ -64,6 +91,9 @@ impl LargeRecords {
             return false;
         }
         l.words += record.words.len();
+        if let Some((region, at)) = &mut l.mirror {
+            mirror(region, at, &record.words);
+        }
         l.records.push(record);
         true
     }
@@ -86,5 +116,31 @@ impl LargeRecords {
         let mut l = self.lock();
         l.words = 0;
         std::mem::take(&mut l.records)
+    }
+}
+
+/// Appends the records of `words` (whole records, each sized by its
+/// header) to the large region at `*at`, unless one of them is a large
+/// record or the whole group does not fit (a group is never left in part).
+fn mirror(region: &Words, at: &mut usize, words: &[u64]) {
+    let len = region.len();
+    if words.len() > len - *at {
+        return;
+    }
+    let mut sizes = Vec::new();
+    let mut p = 0;
+    while p < words.len() {
+        let n = ((words[p] >> 4) & 0xfff) as usize;
+        if n == 0 || n > MAX_FILLER || words[p] & 0xf == 15 || p + n > words.len() {
+            return;
+        }
+        sizes.push(n);
+        p += n;
+    }
+    let slots = region.slice(0..len);
+    let mut p = 0;
+    for n in sizes {
+        *at = store_appended(slots, len, *at, &words[p..p + n]);
+        p += n;
     }
 }

@@ -180,6 +180,11 @@ pub(crate) fn process_name() -> String {
         .unwrap_or_else(|| "process".to_string())
 }
 
+/// The largest large region of a crash-safe file, in bytes: its stride
+/// fillers are written in `start` (one word per 32 KiB), and blobs over
+/// 32 KiB in a crash-safe session are budgeted to it.
+const MAX_CRASH_SAFE_LARGE: usize = 8 << 20;
+
 /// Starts a tracing session. Only one session can be live at a time.
 pub fn start(mut config: Config) -> Result<Session, StartError> {
     if forked() {
@@ -256,16 +261,27 @@ pub fn start(mut config: Config) -> Result<Session, StartError> {
         .clone()
         .unwrap_or_else(|| pname.clone());
     let mut init_tps = None;
-    let (ring, durable) = if config.crash_safe {
-        // File: [preamble][durable region][chunks], the ring on a 4 KiB
-        // boundary. Only the preamble and the durable region are written
-        // now; the file grows over the chunks ahead of the writers (the
-        // prefaulter) or as they reach them (see `memory::file_map`).
+    let large_budget = buffer / 4 / 8;
+    let (ring, durable, large) = if config.crash_safe {
+        // File: [preamble][durable region][large region][chunks], the ring
+        // on a 4 KiB boundary. Only the preamble, the durable region and
+        // the large region's stride fillers (one word per 32 KiB, over a
+        // hole) are written now; the file grows over the chunks ahead of
+        // the writers (the prefaulter) or as they reach them (see
+        // `memory::file_map`).
         let pre = collect::preamble(&provider_name, clock.provisional_ticks_per_second());
-        let ring_start = (pre.len() + durable_bytes / 8).next_multiple_of(4096 / 8);
+        let large_start = pre.len() + durable_bytes / 8;
+        let ring_start =
+            (large_start + large_budget.min(MAX_CRASH_SAFE_LARGE / 8)).next_multiple_of(4096 / 8);
         let ring_words = chunks * chunk_words;
-        let map = FileMap::create(&config.output, &pre, ring_start, ring_start + ring_words)
-            .map_err(|e| StartError::Io(config.output.clone(), e))?;
+        let map = FileMap::create(
+            &config.output,
+            &pre,
+            large_start,
+            ring_start,
+            ring_start + ring_words,
+        )
+        .map_err(|e| StartError::Io(config.output.clone(), e))?;
         // The initialization record's last word: its ticks per second.
         init_tps = Some(Words::mapped(map.clone(), pre.len() - 1, 1));
         let ring = Ring::with_words(
@@ -275,12 +291,21 @@ pub fn start(mut config: Config) -> Result<Session, StartError> {
             Words::mapped(map.clone(), ring_start, ring_words),
             true,
         );
-        let durable = Durable::mirrored(Words::mapped(map, pre.len(), ring_start - pre.len()));
-        (ring, durable)
+        let durable = Durable::mirrored(Words::mapped(
+            map.clone(),
+            pre.len(),
+            large_start - pre.len(),
+        ));
+        let large = LargeRecords::mirrored(
+            large_budget,
+            Words::mapped(map, large_start, ring_start - large_start),
+        );
+        (ring, durable, large)
     } else {
         (
             Ring::new(mode, chunks, chunk_words),
             Durable::new(durable_bytes / 8),
+            LargeRecords::new(large_budget),
         )
     };
     if config.prefault == Prefault::AtStart {
@@ -302,7 +327,7 @@ pub fn start(mut config: Config) -> Result<Session, StartError> {
         prefault_stop: AtomicBool::new(false),
         prefaulter: Mutex::new(None),
         streamer: Mutex::new(None),
-        large: LargeRecords::new(buffer / 4 / 8),
+        large,
         output: config.output.clone(),
         mode,
         crash_safe: config.crash_safe,

@@ -16,7 +16,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::filler::FILLER;
+use super::filler::{filler, FILLER, STRIDE};
 
 /// A shared, writable mapping of a trace file that grows.
 ///
@@ -61,8 +61,10 @@ fn filler_block() -> &'static [u8] {
 
 impl FileMap {
     /// Creates `path` (replacing it) holding `preamble` followed by 1-word
-    /// fillers up to `initial_words` words, and maps `total_words` words of
-    /// it shared and writable (the file grows into the rest with
+    /// fillers up to `sparse_from` words, then [`STRIDE`]-word fillers up to
+    /// `initial_words` (one header word per stride over a hole: the large
+    /// region, see `crate::large`), and maps `total_words` words of it
+    /// shared and writable (the file grows into the rest with
     /// [`FileMap::grow_to`]). The file is written under a temporary name
     /// beside `path` and renamed over it, so `path` never holds a partial
     /// preamble (a process killed before the rename leaves the temporary
@@ -70,10 +72,12 @@ impl FileMap {
     pub(crate) fn create(
         path: &Path,
         preamble: &[u64],
+        sparse_from: usize,
         initial_words: usize,
         total_words: usize,
     ) -> io::Result<Arc<FileMap>> {
-        assert!(preamble.len() <= initial_words && initial_words <= total_words);
+        assert!(preamble.len() <= sparse_from && sparse_from <= initial_words);
+        assert!(initial_words <= total_words);
         let mut name = path.file_name().unwrap_or_default().to_os_string();
         name.push(format!(".fxt-start-{}", std::process::id()));
         let tmp = path.with_file_name(name);
@@ -84,12 +88,23 @@ impl FileMap {
             .truncate(true)
             .open(&tmp)?;
         let mut first: Vec<u8> = preamble.iter().flat_map(|w| w.to_le_bytes()).collect();
-        first.resize(initial_words * 8, 0);
+        first.resize(sparse_from * 8, 0);
         for w in first[preamble.len() * 8..].chunks_exact_mut(8) {
             w.copy_from_slice(&FILLER.to_le_bytes());
         }
+        let sparse = |file: &File| -> io::Result<()> {
+            file.set_len(initial_words as u64 * 8)?;
+            let mut at = sparse_from;
+            while at < initial_words {
+                let k = (initial_words - at).min(STRIDE);
+                file.write_all_at(&filler(k).to_le_bytes(), at as u64 * 8)?;
+                at += k;
+            }
+            Ok(())
+        };
         if let Err(e) = file
             .write_all(&first)
+            .and_then(|_| sparse(&file))
             .and_then(|_| std::fs::rename(&tmp, path))
         {
             let _ = std::fs::remove_file(&tmp);

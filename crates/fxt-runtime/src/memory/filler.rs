@@ -6,7 +6,7 @@
 //! # Layout of the file while the session runs
 //!
 //! ```text
-//! [magic][provider info][initialization][durable region ...][chunk 0][chunk 1]...
+//! [magic][provider info][initialization][durable region ...][large region ...][chunk 0][chunk 1]...
 //! ```
 //!
 //! The preamble is written once at start (the TSC is calibrated up front in
@@ -37,8 +37,11 @@
 //! in program order (the Release fences: free on x86, `dmb` on Arm), so the
 //! file on disk is always a sequence of whole records and fillers. A
 //! record is never larger than a filler can cover: chunks and the durable
-//! region only hold normal records (at most 4095 words); large records
-//! (large blobs) live in `crate::large` and are only written at the end.
+//! region only hold normal records (at most 4095 words). The large region
+//! holds split blob groups (`crate::large`), each a run of normal records:
+//! it is a *sparse* region, a 4095-word filler every [`STRIDE`] words over
+//! a hole of the file, appended to with [`store_appended`]; large records
+//! (`Config::large_records(true)`) are only written at the end.
 //!
 //! Circular mode reuses chunks: [`clear_chunk`] turns a chunk's old records
 //! back into 1-word fillers without ever exposing a half-erased record.
@@ -64,6 +67,11 @@ pub(crate) const FILLER: u64 = 0x12;
 
 /// Largest filler, in words (the 12-bit size field).
 pub(crate) const MAX_FILLER: usize = 0xfff;
+
+/// Stride of a sparse filler region: a [`MAX_FILLER`]-word filler every
+/// `STRIDE` words, the words between them anything (a hole of the file
+/// reads as zeros). See [`store_appended`].
+pub(crate) const STRIDE: usize = MAX_FILLER;
 
 /// A filler of `k` words (`1 <= k <= 4095`).
 #[inline(always)]
@@ -152,6 +160,36 @@ pub(crate) fn store_record<S: Slots + ?Sized>(slots: &S, record: &[u64]) {
         store.put(i + 1, w);
     }
     store.end(head);
+}
+
+/// Appends `record` (`record.len() <= 4095`) at word `at` of a sparse
+/// filler region (a filler at every multiple of [`STRIDE`], and after the
+/// records appended so far a filler reaching the next multiple): returns
+/// the next append position.
+///
+/// The word at `at` is a header linking onwards (a stride filler, or the
+/// bridging filler of the previous append). First the word at the record's
+/// end `e` becomes a filler reaching the next stride boundary (unless `e`
+/// is one, or the region's end): a word inside a span readers skip, so
+/// nothing changes for them yet. Then the record is stored with
+/// [`Store`]'s protocol: a filler of its size at `at` makes readers jump
+/// straight to `e` (over any stride header the record's body is about to
+/// overwrite), then the body, then the header. Every state parses.
+pub(crate) fn store_appended<S: Slots + ?Sized>(
+    slots: &S,
+    len: usize,
+    at: usize,
+    record: &[u64],
+) -> usize {
+    let e = at + record.len();
+    debug_assert!(e <= len && !record.is_empty() && record.len() <= MAX_FILLER);
+    if e < len && !e.is_multiple_of(STRIDE) {
+        let next = (e / STRIDE + 1) * STRIDE;
+        slots.put(e, filler(next.min(len) - e));
+        slots.release();
+    }
+    store_record(&Window { slots, start: at }, record);
+    e
 }
 
 /// A window of `S` starting at word `start` (a record's slots inside a
@@ -306,6 +344,51 @@ mod tests {
         };
         clear_with(&model, total, |i| mem.borrow()[i]);
         assert!(mem.borrow().iter().all(|&w| w == FILLER));
+    }
+
+    /// Appends records to a sparse region (stride fillers over zeros),
+    /// checking that the memory parses after every single store, and that
+    /// the records read back in order.
+    #[test]
+    fn sparse_region_appends_parse_at_every_store() {
+        let len = 3 * STRIDE + 100;
+        let mut init = vec![0u64; len];
+        let mut b = 0;
+        while b < len {
+            init[b] = filler((len - b).min(STRIDE));
+            b += STRIDE;
+        }
+        let mem = RefCell::new(init);
+        check(&mem.borrow(), &[]);
+        // Ends on stride boundaries (4095, 8190), inside strides, and past the end.
+        let sizes = [4095usize, 3, 4092, 1, 2000, 2, 90, 4000];
+        let mut written: Vec<(usize, Vec<u64>)> = Vec::new();
+        let mut at = 0;
+        for (t, &n) in sizes.iter().enumerate() {
+            if at + n > len {
+                break;
+            }
+            let rec = record(n, t as u64 + 1);
+            written.push((at, rec.clone()));
+            let model = Model {
+                mem: &mem,
+                start: 0,
+                written: &written,
+            };
+            at = store_appended(&model, len, at, &rec);
+        }
+        assert_eq!(written.len(), 7, "the last one does not fit");
+        // A reader sees exactly the appended records, in order.
+        let words = mem.borrow();
+        let (mut p, mut seen) = (0, Vec::new());
+        while p < len {
+            let n = record_words(words[p]);
+            if words[p] & 0xffff_ffff_ffff_000f != 2 {
+                seen.push(p);
+            }
+            p += n;
+        }
+        assert_eq!(seen, written.iter().map(|(at, _)| *at).collect::<Vec<_>>());
     }
 
     #[test]
