@@ -311,6 +311,8 @@ pub fn start(mut config: Config) -> Result<Session, StartError> {
     if config.prefault == Prefault::AtStart {
         prefault::prepare_all(ring.words())
             .map_err(|e| StartError::Io(config.output.clone(), e))?;
+        ring.populated()
+            .store(ring.words().len() as u64, Ordering::Relaxed);
     }
 
     let generation = ctl.next_generation(callsite::GEN_MASK as u32);
@@ -350,6 +352,7 @@ pub fn start(mut config: Config) -> Result<Session, StartError> {
                     s.ring.words(),
                     || s.ring.leased_frontier(),
                     &s.prefault_stop,
+                    s.ring.populated(),
                 );
                 correct_init_record(&s);
             });
