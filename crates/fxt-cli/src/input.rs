@@ -80,6 +80,15 @@ impl Input {
         Ok(input)
     }
 
+    /// An input of bytes in memory, named `name` in messages.
+    pub fn from_bytes(name: &str, bytes: Vec<u8>) -> Input {
+        Input {
+            name: name.to_owned(),
+            quiet: false,
+            data: Data::Bytes(bytes),
+        }
+    }
+
     /// All the input's bytes, for an input opened with
     /// [`Input::open_bytes`] (`None` for a stream).
     pub fn bytes(&self) -> Option<&[u8]> {

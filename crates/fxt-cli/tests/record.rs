@@ -104,6 +104,29 @@ fn role(role: &str) -> ! {
             println!("published");
             std::thread::sleep(Duration::from_secs(60));
         }
+        "napper" => {
+            // Busy CPUs: on an idle CPU the kernel sometimes records
+            // neither the wakeup nor the switch from the idle task.
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let spinners: Vec<_> = (0..2)
+                .map(|_| {
+                    let stop = stop.clone();
+                    std::thread::spawn(move || {
+                        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                            std::hint::spin_loop();
+                        }
+                    })
+                })
+                .collect();
+            std::thread::sleep(Duration::from_millis(5));
+            for _ in 0..3 {
+                nap();
+            }
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            for s in spinners {
+                s.join().unwrap();
+            }
+        }
         "sleeper" => {
             println!("ready");
             std::thread::sleep(Duration::from_secs(60));
@@ -112,6 +135,12 @@ fn role(role: &str) -> ! {
     }
     session.finish().expect("finish");
     std::process::exit(0)
+}
+
+/// A traced function that sleeps 10 ms.
+#[fxt::trace_duration(category = "tree")]
+fn nap() {
+    std::thread::sleep(Duration::from_millis(10));
 }
 
 fn fxt_cmd() -> Command {
@@ -419,12 +448,103 @@ fn output_symlink() {
     assert!(!out.symlink_metadata().unwrap().file_type().is_symlink());
 }
 
+/// `fxt record --sched`: each 10 ms `nap` contains its thread's switch
+/// out (blocked), the wakeup, and the switch back in, on the archive's
+/// one time base.
+fn sched() {
+    let dir = scratch("sched");
+    let out = dir.join("s.fxt");
+    let r = fxt_cmd()
+        .args(["record", "--sched", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(std::env::current_exe().unwrap())
+        .env(ROLE, "napper")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{stderr}");
+    if stderr.contains("--sched:") {
+        println!(
+            "skipped: {}",
+            stderr.lines().find(|l| l.contains("--sched:")).unwrap()
+        );
+        return;
+    }
+    assert!(
+        stderr.contains(", 0 scheduling samples lost -> "),
+        "{stderr}"
+    );
+    let records = decode_all(&std::fs::read(&out).unwrap()).unwrap();
+    let mut naps = Vec::new();
+    let mut provider = String::new();
+    let mut sched_provider = false;
+    let cpus = std::thread::available_parallelism().unwrap().get() as u16;
+    for r in &records {
+        match r {
+            Record::ProviderInfo { name, .. } => {
+                provider = name.clone();
+                sched_provider |= name == "kernel scheduler";
+            }
+            Record::Event(e) if e.name.as_str() == Some("nap") => {
+                let EventKind::DurationComplete { end } = e.kind else {
+                    panic!("{e:?}")
+                };
+                let Thread::Known { thread, .. } = e.thread else {
+                    panic!()
+                };
+                naps.push((thread, e.timestamp, end));
+            }
+            Record::ContextSwitch(c) => {
+                assert_eq!(provider, "kernel scheduler");
+                assert!(c.cpu < cpus, "cpu {}", c.cpu);
+            }
+            _ => {}
+        }
+    }
+    assert!(sched_provider);
+    assert_eq!(naps.len(), 3);
+    for (tid, begin, end) in naps {
+        let within = |t: u64| (begin..=end).contains(&t);
+        let out = records.iter().find_map(|r| match r {
+            Record::ContextSwitch(c) if c.outgoing_thread == tid && within(c.timestamp) => {
+                Some((c.timestamp, c.outgoing_state))
+            }
+            _ => None,
+        });
+        let (out, state) = out.expect("switched out during the nap");
+        assert_eq!(state, fxt_format::decode::ThreadState::Blocked);
+        let woken = records
+            .iter()
+            .find_map(|r| match r {
+                Record::ThreadWakeup(w)
+                    if w.waking_thread == tid && within(w.timestamp) && w.timestamp > out =>
+                {
+                    Some(w.timestamp)
+                }
+                _ => None,
+            })
+            .expect("woken during the nap");
+        let back = records.iter().any(|r| {
+            matches!(r, Record::ContextSwitch(c)
+                if c.incoming_thread == tid && within(c.timestamp) && c.timestamp >= woken)
+        });
+        assert!(back, "switched back in before the nap ended");
+        assert!(
+            woken - out >= 9_000_000,
+            "the sleep lies between: {}",
+            woken - out
+        );
+    }
+}
+
 fn main() {
     if let Ok(r) = std::env::var(ROLE) {
         role(&r);
     }
-    let tests: [(&str, fn()); 4] = [
+    let tests: [(&str, fn()); 5] = [
         ("a process tree in one archive", process_tree),
+        ("--sched: a 10 ms sleep in a traced function", sched),
         ("SIGTERM is forwarded", sigterm_forwarded),
         ("a spool merged after the recorder died", from_spool),
         ("a symlink at the output", output_symlink),

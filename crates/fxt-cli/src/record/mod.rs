@@ -13,8 +13,12 @@
 //! provider per process (named after the process, real pids and tids),
 //! every timestamp mapped to `CLOCK_MONOTONIC_RAW` nanoseconds
 //! ([`timebase`]), prints one summary line, removes the spool and exits
-//! with the command's status.
+//! with the command's status. With `--sched` (Linux) it also captures the
+//! kernel's scheduling of the tree from before the command starts
+//! ([`sched`]) and adds it as one more provider.
 
+#[cfg(target_os = "linux")]
+mod sched;
 mod spool;
 mod timebase;
 
@@ -61,6 +65,15 @@ pub struct Args {
     /// instead of running a command.
     #[arg(long, value_name = "DIR", conflicts_with = "command")]
     from_spool: Option<PathBuf>,
+    /// Also record the kernel's scheduling of the traced processes
+    /// (context switches and wakeups, Linux; needs root, CAP_PERFMON or
+    /// kernel.perf_event_paranoid <= -1).
+    #[arg(long)]
+    sched: bool,
+    /// With --sched: keep the scheduling of every process of the system,
+    /// not only the traced tree's.
+    #[arg(long, requires = "sched")]
+    sched_system: bool,
     /// The command and its arguments (after `--`).
     #[arg(value_name = "CMD", required_unless_present = "from_spool")]
     command: Vec<OsString>,
@@ -150,7 +163,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             );
         }
         let base = TimeBase::new(info.start, end);
-        let summary = merge(dir, &args.output, &parent, base)?;
+        let summary = merge(dir, &args.output, &parent, base, None)?;
         summary.print(&args.output);
         return Ok(ExitCode::SUCCESS);
     }
@@ -178,6 +191,9 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             cmd.env(var, v);
         }
     }
+    // Scheduling is captured from before the command starts, so its first
+    // forks are seen.
+    let capture = if args.sched { start_sched() } else { None };
     install_forwarding();
     let child = match cmd.spawn() {
         Ok(c) => c,
@@ -212,8 +228,9 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         std::thread::sleep(rest);
     }
     let base = TimeBase::new(start, timebase::anchor());
+    let sched = capture.map(|c| c.finish(args.sched_system, child.id()));
 
-    match merge(&spool.dir, &args.output, &parent, base) {
+    match merge(&spool.dir, &args.output, &parent, base, sched) {
         Ok(mut summary) => {
             summary.still_writing = still_writing;
             summary.print(&args.output);
@@ -252,6 +269,57 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     })
 }
 
+/// A scheduling capture while the command runs (Linux).
+#[cfg(target_os = "linux")]
+struct SchedCapture(sched::Capture);
+
+#[cfg(target_os = "linux")]
+impl SchedCapture {
+    fn finish(self, system: bool, root: u32) -> Sched {
+        let keep = if system {
+            sched::Keep::System
+        } else {
+            sched::Keep::Tree(root)
+        };
+        Sched(self.0.finish(keep))
+    }
+}
+
+/// The scheduling records to add to the archive.
+#[cfg(target_os = "linux")]
+struct Sched(sched::SchedTrace);
+
+#[cfg(not(target_os = "linux"))]
+struct SchedCapture;
+
+#[cfg(not(target_os = "linux"))]
+impl SchedCapture {
+    fn finish(self, _: bool, _: u32) -> Sched {
+        Sched
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+struct Sched;
+
+/// Starts capturing scheduling, or says in one line why it cannot (the
+/// recording goes on without it).
+fn start_sched() -> Option<SchedCapture> {
+    #[cfg(target_os = "linux")]
+    match sched::Capture::start() {
+        Ok(c) => Some(SchedCapture(c)),
+        Err(sched::Unavailable(why)) => {
+            eprintln!("fxt record: --sched: {why}; recording without scheduling");
+            None
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        eprintln!("fxt record: --sched needs Linux; recording without scheduling");
+        None
+    }
+}
+
 /// What a merge wrote.
 struct Summary {
     processes: usize,
@@ -262,17 +330,26 @@ struct Summary {
     /// Processes still writing when the archive was written.
     still_writing: Vec<u32>,
     anchored: bool,
+    /// Context switches, wakeups and lost samples, with --sched.
+    sched: Option<(u64, u64, u64)>,
 }
 
 impl Summary {
     fn print(&self, output: &Path) {
+        let lost = match self.sched {
+            Some((_, _, lost)) => format!(", {lost} scheduling samples lost"),
+            None => String::new(),
+        };
         eprintln!(
-            "fxt record: {} processes, {} records, {} dropped -> {}",
+            "fxt record: {} processes, {} records, {} dropped{lost} -> {}",
             self.processes,
             self.records,
             self.dropped,
             output.display()
         );
+        if let Some((switches, wakeups, _)) = self.sched {
+            eprintln!("fxt record: scheduling: {switches} context switches, {wakeups} wakeups");
+        }
         let list = |pids: &[u32]| {
             pids.iter()
                 .map(u32::to_string)
@@ -302,7 +379,13 @@ impl Summary {
 /// Merges the traces of `dir` into `output`: written to a new file in
 /// `parent` (created exclusively, never through a symlink), then renamed
 /// over `output`.
-fn merge(dir: &Path, output: &Path, parent: &Path, base: TimeBase) -> Result<Summary, Error> {
+fn merge(
+    dir: &Path,
+    output: &Path,
+    parent: &Path,
+    base: TimeBase,
+    sched: Option<Sched>,
+) -> Result<Summary, Error> {
     let entries = spool::entries(dir).map_err(|e| Error::msg(format!("{}: {e}", dir.display())))?;
     let tmp = parent.join(format!(".fxt-record-{}.tmp", std::process::id()));
     let file = std::fs::OpenOptions::new()
@@ -312,7 +395,7 @@ fn merge(dir: &Path, output: &Path, parent: &Path, base: TimeBase) -> Result<Sum
         .custom_flags(libc::O_NOFOLLOW)
         .open(&tmp)
         .map_err(|e| Error::msg(format!("cannot create {}: {e}", tmp.display())))?;
-    let result = write_archive(&entries, file, &tmp, base);
+    let result = write_archive(&entries, file, &tmp, base, sched);
     let summary = match result {
         Ok(s) => s,
         Err(e) => {
@@ -335,6 +418,7 @@ fn write_archive(
     file: File,
     tmp: &Path,
     base: TimeBase,
+    sched: Option<Sched>,
 ) -> Result<Summary, Error> {
     let map = |tps: u64, ticks: u64| base.map(tps, ticks);
     let retime = Retime {
@@ -363,6 +447,22 @@ fn write_archive(
             }
         }
     }
+    #[cfg(target_os = "linux")]
+    let sched = match sched {
+        Some(Sched(trace)) => {
+            // Already on the archive's clock (CLOCK_MONOTONIC_RAW ns).
+            let mut bytes = Vec::new();
+            trace
+                .write_fxt(&mut bytes, 0)
+                .map_err(|e| Error::io("scheduling records", e))?;
+            let mut input = Input::from_bytes("scheduling records", bytes);
+            archive.append(&mut input, "kernel scheduler", Some(&retime))?;
+            Some((trace.switches(), trace.wakeups(), trace.lost()))
+        }
+        None => None,
+    };
+    #[cfg(not(target_os = "linux"))]
+    let sched = sched.map(|Sched| (0, 0, 0));
     let records = archive.records();
     let mut out = archive.finish()?;
     out.flush()
@@ -377,5 +477,6 @@ fn write_archive(
         unfinished,
         still_writing: Vec::new(),
         anchored: false,
+        sched,
     })
 }
