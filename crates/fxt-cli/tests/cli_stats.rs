@@ -192,3 +192,85 @@ fn stats_says_which_snapshot_a_file_is() {
     let _ = std::fs::remove_file(&snap);
     let _ = std::fs::remove_file(&last);
 }
+
+/// An archive of an app (pid 1, threads 2 and 3) and a kernel scheduler
+/// provider with exactly known switches (1 tick = 1 ns).
+fn archive() -> Trace {
+    let sw = |ns, outgoing, state, incoming| ContextSwitch {
+        timestamp: ns,
+        cpu: 0,
+        outgoing_state: state,
+        outgoing_thread: outgoing,
+        incoming_thread: incoming,
+        args: &[],
+    };
+    Trace::with_provider(1, "app", 1_000_000_000)
+        .raw(&kobj(1, OBJ_TYPE_PROCESS, "proc", None))
+        .raw(&kobj(2, OBJ_TYPE_THREAD, "main", Some(1)))
+        .push(&ev(EventKind::Instant, 500, 2, "a"))
+        .push(&ev(EventKind::Instant, 11_000, 3, "b"))
+        .push(&ProviderInfo {
+            provider_id: 2,
+            name: "kernel scheduler",
+        })
+        .push(&Initialization {
+            ticks_per_second: 1_000_000_000,
+        })
+        .push(&sw(1000, 0, ThreadState::Running, 2))
+        .push(&sw(3000, 2, ThreadState::Blocked, 0))
+        .push(&ThreadWakeup {
+            timestamp: 7000,
+            cpu: 0,
+            waking_thread: 2,
+            args: &[],
+        })
+        .push(&sw(8000, 0, ThreadState::Running, 2))
+        .push(&sw(9000, 2, ThreadState::Running, 3))
+        .push(&sw(9500, 3, ThreadState::Blocked, 2))
+        .push(&sw(10000, 2, ThreadState::Dead, 0))
+}
+
+#[test]
+fn stats_per_provider_and_scheduling() {
+    let file = archive().file("archive.fxt");
+    let s = stats_json(&file);
+    let pp = s["per_provider"].as_array().unwrap();
+    assert_eq!(pp.len(), 2);
+    assert_eq!(pp[0]["name"], "app");
+    assert_eq!(pp[0]["processes"], serde_json::json!([1]));
+    assert_eq!(pp[0]["threads"], 2);
+    assert_eq!(pp[0]["events"], 2);
+    assert_eq!(pp[0]["start_ns"], 500);
+    assert_eq!(pp[0]["end_ns"], 11_000);
+    assert_eq!(pp[1]["name"], "kernel scheduler");
+    assert_eq!(pp[1]["records"], 9, "info, init, 6 switches and a wakeup");
+
+    let sched = s["scheduling"].as_array().unwrap();
+    assert_eq!(sched.len(), 2);
+    let main = &sched[0];
+    assert_eq!(main["thread"], 2);
+    assert_eq!(main["name"], "main");
+    assert_eq!(main["process"], 1);
+    // Running 1000-3000, 8000-9000, 9500-10000; blocked 3000-7000;
+    // runnable 7000-8000 (woken) and 9000-9500 (preempted).
+    assert_eq!(main["running_ns"], 3500);
+    assert_eq!(main["blocked_ns"], 4000);
+    assert_eq!(main["runnable_ns"], 1500);
+    assert_eq!(main["context_switches"], 3);
+    assert_eq!(main["preempted"], 1);
+    assert_eq!(main["wakeups"], 1);
+    assert_eq!(sched[1]["thread"], 3);
+    assert_eq!(sched[1]["running_ns"], 500);
+
+    let out = fxt(&["stats", p(&file)]);
+    let text = stdout(&out);
+    assert!(text.contains("kernel scheduler"), "{text}");
+    assert!(
+        text.lines().any(|l| l.trim_start().starts_with("2 ")
+            && l.contains("3.50us")
+            && l.contains("4.00us")
+            && l.contains("1.50us")
+            && l.ends_with("main (proc)")),
+        "{text}"
+    );
+}

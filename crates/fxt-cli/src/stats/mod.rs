@@ -6,6 +6,13 @@
 //! with each provider's ticks per second, so all figures are nanoseconds.
 //! Percentiles are exact (nearest rank), at the cost of 8 bytes of memory
 //! per duration.
+//!
+//! An archive of several providers (`fxt merge`, `fxt record`) also gets a
+//! summary per provider (its processes, threads, records, events and time
+//! span), and one with scheduling records a summary per thread
+//! ([`scheduling`]).
+
+mod scheduling;
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -106,6 +113,21 @@ struct Stats {
     snapshot: Option<u64>,
     first_ns: Option<u64>,
     last_ns: Option<u64>,
+    /// Per provider (`None`: records before any provider info).
+    per_provider: BTreeMap<Option<u32>, PerProvider>,
+    /// Context switches and wakeups, in ns.
+    sched: Vec<scheduling::Sched>,
+}
+
+/// What one provider of an archive holds.
+#[derive(Default)]
+struct PerProvider {
+    records: u64,
+    events: u64,
+    processes: std::collections::BTreeSet<u64>,
+    threads: std::collections::BTreeSet<(u64, u64)>,
+    first_ns: Option<u64>,
+    last_ns: Option<u64>,
 }
 
 impl Stats {
@@ -124,8 +146,23 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             .entry(record_type_name(&record))
             .or_default() += 1;
         let tps = reader.ticks_per_second();
+        let p = s.per_provider.entry(reader.provider_id()).or_default();
+        p.records += 1;
+        if let Some(ts) = record.timestamp() {
+            let ns = ticks_to_ns(ts, tps);
+            p.first_ns = Some(p.first_ns.map_or(ns, |f| f.min(ns)));
+            p.last_ns = Some(p.last_ns.map_or(ns, |l| l.max(ns)));
+        }
         if let Some(ts) = record.timestamp() {
             s.time(ticks_to_ns(ts, tps));
+        }
+        let p = s.per_provider.entry(reader.provider_id()).or_default();
+        if let Record::Event(e) = &record {
+            p.events += 1;
+            if let Thread::Known { process, thread } = e.thread {
+                p.processes.insert(process);
+                p.threads.insert((process, thread));
+            }
         }
         match record {
             Record::ProviderInfo { provider_id, name } => {
@@ -138,6 +175,16 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
                 }
             }
             Record::ProviderEvent { event: 0, .. } => s.buffer_filled += 1,
+            Record::ContextSwitch(c) => s.sched.push(scheduling::Sched::Switch {
+                ns: ticks_to_ns(c.timestamp, tps),
+                outgoing: c.outgoing_thread,
+                state: c.outgoing_state,
+                incoming: c.incoming_thread,
+            }),
+            Record::ThreadWakeup(w) => s.sched.push(scheduling::Sched::Wakeup {
+                ns: ticks_to_ns(w.timestamp, tps),
+                thread: w.waking_thread,
+            }),
             Record::KernelObject(o) => match o.object_type {
                 1 => {
                     s.process_names.insert(o.koid, o.name.to_string());
@@ -230,6 +277,18 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             .map(|(_, n)| n.clone())
             .unwrap_or_default()
     };
+    let sched = scheduling::summarize(std::mem::take(&mut s.sched));
+    let provider_name = |id: &Option<u32>| {
+        id.and_then(|id| s.providers.get(&id))
+            .map(|(n, _)| n.clone())
+            .unwrap_or_default()
+    };
+    let per_provider: Vec<_> = s
+        .per_provider
+        .iter()
+        .filter(|(_, p)| p.records > 1 || p.events > 0)
+        .collect();
+    let sched_process = |tid: u64| s.thread_names.get(&tid).map(|(p, _)| *p);
     let stdout = io::stdout();
     let mut out = stdout.lock();
     if args.json {
@@ -261,6 +320,17 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             })).collect::<Vec<_>>(),
             "processes": s.process_names.iter().map(|(k, n)| json!({
                 "process": k, "name": n,
+            })).collect::<Vec<_>>(),
+            "per_provider": per_provider.iter().map(|(id, p)| json!({
+                "id": id, "name": provider_name(id), "processes": p.processes,
+                "threads": p.threads.len(), "records": p.records, "events": p.events,
+                "start_ns": p.first_ns, "end_ns": p.last_ns,
+            })).collect::<Vec<_>>(),
+            "scheduling": sched.iter().map(|(tid, t)| json!({
+                "thread": tid, "process": sched_process(*tid), "name": thread_name(*tid),
+                "running_ns": t.running_ns, "runnable_ns": t.runnable_ns,
+                "blocked_ns": t.blocked_ns, "context_switches": t.context_switches,
+                "preempted": t.preempted, "wakeups": t.wakeups,
             })).collect::<Vec<_>>(),
             "snapshot": s.snapshot,
             "buffer_filled": s.buffer_filled > 0,
@@ -348,6 +418,66 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             "unmatched duration ends: {}, unclosed duration begins: {unclosed}",
             s.unmatched_ends
         )?;
+    }
+    if per_provider.len() > 1 {
+        writeln!(w)?;
+        writeln!(
+            w,
+            "{:>8}  {:<20}  {:>10}  {:>8}  {:>10}  {:>10}  {:>10}  processes",
+            "provider", "name", "span", "threads", "records", "events", "from"
+        )?;
+        for (id, p) in &per_provider {
+            let span = match (p.first_ns, p.last_ns) {
+                (Some(f), Some(l)) => fmt_ns((l - f) as f64),
+                _ => "-".into(),
+            };
+            let from = p
+                .first_ns
+                .map(|f| fmt_ns(f.saturating_sub(s.first_ns.unwrap_or(0)) as f64))
+                .unwrap_or_else(|| "-".into());
+            let pids: Vec<String> = p
+                .processes
+                .iter()
+                .map(|pid| match s.process_names.get(pid) {
+                    Some(n) if !n.is_empty() => format!("{pid} ({n})"),
+                    _ => pid.to_string(),
+                })
+                .collect();
+            writeln!(
+                w,
+                "{:>8}  {:<20}  {span:>10}  {:>8}  {:>10}  {:>10}  {from:>10}  {}",
+                id.map_or("-".into(), |i| format!("#{i}")),
+                provider_name(id),
+                p.threads.len(),
+                p.records,
+                p.events,
+                pids.join(", ")
+            )?;
+        }
+    }
+    if !sched.is_empty() {
+        writeln!(w)?;
+        writeln!(
+            w,
+            "{:>10}  {:>10}  {:>10}  {:>10}  {:>8}  {:>9}  {:>7}  scheduling of thread (process)",
+            "thread", "running", "runnable", "blocked", "switches", "preempted", "wakeups"
+        )?;
+        for (tid, t) in &sched {
+            let process = sched_process(*tid)
+                .and_then(|p| s.process_names.get(&p).map(|n| format!(" ({n})")))
+                .unwrap_or_default();
+            writeln!(
+                w,
+                "{tid:>10}  {:>10}  {:>10}  {:>10}  {:>8}  {:>9}  {:>7}  {}{process}",
+                fmt_ns(t.running_ns as f64),
+                fmt_ns(t.runnable_ns as f64),
+                fmt_ns(t.blocked_ns as f64),
+                t.context_switches,
+                t.preempted,
+                t.wakeups,
+                thread_name(*tid),
+            )?;
+        }
     }
     if !s.thread_events.is_empty() {
         writeln!(w)?;
