@@ -430,6 +430,37 @@ fn from_spool() {
     unsafe { libc::kill(pid, libc::SIGKILL) };
 }
 
+/// The recorder's options reach every process: `--categories` leaves out
+/// what the processes record in other categories (here under `--mode
+/// streaming`, whose streamed files merge like the crash-safe ones).
+fn options_apply() {
+    let dir = scratch("options");
+    let out = dir.join("o.fxt");
+    let r = fxt_cmd()
+        .args([
+            "record",
+            "--categories",
+            "other",
+            "--mode",
+            "streaming",
+            "-o",
+        ])
+        .arg(&out)
+        .arg("--")
+        .arg(std::env::current_exe().unwrap())
+        .env(ROLE, "child")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{stderr}");
+    assert!(stderr.contains("fxt record: 2 processes, "), "{stderr}");
+    let providers = providers(&std::fs::read(&out).unwrap());
+    assert_eq!(providers.len(), 2);
+    assert!(providers
+        .values()
+        .all(|p| p.events == 0 && p.marks.is_empty()));
+}
+
 /// A symlink at the output is replaced, not written through.
 fn output_symlink() {
     let dir = scratch("symlink");
@@ -542,8 +573,9 @@ fn main() {
     if let Ok(r) = std::env::var(ROLE) {
         role(&r);
     }
-    let tests: [(&str, fn()); 5] = [
+    let tests: [(&str, fn()); 6] = [
         ("a process tree in one archive", process_tree),
+        ("the recorder's options reach every process", options_apply),
         ("--sched: a 10 ms sleep in a traced function", sched),
         ("SIGTERM is forwarded", sigterm_forwarded),
         ("a spool merged after the recorder died", from_spool),
