@@ -497,12 +497,33 @@ impl Ring {
         v
     }
 
-    /// Released chunks (streaming: ready to be written out), oldest first.
+    /// Released chunks that the streamer can write out now without putting
+    /// any thread's chunks out of order, oldest first.
+    ///
+    /// One scan of the chunk states is not enough: between our reads of
+    /// two chunks' states, a thread can release its older chunk (already
+    /// read: still owned) and fill and release its newer one (read after:
+    /// released), and the newer would be written first. So the states are
+    /// scanned twice. Every chunk released before a chunk the first scan
+    /// saw released is seen released by the second (its release
+    /// happened-before our Acquire read of the later release, and only the
+    /// streamer changes a released chunk). A chunk claimed after the first
+    /// scan has a larger sequence number than every chunk it saw (claims
+    /// take numbers with AcqRel `fetch_add`s, so a smaller number would
+    /// make its thread's earlier release visible to the second scan).
+    /// Keeping the second scan's chunks up to the first scan's largest
+    /// sequence number therefore keeps, with each chunk, every earlier
+    /// chunk of its thread.
     pub fn snapshot_released(&self) -> Vec<ChunkSnapshot> {
-        let mut v: Vec<ChunkSnapshot> = (0..self.meta.len())
-            .filter_map(|i| self.snapshot(i))
-            .filter(|c| c.state & 3 == RELEASED)
-            .collect();
+        let scan = || {
+            (0..self.meta.len())
+                .filter_map(|i| self.snapshot(i))
+                .filter(|c| c.state & 3 == RELEASED)
+        };
+        let Some(newest) = scan().map(|c| c.seq).max() else {
+            return Vec::new();
+        };
+        let mut v: Vec<ChunkSnapshot> = scan().filter(|c| c.seq <= newest).collect();
         v.sort_unstable_by_key(|c| c.seq);
         v
     }
