@@ -21,8 +21,10 @@
 //! filler protocol of a sparse region (`memory::filler::store_appended`):
 //! a process killed after `trace_blob!` returned keeps the whole blob, and
 //! one killed while it is written keeps the groups before it. The region
-//! has the list's budget, and is append-only (crash-safe sessions never
-//! stream, so nothing is freed). A blob written as one large record
+//! is append-only (crash-safe sessions never stream, so nothing is freed)
+//! and smaller than the list's budget (see `session`): a group that does
+//! not fit in what is left of it is kept in the list only, and reaches the
+//! file when the session finishes. A blob written as one large record
 //! (`Config::large_records(true)`) is not mirrored: a filler cannot cover
 //! it; it reaches the file only when the session finishes.
 
@@ -66,11 +68,11 @@ impl LargeRecords {
     }
 
     /// A list whose records are also appended to `region`, the large
-    /// region of a crash-safe file (prefilled as a sparse filler region);
-    /// the budget is at most the region's size.
+    /// region of a crash-safe file (prefilled as a sparse filler region),
+    /// as long as they fit in it.
     pub(crate) fn mirrored(budget_words: usize, region: Words) -> LargeRecords {
         LargeRecords {
-            budget_words: budget_words.min(region.len()),
+            budget_words,
             inner: Mutex::new(Inner {
                 mirror: Some((region, 0)),
                 ..Inner::default()
