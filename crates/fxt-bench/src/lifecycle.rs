@@ -22,13 +22,18 @@ fn scratch(tag: &str) -> PathBuf {
 }
 
 /// The configuration of one lifecycle cell: a oneshot session of `bytes`,
-/// crash-safe or not, prefaulted or not, writing to `output`.
+/// crash-safe or not, prefaulted in `start` or by default (the background
+/// prefaulter: `.prefault(false)` would turn it off), writing to `output`.
 fn config(bytes: usize, crash_safe: bool, prefault: bool, output: &PathBuf) -> Config {
-    Config::new()
+    let config = Config::new()
         .buffer_size(bytes)
         .crash_safe(crash_safe)
-        .prefault(prefault)
-        .output(output)
+        .output(output);
+    if prefault {
+        config.prefault(true)
+    } else {
+        config
+    }
 }
 
 /// Child `--start-finish BYTES CRASH_SAFE(0|1)`: times `fxt::start`, one

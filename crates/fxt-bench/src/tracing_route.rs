@@ -63,13 +63,17 @@ enum Installed {
     Tracy(std::net::TcpListener),
 }
 
+/// A session prefaulted in `start`, or with the defaults (the background
+/// prefaulter: `.prefault(false)` would turn it off).
 fn session(prefault: bool) -> fxt::Session {
-    fxt::start(
-        fxt::Config::new()
-            .prefault(prefault)
-            .output(std::env::temp_dir().join(format!("fxt-route-{}.fxt", std::process::id()))),
-    )
-    .expect("start an fxt session")
+    let config = fxt::Config::new()
+        .output(std::env::temp_dir().join(format!("fxt-route-{}.fxt", std::process::id())));
+    let config = if prefault {
+        config.prefault(true)
+    } else {
+        config
+    };
+    fxt::start(config).expect("start an fxt session")
 }
 
 fn install(subscriber: &str) -> Installed {

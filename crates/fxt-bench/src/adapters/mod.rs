@@ -60,8 +60,14 @@ pub fn fxt_with_buffer(name: &'static str, bytes: usize) -> Option<fxt::Fxt> {
     let config = ::fxt::Config::new()
         .mode(mode)
         .buffer_size(bytes)
-        .prefault(prefault)
         .crash_safe(crash_safe);
+    // The plain variants keep the default (`Prefault::Background`, what a
+    // program gets): `.prefault(false)` would be `Prefault::Off`.
+    let config = if prefault {
+        config.prefault(true)
+    } else {
+        config
+    };
     Some(fxt::Fxt::configured(config).named(name))
 }
 
