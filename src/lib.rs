@@ -201,9 +201,9 @@ pub mod __macro_support {
     /// The call site's enabled state: one relaxed load and a branch, or a
     /// constant `None` when instrumentation is compiled out.
     #[inline(always)]
-    pub fn site(callsite: &'static Callsite) -> Option<Site> {
+    pub fn site(callsite: &'static Callsite, keys: &'static [KeyCache]) -> Option<Site> {
         if ENABLED {
-            callsite.site()
+            callsite.site_with_keys(keys)
         } else {
             None
         }

@@ -10,7 +10,16 @@
 //! | bit 31 set | enabled in session generation `bits [0 .. 30)`; bits `[32 .. 48)` = category string ref, `[48 .. 64)` = name string ref; bit 30 = some string ref of the site (category, name or key) is inline |
 //!
 //! The enabled word's upper half is exactly the upper half of an event
-//! record header, so the hot path builds headers with one OR.
+//! record header, so the hot path builds headers with one XOR and one OR.
+//! Its lower half, [`Site::token`], is what the hot path compares with
+//! the writing thread's gate (`crate::ring::Cursor`): a thread opens its
+//! gate with `ENABLED | generation`, so one comparison says the site is
+//! enabled in the thread's session with every string ref indexed.
+//!
+//! A [`KeyCache`] word is `key ref << 48 | ENABLED | (INLINE) | generation`:
+//! its lower half equals the site's token exactly when the key was
+//! interned, indexed, in the site's session, and its upper half shifted
+//! down is the key's bits of an argument header.
 //!
 //! # Protocol
 //!
@@ -41,6 +50,13 @@ pub(crate) const ENABLED: u64 = 1 << 31;
 pub(crate) const INLINE: u64 = 1 << 30;
 /// Mask of the generation bits.
 pub(crate) const GEN_MASK: u64 = (1 << 30) - 1;
+
+/// The gate token a thread opens its cursor with to take events of the
+/// session of `generation` on the hot path (see the module docs).
+#[inline]
+pub(crate) fn gate_token(generation: u32) -> u32 {
+    (ENABLED | (generation as u64 & GEN_MASK)) as u32
+}
 
 /// A static call site: category, name, argument keys, and the cached
 /// decision and string indices. Lives in a block-local `static`.
@@ -76,7 +92,8 @@ impl core::fmt::Debug for Callsite {
 }
 
 /// The cached string index of one argument key of a call site:
-/// `generation << 32 | string ref` (0 until first interned).
+/// `string ref << 48 | ENABLED | (INLINE if the ref is inline) | generation`
+/// (0 until first interned; see the module docs).
 #[derive(Debug)]
 pub struct KeyCache {
     pub(crate) word: AtomicU64,
@@ -96,11 +113,31 @@ impl KeyCache {
         // published (Release), and the caller loaded that word and fenced
         // (Acquire).
         let w = self.word.load(Ordering::Relaxed);
-        if (w >> 32) as u32 == generation {
-            Some(w as u16)
+        if w & ENABLED != 0 && (w & GEN_MASK) as u32 == generation {
+            Some((w >> 48) as u16)
         } else {
             None
         }
+    }
+
+    /// The key's bits of an argument header (`ref << 16`), if the key was
+    /// interned as an indexed ref in the session of the site whose token
+    /// is `token` ([`Site::token`]).
+    #[inline(always)]
+    pub(crate) fn header_bits(&self, token: u32) -> Option<u64> {
+        // Relaxed: as in `get`.
+        let w = self.word.load(Ordering::Relaxed);
+        if w as u32 == token {
+            Some(w >> 32)
+        } else {
+            None
+        }
+    }
+
+    /// The cache word of a key interned as `r` in session `generation`.
+    fn word_of(generation: u32, r: u16) -> u64 {
+        let inline = if r & 0x8000 != 0 { INLINE } else { 0 };
+        ((r as u64) << 48) | ENABLED | inline | (generation as u64 & GEN_MASK)
     }
 }
 
@@ -109,6 +146,12 @@ impl KeyCache {
 #[derive(Clone, Copy)]
 pub struct Site {
     pub(crate) callsite: &'static Callsite,
+    /// The call site's key caches: `callsite.keys`, given again by the
+    /// macro expansion ([`Callsite::site_with_keys`]) so that, inlined,
+    /// their address and number are constants instead of loads from the
+    /// call site's static (which, holding atomics, the compiler cannot
+    /// read at compile time).
+    pub(crate) keys: &'static [KeyCache],
     pub(crate) word: u64,
 }
 
@@ -123,10 +166,30 @@ impl core::fmt::Debug for Site {
 }
 
 impl Site {
+    /// The site of `callsite` enabled with `word` (taken apart by a caller
+    /// that passes it to a function that is not inlined: as two words, in
+    /// registers).
+    #[inline(always)]
+    pub(crate) fn from_parts(callsite: &'static Callsite, word: u64) -> Site {
+        Site {
+            callsite,
+            keys: callsite.keys,
+            word,
+        }
+    }
+
     /// Session generation the site was enabled in.
     #[inline(always)]
     pub(crate) fn generation(&self) -> u32 {
         (self.word & GEN_MASK) as u32
+    }
+    /// The site's gate token: the cache word's lower half. A thread's gate
+    /// opens with `ENABLED | generation` (see the module docs), which
+    /// this equals only for a site of that session whose refs are all
+    /// indexed.
+    #[inline(always)]
+    pub(crate) fn token(&self) -> u32 {
+        self.word as u32
     }
     /// Whether a string ref of the site is inline.
     #[inline(always)]
@@ -186,37 +249,55 @@ impl Callsite {
     /// branch.
     #[inline(always)]
     pub fn site(&'static self) -> Option<Site> {
+        self.site_with_keys(self.keys)
+    }
+
+    /// [`Callsite::site`] for a call site built with `keys` (the same
+    /// static given to [`Callsite::new`]): what macro expansions call.
+    ///
+    /// ```
+    /// use fxt_runtime::__macro_support::{Callsite, KeyCache};
+    /// static KEYS: [KeyCache; 1] = [KeyCache::NEW];
+    /// static SITE: Callsite = Callsite::new("demo", "tick", &["n"], &KEYS);
+    /// assert!(SITE.site_with_keys(&KEYS).is_none()); // no session
+    /// ```
+    #[inline(always)]
+    pub fn site_with_keys(&'static self, keys: &'static [KeyCache]) -> Option<Site> {
+        debug_assert!(core::ptr::eq(keys, self.keys));
         let w = self.word.load(Ordering::Relaxed);
         if w == 0 {
             return None;
         }
-        self.site_slow_or_enabled(w)
-    }
-
-    #[inline(always)]
-    fn site_slow_or_enabled(&'static self, w: u64) -> Option<Site> {
         if w & ENABLED != 0 {
             // Pairs with the Release store in `register`: the string records
             // and key caches written before the word are visible.
             fence(Ordering::Acquire);
             Some(Site {
                 callsite: self,
+                keys,
                 word: w,
             })
         } else {
-            self.register()
+            match self.register() {
+                0 => None,
+                word => Some(Site {
+                    callsite: self,
+                    keys,
+                    word,
+                }),
+            }
         }
     }
 
     /// Slow path: registers the call site and decides its word under the
-    /// control lock.
+    /// control lock. Returns the word if enabled, else 0.
     #[cold]
     #[inline(never)]
-    fn register(&'static self) -> Option<Site> {
+    fn register(&'static self) -> u64 {
         if state::forked() {
             // A forked child takes no lock (see `crate::session`); stay off.
             self.word.store(0, Ordering::Relaxed);
-            return None;
+            return 0;
         }
         let ctl = state::control();
         if !self.registered.load(Ordering::Relaxed) {
@@ -229,13 +310,12 @@ impl Callsite {
         // Release pairs with the Acquire fence in `site`.
         self.word.store(word, Ordering::Release);
         drop(ctl);
+        // One word (in a register) rather than a `Site` (in memory, which
+        // would keep the caller's `Site` on its stack).
         if word & ENABLED != 0 {
-            Some(Site {
-                callsite: self,
-                word,
-            })
+            word
         } else {
-            None
+            0
         }
     }
 
@@ -257,7 +337,7 @@ impl Callsite {
             inline |= r & 0x8000 != 0;
             cache
                 .word
-                .store(((generation as u64) << 32) | r as u64, Ordering::Relaxed);
+                .store(KeyCache::word_of(generation, r), Ordering::Relaxed);
         }
         ENABLED
             | if inline { INLINE } else { 0 }

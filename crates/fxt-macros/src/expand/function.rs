@@ -98,7 +98,7 @@ fn async_mode(ms: &TokenStream, mode: AsyncMode) -> TokenStream {
 ///         static __FXT_KEYS: [ms::KeyCache; 1] = [ms::KeyCache::NEW; 1];
 ///         static __FXT_CALLSITE: ms::Callsite = ms::Callsite::new(
 ///             ms::core::env!("CARGO_CRATE_NAME"), "work", &["n"], &__FXT_KEYS);
-///         match ms::site(&__FXT_CALLSITE) {
+///         match ms::site(&__FXT_CALLSITE, &__FXT_KEYS) {
 ///             Some(site) => ms::DurationGuard::enabled(site, [ms::capture(&(n))]),
 ///             None => ms::DurationGuard::disabled(),
 ///         }
@@ -123,7 +123,7 @@ fn sync(site: &Site, inner_attrs: TokenStream, stmts: TokenStream) -> TokenStrea
         #inner_attrs
         let #guard = {
             #statics
-            match #ms::site(&__FXT_CALLSITE) {
+            match #ms::site(&__FXT_CALLSITE, &__FXT_KEYS) {
                 #ms::core::option::Option::Some(#site) => #ms::DurationGuard::enabled(#site, [#(#captures),*]),
                 #ms::core::option::Option::None => #ms::DurationGuard::disabled(),
             }
@@ -149,7 +149,7 @@ fn sync(site: &Site, inner_attrs: TokenStream, stmts: TokenStream) -> TokenStrea
 /// async fn fetch(id: u64) -> Result<Page, Error> {
 ///     let __fxt_scope = {
 ///         static __FXT_KEYS ...; static __FXT_CALLSITE ...;
-///         match ms::site(&__FXT_CALLSITE) {
+///         match ms::site(&__FXT_CALLSITE, &__FXT_KEYS) {
 ///             Some(site) => ms::AsyncScope::enabled(site, ms::AsyncMode::Both, [ms::capture(&(id))]),
 ///             None => ms::AsyncScope::disabled(),
 ///         }
@@ -187,7 +187,7 @@ fn instrument_future(
     quote! {
         let #scope = {
             #statics
-            match #ms::site(&__FXT_CALLSITE) {
+            match #ms::site(&__FXT_CALLSITE, &__FXT_KEYS) {
                 #ms::core::option::Option::Some(#site) => #ms::AsyncScope::enabled(#site, #mode, [#(#captures),*]),
                 #ms::core::option::Option::None => #ms::AsyncScope::disabled(),
             }

@@ -38,7 +38,7 @@ fn emit_fn(kind: Kind) -> &'static str {
 ///     static __FXT_KEYS: [ms::KeyCache; 1] = [ms::KeyCache::NEW; 1];
 ///     static __FXT_CALLSITE: ms::Callsite =
 ///         ms::Callsite::new("net", "packet", &["len"], &__FXT_KEYS);
-///     if let ms::core::option::Option::Some(site) = ms::site(&__FXT_CALLSITE) {
+///     if let ms::core::option::Option::Some(site) = ms::site(&__FXT_CALLSITE, &__FXT_KEYS) {
 ///         ms::instant(site, &[ms::arg(&(len), &mut ms::ArgScratch::new())]);
 ///     }
 /// }
@@ -61,7 +61,8 @@ pub(crate) fn invocation(invocation: &Invocation) -> TokenStream {
         Body::Log { .. } => (quote!("log"), Vec::new()),
     };
     let statics = callsite(&ms, category.to_token_stream(), name, &keys);
-    let enabled = quote!(#ms::core::option::Option::Some(#site) = #ms::site(&__FXT_CALLSITE));
+    let enabled =
+        quote!(#ms::core::option::Option::Some(#site) = #ms::site(&__FXT_CALLSITE, &__FXT_KEYS));
     match &invocation.body {
         Body::Log { format } => quote! {{
             #statics
@@ -84,7 +85,7 @@ pub(crate) fn invocation(invocation: &Invocation) -> TokenStream {
                 .map(|a| call_with_ref(&ms, "capture", &a.value, TokenStream::new()));
             quote! {{
                 #statics
-                match #ms::site(&__FXT_CALLSITE) {
+                match #ms::site(&__FXT_CALLSITE, &__FXT_KEYS) {
                     #ms::core::option::Option::Some(#site) => #ms::DurationGuard::enabled(#site, [#(#captures),*]),
                     #ms::core::option::Option::None => #ms::DurationGuard::disabled(),
                 }

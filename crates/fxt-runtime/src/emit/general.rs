@@ -10,7 +10,7 @@ use fxt_format::encode::{
     MAX_ARGS, MAX_RECORD_WORDS,
 };
 
-use super::simple::{event_header, value_parts, value_words};
+use super::simple::{event_header, header_base, value_parts, value_words};
 use crate::callsite::Site;
 use crate::clock;
 use crate::large::Large;
@@ -181,7 +181,7 @@ pub(super) fn event(
     }
     let (ts, extra) = super::stamps(w.use_tsc, start, extra);
     let koids = w.inline_koids();
-    let header = event_header(site, w.thread_bits, ty, args.len(), words);
+    let header = event_header(header_base(site, w.thread_bits), ty, args.len(), words);
     write_record(w, words, |sink| {
         sink.word(ts);
         sink.koids(koids);

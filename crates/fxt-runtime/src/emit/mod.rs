@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use fxt_format::encode::header::event_type as ty;
 use fxt_format::encode::ArgValue;
 
-use crate::callsite::Site;
+use crate::callsite::{Callsite, Site};
 use crate::clock;
 use crate::memory::filler::Store;
 use crate::thread::{self, with_writer, Writer};
@@ -40,7 +40,7 @@ use simple::Layout;
 #[inline(always)]
 pub(crate) fn event(site: Site, ty: u64, extra: Option<u64>, args: &[ArgValue<'_>]) {
     if !try_fast(site, ty, None, extra, args) {
-        slow(site, ty, None, extra, args);
+        slow(site.callsite, site.word, ty, None, extra, args);
     }
 }
 
@@ -48,7 +48,14 @@ pub(crate) fn event(site: Site, ty: u64, extra: Option<u64>, args: &[ArgValue<'_
 #[inline(always)]
 pub(crate) fn duration_complete(site: Site, start: u64, args: &[ArgValue<'_>]) {
     if !try_fast(site, ty::DURATION_COMPLETE, Some(start), Some(0), args) {
-        slow(site, ty::DURATION_COMPLETE, Some(start), Some(0), args);
+        slow(
+            site.callsite,
+            site.word,
+            ty::DURATION_COMPLETE,
+            Some(start),
+            Some(0),
+            args,
+        );
     }
 }
 
@@ -63,26 +70,35 @@ fn try_fast(
     extra: Option<u64>,
     args: &[ArgValue<'_>],
 ) -> bool {
-    if site.has_inline() {
-        return false;
-    }
     let Some(layout) = Layout::of(site, extra.is_some(), args) else {
         return false;
     };
     let local = thread::local();
-    let Some(record) = local.cursor.reserve(site.generation(), layout.words) else {
+    // The site's token equals the gate's only for a site of the thread's
+    // session with every ref indexed (`crate::callsite`).
+    let Some(record) = local.cursor.reserve(site.token(), layout.words) else {
         return false;
     };
     let (ts, extra) = stamps(local.use_tsc(), start, extra);
     let store = Store::begin(record.slots(), layout.words, false);
-    layout.store(store, site, local.thread_bits(), ty, ts, args, extra);
+    layout.store(store, local.header_base(site), ty, ts, args, extra);
     record.publish();
     true
 }
 
 #[cold]
 #[inline(never)]
-fn slow(site: Site, ty: u64, start: Option<u64>, extra: Option<u64>, args: &[ArgValue<'_>]) {
+fn slow(
+    callsite: &'static Callsite,
+    word: u64,
+    ty: u64,
+    start: Option<u64>,
+    extra: Option<u64>,
+    args: &[ArgValue<'_>],
+) {
+    // The site as two words (a `Site` passed whole would be passed in
+    // memory, keeping it on the hot path's stack).
+    let site = Site::from_parts(callsite, word);
     with_writer(site, |w| event_in(w, site, ty, start, extra, args));
 }
 
@@ -108,12 +124,12 @@ fn event_in(
         return general::event(w, site, ty, start, extra, args);
     };
     let (ts, extra) = stamps(w.use_tsc, start, extra);
-    let (crash_safe, thread_bits) = (w.crash_safe, w.thread_bits);
+    let (crash_safe, base) = (w.crash_safe, simple::header_base(site, w.thread_bits));
     let Some(record) = w.reserve(layout.words) else {
         return;
     };
     let store = Store::begin(record.slots(), layout.words, crash_safe);
-    layout.store(store, site, thread_bits, ty, ts, args, extra);
+    layout.store(store, base, ty, ts, args, extra);
     record.publish();
 }
 

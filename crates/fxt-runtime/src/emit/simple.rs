@@ -45,11 +45,12 @@ pub(super) fn value_parts(v: &ArgValue<'_>) -> (u64, u64, Option<u64>) {
     }
 }
 
-/// An event the simple layout can write: its size and argument key refs.
+/// An event the simple layout can write: its size and its arguments' key
+/// bits (`ref << 16`, as in an argument header).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Layout {
     pub(super) words: usize,
-    key_refs: [u16; MAX_ARGS],
+    key_bits: [u64; MAX_ARGS],
 }
 
 impl Layout {
@@ -63,33 +64,31 @@ impl Layout {
         if args.len() > MAX_ARGS {
             return None;
         }
-        let generation = site.generation();
-        let keys = site.callsite.keys;
+        let token = site.token();
+        let keys = site.keys;
         let mut words = 2 + extra as usize;
-        let mut key_refs = [0u16; MAX_ARGS];
+        let mut key_bits = [0u64; MAX_ARGS];
         for (i, a) in args.iter().enumerate() {
             let v = value_words(a)?;
             if let Some(k) = keys.get(i) {
-                match k.get(generation) {
-                    Some(r) if r & 0x8000 == 0 => key_refs[i] = r,
-                    _ => return None,
-                }
+                // Interned, indexed, in the site's session (an inline key
+                // ref never matches the token).
+                key_bits[i] = k.header_bits(token)?;
             }
             words += 1 + v;
         }
-        Some(Layout { words, key_refs })
+        Some(Layout { words, key_bits })
     }
 
     /// Stores the event (`store` begun over exactly [`Layout::words`]
     /// words): the timestamp, the arguments, the trailing word, then the
-    /// header.
+    /// header, whose upper half and thread ref bits are `base` (see
+    /// [`event_header`]).
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn store(
         &self,
         store: Store<'_>,
-        site: Site,
-        thread_bits: u64,
+        base: u64,
         ty: u64,
         ts: u64,
         args: &[ArgValue<'_>],
@@ -100,7 +99,7 @@ impl Layout {
         for (n, a) in args.iter().enumerate() {
             let (t, high, value) = value_parts(a);
             let aw = 1 + value.is_some() as usize;
-            store.put(i, header::arg(t, aw, self.key_refs[n]) | (high << 32));
+            store.put(i, header::arg(t, aw, 0) | self.key_bits[n] | (high << 32));
             if let Some(v) = value {
                 store.put(i + 1, v);
             }
@@ -109,23 +108,22 @@ impl Layout {
         if let Some(x) = extra {
             store.put(i, x);
         }
-        store.end(event_header(site, thread_bits, ty, args.len(), self.words));
+        store.end(event_header(base, ty, args.len(), self.words));
     }
 }
 
-/// The event header: the call site's category and name refs (already in
-/// header position), the thread ref bits, type, argument count and size.
+/// The event header: `base` (the call site's category and name refs in
+/// the upper half, the thread ref bits in bits 24..32, see [`header_base`]),
+/// the type, argument count and size.
 #[inline(always)]
-pub(super) fn event_header(
-    site: Site,
-    thread_bits: u64,
-    ty: u64,
-    arg_count: usize,
-    words: usize,
-) -> u64 {
-    (site.word & 0xffff_ffff_0000_0000)
-        | thread_bits
-        | ((arg_count as u64) << 20)
-        | (ty << 16)
-        | header::record(record_type::EVENT, words)
+pub(super) fn event_header(base: u64, ty: u64, arg_count: usize, words: usize) -> u64 {
+    base | ((arg_count as u64) << 20) | (ty << 16) | header::record(record_type::EVENT, words)
+}
+
+/// The call site's category and name refs (the upper half of its cache
+/// word, already in header position) with `thread_bits`. (The hot path
+/// gets the same with one XOR: `thread::Local::header_base`.)
+#[inline(always)]
+pub(super) fn header_base(site: Site, thread_bits: u64) -> u64 {
+    (site.word & 0xffff_ffff_0000_0000) | thread_bits
 }

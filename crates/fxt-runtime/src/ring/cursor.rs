@@ -57,10 +57,11 @@ pub struct Cursor {
     pos: Cell<*const AtomicU64>,
     /// One past the leased chunk's last word (null when detached).
     end: Cell<*const AtomicU64>,
-    /// The leased chunk's `committed` word (null when detached).
+    /// The leased chunk's `committed` word (null when detached). Only this
+    /// cursor's owner stores it while the chunk is leased, so it is
+    /// updated in place (a load and a store, one `add` on x86), with no
+    /// copy of it kept here.
     committed: Cell<*const AtomicU64>,
-    /// The value last stored in `*committed`.
-    commit: Cell<u64>,
 }
 
 impl Default for Cursor {
@@ -77,7 +78,6 @@ impl Cursor {
             pos: Cell::new(core::ptr::null()),
             end: Cell::new(core::ptr::null()),
             committed: Cell::new(core::ptr::null()),
-            commit: Cell::new(0),
         }
     }
 
@@ -120,9 +120,11 @@ impl Cursor {
         let pos = self.pos.get();
         let end = self.end.get();
         debug_assert!(pos <= end && words >= 1);
-        // Free words left in the chunk (0 when detached: both null).
-        let room = (end as usize - pos as usize) / core::mem::size_of::<AtomicU64>();
-        if words > room {
+        // Does the record end within the chunk? (Detached, both are null
+        // and nothing fits. No overflow: `pos` is at most the end of a
+        // chunk of our own allocation, far below the top of the address
+        // space, and `words` is a record's size.)
+        if pos as usize + words * core::mem::size_of::<AtomicU64>() > end as usize {
             return None;
         }
         // Shut the gate while the record is written (see the module docs);
@@ -135,7 +137,8 @@ impl Cursor {
         // cannot happen while the returned record borrows `self` (detaching
         // takes the hold, whose owner is busy writing this record). No
         // other thread writes these words (above the chunk's committed
-        // length). `words <= room` words from `pos` lie inside the chunk.
+        // length). The `words` words from `pos` end at or before the
+        // chunk's end (checked above).
         // The words are atomics, only accessed through shared references.
         let slots = unsafe { core::slice::from_raw_parts(pos, words) };
         Some(Record {
@@ -160,7 +163,6 @@ impl Cursor {
         self.pos.set(range.start);
         self.end.set(range.end);
         self.committed.set(committed);
-        self.commit.set(0);
     }
 
     /// Closes the gate and forgets the chunk: nothing can be reserved
@@ -171,7 +173,6 @@ impl Cursor {
         self.pos.set(core::ptr::null());
         self.end.set(core::ptr::null());
         self.committed.set(core::ptr::null());
-        self.commit.set(0);
     }
 
     /// In a forked child: forgets the chunk without touching it (its
@@ -202,24 +203,24 @@ impl<'a> Record<'a> {
     pub fn publish(self) {
         let c = self.cursor;
         let words = self.slots.len();
-        // SAFETY: `words <= room` (checked in `reserve`): the result is at
-        // most the chunk's end, inside or one past the chunk's words.
+        // SAFETY: the record ends at or before the chunk's end (checked in
+        // `reserve`): the result is inside or one past the chunk's words.
         c.pos.set(unsafe { c.pos.get().add(words) });
-        let v = c.commit.get() + committed_step(words);
-        c.commit.set(v);
         // SAFETY: `committed` points to the leased chunk's `committed`
         // word, alive and stored only by this thread for the reasons given
         // in `reserve`.
         let committed = unsafe { &*c.committed.get() };
-        // Release pairs with the readers' Acquire load of `committed`
-        // (`Ring::snapshot`): the record's Relaxed stores happen-before any
-        // read that sees this length.
+        // Relaxed load: this thread is the word's only writer while it
+        // holds the lease. Release store: pairs with the readers' Acquire
+        // load of `committed` (`Ring::snapshot`), so the record's Relaxed
+        // stores happen-before any read that sees this length.
+        let v = committed.load(Ordering::Relaxed) + committed_step(words);
         committed.store(v, Ordering::Release);
         compiler_fence(Ordering::SeqCst);
-        // Reopen, unless something closed the gate meanwhile.
-        if c.token.get() == BUSY {
-            c.token.set(self.token);
-        }
+        // Reopen. Nothing changes the token while it is BUSY: the slow
+        // path and `crate::thread::detach_current` refuse to run on a busy
+        // cursor, and the fork child handler leaves a busy cursor alone.
+        c.token.set(self.token);
     }
 }
 

@@ -37,7 +37,7 @@ use std::cell::{Cell, RefCell};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use crate::callsite::Site;
+use crate::callsite::{self, Site};
 use crate::ring::{Cursor, Hold, Record, Refill, CLOSED};
 use crate::state::{self, Shared, ThreadCounters};
 
@@ -206,9 +206,10 @@ impl Writer {
         {
             return;
         }
-        local.thread_bits.set(self.thread_bits);
+        let token = callsite::gate_token(self.generation);
+        local.header_xor.set(self.thread_bits ^ token as u64);
         local.use_tsc.set(self.use_tsc);
-        local.cursor.set_token(self.generation);
+        local.cursor.set_token(token);
     }
 }
 
@@ -226,8 +227,9 @@ impl Drop for Writer {
 #[derive(Debug)]
 pub(crate) struct Local {
     pub(crate) cursor: Cursor,
-    /// `thread ref << 24` (see [`Writer::thread_bits`]).
-    thread_bits: Cell<u64>,
+    /// `thread ref << 24` (see [`Writer::thread_bits`]) XOR the gate's
+    /// token (see [`Local::header_base`]).
+    header_xor: Cell<u64>,
     use_tsc: Cell<bool>,
     /// The last duration start taken on this thread ([`Local::duration_start`]).
     last_start: Cell<u64>,
@@ -260,10 +262,13 @@ impl Local {
         start
     }
 
-    /// The thread ref bits for an event header.
+    /// The upper half and thread ref bits of the header of an event of
+    /// `site`, once the gate let the site's token through: the site's word
+    /// with its lower half (equal to the gate's token) swapped for the
+    /// thread ref bits, in one XOR.
     #[inline(always)]
-    pub(crate) fn thread_bits(&self) -> u64 {
-        self.thread_bits.get()
+    pub(crate) fn header_base(&self, site: Site) -> u64 {
+        site.word ^ self.header_xor.get()
     }
 
     /// Whether the session reads the TSC.
@@ -280,7 +285,7 @@ thread_local! {
     static LOCAL: Local = const {
         Local {
             cursor: Cursor::new(),
-            thread_bits: Cell::new(0),
+            header_xor: Cell::new(0),
             use_tsc: Cell::new(false),
             last_start: Cell::new(0),
         }
@@ -347,12 +352,24 @@ fn orphan_drop(site: Site) {
 /// event it emits from a site obtained before the fork takes the
 /// registration path, which refuses in a forked child. No lock is taken.
 pub(crate) fn forget_after_fork() {
-    // Unconditionally (even with the writer gone or borrowed): the cursor
-    // must not point into the parent's buffer.
-    local().cursor.forget();
+    let cursor = &local().cursor;
+    if cursor.busy() {
+        // `fork` from a signal handler that interrupted a record: the
+        // record completes when the handler returns, through the cursor's
+        // pointers into the child's private copy of the buffer, and then
+        // reopens the gate (`Record::publish`). Leave the cursor as it is;
+        // with the generation reset below, the slow path refuses once the
+        // chunk is full.
+    } else {
+        // Even with the writer gone or borrowed: the cursor must not point
+        // into the parent's buffer.
+        cursor.forget();
+    }
     let _ = WRITER.try_with(|cell| {
         if let Ok(mut w) = cell.try_borrow_mut() {
-            w.hold.forget(&local().cursor);
+            if !cursor.busy() {
+                w.hold.forget(cursor);
+            }
             w.generation = 0;
         }
     });
@@ -465,7 +482,7 @@ mod tests {
             for i in 0..n {
                 emit::event(site, ty::INSTANT, None, &[ArgValue::U64(i)]);
             }
-            let want = if fast { site.generation() } else { CLOSED };
+            let want = if fast { site.token() } else { CLOSED };
             assert_eq!(gate(), want, "the gate is open iff {fast}");
             tx.send(()).unwrap();
             rx2.recv().unwrap();
