@@ -117,6 +117,14 @@ impl Cursor {
         if self.token.get() != token {
             return None;
         }
+        // Shut the gate while the record is written (see the module docs)
+        // *before* reading the position: a signal handler that ran between
+        // the check above and this store has finished its own record (or
+        // moved the cursor to another chunk, or detached it), so what is
+        // read below is current. The compiler fence keeps the loads after
+        // the store.
+        self.token.set(BUSY);
+        compiler_fence(Ordering::SeqCst);
         let pos = self.pos.get();
         let end = self.end.get();
         debug_assert!(pos <= end && words >= 1);
@@ -125,13 +133,15 @@ impl Cursor {
         // chunk of our own allocation, far below the top of the address
         // space, and `words` is a record's size.)
         if pos as usize + words * core::mem::size_of::<AtomicU64>() > end as usize {
+            // Reopen as it was (a cursor a handler detached meanwhile has
+            // no room, so its open gate only leads to the slow path).
+            compiler_fence(Ordering::SeqCst);
+            self.token.set(token);
             return None;
         }
-        // Shut the gate while the record is written (see the module docs);
-        // the compiler fence keeps the marker before the stores.
-        self.token.set(BUSY);
-        compiler_fence(Ordering::SeqCst);
-        // SAFETY: the cursor is attached (room > 0), so by the module's
+        // SAFETY: the cursor is attached (the record fits, so the pointers
+        // are not null; they were read while this thread's gate was BUSY,
+        // so no handler moves them until `publish`), so by the module's
         // invariant this thread holds the lease of the chunk `pos` points
         // into and the ring is alive until the cursor is detached, which
         // cannot happen while the returned record borrows `self` (detaching
