@@ -103,14 +103,19 @@ fn async_mode(ms: &TokenStream, mode: AsyncMode) -> TokenStream {
 ///             None => ms::DurationGuard::disabled(),
 ///         }
 ///     };
-///     n * 2
+///     let __fxt_ret = { n * 2 };
+///     __fxt_guard.end();
+///     __fxt_ret
 /// }
 /// ```
 ///
-/// The guard is dropped last of the body's locals, on every way out
-/// (`return`, `?`, a panic unwinding), and its `Drop` writes one duration
-/// complete record. `__fxt_guard` is a mixed-site identifier: user code
-/// cannot name it.
+/// The duration ends after the body's locals are dropped, on every way
+/// out: at the end of the body the guard's `end` writes one duration
+/// complete record (inlined here, so specialized for this call site); on
+/// `return`, `?` or a panic unwinding its `Drop` does (the compiler calls
+/// the guard's shared drop code, which it does not inline into each
+/// function). `__fxt_guard` and `__fxt_ret` are mixed-site identifiers:
+/// user code cannot name them.
 fn sync(site: &Site, inner_attrs: TokenStream, stmts: TokenStream) -> TokenStream {
     let Site {
         ms,
@@ -119,6 +124,7 @@ fn sync(site: &Site, inner_attrs: TokenStream, stmts: TokenStream) -> TokenStrea
         site,
     } = site;
     let guard = Ident::new("__fxt_guard", Span::mixed_site());
+    let ret = Ident::new("__fxt_ret", Span::mixed_site());
     quote! {
         #inner_attrs
         let #guard = {
@@ -128,7 +134,12 @@ fn sync(site: &Site, inner_attrs: TokenStream, stmts: TokenStream) -> TokenStrea
                 #ms::core::option::Option::None => #ms::DurationGuard::disabled(),
             }
         };
-        #stmts
+        #[allow(unreachable_code, unused_braces, clippy::let_unit_value, clippy::diverging_sub_expression)]
+        let #ret = { #stmts };
+        #[allow(unreachable_code)]
+        #guard.end();
+        #[allow(unreachable_code)]
+        #ret
     }
 }
 

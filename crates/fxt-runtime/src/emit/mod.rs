@@ -40,7 +40,7 @@ use simple::Layout;
 #[inline(always)]
 pub(crate) fn event(site: Site, ty: u64, extra: Option<u64>, args: &[ArgValue<'_>]) {
     if !try_fast(site, ty, None, extra, args) {
-        slow(site.callsite, site.word, ty, None, extra, args);
+        slow_copied(site, ty, None, extra, args);
     }
 }
 
@@ -48,14 +48,7 @@ pub(crate) fn event(site: Site, ty: u64, extra: Option<u64>, args: &[ArgValue<'_
 #[inline(always)]
 pub(crate) fn duration_complete(site: Site, start: u64, args: &[ArgValue<'_>]) {
     if !try_fast(site, ty::DURATION_COMPLETE, Some(start), Some(0), args) {
-        slow(
-            site.callsite,
-            site.word,
-            ty::DURATION_COMPLETE,
-            Some(start),
-            Some(0),
-            args,
-        );
+        slow_copied(site, ty::DURATION_COMPLETE, Some(start), Some(0), args);
     }
 }
 
@@ -84,6 +77,25 @@ fn try_fast(
     layout.store(store, local.header_base(site), ty, ts, args, extra);
     record.publish();
     true
+}
+
+/// Calls [`slow`] with a copy of `args` made on the way (up to four of
+/// them): the caller's argument array is then only read by the hot path,
+/// so the compiler keeps it in registers instead of storing it to memory
+/// before every event for a slow path that rarely runs (the copy's stores
+/// happen only here). Inlined, the length is a constant and one arm
+/// remains.
+#[inline(always)]
+fn slow_copied(site: Site, ty: u64, start: Option<u64>, extra: Option<u64>, args: &[ArgValue<'_>]) {
+    let (callsite, word) = (site.callsite, site.word);
+    match *args {
+        [] => slow(callsite, word, ty, start, extra, &[]),
+        [a] => slow(callsite, word, ty, start, extra, &[a]),
+        [a, b] => slow(callsite, word, ty, start, extra, &[a, b]),
+        [a, b, c] => slow(callsite, word, ty, start, extra, &[a, b, c]),
+        [a, b, c, d] => slow(callsite, word, ty, start, extra, &[a, b, c, d]),
+        _ => slow(callsite, word, ty, start, extra, args),
+    }
 }
 
 #[cold]
