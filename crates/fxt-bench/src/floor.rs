@@ -18,7 +18,16 @@
 //!   atomic stores: what a lock-free per-thread reservation costs;
 //! * [`Cursor::Shared`] (`floor-shared`): every thread reserves from one
 //!   ring through one atomic cursor (what a naive shared buffer costs: the
-//!   cursor's cache line bounces between cores).
+//!   cursor's cache line bounces between cores);
+//! * [`Cursor::PlainFresh`] (`floor-fresh`): the floor's code writing
+//!   into memory that was *not* faulted in before timing, as a fresh
+//!   session's buffer is: each thread's ring is a new anonymous mapping,
+//!   and the cursor faults each 64 KiB it enters in with one
+//!   `MADV_POPULATE_WRITE` (fxt's writers do the same when they overtake
+//!   its prefaulter). What the kernel's work on fresh memory (a fault and
+//!   a zeroed page per 4 KiB) costs, with no tracer around it: the least a
+//!   fresh session's first pass can cost when no core is idle to fault the
+//!   buffer in ahead of the writers.
 //!
 //! The empty loop body used as the baseline of a disabled call site is here
 //! too ([`Scenario::Disabled`]).
@@ -41,6 +50,9 @@ pub enum Cursor {
     PerThread,
     /// One ring per thread, a plain thread-local cursor, plain stores.
     Plain,
+    /// As `Plain`, in fresh memory faulted in 64 KiB at a time while
+    /// writing.
+    PlainFresh,
 }
 
 /// The floor as a [`Tracer`].
@@ -118,6 +130,9 @@ thread_local! {
     /// The plain cursor of the current thread (a word index, wrapped with
     /// `PER_THREAD_WORDS - 1`).
     static PLAIN_CURSOR: Cell<usize> = const { Cell::new(0) };
+    /// Fresh floor: the address up to which the thread's ring is faulted in
+    /// (`usize::MAX` once all of it is).
+    static FRESH_FAULTED: Cell<usize> = const { Cell::new(0) };
 }
 
 /// A per-thread plain ring: `PER_THREAD_WORDS + SLACK_WORDS` words, every
@@ -132,6 +147,80 @@ fn plain_ring(index: usize) -> *mut u64 {
         let words: Vec<u64> = vec![1; PER_THREAD_WORDS + SLACK_WORDS];
         Box::leak(words.into_boxed_slice()).as_mut_ptr() as usize
     }) as *mut u64
+}
+
+/// A per-thread ring like [`plain_ring`] in a new anonymous mapping that
+/// nothing touched (see [`Cursor::PlainFresh`]). Leaked; one per thread
+/// index.
+fn fresh_ring(index: usize) -> *mut u64 {
+    static RINGS: [OnceLock<usize>; MAX_THREADS] = [const { OnceLock::new() }; MAX_THREADS];
+    *RINGS[index % MAX_THREADS].get_or_init(|| {
+        let bytes = FRESH_BYTES;
+        // SAFETY: a new private anonymous mapping (no address hint, no
+        // file); the result is checked against MAP_FAILED.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(p, libc::MAP_FAILED, "mmap for the fresh floor");
+        p as usize
+    }) as *mut u64
+}
+
+/// Bytes the fresh floor faults in at a time (fxt's default chunk).
+const FRESH_STEP: usize = 64 << 10;
+/// Size of a fresh floor ring's mapping: the ring and its slack, in whole
+/// steps.
+const FRESH_BYTES: usize = ((PER_THREAD_WORDS + SLACK_WORDS) * 8).next_multiple_of(FRESH_STEP);
+
+/// Faults `[p, p + FRESH_STEP)` in for writing without writing it
+/// (`MADV_POPULATE_WRITE`, Linux 5.14+), else by writing one byte per page.
+#[cold]
+#[inline(never)]
+fn populate(p: *mut u8) {
+    const MADV_POPULATE_WRITE: libc::c_int = 23;
+    // SAFETY: `[p, p + FRESH_STEP)` lies in the thread's fresh ring (see
+    // `plain_reserve_fresh`), a writable mapping of this module.
+    if unsafe { libc::madvise(p.cast(), FRESH_STEP, MADV_POPULATE_WRITE) } == 0 {
+        return;
+    }
+    for off in (0..FRESH_STEP).step_by(4096) {
+        // SAFETY: as above; `off < FRESH_STEP`.
+        unsafe { p.add(off).write_volatile(0) };
+    }
+}
+
+/// [`plain_reserve`] for the fresh floor: faults the next 64 KiB in when
+/// the record reaches past what is faulted in so far. (After the ring
+/// wraps, every record ends below the mark: all of it is faulted in.)
+#[inline(always)]
+fn plain_reserve_fresh(n: usize) -> *mut u64 {
+    let w = plain_reserve(n);
+    let end = w as usize + n * 8;
+    let faulted = FRESH_FAULTED.with(Cell::get);
+    if end > faulted {
+        // Records are far smaller than a step: one step covers this one.
+        populate(faulted as *mut u8);
+        FRESH_FAULTED.with(|f| f.set(faulted + FRESH_STEP));
+    }
+    w
+}
+
+/// Reserves `n` words of the calling thread's plain ring (`FRESH`: of the
+/// fresh floor's, see [`plain_reserve_fresh`]).
+#[inline(always)]
+fn reserve_plain<const FRESH: bool>(n: usize) -> *mut u64 {
+    if FRESH {
+        plain_reserve_fresh(n)
+    } else {
+        plain_reserve(n)
+    }
 }
 
 /// Reserves `n` words of the calling thread's plain ring.
@@ -242,18 +331,18 @@ pub fn traced_fn() {
 
 /// True-floor instant: 2 plain words.
 #[inline(always)]
-pub fn plain_instant() {
+pub fn plain_instant<const FRESH: bool>() {
     let t = ticks();
-    let w = plain_reserve(2);
+    let w = reserve_plain::<FRESH>(2);
     plain_put(w, 0, HDR_INSTANT);
     plain_put(w, 1, t);
 }
 
 /// True-floor instant with one `u64` argument: 4 plain words.
 #[inline(always)]
-pub fn plain_instant_arg(v: u64) {
+pub fn plain_instant_arg<const FRESH: bool>(v: u64) {
     let t = ticks();
-    let w = plain_reserve(4);
+    let w = reserve_plain::<FRESH>(4);
     plain_put(w, 0, HDR_INSTANT_ARG);
     plain_put(w, 1, t);
     plain_put(w, 2, ARG_U64);
@@ -262,9 +351,9 @@ pub fn plain_instant_arg(v: u64) {
 
 /// True-floor counter with one `i64` value: 5 plain words.
 #[inline(always)]
-pub fn plain_counter(v: i64) {
+pub fn plain_counter<const FRESH: bool>(v: i64) {
     let t = ticks();
-    let w = plain_reserve(5);
+    let w = reserve_plain::<FRESH>(5);
     plain_put(w, 0, HDR_COUNTER);
     plain_put(w, 1, t);
     plain_put(w, 2, ARG_I64);
@@ -275,11 +364,11 @@ pub fn plain_counter(v: i64) {
 /// True-floor duration: an empty traced function, two clock reads, one
 /// 3-word record with plain stores.
 #[inline(never)]
-pub fn plain_traced_fn() {
+pub fn plain_traced_fn<const FRESH: bool>() {
     let start = ticks();
     black_box(());
     let end = ticks();
-    let w = plain_reserve(3);
+    let w = reserve_plain::<FRESH>(3);
     plain_put(w, 0, HDR_DURATION);
     plain_put(w, 1, start);
     plain_put(w, 2, end);
@@ -291,6 +380,7 @@ impl Tracer for Floor {
             Cursor::Shared => "floor-shared",
             Cursor::PerThread => "floor-atomic",
             Cursor::Plain => "floor",
+            Cursor::PlainFresh => "floor-fresh",
         }
     }
 
@@ -306,21 +396,21 @@ impl Tracer for Floor {
                 PLAIN_WORDS.with(|w| w.set(plain_ring(index)));
                 return;
             }
+            Cursor::PlainFresh => {
+                let ring = fresh_ring(index);
+                PLAIN_WORDS.with(|w| w.set(ring));
+                FRESH_FAULTED.with(|f| f.set(ring as usize));
+                return;
+            }
         };
         RING.with(|r| r.set(Some(ring)));
     }
 
     fn run(&self, scenario: Scenario, events: u64) {
-        if self.cursor == Cursor::Plain {
-            return match scenario {
-                Scenario::Instant => (0..events).for_each(|_| plain_instant()),
-                Scenario::InstantArg => (0..events).for_each(|i| plain_instant_arg(black_box(i))),
-                Scenario::Counter => (0..events).for_each(|i| plain_counter(black_box(i as i64))),
-                Scenario::DurationAttr | Scenario::DurationGuard => {
-                    (0..events).for_each(|_| plain_traced_fn())
-                }
-                Scenario::Disabled => empty_loop(events),
-            };
+        match self.cursor {
+            Cursor::Plain => return run_plain::<false>(scenario, events),
+            Cursor::PlainFresh => return run_plain::<true>(scenario, events),
+            Cursor::Shared | Cursor::PerThread => {}
         }
         match scenario {
             Scenario::Instant => (0..events).for_each(|_| instant()),
@@ -334,21 +424,40 @@ impl Tracer for Floor {
     }
 
     fn run_timed(&self, scenario: Scenario, out: &mut [u64]) -> bool {
-        if self.cursor != Cursor::Plain {
-            return false;
-        }
-        match scenario {
-            Scenario::Instant => time_each(out, |_| plain_instant()),
-            Scenario::InstantArg => time_each(out, |i| plain_instant_arg(black_box(i))),
-            Scenario::Counter => time_each(out, |i| plain_counter(black_box(i as i64))),
-            Scenario::DurationAttr | Scenario::DurationGuard => {
-                time_each(out, |_| plain_traced_fn())
-            }
-            Scenario::Disabled => time_each(out, |i| {
-                black_box(i);
-            }),
+        match self.cursor {
+            Cursor::Plain => timed_plain::<false>(scenario, out),
+            Cursor::PlainFresh => timed_plain::<true>(scenario, out),
+            Cursor::Shared | Cursor::PerThread => return false,
         }
         true
+    }
+}
+
+/// The plain floors' loop (`FRESH`: the fresh floor's).
+fn run_plain<const FRESH: bool>(scenario: Scenario, events: u64) {
+    match scenario {
+        Scenario::Instant => (0..events).for_each(|_| plain_instant::<FRESH>()),
+        Scenario::InstantArg => (0..events).for_each(|i| plain_instant_arg::<FRESH>(black_box(i))),
+        Scenario::Counter => (0..events).for_each(|i| plain_counter::<FRESH>(black_box(i as i64))),
+        Scenario::DurationAttr | Scenario::DurationGuard => {
+            (0..events).for_each(|_| plain_traced_fn::<FRESH>())
+        }
+        Scenario::Disabled => empty_loop(events),
+    }
+}
+
+/// The plain floors' events timed one by one.
+fn timed_plain<const FRESH: bool>(scenario: Scenario, out: &mut [u64]) {
+    match scenario {
+        Scenario::Instant => time_each(out, |_| plain_instant::<FRESH>()),
+        Scenario::InstantArg => time_each(out, |i| plain_instant_arg::<FRESH>(black_box(i))),
+        Scenario::Counter => time_each(out, |i| plain_counter::<FRESH>(black_box(i as i64))),
+        Scenario::DurationAttr | Scenario::DurationGuard => {
+            time_each(out, |_| plain_traced_fn::<FRESH>())
+        }
+        Scenario::Disabled => time_each(out, |i| {
+            black_box(i);
+        }),
     }
 }
 

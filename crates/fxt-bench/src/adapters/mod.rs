@@ -20,8 +20,9 @@ use crate::harness::Tracer;
 /// [`crate::floor`]). `fxt` is a oneshot session with `Config::new()`
 /// (what a user gets), `fxt-prefault` the same with `.prefault(true)`;
 /// the circular and streaming modes come in the same two variants.
-pub const NAMES: [&str; 14] = [
+pub const NAMES: [&str; 15] = [
     "floor",
+    "floor-fresh",
     "floor-atomic",
     "floor-shared",
     "fxt",
@@ -80,6 +81,7 @@ pub fn by_name(name: &str) -> Option<Box<dyn Tracer>> {
     }
     Some(match name {
         "floor" => Box::new(Floor::new(Cursor::Plain)),
+        "floor-fresh" => Box::new(Floor::new(Cursor::PlainFresh)),
         "floor-atomic" => Box::new(Floor::new(Cursor::PerThread)),
         "floor-shared" => Box::new(Floor::new(Cursor::Shared)),
         "fastrace" => Box::new(fastrace::Fastrace::new()),

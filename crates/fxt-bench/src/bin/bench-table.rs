@@ -676,9 +676,15 @@ fn verdicts(o: &Options, fresh: &Samples) -> String {
                 if let (Some(v), Some(floor)) =
                     (fresh.median(s, t, tracer), fresh.median(s, t, "floor"))
                 {
+                    // Beside it, the ratio to the floor faulting fresh memory in
+                    // as it goes (what the kernel's part of a fresh buffer costs).
+                    let cold = match fresh.median(s, t, "floor-fresh") {
+                        Some(c) => format!("; {:.2}x floor-fresh ({} ns)", v / c, fmt_ns(c)),
+                        None => String::new(),
+                    };
                     let _ = writeln!(
                         out,
-                        "* {tracer}, {}, {t} thread(s): ≤1.15x the floor: {:.2}x ({} vs {} ns) — {}",
+                        "* {tracer}, {}, {t} thread(s): ≤1.15x the floor: {:.2}x ({} vs {} ns{cold}) — {}",
                         s.describe(),
                         v / floor,
                         fmt_ns(v),
@@ -691,7 +697,7 @@ fn verdicts(o: &Options, fresh: &Samples) -> String {
     }
     for s in goals {
         let mut parts = Vec::new();
-        for tracer in ["floor", "fxt", "fxt-prefault"] {
+        for tracer in ["floor", "floor-fresh", "fxt", "fxt-prefault"] {
             if let (Some(one), Some(two)) = (fresh.median(s, 1, tracer), fresh.median(s, 2, tracer))
             {
                 parts.push((tracer, two / one));
@@ -789,6 +795,10 @@ fn main() {
             .map(String::as_str)
             .filter(|t| !t.starts_with("fxt-circular") && !t.starts_with("fxt-streaming"))
             .collect();
+        let ratio_columns: Vec<&str> = ["floor-fresh", "fxt", "fxt-prefault"]
+            .into_iter()
+            .filter(|t| main_columns.contains(t))
+            .collect();
         println!(
             "\n### Fresh session per repetition (oneshot)\n\n\
              Aggregate ns per event (wall time of all threads / all events), median (min–max) of {} fresh processes per cell, each a new session, {} events per thread after 1 000 untimed (tracing-chrome: a tenth of that):\n",
@@ -796,7 +806,7 @@ fn main() {
         );
         println!(
             "{}",
-            event_table(&o, &samples, &main_columns, &["fxt", "fxt-prefault"])
+            event_table(&o, &samples, &main_columns, &ratio_columns)
         );
         let modes = [
             "fxt-circular",
