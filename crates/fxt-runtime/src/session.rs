@@ -349,9 +349,15 @@ pub fn start(mut config: Config) -> Result<Session, StartError> {
         let spawned = std::thread::Builder::new()
             .name("fxt-prefault".into())
             .spawn(move || {
+                let lead = if s.ring.is_drained() {
+                    prefault::DRAINED_LEAD_WORDS
+                } else {
+                    usize::MAX
+                };
                 prefault::run(
                     s.ring.words(),
                     || s.ring.leased_frontier(),
+                    lead,
                     &s.prefault_stop,
                     s.ring.populated(),
                 );

@@ -26,21 +26,37 @@ use super::words::{Words, PAGE_WORDS};
 /// the writers' progress quickly, large enough to amortize the call.
 const SLICE_WORDS: usize = 256 << 10 >> 3;
 
+/// How far ahead of the writers' frontier the prefaulter of a drained
+/// ring goes (see [`run`]): 8 MiB, a few milliseconds of two writers
+/// outrunning the disk.
+pub(crate) const DRAINED_LEAD_WORDS: usize = 8 << 20 >> 3;
+
+/// How long the prefaulter waits when it is `lead` words ahead.
+const AHEAD_WAIT: std::time::Duration = std::time::Duration::from_micros(500);
+
 /// Populates `words` from the writers' frontier on, until the end or
-/// `stop`. `frontier()` is the word index below which writers have
-/// already leased (and so faulted, or are faulting) the memory; `progress`
-/// gets the index below which this run populated the memory. Words of a
-/// crash-safe file are grown first ([`Words::ready`]).
+/// `stop`, staying at most `lead` words ahead of the frontier (a drained
+/// ring reuses its first chunks and may never need the rest: faulting it
+/// all in would only cost memory). `frontier()` is the word index below
+/// which writers have already leased (and so faulted, or are faulting) the
+/// memory; `progress` gets the index below which this run populated the
+/// memory. Words of a crash-safe file are grown first ([`Words::ready`]).
 pub(crate) fn run(
     words: &Words,
     frontier: impl Fn() -> usize,
+    lead: usize,
     stop: &AtomicBool,
     progress: &AtomicU64,
 ) {
     lower_priority();
     let mut pos = 0;
     while pos < words.len() && !stop.load(std::sync::atomic::Ordering::Relaxed) {
-        pos = pos.max(frontier());
+        let front = frontier();
+        pos = pos.max(front);
+        if pos >= front.saturating_add(lead) {
+            std::thread::sleep(AHEAD_WAIT);
+            continue;
+        }
         let end = (pos + SLICE_WORDS).min(words.len());
         if pos >= end {
             break;

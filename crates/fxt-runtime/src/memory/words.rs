@@ -1,5 +1,6 @@
-//! The memory of a buffer: `Words`, atomic words on the heap (zeroed,
-//! faulted in lazily) or in a shared mapping of a file that grows.
+//! The memory of a buffer: `Words`, atomic words in an anonymous mapping
+//! (zeroed, page aligned, faulted in lazily) or in a shared mapping of a
+//! file that grows.
 
 use std::ops::Range;
 
@@ -9,7 +10,7 @@ use super::atomic::AtomicU64;
 pub(crate) const PAGE_WORDS: usize = 4096 / 8;
 
 /// The memory of a buffer: `len` atomic words, owned through `backing`
-/// (zeroed heap memory, or a part of a shared file mapping). Reached by
+/// (a zeroed anonymous mapping, or a part of a shared file mapping). Reached by
 /// ranges ([`Words::slice`]) rather than as one slice, because the mapped
 /// kind may only be referenced where its file has grown
 /// ([`Words::ready`]).
@@ -21,31 +22,14 @@ pub(crate) struct Words {
 
 #[cfg(not(loom))]
 enum Backing {
-    /// `len` zeroed words from the global allocator (`None` when empty).
-    Heap(Option<core::ptr::NonNull<AtomicU64>>, std::alloc::Layout),
+    /// `len` zeroed words of an anonymous mapping (`None` when empty):
+    /// page aligned, so chunks can be written to a file with `O_DIRECT`
+    /// straight from the ring (`crate::collect`), and mapped lazily, so a
+    /// 4 GiB buffer costs nothing until it is written. (The allocator's
+    /// `alloc_zeroed` would write every page of a page-aligned block.)
+    Heap(Option<memmap2::MmapMut>),
     /// Words `start..start + len` of a file mapping.
     Mapped(std::sync::Arc<super::file_map::FileMap>, usize),
-}
-
-// SAFETY: `Words` is, in effect, an owned `[AtomicU64]` (the heap
-// allocation is owned exclusively; a mapping is owned jointly through an
-// `Arc`, and only ever accessed as atomics). `[AtomicU64]` is `Send` and
-// `Sync`, and `Backing` holds only `Send + Sync` data besides the pointer.
-#[cfg(not(loom))]
-unsafe impl Send for Words {}
-// SAFETY: see `Send`: shared access only hands out `&[AtomicU64]`.
-#[cfg(not(loom))]
-unsafe impl Sync for Words {}
-
-#[cfg(not(loom))]
-impl Drop for Words {
-    fn drop(&mut self) {
-        if let Backing::Heap(Some(ptr), layout) = self.backing {
-            // SAFETY: `ptr` was returned by `alloc_zeroed(layout)` in
-            // `Words::zeroed` and is freed only here, once.
-            unsafe { std::alloc::dealloc(ptr.as_ptr() as *mut u8, layout) }
-        }
-    }
 }
 
 #[cfg(not(loom))]
@@ -61,31 +45,20 @@ impl core::fmt::Debug for Words {
 
 #[cfg(not(loom))]
 impl Words {
-    /// `n` atomic words, all zero, on the heap.
-    ///
-    /// Allocated zeroed so that the operating system hands out pages
-    /// lazily: a 256 MiB buffer costs nothing until it is written.
+    /// `n` atomic words, all zero, in a fresh anonymous mapping: page
+    /// aligned, and handed out by the operating system lazily (a 256 MiB
+    /// buffer costs nothing until it is written).
     pub(crate) fn zeroed(n: usize) -> Words {
-        use std::alloc::{alloc_zeroed, handle_alloc_error, Layout};
-        let layout =
-            Layout::array::<AtomicU64>(n).expect("buffer size overflows the address space");
-        if n == 0 {
-            return Words {
-                len: 0,
-                backing: Backing::Heap(None, layout),
-            };
-        }
-        // SAFETY: `layout` has a non-zero size (n > 0).
-        let ptr = unsafe { alloc_zeroed(layout) } as *mut AtomicU64;
-        let Some(ptr) = core::ptr::NonNull::new(ptr) else {
-            handle_alloc_error(layout);
-        };
-        // All-zero bytes are a valid `AtomicU64` (it has the bit validity
-        // of `u64`), so the `n` words are initialized; `Words` frees them
-        // with `layout` (see `slice` and `Drop`).
+        let bytes = n
+            .checked_mul(8)
+            .expect("buffer size overflows the address space");
+        let map = (n > 0).then(|| match memmap2::MmapMut::map_anon(bytes) {
+            Ok(m) => m,
+            Err(e) => panic!("cannot map {bytes} bytes of memory for the trace buffer: {e}"),
+        });
         Words {
             len: n,
-            backing: Backing::Heap(Some(ptr), layout),
+            backing: Backing::Heap(map),
         }
     }
 
@@ -116,14 +89,16 @@ impl Words {
     pub(crate) fn slice(&self, range: Range<usize>) -> &[AtomicU64] {
         assert!(range.start <= range.end && range.end <= self.len);
         match &self.backing {
-            Backing::Heap(None, _) => &[],
-            Backing::Heap(Some(ptr), _) => {
-                // SAFETY: `ptr` is aligned and valid for reads and writes
-                // of `len` initialized words for as long as `self` lives
-                // (see `zeroed`); `range` lies inside them (asserted). The
-                // memory is only accessed through atomics, so shared
-                // references are sound.
-                unsafe { core::slice::from_raw_parts(ptr.as_ptr().add(range.start), range.len()) }
+            Backing::Heap(None) => &[],
+            Backing::Heap(Some(map)) => {
+                let ptr = map.as_ptr() as *const AtomicU64;
+                // SAFETY: the mapping is page aligned (so aligned for
+                // `AtomicU64`), `len * 8` bytes long and zero-filled (zero
+                // is a valid `AtomicU64`), and lives as long as `self`;
+                // `range` lies inside it (asserted). It is only ever
+                // accessed through these atomics (the `MmapMut` is never
+                // used as `&mut [u8]`), so shared references are sound.
+                unsafe { core::slice::from_raw_parts(ptr.add(range.start), range.len()) }
             }
             Backing::Mapped(map, start) => map.slice(start + range.start, range.len()),
         }

@@ -21,12 +21,16 @@
 //! written because of the publication protocol below.
 //!
 //! * **Acquiring a chunk** (once per chunk, not per record): a writer takes
-//!   a sequence number with one `fetch_add` on `next_seq`; in oneshot mode the
-//!   sequence number *is* the chunk index (numbers past the end mean "full"),
-//!   in circular and streaming modes the chunk is `seq % chunks` and the
-//!   writer claims it with one CAS on the chunk's `state` word (skipping a
-//!   chunk another writer owns, and in streaming mode one the streamer has
-//!   not written out yet).
+//!   a sequence number with one `fetch_add` on `next_seq`. In oneshot mode
+//!   held in memory the sequence number *is* the chunk index (numbers past
+//!   the end mean "full"); in circular mode the chunk is `seq % chunks` and
+//!   the writer claims it with one CAS on the chunk's `state` word
+//!   (skipping a chunk another writer owns). A *drained* ring (streaming,
+//!   and oneshot written to its file while it runs) hands out a chunk the
+//!   streamer wrote out and freed if there is one, else the next fresh
+//!   chunk (a queue, `Recycler`): memory already faulted in and likely
+//!   still in cache is reused, and a ring drained as fast as it fills
+//!   touches only a few of its chunks.
 //! * **Writing** (per record, [`Cursor`]): the writer bumps its cursor
 //!   (thread-local, no shared write), stores the record's words with
 //!   Relaxed stores, then **publishes** the record with one Release *store*
@@ -229,15 +233,103 @@ pub struct Ring {
     /// Words below this index were populated by the prefaulter (see
     /// [`Ring::populated`]).
     populated: CachePadded<AtomicU64>,
+    /// Drained (streaming, and oneshot written to its file as it runs):
+    /// chunks written out are handed out again before fresh ones (see
+    /// [`Recycler`]).
+    recycler: Option<Recycler>,
+}
+
+/// The chunks a drained ring hands out: those written out and freed
+/// first (their pages are faulted in and likely in cache), then fresh
+/// ones in index order, so that a ring drained as fast as it is filled
+/// keeps reusing a few chunks and never touches the rest of its memory.
+///
+/// Freed chunks go through a queue with one producer (the thread that
+/// writes chunks out, [`Ring::free`]) and many consumers (writers, in
+/// [`Ring::acquire`]): `slots[k % n]` holds the `k`-th chunk freed,
+/// `freed` counts the chunks pushed, `reused` those taken. A chunk is in
+/// the queue at most once (it is pushed when written out and taken before
+/// it can be written out again), so at most `n` entries are pending and
+/// the producer never overwrites one not yet taken.
+#[derive(Debug)]
+struct Recycler {
+    slots: Words,
+    /// Chunks pushed. Written by the producer only (Release store).
+    freed: CachePadded<AtomicU64>,
+    /// Chunks taken: claimed with a CAS by writers.
+    reused: CachePadded<AtomicU64>,
+    /// Next fresh chunk index (past `n`: none left). Only `fetch_add`ed.
+    fresh: CachePadded<AtomicU64>,
+}
+
+impl Recycler {
+    fn new(n: usize) -> Recycler {
+        Recycler {
+            slots: Words::zeroed(n),
+            freed: CachePadded::new(AtomicU64::new(0)),
+            reused: CachePadded::new(AtomicU64::new(0)),
+            fresh: CachePadded::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// A freed chunk's index, if one is pending.
+    fn take(&self) -> Option<usize> {
+        let slots = self.slots.slice(0..self.slots.len());
+        let n = slots.len() as u64;
+        let mut k = self.reused.load(Ordering::Relaxed);
+        loop {
+            // Acquire pairs with the Release store in `push`: the slot's
+            // value, and everything the producer did with the chunk before
+            // freeing it (its reads of the old records), happen-before our
+            // reading the slot and the writer's stores into the chunk.
+            if k >= self.freed.load(Ordering::Acquire) {
+                return None;
+            }
+            let idx = slots[(k % n) as usize].load(Ordering::Relaxed);
+            // The slot cannot be overwritten before entry `k` is taken (see
+            // the type's docs), and if another writer took `k` first this
+            // CAS fails: the value read belongs to whoever wins it.
+            match self
+                .reused
+                .compare_exchange(k, k + 1, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => return Some(idx as usize),
+                Err(actual) => k = actual,
+            }
+        }
+    }
+
+    /// Queues the chunk `idx`, written out (single producer).
+    fn push(&self, idx: usize) {
+        let slots = self.slots.slice(0..self.slots.len());
+        let k = self.freed.load(Ordering::Relaxed);
+        slots[(k % slots.len() as u64) as usize].store(idx as u64, Ordering::Relaxed);
+        // Release pairs with the Acquire load in `take`.
+        self.freed.store(k + 1, Ordering::Release);
+    }
 }
 
 impl Ring {
-    /// A ring of `chunks` chunks of `chunk_words` words each, on the heap.
+    /// A ring of `chunks` chunks of `chunk_words` words each, in memory.
+    /// Streaming rings are drained ([`Ring::drained`]).
     pub fn new(mode: Mode, chunks: usize, chunk_words: usize) -> Ring {
         let total = chunks
             .checked_mul(chunk_words)
             .expect("buffer size overflows usize");
         Ring::with_words(mode, chunks, chunk_words, Words::zeroed(total), false)
+    }
+
+    /// A oneshot or streaming ring whose chunks are written out while
+    /// writers run ([`Ring::free`]) and handed out again before fresh
+    /// ones. A drained oneshot ring still hands out at most `chunks`
+    /// chunks in all (the trace holds what the buffer would), and every
+    /// one of them is granted: there are only `chunks` leases to serve.
+    #[cfg_attr(not(loom), allow(dead_code))] // until oneshot sessions drain
+    pub fn drained(mode: Mode, chunks: usize, chunk_words: usize) -> Ring {
+        assert!(mode != Mode::Circular, "a circular ring keeps its data");
+        let mut ring = Ring::new(mode, chunks, chunk_words);
+        ring.recycler.get_or_insert_with(|| Recycler::new(chunks));
+        ring
     }
 
     /// A ring over `words` (exactly `chunks * chunk_words` of them);
@@ -264,7 +356,14 @@ impl Ring {
             mode,
             crash_safe,
             populated: CachePadded::new(AtomicU64::new(0)),
+            recycler: (mode == Mode::Streaming).then(|| Recycler::new(chunks)),
         }
+    }
+
+    /// Whether chunks are written out while the session runs and reused.
+    #[inline]
+    pub fn is_drained(&self) -> bool {
+        self.recycler.is_some()
     }
 
     /// The words of the whole ring.
@@ -293,11 +392,14 @@ impl Ring {
     }
 
     /// The word index below which writers have leased chunks at least
-    /// once: the first pass over the ring goes in chunk order, so memory
-    /// above it is untouched (see `crate::memory::prefault`).
+    /// once: fresh chunks are handed out in index order, so memory above
+    /// it is untouched (see `crate::memory::prefault`).
     #[inline]
     pub(crate) fn leased_frontier(&self) -> usize {
-        let leased = self.next_seq.load(Ordering::Relaxed);
+        let leased = match &self.recycler {
+            Some(r) => r.fresh.load(Ordering::Relaxed),
+            None => self.next_seq.load(Ordering::Relaxed),
+        };
         (leased.min(self.meta.len() as u64) as usize) * self.chunk_words
     }
 
@@ -316,6 +418,9 @@ impl Ring {
     /// `None`, retry only once [`Ring::epoch`] has changed.
     pub fn acquire(&self) -> Option<(Lease, u64)> {
         let n = self.meta.len() as u64;
+        if let Some(recycler) = &self.recycler {
+            return self.acquire_drained(recycler, n);
+        }
         match self.mode {
             Mode::Oneshot => {
                 // A plain load first, so a full buffer costs no RMW (and no
@@ -408,6 +513,47 @@ impl Ring {
                 None
             }
         }
+    }
+
+    /// [`Ring::acquire`] for a drained ring: a sequence number (the order
+    /// chunks are written out in), then a freed chunk, else a fresh one.
+    fn acquire_drained(&self, recycler: &Recycler, n: u64) -> Option<(Lease, u64)> {
+        let oneshot = self.mode == Mode::Oneshot;
+        // A plain load first, so a full oneshot ring costs no RMW per
+        // dropped record.
+        if oneshot && self.next_seq.load(Ordering::Relaxed) >= n {
+            return None;
+        }
+        // AcqRel: sequence numbers are taken in a chain of RMWs, so a
+        // writer's earlier release is visible to whoever takes a later
+        // number (the streamer's ordering argument, `snapshot_released`).
+        let seq = self.next_seq.fetch_add(1, Ordering::AcqRel);
+        if oneshot && seq >= n {
+            return None;
+        }
+        let idx = match recycler.take() {
+            Some(idx) => idx,
+            None => {
+                // A oneshot ring never runs out here: each of its `n`
+                // sequence numbers takes at most one fresh chunk.
+                let fresh = recycler.fresh.fetch_add(1, Ordering::Relaxed);
+                if fresh >= n {
+                    // Streaming: every chunk holds data not written out.
+                    return None;
+                }
+                fresh as usize
+            }
+        };
+        // The chunk is ours alone (taken from the queue, or a fresh index):
+        // a plain store. Seqlock write side as in `acquire`: a reader that
+        // sees our later stores sees the new state.
+        let meta = &self.meta[idx];
+        meta.state.store(state(seq, OWNED), Ordering::Relaxed);
+        fence(Ordering::Release);
+        meta.committed.store(0, Ordering::Relaxed);
+        let lease = Lease { idx, seq };
+        self.populate(&lease);
+        Some((lease, 0))
     }
 
     /// Faults the chunk of a lease just taken in with one call, unless the
@@ -554,11 +700,15 @@ impl Ring {
     /// no writer changes a released chunk's state in streaming mode).
     pub fn free(&self, snap: &ChunkSnapshot) {
         debug_assert_eq!(snap.state & 3, RELEASED);
-        // Release pairs with the Acquire CAS of the next owner: our reads of
-        // the old data happen-before its writes.
+        // Release pairs with the Acquire load of the next owner (the CAS in
+        // `acquire`, or `Recycler::take`): our reads of the old data
+        // happen-before its writes.
         self.meta[snap.idx]
             .state
             .store(state(snap.seq, FREE), Ordering::Release);
+        if let Some(recycler) = &self.recycler {
+            recycler.push(snap.idx);
+        }
         self.epoch.fetch_add(1, Ordering::Relaxed);
     }
 }
