@@ -1056,7 +1056,14 @@ fn full_buffer_circular() {
 fn full_buffer_streaming() {
     const N: u64 = 200_000;
     let trace = run_small(Mode::Streaming, false, "full-streaming", || {
-        emit_numbered(N)
+        // In bursts of a chunk, with a pause after each that gives the
+        // streamer (a thread of its own) time to write chunks out.
+        for i in 0..N {
+            trace_instant!("limits", "numbered", "i" => i);
+            if i % PER_CHUNK == PER_CHUNK - 1 {
+                std::thread::sleep(std::time::Duration::from_micros(100));
+            }
+        }
     });
     trace.check_accounting(Some(N));
     let got = numbers(&trace);
@@ -1064,7 +1071,9 @@ fn full_buffer_streaming() {
     assert!(got.windows(2).all(|w| w[0] < w[1]), "in order, each once");
     assert!(
         got.len() as u64 > CHUNKS * PER_CHUNK,
-        "streaming outgrows the buffer"
+        "streaming outgrows the buffer: {} records written, {:?}",
+        got.len(),
+        trace.stats
     );
 }
 

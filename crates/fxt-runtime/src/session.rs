@@ -229,6 +229,10 @@ pub fn start(mut config: Config) -> Result<Session, StartError> {
     if config.chunk_size.is_none() && ring_bytes / chunk < 8 {
         chunk = MIN_CHUNK_SIZE;
     }
+    if mode == Mode::Streaming {
+        // Drained chunks are written out in whole blocks (`collect::direct`).
+        chunk = chunk.next_multiple_of(collect::direct::BLOCK);
+    }
     let chunks = (ring_bytes / chunk).max(1);
     let chunk_words = chunk / 8;
 
@@ -247,7 +251,7 @@ pub fn start(mut config: Config) -> Result<Session, StartError> {
 
     let mut file = None;
     if mode == Mode::Streaming {
-        match File::create(&config.output) {
+        match collect::direct::DirectFile::create(&config.output) {
             Ok(f) => file = Some(f),
             Err(e) => return Err(StartError::Io(config.output.clone(), e)),
         }

@@ -16,6 +16,12 @@ pub struct Stats {
     pub bytes_written: u64,
     /// Records of the durable region (strings, threads, names).
     pub durable_records: u64,
+    /// Fillers in the file: string records for index 0, which readers
+    /// ignore, padding a file written while the session ran to whole 4 KiB
+    /// blocks (it is written from the buffer with `O_DIRECT`). Counted in
+    /// `records_written` and `bytes_written`; 0 for a file written at the
+    /// end.
+    pub filler_records: u64,
     /// Threads that recorded.
     pub threads: u64,
     /// Ticks per second written in the initialization record.

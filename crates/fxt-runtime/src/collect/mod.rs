@@ -17,6 +17,7 @@
 //! the file before the record (readers such as Perfetto resolve refs in
 //! file order).
 
+pub(crate) mod direct;
 mod stage;
 pub(crate) mod stream;
 
@@ -91,9 +92,10 @@ pub(crate) fn preamble(provider_name: &str, ticks_per_second: u64) -> Vec<u64> {
     v
 }
 
-/// Writes one session's trace to `W` (see the module docs).
-pub(crate) struct Collector<W: Write> {
-    stage: Stager<W>,
+/// Writes one session's trace to `W` (see the module docs); `'r`: the
+/// session's data, which a drained session's chunks are written from.
+pub(crate) struct Collector<'r, W: Write> {
+    stage: Stager<'r, W>,
     /// Words of the durable region already written.
     durable_pos: usize,
     /// Records of the durable region already written.
@@ -114,13 +116,24 @@ pub(crate) struct Collector<W: Write> {
     live: bool,
 }
 
-impl<W: Write> Collector<W> {
+impl<'r> Collector<'r, io::Sink> {
+    /// Starts a drained session's trace in `file` (see [`direct`]).
+    pub(crate) fn start_direct(shared: &Shared, file: direct::DirectFile) -> Self {
+        Collector::start_staged(shared, Stager::direct(file))
+    }
+}
+
+impl<'r, W: Write> Collector<'r, W> {
     /// Starts the trace: writes the preamble (waiting for the clock's
     /// calibration, if it is not done yet).
-    pub(crate) fn start(shared: &Shared, out: W) -> Collector<W> {
+    pub(crate) fn start(shared: &Shared, out: W) -> Self {
+        Collector::start_staged(shared, Stager::new(out))
+    }
+
+    fn start_staged(shared: &Shared, stage: Stager<'r, W>) -> Self {
         let ticks_per_second = shared.clock.ticks_per_second();
         let mut c = Collector {
-            stage: Stager::new(out),
+            stage,
             durable_pos: 0,
             durable_records: 0,
             emitted: 0,
@@ -146,7 +159,7 @@ impl<W: Write> Collector<W> {
     /// One pass over `chunks` (snapshots the caller took just before):
     /// new durable records, new large records, the chunks. With `free`,
     /// each chunk is freed for reuse once copied (streaming).
-    pub(crate) fn pass(&mut self, shared: &Shared, chunks: &[ChunkSnapshot], free: bool) {
+    pub(crate) fn pass(&mut self, shared: &'r Shared, chunks: &[ChunkSnapshot], free: bool) {
         let large = match self.snapshot {
             Some(_) => shared.large.copy(),
             None => shared.large.take(),
@@ -193,19 +206,23 @@ impl<W: Write> Collector<W> {
         } else {
             for snap in chunks {
                 self.chunk(shared, snap, &mut copy);
-                if free {
-                    shared.ring.free(snap);
-                }
             }
         }
         if self.error.is_none() {
             let r = self.stage.flush();
             self.check(r);
         }
+        // Only now: a drained session's chunks were written from the ring.
+        if free {
+            for snap in chunks {
+                shared.ring.free(snap);
+            }
+        }
     }
 
-    /// Copies one chunk's published records.
-    fn chunk(&mut self, shared: &Shared, snap: &ChunkSnapshot, copy: &mut Vec<u64>) {
+    /// Copies one chunk's published records (or, for a drained session's
+    /// released chunk, queues it to be written from the ring).
+    fn chunk(&mut self, shared: &'r Shared, snap: &ChunkSnapshot, copy: &mut Vec<u64>) {
         if snap.words == 0 {
             return;
         }
@@ -214,6 +231,15 @@ impl<W: Write> Collector<W> {
             return;
         }
         let ring = &shared.ring;
+        if !self.live && ring.is_drained() && snap.state & 3 == crate::ring::RELEASED {
+            // Released, not freed: no writer stores into it until we free
+            // it after the write (`pass`).
+            let whole = ring.chunk_words_of(snap);
+            if self.stage.queue_chunk(whole, snap.words, snap.records) {
+                self.emitted += snap.records;
+                return;
+            }
+        }
         let data = ring.chunk_data(snap);
         // A writer may re-acquire the chunk while we copy: circular mode
         // when finishing, every mode in a snapshot of a live session.
@@ -251,6 +277,7 @@ impl<W: Write> Collector<W> {
             .unwrap_or_default();
             self.stage.words(&filled, 1)?;
         }
+        let fillers = self.stage.fillers;
         let (_, bytes, records) = self.stage.finish()?;
         Ok(Stats {
             records_written: records,
@@ -258,6 +285,7 @@ impl<W: Write> Collector<W> {
             records_dropped: dropped,
             bytes_written: bytes,
             durable_records: self.durable_records,
+            filler_records: fillers,
             threads: shared.thread_count(),
             ticks_per_second: self.ticks_per_second,
             late_records_dropped: crate::state::control::LATE.swap(0, Ordering::Relaxed),
@@ -266,12 +294,12 @@ impl<W: Write> Collector<W> {
     }
 }
 
-impl<W: Write> Collector<W> {
+impl<'r, W: Write> Collector<'r, W> {
     /// A snapshot of a live session, number `n`: one pass over every chunk
     /// holding data without consuming anything (large records are copied,
     /// chunks copied aside and validated, nothing freed), with a marker
     /// event after the durable records.
-    pub(crate) fn snapshot(shared: &Shared, out: W, n: u64) -> io::Result<Stats> {
+    pub(crate) fn snapshot(shared: &'r Shared, out: W, n: u64) -> io::Result<Stats> {
         let mut c = Collector::start(shared, out);
         c.snapshot = Some(n);
         c.live = true;

@@ -1,32 +1,88 @@
 //! [`Stager`]: words staged into big writes (collection runs at memory
-//! speed), with the count of bytes and records that went out.
+//! speed), with the count of bytes and records that went out; for a
+//! drained session, chunks queued to go out straight from the ring
+//! ([`super::direct`]).
 
 use std::io::{self, Write};
 
+use super::direct::{pad_chunk, DirectFile};
 use crate::memory::atomic::{AtomicU64, Ordering};
 
 pub(crate) const STAGE_BYTES: usize = 4 << 20;
 
 /// Stages words into big writes and counts what went out.
-pub(crate) struct Stager<W: Write> {
+pub(crate) struct Stager<'r, W: Write> {
     out: W,
+    /// A drained session's file: staged bytes and queued chunks go there
+    /// (and `out` is unused).
+    direct: Option<DirectFile>,
+    /// Chunks of the ring queued to be written after `buf`, padded to
+    /// whole blocks ([`Stager::queue_chunk`]).
+    queued: Vec<&'r [AtomicU64]>,
     buf: Vec<u8>,
     pub(crate) bytes: u64,
     pub(crate) records: u64,
+    /// Of `records`, fillers padding a drained session's file to blocks.
+    pub(crate) fillers: u64,
 }
 
-impl<W: Write> Stager<W> {
-    pub(crate) fn new(out: W) -> Stager<W> {
+impl<W: Write> Stager<'_, W> {
+    pub(crate) fn new(out: W) -> Self {
         Stager {
             out,
+            direct: None,
+            queued: Vec::new(),
             buf: Vec::with_capacity(STAGE_BYTES),
             bytes: 0,
             records: 0,
+            fillers: 0,
         }
+    }
+}
+
+impl<'r> Stager<'r, io::Sink> {
+    /// A stager writing to a drained session's file.
+    pub(crate) fn direct(file: DirectFile) -> Self {
+        let mut s = Stager::new(io::sink());
+        s.direct = Some(file);
+        s
+    }
+}
+
+impl<'r, W: Write> Stager<'r, W> {
+    /// The drained session's file, if this stager writes one.
+    #[allow(dead_code)]
+    pub(crate) fn direct_file(&self) -> Option<&DirectFile> {
+        self.direct.as_ref()
+    }
+
+    /// Queues the released chunk `chunk` (its first `words` words hold
+    /// `records` records) to be written straight from the ring after what
+    /// is staged, when the output is a drained session's file; `false`
+    /// otherwise (stage its words instead). The caller owns the chunk until
+    /// the next [`Stager::flush`] returns (see [`pad_chunk`]).
+    pub(crate) fn queue_chunk(
+        &mut self,
+        chunk: &'r [AtomicU64],
+        words: usize,
+        records: u64,
+    ) -> bool {
+        if self.direct.is_none() {
+            return false;
+        }
+        let (blocks, padded) = pad_chunk(chunk, words);
+        self.queued.push(blocks);
+        self.records += records + padded as u64;
+        self.fillers += padded as u64;
+        true
     }
 
     /// Stages one record (or several) given as words.
     pub(crate) fn words(&mut self, words: &[u64], records: u64) -> io::Result<()> {
+        if !self.queued.is_empty() {
+            // Queued chunks go out before anything staged after them.
+            self.flush()?;
+        }
         for part in words.chunks(STAGE_BYTES / 8) {
             if self.buf.len() + part.len() * 8 > STAGE_BYTES {
                 self.flush()?;
@@ -42,6 +98,9 @@ impl<W: Write> Stager<W> {
     /// Stages atomic words (Relaxed loads: the caller established
     /// visibility with an Acquire load of the committed length).
     pub(crate) fn atomic_words(&mut self, words: &[AtomicU64], records: u64) -> io::Result<()> {
+        if !self.queued.is_empty() {
+            self.flush()?;
+        }
         for part in words.chunks(STAGE_BYTES / 8) {
             if self.buf.len() + part.len() * 8 > STAGE_BYTES {
                 self.flush()?;
@@ -56,17 +115,46 @@ impl<W: Write> Stager<W> {
         Ok(())
     }
 
+    /// Writes what is staged and queued. A drained session's file gets
+    /// whole blocks (staged bytes padded with a filler); staged bytes with
+    /// no chunk queued after them wait for the next chunk or the end, so
+    /// that passes with only a new string or two add no filler.
     pub(crate) fn flush(&mut self) -> io::Result<()> {
-        if !self.buf.is_empty() {
-            self.out.write_all(&self.buf)?;
-            self.bytes += self.buf.len() as u64;
-            self.buf.clear();
+        match &mut self.direct {
+            Some(file) => {
+                if self.queued.is_empty() && self.buf.len() < STAGE_BYTES / 2 {
+                    return Ok(());
+                }
+                let r = file.write(&mut self.buf, &self.queued, false);
+                self.queued.clear();
+                let (bytes, padded) = r?;
+                self.bytes += bytes;
+                self.records += padded as u64;
+                self.fillers += padded as u64;
+            }
+            None => {
+                if !self.buf.is_empty() {
+                    self.out.write_all(&self.buf)?;
+                    self.bytes += self.buf.len() as u64;
+                    self.buf.clear();
+                }
+            }
         }
         Ok(())
     }
 
+    /// Writes everything left (a drained session's file: unpadded, so it
+    /// ends with its last record) and returns the output with the bytes
+    /// and records written.
     pub(crate) fn finish(mut self) -> io::Result<(W, u64, u64)> {
-        self.flush()?;
+        match &mut self.direct {
+            Some(file) => {
+                let r = file.write(&mut self.buf, &self.queued, true);
+                self.queued.clear();
+                self.bytes += r?.0;
+            }
+            None => self.flush()?,
+        }
         self.out.flush()?;
         Ok((self.out, self.bytes, self.records))
     }

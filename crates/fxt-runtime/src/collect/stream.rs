@@ -7,13 +7,13 @@
 //! drops its record and counts it. Chunks still owned by a thread (e.g. an
 //! idle thread's partly filled chunk) are written by the last pass.
 
-use std::fs::File;
 use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use super::direct::DirectFile;
 use super::Collector;
 use crate::state::Shared;
 use crate::stats::Stats;
@@ -24,16 +24,26 @@ pub const POLL: Duration = Duration::from_millis(1);
 /// Starts the streaming thread for `shared`, writing to `file`. It runs
 /// until `shared.stream_stop` is set (by the finisher, after the writers
 /// stopped), then writes what is left and returns the stats.
-pub(crate) fn spawn(shared: Arc<Shared>, file: File) -> io::Result<JoinHandle<io::Result<Stats>>> {
+///
+/// A pass that wrote chunks out is followed by another at once (writers
+/// are filling the ring: the sooner chunks are free again, the fewer fresh
+/// ones they need); after an idle pass it waits [`POLL`].
+pub(crate) fn spawn(
+    shared: Arc<Shared>,
+    file: DirectFile,
+) -> io::Result<JoinHandle<io::Result<Stats>>> {
     std::thread::Builder::new()
         .name("fxt-stream".into())
         .spawn(move || {
-            let mut c = Collector::start(&shared, file);
+            let mut c = Collector::start_direct(&shared, file);
             // Acquire pairs with the finisher's Release store: the writers
             // it stopped are done before the last pass.
             while !shared.stream_stop.load(Ordering::Acquire) {
-                c.pass(&shared, &shared.ring.snapshot_released(), true);
-                std::thread::park_timeout(POLL);
+                let released = shared.ring.snapshot_released();
+                c.pass(&shared, &released, true);
+                if released.is_empty() {
+                    std::thread::park_timeout(POLL);
+                }
             }
             c.pass(&shared, &shared.ring.snapshot_all(), false);
             c.finish(&shared)

@@ -682,6 +682,15 @@ impl Ring {
             .slice(base..base + snap.words.min(self.chunk_words))
     }
 
+    /// All the words of the chunk of `snap`, published or not (a drained
+    /// session's streamer pads a released chunk in place before writing it
+    /// out, `crate::collect::direct`).
+    #[inline]
+    pub(crate) fn chunk_words_of(&self, snap: &ChunkSnapshot) -> &[AtomicU64] {
+        let base = snap.idx * self.chunk_words;
+        self.words.slice(base..base + self.chunk_words)
+    }
+
     /// Whether the words read from `snap` since it was taken are its data:
     /// false when a writer re-acquired the chunk meanwhile (seqlock read
     /// side; the Acquire fence pairs with the Release fence in `acquire`).
