@@ -173,6 +173,8 @@ impl Trace {
         self.records
             .iter()
             .filter_map(|r| match r {
+                // Index 0 is reserved, its records ignored: fillers.
+                Record::String { index: 0, .. } => None,
                 Record::String { index, value } => Some((*index, &**value)),
                 _ => None,
             })

@@ -86,10 +86,14 @@ fn engine_traces_pass_and_a_large_blob_record_is_reported_at_its_offset() {
         words & 0xfff
     );
     assert!(first.starts_with(&expected), "{first}\nwanted {expected}");
-    // Every record after the blob is missed until the walks meet again.
+    // Records after the blob are missed until the walks meet again (at the
+    // end, or earlier: a drained file's fillers can bring them together).
     let after = all.iter().filter(|(o, _)| o > at).count();
+    let missed: Option<usize> = first
+        .split_once(" and miss ")
+        .and_then(|(_, rest)| rest.split(' ').next()?.parse().ok());
     assert!(
-        first.contains(&format!("miss {after} records"))
+        missed.is_some_and(|n| n > 0 && n <= after)
             || text.contains("Perfetto fails the whole import"),
         "{text}"
     );

@@ -7,7 +7,9 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
     /// Fill the buffer once; when it is full, drop new records and count
-    /// them. The default.
+    /// them. The default. The buffer's chunks are written to the output
+    /// file as they fill and reused ([`Config::drain`], on by default), so
+    /// the trace holds what the buffer would while its memory stays small.
     #[default]
     Oneshot,
     /// Keep the newest data: overwrite the oldest chunks of the buffer
@@ -111,6 +113,7 @@ pub struct Config {
     pub(crate) crash_safe: bool,
     pub(crate) large_records: bool,
     pub(crate) snapshot_signal: Option<i32>,
+    pub(crate) drain: bool,
 }
 
 impl Default for Config {
@@ -135,6 +138,7 @@ impl Config {
             crash_safe: false,
             large_records: false,
             snapshot_signal: None,
+            drain: true,
         }
     }
 
@@ -151,6 +155,7 @@ impl Config {
     /// | `FXT_CRASH_SAFE` | `1` backs the buffer with the output file ([`Config::crash_safe`]) | `0` |
     /// | `FXT_SNAPSHOT_SIGNAL` | `USR1`, `USR2`, … : that signal writes a snapshot ([`Config::snapshot_signal`], `crate::snapshot_on_signal`) | none |
     /// | `FXT_LARGE_RECORDS` | `1` writes blobs over 32 KiB as large blob records ([`Config::large_records`]) | `0` |
+    /// | `FXT_DRAIN` | `0` keeps a oneshot trace in memory until it finishes ([`Config::drain`]) | `1` |
     ///
     /// A value that does not parse is reported on stderr and ignored.
     pub fn from_env() -> Config {
@@ -210,6 +215,7 @@ impl Config {
         for (var, field) in [
             ("FXT_CRASH_SAFE", &mut c.crash_safe),
             ("FXT_LARGE_RECORDS", &mut c.large_records),
+            ("FXT_DRAIN", &mut c.drain),
         ] {
             if let Ok(v) = std::env::var(var) {
                 match v.trim().to_ascii_lowercase().as_str() {
@@ -301,6 +307,36 @@ impl Config {
     /// ```
     pub fn prefault(mut self, when: impl Into<Prefault>) -> Config {
         self.prefault = when.into();
+        self
+    }
+
+    /// Oneshot mode: write filled chunks to the output file while the
+    /// program runs and reuse their memory (default: on). The trace holds
+    /// the same records either way (the first `buffer_size` bytes of them,
+    /// then drops counted); what changes is where they wait. Drained, a
+    /// background thread writes each filled chunk with `O_DIRECT` (the
+    /// device reads it from the buffer: no copy, almost no CPU) and hands
+    /// it back to the writers, so a trace of any size runs in a few
+    /// megabytes of memory that stay faulted in and in cache, instead of
+    /// every event landing on a page touched for the first time (a page
+    /// fault per 4 KiB, which no background thread can keep ahead of when
+    /// the program's threads use every core). If the file cannot be
+    /// written as fast as it fills, the rest of the buffer takes the
+    /// difference. The file is a valid trace prefix while the session runs
+    /// (a killed process leaves its trace up to the last chunk written),
+    /// padded to 4 KiB blocks by fillers that readers ignore
+    /// ([`crate::Stats::filler_records`]). `finish_to_path` moves it,
+    /// `finish_to_writer` reads it back and removes it. Off: the buffer
+    /// is written when the session finishes. Not for circular mode (it
+    /// keeps the newest data) or crash-safe mode (the buffer is the file).
+    /// `FXT_DRAIN=0` in [`Config::from_env`].
+    ///
+    /// ```
+    /// let c = fxt_runtime::Config::new().drain(false);
+    /// # let _ = c;
+    /// ```
+    pub fn drain(mut self, on: bool) -> Config {
+        self.drain = on;
         self
     }
 

@@ -46,7 +46,7 @@ use crate::output;
 use crate::ring::Ring;
 use crate::snapshot::{snapshot_shared, write_renamed};
 use crate::state::control::{Filter, ACTIVE, CONTROL, FORKED, UNFINISHED};
-use crate::state::shared::lock;
+use crate::state::shared::{lock, Drained};
 use crate::state::{control, forked, Shared};
 use crate::stats::Stats;
 use crate::thread;
@@ -229,7 +229,10 @@ pub fn start(mut config: Config) -> Result<Session, StartError> {
     if config.chunk_size.is_none() && ring_bytes / chunk < 8 {
         chunk = MIN_CHUNK_SIZE;
     }
-    if mode == Mode::Streaming {
+    // A oneshot session drains to its file unless told not to (or the
+    // buffer is the file); streaming always does.
+    let drain_oneshot = mode == Mode::Oneshot && config.drain && !config.crash_safe;
+    if mode == Mode::Streaming || drain_oneshot {
         // Drained chunks are written out in whole blocks (`collect::direct`).
         chunk = chunk.next_multiple_of(collect::direct::BLOCK);
     }
@@ -250,16 +253,35 @@ pub fn start(mut config: Config) -> Result<Session, StartError> {
     config.output = path;
 
     let mut file = None;
+    let mut drained = None;
     if mode == Mode::Streaming {
         match collect::direct::DirectFile::create(&config.output) {
             Ok(f) => file = Some(f),
             Err(e) => return Err(StartError::Io(config.output.clone(), e)),
         }
+    } else if drain_oneshot {
+        // Where the file cannot be created now, the buffer is kept in
+        // memory instead, and writing the trace at the end says why.
+        let opened = collect::direct::DirectFile::create(&config.output)
+            .and_then(|f| Ok((f, File::open(&config.output)?)));
+        if let Ok((f, reader)) = opened {
+            file = Some(f);
+            drained = Some(Mutex::new(Drained {
+                file: reader,
+                bytes: 0,
+                records: 0,
+                emitted: 0,
+                fillers: 0,
+                durable_pos: 0,
+                durable_records: 0,
+                tps_offset: 0,
+            }));
+        }
     }
 
-    // The initialization record comes first in a streamed file: calibrate
-    // now. (A crash-safe file starts with an estimate, corrected below.)
-    let clock = Clock::start(config.clock == ClockSource::Auto, mode == Mode::Streaming);
+    // A file written as the session runs (drained, crash-safe) starts with
+    // an estimate of the clock's rate, corrected when it finishes.
+    let clock = Clock::start(config.clock == ClockSource::Auto, false);
     let pid = std::process::id() as u64;
     let provider_name = config
         .provider_name
@@ -307,8 +329,13 @@ pub fn start(mut config: Config) -> Result<Session, StartError> {
         );
         (ring, durable, large)
     } else {
+        let ring = if drained.is_some() {
+            Ring::drained(mode, chunks, chunk_words)
+        } else {
+            Ring::new(mode, chunks, chunk_words)
+        };
         (
-            Ring::new(mode, chunks, chunk_words),
+            ring,
             Durable::new(durable_bytes / 8),
             LargeRecords::new(large_budget),
         )
@@ -345,6 +372,7 @@ pub fn start(mut config: Config) -> Result<Session, StartError> {
         snapshots: AtomicU64::new(0),
         claim: Mutex::new(claim),
         recorded: spool.is_some(),
+        drained,
     });
     shared.durable.name_process(pid, &pname);
 
@@ -596,6 +624,21 @@ fn write_out(shared: &Arc<Shared>, target: Target<'_>) -> Result<Stats, CollectE
             _ => Err(CollectError::Streaming),
         };
     }
+    if shared.drained.is_some() {
+        // The trace is in the configured output: finish it, then put it
+        // where it was asked for.
+        let stats = finish_stream(shared)?;
+        match target {
+            Target::Configured => {}
+            Target::Path(p) if same_file(p, &shared.output) => {}
+            Target::Path(p) => move_file(&shared.output, p)?,
+            Target::Writer(w) => {
+                io::copy(&mut File::open(&shared.output)?, w)?;
+                std::fs::remove_file(&shared.output)?;
+            }
+        }
+        return Ok(stats);
+    }
     match target {
         Target::Writer(w) => collect::write_trace(shared, w),
         Target::Configured => write_file(shared, &shared.output),
@@ -614,6 +657,16 @@ fn write_file(shared: &Shared, path: &Path) -> Result<Stats, CollectError> {
     // No BufWriter: collection stages into its own large blocks.
     let file = File::create(path)?;
     collect::write_trace(shared, file)
+}
+
+/// Moves the file `from` to `to`: renamed, or copied and removed across
+/// file systems.
+fn move_file(from: &Path, to: &Path) -> io::Result<()> {
+    if std::fs::rename(from, to).is_ok() {
+        return Ok(());
+    }
+    std::fs::copy(from, to)?;
+    std::fs::remove_file(from)
 }
 
 /// Whether `a` and `b` name the same file (same device and inode on Unix).
@@ -662,7 +715,8 @@ fn finish_stream(shared: &Shared) -> Result<Stats, CollectError> {
 ///   finish rewrites the file with everything; if it is not, the session
 ///   guard dropped while unwinding `main` finishes it (the file then holds
 ///   everything up to the panic). A crash-safe session's file is valid
-///   already, and a streaming session's is being written: no snapshot.
+///   already, and a drained or streaming session's is being written: no
+///   snapshot.
 /// * Unwinding, on another thread: nothing (that thread ends, the program
 ///   may join it; the session keeps recording).
 ///
@@ -699,7 +753,7 @@ fn finish_on_panic() {
         return;
     }
     if !cfg!(panic = "abort") {
-        if shared.crash_safe || shared.mode == Mode::Streaming {
+        if shared.crash_safe || shared.ring.is_drained() {
             return;
         }
         let n = shared.snapshots.fetch_add(1, Ordering::Relaxed) + 1;

@@ -22,6 +22,10 @@ pub struct Stats {
     /// `records_written` and `bytes_written`; 0 for a file written at the
     /// end.
     pub filler_records: u64,
+    /// Bytes of the buffer's chunks that were written at least once: the
+    /// memory the trace took. Drained, the chunks written out are reused,
+    /// so this stays a few chunks per thread when the file keeps up.
+    pub buffer_bytes_touched: u64,
     /// Threads that recorded.
     pub threads: u64,
     /// Ticks per second written in the initialization record.

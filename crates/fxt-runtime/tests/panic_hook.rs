@@ -10,6 +10,9 @@
 //!   abort.
 //! * Crash-safe (`crash-safe`): the file is valid as it is; the hook adds
 //!   nothing, the guard rewrites it compactly while unwinding.
+//! * Drained (`drained`, the default oneshot session; the other cases keep
+//!   their trace in memory, `drain(false)`): the file is being written,
+//!   the hook adds nothing, the guard finishes it while unwinding.
 //!
 //! ```text
 //! cargo test -p fxt-runtime --test panic_hook
@@ -56,7 +59,9 @@ fn child(spec: &str) {
         Config::new()
             .buffer_size(4 << 20)
             .output(&path)
-            .crash_safe(case == "crash-safe"),
+            .crash_safe(case == "crash-safe")
+            // The hook's snapshot is for a trace kept in memory.
+            .drain(case == "drained"),
     )
     .unwrap();
     fxt_runtime::install_panic_hook();
@@ -174,6 +179,14 @@ fn run(case: &str) {
                 "{case}: the trace is not the compact one"
             );
         }
+        "drained" => {
+            // Drained (the default): the file is being written, the hook
+            // adds nothing; the guard finishes the file it writes through
+            // its descriptor, which the value dropped first moved aside.
+            assert_eq!((snapshots, finished), (0, 0), "{stderr}");
+            check(&moved(&path), 2, false);
+            assert!(!path.exists(), "drained: a second file at the path");
+        }
         _ => {
             // Crash-safe: nothing from the hook; the raw file (moved
             // aside) is valid, and the guard wrote the compact one.
@@ -194,7 +207,7 @@ fn main() {
         return;
     }
     println!("panic_hook:");
-    for case in ["main", "thread", "caught", "crash-safe", "abort"] {
+    for case in ["main", "thread", "caught", "crash-safe", "abort", "drained"] {
         run(case);
     }
     println!("test result: ok.");

@@ -223,17 +223,41 @@ impl DirectFile {
         }
     }
 
-    /// Bytes written so far.
-    #[allow(dead_code)]
-    pub(crate) fn len(&self) -> u64 {
-        self.pos
+    /// Overwrites the 8 bytes at `offset` (already written) with `value`,
+    /// little-endian (the initialization record's ticks per second, once
+    /// the clock is calibrated). Turns `O_DIRECT` off: this is one of the
+    /// last writes.
+    pub(crate) fn patch_u64(&mut self, offset: u64, value: u64) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        self.buffered();
+        self.file.write_all_at(&value.to_le_bytes(), offset)
     }
+}
 
-    /// The file, for reading back what was written.
-    #[allow(dead_code)]
-    pub(crate) fn file(&self) -> &File {
-        &self.file
+/// Copies the first `len` bytes of `file` to `out`, with the 8 bytes at
+/// `patch.0` replaced by `patch.1` (little-endian).
+pub(crate) fn copy_prefix(
+    file: &File,
+    len: u64,
+    patch: (u64, u64),
+    out: &mut impl io::Write,
+) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; WRITE_BYTES];
+    let mut pos = 0u64;
+    while pos < len {
+        let n = (len - pos).min(buf.len() as u64) as usize;
+        file.read_exact_at(&mut buf[..n], pos)?;
+        for (i, b) in patch.1.to_le_bytes().iter().enumerate() {
+            let at = patch.0 + i as u64;
+            if (pos..pos + n as u64).contains(&at) {
+                buf[(at - pos) as usize] = *b;
+            }
+        }
+        out.write_all(&buf[..n])?;
+        pos += n as u64;
     }
+    Ok(())
 }
 
 /// Makes the released chunk `chunk` (whose first `words` words hold its

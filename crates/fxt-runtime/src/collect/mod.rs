@@ -114,12 +114,37 @@ pub(crate) struct Collector<'r, W: Write> {
     snapshot: Option<u64>,
     /// The session is live: chunks are copied aside and validated.
     live: bool,
+    /// A drained session's file: the byte offset of the initialization
+    /// record's ticks per second, written with an estimate and corrected
+    /// when the session finishes.
+    tps_offset: Option<u64>,
 }
 
 impl<'r> Collector<'r, io::Sink> {
-    /// Starts a drained session's trace in `file` (see [`direct`]).
+    /// Starts a drained session's trace in `file` (see [`direct`]). The
+    /// preamble goes out at once, with the clock's rate estimated (the
+    /// calibration needs the session's length; [`Collector::finish`]
+    /// corrects it in place).
     pub(crate) fn start_direct(shared: &Shared, file: direct::DirectFile) -> Self {
-        Collector::start_staged(shared, Stager::direct(file))
+        let tps = shared.clock.provisional_ticks_per_second();
+        let mut c = Collector::resume(Stager::direct(file), 0, 0, tps);
+        let pre = preamble(&shared.provider_name, tps);
+        c.tps_offset = Some((pre.len() as u64 - 1) * 8);
+        let r = c.stage.words(&pre, 3);
+        c.check(r);
+        c
+    }
+
+    /// What the streamer of a drained oneshot session has written so far
+    /// (called between passes, with `shared.drained` locked).
+    pub(crate) fn progress(&self, d: &mut crate::state::shared::Drained) {
+        d.bytes = self.stage.bytes;
+        d.records = self.stage.records;
+        d.fillers = self.stage.fillers;
+        d.emitted = self.emitted;
+        d.durable_pos = self.durable_pos;
+        d.durable_records = self.durable_records;
+        d.tps_offset = self.tps_offset.unwrap_or(0);
     }
 }
 
@@ -132,21 +157,33 @@ impl<'r, W: Write> Collector<'r, W> {
 
     fn start_staged(shared: &Shared, stage: Stager<'r, W>) -> Self {
         let ticks_per_second = shared.clock.ticks_per_second();
-        let mut c = Collector {
+        let mut c = Collector::resume(stage, 0, 0, ticks_per_second);
+        let pre = preamble(&shared.provider_name, ticks_per_second);
+        let r = c.stage.words(&pre, 3);
+        c.check(r);
+        c
+    }
+
+    /// A collector whose output already holds the preamble and the durable
+    /// region up to `durable_pos` words (`durable_records` records).
+    fn resume(
+        stage: Stager<'r, W>,
+        durable_pos: usize,
+        durable_records: u64,
+        ticks_per_second: u64,
+    ) -> Self {
+        Collector {
             stage,
-            durable_pos: 0,
-            durable_records: 0,
+            durable_pos,
+            durable_records,
             emitted: 0,
             lost: 0,
             error: None,
             ticks_per_second,
             snapshot: None,
             live: false,
-        };
-        let pre = preamble(&shared.provider_name, ticks_per_second);
-        let r = c.stage.words(&pre, 3);
-        c.check(r);
-        c
+            tps_offset: None,
+        }
     }
 
     fn check(&mut self, r: io::Result<()>) -> bool {
@@ -277,6 +314,10 @@ impl<'r, W: Write> Collector<'r, W> {
             .unwrap_or_default();
             self.stage.words(&filled, 1)?;
         }
+        if let (Some(offset), Some(file)) = (self.tps_offset, self.stage.direct_file()) {
+            self.ticks_per_second = shared.clock.ticks_per_second();
+            file.patch_u64(offset, self.ticks_per_second)?;
+        }
         let fillers = self.stage.fillers;
         let (_, bytes, records) = self.stage.finish()?;
         Ok(Stats {
@@ -286,6 +327,7 @@ impl<'r, W: Write> Collector<'r, W> {
             bytes_written: bytes,
             durable_records: self.durable_records,
             filler_records: fillers,
+            buffer_bytes_touched: shared.ring.leased_frontier() as u64 * 8,
             threads: shared.thread_count(),
             ticks_per_second: self.ticks_per_second,
             late_records_dropped: crate::state::control::LATE.swap(0, Ordering::Relaxed),
@@ -299,7 +341,25 @@ impl<'r, W: Write> Collector<'r, W> {
     /// holding data without consuming anything (large records are copied,
     /// chunks copied aside and validated, nothing freed), with a marker
     /// event after the durable records.
-    pub(crate) fn snapshot(shared: &'r Shared, out: W, n: u64) -> io::Result<Stats> {
+    pub(crate) fn snapshot(shared: &'r Shared, mut out: W, n: u64) -> io::Result<Stats> {
+        // A drained oneshot session: its file so far, then what is in
+        // memory. The lock keeps the streamer between two passes, so no
+        // chunk is written out (and freed) meanwhile — also while nothing
+        // is written yet and the snapshot is taken from memory alone.
+        let drained = shared.drained.as_ref().map(crate::state::shared::lock);
+        if let Some(d) = drained.as_deref() {
+            if d.bytes > 0 {
+                let tps = shared.clock.ticks_per_second();
+                direct::copy_prefix(&d.file, d.bytes, (d.tps_offset, tps), &mut out)?;
+                let stage = Stager::new(out).counted(d.bytes, d.records, d.fillers);
+                let mut c = Collector::resume(stage, d.durable_pos, d.durable_records, tps);
+                c.emitted = d.emitted;
+                c.snapshot = Some(n);
+                c.live = true;
+                c.pass(shared, &shared.ring.snapshot_all(), false);
+                return c.finish(shared);
+            }
+        }
         let mut c = Collector::start(shared, out);
         c.snapshot = Some(n);
         c.live = true;

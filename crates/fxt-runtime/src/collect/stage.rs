@@ -51,9 +51,15 @@ impl<'r> Stager<'r, io::Sink> {
 
 impl<'r, W: Write> Stager<'r, W> {
     /// The drained session's file, if this stager writes one.
-    #[allow(dead_code)]
-    pub(crate) fn direct_file(&self) -> Option<&DirectFile> {
-        self.direct.as_ref()
+    pub(crate) fn direct_file(&mut self) -> Option<&mut DirectFile> {
+        self.direct.as_mut()
+    }
+
+    /// Continues counting from what an earlier stager wrote (a snapshot
+    /// that copied a drained session's file so far).
+    pub(crate) fn counted(mut self, bytes: u64, records: u64, fillers: u64) -> Self {
+        (self.bytes, self.records, self.fillers) = (bytes, records, fillers);
+        self
     }
 
     /// Queues the released chunk `chunk` (its first `words` words hold
@@ -116,13 +122,11 @@ impl<'r, W: Write> Stager<'r, W> {
     }
 
     /// Writes what is staged and queued. A drained session's file gets
-    /// whole blocks (staged bytes padded with a filler); staged bytes with
-    /// no chunk queued after them wait for the next chunk or the end, so
-    /// that passes with only a new string or two add no filler.
+    /// whole blocks (staged bytes padded with a filler).
     pub(crate) fn flush(&mut self) -> io::Result<()> {
         match &mut self.direct {
             Some(file) => {
-                if self.queued.is_empty() && self.buf.len() < STAGE_BYTES / 2 {
+                if self.queued.is_empty() && self.buf.is_empty() {
                     return Ok(());
                 }
                 let r = file.write(&mut self.buf, &self.queued, false);

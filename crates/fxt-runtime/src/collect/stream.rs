@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use super::direct::DirectFile;
 use super::Collector;
+use crate::state::shared::lock;
 use crate::state::Shared;
 use crate::stats::Stats;
 
@@ -39,8 +40,15 @@ pub(crate) fn spawn(
             // Acquire pairs with the finisher's Release store: the writers
             // it stopped are done before the last pass.
             while !shared.stream_stop.load(Ordering::Acquire) {
+                // A snapshot of a drained oneshot session waits for the
+                // end of the pass (see `Collector::snapshot`).
+                let mut drained = shared.drained.as_ref().map(lock);
                 let released = shared.ring.snapshot_released();
                 c.pass(&shared, &released, true);
+                if let Some(d) = drained.as_deref_mut() {
+                    c.progress(d);
+                }
+                drop(drained);
                 if released.is_empty() {
                     std::thread::park_timeout(POLL);
                 }

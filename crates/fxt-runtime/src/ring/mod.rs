@@ -324,7 +324,6 @@ impl Ring {
     /// ones. A drained oneshot ring still hands out at most `chunks`
     /// chunks in all (the trace holds what the buffer would), and every
     /// one of them is granted: there are only `chunks` leases to serve.
-    #[cfg_attr(not(loom), allow(dead_code))] // until oneshot sessions drain
     pub fn drained(mode: Mode, chunks: usize, chunk_words: usize) -> Ring {
         assert!(mode != Mode::Circular, "a circular ring keeps its data");
         let mut ring = Ring::new(mode, chunks, chunk_words);

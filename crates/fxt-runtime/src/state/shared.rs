@@ -82,6 +82,31 @@ pub(crate) struct Shared {
     /// Recorded by `fxt record`: finishing also writes the counts beside
     /// the trace.
     pub(crate) recorded: bool,
+    /// A drained oneshot session: what its streamer has written to
+    /// `output` so far, held by the streamer during each pass (a snapshot
+    /// copies that much of the file, then the rest from memory).
+    pub(crate) drained: Option<Mutex<Drained>>,
+}
+
+/// What a drained session's streamer has written, between two passes.
+#[derive(Debug)]
+pub(crate) struct Drained {
+    /// The output, open for reading.
+    pub(crate) file: std::fs::File,
+    /// Bytes written (fillers included).
+    pub(crate) bytes: u64,
+    /// Records written (fillers included).
+    pub(crate) records: u64,
+    /// Of which emitted by the program.
+    pub(crate) emitted: u64,
+    /// Of which fillers.
+    pub(crate) fillers: u64,
+    /// Words and records of the durable region written.
+    pub(crate) durable_pos: usize,
+    pub(crate) durable_records: u64,
+    /// Byte offset of the initialization record's ticks per second (an
+    /// estimate until the session finishes).
+    pub(crate) tps_offset: u64,
 }
 
 impl Shared {
