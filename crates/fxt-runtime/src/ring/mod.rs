@@ -633,9 +633,23 @@ impl Ring {
         })
     }
 
+    /// The chunks that may hold data: those below the index of the next
+    /// fresh chunk (a drained ring, whose freed chunks are reused, may
+    /// never reach the others), or all. A chunk handed out fresh after this
+    /// is read is beyond it.
+    fn used_chunks(&self) -> usize {
+        let n = self.meta.len();
+        match &self.recycler {
+            // Relaxed: see `snapshot_released` for why a later read is
+            // late enough.
+            Some(r) => (r.fresh.load(Ordering::Relaxed) as usize).min(n),
+            None => n,
+        }
+    }
+
     /// Every chunk holding data (owned or released), oldest first.
     pub fn snapshot_all(&self) -> Vec<ChunkSnapshot> {
-        let mut v: Vec<ChunkSnapshot> = (0..self.meta.len())
+        let mut v: Vec<ChunkSnapshot> = (0..self.used_chunks())
             .filter_map(|i| self.snapshot(i))
             .collect();
         v.sort_unstable_by_key(|c| c.seq);
@@ -659,16 +673,26 @@ impl Ring {
     /// Keeping the second scan's chunks up to the first scan's largest
     /// sequence number therefore keeps, with each chunk, every earlier
     /// chunk of its thread.
+    ///
+    /// A drained ring's scans stop at the next fresh chunk's index
+    /// ([`Ring::used_chunks`]), read *after* the first scan for the
+    /// second: an earlier chunk of a thread whose later chunk the first
+    /// scan saw released was handed out (its index taken with the
+    /// `fresh` RMW, if fresh) before that later chunk's sequence number
+    /// was taken, which happened-before our Acquire read of its release,
+    /// so the read of `fresh` that follows sees past its index (coherence).
     pub fn snapshot_released(&self) -> Vec<ChunkSnapshot> {
-        let scan = || {
-            (0..self.meta.len())
+        let scan = |used: usize| {
+            (0..used)
                 .filter_map(|i| self.snapshot(i))
                 .filter(|c| c.state & 3 == RELEASED)
         };
-        let Some(newest) = scan().map(|c| c.seq).max() else {
+        let Some(newest) = scan(self.used_chunks()).map(|c| c.seq).max() else {
             return Vec::new();
         };
-        let mut v: Vec<ChunkSnapshot> = scan().filter(|c| c.seq <= newest).collect();
+        let mut v: Vec<ChunkSnapshot> = scan(self.used_chunks())
+            .filter(|c| c.seq <= newest)
+            .collect();
         v.sort_unstable_by_key(|c| c.seq);
         v
     }
