@@ -18,15 +18,19 @@ use crate::harness::Tracer;
 /// `floor` is the true floor (plain thread-local cursor, plain stores);
 /// `floor-atomic` and `floor-shared` are the atomic alternatives (see
 /// [`crate::floor`]). `fxt` is a oneshot session with `Config::new()`
-/// (what a user gets), `fxt-prefault` the same with `.prefault(true)`;
-/// the circular and streaming modes come in the same two variants.
-pub const NAMES: [&str; 15] = [
+/// (what a user gets: drained to its file while it runs), `fxt-prefault`
+/// the same with `.prefault(true)`, `fxt-memory` with `.drain(false)` (the
+/// trace kept in memory until it finishes, the default before draining);
+/// the circular and streaming modes come in the default and prefaulted
+/// variants.
+pub const NAMES: [&str; 16] = [
     "floor",
     "floor-fresh",
     "floor-atomic",
     "floor-shared",
     "fxt",
     "fxt-prefault",
+    "fxt-memory",
     "fxt-circular",
     "fxt-circular-prefault",
     "fxt-streaming",
@@ -39,17 +43,18 @@ pub const NAMES: [&str; 15] = [
 ];
 
 /// The fxt variant a name of [`NAMES`] stands for: mode, prefault, crash
-/// safety. `None` for the other tracers.
-pub fn fxt_variant(name: &str) -> Option<(::fxt::Mode, bool, bool)> {
+/// safety, drain (oneshot). `None` for the other tracers.
+pub fn fxt_variant(name: &str) -> Option<(::fxt::Mode, bool, bool, bool)> {
     use ::fxt::Mode::*;
     Some(match name {
-        "fxt" => (Oneshot, false, false),
-        "fxt-prefault" => (Oneshot, true, false),
-        "fxt-circular" => (Circular, false, false),
-        "fxt-circular-prefault" => (Circular, true, false),
-        "fxt-streaming" => (Streaming, false, false),
-        "fxt-streaming-prefault" => (Streaming, true, false),
-        "fxt-crash-safe" => (Oneshot, false, true),
+        "fxt" => (Oneshot, false, false, true),
+        "fxt-prefault" => (Oneshot, true, false, true),
+        "fxt-memory" => (Oneshot, false, false, false),
+        "fxt-circular" => (Circular, false, false, true),
+        "fxt-circular-prefault" => (Circular, true, false, true),
+        "fxt-streaming" => (Streaming, false, false, true),
+        "fxt-streaming-prefault" => (Streaming, true, false, true),
+        "fxt-crash-safe" => (Oneshot, false, true, true),
         _ => return None,
     })
 }
@@ -57,11 +62,12 @@ pub fn fxt_variant(name: &str) -> Option<(::fxt::Mode, bool, bool)> {
 /// Builds the fxt variant `name` with a buffer of `bytes` (see
 /// [`fxt_variant`]).
 pub fn fxt_with_buffer(name: &'static str, bytes: usize) -> Option<fxt::Fxt> {
-    let (mode, prefault, crash_safe) = fxt_variant(name)?;
+    let (mode, prefault, crash_safe, drain) = fxt_variant(name)?;
     let config = ::fxt::Config::new()
         .mode(mode)
         .buffer_size(bytes)
-        .crash_safe(crash_safe);
+        .crash_safe(crash_safe)
+        .drain(drain);
     // The plain variants keep the default (`Prefault::Background`, what a
     // program gets): `.prefault(false)` would be `Prefault::Off`.
     let config = if prefault {
@@ -75,7 +81,7 @@ pub fn fxt_with_buffer(name: &'static str, bytes: usize) -> Option<fxt::Fxt> {
 /// Builds the tracer called `name` (see [`NAMES`]), installing its global
 /// state. Returns `None` for an unknown name.
 pub fn by_name(name: &str) -> Option<Box<dyn Tracer>> {
-    if let Some((mode, _, _)) = fxt_variant(name) {
+    if let Some((mode, ..)) = fxt_variant(name) {
         let name = NAMES.iter().find(|n| **n == name)?;
         return Some(Box::new(fxt_with_buffer(name, fxt::default_buffer(mode))?));
     }

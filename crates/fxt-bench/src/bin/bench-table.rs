@@ -452,7 +452,7 @@ fn long(o: &Options, tracers: &[&str]) -> Samples {
 
 /// The latency section: quiet, then with the neighbour.
 fn latency(o: &Options) -> String {
-    const TRACERS: [&str; 3] = ["floor", "fxt", "fxt-prefault"];
+    const TRACERS: [&str; 4] = ["floor", "fxt", "fxt-prefault", "fxt-memory"];
     const SCENARIOS: [Scenario; 2] = [Scenario::Instant, Scenario::DurationAttr];
     let threads: Vec<usize> = o.threads.iter().copied().filter(|&t| t <= 2).collect();
     let mut out = String::from(
@@ -697,7 +697,7 @@ fn verdicts(o: &Options, fresh: &Samples) -> String {
     }
     for s in goals {
         let mut parts = Vec::new();
-        for tracer in ["floor", "floor-fresh", "fxt", "fxt-prefault"] {
+        for tracer in ["floor", "floor-fresh", "fxt", "fxt-prefault", "fxt-memory"] {
             if let (Some(one), Some(two)) = (fresh.median(s, 1, tracer), fresh.median(s, 2, tracer))
             {
                 parts.push((tracer, two / one));
@@ -795,7 +795,7 @@ fn main() {
             .map(String::as_str)
             .filter(|t| !t.starts_with("fxt-circular") && !t.starts_with("fxt-streaming"))
             .collect();
-        let ratio_columns: Vec<&str> = ["floor-fresh", "fxt", "fxt-prefault"]
+        let ratio_columns: Vec<&str> = ["floor-fresh", "fxt", "fxt-prefault", "fxt-memory"]
             .into_iter()
             .filter(|t| main_columns.contains(t))
             .collect();
@@ -833,6 +833,7 @@ fn main() {
             "floor",
             "fxt",
             "fxt-prefault",
+            "fxt-memory",
             "fxt-circular",
             "fxt-circular-prefault",
             "fxt-streaming",
@@ -843,7 +844,7 @@ fn main() {
         .collect();
         let samples = long(&o, &tracers);
         println!(
-            "\n### Long session\n\nOne process and one session per cell: one untimed pass of {} events per thread, then {} timed passes back to back in the same session (oneshot buffers sized to hold every pass, so each pass lands on pages no one wrote before); median (min–max) over the passes:\n",
+            "\n### Long session\n\nOne process and one session per cell: one untimed pass of {} events per thread, then {} timed passes back to back in the same session (oneshot buffers sized to hold every pass: kept in memory, `fxt-memory`'s passes land on pages no one wrote before; drained, `fxt`'s reuse the chunks written out); median (min–max) over the passes:\n",
             o.events, o.reps
         );
         println!("{}", event_table(&o, &samples, &tracers, &tracers[1..]));
@@ -883,6 +884,7 @@ fn main() {
                         | "fxt-circular-prefault"
                         | "fxt-streaming-prefault"
                         | "fxt-prefault"
+                        | "fxt-memory"
                 )
             })
             .cloned()
