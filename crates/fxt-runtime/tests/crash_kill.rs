@@ -21,7 +21,11 @@
 //! * circular (a 1 MiB buffer that wraps all the time, so chunks are
 //!   erased and reused under the kill): no duplicate, and some thread kept
 //!   every event it reported (a thread preempted between two chunks may
-//!   lose its newest chunk to the others, as in any circular session).
+//!   lose its newest chunk to the others, as in any circular session);
+//! * drained (the default session, not crash-safe: its file is written as
+//!   it runs): each thread's `seq`s are `0..n` in file order (what was
+//!   written out; the chunks in progress die with the process), and after
+//!   40 ms some events are there.
 //!
 //! `FXT_CRASH_CHECK=path` only decodes and summarizes a file (for example
 //! one left by `stress --crash-safe --forever` killed by hand).
@@ -48,9 +52,11 @@ static LOG: Callsite = Callsite::new("stress", "log", &[], &LOG_KEYS);
 
 fn child(spec: &str) -> ! {
     let (mode, path) = spec.split_once(':').expect("mode:path");
-    let (mode, buffer, throttle) = match mode {
-        "oneshot" => (Mode::Oneshot, 128 << 20, true),
-        "circular" => (Mode::Circular, 1 << 20, false),
+    let (mode, buffer, throttle, crash_safe) = match mode {
+        "oneshot" => (Mode::Oneshot, 128 << 20, true, true),
+        "circular" => (Mode::Circular, 1 << 20, false, true),
+        // The default: not crash-safe, drained to the file as it runs.
+        "drained" => (Mode::Oneshot, 128 << 20, true, false),
         m => panic!("unknown mode {m}"),
     };
     let session = fxt_runtime::start(
@@ -58,7 +64,7 @@ fn child(spec: &str) -> ! {
             .mode(mode)
             .buffer_size(buffer)
             .output(path)
-            .crash_safe(true),
+            .crash_safe(crash_safe),
     )
     .expect("start");
     // For the kills right after `start` (see `run_early`).
@@ -199,6 +205,15 @@ fn run(mode: &str, delay: Duration) {
                     "thread {t}: {n} events in the file, {r} published before the kill"
                 );
             }
+            "drained" => {
+                // What was written out: each thread's events a prefix, in
+                // order (its chunk in progress is lost with the process).
+                let n = seqs.len() as u64;
+                assert!(
+                    seqs.iter().copied().eq(0..n),
+                    "thread {t}: seqs are not 0..{n} in order"
+                );
+            }
             _ => {
                 let mut sorted = seqs.clone();
                 sorted.sort_unstable();
@@ -210,6 +225,10 @@ fn run(mode: &str, delay: Duration) {
                 }
             }
         }
+    }
+    if mode == "drained" && delay >= Duration::from_millis(40) {
+        // Tens of milliseconds of events: chunks were written out.
+        assert!(total > 0, "nothing written out after {delay:?}");
     }
     if mode == "circular" {
         // A thread's newest records are in the file while it owns their
@@ -301,6 +320,9 @@ fn main() {
     }
     for delay in [5, 40, 150] {
         run("circular", Duration::from_millis(delay));
+    }
+    for delay in [5, 40, 150] {
+        run("drained", Duration::from_millis(delay));
     }
     // Random moments within the first milliseconds: right after spawn
     // (before, during or after `start`) and within 1 ms of `start`

@@ -530,8 +530,8 @@ impl Ring {
         if oneshot && seq >= n {
             return None;
         }
-        let idx = match recycler.take() {
-            Some(idx) => idx,
+        let (idx, fresh) = match recycler.take() {
+            Some(idx) => (idx, false),
             None => {
                 // A oneshot ring never runs out here: each of its `n`
                 // sequence numbers takes at most one fresh chunk.
@@ -540,7 +540,7 @@ impl Ring {
                     // Streaming: every chunk holds data not written out.
                     return None;
                 }
-                fresh as usize
+                (fresh as usize, true)
             }
         };
         // The chunk is ours alone (taken from the queue, or a fresh index):
@@ -551,7 +551,10 @@ impl Ring {
         fence(Ordering::Release);
         meta.committed.store(0, Ordering::Relaxed);
         let lease = Lease { idx, seq };
-        self.populate(&lease);
+        if fresh {
+            // A reused chunk is faulted in already: no system call.
+            self.populate(&lease);
+        }
         Some((lease, 0))
     }
 
@@ -682,8 +685,11 @@ impl Ring {
     /// was taken, which happened-before our Acquire read of its release,
     /// so the read of `fresh` that follows sees past its index (coherence).
     pub fn snapshot_released(&self) -> Vec<ChunkSnapshot> {
+        // The state first: the committed word of a chunk its owner is
+        // writing is on a line the owner stores to once per record.
         let scan = |used: usize| {
             (0..used)
+                .filter(|&i| self.meta[i].state.load(Ordering::Relaxed) & 3 == RELEASED)
                 .filter_map(|i| self.snapshot(i))
                 .filter(|c| c.state & 3 == RELEASED)
         };
