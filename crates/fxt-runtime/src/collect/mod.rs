@@ -135,6 +135,11 @@ impl<'r> Collector<'r, io::Sink> {
         c
     }
 
+    /// Bytes written so far.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.stage.bytes
+    }
+
     /// What the streamer of a drained oneshot session has written so far
     /// (called between passes, with `shared.drained` locked).
     pub(crate) fn progress(&self, d: &mut crate::state::shared::Drained) {

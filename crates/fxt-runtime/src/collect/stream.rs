@@ -22,13 +22,20 @@ use crate::stats::Stats;
 /// How often the streamer looks for released chunks.
 pub const POLL: Duration = Duration::from_millis(1);
 
+/// Bytes a pass writes that make the streamer pass again at once.
+const BUSY_PASS: u64 = 2 << 20;
+
 /// Starts the streaming thread for `shared`, writing to `file`. It runs
 /// until `shared.stream_stop` is set (by the finisher, after the writers
 /// stopped), then writes what is left and returns the stats.
 ///
-/// A pass that wrote chunks out is followed by another at once (writers
-/// are filling the ring: the sooner chunks are free again, the fewer fresh
-/// ones they need); after an idle pass it waits [`POLL`].
+/// A pass that wrote [`BUSY_PASS`] bytes or more is followed by another at
+/// once (writers are filling the ring fast: the sooner chunks are free
+/// again, the fewer fresh ones they need); after a smaller pass it waits
+/// [`POLL`], so that chunks go out in large writes (the CPU an `O_DIRECT`
+/// write costs is mostly per call: 0.3 ns per byte in 64 KiB writes,
+/// 0.05 in 4 MiB ones, measured here) and the streamer, which may share a
+/// core with a writer, takes little of it.
 pub(crate) fn spawn(
     shared: Arc<Shared>,
     file: DirectFile,
@@ -44,12 +51,13 @@ pub(crate) fn spawn(
                 // end of the pass (see `Collector::snapshot`).
                 let mut drained = shared.drained.as_ref().map(lock);
                 let released = shared.ring.snapshot_released();
+                let before = c.bytes();
                 c.pass(&shared, &released, true);
                 if let Some(d) = drained.as_deref_mut() {
                     c.progress(d);
                 }
                 drop(drained);
-                if released.is_empty() {
+                if c.bytes() - before < BUSY_PASS {
                     std::thread::park_timeout(POLL);
                 }
             }
