@@ -63,15 +63,18 @@ pub(crate) struct DirectFile {
 }
 
 impl DirectFile {
-    /// Creates (truncates) `path` for writing, with `O_DIRECT` if the file
-    /// system takes it.
+    /// Opens `path` for writing (created if needed), with `O_DIRECT` if
+    /// the file system takes it. An existing file is not truncated here
+    /// but by [`DirectFile::truncate`], on the streamer's thread: freeing
+    /// the blocks of an earlier trace takes milliseconds (6 ms for 30 MB
+    /// here), which `start` must not wait for.
     pub(crate) fn create(path: &Path) -> io::Result<DirectFile> {
         let mut direct = false;
         #[cfg(target_os = "linux")]
         let file = {
             use std::os::unix::fs::OpenOptionsExt;
             let mut o = std::fs::OpenOptions::new();
-            o.write(true).create(true).truncate(true);
+            o.write(true).create(true).truncate(false);
             match o.clone().custom_flags(libc::O_DIRECT).open(path) {
                 Ok(f) => {
                     direct = true;
@@ -82,7 +85,11 @@ impl DirectFile {
             }
         };
         #[cfg(not(target_os = "linux"))]
-        let file = File::create(path)?;
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)?;
         Ok(DirectFile {
             file,
             direct,
@@ -90,6 +97,12 @@ impl DirectFile {
             bounce: None,
             allocated: 0,
         })
+    }
+
+    /// Empties the file (what an earlier trace left), before the first
+    /// write.
+    pub(crate) fn truncate(&mut self) -> io::Result<()> {
+        self.file.set_len(0)
     }
 
     /// Whether writes bypass the page cache.

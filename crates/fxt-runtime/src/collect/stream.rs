@@ -43,7 +43,11 @@ pub(crate) fn spawn(
     std::thread::Builder::new()
         .name("fxt-stream".into())
         .spawn(move || {
+            let mut file = file;
+            // Until this returns the file holds an earlier trace, whole.
+            let truncated = file.truncate();
             let mut c = Collector::start_direct(&shared, file);
+            c.fail_with(truncated);
             // Acquire pairs with the finisher's Release store: the writers
             // it stopped are done before the last pass.
             while !shared.stream_stop.load(Ordering::Acquire) {
