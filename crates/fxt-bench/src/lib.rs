@@ -11,6 +11,8 @@
 //! * [`load`]: the CPU- and memory-heavy neighbour of the loaded latency
 //!   runs;
 //! * [`tracing_route`]: `tracing` call sites with each trace-file layer;
+//! * [`sinks`]: where a trace's bytes can go (fresh memory, the page
+//!   cache, `O_DIRECT`) and what each costs;
 //! * the `bench-table` binary runs every cell in its own process and prints
 //!   the comparison as a Markdown table; the criterion benches in `benches/`
 //!   cover the same scenarios for regression tracking.
@@ -23,4 +25,5 @@ pub mod floor;
 pub mod harness;
 pub mod lifecycle;
 pub mod load;
+pub mod sinks;
 pub mod tracing_route;

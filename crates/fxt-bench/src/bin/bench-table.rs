@@ -7,12 +7,14 @@
 //!   --threads LIST    thread counts (default 1,2,4)
 //!   --tracers LIST    columns of the event tables (default: all)
 //!   --scenarios LIST  rows of the event tables (default: all)
-//!   --sections LIST   fresh,long,latency,lifecycle,tracing,instructions,checks
+//!   --sections LIST   sinks,fresh,long,latency,lifecycle,tracing,instructions,checks
 //!                     (default: all)
 //!   --no-checks / --no-instructions   drop those sections
 //! ```
 //!
 //! Sections:
+//! * `sinks`: where a trace's bytes can go (fresh memory, a file through
+//!   the page cache, `O_DIRECT`), GB/s and CPU per byte;
 //! * `fresh`: every repetition of every cell is a fresh process with a
 //!   fresh session (what a user gets); median and spread (min–max);
 //! * `long`: one process and one session per cell, the repetitions back to
@@ -42,7 +44,8 @@ use fxt_bench::harness::{
 };
 use fxt_bench::{lifecycle, load, tracing_route};
 
-const SECTIONS: [&str; 7] = [
+const SECTIONS: [&str; 8] = [
+    "sinks",
     "fresh",
     "long",
     "latency",
@@ -787,6 +790,10 @@ fn main() {
     };
     println!("{}", checks::machine_header(&o.events, o.reps));
     let has = |names: &[&str]| o.tracers.iter().any(|t| names.contains(&t.as_str()));
+    if o.has("sinks") {
+        println!("\n### Where the bytes go\n");
+        println!("{}", fxt_bench::sinks::table(&std::env::temp_dir()));
+    }
     if o.has("fresh") {
         let samples = fresh(&o);
         let main_columns: Vec<&str> = o
