@@ -154,23 +154,26 @@ fn plain_ring(index: usize) -> *mut u64 {
 /// index.
 fn fresh_ring(index: usize) -> *mut u64 {
     static RINGS: [OnceLock<usize>; MAX_THREADS] = [const { OnceLock::new() }; MAX_THREADS];
-    *RINGS[index % MAX_THREADS].get_or_init(|| {
-        let bytes = FRESH_BYTES;
-        // SAFETY: a new private anonymous mapping (no address hint, no
-        // file); the result is checked against MAP_FAILED.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                bytes,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        assert_ne!(p, libc::MAP_FAILED, "mmap for the fresh floor");
-        p as usize
-    }) as *mut u64
+    *RINGS[index % MAX_THREADS].get_or_init(|| map_fresh(FRESH_BYTES) as usize) as *mut u64
+}
+
+/// `bytes` of a new private anonymous mapping, untouched (zero pages
+/// mapped on first write). Never unmapped unless the caller does.
+pub fn map_fresh(bytes: usize) -> *mut u8 {
+    // SAFETY: a new private anonymous mapping (no address hint, no file);
+    // the result is checked against MAP_FAILED.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            bytes,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    assert_ne!(p, libc::MAP_FAILED, "mmap of {bytes} bytes");
+    p as *mut u8
 }
 
 /// Bytes the fresh floor faults in at a time (fxt's default chunk).

@@ -17,6 +17,8 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
+use crate::floor::map_fresh;
+
 /// Bytes each row moves.
 pub const BYTES: usize = 512 << 20;
 
@@ -37,22 +39,6 @@ fn measure(bytes: usize, f: impl FnOnce()) -> (f64, f64) {
     (bytes as f64 / wall / 1e9, cpu / bytes as f64 * 1e9)
 }
 
-fn anon(bytes: usize) -> *mut u8 {
-    // SAFETY: an anonymous private mapping; checked below.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            bytes,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    };
-    assert_ne!(p, libc::MAP_FAILED, "mmap");
-    p as *mut u8
-}
-
 /// Writes [`BYTES`] to a new file in `dir` in writes of `block` bytes from
 /// one reused buffer; `direct`: `O_DIRECT`, blocks allocated ahead.
 fn file_row(dir: &std::path::Path, block: usize, direct: bool) -> std::io::Result<(f64, f64)> {
@@ -65,7 +51,7 @@ fn file_row(dir: &std::path::Path, block: usize, direct: bool) -> std::io::Resul
         o.custom_flags(libc::O_DIRECT);
     }
     let file = o.open(&path)?;
-    let buf = anon(block);
+    let buf = map_fresh(block);
     // SAFETY: `buf` is `block` writable bytes, mapped above.
     let slice = unsafe { std::slice::from_raw_parts_mut(buf, block) };
     slice.fill(0x5a); // faulted in before timing: a reused buffer
@@ -89,7 +75,7 @@ fn file_row(dir: &std::path::Path, block: usize, direct: bool) -> std::io::Resul
             }
         }
     });
-    // SAFETY: unmapping what `anon` mapped.
+    // SAFETY: unmapping what `map_fresh` mapped.
     unsafe { libc::munmap(buf as *mut libc::c_void, block) };
     let _ = std::fs::remove_file(&path);
     result.map(|_| r)
@@ -110,13 +96,13 @@ pub fn table(dir: &std::path::Path) -> String {
         };
     };
     let fresh = {
-        let p = anon(BYTES);
+        let p = map_fresh(BYTES);
         let r = measure(BYTES, || {
             // SAFETY: the whole mapping made above; POPULATE_WRITE (23)
             // faults it in without changing it.
             unsafe { libc::madvise(p as *mut libc::c_void, BYTES, 23) };
         });
-        // SAFETY: unmapping what `anon` mapped.
+        // SAFETY: unmapping what `map_fresh` mapped.
         unsafe { libc::munmap(p as *mut libc::c_void, BYTES) };
         r
     };

@@ -124,17 +124,19 @@ fn read_all(ring: &Ring, validate: bool) -> Vec<u64> {
         if validate && !ring.validate(&snap) {
             continue;
         }
-        assert_eq!(
-            words.len() as u64,
-            snap.records * 2,
-            "length and count disagree"
-        );
-        for rec in words.chunks(2) {
-            assert_eq!(rec[1], !rec[0], "torn record {rec:x?}");
-            out.push(rec[0]);
-        }
+        whole_records(&words, snap.records, &mut out);
     }
     out
+}
+
+/// Appends the tags of the `records` 2-word records in `words` to `out`;
+/// panics on a torn one or a length that disagrees with the count.
+fn whole_records(words: &[u64], records: u64, out: &mut Vec<u64>) {
+    assert_eq!(words.len() as u64, records * 2, "length and count disagree");
+    for rec in words.chunks(2) {
+        assert_eq!(rec[1], !rec[0], "torn record {rec:x?}");
+        out.push(rec[0]);
+    }
 }
 
 fn emitted(writers: u64, per_writer: u64) -> u64 {
@@ -265,11 +267,7 @@ fn stream_pass(ring: &Ring, out: &mut Vec<u64>) {
             .iter()
             .map(|w| w.load(Ordering::Relaxed))
             .collect();
-        assert_eq!(words.len() as u64, snap.records * 2);
-        for rec in words.chunks(2) {
-            assert_eq!(rec[1], !rec[0], "torn record {rec:x?}");
-            out.push(rec[0]);
-        }
+        whole_records(&words, snap.records, out);
         ring.free(&snap);
     }
 }
