@@ -8,8 +8,13 @@ mod common;
 use std::time::Duration;
 
 use common::{assert_exactly_once, decode, emit, serial, stress_events, temp_path};
-use fxt_format::decode::{decode_all, Record};
+use fxt_format::compat::framing::{decoder_walk, framing_issues, viewer_walk};
+use fxt_format::decode::{decode_all, join_split_blobs, Record};
+use fxt_runtime::__macro_support::{blob, Callsite, KeyCache};
 use fxt_runtime::{start, Config};
+
+static KEYS: [KeyCache; 0] = [];
+static BLOB: Callsite = Callsite::new("data", "payload", &[], &KEYS);
 
 /// Emits `bursts` bursts of `per_burst` events on this thread (logical
 /// thread 0), pausing after each so the streamer writes chunks out.
@@ -152,5 +157,37 @@ fn snapshots_of_a_drained_session_are_whole() {
     let records = decode(&std::fs::read(&path).unwrap());
     assert_exactly_once(&stress_events(&records), 1, first + more);
     assert_eq!(stats.emitted_records_written, first + more);
+    std::fs::remove_file(&path).unwrap();
+}
+
+/// Blobs larger than the streamer's staging (a 6 MB and a 9 MB split blob
+/// group, many records each) reach a drained file whole: fillers pad only
+/// between whole records.
+#[test]
+fn large_blobs_reach_a_drained_file_whole() {
+    let _g = serial();
+    let path = temp_path("drain-blobs.fxt");
+    let session = start(Config::new().output(&path)).unwrap();
+    let payload = |n: usize| -> Vec<u8> { (0..n).map(|i| (i * 13 + n) as u8).collect() };
+    for n in [6_000_000, 9_000_000] {
+        if let Some(site) = BLOB.site() {
+            blob(site, &payload(n));
+        }
+        paced(2, 700, Duration::from_millis(2), 0);
+    }
+    let stats = session.finish().unwrap();
+    assert_eq!(stats.records_dropped, 0, "{stats:?}");
+    let bytes = std::fs::read(&path).unwrap();
+    assert!(framing_issues(&bytes).is_empty());
+    assert_eq!(viewer_walk(&bytes), decoder_walk(&bytes));
+    decode_all(&bytes).expect("a valid trace");
+    let blobs: Vec<Vec<u8>> = join_split_blobs(&bytes)
+        .filter(|j| j.joined_parts > 0)
+        .filter_map(|j| match j.item {
+            Ok(Record::Blob(b)) => Some(b.payload.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(blobs, vec![payload(6_000_000), payload(9_000_000)]);
     std::fs::remove_file(&path).unwrap();
 }

@@ -105,12 +105,6 @@ impl DirectFile {
         self.file.set_len(0)
     }
 
-    /// Whether writes bypass the page cache.
-    #[allow(dead_code)]
-    pub(crate) fn is_direct(&self) -> bool {
-        self.direct
-    }
-
     /// Writes `staged` bytes (padded to a block with a filler unless
     /// `last`), then `chunks` (each a whole number of blocks of a chunk, see
     /// [`pad_chunk`]), in that order. Returns the bytes written (fillers

@@ -84,6 +84,12 @@ impl<'r, W: Write> Stager<'r, W> {
     }
 
     /// Stages one record (or several) given as words.
+    ///
+    /// A call may span several flushes, which for a drained session's file
+    /// pad what is staged to a block with a filler: only the first can hold
+    /// anything else (whole records staged before); every later one holds
+    /// exactly [`STAGE_BYTES`], whole blocks, so no filler ever lands inside
+    /// a record (`tests/drain.rs` writes 6 and 9 MB blobs).
     pub(crate) fn words(&mut self, words: &[u64], records: u64) -> io::Result<()> {
         if !self.queued.is_empty() {
             // Queued chunks go out before anything staged after them.
