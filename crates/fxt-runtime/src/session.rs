@@ -453,9 +453,10 @@ impl Session {
     }
 
     /// Like [`Session::finish`], to `path`. (A streaming session can only
-    /// finish to its configured output. A crash-safe session leaves its
-    /// raw, valid file at the configured output when `path` is another
-    /// file.)
+    /// finish to its configured output. A drained oneshot session, the
+    /// default, moves the file it wrote while running to `path`. A
+    /// crash-safe session leaves its raw, valid file at the configured
+    /// output when `path` is another file.)
     pub fn finish_to_path(mut self, path: impl AsRef<Path>) -> Result<Stats, CollectError> {
         match self.shared.take() {
             Some(s) => finish_shared(&s, Target::Path(path.as_ref())),
@@ -464,8 +465,10 @@ impl Session {
     }
 
     /// Like [`Session::finish`], to any writer (not for streaming sessions;
-    /// a crash-safe session leaves its raw, valid file at the configured
-    /// output, and `w` must not write to that file).
+    /// a drained oneshot session, the default, reads back the file it wrote
+    /// while running and removes it; a crash-safe session leaves its raw,
+    /// valid file at the configured output, and `w` must not write to that
+    /// file).
     pub fn finish_to_writer<W: Write>(mut self, mut w: W) -> Result<Stats, CollectError> {
         match self.shared.take() {
             Some(s) => finish_shared(&s, Target::Writer(&mut w)),
