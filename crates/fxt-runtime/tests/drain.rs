@@ -28,6 +28,17 @@ fn paced(bursts: u64, per_burst: u64, pause: Duration, from: u64) -> u64 {
     bursts * per_burst
 }
 
+/// Waits until the session's streamer has written its first pass to
+/// `path` (the preamble): on a loaded machine its thread may start late,
+/// and what it has not drained yet stays in fresh chunks.
+fn wait_for_streamer(path: &std::path::Path) {
+    let t0 = std::time::Instant::now();
+    while std::fs::metadata(path).map_or(0, |m| m.len()) == 0 {
+        assert!(t0.elapsed().as_secs() < 10, "the streamer wrote nothing");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 fn fillers(records: &[Record]) -> u64 {
     records
         .iter()
@@ -42,6 +53,7 @@ fn a_drained_trace_reuses_a_few_chunks() {
     let _g = serial();
     let path = temp_path("drain-reuse.fxt");
     let session = start(Config::new().output(&path).buffer_size(16 << 20)).unwrap();
+    wait_for_streamer(&path);
     let n = paced(100, 700, Duration::from_millis(2), 0);
     let stats = session.finish().unwrap();
     let bytes = std::fs::read(&path).unwrap();
@@ -100,13 +112,24 @@ fn the_file_is_a_valid_prefix_while_running() {
     let path = temp_path("drain-prefix.fxt");
     let session = start(Config::new().output(&path).buffer_size(16 << 20)).unwrap();
     let n = paced(40, 700, Duration::from_millis(2), 0);
-    std::thread::sleep(Duration::from_millis(20));
-    let prefix = std::fs::read(&path).unwrap();
-    let records = decode_all(&prefix).expect("a valid trace");
-    let seqs: Vec<u64> = stress_events(&records).iter().map(|e| e.1).collect();
-    // Everything but the chunk this thread still holds.
-    assert!(seqs.len() as u64 > n / 2, "{} of {n} events", seqs.len());
-    assert_eq!(seqs, (0..seqs.len() as u64).collect::<Vec<_>>());
+    // Read until the streamer has written most of it (all but the chunk
+    // this thread still holds); every read is a valid, in-order prefix.
+    let t0 = std::time::Instant::now();
+    loop {
+        let prefix = std::fs::read(&path).unwrap();
+        let records = decode_all(&prefix).expect("a valid trace");
+        let seqs: Vec<u64> = stress_events(&records).iter().map(|e| e.1).collect();
+        assert_eq!(seqs, (0..seqs.len() as u64).collect::<Vec<_>>());
+        if seqs.len() as u64 > n / 2 {
+            break;
+        }
+        assert!(
+            t0.elapsed().as_secs() < 10,
+            "{} of {n} events after 10 s",
+            seqs.len()
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
     session.finish().unwrap();
     std::fs::remove_file(&path).unwrap();
 }
