@@ -166,7 +166,7 @@ pub fn measure(
 
 /// Runs `scenario` on `threads` threads, each recording `events_per_thread`
 /// events after a warm-up, each event timed on its own; returns every
-/// event's time in ticks of [`crate::floor::ticks`] (all threads), or
+/// event's time in ticks of [`ticks`] (all threads), or
 /// `None` when the tracer does not time single events.
 ///
 /// The per-thread arrays are written before timing, so the measurement
@@ -207,7 +207,7 @@ pub fn measure_latency(
 }
 
 /// The clock read of single-event timing: `lfence; rdtsc` on x86-64 (so
-/// the read waits for the instructions before it), [`crate::floor::ticks`]
+/// the read waits for the instructions before it), [`ticks`]
 /// elsewhere.
 #[inline(always)]
 pub fn fenced_ticks() -> u64 {
@@ -221,7 +221,7 @@ pub fn fenced_ticks() -> u64 {
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        crate::floor::ticks()
+        ticks()
     }
 }
 
@@ -282,6 +282,25 @@ pub fn criterion_iter(
     let wall = measure(tracer, scenario, threads, per_thread);
     let done = per_thread * threads as u64;
     Duration::from_nanos((wall.as_nanos() * iters as u128 / done as u128) as u64)
+}
+
+/// Reads the cycle counter (`rdtsc`), or a monotonic nanosecond clock where
+/// there is none.
+#[inline(always)]
+pub fn ticks() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: rdtsc is available on every x86-64 CPU.
+        unsafe { core::arch::x86_64::_rdtsc() }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        START
+            .get_or_init(std::time::Instant::now)
+            .elapsed()
+            .as_nanos() as u64
+    }
 }
 
 #[cfg(test)]
