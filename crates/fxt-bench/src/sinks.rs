@@ -7,9 +7,7 @@
 //!   already-faulted buffer: the kernel copies and allocates page-cache
 //!   pages);
 //! * a file written with `O_DIRECT` from a reused, aligned buffer (the
-//!   device reads the memory; the file's blocks allocated ahead with
-//!   `fallocate`, as fxt's drained sessions do), in 64 KiB and 4 MiB
-//!   writes.
+//!   device reads the memory), in 64 KiB and 4 MiB writes.
 //!
 //! Each row moves [`BYTES`] in one thread and reports GB/s of wall time and
 //! ns of CPU time (user + system, this process) per byte.
@@ -40,9 +38,8 @@ fn measure(bytes: usize, f: impl FnOnce()) -> (f64, f64) {
 }
 
 /// Writes [`BYTES`] to a new file in `dir` in writes of `block` bytes from
-/// one reused buffer; `direct`: `O_DIRECT`, blocks allocated ahead.
+/// one reused buffer; `direct`: `O_DIRECT`.
 fn file_row(dir: &std::path::Path, block: usize, direct: bool) -> std::io::Result<(f64, f64)> {
-    use std::os::fd::AsRawFd;
     use std::os::unix::fs::{FileExt, OpenOptionsExt};
     let path = dir.join(format!("fxt-sinks-{}.bin", std::process::id()));
     let mut o = std::fs::OpenOptions::new();
@@ -57,17 +54,6 @@ fn file_row(dir: &std::path::Path, block: usize, direct: bool) -> std::io::Resul
     slice.fill(0x5a); // faulted in before timing: a reused buffer
     let mut result = Ok(());
     let r = measure(BYTES, || {
-        if direct {
-            // SAFETY: fallocate on our descriptor, KEEP_SIZE.
-            unsafe {
-                libc::fallocate(
-                    file.as_raw_fd(),
-                    libc::FALLOC_FL_KEEP_SIZE,
-                    0,
-                    BYTES as libc::off_t,
-                )
-            };
-        }
         for off in (0..BYTES).step_by(block) {
             if let Err(e) = file.write_all_at(slice, off as u64) {
                 result = Err(e);

@@ -6,9 +6,10 @@
 //! memory in for every one (`crate::ring`), so the trace's bytes must leave
 //! memory as fast as writers fill it, on a machine whose cores may all be
 //! busy writing. Buffered `write` copies every byte into the page cache
-//! and allocates its pages: measured here, 0.4–2 ns of CPU per byte, more
-//! than first touch of fresh memory costs. `O_DIRECT` hands the ring's
-//! pages to the device (DMA), about 0.05 ns of CPU per byte in writes of
+//! and allocates its pages: 1.4–2.3 ns of CPU per byte here, more than
+//! first touch of fresh memory costs (0.3 ns; `bench-table --sections
+//! sinks`). `O_DIRECT` hands the ring's
+//! pages to the device (DMA), about 0.03 ns of CPU per byte in writes of
 //! a megabyte or more, and the chunk is free again when the call returns.
 //!
 //! `O_DIRECT` needs the memory, the file offset and the length aligned to
@@ -41,12 +42,6 @@ pub(crate) const BLOCK_WORDS: usize = BLOCK / 8;
 /// written.
 const WRITE_BYTES: usize = 4 << 20;
 
-/// The file's blocks are allocated this far ahead of its end
-/// (`fallocate`, the size unchanged): writes into allocated blocks went
-/// 2.8 -> 3.6 GB/s here (ext4, 4 MiB writes), and allocating 256 MiB takes
-/// about 0.4 ms, in the streamer, not in `start`.
-const PREALLOCATE_BYTES: u64 = 256 << 20;
-
 /// A file written at increasing offsets, in whole blocks with `O_DIRECT`
 /// where the system allows it.
 pub(crate) struct DirectFile {
@@ -57,17 +52,14 @@ pub(crate) struct DirectFile {
     pos: u64,
     /// Page-aligned copy of staged bytes.
     bounce: Option<memmap2::MmapMut>,
-    /// Blocks are allocated below this offset (see [`PREALLOCATE_BYTES`]);
-    /// 0 when the file system cannot.
-    allocated: u64,
 }
 
 impl DirectFile {
     /// Opens `path` for writing (created if needed), with `O_DIRECT` if
     /// the file system takes it. An existing file is not truncated here
     /// but by [`DirectFile::truncate`], on the streamer's thread: freeing
-    /// the blocks of an earlier trace takes milliseconds (6 ms for 30 MB
-    /// here), which `start` must not wait for.
+    /// the blocks of a large earlier trace takes milliseconds, which
+    /// `start` must not wait for.
     pub(crate) fn create(path: &Path) -> io::Result<DirectFile> {
         let mut direct = false;
         #[cfg(target_os = "linux")]
@@ -95,7 +87,6 @@ impl DirectFile {
             direct,
             pos: 0,
             bounce: None,
-            allocated: 0,
         })
     }
 
@@ -150,39 +141,9 @@ impl DirectFile {
             });
         }
         let total: usize = iov.iter().map(|v| v.iov_len).sum();
-        if !last {
-            self.preallocate(self.pos + total as u64);
-        }
         self.write_all_iov(&mut iov)?;
         staged.clear();
-        if last && self.allocated > self.pos {
-            // Give back the blocks allocated past the end.
-            let _ = self.file.set_len(self.pos);
-        }
         Ok((total as u64, padded))
-    }
-
-    /// Allocates the file's blocks up to `end` and [`PREALLOCATE_BYTES`]
-    /// beyond, without changing its size (best effort: a file system that
-    /// cannot just allocates as it writes).
-    fn preallocate(&mut self, end: u64) {
-        #[cfg(target_os = "linux")]
-        if self.direct && end > self.allocated {
-            use std::os::fd::AsRawFd;
-            let to = end + PREALLOCATE_BYTES;
-            // SAFETY: fallocate on a descriptor this struct owns, with a
-            // valid range; it changes no byte of the file.
-            let rc = unsafe {
-                libc::fallocate(
-                    self.file.as_raw_fd(),
-                    libc::FALLOC_FL_KEEP_SIZE,
-                    self.allocated as libc::off_t,
-                    (to - self.allocated) as libc::off_t,
-                )
-            };
-            // On failure, do not try again.
-            self.allocated = if rc == 0 { to } else { u64::MAX };
-        }
     }
 
     /// Writes every byte `iov` names at `self.pos` on, in calls of at most

@@ -135,12 +135,6 @@ impl<'r> Collector<'r, io::Sink> {
         c
     }
 
-    /// Records `r`'s error as the collection's first (nothing more is
-    /// written then; finishing reports it).
-    pub(crate) fn fail_with(&mut self, r: io::Result<()>) {
-        self.check(r);
-    }
-
     /// Bytes written so far.
     pub(crate) fn bytes(&self) -> u64 {
         self.stage.bytes

@@ -33,8 +33,8 @@ const BUSY_PASS: u64 = 2 << 20;
 /// once (writers are filling the ring fast: the sooner chunks are free
 /// again, the fewer fresh ones they need); after a smaller pass it waits
 /// [`POLL`], so that chunks go out in large writes (the CPU an `O_DIRECT`
-/// write costs is mostly per call: 0.3 ns per byte in 64 KiB writes,
-/// 0.05 in 4 MiB ones, measured here) and the streamer, which may share a
+/// write costs is mostly per call: 0.4 ns per byte in 64 KiB writes,
+/// 0.03 in 4 MiB ones, `bench-table --sections sinks`) and the streamer, which may share a
 /// core with a writer, takes little of it.
 pub(crate) fn spawn(
     shared: Arc<Shared>,
@@ -47,7 +47,9 @@ pub(crate) fn spawn(
             // Until this returns the file holds an earlier trace, whole.
             let truncated = file.truncate();
             let mut c = Collector::start_direct(&shared, file);
-            c.fail_with(truncated);
+            // An error is the collection's first: nothing more is written,
+            // finishing reports it.
+            c.check(truncated);
             // Acquire pairs with the finisher's Release store: the writers
             // it stopped are done before the last pass.
             while !shared.stream_stop.load(Ordering::Acquire) {

@@ -27,7 +27,7 @@ enum Backing {
     /// straight from the ring (`crate::collect`), and mapped lazily, so a
     /// 4 GiB buffer costs nothing until it is written. (The allocator's
     /// `alloc_zeroed` would write every page of a page-aligned block.)
-    Heap(Option<memmap2::MmapMut>),
+    Anon(Option<memmap2::MmapMut>),
     /// Words `start..start + len` of a file mapping.
     Mapped(std::sync::Arc<super::file_map::FileMap>, usize),
 }
@@ -36,7 +36,7 @@ enum Backing {
 impl core::fmt::Debug for Words {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let kind = match self.backing {
-            Backing::Heap(..) => "heap",
+            Backing::Anon(..) => "anonymous",
             Backing::Mapped(..) => "mapped",
         };
         write!(f, "Words({kind}, {} words)", self.len)
@@ -58,7 +58,7 @@ impl Words {
         });
         Words {
             len: n,
-            backing: Backing::Heap(map),
+            backing: Backing::Anon(map),
         }
     }
 
@@ -89,8 +89,8 @@ impl Words {
     pub(crate) fn slice(&self, range: Range<usize>) -> &[AtomicU64] {
         assert!(range.start <= range.end && range.end <= self.len);
         match &self.backing {
-            Backing::Heap(None) => &[],
-            Backing::Heap(Some(map)) => {
+            Backing::Anon(None) => &[],
+            Backing::Anon(Some(map)) => {
                 let ptr = map.as_ptr() as *const AtomicU64;
                 // SAFETY: the mapping is page aligned (so aligned for
                 // `AtomicU64`), `len * 8` bytes long and zero-filled (zero
@@ -108,7 +108,7 @@ impl Words {
     /// over it (appending fillers); heap words always are.
     pub(crate) fn ready(&self, range: Range<usize>) -> std::io::Result<()> {
         match &self.backing {
-            Backing::Heap(..) => Ok(()),
+            Backing::Anon(..) => Ok(()),
             Backing::Mapped(map, start) => map.grow_to((start + range.end) * 8),
         }
     }
