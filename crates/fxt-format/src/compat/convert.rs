@@ -20,9 +20,10 @@ use std::collections::{HashMap, HashSet};
 
 use super::framing::decoder_walk;
 use super::refs::{undefined_refs, RefKind};
-use super::slices::{is_slice_kind, perfetto_slice_drops, ticks_to_ns, SliceDropKind, SliceEvent};
+use super::slices::{is_slice_kind, perfetto_ns, perfetto_slice_drops, SliceDropKind, SliceEvent};
 use crate::decode::{self, DecodeError, Record, SliceReader, Text, Thread};
 use crate::encode::{self, encode_into_vec, MagicNumber, SplitBlob, StringRef, ThreadRef};
+use crate::time::ticks_per_second_or_default;
 
 /// What [`convert_for_viewers`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -93,7 +94,7 @@ pub fn convert_for_viewers(bytes: &[u8]) -> Converted {
                 end: reader.position(),
                 record,
                 provider: reader.provider_id(),
-                ticks_per_second: reader.ticks_per_second().unwrap_or(1_000_000_000),
+                ticks_per_second: ticks_per_second_or_default(reader.ticks_per_second()),
             }),
             Err(e) if e.is_fatal() => summary.damage = Some(e),
             Err(_) => summary.dropped_malformed += 1,
@@ -201,7 +202,7 @@ pub fn convert_for_viewers(bytes: &[u8]) -> Converted {
     for (k, (i, e)) in events.iter().enumerate() {
         if let encode::EventKind::DurationComplete { .. } = e.kind {
             let item = &items[*i];
-            let ns = ticks_to_ns(e.timestamp, item.ticks_per_second);
+            let ns = perfetto_ns(e.timestamp, item.ticks_per_second);
             groups
                 .entry((item.provider, item.ticks_per_second, e.thread, ns))
                 .or_default()
@@ -212,7 +213,7 @@ pub fn convert_for_viewers(bytes: &[u8]) -> Converted {
         let (i, e) = &events[k];
         match e.kind {
             encode::EventKind::DurationComplete { end } => {
-                ticks_to_ns(end, items[*i].ticks_per_second)
+                perfetto_ns(end, items[*i].ticks_per_second)
             }
             _ => 0,
         }
