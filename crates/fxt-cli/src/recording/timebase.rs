@@ -10,8 +10,8 @@
 //! best of several tight reads), and maps every TSC value through the line
 //! between them: the invariant TSC is one counter for every core and
 //! process, so this puts every process on the raw clock's nanoseconds to
-//! within the anchors' error (tens of nanoseconds), whatever each process
-//! calibrated.
+//! within the anchors' error (the width of their clock reads), whatever
+//! each process calibrated.
 
 use std::time::{Duration, Instant};
 
