@@ -103,7 +103,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
 }
 
 /// Appends a quoted string field.
-pub fn text(out: &mut String, t: &Text) {
+fn text(out: &mut String, t: &Text) {
     let _ = match t.as_str() {
         Some(s) => write!(out, "{s:?}"),
         None => write!(out, "{t}"),
@@ -111,7 +111,7 @@ pub fn text(out: &mut String, t: &Text) {
 }
 
 /// Appends a thread field (`process/thread`).
-pub fn thread(out: &mut String, t: &Thread) {
+fn thread(out: &mut String, t: &Thread) {
     let _ = match t {
         Thread::Known { process, thread } => write!(out, "{process}/{thread}"),
         Thread::Undefined(i) => write!(out, "<undefined thread #{i}>"),
@@ -119,7 +119,7 @@ pub fn thread(out: &mut String, t: &Thread) {
 }
 
 /// Appends an argument value.
-pub fn arg_value(out: &mut String, v: &ArgValue) {
+fn arg_value(out: &mut String, v: &ArgValue) {
     let _ = match v {
         ArgValue::Null => write!(out, "null"),
         ArgValue::I32(x) => write!(out, "{x}"),
@@ -180,7 +180,7 @@ fn hex(out: &mut String, bytes: &[u8]) {
 
 /// Formats one record as a line (without the newline), with the bytes of
 /// its blobs if `payloads`.
-pub fn format_record(out: &mut String, record: &Record, payloads: bool) {
+fn format_record(out: &mut String, record: &Record, payloads: bool) {
     let _ = match record {
         Record::Magic => write!(out, "magic"),
         Record::ProviderInfo { provider_id, name } => {
