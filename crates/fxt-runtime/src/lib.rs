@@ -39,7 +39,8 @@
 //!
 //! 0. `memory`: heap or file-mapped words, the crash-safe store protocol
 //!    (filler, body, header); `clock`, `config`, `stats`, `args`: leaves;
-//!    `output`: claims on output paths and `fxt record`'s settings.
+//!    `output`: claims on output paths and `fxt record`'s settings;
+//!    `helpers`: the one place fxt's own threads are spawned.
 //! 1. `ring`: chunks and their states, the `Cursor` that reserves and
 //!    publishes records in a leased chunk (model-checked with loom, as the
 //!    hot path uses it: `RUSTFLAGS="--cfg loom" cargo test -p fxt-runtime
