@@ -140,8 +140,9 @@ fn parse_options(mut args: impl Iterator<Item = String>) -> Result<Options, Stri
 // ---------------------------------------------------------------------------
 // Children (each measurement in a fresh process).
 
-/// Tracers about 100x slower than the floor (microseconds per event), which
-/// record a tenth of the events per measurement so a run stays short; their
+/// Tracers that format or serialize every event on the calling thread, so
+/// far slower than the others (the tables show by how much) that they
+/// record a tenth of the events per measurement to keep a run short; their
 /// ns per event is still an average over 100 000 events or more.
 const SLOW: [&str; 3] = ["tracing-chrome", "tracing-perfetto", "tracing-tracy"];
 
