@@ -12,6 +12,8 @@
 //! | `fxt recover FILE -o OUT` | a trace `fxt check` passes, from every well-formed record up to the damage |
 //! | `fxt convert --perfetto FILE -o OUT` | a copy that `fxt check --perfetto` passes |
 //! | `fxt record -o OUT -- CMD ARGS...` | runs CMD, traces it and its descendants into one archive |
+//! | `fxt open FILE` | serves the trace to Perfetto UI on 127.0.0.1:9001 and opens it |
+//! | `fxt flame FILE [-o OUT.svg] [--folded]` | a flame graph of durations per thread, by self time |
 //!
 //! `FILE` may be `-` for stdin. A damaged input is read up to the damage
 //! with a warning naming the file and byte offset.
@@ -25,13 +27,17 @@ use clap::{Parser, Subcommand};
 mod check;
 mod convert;
 mod dump;
+mod flame;
+mod folded;
 mod input;
 mod json;
 mod merge;
+mod open;
 mod progress;
 #[cfg(unix)]
 mod record;
 mod recover;
+mod serve;
 mod stats;
 
 /// Read, convert, merge, check and recover Fuchsia Trace Format files.
@@ -62,6 +68,12 @@ enum Command {
     /// merge their traces into one archive: `fxt record -o trace.fxt -- CMD ARGS...`.
     #[cfg(unix)]
     Record(record::Args),
+    /// Open a trace in Perfetto UI: serve it on 127.0.0.1:9001 until the UI
+    /// has fetched it, and open the link in the browser.
+    Open(open::Args),
+    /// Draw a flame graph of the durations per thread, by self time (SVG,
+    /// or --folded stacks).
+    Flame(flame::Args),
 }
 
 /// An error that ends the command (exit status 2).
@@ -112,6 +124,8 @@ fn main() -> ExitCode {
         Command::Convert(args) => convert::run(args),
         #[cfg(unix)]
         Command::Record(args) => record::run(args),
+        Command::Open(args) => open::run(args),
+        Command::Flame(args) => flame::run(args),
     };
     match result {
         Ok(code) => code,
