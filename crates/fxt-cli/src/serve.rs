@@ -19,6 +19,7 @@
 //! * [`serve_until_sent`] returns once a `GET` has been answered with the
 //!   whole file; connections still open then are shut down.
 
+use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -92,7 +93,9 @@ pub fn serve_until_sent(
     let sent_to: Mutex<Option<SocketAddr>> = Mutex::new(None);
     let done = AtomicBool::new(false);
     let active = AtomicUsize::new(0);
-    let open: Mutex<Vec<TcpStream>> = Mutex::new(Vec::new());
+    // The connections being handled, by number, to shut down at the end.
+    let open: Mutex<HashMap<u64, TcpStream>> = Mutex::new(HashMap::new());
+    let mut next = 0u64;
     std::thread::scope(|scope| -> io::Result<()> {
         // `done` is stored (Release) after `sent_to` is set; this Acquire
         // load pairs with it.
@@ -112,21 +115,24 @@ pub fn serve_until_sent(
                 drop(stream);
                 continue;
             }
+            next += 1;
+            let id = next;
             if let Ok(clone) = stream.try_clone() {
-                lock(&open).push(clone);
+                lock(&open).insert(id, clone);
             }
-            let (done, active, sent_to) = (&done, &active, &sent_to);
+            let (done, active, sent_to, open) = (&done, &active, &sent_to, &open);
             scope.spawn(move || {
                 if let Ok(true) = handle(stream, peer, file, log) {
                     *lock(sent_to) = Some(peer);
                     done.store(true, Ordering::Release);
                 }
+                lock(open).remove(&id);
                 active.fetch_sub(1, Ordering::Relaxed);
             });
         }
         // Idle connections a browser keeps would otherwise hold the scope
         // until their timeouts.
-        for s in lock(&open).drain(..) {
+        for (_, s) in lock(&open).drain() {
             let _ = s.shutdown(Shutdown::Both);
         }
         Ok(())
