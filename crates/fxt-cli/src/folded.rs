@@ -22,8 +22,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use fxt_format::decode::{EventKind, Record, Text, Thread};
-
-use crate::input::ticks_to_ns;
+use fxt_format::time::ticks_to_ns;
 
 /// Which spans to fold.
 #[derive(Default, Clone)]

@@ -13,9 +13,9 @@ use std::process::ExitCode;
 
 use inferno::flamegraph::{self, Options};
 
+use crate::error::Error;
 use crate::folded::{Collector, Filter, Folded};
 use crate::input::Input;
-use crate::Error;
 
 /// Arguments of `fxt flame`.
 #[derive(clap::Args)]

@@ -23,9 +23,9 @@ use std::process::{Command, ExitCode, Stdio};
 
 use fxt_format::compat::{check_perfetto, convert_for_viewers, Report};
 
+use crate::error::Error;
 use crate::input::Input;
 use crate::serve::{self, Served};
-use crate::Error;
 
 /// The port Perfetto UI's content security policy allows (that of
 /// `trace_processor_shell --httpd`).
