@@ -336,3 +336,33 @@ fn respond(
     stream.flush()?;
     stream.shutdown(Shutdown::Write)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origin_is_scheme_host_and_port() {
+        assert_eq!(
+            origin_of("https://ui.perfetto.dev"),
+            "https://ui.perfetto.dev"
+        );
+        assert_eq!(
+            origin_of("https://ui.perfetto.dev/"),
+            "https://ui.perfetto.dev"
+        );
+        assert_eq!(
+            origin_of("http://localhost:10000/ui/#!/x?y"),
+            "http://localhost:10000"
+        );
+        assert_eq!(origin_of("http://h:1?q"), "http://h:1");
+    }
+
+    #[test]
+    fn a_segment_keeps_unreserved_characters_only() {
+        assert_eq!(encode_segment("trace-1_a.b~c.fxt"), "trace-1_a.b~c.fxt");
+        assert_eq!(encode_segment("a b#c/d+é"), "a%20b%23c%2Fd%2B%C3%A9");
+        let encoded = encode_segment("../x y");
+        assert_eq!(percent_decode_str(&encoded).decode_utf8_lossy(), "../x y");
+    }
+}
