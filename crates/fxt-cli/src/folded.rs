@@ -13,7 +13,8 @@
 //!
 //! Async spans (async begin/end matched by provider, process, category,
 //! name and id) have no thread to nest in: each is a stack of its own under
-//! a root frame `async`, weighted by its whole duration.
+//! a root frame `async`, weighted by its whole duration (left out when a
+//! thread is selected).
 //!
 //! A span that ends after its parent (a partial overlap, which Perfetto
 //! drops) is cut at its parent's end, and counted in
@@ -171,6 +172,10 @@ impl Collector {
     }
 
     fn intern(&mut self, name: &Text) -> u32 {
+        // Most names are plain strings already in the table: no allocation.
+        if let Some(&id) = name.as_str().and_then(|n| self.ids.get(n)) {
+            return id;
+        }
         let name = frame_name(&name.to_string());
         if let Some(&id) = self.ids.get(&name) {
             return id;
