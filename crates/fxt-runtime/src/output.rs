@@ -48,25 +48,44 @@ pub(crate) fn expand(path: &Path, pid: u32, name: &str) -> PathBuf {
     )
 }
 
-/// The spool folder of `fxt record`, when this process runs under it.
-pub(crate) fn recording() -> Option<PathBuf> {
-    std::env::var_os(RECORD_ENV)
+/// What a recorder asks of a session (see the module docs): the spool it
+/// writes into and the settings that override the program's own. `fxt
+/// record` gives it through the environment ([`recording`]); a trace
+/// manager through the control channel (`crate::provider`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Recording {
+    pub(crate) spool: PathBuf,
+    pub(crate) buffer: Option<usize>,
+    pub(crate) mode: Option<Mode>,
+    /// Comma-separated; empty or `*` = every category.
+    pub(crate) categories: Option<String>,
+}
+
+/// The recording of `fxt record`, when this process runs under it.
+pub(crate) fn recording() -> Option<Recording> {
+    let spool = std::env::var_os(RECORD_ENV)
         .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
+        .map(PathBuf::from)?;
+    Some(Recording {
+        spool,
+        buffer: std::env::var("FXT_BUFFER")
+            .ok()
+            .and_then(|v| parse_size(&v)),
+        mode: std::env::var("FXT_MODE").ok().and_then(|v| Mode::parse(&v)),
+        categories: std::env::var("FXT_CATEGORIES").ok(),
+    })
 }
 
 /// Applies the recorder's settings to `config` (see the module docs): the
 /// output is a file of the spool, chosen by [`claim`].
-pub(crate) fn for_recording(mut config: Config) -> Config {
-    if let Ok(v) = std::env::var("FXT_BUFFER") {
-        if let Some(n) = parse_size(&v) {
-            config.buffer_size = n;
-        }
+pub(crate) fn for_recording(mut config: Config, recording: &Recording) -> Config {
+    if let Some(n) = recording.buffer {
+        config.buffer_size = n;
     }
-    if let Some(m) = std::env::var("FXT_MODE").ok().and_then(|v| Mode::parse(&v)) {
+    if let Some(m) = recording.mode {
         config.mode = m;
     }
-    if let Ok(v) = std::env::var("FXT_CATEGORIES") {
+    if let Some(v) = &recording.categories {
         let list: Vec<&str> = v
             .split(',')
             .map(str::trim)

@@ -44,7 +44,7 @@ use crate::memory::prefault;
 use crate::memory::words::Words;
 use crate::output;
 use crate::ring::Ring;
-use crate::snapshot::{snapshot_shared, write_renamed};
+use crate::snapshot::{snapshot_shared, snapshot_shared_to, write_renamed};
 use crate::state::control::{Filter, ACTIVE, CONTROL, FORKED, UNFINISHED};
 use crate::state::shared::{lock, Drained};
 use crate::state::{control, forked, Shared};
@@ -187,7 +187,16 @@ pub(crate) fn process_name() -> String {
 const MAX_CRASH_SAFE_LARGE: usize = 2 << 20;
 
 /// Starts a tracing session. Only one session can be live at a time.
-pub fn start(mut config: Config) -> Result<Session, StartError> {
+pub fn start(config: Config) -> Result<Session, StartError> {
+    start_recording(config, output::recording())
+}
+
+/// [`start`], recorded into a spool when `recording` is given (by `fxt
+/// record`'s environment or a trace manager; see `output`).
+pub(crate) fn start_recording(
+    mut config: Config,
+    recording: Option<output::Recording>,
+) -> Result<Session, StartError> {
     if forked() {
         return Err(StartError::Unsupported(
             "this process was forked while its parent was tracing",
@@ -198,10 +207,10 @@ pub fn start(mut config: Config) -> Result<Session, StartError> {
     if ctl.current.is_some() {
         return Err(StartError::AlreadyRunning);
     }
-    let spool = output::recording();
-    if spool.is_some() {
-        config = output::for_recording(config);
+    if let Some(r) = &recording {
+        config = output::for_recording(config, r);
     }
+    let spool = recording.map(|r| r.spool);
     let mode = config.mode;
     if config.crash_safe && mode == Mode::Streaming {
         return Err(StartError::Unsupported(
@@ -508,10 +517,7 @@ impl Session {
     /// A snapshot to `path` (written under a temporary name, then renamed).
     pub fn snapshot_to_path(&self, path: impl AsRef<Path>) -> Result<Stats, CollectError> {
         let s = self.shared.as_ref().ok_or(CollectError::NoSession)?;
-        let n = s.snapshots.fetch_add(1, Ordering::Relaxed) + 1;
-        write_renamed(path.as_ref(), |f| {
-            Ok(collect::Collector::snapshot(s, f, n)?)
-        })
+        snapshot_shared_to(s, path.as_ref())
     }
 
     /// A snapshot to any writer.
