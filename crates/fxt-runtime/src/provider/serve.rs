@@ -9,7 +9,7 @@ use fxt_control::{ProviderState, ProviderStatus, Request, Response, StartRequest
 use crate::callsite;
 use crate::collect::CollectError;
 use crate::config::{Config, Mode};
-use crate::output::Recording;
+use crate::output::{Recording, Settings};
 use crate::session::{self, Session, StartError};
 use crate::snapshot::snapshot_current_to;
 
@@ -107,9 +107,11 @@ fn start(name: &str, req: &StartRequest) -> Result<Session, String> {
     };
     let recording = Recording {
         spool: req.spool.clone(),
-        buffer,
-        mode,
-        categories: req.categories.clone(),
+        given: Some(Settings {
+            buffer,
+            mode,
+            categories: req.categories.clone(),
+        }),
     };
     let mut config = Config::new();
     config.provider_name = Some(name.to_string());

@@ -12,8 +12,8 @@ use std::process::ExitCode;
 
 use fxt_format::compat::{check_perfetto, convert_for_viewers};
 
+use crate::error::Error;
 use crate::input::Input;
-use crate::Error;
 
 /// Arguments of `fxt convert`.
 #[derive(clap::Args)]
@@ -89,7 +89,8 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             d.offset()
         );
     }
-    // The conversion promises this; a failure here is a bug worth a status.
+    // The conversion promises a clean check: a finding is a bug in fxt,
+    // worth a failing status.
     let report = check_perfetto(&converted.bytes);
     if report.is_clean() {
         eprintln!("fxt:   {}: ok for Perfetto and Tracy", args.output);

@@ -50,7 +50,7 @@ use fxt_format::encode::{
 use perf::CpuRing;
 use tracepoint::{Field, Tracepoint};
 
-/// Samples kept at most (about 48 bytes each): past it, samples are
+/// Samples kept at most, bounding the capture's memory: past it, samples are
 /// counted as lost.
 pub const MAX_SAMPLES: usize = 8_000_000;
 
@@ -570,7 +570,7 @@ mod tests {
     use fxt_format::decode::{decode_all, ArgValue as D, Record, ThreadState as S};
 
     fn raw_ns() -> u64 {
-        crate::record::timebase::raw_ns()
+        crate::recording::timebase::raw_ns()
     }
 
     /// A thread that sleeps 10 ms is switched out blocked, woken and
