@@ -7,8 +7,8 @@ use std::io::{self, Read};
 
 use fxt_format::decode::{DecodeError, Record, SliceReader, StreamReader};
 
+use crate::error::Error;
 use crate::progress::Progress;
-use crate::Error;
 
 /// Where an input's bytes are.
 enum Data {

@@ -2,40 +2,33 @@
 //! up for it and every descendant that links fxt, and merges their traces
 //! into one archive on one time base.
 //!
-//! The recorder creates a private spool folder ([`spool`]) and runs the
-//! command with `FXT_RECORD` naming it: every session any process of the
-//! tree starts (with `fxt::start`, whatever its `Config`) writes its own
-//! crash-safe trace there, named by its pid, with the recorder's buffer,
-//! mode and categories (`FXT_BUFFER`, `FXT_MODE`, `FXT_CATEGORIES`).
-//! SIGINT and SIGTERM sent to the recorder are forwarded to the command.
-//! When the command exits, the recorder waits a little for descendants
-//! still writing, then appends every trace to the archive with one
-//! provider per process (named after the process, real pids and tids),
-//! every timestamp mapped to `CLOCK_MONOTONIC_RAW` nanoseconds
-//! ([`timebase`]), prints one summary line, removes the spool and exits
-//! with the command's status. With `--sched` (Linux) it also captures the
-//! kernel's scheduling of the tree from before the command starts
-//! ([`sched`]) and adds it as one more provider.
-
-#[cfg(target_os = "linux")]
-mod sched;
-mod spool;
-mod timebase;
+//! The recorder creates a private spool folder
+//! ([`crate::recording::spool`]) and runs the command with `FXT_RECORD`
+//! naming it: every session any process of the tree starts (with
+//! `fxt::start`, whatever its `Config`) writes its own crash-safe trace
+//! there, named by its pid, with the recorder's buffer, mode and categories
+//! (`FXT_BUFFER`, `FXT_MODE`, `FXT_CATEGORIES`). SIGINT and SIGTERM sent to
+//! the recorder are forwarded to the command. When the command exits, the
+//! recorder waits a little for descendants still writing, then appends
+//! every trace to the archive with one provider per process (named after
+//! the process, real pids and tids), every timestamp mapped to
+//! `CLOCK_MONOTONIC_RAW` nanoseconds ([`crate::recording::timebase`]),
+//! prints one summary line, removes the spool and exits with the command's
+//! status. With `--sched` (Linux) it also captures the kernel's scheduling
+//! of the tree from before the command starts ([`crate::recording::sched`])
+//! and adds it as one more provider.
 
 use std::ffi::OsString;
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::input::Input;
-use crate::merge::{Archive, Retime};
-use crate::Error;
-use spool::Spool;
-use timebase::{TimeBase, NS};
+use crate::error::Error;
+use crate::recording::capture::start_sched;
+use crate::recording::collect::collect;
+use crate::recording::spool::{self, Spool};
+use crate::recording::timebase::{self, TimeBase};
 
 /// Arguments of `fxt record`.
 #[derive(clap::Args)]
@@ -163,7 +156,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             );
         }
         let base = TimeBase::new(info.start, end);
-        let summary = merge(dir, &args.output, &parent, base, None)?;
+        let summary = collect(dir, &args.output, &parent, base, None)?;
         summary.print(&args.output);
         return Ok(ExitCode::SUCCESS);
     }
@@ -230,7 +223,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     let base = TimeBase::new(start, timebase::anchor());
     let sched = capture.map(|c| c.finish(args.sched_system, child.id()));
 
-    match merge(&spool.dir, &args.output, &parent, base, sched) {
+    match collect(&spool.dir, &args.output, &parent, base, sched) {
         Ok(mut summary) => {
             summary.still_writing = still_writing;
             summary.print(&args.output);
@@ -266,217 +259,5 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             }
             ExitCode::from(128u8.wrapping_add(sig as u8))
         }
-    })
-}
-
-/// A scheduling capture while the command runs (Linux).
-#[cfg(target_os = "linux")]
-struct SchedCapture(sched::Capture);
-
-#[cfg(target_os = "linux")]
-impl SchedCapture {
-    fn finish(self, system: bool, root: u32) -> Sched {
-        let keep = if system {
-            sched::Keep::System
-        } else {
-            sched::Keep::Tree(root)
-        };
-        Sched(self.0.finish(keep))
-    }
-}
-
-/// The scheduling records to add to the archive.
-#[cfg(target_os = "linux")]
-struct Sched(sched::SchedTrace);
-
-#[cfg(not(target_os = "linux"))]
-struct SchedCapture;
-
-#[cfg(not(target_os = "linux"))]
-impl SchedCapture {
-    fn finish(self, _: bool, _: u32) -> Sched {
-        Sched
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-struct Sched;
-
-/// Starts capturing scheduling, or says in one line why it cannot (the
-/// recording goes on without it).
-fn start_sched() -> Option<SchedCapture> {
-    #[cfg(target_os = "linux")]
-    match sched::Capture::start() {
-        Ok(c) => Some(SchedCapture(c)),
-        Err(sched::Unavailable(why)) => {
-            eprintln!("fxt record: --sched: {why}; recording without scheduling");
-            None
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        eprintln!("fxt record: --sched needs Linux; recording without scheduling");
-        None
-    }
-}
-
-/// What a merge wrote.
-struct Summary {
-    processes: usize,
-    records: u64,
-    dropped: u64,
-    /// Processes whose session did not finish (killed, or still running).
-    unfinished: Vec<u32>,
-    /// Processes still writing when the archive was written.
-    still_writing: Vec<u32>,
-    anchored: bool,
-    /// Context switches, wakeups and lost samples, with --sched.
-    sched: Option<(u64, u64, u64)>,
-}
-
-impl Summary {
-    fn print(&self, output: &Path) {
-        let lost = match self.sched {
-            Some((_, _, lost)) => format!(", {lost} scheduling samples lost"),
-            None => String::new(),
-        };
-        eprintln!(
-            "fxt record: {} processes, {} records, {} dropped{lost} -> {}",
-            self.processes,
-            self.records,
-            self.dropped,
-            output.display()
-        );
-        if let Some((switches, wakeups, _)) = self.sched {
-            eprintln!("fxt record: scheduling: {switches} context switches, {wakeups} wakeups");
-        }
-        let list = |pids: &[u32]| {
-            pids.iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        if !self.unfinished.is_empty() {
-            eprintln!(
-                "fxt record: did not finish (killed or still running): pid {}; the archive holds what they published",
-                list(&self.unfinished)
-            );
-        }
-        if !self.still_writing.is_empty() {
-            eprintln!(
-                "fxt record: still writing when the archive was written: pid {}",
-                list(&self.still_writing)
-            );
-        }
-        if !self.anchored && self.processes > 0 {
-            eprintln!(
-                "fxt record: no TSC anchors; TSC timestamps are scaled by each process's own rate"
-            );
-        }
-    }
-}
-
-/// Merges the traces of `dir` into `output`: written to a new file in
-/// `parent` (created exclusively, never through a symlink), then renamed
-/// over `output`.
-fn merge(
-    dir: &Path,
-    output: &Path,
-    parent: &Path,
-    base: TimeBase,
-    sched: Option<Sched>,
-) -> Result<Summary, Error> {
-    let entries = spool::entries(dir).map_err(|e| Error::msg(format!("{}: {e}", dir.display())))?;
-    let tmp = parent.join(format!(".fxt-record-{}.tmp", std::process::id()));
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o644)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&tmp)
-        .map_err(|e| Error::msg(format!("cannot create {}: {e}", tmp.display())))?;
-    let result = write_archive(&entries, file, &tmp, base, sched);
-    let summary = match result {
-        Ok(s) => s,
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e);
-        }
-    };
-    std::fs::rename(&tmp, output).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::msg(format!("cannot write {}: {e}", output.display()))
-    })?;
-    Ok(Summary {
-        anchored: base.anchored(),
-        ..summary
-    })
-}
-
-fn write_archive(
-    entries: &[spool::Entry],
-    file: File,
-    tmp: &Path,
-    base: TimeBase,
-    sched: Option<Sched>,
-) -> Result<Summary, Error> {
-    let map = |tps: u64, ticks: u64| base.map(tps, ticks);
-    let retime = Retime {
-        map: &map,
-        ticks_per_second: NS,
-    };
-    let mut archive = Archive::new(
-        BufWriter::with_capacity(1 << 16, file),
-        &tmp.display().to_string(),
-    )?;
-    let mut pids = Vec::new();
-    let mut dropped = 0;
-    let mut unfinished = Vec::new();
-    for e in entries {
-        let mut input = Input::open_bytes(&e.path.to_string_lossy())?;
-        archive.append(&mut input, &format!("pid {}", e.pid), Some(&retime))?;
-        if !pids.contains(&e.pid) {
-            pids.push(e.pid);
-        }
-        match e.counts {
-            Some(c) => dropped += c.records_dropped + c.late_records_dropped,
-            None => {
-                if !unfinished.contains(&e.pid) {
-                    unfinished.push(e.pid);
-                }
-            }
-        }
-    }
-    #[cfg(target_os = "linux")]
-    let sched = match sched {
-        Some(Sched(trace)) => {
-            // Already on the archive's clock (CLOCK_MONOTONIC_RAW ns).
-            let mut bytes = Vec::new();
-            trace
-                .write_fxt(&mut bytes, 0)
-                .map_err(|e| Error::io("scheduling records", e))?;
-            let mut input = Input::from_bytes("scheduling records", bytes);
-            archive.append(&mut input, "kernel scheduler", Some(&retime))?;
-            Some((trace.switches(), trace.wakeups(), trace.lost()))
-        }
-        None => None,
-    };
-    #[cfg(not(target_os = "linux"))]
-    let sched = sched.map(|Sched| (0, 0, 0));
-    let records = archive.records();
-    let mut out = archive.finish()?;
-    out.flush()
-        .map_err(|e| Error::io(&tmp.display().to_string(), e))?;
-    out.get_ref()
-        .sync_all()
-        .map_err(|e| Error::io(&tmp.display().to_string(), e))?;
-    Ok(Summary {
-        processes: pids.len(),
-        records,
-        dropped,
-        unfinished,
-        still_writing: Vec::new(),
-        anchored: false,
-        sched,
     })
 }

@@ -12,8 +12,8 @@ use std::process::ExitCode;
 
 use fxt_format::compat::{check_perfetto, convert_for_viewers};
 
+use crate::error::Error;
 use crate::input::Input;
-use crate::Error;
 
 /// Arguments of `fxt convert`.
 #[derive(clap::Args)]

@@ -1,63 +1,27 @@
-//! `fxt merge`: the trace manager's job. Concatenates the traces of several
-//! providers (several processes, say) into one archive that opens as one
-//! trace.
+//! An archive of several providers' traces, as the trace manager writes
+//! it: one magic number record, then each appended trace in turn (`fxt
+//! merge` appends files; `fxt record` appends a spool's traces with a
+//! [`Retime`] that puts every provider on one time base).
 //!
-//! The archive is one magic number record, then each input in turn. Each
-//! provider of each input gets a distinct provider id: its provider info
-//! record is rewritten with the new id and followed by a provider section
-//! record, so a reader starts fresh string and thread tables for it and
-//! each provider keeps its own (two inputs may use the same string index
-//! for different strings). Provider section and provider event records are
-//! rewritten to the new ids; records that an input has before any provider
-//! info get a provider named after the input file. Other records are copied
-//! byte for byte, magic number records are dropped, and a malformed record
-//! is left out with a warning. A damaged input contributes the records up to
-//! its damage.
-//!
-//! [`Archive`] is that writer; `fxt record` uses it with a [`Retime`] that
-//! puts every provider on one time base.
+//! Each provider of each input gets a distinct provider id: its provider
+//! info record is rewritten with the new id and followed by a provider
+//! section record, so a reader starts fresh string and thread tables for it
+//! and each provider keeps its own (two inputs may use the same string
+//! index for different strings). Provider section and provider event
+//! records are rewritten to the new ids; records that an input has before
+//! any provider info get a provider of the caller's default name. Other
+//! records are copied byte for byte, magic number records are dropped, and
+//! a malformed record is left out with a warning.
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::Path;
-use std::process::ExitCode;
+use std::io::Write;
 
 use fxt_format::decode::Record;
 use fxt_format::encode::{write_record, MagicNumber, ProviderEvent, ProviderInfo, ProviderSection};
 use fxt_format::retime::{retime_record, set_ticks_per_second};
 
+use crate::error::Error;
 use crate::input::Input;
-use crate::Error;
-
-/// Arguments of `fxt merge`.
-#[derive(clap::Args)]
-pub struct Args {
-    /// The traces to merge, in order (`-` for stdin, once).
-    #[arg(required = true)]
-    files: Vec<String>,
-    /// The archive to write.
-    #[arg(short, long)]
-    output: String,
-}
-
-/// Runs `fxt merge`.
-pub fn run(args: Args) -> Result<ExitCode, Error> {
-    let out_name = args.output.clone();
-    let file = File::create(&args.output)
-        .map_err(|e| Error::msg(format!("cannot create {out_name}: {e}")))?;
-    let mut archive = Archive::new(BufWriter::with_capacity(1 << 16, file), &out_name)?;
-    for path in &args.files {
-        let mut input = Input::open_bytes(path)?;
-        let default_name = Path::new(path)
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "trace".into());
-        archive.append(&mut input, &default_name, None)?;
-    }
-    archive.finish()?;
-    Ok(ExitCode::SUCCESS)
-}
 
 /// Puts the traces of several clocks on one time base while they are
 /// appended: `map(ticks_per_second, ticks)` gives the archive's time of a

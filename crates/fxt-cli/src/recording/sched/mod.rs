@@ -570,7 +570,7 @@ mod tests {
     use fxt_format::decode::{decode_all, ArgValue as D, Record, ThreadState as S};
 
     fn raw_ns() -> u64 {
-        crate::record::timebase::raw_ns()
+        crate::recording::timebase::raw_ns()
     }
 
     /// A thread that sleeps 10 ms is switched out blocked, woken and

@@ -27,8 +27,9 @@ use fxt_format::decode::{
     Arg, ArgValue, BlobJoiner, EventKind, Joined, Process, Record, Text, Thread,
 };
 
+use crate::error::Error;
 use crate::input::Input;
-use crate::Error;
+use crate::names::event_kind_name;
 
 /// Arguments of `fxt dump`.
 #[derive(clap::Args)]
@@ -98,46 +99,6 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     }
     out.flush().map_err(|e| Error::io("stdout", e))?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The name `dump` (and `stats`) give an event kind.
-pub fn event_kind_name(kind: &EventKind) -> &'static str {
-    match kind {
-        EventKind::Instant => "instant",
-        EventKind::Counter { .. } => "counter",
-        EventKind::DurationBegin => "duration_begin",
-        EventKind::DurationEnd => "duration_end",
-        EventKind::DurationComplete { .. } => "duration_complete",
-        EventKind::AsyncBegin { .. } => "async_begin",
-        EventKind::AsyncInstant { .. } => "async_instant",
-        EventKind::AsyncEnd { .. } => "async_end",
-        EventKind::FlowBegin { .. } => "flow_begin",
-        EventKind::FlowStep { .. } => "flow_step",
-        EventKind::FlowEnd { .. } => "flow_end",
-    }
-}
-
-/// The name `dump` and `stats` give a record's type.
-pub fn record_type_name(record: &Record) -> &'static str {
-    match record {
-        Record::Magic => "magic",
-        Record::ProviderInfo { .. } => "provider_info",
-        Record::ProviderSection { .. } => "provider_section",
-        Record::ProviderEvent { .. } => "provider_event",
-        Record::Initialization { .. } => "initialization",
-        Record::String { .. } => "string",
-        Record::Thread { .. } => "thread",
-        Record::Event(_) => "event",
-        Record::Blob(_) => "blob",
-        Record::UserspaceObject(_) => "userspace_object",
-        Record::KernelObject(_) => "kernel_object",
-        Record::ContextSwitch(_) => "context_switch",
-        Record::ThreadWakeup(_) => "thread_wakeup",
-        Record::LegacyContextSwitch(_) => "legacy_context_switch",
-        Record::Log(_) => "log",
-        Record::LargeBlobWithMetadata(_) | Record::LargeBlobNoMetadata(_) => "large_blob",
-        Record::Unknown(_) => "unknown",
-    }
 }
 
 /// Appends a quoted string field.

@@ -24,8 +24,8 @@ use std::process::ExitCode;
 
 use fxt_format::decode::{Arg, ArgValue, Event, EventKind, Record, Text, Thread};
 
+use crate::error::Error;
 use crate::input::{ticks_to_ns, Input};
-use crate::Error;
 
 /// Arguments of `fxt json`.
 #[derive(clap::Args)]

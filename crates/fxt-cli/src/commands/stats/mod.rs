@@ -22,9 +22,9 @@ use std::process::ExitCode;
 use fxt_format::decode::{EventKind, Record, Text, Thread};
 use serde_json::json;
 
-use crate::dump::record_type_name;
+use crate::error::Error;
 use crate::input::{ticks_to_ns, Input};
-use crate::Error;
+use crate::names::{event_kind_name, record_type_name};
 
 /// Arguments of `fxt stats`.
 #[derive(clap::Args)]
@@ -207,7 +207,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
                     }
                 }
                 *s.events_by_kind
-                    .entry(crate::dump::event_kind_name(&e.kind))
+                    .entry(event_kind_name(&e.kind))
                     .or_default() += 1;
                 let k = key(&e.category, &e.name);
                 let per_name = s.names.entry(k.clone()).or_default();

@@ -3,7 +3,7 @@
 //!
 //! Every well-formed record up to the damage is copied byte for byte (by
 //! its span in the input), except what the strict check would refuse, by
-//! the check's own rules ([`crate::check`]):
+//! the check's own rules ([`crate::problems`], [`crate::durations`]):
 //!
 //! | found | done |
 //! |---|---|
@@ -36,9 +36,10 @@ use fxt_format::decode::{EventKind, Record, SliceReader};
 use fxt_format::encode::{write_record, MagicNumber};
 use fxt_format::reserved::clear_reserved_bits;
 
-use crate::check::{record_problems, Closed, Durations, Reason};
+use crate::durations::{Closed, Durations};
+use crate::error::Error;
 use crate::input::Input;
-use crate::Error;
+use crate::problems::{record_problems, Reason};
 
 /// Arguments of `fxt recover`.
 #[derive(clap::Args)]
