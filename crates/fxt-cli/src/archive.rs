@@ -41,6 +41,8 @@ pub struct Archive<W: Write> {
     name: String,
     next_id: u32,
     records: u64,
+    /// Added to the name of every provider appended next (" (unfinished)").
+    suffix: String,
 }
 
 impl<W: Write> Archive<W> {
@@ -52,12 +54,19 @@ impl<W: Write> Archive<W> {
             name: name.to_owned(),
             next_id: 1,
             records: 1,
+            suffix: String::new(),
         })
     }
 
     /// Records written so far (the magic number record included).
     pub fn records(&self) -> u64 {
         self.records
+    }
+
+    /// Adds `suffix` to the names of the providers appended from now on
+    /// (`""`: names as they are).
+    pub fn set_name_suffix(&mut self, suffix: &str) {
+        suffix.clone_into(&mut self.suffix);
     }
 
     fn fresh_id(&mut self) -> u32 {
@@ -90,6 +99,7 @@ impl<W: Write> Archive<W> {
                 Record::ProviderInfo { provider_id, name } => {
                     let id = self.fresh_id();
                     ids.insert(Some(provider_id), id);
+                    let name = format!("{name}{}", self.suffix);
                     begin(&mut self.out, id, &name).map_err(io_err)?;
                     self.records += 2;
                     started = true;
@@ -132,7 +142,8 @@ impl<W: Write> Archive<W> {
             if !started {
                 let id = self.fresh_id();
                 ids.insert(None, id);
-                begin(&mut self.out, id, default_name).map_err(io_err)?;
+                let name = format!("{default_name}{}", self.suffix);
+                begin(&mut self.out, id, &name).map_err(io_err)?;
                 self.records += 2;
                 started = true;
             }

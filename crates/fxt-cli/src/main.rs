@@ -12,6 +12,7 @@
 //! | `fxt recover FILE -o OUT` | a trace `fxt check` passes, from every well-formed record up to the damage |
 //! | `fxt convert --perfetto FILE -o OUT` | a copy that `fxt check --perfetto` passes |
 //! | `fxt record -o OUT -- CMD ARGS...` | runs CMD, traces it and its descendants into one archive |
+//! | `fxt trace list\|start\|stop\|snapshot\|record` | traces running provider processes for a window into one archive |
 //!
 //! `FILE` may be `-` for stdin. A damaged input is read up to the damage
 //! with a warning naming the file and byte offset.
@@ -52,7 +53,7 @@ mod progress;
 mod recording;
 
 #[cfg(unix)]
-use commands::record;
+use commands::{record, trace};
 
 /// Read, convert, merge, check and recover Fuchsia Trace Format files.
 #[derive(Parser)]
@@ -82,6 +83,10 @@ enum Command {
     /// merge their traces into one archive: `fxt record -o trace.fxt -- CMD ARGS...`.
     #[cfg(unix)]
     Record(record::Args),
+    /// Trace running provider processes (`fxt::register_provider`) for a
+    /// window: list, start, stop, snapshot, record --duration.
+    #[cfg(unix)]
+    Trace(trace::Args),
 }
 
 fn main() -> ExitCode {
@@ -96,6 +101,8 @@ fn main() -> ExitCode {
         Command::Convert(args) => convert::run(args),
         #[cfg(unix)]
         Command::Record(args) => record::run(args),
+        #[cfg(unix)]
+        Command::Trace(args) => trace::run(args),
     };
     match result {
         Ok(code) => code,

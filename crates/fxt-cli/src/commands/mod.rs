@@ -13,3 +13,5 @@ pub mod merge;
 pub mod record;
 pub mod recover;
 pub mod stats;
+#[cfg(unix)]
+pub mod trace;
