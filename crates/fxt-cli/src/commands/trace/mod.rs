@@ -66,3 +66,39 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         Command::SchedDaemon(_) => unreachable!("handled above"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(subcommand)]
+        command: super::Command,
+    }
+
+    #[test]
+    fn arguments_are_consistent() {
+        Cli::command().debug_assert();
+        let cli = Cli::try_parse_from([
+            "fxt",
+            "record",
+            "--duration",
+            "0.5",
+            "-p",
+            "12",
+            "--name",
+            "a",
+            "--mode",
+            "circular",
+            "--buffer",
+            "1M",
+            "--sched",
+            "-o",
+            "x.fxt",
+        ]);
+        assert!(cli.is_ok());
+        assert!(Cli::try_parse_from(["fxt", "start", "--mode", "sometimes"]).is_err());
+        assert!(Cli::try_parse_from(["fxt", "start", "--buffer", "lots"]).is_err());
+    }
+}

@@ -21,6 +21,7 @@ const START_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Arguments of `fxt trace start` (and of `fxt trace record`).
 #[derive(clap::Args, Clone)]
+#[group(id = "start_options")]
 pub struct Args {
     /// A provider to trace, by pid (repeatable; default: every provider).
     #[arg(short = 'p', long = "pid", value_name = "PID")]

@@ -102,6 +102,17 @@ pub fn close(runtime: &Path, output: &Path) -> Result<(), Error> {
     let window = state::load(runtime).map_err(super::start::state_error)?;
     let parent = parent_of(output);
     let stopped = stop_providers(runtime, &window);
+    if !window.spool.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+        // Nothing can be merged: close the window, or it stays open for good.
+        if let Some(d) = window.sched {
+            let _ = daemon::stop(d, &window.spool);
+        }
+        let _ = state::remove(runtime);
+        return Err(Error::msg(format!(
+            "the window's spool {} is gone; the window is closed without an archive",
+            window.spool.display()
+        )));
+    }
     let sched = window
         .sched
         .and_then(|d| match daemon::stop(d, &window.spool) {
