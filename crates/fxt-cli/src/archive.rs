@@ -10,8 +10,9 @@
 //! index for different strings). Provider section and provider event
 //! records are rewritten to the new ids; records that an input has before
 //! any provider info get a provider of the caller's default name. Other
-//! records are copied byte for byte, magic number records are dropped, and
-//! a malformed record is left out with a warning.
+//! records are copied byte for byte; magic number records and string
+//! records of index 0 (no-ops: a crash-safe file's fillers) are dropped,
+//! and a malformed record is left out with a warning.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -95,7 +96,9 @@ impl<W: Write> Archive<W> {
         let input_name = input.name.clone();
         input.walk("merge", |reader, record| {
             match record {
-                Record::Magic => return Ok(()),
+                // Index 0 strings change nothing: they are the fillers of a
+                // crash-safe file's unused space, not worth copying.
+                Record::Magic | Record::String { index: 0, .. } => return Ok(()),
                 Record::ProviderInfo { provider_id, name } => {
                     let id = self.fresh_id();
                     ids.insert(Some(provider_id), id);
