@@ -22,31 +22,25 @@
 //! dropping the session in the child does nothing (its recorded pid is not
 //! the child's). Such a child cannot start a session of its own.
 
+mod start;
+
+pub use start::start;
+
 use std::fmt;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, TryLockError};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, TryLockError};
 use std::time::Duration;
 
 use crate::callsite::{self, STALE};
-use crate::clock::{self, Clock};
-use crate::collect::{self, stream, CollectError};
-use crate::config::Prefault;
-use crate::config::{
-    ClockSource, Config, Mode, DEFAULT_CHUNK_SIZE, MIN_BUFFER_SIZE, MIN_CHUNK_SIZE,
-};
-use crate::durable::Durable;
-use crate::large::LargeRecords;
-use crate::memory::file_map::FileMap;
-use crate::memory::prefault;
-use crate::memory::words::Words;
+use crate::collect::{self, CollectError};
+use crate::config::{Config, Mode};
 use crate::output;
-use crate::ring::Ring;
 use crate::snapshot::{snapshot_shared, write_renamed};
-use crate::state::control::{Filter, ACTIVE, CONTROL, FORKED, UNFINISHED};
-use crate::state::shared::{lock, Drained};
+use crate::state::control::{ACTIVE, CONTROL, FORKED, UNFINISHED};
+use crate::state::shared::lock;
 use crate::state::{control, forked, Shared};
 use crate::stats::Stats;
 use crate::thread;
@@ -165,278 +159,6 @@ impl fmt::Debug for Session {
     }
 }
 
-/// The name of this process: `/proc/self/comm`, else the executable's file
-/// name, else `"process"`.
-pub(crate) fn process_name() -> String {
-    if let Ok(s) = std::fs::read_to_string("/proc/self/comm") {
-        let s = s.trim();
-        if !s.is_empty() {
-            return s.to_string();
-        }
-    }
-    std::env::current_exe()
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .unwrap_or_else(|| "process".to_string())
-}
-
-/// The largest large region of a crash-safe file, in bytes: its stride
-/// fillers are written in `start` (one `pwrite` per 32 KiB, about 1.5 µs
-/// each: 2 MiB keeps a crash-safe `start` under 1 ms). Blobs that do not
-/// fit in it still reach the file when the session finishes.
-const MAX_CRASH_SAFE_LARGE: usize = 2 << 20;
-
-/// Starts a tracing session. Only one session can be live at a time.
-pub fn start(mut config: Config) -> Result<Session, StartError> {
-    if forked() {
-        return Err(StartError::Unsupported(
-            "this process was forked while its parent was tracing",
-        ));
-    }
-    register_atfork();
-    let mut ctl = control();
-    if ctl.current.is_some() {
-        return Err(StartError::AlreadyRunning);
-    }
-    let spool = output::recording();
-    if spool.is_some() {
-        config = output::for_recording(config);
-    }
-    let mode = config.mode;
-    if config.crash_safe && mode == Mode::Streaming {
-        return Err(StartError::Unsupported(
-            "crash-safe mode needs the oneshot or circular mode (streaming writes its file as it goes)",
-        ));
-    }
-
-    // Sizes: the durable region takes ~1/16 of the buffer, the ring the rest.
-    let buffer = config.buffer_size.max(MIN_BUFFER_SIZE);
-    // A crash-safe file writes its durable region before `start` returns:
-    // at most 512 KiB of it (strings past it are written inline).
-    let durable_max = if config.crash_safe {
-        512 << 10
-    } else {
-        16 << 20
-    };
-    let durable_bytes = (buffer / 16).clamp(64 << 10, durable_max);
-    let ring_bytes = buffer - durable_bytes;
-    let mut chunk = config
-        .chunk_size
-        .unwrap_or(DEFAULT_CHUNK_SIZE)
-        .max(MIN_CHUNK_SIZE)
-        / 8
-        * 8;
-    if config.chunk_size.is_none() && ring_bytes / chunk < 8 {
-        chunk = MIN_CHUNK_SIZE;
-    }
-    // A oneshot session drains to its file unless told not to (or the
-    // buffer is the file); streaming always does.
-    let drain_oneshot = mode == Mode::Oneshot && config.drain && !config.crash_safe;
-    if mode == Mode::Streaming || drain_oneshot {
-        // Drained chunks are written out in whole blocks (`collect::direct`).
-        chunk = chunk.next_multiple_of(collect::direct::BLOCK);
-    }
-    let chunks = (ring_bytes / chunk).max(1);
-    let chunk_words = chunk / 8;
-
-    // Claim the output before creating anything there (see `output`).
-    let pname = process_name();
-    let wanted = output::expand(&config.output, std::process::id(), &pname);
-    let (path, claim) = output::claim(&wanted, spool.as_deref());
-    if spool.is_none() && path != wanted {
-        eprintln!(
-            "fxt: {} is being written by another process; this one writes {}",
-            wanted.display(),
-            path.display()
-        );
-    }
-    config.output = path;
-
-    let mut file = None;
-    let mut drained = None;
-    if mode == Mode::Streaming {
-        match collect::direct::DirectFile::create(&config.output) {
-            Ok(f) => file = Some(f),
-            Err(e) => return Err(StartError::Io(config.output.clone(), e)),
-        }
-    } else if drain_oneshot {
-        // Where the file cannot be created now, the buffer is kept in
-        // memory instead, and writing the trace at the end says why.
-        let opened = collect::direct::DirectFile::create(&config.output)
-            .and_then(|f| Ok((f, File::open(&config.output)?)));
-        if let Ok((f, reader)) = opened {
-            file = Some(f);
-            drained = Some(Mutex::new(Drained {
-                file: reader,
-                bytes: 0,
-                records: 0,
-                emitted: 0,
-                fillers: 0,
-                durable_pos: 0,
-                durable_records: 0,
-                tps_offset: 0,
-            }));
-        }
-    }
-
-    // A file written as the session runs (drained, crash-safe) starts with
-    // an estimate of the clock's rate, corrected when it finishes.
-    let clock = Clock::start(config.clock == ClockSource::Auto, false);
-    let pid = std::process::id() as u64;
-    let provider_name = config
-        .provider_name
-        .clone()
-        .unwrap_or_else(|| pname.clone());
-    let mut init_tps = None;
-    let large_budget = buffer / 4 / 8;
-    let (ring, durable, large) = if config.crash_safe {
-        // File: [preamble][durable region][large region][chunks], the ring
-        // on a 4 KiB boundary. Only the preamble, the durable region and
-        // the large region's stride fillers (one word per 32 KiB, over a
-        // hole) are written now; the file grows over the chunks ahead of
-        // the writers (the prefaulter) or as they reach them (see
-        // `memory::file_map`).
-        let pre = collect::preamble(&provider_name, clock.provisional_ticks_per_second());
-        let large_start = pre.len() + durable_bytes / 8;
-        let ring_start =
-            (large_start + large_budget.min(MAX_CRASH_SAFE_LARGE / 8)).next_multiple_of(4096 / 8);
-        let ring_words = chunks * chunk_words;
-        let map = FileMap::create(
-            &config.output,
-            &pre,
-            large_start,
-            ring_start,
-            ring_start + ring_words,
-        )
-        .map_err(|e| StartError::Io(config.output.clone(), e))?;
-        // The initialization record's last word: its ticks per second.
-        init_tps = Some(Words::mapped(map.clone(), pre.len() - 1, 1));
-        let ring = Ring::with_words(
-            mode,
-            chunks,
-            chunk_words,
-            Words::mapped(map.clone(), ring_start, ring_words),
-            true,
-        );
-        let durable = Durable::mirrored(Words::mapped(
-            map.clone(),
-            pre.len(),
-            large_start - pre.len(),
-        ));
-        let large = LargeRecords::mirrored(
-            large_budget,
-            Words::mapped(map, large_start, ring_start - large_start),
-        );
-        (ring, durable, large)
-    } else {
-        let ring = if drained.is_some() {
-            Ring::drained(mode, chunks, chunk_words)
-        } else {
-            Ring::new(mode, chunks, chunk_words)
-        };
-        (
-            ring,
-            Durable::new(durable_bytes / 8),
-            LargeRecords::new(large_budget),
-        )
-    };
-    if config.prefault == Prefault::AtStart {
-        prefault::prepare_all(ring.words())
-            .map_err(|e| StartError::Io(config.output.clone(), e))?;
-        ring.populated()
-            .store(ring.words().len() as u64, Ordering::Relaxed);
-    }
-
-    let generation = ctl.next_generation(callsite::GEN_MASK as u32);
-    let shared = Arc::new(Shared {
-        generation,
-        ring,
-        durable,
-        clock,
-        pid,
-        provider_name,
-        threads: Mutex::new(Vec::new()),
-        orphan_dropped: AtomicU64::new(0),
-        stream_stop: AtomicBool::new(false),
-        prefault_stop: AtomicBool::new(false),
-        prefaulter: Mutex::new(None),
-        streamer: Mutex::new(None),
-        large,
-        output: config.output.clone(),
-        mode,
-        crash_safe: config.crash_safe,
-        init_tps,
-        large_records: config.large_records,
-        start_pid: std::process::id(),
-        finish_state: Mutex::new(None),
-        snapshots: AtomicU64::new(0),
-        claim: Mutex::new(claim),
-        recorded: spool.is_some(),
-        drained,
-    });
-    shared.durable.name_process(pid, &pname);
-
-    if config.prefault == Prefault::Background {
-        let s = shared.clone();
-        let spawned = std::thread::Builder::new()
-            .name("fxt-prefault".into())
-            .spawn(move || {
-                let lead = if s.ring.is_drained() {
-                    prefault::DRAINED_LEAD_WORDS
-                } else {
-                    usize::MAX
-                };
-                prefault::run(
-                    s.ring.words(),
-                    || s.ring.leased_frontier(),
-                    lead,
-                    &s.prefault_stop,
-                    s.ring.populated(),
-                );
-                correct_init_record(&s);
-            });
-        // Without the thread the writers fault pages themselves.
-        *lock(&shared.prefaulter) = spawned.ok();
-    }
-    if let Some(f) = file {
-        let handle = stream::spawn(shared.clone(), f)
-            .map_err(|e| StartError::Io(config.output.clone(), e))?;
-        *lock(&shared.streamer) = Some(handle);
-    }
-
-    clock::set_use_tsc(clock.use_tsc);
-    ctl.filter = match &config.categories {
-        Some(list) => Filter::only(list.clone()),
-        None => Filter::all(),
-    };
-    UNFINISHED.fetch_add(1, Ordering::Relaxed);
-    ctl.current = Some(shared.clone());
-    ACTIVE.store(true, Ordering::Relaxed);
-    callsite::reset_all(&ctl, STALE);
-    drop(ctl);
-
-    if let Some(sig) = config.snapshot_signal {
-        if let Err(e) = crate::snapshot::snapshot_on_signal(sig) {
-            eprintln!("fxt: cannot install the snapshot signal {sig}: {e}");
-        }
-    }
-    Ok(Session {
-        shared: Some(shared),
-        output: config.output,
-        mode,
-    })
-}
-
-/// Writes the calibrated ticks per second into a crash-safe file's
-/// initialization record (one aligned 8-byte store: a reader of the file
-/// sees the estimate or the calibrated value, both whole). Waits for the
-/// calibration's minimum time if needed.
-fn correct_init_record(shared: &Shared) {
-    if let Some(w) = &shared.init_tps {
-        w.slice(0..1)[0].store(shared.clock.ticks_per_second(), Ordering::Relaxed);
-    }
-}
-
 /// [`start`] with [`Config::from_env`].
 pub fn start_from_env() -> Result<Session, StartError> {
     start(Config::from_env())
@@ -552,7 +274,7 @@ enum Target<'a> {
 /// Finishes `shared` once (see the module docs): stops it, then writes its
 /// trace to `target`. In a forked child, does nothing.
 fn finish_shared(shared: &Arc<Shared>, target: Target<'_>) -> Result<Stats, CollectError> {
-    if forked() || shared.start_pid != std::process::id() {
+    if forked() || shared.settings.start_pid != std::process::id() {
         return Ok(Stats::default());
     }
     let mut state = lock(&shared.finish_state);
@@ -570,7 +292,7 @@ fn finish_locked(
     }
     stop(shared);
     let written = match &target {
-        Target::Configured => Some(shared.output.clone()),
+        Target::Configured => Some(shared.settings.output.clone()),
         Target::Path(p) => Some(p.to_path_buf()),
         Target::Writer(_) => None,
     };
@@ -578,12 +300,12 @@ fn finish_locked(
         stats.output = written;
         stats
     });
-    if shared.recorded {
+    if shared.settings.recorded {
         if let Ok(stats) = &result {
-            if let Err(e) = output::write_record_stats(&shared.output, stats) {
+            if let Err(e) = output::write_record_stats(&shared.settings.output, stats) {
                 eprintln!(
                     "fxt: cannot write the counts beside {}: {e}",
-                    shared.output.display()
+                    shared.settings.output.display()
                 );
             }
         }
@@ -607,8 +329,8 @@ fn stop(shared: &Arc<Shared>) {
         }
     }
     // The prefaulter stops within one slice.
-    shared.prefault_stop.store(true, Ordering::Relaxed);
-    if let Some(h) = lock(&shared.prefaulter).take() {
+    shared.helpers.prefault_stop.store(true, Ordering::Relaxed);
+    if let Some(h) = lock(&shared.helpers.prefaulter).take() {
         let _ = h.join();
     }
     std::thread::sleep(FINISH_GRACE);
@@ -619,32 +341,32 @@ fn stop(shared: &Arc<Shared>) {
 
 /// Writes the trace of a stopped session.
 fn write_out(shared: &Arc<Shared>, target: Target<'_>) -> Result<Stats, CollectError> {
-    if shared.mode == Mode::Streaming {
+    if shared.settings.mode == Mode::Streaming {
         let stats = finish_stream(shared)?;
         return match target {
             Target::Configured => Ok(stats),
-            Target::Path(p) if p == shared.output => Ok(stats),
+            Target::Path(p) if p == shared.settings.output => Ok(stats),
             _ => Err(CollectError::Streaming),
         };
     }
-    if shared.drained.is_some() {
+    if shared.buffers.drained.is_some() {
         // The trace is in the configured output: finish it, then put it
         // where it was asked for.
         let stats = finish_stream(shared)?;
         match target {
             Target::Configured => {}
-            Target::Path(p) if same_file(p, &shared.output) => {}
-            Target::Path(p) => move_file(&shared.output, p)?,
+            Target::Path(p) if same_file(p, &shared.settings.output) => {}
+            Target::Path(p) => move_file(&shared.settings.output, p)?,
             Target::Writer(w) => {
-                io::copy(&mut File::open(&shared.output)?, w)?;
-                std::fs::remove_file(&shared.output)?;
+                io::copy(&mut File::open(&shared.settings.output)?, w)?;
+                std::fs::remove_file(&shared.settings.output)?;
             }
         }
         return Ok(stats);
     }
     match target {
         Target::Writer(w) => collect::write_trace(shared, w),
-        Target::Configured => write_file(shared, &shared.output),
+        Target::Configured => write_file(shared, &shared.settings.output),
         Target::Path(p) => write_file(shared, p),
     }
 }
@@ -654,7 +376,7 @@ fn write_out(shared: &Arc<Shared>, target: Target<'_>) -> Result<Stats, CollectE
 /// over: the path holds a valid trace at every moment, and the mapping is
 /// never truncated under the collector.
 fn write_file(shared: &Shared, path: &Path) -> Result<Stats, CollectError> {
-    if shared.crash_safe && same_file(path, &shared.output) {
+    if shared.settings.crash_safe && same_file(path, &shared.settings.output) {
         return write_renamed(path, |f| collect::write_trace(shared, f));
     }
     // No BufWriter: collection stages into its own large blocks.
@@ -694,8 +416,8 @@ fn same_file(a: &Path, b: &Path) -> bool {
 fn finish_stream(shared: &Shared) -> Result<Stats, CollectError> {
     // Release pairs with the streamer's Acquire load: the writers stopped
     // (grace period) before its last pass.
-    shared.stream_stop.store(true, Ordering::Release);
-    let Some(handle) = lock(&shared.streamer).take() else {
+    shared.helpers.stream_stop.store(true, Ordering::Release);
+    let Some(handle) = lock(&shared.helpers.streamer).take() else {
         return Ok(Stats::default());
     };
     handle.thread().unpark();
@@ -752,26 +474,26 @@ fn finish_on_panic() {
     let Some(shared) = shared else {
         return;
     };
-    if shared.start_pid != std::process::id() {
+    if shared.settings.start_pid != std::process::id() {
         return;
     }
     if !cfg!(panic = "abort") {
-        if shared.crash_safe || shared.ring.is_drained() {
+        if shared.settings.crash_safe || shared.buffers.ring.is_drained() {
             return;
         }
         let n = shared.snapshots.fetch_add(1, Ordering::Relaxed) + 1;
-        match write_renamed(&shared.output, |f| {
+        match write_renamed(&shared.settings.output, |f| {
             Ok(collect::Collector::snapshot(&shared, f, n)?)
         }) {
             Ok(stats) => eprintln!(
                 "fxt: panic: snapshot written to {} ({} records, {} dropped); tracing goes on",
-                shared.output.display(),
+                shared.settings.output.display(),
                 stats.records_written,
                 stats.records_dropped
             ),
             Err(e) => eprintln!(
                 "fxt: panic: writing a snapshot to {} failed: {e}",
-                shared.output.display()
+                shared.settings.output.display()
             ),
         }
         return;
@@ -785,13 +507,13 @@ fn finish_on_panic() {
     match finish_locked(&shared, &mut state, Target::Configured) {
         Ok(stats) => eprintln!(
             "fxt: panic: trace written to {} ({} records, {} dropped)",
-            shared.output.display(),
+            shared.settings.output.display(),
             stats.records_written,
             stats.records_dropped
         ),
         Err(e) => eprintln!(
             "fxt: panic: writing the trace to {} failed: {e}",
-            shared.output.display()
+            shared.settings.output.display()
         ),
     }
 }
