@@ -127,7 +127,8 @@ pub fn open(runtime: &Path, args: &Args) -> Result<Window, Error> {
     }
     let all = providers::survey(runtime)
         .map_err(|e| Error::msg(format!("{}: {e}", runtime.display())))?;
-    let chosen = select(&all, args)?;
+    let mut chosen = select(&all, args)?;
+    end_orphans(&mut chosen);
     let (startable, skipped): (Vec<&Provider>, Vec<&Provider>) = chosen
         .iter()
         .partition(|p| matches!(&p.status, Ok(s) if s.state == ProviderState::Dormant));
@@ -175,6 +176,50 @@ pub fn open(runtime: &Path, args: &Args) -> Result<Window, Error> {
         return Err(e);
     }
     Ok(window)
+}
+
+/// Ends the sessions of providers still tracing for a window that is
+/// closed (no window is open: one that did not answer the last `stop`,
+/// stopped with SIGSTOP, went on afterwards into a spool that is gone);
+/// those that end them are dormant again.
+fn end_orphans(chosen: &mut [Provider]) {
+    let orphans: Vec<(usize, u64)> = chosen
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| match &p.status {
+            Ok(s) => match s.state {
+                ProviderState::Tracing { window } => Some((i, window)),
+                _ => None,
+            },
+            Err(_) => None,
+        })
+        .collect();
+    let targets: Vec<(u32, PathBuf)> = orphans
+        .iter()
+        .map(|&(i, _)| (chosen[i].pid, chosen[i].socket.clone()))
+        .collect();
+    let window_of = |pid: u32| {
+        let i = orphans.iter().find(|&&(i, _)| chosen[i].pid == pid);
+        i.map_or(0, |&(_, w)| w)
+    };
+    let answers = providers::call_all(
+        &targets,
+        |pid| Request::Stop {
+            window: window_of(pid),
+        },
+        START_TIMEOUT,
+    );
+    for (&(i, window), answer) in orphans.iter().zip(answers) {
+        if let Ok(Response::Stopped { .. }) = answer {
+            eprintln!(
+                "fxt trace: {} still traced for the closed window {window:016x}: that session is ended",
+                chosen[i].label()
+            );
+            if let Ok(s) = &mut chosen[i].status {
+                s.state = ProviderState::Dormant;
+            }
+        }
+    }
 }
 
 /// Says which chosen providers are left alone, and why.
