@@ -24,7 +24,7 @@ use crate::recording::collect::{self, Collection, Unfinished};
 use crate::recording::timebase::{self, TimeBase};
 
 /// How long a provider has to finish its session and answer Stop.
-pub const STOP_TIMEOUT: Duration = Duration::from_secs(4);
+pub const STOP_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Arguments of `fxt trace stop`.
 #[derive(clap::Args)]
