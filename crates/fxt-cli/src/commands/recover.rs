@@ -32,13 +32,13 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
-use fxt_format::decode::{EventKind, Record, SliceReader};
+use fxt_format::decode::{Event, EventKind, Record, SliceReader};
 use fxt_format::encode::{write_record, MagicNumber};
 use fxt_format::reserved::clear_reserved_bits;
 
 use crate::durations::{Closed, Durations};
 use crate::error::Error;
-use crate::input::Input;
+use crate::input::{Input, Walk};
 use crate::problems::{record_problems, Reason};
 
 /// Arguments of `fxt recover`.
@@ -63,8 +63,26 @@ enum Fix {
 /// Runs `fxt recover`.
 pub fn run(args: Args) -> Result<ExitCode, Error> {
     let mut input = Input::open_bytes(&args.file)?;
+    let (fixes, walk) = decide(&mut input)?;
+    let bytes = input.bytes().unwrap_or_default();
+    // Decided once every fix is known: a begin left out for its end may
+    // have been the first record.
+    let needs_magic = first_kept_is_magic(bytes, &fixes) == Some(false);
+    let copied = write_clean(bytes, &fixes, needs_magic, &args.output)?;
+    report(
+        &input.name,
+        bytes.len() as u64,
+        &walk,
+        &fixes,
+        needs_magic,
+        copied,
+    );
+    Ok(ExitCode::SUCCESS)
+}
 
-    // Pass 1: decide, by record offset.
+/// Pass 1: what to do with each record that is not copied as it is, by
+/// record offset, and what the walk saw.
+fn decide(input: &mut Input) -> Result<(HashMap<u64, Fix>, Walk), Error> {
     let mut fixes: HashMap<u64, Fix> = HashMap::new();
     let mut durations = Durations::default();
     let walk = input.walk("recover", |reader, record| {
@@ -78,47 +96,69 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             fixes.insert(offset, Fix::ClearReserved);
         }
         if let Record::Event(e) = &record {
-            match e.kind {
-                EventKind::DurationBegin => durations.begin(reader.provider_id(), offset, e),
-                EventKind::DurationEnd => match durations.end(reader.provider_id(), offset, e) {
-                    Closed::Nothing => {
-                        fixes.insert(offset, Fix::Drop(Reason::EndWithoutBegin));
-                        return Ok(());
-                    }
-                    Closed::Begin(begin, pair) if !pair.is_empty() => {
-                        // Both go: the records between them stay matched
-                        // as they were (an end closes the innermost begin).
-                        fixes.insert(offset, Fix::Drop(Reason::MismatchedEnd));
-                        fixes.insert(begin.offset, Fix::Drop(Reason::MismatchedEnd));
-                        return Ok(());
-                    }
-                    Closed::Begin(..) => {}
-                },
-                _ => {}
-            }
+            match_duration(&mut durations, &mut fixes, reader.provider_id(), offset, e);
         }
         Ok(())
     })?;
     for (_, begin) in durations.never_ended() {
         fixes.insert(begin.offset, Fix::Drop(Reason::NeverEnded));
     }
-    // Decided once every fix is known: a begin left out for its end may
-    // have been the first record.
-    let needs_magic = first_kept_is_magic(input.bytes().unwrap_or_default(), &fixes) == Some(false);
+    Ok((fixes, walk))
+}
 
-    // Pass 2: write.
-    let out_name = args.output.clone();
-    let file = File::create(&args.output)
-        .map_err(|e| Error::msg(format!("cannot create {out_name}: {e}")))?;
+/// Matches a duration begin or end, leaving out an end that closes no
+/// begin, and a pair that does not fit.
+fn match_duration(
+    durations: &mut Durations,
+    fixes: &mut HashMap<u64, Fix>,
+    provider: Option<u32>,
+    offset: u64,
+    e: &Event,
+) {
+    match e.kind {
+        EventKind::DurationBegin => durations.begin(provider, offset, e),
+        EventKind::DurationEnd => match durations.end(provider, offset, e) {
+            Closed::Nothing => {
+                fixes.insert(offset, Fix::Drop(Reason::EndWithoutBegin));
+            }
+            Closed::Begin(begin, pair) if !pair.is_empty() => {
+                // Both go: the records between them stay matched as they
+                // were (an end closes the innermost begin).
+                fixes.insert(offset, Fix::Drop(Reason::MismatchedEnd));
+                fixes.insert(begin.offset, Fix::Drop(Reason::MismatchedEnd));
+            }
+            Closed::Begin(..) => {}
+        },
+        _ => {}
+    }
+}
+
+/// What pass 2 copied: records and bytes.
+struct Copied {
+    records: u64,
+    bytes: u64,
+}
+
+/// Pass 2: writes every well-formed record of `bytes` to `output`, as
+/// `fixes` say, after a magic number record if `needs_magic`.
+fn write_clean(
+    bytes: &[u8],
+    fixes: &HashMap<u64, Fix>,
+    needs_magic: bool,
+    output: &str,
+) -> Result<Copied, Error> {
+    let file =
+        File::create(output).map_err(|e| Error::msg(format!("cannot create {output}: {e}")))?;
     let mut out = BufWriter::with_capacity(1 << 16, file);
-    let io_err = |e: std::io::Error| Error::io(&out_name, e);
-    let mut kept = 0u64;
-    let mut written = 0u64;
+    let io_err = |e: std::io::Error| Error::io(output, e);
+    let mut copied = Copied {
+        records: 0,
+        bytes: 0,
+    };
     if needs_magic {
         write_record(&mut out, &MagicNumber).map_err(io_err)?;
-        written += 8;
+        copied.bytes += 8;
     }
-    let bytes = input.bytes().unwrap_or_default();
     let mut reader = SliceReader::new(bytes);
     let mut words: Vec<u64> = Vec::new();
     while let Some(item) = reader.next() {
@@ -143,11 +183,23 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             }
             None => out.write_all(raw).map_err(io_err)?,
         }
-        written += raw.len() as u64;
-        kept += 1;
+        copied.bytes += raw.len() as u64;
+        copied.records += 1;
     }
     out.flush().map_err(io_err)?;
+    Ok(copied)
+}
 
+/// The summary on stderr: what was kept, where the damage is, the records
+/// left out per reason and those repaired.
+fn report(
+    name: &str,
+    len: u64,
+    walk: &Walk,
+    fixes: &HashMap<u64, Fix>,
+    needs_magic: bool,
+    copied: Copied,
+) {
     let mut dropped: BTreeMap<Reason, u64> = BTreeMap::new();
     let mut repaired = 0u64;
     for fix in fixes.values() {
@@ -161,17 +213,17 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         dropped.insert(Reason::Malformed, malformed);
     }
     let left_out: u64 = dropped.values().sum();
-    let name = &input.name;
     let where_damage = match &walk.damage {
         Some(d) => format!(
             "damage at offset {:#x} ({} bytes after it not read)",
             d.offset(),
-            bytes.len() as u64 - walk.bytes
+            len - walk.bytes
         ),
         None => "no damage to the framing".into(),
     };
+    let Copied { records, bytes } = copied;
     eprintln!(
-        "fxt: recovered {kept} records ({written} bytes) of {name}; {where_damage}; {left_out} records left out"
+        "fxt: recovered {records} records ({bytes} bytes) of {name}; {where_damage}; {left_out} records left out"
     );
     for (reason, n) in &dropped {
         eprintln!("fxt:   left out {n}: {}", reason.describe());
@@ -183,7 +235,6 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     if needs_magic {
         eprintln!("fxt:   magic number record added first");
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Whether the first record pass 2 will copy (well-formed, not left out)
