@@ -14,6 +14,7 @@
 //! | `fxt record -o OUT -- CMD ARGS...` | runs CMD, traces it and its descendants into one archive |
 //! | `fxt open FILE` | serves the trace to Perfetto UI on 127.0.0.1:9001 and opens it |
 //! | `fxt flame FILE [-o OUT.svg] [--folded]` | a flame graph of durations per thread, by self time |
+//! | `fxt trace list\|start\|stop\|snapshot\|record` | traces running provider processes for a window into one archive |
 //!
 //! `FILE` may be `-` for stdin. A damaged input is read up to the damage
 //! with a warning naming the file and byte offset.
@@ -26,7 +27,7 @@
 //!
 //! | layer | modules | what |
 //! |---|---|---|
-//! | commands | [`commands`]`::{dump, stats, json, merge, check, recover, convert, record, open, flame}` | one subcommand each: `Args` and `run`; a command never imports another |
+//! | commands | [`commands`]`::{dump, stats, json, merge, check, recover, convert, record, trace, open, flame}` | one subcommand each: `Args` and `run`; a command never imports another |
 //! | recording | [`recording`]`::{spool, timebase, sched, capture, collect}` | tracing process trees into one archive on one clock (`fxt record`, and any command that collects running processes' traces) |
 //! | shared | [`archive`], [`problems`], [`durations`], [`folded`] | the archive writer (merge, record); the strict check's rules and begin/end matching (check, recover); durations as folded stacks by self time (flame) |
 //! | reading | [`input`], [`names`] | opening and walking a trace; the names of record types and event kinds |
@@ -56,7 +57,7 @@ mod recording;
 mod serve;
 
 #[cfg(unix)]
-use commands::record;
+use commands::{record, trace};
 
 /// Read, convert, merge, check and recover Fuchsia Trace Format files.
 #[derive(Parser)]
@@ -92,6 +93,10 @@ enum Command {
     /// Draw a flame graph of the durations per thread, by self time (SVG,
     /// or --folded stacks).
     Flame(flame::Args),
+    /// Trace running provider processes (`fxt::register_provider`) for a
+    /// window: list, start, stop, snapshot, record --duration.
+    #[cfg(unix)]
+    Trace(trace::Args),
 }
 
 fn main() -> ExitCode {
@@ -108,6 +113,8 @@ fn main() -> ExitCode {
         Command::Record(args) => record::run(args),
         Command::Open(args) => open::run(args),
         Command::Flame(args) => flame::run(args),
+        #[cfg(unix)]
+        Command::Trace(args) => trace::run(args),
     };
     match result {
         Ok(code) => code,

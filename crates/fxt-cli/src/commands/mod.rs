@@ -15,3 +15,5 @@ pub mod open;
 pub mod record;
 pub mod recover;
 pub mod stats;
+#[cfg(unix)]
+pub mod trace;
