@@ -12,6 +12,7 @@
 //! | `fxt recover FILE -o OUT` | a trace `fxt check` passes, from every well-formed record up to the damage |
 //! | `fxt convert --perfetto FILE -o OUT` | a copy that `fxt check --perfetto` passes |
 //! | `fxt record -o OUT -- CMD ARGS...` | runs CMD, traces it and its descendants into one archive |
+//! | `fxt export parquet FILE... -o DIR` | Apache Parquet tables (slices, instants, counters, ...) for DuckDB, Spark, ClickHouse |
 //!
 //! `FILE` may be `-` for stdin. A damaged input is read up to the damage
 //! with a warning naming the file and byte offset.
@@ -25,8 +26,10 @@ use clap::{Parser, Subcommand};
 mod check;
 mod convert;
 mod dump;
+mod export;
 mod input;
 mod json;
+mod keep;
 mod merge;
 mod progress;
 #[cfg(unix)]
@@ -58,6 +61,8 @@ enum Command {
     Recover(recover::Args),
     /// Rewrite a trace so that a viewer reads it whole (--perfetto: Perfetto, Tracy).
     Convert(convert::Args),
+    /// Export traces as tables: `fxt export parquet FILE... -o DIR [--host NAME]`.
+    Export(export::Args),
     /// Run a command, trace it and every descendant that links fxt, and
     /// merge their traces into one archive: `fxt record -o trace.fxt -- CMD ARGS...`.
     #[cfg(unix)]
@@ -110,6 +115,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Recover(args) => recover::run(args),
         Command::Convert(args) => convert::run(args),
+        Command::Export(args) => export::run(args),
         #[cfg(unix)]
         Command::Record(args) => record::run(args),
     };
