@@ -7,8 +7,8 @@ use std::io::{self, Read};
 
 use fxt_format::decode::{DecodeError, Record, SliceReader, StreamReader};
 
+use crate::error::Error;
 use crate::progress::Progress;
-use crate::Error;
 
 /// Where an input's bytes are.
 enum Data {
@@ -206,16 +206,13 @@ impl Reader<'_> {
     }
 
     /// Ticks per second of the current provider (the specification's
-    /// default, 1 tick = 1 ns, when it sent no initialization record).
+    /// default, 1 tick = 1 ns, when it sent no initialization record or 0).
     pub fn ticks_per_second(&self) -> u64 {
         let tps = match self {
             Reader::Slice(r, _) => r.ticks_per_second(),
             Reader::Stream(r) => r.ticks_per_second(),
         };
-        match tps {
-            Some(t) if t > 0 => t,
-            _ => 1_000_000_000,
-        }
+        fxt_format::time::ticks_per_second_or_default(tps)
     }
 }
 
@@ -230,10 +227,4 @@ impl Iterator for Reader<'_> {
     }
 }
 
-/// Converts `ticks` at `tps` ticks per second to nanoseconds.
-pub fn ticks_to_ns(ticks: u64, tps: u64) -> u64 {
-    if tps == 1_000_000_000 {
-        return ticks;
-    }
-    (u128::from(ticks) * 1_000_000_000 / u128::from(tps.max(1))).min(u128::from(u64::MAX)) as u64
-}
+pub use fxt_format::time::ticks_to_ns;

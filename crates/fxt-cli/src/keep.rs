@@ -7,7 +7,8 @@ use std::collections::HashMap;
 
 use fxt_format::decode::{EventKind, Record};
 
-use crate::check::{record_problems, Closed, Durations, Reason};
+use crate::durations::{Closed, Durations};
+use crate::problems::{record_problems, Reason};
 
 /// What happens to a well-formed record that is not kept as it is.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -16,26 +16,45 @@
 //!
 //! `FILE` may be `-` for stdin. A damaged input is read up to the damage
 //! with a warning naming the file and byte offset.
+//!
+//! # Where things are
+//!
+//! This file only parses the command line and dispatches. Modules import
+//! only downward, from the commands to the floor (`tests/layers.rs` checks
+//! it; nothing imports from this file):
+//!
+//! | layer | modules | what |
+//! |---|---|---|
+//! | commands | [`commands`]`::{dump, stats, json, merge, check, recover, convert, record, export}` | one subcommand each: `Args` and `run`; a command never imports another |
+//! | recording | [`recording`]`::{spool, timebase, sched, capture, collect}` | tracing process trees into one archive on one clock (`fxt record`, and any command that collects running processes' traces) |
+//! | shared | [`archive`], [`keep`], [`problems`], [`durations`] | the archive writer (merge, record); which records `fxt recover` keeps (recover, export); the strict check's rules and begin/end matching (check, recover) |
+//! | reading | [`input`], [`names`] | opening and walking a trace; the names of record types and event kinds |
+//! | floor | [`error`], [`progress`] | the error that ends a command; the progress bar |
+//!
+//! A new command is a module in `commands/` (a folder if it has parts of
+//! its own), a variant of `Command` below and its line in `main`; what it
+//! shares with another command goes down into a shared module.
 
-use std::fmt;
-use std::io;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-mod check;
-mod convert;
-mod dump;
-mod export;
+use commands::{check, convert, dump, export, json, merge, recover, stats};
+
+mod archive;
+mod commands;
+mod durations;
+mod error;
 mod input;
-mod json;
 mod keep;
-mod merge;
+mod names;
+mod problems;
 mod progress;
 #[cfg(unix)]
-mod record;
-mod recover;
-mod stats;
+mod recording;
+
+#[cfg(unix)]
+use commands::record;
 
 /// Read, convert, merge, check and recover Fuchsia Trace Format files.
 #[derive(Parser)]
@@ -69,42 +88,6 @@ enum Command {
     Record(record::Args),
 }
 
-/// An error that ends the command (exit status 2).
-pub struct Error {
-    message: String,
-    broken_pipe: bool,
-}
-
-impl Error {
-    /// An error with a message.
-    pub fn msg(message: impl Into<String>) -> Error {
-        Error {
-            message: message.into(),
-            broken_pipe: false,
-        }
-    }
-
-    /// An I/O error on `what` (a file name or "stdout").
-    pub fn io(what: &str, error: io::Error) -> Error {
-        Error {
-            broken_pipe: error.kind() == io::ErrorKind::BrokenPipe,
-            message: format!("{what}: {error}"),
-        }
-    }
-}
-
-impl From<io::Error> for Error {
-    fn from(error: io::Error) -> Error {
-        Error::io("output", error)
-    }
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -122,7 +105,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         // `fxt dump big.fxt | head`: the reader went away, which is fine.
-        Err(e) if e.broken_pipe => ExitCode::SUCCESS,
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("fxt: error: {e}");
             ExitCode::from(2)

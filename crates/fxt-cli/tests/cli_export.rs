@@ -21,11 +21,15 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use cli_support::*;
-use fxt_format::compat::ticks_to_ns;
 use fxt_format::decode::{
     Arg as DArg, ArgValue as DValue, EventKind as DKind, Record, SliceReader, Thread,
 };
 use serde_json::{json, Value};
+
+/// Nanoseconds as the tables hold them (signed).
+fn ticks_to_ns(ticks: u64, tps: u64) -> i64 {
+    i64::try_from(fxt_format::time::ticks_to_ns(ticks, tps)).unwrap()
+}
 
 const DUCKDB: (&str, &str) = ("duckdb", "duckdb==2.0.1");
 
@@ -340,7 +344,7 @@ fn recurse(depth: u32) {
     if depth == 0 {
         return;
     }
-    if depth % 2 == 0 {
+    if depth.is_multiple_of(2) {
         let _s = fxt::trace_duration_scope!("deep", "scope", "level" => depth);
         recurse(depth - 1);
     } else {

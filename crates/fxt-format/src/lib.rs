@@ -13,6 +13,8 @@
 //! * [`reserved`]: the reserved bits of headers, found and cleared.
 //! * [`retime`]: timestamps of encoded records rewritten in place (one time
 //!   base for traces of several clocks).
+//! * [`time`]: ticks to nanoseconds, the one rule (rounding, a missing or
+//!   zero clock) every reader here uses.
 //!
 //! # Words and bytes
 //!
@@ -35,3 +37,4 @@ pub mod decode;
 pub mod encode;
 pub mod reserved;
 pub mod retime;
+pub mod time;

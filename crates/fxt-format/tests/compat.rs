@@ -3,8 +3,7 @@
 //! record sizes by hand.
 
 use fxt_format::compat::{
-    check_perfetto, framing_issues, ticks_to_ns, FramingIssue, RefKind, SliceDropKind,
-    UndefinedRef, WalkEnd,
+    check_perfetto, framing_issues, FramingIssue, RefKind, SliceDropKind, UndefinedRef, WalkEnd,
 };
 use fxt_format::decode::{Text, Thread};
 use fxt_format::encode::{
@@ -70,15 +69,6 @@ const THREAD: Thread = Thread::Known {
     process: 1,
     thread: 2,
 };
-
-#[test]
-fn ticks_become_nanoseconds_by_truncation() {
-    assert_eq!(ticks_to_ns(4, 3_000_000_000), 1);
-    assert_eq!(ticks_to_ns(6, 3_000_000_000), 2);
-    assert_eq!(ticks_to_ns(u64::MAX, 1), i64::MAX);
-    assert_eq!(ticks_to_ns(u64::MAX, 1_000_000_000), i64::MAX);
-    assert_eq!(ticks_to_ns(123, 1_000_000_000), 123);
-}
 
 #[test]
 fn nested_complete_events_one_tick_apart_at_3_ghz_inner_first_are_dropped() {

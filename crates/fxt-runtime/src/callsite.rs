@@ -329,11 +329,11 @@ impl Callsite {
             return 0;
         }
         let generation = s.generation;
-        let cat = s.durable.intern(self.category);
-        let name = s.durable.intern(self.name);
+        let cat = s.buffers.durable.intern(self.category);
+        let name = s.buffers.durable.intern(self.name);
         let mut inline = cat & 0x8000 != 0 || name & 0x8000 != 0;
         for (key, cache) in self.arg_names.iter().zip(self.keys) {
-            let r = s.durable.intern(key);
+            let r = s.buffers.durable.intern(key);
             inline |= r & 0x8000 != 0;
             cache
                 .word

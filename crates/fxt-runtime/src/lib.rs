@@ -106,6 +106,7 @@ mod collect;
 mod config;
 mod durable;
 mod emit;
+mod helpers;
 mod large;
 #[cfg(loom)]
 #[doc(hidden)]

@@ -25,7 +25,7 @@ pub fn snapshot() -> Result<(PathBuf, Stats), CollectError> {
 
 pub(crate) fn snapshot_shared(s: &Shared) -> Result<(PathBuf, Stats), CollectError> {
     let n = s.snapshots.fetch_add(1, Ordering::Relaxed) + 1;
-    let path = snapshot_path(&s.output, n);
+    let path = snapshot_path(&s.settings.output, n);
     let stats = write_renamed(&path, |f| Ok(collect::Collector::snapshot(s, f, n)?))?;
     Ok((path, stats))
 }
@@ -88,9 +88,7 @@ pub fn snapshot_on_signal(signal: i32) -> io::Result<()> {
             return Err(io::Error::last_os_error());
         }
         let read_fd = fds[0];
-        std::thread::Builder::new()
-            .name("fxt-snapshot".into())
-            .spawn(move || snapshot_thread(read_fd))?;
+        crate::helpers::spawn("fxt-snapshot", move || snapshot_thread(read_fd))?;
         TRIGGER_FD.store(fds[1], Ordering::Release);
         *ready = true;
     }

@@ -14,6 +14,7 @@ const LAYERS: &[&str] = &[
     "config",
     "stats",
     "output",
+    "helpers",
     "memory",
     "ring",
     "durable",

@@ -20,9 +20,10 @@ use std::collections::{HashMap, HashSet};
 
 use super::framing::decoder_walk;
 use super::refs::{undefined_refs, RefKind};
-use super::slices::{is_slice_kind, perfetto_slice_drops, ticks_to_ns, SliceDropKind, SliceEvent};
+use super::slices::{is_slice_kind, perfetto_ns, perfetto_slice_drops, SliceDropKind, SliceEvent};
 use crate::decode::{self, DecodeError, Record, SliceReader, Text, Thread};
 use crate::encode::{self, encode_into_vec, MagicNumber, SplitBlob, StringRef, ThreadRef};
+use crate::time::ticks_per_second_or_default;
 
 /// What [`convert_for_viewers`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -84,6 +85,44 @@ type DefKey = (Option<u32>, RefKind, u16);
 /// the [module documentation](self)).
 pub fn convert_for_viewers(bytes: &[u8]) -> Converted {
     let mut summary = ConvertSummary::default();
+    let items = read_items(bytes, &mut summary);
+    let definitions = index_definitions(&items);
+    let mut plan = Plan::new(items.len());
+    plan_references(bytes, &items, &definitions, &mut plan, &mut summary);
+    let events = resolved_slice_events(&items, &definitions, &plan.actions);
+    reorder_same_nanosecond(&items, &events, &mut plan, &mut summary);
+    drop_refused_slices(&items, &events, &mut plan, &mut summary);
+    let bytes = write_output(bytes, &items, &plan, &mut summary);
+    Converted { bytes, summary }
+}
+
+/// What the phases decided, by input record index.
+struct Plan {
+    /// What happens to each record.
+    actions: Vec<Action>,
+    /// Definitions copied in front of a record.
+    hoist: HashMap<usize, Vec<usize>>,
+    /// Head record of a reorder group → the group's events in output order,
+    /// re-encoded.
+    moved: HashMap<usize, Vec<(usize, Vec<u64>)>>,
+    /// Slices Perfetto drops even in the new order.
+    dropped_slices: HashSet<usize>,
+}
+
+impl Plan {
+    fn new(records: usize) -> Plan {
+        Plan {
+            actions: vec![Action::Copy; records],
+            hoist: HashMap::new(),
+            moved: HashMap::new(),
+            dropped_slices: HashSet::new(),
+        }
+    }
+}
+
+/// Reads the well-formed records with their provider and clock; malformed
+/// ones are counted, damage to the framing ends the read.
+fn read_items(bytes: &[u8], summary: &mut ConvertSummary) -> Vec<Item> {
     let mut items = Vec::new();
     let mut reader = SliceReader::new(bytes);
     while let Some(item) = reader.next() {
@@ -93,25 +132,48 @@ pub fn convert_for_viewers(bytes: &[u8]) -> Converted {
                 end: reader.position(),
                 record,
                 provider: reader.provider_id(),
-                ticks_per_second: reader.ticks_per_second().unwrap_or(1_000_000_000),
+                ticks_per_second: ticks_per_second_or_default(reader.ticks_per_second()),
             }),
             Err(e) if e.is_fatal() => summary.damage = Some(e),
             Err(_) => summary.dropped_malformed += 1,
         }
     }
     summary.records_in = items.len() as u64;
+    items
+}
 
-    // Definitions by (provider, kind, index), in file order.
+/// Definitions by (provider, kind, index), in file order.
+fn index_definitions(items: &[Item]) -> HashMap<DefKey, Vec<usize>> {
     let mut definitions: HashMap<DefKey, Vec<usize>> = HashMap::new();
     for (i, item) in items.iter().enumerate() {
         if let Some(key) = definition_key(item) {
             definitions.entry(key).or_default().push(i);
         }
     }
+    definitions
+}
 
-    // References: which definitions to copy in front of which record.
-    let mut actions = vec![Action::Copy; items.len()];
-    let mut hoist: HashMap<usize, Vec<usize>> = HashMap::new();
+/// The first definition of `key` after record `i`.
+fn later_definition(
+    definitions: &HashMap<DefKey, Vec<usize>>,
+    key: &DefKey,
+    i: usize,
+) -> Option<usize> {
+    definitions
+        .get(key)
+        .and_then(|d| d.iter().copied().find(|&d| d > i))
+}
+
+/// Drops records no viewer can walk, and for every reference to an index
+/// defined only later, which definition to copy in front of the record
+/// (records referring to an index never defined are dropped).
+fn plan_references(
+    bytes: &[u8],
+    items: &[Item],
+    definitions: &HashMap<DefKey, Vec<usize>>,
+    plan: &mut Plan,
+    summary: &mut ConvertSummary,
+) {
     let mut hoisted: HashSet<DefKey> = HashSet::new();
     let walk_sizes = viewer_walkable(bytes);
     for (i, item) in items.iter().enumerate() {
@@ -120,7 +182,7 @@ pub fn convert_for_viewers(bytes: &[u8]) -> Converted {
             hoisted.retain(|k| k.0 != Some(provider_id));
         }
         if !is_large_blob(&item.record) && !walk_sizes.contains(&item.offset) {
-            actions[i] = Action::Drop;
+            plan.actions[i] = Action::Drop;
             summary.dropped_unwalkable += 1;
             continue;
         }
@@ -134,10 +196,7 @@ pub fn convert_for_viewers(bytes: &[u8]) -> Converted {
             if hoisted.contains(&key) {
                 continue;
             }
-            match definitions
-                .get(&key)
-                .and_then(|d| d.iter().copied().find(|&d| d > i))
-            {
+            match later_definition(definitions, &key, i) {
                 Some(d) => {
                     defs.push(d);
                     hoisted.insert(key);
@@ -146,62 +205,83 @@ pub fn convert_for_viewers(bytes: &[u8]) -> Converted {
             }
         }
         if !resolvable {
-            actions[i] = Action::Drop;
+            plan.actions[i] = Action::Drop;
             summary.dropped_undefined_refs += 1;
         } else if !defs.is_empty() {
             summary.definitions_moved += defs.len() as u64;
-            hoist.insert(i, defs);
+            plan.hoist.insert(i, defs);
         }
     }
+}
 
-    // Resolved slice events (hoisted definitions applied) of kept records.
-    let resolve = |item: &Item, i: usize| -> Option<decode::Event> {
-        let Record::Event(e) = &item.record else {
-            return None;
-        };
-        if !is_slice_kind(&e.kind) || actions[i] != Action::Copy {
-            return None;
-        }
-        let mut e = e.clone();
-        let lookup = |kind, index: u16| {
-            definitions
-                .get(&(item.provider, kind, index))
-                .and_then(|d| d.iter().copied().find(|&d| d > i))
-                .map(|d| &items[d].record)
-        };
-        if let Thread::Undefined(t) = e.thread {
-            if let Some(Record::Thread {
-                process, thread, ..
-            }) = lookup(RefKind::Thread, u16::from(t))
-            {
-                e.thread = Thread::Known {
-                    process: *process,
-                    thread: *thread,
-                };
-            }
-        }
-        for text in [&mut e.category, &mut e.name] {
-            if let Some(index) = text.undefined_index() {
-                if let Some(Record::String { value, .. }) = lookup(RefKind::String, index) {
-                    *text = Text::from(value.clone());
-                }
-            }
-        }
-        Some(e)
-    };
-    let events: Vec<(usize, decode::Event)> = items
+/// The slice events of the records kept as they are, with the definitions
+/// copied in front of them applied: (record index, event).
+fn resolved_slice_events(
+    items: &[Item],
+    definitions: &HashMap<DefKey, Vec<usize>>,
+    actions: &[Action],
+) -> Vec<(usize, decode::Event)> {
+    items
         .iter()
         .enumerate()
-        .filter_map(|(i, item)| resolve(item, i).map(|e| (i, e)))
-        .collect();
+        .filter(|&(i, _)| actions[i] == Action::Copy)
+        .filter_map(|(i, _)| resolve_slice_event(items, definitions, i).map(|e| (i, e)))
+        .collect()
+}
 
-    // Complete events beginning on the same nanosecond of one thread:
-    // Perfetto keeps them in file order, so the outermost must come first.
+/// Record `i` as a slice event, its thread and strings defined only later
+/// filled in from those definitions.
+fn resolve_slice_event(
+    items: &[Item],
+    definitions: &HashMap<DefKey, Vec<usize>>,
+    i: usize,
+) -> Option<decode::Event> {
+    let item = &items[i];
+    let Record::Event(e) = &item.record else {
+        return None;
+    };
+    if !is_slice_kind(&e.kind) {
+        return None;
+    }
+    let mut e = e.clone();
+    let lookup = |kind, index: u16| {
+        later_definition(definitions, &(item.provider, kind, index), i).map(|d| &items[d].record)
+    };
+    if let Thread::Undefined(t) = e.thread {
+        if let Some(Record::Thread {
+            process, thread, ..
+        }) = lookup(RefKind::Thread, u16::from(t))
+        {
+            e.thread = Thread::Known {
+                process: *process,
+                thread: *thread,
+            };
+        }
+    }
+    for text in [&mut e.category, &mut e.name] {
+        if let Some(index) = text.undefined_index() {
+            if let Some(Record::String { value, .. }) = lookup(RefKind::String, index) {
+                *text = Text::from(value.clone());
+            }
+        }
+    }
+    Some(e)
+}
+
+/// Complete events beginning on the same nanosecond of one thread: Perfetto
+/// keeps them in file order, so the outermost must come first. Groups not
+/// in that order are re-encoded, outermost first, at their first record.
+fn reorder_same_nanosecond(
+    items: &[Item],
+    events: &[(usize, decode::Event)],
+    plan: &mut Plan,
+    summary: &mut ConvertSummary,
+) {
     let mut groups: HashMap<(Option<u32>, u64, Thread, i64), Vec<usize>> = HashMap::new();
     for (k, (i, e)) in events.iter().enumerate() {
         if let encode::EventKind::DurationComplete { .. } = e.kind {
             let item = &items[*i];
-            let ns = ticks_to_ns(e.timestamp, item.ticks_per_second);
+            let ns = perfetto_ns(e.timestamp, item.ticks_per_second);
             groups
                 .entry((item.provider, item.ticks_per_second, e.thread, ns))
                 .or_default()
@@ -212,13 +292,11 @@ pub fn convert_for_viewers(bytes: &[u8]) -> Converted {
         let (i, e) = &events[k];
         match e.kind {
             encode::EventKind::DurationComplete { end } => {
-                ticks_to_ns(end, items[*i].ticks_per_second)
+                perfetto_ns(end, items[*i].ticks_per_second)
             }
             _ => 0,
         }
     };
-    // Head record index → the group's events in output order, re-encoded.
-    let mut moved: HashMap<usize, Vec<(usize, Vec<u64>)>> = HashMap::new();
     for members in groups.values() {
         if members.len() < 2 {
             continue;
@@ -237,13 +315,22 @@ pub fn convert_for_viewers(bytes: &[u8]) -> Converted {
         };
         let head = events[members[0]].0;
         for &k in members {
-            actions[events[k].0] = Action::Moved;
+            plan.actions[events[k].0] = Action::Moved;
         }
         summary.slices_reordered += members.len() as u64;
-        moved.insert(head, encoded);
+        plan.moved.insert(head, encoded);
     }
+}
 
-    // Slices Perfetto drops even in the new order.
+/// Replays Perfetto's slice import over the output order and drops what it
+/// would drop (not what it merely cuts short), again until nothing more
+/// drops (a drop can expose another), for a bounded number of rounds.
+fn drop_refused_slices(
+    items: &[Item],
+    events: &[(usize, decode::Event)],
+    plan: &mut Plan,
+    summary: &mut ConvertSummary,
+) {
     let event_of: HashMap<usize, usize> = events
         .iter()
         .enumerate()
@@ -251,17 +338,17 @@ pub fn convert_for_viewers(bytes: &[u8]) -> Converted {
         .collect();
     let mut new_order: Vec<usize> = Vec::new();
     for (k, (i, _)) in events.iter().enumerate() {
-        match actions[*i] {
+        match plan.actions[*i] {
             Action::Copy => new_order.push(k),
             Action::Moved => {
-                if let Some(group) = moved.get(i) {
+                if let Some(group) = plan.moved.get(i) {
                     new_order.extend(group.iter().filter_map(|(j, _)| event_of.get(j)));
                 }
             }
             Action::Drop => {}
         }
     }
-    let mut dropped_slices: HashSet<usize> = HashSet::new();
+    let dropped_slices = &mut plan.dropped_slices;
     for _ in 0..4 {
         let slice_events: Vec<SliceEvent> = new_order
             .iter()
@@ -292,8 +379,16 @@ pub fn convert_for_viewers(bytes: &[u8]) -> Converted {
         dropped_slices.extend(drops);
     }
     summary.dropped_slices = dropped_slices.len() as u64;
+}
 
-    // Write.
+/// Writes the output: a magic number first if the input lacks one, then
+/// every record as planned.
+fn write_output(
+    bytes: &[u8],
+    items: &[Item],
+    plan: &Plan,
+    summary: &mut ConvertSummary,
+) -> Vec<u8> {
     let mut out: Vec<u64> = Vec::with_capacity(bytes.len() / 8 + 1);
     let mut records_out = 0u64;
     if !matches!(items.first().map(|i| &i.record), Some(Record::Magic)) {
@@ -310,15 +405,15 @@ pub fn convert_for_viewers(bytes: &[u8]) -> Converted {
         );
     };
     for (i, item) in items.iter().enumerate() {
-        for &d in hoist.get(&i).map(Vec::as_slice).unwrap_or_default() {
+        for &d in plan.hoist.get(&i).map(Vec::as_slice).unwrap_or_default() {
             copy(&mut out, &items[d]);
             records_out += 1;
         }
-        match actions[i] {
+        match plan.actions[i] {
             Action::Drop => continue,
             Action::Moved => {
-                for (j, words) in moved.get(&i).map(Vec::as_slice).unwrap_or_default() {
-                    if !dropped_slices.contains(j) {
+                for (j, words) in plan.moved.get(&i).map(Vec::as_slice).unwrap_or_default() {
+                    if !plan.dropped_slices.contains(j) {
                         out.extend_from_slice(words);
                         records_out += 1;
                     }
@@ -327,10 +422,10 @@ pub fn convert_for_viewers(bytes: &[u8]) -> Converted {
             }
             Action::Copy => {}
         }
-        if dropped_slices.contains(&i) {
+        if plan.dropped_slices.contains(&i) {
             continue;
         }
-        if let Some((words, records)) = split_large_blob(&item.record, &mut summary) {
+        if let Some((words, records)) = split_large_blob(&item.record, summary) {
             out.extend(words);
             records_out += records;
             continue;
@@ -343,10 +438,7 @@ pub fn convert_for_viewers(bytes: &[u8]) -> Converted {
     for w in out {
         bytes_out.extend_from_slice(&w.to_le_bytes());
     }
-    Converted {
-        bytes: bytes_out,
-        summary,
-    }
+    bytes_out
 }
 
 fn definition_key(item: &Item) -> Option<DefKey> {

@@ -27,9 +27,10 @@ use std::fmt;
 pub use convert::{convert_for_viewers, ConvertSummary, Converted};
 pub use framing::{framing_issues, FramingIssue, WalkEnd};
 pub use refs::{undefined_refs, RefKind, UndefinedRef};
-pub use slices::{perfetto_slice_drops, ticks_to_ns, SliceDrop, SliceDropKind, SliceEvent};
+pub use slices::{perfetto_slice_drops, SliceDrop, SliceDropKind, SliceEvent};
 
 use crate::decode::{Record, SliceReader};
+use crate::time::ticks_per_second_or_default;
 
 /// Everything [`check_perfetto`] found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -102,7 +103,7 @@ pub fn check_perfetto(bytes: &[u8]) -> Report {
                 name: e.name,
                 timestamp: e.timestamp,
                 kind: e.kind,
-                ticks_per_second: reader.ticks_per_second().unwrap_or(1_000_000_000),
+                ticks_per_second: ticks_per_second_or_default(reader.ticks_per_second()),
             });
         }
     }

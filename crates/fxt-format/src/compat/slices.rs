@@ -2,10 +2,9 @@
 //!
 //! What is modelled (Perfetto's FXT importer and its `SliceTracker`):
 //!
-//! * **Timestamps** become nanoseconds by truncation: `ticks × 10^9 /
-//!   ticks_per_second`, rounded down (exact, in 128 bits), with the ticks
-//!   per second of the record's provider (10^9 when it sent no
-//!   initialization record).
+//! * **Timestamps** become nanoseconds by [`crate::time::ticks_to_ns`]
+//!   (rounded down, as Perfetto truncates) with the ticks per second of the
+//!   record's provider, held in Perfetto's signed 64 bits.
 //! * **Order**: all events are sorted by that timestamp (a complete event by
 //!   its begin); events with equal timestamps keep their file order.
 //! * **Per thread**, one stack of open slices. A duration begin opens a
@@ -25,6 +24,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use crate::decode::{EventKind, Text, Thread};
+use crate::time::ticks_to_ns;
 
 /// A duration-like event as the importer sees it.
 #[derive(Debug, Clone)]
@@ -46,23 +46,11 @@ pub struct SliceEvent {
     pub ticks_per_second: u64,
 }
 
-/// Converts ticks to nanoseconds as Perfetto does (truncating), saturating
-/// at `i64::MAX`.
-///
-/// ```
-/// use fxt_format::compat::ticks_to_ns;
-/// assert_eq!(ticks_to_ns(3, 3_000_000_000), 1);
-/// assert_eq!(ticks_to_ns(5, 3_000_000_000), 1); // 1.67 ns, rounded down
-/// assert_eq!(ticks_to_ns(7, 0), 7); // no clock: 1 tick = 1 ns
-/// ```
-pub fn ticks_to_ns(ticks: u64, ticks_per_second: u64) -> i64 {
-    let tps = if ticks_per_second == 0 {
-        1_000_000_000
-    } else {
-        ticks_per_second
-    };
-    let ns = u128::from(ticks) * 1_000_000_000 / u128::from(tps);
-    i64::try_from(ns).unwrap_or(i64::MAX)
+/// A timestamp as Perfetto holds it: [`ticks_to_ns`] in a signed 64-bit
+/// nanosecond count, saturating at `i64::MAX` (Perfetto refuses such
+/// events; saturating keeps them last in the replayed order).
+pub(crate) fn perfetto_ns(ticks: u64, ticks_per_second: u64) -> i64 {
+    i64::try_from(ticks_to_ns(ticks, ticks_per_second)).unwrap_or(i64::MAX)
 }
 
 /// Whether Perfetto imports events of this kind as thread slices.
@@ -189,7 +177,7 @@ pub fn perfetto_slice_drops(events: &[SliceEvent]) -> Vec<SliceDrop> {
         .filter(|(_, e)| is_slice_kind(&e.kind))
         .map(|(index, e)| Sorted {
             index,
-            ts: ticks_to_ns(e.timestamp, e.ticks_per_second),
+            ts: perfetto_ns(e.timestamp, e.ticks_per_second),
         })
         .collect();
     // Stable: equal timestamps keep file order, as Perfetto's sorter does.
@@ -230,7 +218,7 @@ pub fn perfetto_slice_drops(events: &[SliceEvent]) -> Vec<SliceDrop> {
                 let dur = match kind {
                     EventKind::DurationBegin => None,
                     EventKind::DurationComplete { end } => {
-                        let end_ns = ticks_to_ns(end, e.ticks_per_second);
+                        let end_ns = perfetto_ns(end, e.ticks_per_second);
                         if end_ns < s.ts {
                             drops.push(drop(SliceDropKind::NegativeDuration, Some(end_ns)));
                             continue;

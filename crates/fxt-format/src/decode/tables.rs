@@ -13,46 +13,9 @@
 //! the number of definitions seen, and indices beyond that go to a hash map.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use super::record::{Process, Text, Thread};
-
-/// A hasher for small integer keys (string and thread indices, provider
-/// ids): one multiplication, which spreads consecutive indices over both
-/// the low bits (bucket) and the high bits (control byte) of the hash.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct IndexHasher(u64);
-
-impl Hasher for IndexHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    fn write_u8(&mut self, n: u8) {
-        self.write_u64(u64::from(n));
-    }
-
-    fn write_u16(&mut self, n: u16) {
-        self.write_u64(u64::from(n));
-    }
-
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(u64::from(n));
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
-
-type IndexMap<K, V> = HashMap<K, V, BuildHasherDefault<IndexHasher>>;
 
 /// Entries an [`IndexTable`] may hold in its array, per definition seen,
 /// beyond [`DENSE_SLACK`].
@@ -64,7 +27,11 @@ const DENSE_SLACK: usize = 16;
 /// typically uses (dense from 1 up), a hash map for scattered ones.
 struct IndexTable<T> {
     dense: Vec<Option<T>>,
-    sparse: IndexMap<usize, T>,
+    /// Indices past the array. Std's hasher serves: a lookup reaches the
+    /// map only when the trace scattered its indices (`get` checks
+    /// `is_empty` first), and its keyed hashing keeps crafted indices from a
+    /// hostile trace from colliding.
+    sparse: HashMap<usize, T>,
     definitions: usize,
 }
 
@@ -72,7 +39,7 @@ impl<T> Default for IndexTable<T> {
     fn default() -> Self {
         Self {
             dense: Vec::new(),
-            sparse: IndexMap::default(),
+            sparse: HashMap::new(),
             definitions: 0,
         }
     }
@@ -169,7 +136,8 @@ pub(crate) struct Providers {
     /// The current provider's tables, kept out of the map so that resolving
     /// a reference costs no provider lookup.
     pub(crate) current: ProviderTables,
-    others: IndexMap<Option<u32>, ProviderTables>,
+    /// Looked up only when a provider section switches providers.
+    others: HashMap<Option<u32>, ProviderTables>,
 }
 
 impl Providers {

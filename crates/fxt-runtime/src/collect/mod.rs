@@ -128,7 +128,7 @@ impl<'r> Collector<'r, io::Sink> {
     pub(crate) fn start_direct(shared: &Shared, file: direct::DirectFile) -> Self {
         let tps = shared.clock.provisional_ticks_per_second();
         let mut c = Collector::resume(Stager::direct(file), 0, 0, tps);
-        let pre = preamble(&shared.provider_name, tps);
+        let pre = preamble(&shared.settings.provider_name, tps);
         c.tps_offset = Some((pre.len() as u64 - 1) * 8);
         let r = c.stage.words(&pre, 3);
         c.check(r);
@@ -163,7 +163,7 @@ impl<'r, W: Write> Collector<'r, W> {
     fn start_staged(shared: &Shared, stage: Stager<'r, W>) -> Self {
         let ticks_per_second = shared.clock.ticks_per_second();
         let mut c = Collector::resume(stage, 0, 0, ticks_per_second);
-        let pre = preamble(&shared.provider_name, ticks_per_second);
+        let pre = preamble(&shared.settings.provider_name, ticks_per_second);
         let r = c.stage.words(&pre, 3);
         c.check(r);
         c
@@ -203,13 +203,13 @@ impl<'r, W: Write> Collector<'r, W> {
     /// each chunk is freed for reuse once copied (streaming).
     pub(crate) fn pass(&mut self, shared: &'r Shared, chunks: &[ChunkSnapshot], free: bool) {
         let large = match self.snapshot {
-            Some(_) => shared.large.copy(),
-            None => shared.large.take(),
+            Some(_) => shared.buffers.large.copy(),
+            None => shared.buffers.large.take(),
         };
         if self.error.is_none() {
             let (from, prev) = (self.durable_pos, self.durable_records);
             let stage = &mut self.stage;
-            let (len, r) = shared.durable.read_from(from, |words, records| {
+            let (len, r) = shared.buffers.durable.read_from(from, |words, records| {
                 stage.words(words, records - prev).map(|_| records)
             });
             match r {
@@ -257,7 +257,7 @@ impl<'r, W: Write> Collector<'r, W> {
         // Only now: a drained session's chunks were written from the ring.
         if free {
             for snap in chunks {
-                shared.ring.free(snap);
+                shared.buffers.ring.free(snap);
             }
         }
     }
@@ -272,7 +272,7 @@ impl<'r, W: Write> Collector<'r, W> {
             self.lost += snap.records;
             return;
         }
-        let ring = &shared.ring;
+        let ring = &shared.buffers.ring;
         if !self.live && ring.is_drained() && snap.state & 3 == crate::ring::RELEASED {
             // Released, not freed: no writer stores into it until we free
             // it after the write (`pass`).
@@ -332,7 +332,7 @@ impl<'r, W: Write> Collector<'r, W> {
             bytes_written: bytes,
             durable_records: self.durable_records,
             filler_records: fillers,
-            buffer_bytes_touched: shared.ring.leased_frontier() as u64 * 8,
+            buffer_bytes_touched: shared.buffers.ring.leased_frontier() as u64 * 8,
             threads: shared.thread_count(),
             ticks_per_second: self.ticks_per_second,
             late_records_dropped: crate::state::control::LATE.swap(0, Ordering::Relaxed),
@@ -351,7 +351,11 @@ impl<'r, W: Write> Collector<'r, W> {
         // memory. The lock keeps the streamer between two passes, so no
         // chunk is written out (and freed) meanwhile — also while nothing
         // is written yet and the snapshot is taken from memory alone.
-        let drained = shared.drained.as_ref().map(crate::state::shared::lock);
+        let drained = shared
+            .buffers
+            .drained
+            .as_ref()
+            .map(crate::state::shared::lock);
         if let Some(d) = drained.as_deref() {
             if d.bytes > 0 {
                 let tps = shared.clock.ticks_per_second();
@@ -361,14 +365,14 @@ impl<'r, W: Write> Collector<'r, W> {
                 c.emitted = d.emitted;
                 c.snapshot = Some(n);
                 c.live = true;
-                c.pass(shared, &shared.ring.snapshot_all(), false);
+                c.pass(shared, &shared.buffers.ring.snapshot_all(), false);
                 return c.finish(shared);
             }
         }
         let mut c = Collector::start(shared, out);
         c.snapshot = Some(n);
         c.live = true;
-        let chunks = shared.ring.snapshot_all();
+        let chunks = shared.buffers.ring.snapshot_all();
         c.pass(shared, &chunks, false);
         c.finish(shared)
     }
@@ -386,7 +390,7 @@ fn snapshot_marker(shared: &Shared, n: u64) -> Vec<u64> {
         kind: EventKind::Instant,
         timestamp: crate::clock::read(shared.clock.use_tsc),
         thread: ThreadRef::Inline {
-            process: shared.pid,
+            process: shared.settings.pid,
             thread: crate::thread::os_tid(),
         },
         category: StringRef::Inline(category),
@@ -399,7 +403,7 @@ fn snapshot_marker(shared: &Shared, n: u64) -> Vec<u64> {
 /// Writes the whole trace of a stopped (oneshot or circular) session.
 pub(crate) fn write_trace<W: Write>(shared: &Shared, out: W) -> Result<Stats, CollectError> {
     let mut c = Collector::start(shared, out);
-    let chunks = shared.ring.snapshot_all();
+    let chunks = shared.buffers.ring.snapshot_all();
     c.pass(shared, &chunks, false);
     Ok(c.finish(shared)?)
 }

@@ -10,7 +10,6 @@
 use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::direct::DirectFile;
@@ -25,49 +24,42 @@ pub const POLL: Duration = Duration::from_millis(1);
 /// Bytes a pass writes that make the streamer pass again at once.
 const BUSY_PASS: u64 = 2 << 20;
 
-/// Starts the streaming thread for `shared`, writing to `file`. It runs
-/// until `shared.stream_stop` is set (by the finisher, after the writers
-/// stopped), then writes what is left and returns the stats.
+/// The streaming thread's body, for `shared`, writing to `file`. It runs
+/// until `shared.helpers.stream_stop` is set (by the finisher, after the
+/// writers stopped), then writes what is left and returns the stats.
 ///
 /// A pass that wrote [`BUSY_PASS`] bytes or more is followed by another at
 /// once (writers are filling the ring fast: the sooner chunks are free
 /// again, the fewer fresh ones they need); after a smaller pass it waits
 /// [`POLL`], so that chunks go out in large writes (the CPU an `O_DIRECT`
-/// write costs is mostly per call: 0.4 ns per byte in 64 KiB writes,
-/// 0.03 in 4 MiB ones, `bench-table --sections sinks`) and the streamer, which may share a
-/// core with a writer, takes little of it.
-pub(crate) fn spawn(
-    shared: Arc<Shared>,
-    file: DirectFile,
-) -> io::Result<JoinHandle<io::Result<Stats>>> {
-    std::thread::Builder::new()
-        .name("fxt-stream".into())
-        .spawn(move || {
-            let mut file = file;
-            // Until this returns the file holds an earlier trace, whole.
-            let truncated = file.truncate();
-            let mut c = Collector::start_direct(&shared, file);
-            // An error is the collection's first: nothing more is written,
-            // finishing reports it.
-            c.check(truncated);
-            // Acquire pairs with the finisher's Release store: the writers
-            // it stopped are done before the last pass.
-            while !shared.stream_stop.load(Ordering::Acquire) {
-                // A snapshot of a drained oneshot session waits for the
-                // end of the pass (see `Collector::snapshot`).
-                let mut drained = shared.drained.as_ref().map(lock);
-                let released = shared.ring.snapshot_released();
-                let before = c.bytes();
-                c.pass(&shared, &released, true);
-                if let Some(d) = drained.as_deref_mut() {
-                    c.progress(d);
-                }
-                drop(drained);
-                if c.bytes() - before < BUSY_PASS {
-                    std::thread::park_timeout(POLL);
-                }
-            }
-            c.pass(&shared, &shared.ring.snapshot_all(), false);
-            c.finish(&shared)
-        })
+/// write costs is mostly per call, `bench-table --sections sinks` shows
+/// it by write size) and the streamer, which may share a core with a
+/// writer, takes little of it.
+pub(crate) fn run(shared: Arc<Shared>, file: DirectFile) -> io::Result<Stats> {
+    let mut file = file;
+    // Until this returns the file holds an earlier trace, whole.
+    let truncated = file.truncate();
+    let mut c = Collector::start_direct(&shared, file);
+    // An error is the collection's first: nothing more is written,
+    // finishing reports it.
+    c.check(truncated);
+    // Acquire pairs with the finisher's Release store: the writers it
+    // stopped are done before the last pass.
+    while !shared.helpers.stream_stop.load(Ordering::Acquire) {
+        // A snapshot of a drained oneshot session waits for the end of the
+        // pass (see `Collector::snapshot`).
+        let mut drained = shared.buffers.drained.as_ref().map(lock);
+        let released = shared.buffers.ring.snapshot_released();
+        let before = c.bytes();
+        c.pass(&shared, &released, true);
+        if let Some(d) = drained.as_deref_mut() {
+            c.progress(d);
+        }
+        drop(drained);
+        if c.bytes() - before < BUSY_PASS {
+            std::thread::park_timeout(POLL);
+        }
+    }
+    c.pass(&shared, &shared.buffers.ring.snapshot_all(), false);
+    c.finish(&shared)
 }

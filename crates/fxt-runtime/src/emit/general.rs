@@ -274,7 +274,7 @@ fn large_blob(w: &mut Writer, site: Site, data: &[u8]) {
     let category = string(site.category_ref(), cs.category);
     let name = string(site.name_ref(), cs.name);
     let timestamp = clock::read(w.use_tsc);
-    let encoded = if shared.large_records {
+    let encoded = if shared.settings.large_records {
         encode_to_vec(&LargeBlobWithMetadata {
             category,
             name,
@@ -286,13 +286,13 @@ fn large_blob(w: &mut Writer, site: Site, data: &[u8]) {
         .map(|words| Large { words, records: 1 })
     } else {
         let mut blob = SplitBlob::new(category, name, timestamp, thread, data);
-        blob.size_key = string(shared.durable.intern(SIZE_KEY), SIZE_KEY);
-        blob.parts_key = string(shared.durable.intern(PARTS_KEY), PARTS_KEY);
+        blob.size_key = string(shared.buffers.durable.intern(SIZE_KEY), SIZE_KEY);
+        blob.parts_key = string(shared.buffers.durable.intern(PARTS_KEY), PARTS_KEY);
         let records = 1 + blob.part_count() as u64;
         encode_to_vec(&blob).map(|words| Large { words, records })
     };
     let kept = match encoded {
-        Ok(large) => shared.large.push(large),
+        Ok(large) => shared.buffers.large.push(large),
         Err(_) => false,
     };
     if !kept {

@@ -33,23 +33,68 @@ impl ThreadCounters {
     }
 }
 
-/// Everything a session's writers, streamer and collector share.
+/// Everything a session's writers, streamer and collector share: its
+/// identity and clock, the [`Buffers`] records go to, the [`Helpers`]
+/// (threads) that serve them, the [`Settings`] fixed at start, and the
+/// bookkeeping of counts, snapshots and finishing.
+///
+/// Invariants: everything but the mutexes and counters is fixed once
+/// `session::start` publishes the session; the session is finished at most
+/// once (`finish_state`); the helpers are stopped and joined before the
+/// trace is finished (see `crate::session`).
 #[derive(Debug)]
 pub(crate) struct Shared {
     /// The session's generation (see `Control::next_generation`).
     pub(crate) generation: u32,
-    pub(crate) ring: Ring,
-    pub(crate) durable: Durable,
-    /// Large records (large blobs), outside the ring.
-    pub(crate) large: LargeRecords,
     pub(crate) clock: Clock,
-    pub(crate) pid: u64,
-    pub(crate) provider_name: String,
+    pub(crate) buffers: Buffers,
+    pub(crate) helpers: Helpers,
+    pub(crate) settings: Settings,
     pub(crate) threads: Mutex<Vec<Arc<ThreadCounters>>>,
     /// Records dropped where no thread state could count them (thread-local
     /// state already destroyed).
     pub(crate) orphan_dropped: AtomicU64,
-    /// Tells the streamer to stop (streaming mode).
+    /// Snapshots taken so far (the next one's number is this + 1).
+    pub(crate) snapshots: AtomicU64,
+    /// Held while the session is finished; `Some` once it is (see
+    /// `crate::session`).
+    pub(crate) finish_state: Mutex<Option<Stats>>,
+    /// The claim on `settings.output`, released when the session finishes.
+    pub(crate) claim: Mutex<Option<crate::output::Claim>>,
+}
+
+/// Where a session's records go.
+///
+/// Invariants: in a crash-safe session `ring`, `durable`, `large` and
+/// `init_tps` are disjoint windows of one mapping of the output file (and
+/// `init_tps` is `Some` exactly then); `drained` is `Some` exactly for a
+/// drained oneshot session, whose ring is then drained too (a streaming
+/// ring is drained without it: its file is the trace).
+#[derive(Debug)]
+pub(crate) struct Buffers {
+    pub(crate) ring: Ring,
+    pub(crate) durable: Durable,
+    /// Large records (large blobs), outside the ring.
+    pub(crate) large: LargeRecords,
+    /// Crash-safe: the ticks-per-second word of the file's initialization
+    /// record, written with an estimate at start and corrected once the
+    /// clock is calibrated.
+    pub(crate) init_tps: Option<crate::memory::words::Words>,
+    /// A drained oneshot session: what its streamer has written to
+    /// `output` so far, held by the streamer during each pass (a snapshot
+    /// copies that much of the file, then the rest from memory).
+    pub(crate) drained: Option<Mutex<Drained>>,
+}
+
+/// The session's helper threads and their stop flags (all spawned by
+/// `session::start`, in one place).
+///
+/// Invariants: a handle is `Some` from start until whoever finishes the
+/// session takes and joins it, after setting the thread's stop flag; the
+/// streamer is `Some` exactly when the ring is drained to a file.
+#[derive(Debug)]
+pub(crate) struct Helpers {
+    /// Tells the streamer to stop (set once the writers stopped).
     pub(crate) stream_stop: AtomicBool,
     /// The streaming thread, which writes the whole file and returns its
     /// stats; joined by whoever finishes.
@@ -58,34 +103,39 @@ pub(crate) struct Shared {
     pub(crate) prefault_stop: AtomicBool,
     /// The background prefaulter, joined when the session stops.
     pub(crate) prefaulter: Mutex<Option<JoinHandle<()>>>,
-    /// The configured output.
+}
+
+impl Helpers {
+    /// No helper yet, none told to stop.
+    pub(crate) fn new() -> Helpers {
+        Helpers {
+            stream_stop: AtomicBool::new(false),
+            streamer: Mutex::new(None),
+            prefault_stop: AtomicBool::new(false),
+            prefaulter: Mutex::new(None),
+        }
+    }
+}
+
+/// What the session was started with; fixed from then on.
+#[derive(Debug)]
+pub(crate) struct Settings {
+    /// The output, claimed (its `{pid}`/`{name}` expanded).
     pub(crate) output: PathBuf,
     pub(crate) mode: Mode,
+    /// The ring and durable region are a mapping of `output`.
+    pub(crate) crash_safe: bool,
     /// Blobs over 32 KiB are written as large blob records (else as split
     /// blob groups).
     pub(crate) large_records: bool,
-    /// Crash-safe: the ticks-per-second word of the file's initialization
-    /// record, written with an estimate at start and corrected once the
-    /// clock is calibrated.
-    pub(crate) init_tps: Option<crate::memory::words::Words>,
-    /// The ring and durable region are a mapping of `output`.
-    pub(crate) crash_safe: bool,
-    /// The process that started the session (a forked child is not it).
-    pub(crate) start_pid: u32,
-    /// Snapshots taken so far (the next one's number is this + 1).
-    pub(crate) snapshots: AtomicU64,
-    /// Held while the session is finished; `Some` once it is (see
-    /// `crate::session`).
-    pub(crate) finish_state: Mutex<Option<Stats>>,
-    /// The claim on `output`, released when the session finishes.
-    pub(crate) claim: Mutex<Option<crate::output::Claim>>,
     /// Recorded by `fxt record`: finishing also writes the counts beside
     /// the trace.
     pub(crate) recorded: bool,
-    /// A drained oneshot session: what its streamer has written to
-    /// `output` so far, held by the streamer during each pass (a snapshot
-    /// copies that much of the file, then the rest from memory).
-    pub(crate) drained: Option<Mutex<Drained>>,
+    /// The process id recorded in the trace.
+    pub(crate) pid: u64,
+    /// The process that started the session (a forked child is not it).
+    pub(crate) start_pid: u32,
+    pub(crate) provider_name: String,
 }
 
 /// What a drained session's streamer has written, between two passes.

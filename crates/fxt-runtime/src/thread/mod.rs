@@ -94,7 +94,7 @@ impl Writer {
     fn release_lease(&mut self) {
         let cursor = &local().cursor;
         match &self.shared {
-            Some(s) => self.hold.release(&s.ring, cursor),
+            Some(s) => self.hold.release(&s.buffers.ring, cursor),
             None => self.hold.forget(cursor),
         }
     }
@@ -123,7 +123,7 @@ impl Writer {
         if self.tid == 0 {
             self.tid = os_tid();
         }
-        self.pid = s.pid;
+        self.pid = s.settings.pid;
         let name = match &self.name {
             Some(n) => n.clone(),
             None => std::thread::current()
@@ -131,11 +131,14 @@ impl Writer {
                 .map(str::to_string)
                 .unwrap_or_else(|| format!("thread-{}", self.tid)),
         };
-        let index = s.durable.add_thread(s.pid, self.tid, &name);
+        let index = s
+            .buffers
+            .durable
+            .add_thread(s.settings.pid, self.tid, &name);
         self.counters = Some(s.add_thread());
         self.thread_bits = index.map_or(0, |i| (i as u64) << 24);
         self.inline_thread = index.is_none();
-        self.crash_safe = s.crash_safe;
+        self.crash_safe = s.settings.crash_safe;
         self.use_tsc = s.clock.use_tsc;
         self.generation = s.generation;
         self.shared = Some(s);
@@ -173,7 +176,7 @@ impl Writer {
         // releases the hold: `detach` and `Drop` release it before letting
         // the `Arc` go; `cursor` is this thread's, the one every refill of
         // this hold attached.
-        match unsafe { self.hold.refill(&shared.ring, cursor, words) } {
+        match unsafe { self.hold.refill(&shared.buffers.ring, cursor, words) } {
             Refill::Ready { overwritten } => {
                 if overwritten > 0 {
                     self.drop_records(overwritten);
@@ -404,7 +407,7 @@ pub fn set_thread_name(name: &str) {
             }
             if let Some(s) = &w.shared {
                 if state::current().is_some_and(|c| Arc::ptr_eq(&c, s)) {
-                    s.durable.name_thread(w.pid, w.tid, name);
+                    s.buffers.durable.name_thread(w.pid, w.tid, name);
                 }
             }
         }

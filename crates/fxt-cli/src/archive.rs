@@ -1,0 +1,178 @@
+//! An archive of several providers' traces, as the trace manager writes
+//! it: one magic number record, then each appended trace in turn (`fxt
+//! merge` appends files; `fxt record` appends a spool's traces with a
+//! [`Retime`] that puts every provider on one time base).
+//!
+//! Each provider of each input gets a distinct provider id: its provider
+//! info record is rewritten with the new id and followed by a provider
+//! section record, so a reader starts fresh string and thread tables for it
+//! and each provider keeps its own (two inputs may use the same string
+//! index for different strings). Provider section and provider event
+//! records are rewritten to the new ids; records that an input has before
+//! any provider info get a provider of the caller's default name. Other
+//! records are copied byte for byte, magic number records are dropped, and
+//! a malformed record is left out with a warning.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use fxt_format::decode::Record;
+use fxt_format::encode::{write_record, MagicNumber, ProviderEvent, ProviderInfo, ProviderSection};
+use fxt_format::retime::{retime_record, set_ticks_per_second};
+
+use crate::error::Error;
+use crate::input::Input;
+
+/// Puts the traces of several clocks on one time base while they are
+/// appended: `map(ticks_per_second, ticks)` gives the archive's time of a
+/// provider's timestamp, and the archive says `ticks_per_second` for every
+/// provider.
+pub struct Retime<'a> {
+    /// The archive's ticks of a provider's `ticks` at its ticks per second.
+    pub map: &'a dyn Fn(u64, u64) -> u64,
+    /// The archive's ticks per second.
+    pub ticks_per_second: u64,
+}
+
+/// An archive being written: a magic number record, then each appended
+/// trace's providers, each under a fresh provider id.
+pub struct Archive<W: Write> {
+    out: W,
+    name: String,
+    next_id: u32,
+    records: u64,
+}
+
+impl<W: Write> Archive<W> {
+    /// Starts an archive on `out` (`name` for messages).
+    pub fn new(mut out: W, name: &str) -> Result<Archive<W>, Error> {
+        write_record(&mut out, &MagicNumber).map_err(|e| Error::io(name, e))?;
+        Ok(Archive {
+            out,
+            name: name.to_owned(),
+            next_id: 1,
+            records: 1,
+        })
+    }
+
+    /// Records written so far (the magic number record included).
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    fn fresh_id(&mut self) -> u32 {
+        let id = self.next_id;
+        self.next_id = self.next_id.wrapping_add(1).max(1);
+        id
+    }
+
+    /// Appends every provider of `input` (see the module docs); records
+    /// before any provider info get a provider named `default_name`. With
+    /// `retime`, every timestamp is mapped and initialization records say
+    /// the archive's ticks per second. Returns the records appended.
+    pub fn append(
+        &mut self,
+        input: &mut Input,
+        default_name: &str,
+        retime: Option<&Retime<'_>>,
+    ) -> Result<u64, Error> {
+        let name = self.name.clone();
+        let io_err = |e: std::io::Error| Error::io(&name, e);
+        let before = self.records;
+        // Old provider id (None: records before any provider info) -> new id.
+        let mut ids: HashMap<Option<u32>, u32> = HashMap::new();
+        let mut started = false;
+        let mut scratch = Vec::new();
+        let input_name = input.name.clone();
+        input.walk("merge", |reader, record| {
+            match record {
+                Record::Magic => return Ok(()),
+                Record::ProviderInfo { provider_id, name } => {
+                    let id = self.fresh_id();
+                    ids.insert(Some(provider_id), id);
+                    begin(&mut self.out, id, &name).map_err(io_err)?;
+                    self.records += 2;
+                    started = true;
+                    return Ok(());
+                }
+                Record::ProviderSection { provider_id } => {
+                    let id = match ids.get(&Some(provider_id)) {
+                        Some(&id) => id,
+                        None => {
+                            let id = self.fresh_id();
+                            ids.insert(Some(provider_id), id);
+                            id
+                        }
+                    };
+                    write_record(&mut self.out, &ProviderSection { provider_id: id })
+                        .map_err(io_err)?;
+                    self.records += 1;
+                    started = true;
+                    return Ok(());
+                }
+                Record::ProviderEvent { provider_id, event } => {
+                    let id = ids
+                        .get(&Some(provider_id))
+                        .or_else(|| ids.get(&reader.provider_id()))
+                        .copied()
+                        .unwrap_or(0);
+                    write_record(
+                        &mut self.out,
+                        &ProviderEvent {
+                            provider_id: id,
+                            event,
+                        },
+                    )
+                    .map_err(io_err)?;
+                    self.records += 1;
+                    return Ok(());
+                }
+                _ => {}
+            }
+            if !started {
+                let id = self.fresh_id();
+                ids.insert(None, id);
+                begin(&mut self.out, id, default_name).map_err(io_err)?;
+                self.records += 2;
+                started = true;
+            }
+            let raw = reader.record_bytes().unwrap_or_default();
+            match retime {
+                None => self.out.write_all(raw).map_err(io_err)?,
+                Some(rt) => {
+                    scratch.clear();
+                    scratch.extend_from_slice(raw);
+                    if matches!(record, Record::Initialization { .. }) {
+                        set_ticks_per_second(&mut scratch, rt.ticks_per_second)
+                    } else {
+                        let tps = reader.ticks_per_second();
+                        retime_record(&mut scratch, &mut |t| (rt.map)(tps, t))
+                    }
+                    .map_err(|e| Error::msg(format!("{input_name}: {e}")))?;
+                    self.out.write_all(&scratch).map_err(io_err)?;
+                }
+            }
+            self.records += 1;
+            Ok(())
+        })?;
+        Ok(self.records - before)
+    }
+
+    /// Flushes the archive and returns its writer.
+    pub fn finish(mut self) -> Result<W, Error> {
+        self.out.flush().map_err(|e| Error::io(&self.name, e))?;
+        Ok(self.out)
+    }
+}
+
+/// A provider info record and a section for it.
+fn begin<W: Write>(out: &mut W, id: u32, name: &str) -> std::io::Result<()> {
+    write_record(
+        out,
+        &ProviderInfo {
+            provider_id: id,
+            name,
+        },
+    )?;
+    write_record(out, &ProviderSection { provider_id: id })
+}

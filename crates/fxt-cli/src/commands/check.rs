@@ -1,0 +1,192 @@
+//! `fxt check`: strict validation, or (`--perfetto`) what Perfetto and
+//! Tracy would misread or drop.
+//!
+//! The strict check reports, each with its byte offset:
+//!
+//! * records the decoder rejects (malformed, cut short, size 0);
+//! * a trace that does not start with a magic number record;
+//! * reserved bits that are not zero, in record headers, in the large blob
+//!   format header and in argument headers (read from the raw words, see
+//!   [`fxt_format::reserved`]);
+//! * references to string or thread indices no earlier record defined;
+//! * duration complete events that end before they begin;
+//! * duration begin / end events not matched per thread (an end with no
+//!   open begin, a begin never ended, an end whose name is not its begin's,
+//!   an end before its begin).
+//!
+//! Prints `FILE: offset 0x..: problem` lines and a summary; exits 1 if
+//! there is any problem. Records of types this tool does not know are not
+//! problems (readers skip them by their size); the summary counts them.
+//!
+//! The rules live in [`crate::problems`] and [`crate::durations`]:
+//! `fxt recover` drops or repairs records by the same rules, so that what
+//! it writes passes.
+//!
+//! With `--perfetto`, [`fxt_format::compat::check_perfetto`] runs instead:
+//! records sized differently by header bits 4–15 (large records), slices
+//! Perfetto's import drops (or cuts short: a warning, not a problem), and
+//! references used before their definition.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use fxt_format::compat::{check_perfetto, framing::decoder_walk};
+use fxt_format::decode::{EventKind, Record};
+
+use crate::durations::{end_without_begin, never_ended, Closed, Durations};
+use crate::error::Error;
+use crate::input::Input;
+use crate::problems::{record_problems, Problem, Reason};
+
+/// Arguments of `fxt check`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The trace (`-` for stdin).
+    file: String,
+    /// Report what Perfetto and Tracy would misread or drop (records sized
+    /// wrongly by header bits 4-15, slices Perfetto drops, references used
+    /// before their definition) instead of the strict check.
+    #[arg(long)]
+    perfetto: bool,
+}
+
+/// Runs `fxt check`.
+pub fn run(args: Args) -> Result<ExitCode, Error> {
+    let mut input = Input::open_bytes(&args.file)?;
+    if args.perfetto {
+        return run_perfetto(&input);
+    }
+    input.quiet = true;
+    let mut problems: Vec<Problem> = Vec::new();
+    let mut durations = Durations::default();
+    let mut first = true;
+    let mut unknown = 0u64;
+    let walk = input.walk("check", |reader, record| {
+        let offset = reader.record_offset();
+        if first && record != Record::Magic {
+            problems.push(Problem {
+                offset,
+                reason: Reason::NoMagic,
+                message: "the trace does not start with a magic number record".into(),
+            });
+        }
+        first = false;
+        problems.extend(record_problems(offset, &record, reader.record_bytes()));
+        match &record {
+            Record::Unknown(_) => unknown += 1,
+            Record::Event(e) => match e.kind {
+                EventKind::DurationBegin => durations.begin(reader.provider_id(), offset, e),
+                EventKind::DurationEnd => match durations.end(reader.provider_id(), offset, e) {
+                    Closed::Nothing => problems.push(end_without_begin(offset, e)),
+                    Closed::Begin(_, pair) => problems.extend(pair),
+                },
+                _ => {}
+            },
+            _ => {}
+        }
+        Ok(())
+    })?;
+    for (t, begin) in durations.never_ended() {
+        problems.push(never_ended(&t, &begin));
+    }
+    for e in walk.skipped.iter().chain(&walk.damage) {
+        let mut message = e.to_string();
+        if e.is_fatal() {
+            message.push_str("; nothing after it can be read");
+        }
+        problems.push(Problem {
+            offset: e.offset(),
+            reason: Reason::Malformed,
+            message,
+        });
+    }
+    problems.sort_by_key(|p| p.offset);
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let name = &input.name;
+    for p in &problems {
+        writeln!(out, "{name}: offset {:#x}: {}", p.offset, p.message)?;
+    }
+    let notes = if unknown > 0 {
+        format!(", {unknown} of unknown types (skipped)")
+    } else {
+        String::new()
+    };
+    if problems.is_empty() {
+        writeln!(out, "{name}: ok, {} records{notes}", walk.records)?;
+        Ok(ExitCode::SUCCESS)
+    } else {
+        let n = problems.len();
+        writeln!(
+            out,
+            "{name}: {n} problem{} in {} records{notes}",
+            plural(n),
+            walk.records
+        )?;
+        Ok(ExitCode::from(1))
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// `fxt check --perfetto`: one line per finding, in file order, then a
+/// summary; exit status 1 if anything would be misread or dropped.
+fn run_perfetto(input: &Input) -> Result<ExitCode, Error> {
+    let bytes = input.bytes().unwrap_or_default();
+    let report = check_perfetto(bytes);
+    let mut lines: Vec<(u64, String)> = Vec::new();
+    for issue in &report.framing {
+        lines.push((issue.offset(), issue.to_string()));
+    }
+    let mut cut = 0usize;
+    for drop in &report.slices {
+        if drop.is_dropped() {
+            lines.push((drop.offset, drop.to_string()));
+        } else {
+            cut += 1;
+            lines.push((drop.offset, format!("warning: {drop}")));
+        }
+    }
+    for r in &report.refs {
+        lines.push((r.offset, r.to_string()));
+    }
+    // Stable: findings about one record keep the order above.
+    lines.sort_by_key(|l| l.0);
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let name = &input.name;
+    for (_, line) in &lines {
+        writeln!(out, "{name}: {line}")?;
+    }
+    let records = decoder_walk(bytes).starts.len();
+    let warnings = if cut > 0 {
+        format!(", {cut} slice{} cut short (warnings)", plural(cut))
+    } else {
+        String::new()
+    };
+    if report.is_clean() {
+        writeln!(
+            out,
+            "{name}: ok for Perfetto and Tracy, {records} records{warnings}"
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let dropped = report.slices.iter().filter(|s| s.is_dropped()).count();
+    let n = report.len();
+    writeln!(
+        out,
+        "{name}: {n} problem{} for Perfetto and Tracy in {records} records: {} misframed, {dropped} slice{} dropped, {} undefined reference{}{warnings}",
+        plural(n),
+        report.framing.len(),
+        plural(dropped),
+        report.refs.len(),
+        plural(report.refs.len()),
+    )?;
+    Ok(ExitCode::from(1))
+}

@@ -1,0 +1,328 @@
+//! `fxt dump`: one readable line per record.
+//!
+//! ```text
+//! magic
+//! provider_info id=1 name="app"
+//! initialization ticks_per_second=1000000000
+//! string index=1 "demo"
+//! thread index=1 process=10 thread=11
+//! duration_complete ts=1000 end=1500 thread=10/11 category="demo" name="work" n=3 label="x"
+//! ```
+//!
+//! Strings are quoted (Rust escapes); a reference to an undefined string or
+//! thread index shows as `<undefined string #N>` / `<undefined thread #N>`.
+//!
+//! A split blob group (an instant `fxt.blob.size` / `fxt.blob.parts`, then
+//! its blob records; see `fxt_format::encode::SplitBlob`) shows as the
+//! instant and one blob holding the whole payload, `(joined from N blob
+//! records)`, at the offset of its first part; `--no-join` shows the parts
+//! as written. `--payloads` adds the bytes of blobs, large blobs and blob
+//! arguments in hex (`payload=0a1b..`).
+
+use std::fmt::Write as _;
+use std::io::{self, BufWriter, Write};
+use std::process::ExitCode;
+
+use fxt_format::decode::{
+    Arg, ArgValue, BlobJoiner, EventKind, Joined, Process, Record, Text, Thread,
+};
+
+use crate::error::Error;
+use crate::input::Input;
+use crate::names::event_kind_name;
+
+/// Arguments of `fxt dump`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The trace (`-` for stdin).
+    file: String,
+    /// Start each line with the record's byte offset.
+    #[arg(long)]
+    offsets: bool,
+    /// Print the bytes of blobs, large blobs and blob arguments (hex).
+    #[arg(long)]
+    payloads: bool,
+    /// Show the blob records of a split blob group as written instead of
+    /// one joined blob.
+    #[arg(long)]
+    no_join: bool,
+}
+
+/// Runs `fxt dump`.
+pub fn run(args: Args) -> Result<ExitCode, Error> {
+    let mut input = Input::open(&args.file)?;
+    let stdout = io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut line = String::new();
+    let mut print = |joined: Joined| -> Result<(), Error> {
+        let Ok(record) = joined.item else {
+            return Ok(()); // the walk warns about it
+        };
+        line.clear();
+        if args.offsets {
+            let _ = write!(line, "{:#010x} ", joined.offset);
+        }
+        format_record(&mut line, &record, args.payloads);
+        if joined.joined_parts > 0 {
+            let _ = write!(line, " (joined from {} blob records)", joined.joined_parts);
+        }
+        line.push('\n');
+        out.write_all(line.as_bytes())
+            .map_err(|e| Error::io("stdout", e))
+    };
+    let mut joiner = BlobJoiner::new();
+    // Where the record after the last one seen starts: a record starting
+    // elsewhere means the walk skipped a malformed one, which ends a group.
+    let mut next_offset = 0u64;
+    input.walk("dump", |reader, record| {
+        let offset = reader.record_offset();
+        if args.no_join {
+            return print(Joined {
+                offset,
+                item: Ok(record),
+                joined_parts: 0,
+            });
+        }
+        if offset != next_offset {
+            joiner.finish();
+        }
+        next_offset = reader.position();
+        joiner.push(offset, Ok(record));
+        while let Some(joined) = joiner.pop() {
+            print(joined)?;
+        }
+        Ok(())
+    })?;
+    joiner.finish();
+    while let Some(joined) = joiner.pop() {
+        print(joined)?;
+    }
+    out.flush().map_err(|e| Error::io("stdout", e))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Appends a quoted string field.
+pub fn text(out: &mut String, t: &Text) {
+    let _ = match t.as_str() {
+        Some(s) => write!(out, "{s:?}"),
+        None => write!(out, "{t}"),
+    };
+}
+
+/// Appends a thread field (`process/thread`).
+pub fn thread(out: &mut String, t: &Thread) {
+    let _ = match t {
+        Thread::Known { process, thread } => write!(out, "{process}/{thread}"),
+        Thread::Undefined(i) => write!(out, "<undefined thread #{i}>"),
+    };
+}
+
+/// Appends an argument value.
+pub fn arg_value(out: &mut String, v: &ArgValue) {
+    let _ = match v {
+        ArgValue::Null => write!(out, "null"),
+        ArgValue::I32(x) => write!(out, "{x}"),
+        ArgValue::U32(x) => write!(out, "{x}"),
+        ArgValue::I64(x) => write!(out, "{x}"),
+        ArgValue::U64(x) => write!(out, "{x}"),
+        ArgValue::F64(x) => write!(out, "{x:?}"),
+        ArgValue::Str(t) => {
+            text(out, t);
+            Ok(())
+        }
+        ArgValue::Pointer(p) => write!(out, "{p:#x}"),
+        ArgValue::Koid(k) => write!(out, "koid({k})"),
+        ArgValue::Bool(b) => write!(out, "{b}"),
+        ArgValue::Blob(b) => write!(out, "blob({} bytes)", b.len()),
+        ArgValue::Unknown { arg_type, .. } => write!(out, "unknown(type {arg_type})"),
+    };
+}
+
+/// Appends ` key=value` for each argument (blob arguments with their
+/// bytes if `payloads`).
+fn args(out: &mut String, args: &[Arg], payloads: bool) {
+    for a in args {
+        out.push(' ');
+        match a.name.as_str() {
+            Some(s) => out.push_str(s),
+            None => text(out, &a.name),
+        }
+        out.push('=');
+        match &a.value {
+            ArgValue::Blob(b) if payloads => {
+                let _ = write!(out, "blob({} bytes: ", b.len());
+                hex(out, b);
+                out.push(')');
+            }
+            v => arg_value(out, v),
+        }
+    }
+}
+
+/// Appends ` payload=<hex>`.
+fn payload(out: &mut String, bytes: &[u8]) {
+    out.push_str(" payload=");
+    hex(out, bytes);
+}
+
+/// Appends `bytes` in lowercase hex.
+fn hex(out: &mut String, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(bytes.len() * 2);
+    for &b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+}
+
+/// Formats one record as a line (without the newline), with the bytes of
+/// its blobs if `payloads`.
+pub fn format_record(out: &mut String, record: &Record, payloads: bool) {
+    let args = |out: &mut String, a: &[Arg]| args(out, a, payloads);
+    let payload = |out: &mut String, bytes: &[u8]| {
+        if payloads {
+            payload(out, bytes);
+        }
+    };
+    let _ = match record {
+        Record::Magic => write!(out, "magic"),
+        Record::ProviderInfo { provider_id, name } => {
+            write!(out, "provider_info id={provider_id} name={name:?}")
+        }
+        Record::ProviderSection { provider_id } => write!(out, "provider_section id={provider_id}"),
+        Record::ProviderEvent { provider_id, event } => {
+            let what = if *event == 0 {
+                " (buffer filled up)"
+            } else {
+                ""
+            };
+            write!(out, "provider_event id={provider_id} event={event}{what}")
+        }
+        Record::Initialization { ticks_per_second } => {
+            write!(out, "initialization ticks_per_second={ticks_per_second}")
+        }
+        Record::String { index, value } => write!(out, "string index={index} {:?}", &**value),
+        Record::Thread {
+            index,
+            process,
+            thread,
+        } => write!(
+            out,
+            "thread index={index} process={process} thread={thread}"
+        ),
+        Record::Event(e) => {
+            let _ = write!(out, "{} ts={}", event_kind_name(&e.kind), e.timestamp);
+            let _ = match e.kind {
+                EventKind::Counter { id }
+                | EventKind::AsyncBegin { id }
+                | EventKind::AsyncInstant { id }
+                | EventKind::AsyncEnd { id }
+                | EventKind::FlowBegin { id }
+                | EventKind::FlowStep { id }
+                | EventKind::FlowEnd { id } => write!(out, " id={id}"),
+                EventKind::DurationComplete { end } => write!(out, " end={end}"),
+                _ => Ok(()),
+            };
+            out.push_str(" thread=");
+            thread(out, &e.thread);
+            out.push_str(" category=");
+            text(out, &e.category);
+            out.push_str(" name=");
+            text(out, &e.name);
+            args(out, &e.args);
+            Ok(())
+        }
+        Record::Blob(b) => {
+            out.push_str("blob name=");
+            text(out, &b.name);
+            let _ = write!(out, " type={:?} size={}", b.blob_type, b.payload.len());
+            payload(out, &b.payload);
+            Ok(())
+        }
+        Record::UserspaceObject(o) => {
+            let _ = write!(out, "userspace_object pointer={:#x} process=", o.pointer);
+            let _ = match o.process {
+                Process::Known(p) => write!(out, "{p}"),
+                Process::Undefined(i) => write!(out, "<undefined thread #{i}>"),
+            };
+            out.push_str(" name=");
+            text(out, &o.name);
+            args(out, &o.args);
+            Ok(())
+        }
+        Record::KernelObject(o) => {
+            let _ = write!(
+                out,
+                "kernel_object koid={} type={} name=",
+                o.koid, o.object_type
+            );
+            text(out, &o.name);
+            args(out, &o.args);
+            Ok(())
+        }
+        Record::ContextSwitch(c) => {
+            let _ = write!(
+                out,
+                "context_switch ts={} cpu={} outgoing_state={:?} outgoing={} incoming={}",
+                c.timestamp, c.cpu, c.outgoing_state, c.outgoing_thread, c.incoming_thread
+            );
+            args(out, &c.args);
+            Ok(())
+        }
+        Record::ThreadWakeup(w) => {
+            let _ = write!(
+                out,
+                "thread_wakeup ts={} cpu={} waking={}",
+                w.timestamp, w.cpu, w.waking_thread
+            );
+            args(out, &w.args);
+            Ok(())
+        }
+        Record::LegacyContextSwitch(c) => {
+            let _ = write!(
+                out,
+                "legacy_context_switch ts={} cpu={} outgoing_state={:?} outgoing=",
+                c.timestamp, c.cpu, c.outgoing_state
+            );
+            thread(out, &c.outgoing_thread);
+            out.push_str(" incoming=");
+            thread(out, &c.incoming_thread);
+            write!(
+                out,
+                " outgoing_priority={} incoming_priority={}",
+                c.outgoing_priority, c.incoming_priority
+            )
+        }
+        Record::Log(l) => {
+            let _ = write!(out, "log ts={} thread=", l.timestamp);
+            thread(out, &l.thread);
+            write!(out, " message={:?}", l.message)
+        }
+        Record::LargeBlobWithMetadata(b) => {
+            let _ = write!(out, "large_blob ts={} thread=", b.timestamp);
+            thread(out, &b.thread);
+            out.push_str(" category=");
+            text(out, &b.category);
+            out.push_str(" name=");
+            text(out, &b.name);
+            let _ = write!(out, " size={}", b.payload.len());
+            args(out, &b.args);
+            payload(out, &b.payload);
+            Ok(())
+        }
+        Record::LargeBlobNoMetadata(b) => {
+            out.push_str("large_blob category=");
+            text(out, &b.category);
+            out.push_str(" name=");
+            text(out, &b.name);
+            let _ = write!(out, " size={}", b.payload.len());
+            payload(out, &b.payload);
+            Ok(())
+        }
+        Record::Unknown(u) => write!(
+            out,
+            "unknown record_type={} header={:#018x} words={}",
+            u.record_type, u.header, u.size_words
+        ),
+    };
+}

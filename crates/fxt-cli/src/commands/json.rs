@@ -1,0 +1,213 @@
+//! `fxt json`: Chrome Trace Event JSON, streamed.
+//!
+//! Each event is written as soon as it is decoded (the array and object
+//! framing is written by hand), so memory stays bounded whatever the size of
+//! the trace.
+//!
+//! | FXT | Chrome `ph` |
+//! |---|---|
+//! | instant | `i` (thread scope) |
+//! | counter | `C` (`id` when not 0) |
+//! | duration begin / end / complete | `B` / `E` / `X` (`dur`) |
+//! | async begin / instant / end | `b` / `n` / `e` with `id` |
+//! | flow begin / step / end | `s` / `t` / `f` with `id`; `t` and `f` have `"bp":"e"` (FXT flows bind to the enclosing slice) |
+//! | kernel object (process / thread) | `M` `process_name` / `thread_name` |
+//! | log | `i` in category `log`, named by the message |
+//!
+//! `pid` and `tid` are the process and thread koids; `ts` and `dur` are
+//! microseconds (fractions keep nanoseconds); arguments become `args`
+//! (pointers as hex strings, blobs as their size).
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::process::ExitCode;
+
+use fxt_format::decode::{Arg, ArgValue, Event, EventKind, Record, Text, Thread};
+
+use crate::error::Error;
+use crate::input::{ticks_to_ns, Input};
+
+/// Arguments of `fxt json`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The trace (`-` for stdin).
+    file: String,
+    /// Output file (default: stdout).
+    #[arg(short, long)]
+    output: Option<String>,
+}
+
+/// Runs `fxt json`.
+pub fn run(args: Args) -> Result<ExitCode, Error> {
+    let mut input = Input::open(&args.file)?;
+    let out_name = args.output.clone().unwrap_or_else(|| "stdout".into());
+    let sink: Box<dyn Write> = match &args.output {
+        Some(path) if path != "-" => Box::new(
+            File::create(path).map_err(|e| Error::msg(format!("cannot create {path}: {e}")))?,
+        ),
+        _ => Box::new(io::stdout().lock()),
+    };
+    let mut out = BufWriter::with_capacity(1 << 16, sink);
+    let io_err = |e: io::Error| Error::io(&out_name, e);
+    out.write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[")
+        .map_err(io_err)?;
+    let mut first = true;
+    input.walk("json", |reader, record| {
+        let tps = reader.ticks_per_second();
+        let written = write_record(&mut out, &record, tps, first).map_err(io_err)?;
+        first &= !written;
+        Ok(())
+    })?;
+    out.write_all(b"\n]}\n").map_err(io_err)?;
+    out.flush().map_err(io_err)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the Chrome event for `record`, if it has one; returns whether it
+/// wrote anything.
+fn write_record<W: Write>(w: &mut W, record: &Record, tps: u64, first: bool) -> io::Result<bool> {
+    let sep: &[u8] = if first { b"\n" } else { b",\n" };
+    match record {
+        Record::Event(e) => {
+            w.write_all(sep)?;
+            event(w, e, tps)?;
+        }
+        Record::KernelObject(o) if o.object_type == 1 || o.object_type == 2 => {
+            w.write_all(sep)?;
+            if o.object_type == 1 {
+                write!(
+                    w,
+                    "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},",
+                    o.koid
+                )?;
+                w.write_all(b"\"args\":{\"name\":")?;
+            } else {
+                let process = o.process_koid().unwrap_or(0);
+                write!(
+                    w,
+                    "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{process},\"tid\":{},",
+                    o.koid
+                )?;
+                w.write_all(b"\"args\":{\"name\":")?;
+            }
+            text(w, &o.name)?;
+            w.write_all(b"}}")?;
+        }
+        Record::Log(l) => {
+            w.write_all(sep)?;
+            w.write_all(b"{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"log\",\"name\":")?;
+            string(w, &l.message)?;
+            w.write_all(b",\"ts\":")?;
+            micros(w, ticks_to_ns(l.timestamp, tps))?;
+            pid_tid(w, &l.thread)?;
+            w.write_all(b"}")?;
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+fn event<W: Write>(w: &mut W, e: &Event, tps: u64) -> io::Result<()> {
+    let ph = match e.kind {
+        EventKind::Instant => "i",
+        EventKind::Counter { .. } => "C",
+        EventKind::DurationBegin => "B",
+        EventKind::DurationEnd => "E",
+        EventKind::DurationComplete { .. } => "X",
+        EventKind::AsyncBegin { .. } => "b",
+        EventKind::AsyncInstant { .. } => "n",
+        EventKind::AsyncEnd { .. } => "e",
+        EventKind::FlowBegin { .. } => "s",
+        EventKind::FlowStep { .. } => "t",
+        EventKind::FlowEnd { .. } => "f",
+    };
+    write!(w, "{{\"ph\":\"{ph}\",\"cat\":")?;
+    text(w, &e.category)?;
+    w.write_all(b",\"name\":")?;
+    text(w, &e.name)?;
+    w.write_all(b",\"ts\":")?;
+    let start = ticks_to_ns(e.timestamp, tps);
+    micros(w, start)?;
+    pid_tid(w, &e.thread)?;
+    match e.kind {
+        EventKind::Instant => w.write_all(b",\"s\":\"t\"")?,
+        EventKind::DurationComplete { end } => {
+            w.write_all(b",\"dur\":")?;
+            micros(w, ticks_to_ns(end, tps).saturating_sub(start))?;
+        }
+        EventKind::Counter { id } if id != 0 => write!(w, ",\"id\":\"{id:#x}\"")?,
+        EventKind::AsyncBegin { id }
+        | EventKind::AsyncInstant { id }
+        | EventKind::AsyncEnd { id }
+        | EventKind::FlowBegin { id } => write!(w, ",\"id\":\"{id:#x}\"")?,
+        EventKind::FlowStep { id } | EventKind::FlowEnd { id } => {
+            write!(w, ",\"id\":\"{id:#x}\",\"bp\":\"e\"")?
+        }
+        _ => {}
+    }
+    if !e.args.is_empty() {
+        w.write_all(b",\"args\":")?;
+        args(w, &e.args)?;
+    }
+    w.write_all(b"}")
+}
+
+fn pid_tid<W: Write>(w: &mut W, thread: &Thread) -> io::Result<()> {
+    let (p, t) = match *thread {
+        Thread::Known { process, thread } => (process, thread),
+        Thread::Undefined(_) => (0, 0),
+    };
+    write!(w, ",\"pid\":{p},\"tid\":{t}")
+}
+
+/// Nanoseconds as microseconds.
+fn micros<W: Write>(w: &mut W, ns: u64) -> io::Result<()> {
+    let (whole, frac) = (ns / 1000, ns % 1000);
+    if frac == 0 {
+        write!(w, "{whole}")
+    } else if frac % 100 == 0 {
+        write!(w, "{whole}.{}", frac / 100)
+    } else if frac % 10 == 0 {
+        write!(w, "{whole}.{:02}", frac / 10)
+    } else {
+        write!(w, "{whole}.{frac:03}")
+    }
+}
+
+fn string<W: Write>(w: &mut W, s: &str) -> io::Result<()> {
+    serde_json::to_writer(w, s).map_err(io::Error::from)
+}
+
+fn text<W: Write>(w: &mut W, t: &Text) -> io::Result<()> {
+    match t.as_str() {
+        Some(s) => string(w, s),
+        None => string(w, &t.to_string()),
+    }
+}
+
+fn args<W: Write>(w: &mut W, args: &[Arg]) -> io::Result<()> {
+    w.write_all(b"{")?;
+    for (i, a) in args.iter().enumerate() {
+        if i > 0 {
+            w.write_all(b",")?;
+        }
+        text(w, &a.name)?;
+        w.write_all(b":")?;
+        match &a.value {
+            ArgValue::Null => w.write_all(b"null")?,
+            ArgValue::I32(x) => write!(w, "{x}")?,
+            ArgValue::U32(x) => write!(w, "{x}")?,
+            ArgValue::I64(x) => write!(w, "{x}")?,
+            ArgValue::U64(x) | ArgValue::Koid(x) => write!(w, "{x}")?,
+            ArgValue::F64(x) => serde_json::to_writer(&mut *w, x).map_err(io::Error::from)?,
+            ArgValue::Str(t) => text(w, t)?,
+            ArgValue::Pointer(p) => write!(w, "\"{p:#x}\"")?,
+            ArgValue::Bool(b) => write!(w, "{b}")?,
+            ArgValue::Blob(b) => write!(w, "\"<blob of {} bytes>\"", b.len())?,
+            ArgValue::Unknown { arg_type, .. } => {
+                write!(w, "\"<unknown argument type {arg_type}>\"")?
+            }
+        }
+    }
+    w.write_all(b"}")
+}

@@ -1,0 +1,46 @@
+//! `fxt merge`: the trace manager's job. Concatenates the traces of several
+//! providers (several processes, say) into one archive that opens as one
+//! trace.
+//!
+//! The archive is written by [`crate::archive`]: each provider of each
+//! input under a fresh provider id; records that an input has before any
+//! provider info get a provider named after the input file. A damaged input
+//! contributes the records up to its damage.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::Path;
+use std::process::ExitCode;
+
+use crate::archive::Archive;
+use crate::error::Error;
+use crate::input::Input;
+
+/// Arguments of `fxt merge`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The traces to merge, in order (`-` for stdin, once).
+    #[arg(required = true)]
+    files: Vec<String>,
+    /// The archive to write.
+    #[arg(short, long)]
+    output: String,
+}
+
+/// Runs `fxt merge`.
+pub fn run(args: Args) -> Result<ExitCode, Error> {
+    let out_name = args.output.clone();
+    let file = File::create(&args.output)
+        .map_err(|e| Error::msg(format!("cannot create {out_name}: {e}")))?;
+    let mut archive = Archive::new(BufWriter::with_capacity(1 << 16, file), &out_name)?;
+    for path in &args.files {
+        let mut input = Input::open_bytes(path)?;
+        let default_name = Path::new(path)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "trace".into());
+        archive.append(&mut input, &default_name, None)?;
+    }
+    archive.finish()?;
+    Ok(ExitCode::SUCCESS)
+}

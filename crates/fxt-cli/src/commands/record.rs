@@ -1,0 +1,263 @@
+//! `fxt record [OPTIONS] -- CMD [ARGS...]`: runs a command with tracing set
+//! up for it and every descendant that links fxt, and merges their traces
+//! into one archive on one time base.
+//!
+//! The recorder creates a private spool folder
+//! ([`crate::recording::spool`]) and runs the command with `FXT_RECORD`
+//! naming it: every session any process of the tree starts (with
+//! `fxt::start`, whatever its `Config`) writes its own crash-safe trace
+//! there, named by its pid, with the recorder's buffer, mode and categories
+//! (`FXT_BUFFER`, `FXT_MODE`, `FXT_CATEGORIES`). SIGINT and SIGTERM sent to
+//! the recorder are forwarded to the command. When the command exits, the
+//! recorder waits a little for descendants still writing, then appends
+//! every trace to the archive with one provider per process (named after
+//! the process, real pids and tids), every timestamp mapped to
+//! `CLOCK_MONOTONIC_RAW` nanoseconds ([`crate::recording::timebase`]),
+//! prints one summary line, removes the spool and exits with the command's
+//! status. With `--sched` (Linux) it also captures the kernel's scheduling
+//! of the tree from before the command starts ([`crate::recording::sched`])
+//! and adds it as one more provider.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::error::Error;
+use crate::recording::capture::start_sched;
+use crate::recording::collect::collect;
+use crate::recording::spool::{self, Spool};
+use crate::recording::timebase::{self, TimeBase};
+
+/// Arguments of `fxt record`.
+#[derive(clap::Args)]
+#[command(trailing_var_arg = true)]
+pub struct Args {
+    /// The archive to write.
+    #[arg(short, long, default_value = "trace.fxt")]
+    output: PathBuf,
+    /// Buffer size of every traced process (bytes; suffixes K, M, G).
+    #[arg(long)]
+    buffer: Option<String>,
+    /// Buffering mode of every traced process: oneshot, circular or
+    /// streaming (crash-safe unless streaming).
+    #[arg(long)]
+    mode: Option<String>,
+    /// Categories every traced process records (comma-separated; `*` = all).
+    #[arg(long)]
+    categories: Option<String>,
+    /// Seconds to wait, after the command exits, for descendants still
+    /// writing their traces.
+    #[arg(long, default_value_t = 2.0)]
+    linger: f64,
+    /// Keep the spool folder (the processes' own traces) after merging.
+    #[arg(long)]
+    keep_spool: bool,
+    /// Merge a spool folder left by an `fxt record` that did not finish,
+    /// instead of running a command.
+    #[arg(long, value_name = "DIR", conflicts_with = "command")]
+    from_spool: Option<PathBuf>,
+    /// Also record the kernel's scheduling of the traced processes
+    /// (context switches and wakeups, Linux; needs root, CAP_PERFMON or
+    /// kernel.perf_event_paranoid <= -1).
+    #[arg(long)]
+    sched: bool,
+    /// With --sched: keep the scheduling of every process of the system,
+    /// not only the traced tree's.
+    #[arg(long, requires = "sched")]
+    sched_system: bool,
+    /// The command and its arguments (after `--`).
+    #[arg(value_name = "CMD", required_unless_present = "from_spool")]
+    command: Vec<OsString>,
+}
+
+/// The signal to forward, set by the handler (0: none).
+static PENDING: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
+    let code = unsafe { (*info).si_code };
+    // A terminal's Ctrl-C (si_code > 0: sent by the kernel) already
+    // reaches the whole foreground process group, the command included;
+    // forward only what a process sent to the recorder alone (`kill`).
+    if code <= 0 {
+        PENDING.store(sig, Ordering::Relaxed);
+    }
+}
+
+/// Installs the forwarding handler for SIGINT and SIGTERM (no SA_RESTART,
+/// so `waitpid` returns EINTR and the loop forwards at once).
+fn install_forwarding() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction is a valid "no flags, empty mask"
+        // value; the handler is an `extern "C"` function with the
+        // SA_SIGINFO signature that only stores to an atomic
+        // (async-signal-safe). The command's exec resets it to the default.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as *const () as usize;
+            sa.sa_flags = libc::SA_SIGINFO;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// How the command ended.
+enum Ended {
+    Exited(i32),
+    Signaled(i32),
+}
+
+/// Waits for `pid`, forwarding signals to it.
+fn wait_forwarding(pid: libc::pid_t) -> Result<Ended, Error> {
+    loop {
+        let mut status = 0;
+        // SAFETY: `status` is a valid out-pointer; `pid` is our child.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if r == pid {
+            if libc::WIFEXITED(status) {
+                return Ok(Ended::Exited(libc::WEXITSTATUS(status)));
+            }
+            if libc::WIFSIGNALED(status) {
+                return Ok(Ended::Signaled(libc::WTERMSIG(status)));
+            }
+            continue;
+        }
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(Error::msg(format!("waiting for the command: {e}")));
+        }
+        let sig = PENDING.swap(0, Ordering::Relaxed);
+        if sig != 0 {
+            // SAFETY: plain kill(2) of our own child.
+            unsafe { libc::kill(pid, sig) };
+        }
+    }
+}
+
+/// Runs `fxt record`.
+pub fn run(args: Args) -> Result<ExitCode, Error> {
+    let parent = match args.output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if let Some(dir) = &args.from_spool {
+        let info =
+            spool::read_info(dir).map_err(|e| Error::msg(format!("{}: {e}", dir.display())))?;
+        let end = (info.boot_id == spool::boot_id())
+            .then(timebase::anchor)
+            .flatten();
+        if !info.boot_id.is_empty() && info.boot_id != spool::boot_id() {
+            eprintln!(
+                "fxt record: {} was recorded before a reboot; TSC timestamps are scaled by each process's own rate, not put on one time base",
+                dir.display()
+            );
+        }
+        let base = TimeBase::new(info.start, end);
+        let summary = collect(dir, &args.output, &parent, base, None)?;
+        summary.print(&args.output);
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    let spool = Spool::create(&parent).map_err(|e| {
+        Error::msg(format!(
+            "cannot create a spool folder in {}: {e}",
+            parent.display()
+        ))
+    })?;
+    let start = timebase::anchor();
+    let started = Instant::now();
+    spool
+        .write_info(start)
+        .map_err(|e| Error::io(&spool.dir.display().to_string(), e))?;
+
+    let mut cmd = Command::new(&args.command[0]);
+    cmd.args(&args.command[1..]).env("FXT_RECORD", &spool.dir);
+    for (var, value) in [
+        ("FXT_BUFFER", &args.buffer),
+        ("FXT_MODE", &args.mode),
+        ("FXT_CATEGORIES", &args.categories),
+    ] {
+        if let Some(v) = value {
+            cmd.env(var, v);
+        }
+    }
+    // Scheduling is captured from before the command starts, so its first
+    // forks are seen.
+    let capture = if args.sched { start_sched() } else { None };
+    install_forwarding();
+    let child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&spool.dir);
+            return Err(Error::msg(format!(
+                "cannot run {}: {e}",
+                args.command[0].to_string_lossy()
+            )));
+        }
+    };
+    let ended = wait_forwarding(child.id() as libc::pid_t)?;
+
+    // Descendants may still be writing (a daemon, a child the command did
+    // not wait for): give them `linger` seconds.
+    let deadline = Instant::now() + Duration::from_secs_f64(args.linger.clamp(0.0, 3600.0));
+    let still_writing = loop {
+        let writing: Vec<u32> = spool::entries(&spool.dir)
+            .unwrap_or_default()
+            .iter()
+            .filter(|e| spool::being_written(&e.path))
+            .map(|e| e.pid)
+            .collect();
+        if writing.is_empty() || Instant::now() >= deadline {
+            break writing;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // Anchors at least 20 ms apart: the TSC rate between them is then
+    // known to about 10^-5 or better.
+    if let Some(rest) = Duration::from_millis(20).checked_sub(started.elapsed()) {
+        std::thread::sleep(rest);
+    }
+    let base = TimeBase::new(start, timebase::anchor());
+    let sched = capture.map(|c| c.finish(args.sched_system, child.id()));
+
+    match collect(&spool.dir, &args.output, &parent, base, sched) {
+        Ok(mut summary) => {
+            summary.still_writing = still_writing;
+            summary.print(&args.output);
+            if args.keep_spool {
+                eprintln!("fxt record: the spool is kept in {}", spool.dir.display());
+            } else if let Err(e) = std::fs::remove_dir_all(&spool.dir) {
+                eprintln!(
+                    "fxt record: cannot remove the spool {}: {e}",
+                    spool.dir.display()
+                );
+            }
+        }
+        Err(e) => {
+            eprintln!(
+                "fxt record: {e}; the processes' traces are kept in {} (merge them with `fxt record --from-spool {} -o FILE`)",
+                spool.dir.display(),
+                spool.dir.display()
+            );
+            return Ok(ExitCode::from(2));
+        }
+    }
+
+    Ok(match ended {
+        Ended::Exited(code) => ExitCode::from(code as u8),
+        Ended::Signaled(sig) => {
+            // End the way the command ended, so a caller (a shell, a test
+            // harness) sees the same signal.
+            // SAFETY: resetting a signal to its default and raising it on
+            // ourselves; nothing is borrowed.
+            unsafe {
+                libc::signal(sig, libc::SIG_DFL);
+                libc::raise(sig);
+            }
+            ExitCode::from(128u8.wrapping_add(sig as u8))
+        }
+    })
+}

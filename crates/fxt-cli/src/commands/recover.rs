@@ -1,0 +1,162 @@
+//! `fxt recover`: a clean trace from a damaged one (say, the file of a
+//! killed process), one that `fxt check` passes.
+//!
+//! Every well-formed record up to the damage is copied byte for byte (by
+//! its span in the input), except what the strict check would refuse, by
+//! the check's own rules ([`crate::keep`], which `fxt export` shares):
+//!
+//! | found | done |
+//! |---|---|
+//! | a malformed record whose size is intact | left out |
+//! | a record whose framing is lost (cut short, size 0) | reading stops there |
+//! | reserved bits set | cleared (the decoder reads the same record) |
+//! | a reference to an undefined string or thread | the record is left out |
+//! | a complete duration ending before it begins | left out |
+//! | a duration end with no open begin on its thread | left out |
+//! | a duration end whose name or time does not fit its begin | both left out |
+//! | a duration begin never ended | left out |
+//! | no magic number record first | one is put first |
+//!
+//! Leaving a record out never changes how the records kept decode: string,
+//! thread and provider records are never left out unless the decoder
+//! rejects them (and then it applied nothing of them), so every reference
+//! resolves in the output as it did in the input. Begin / end pairs are
+//! matched on the records kept only, as `check` matches them in the output.
+//!
+//! Two passes over the input: the first decides (holding only the offsets of
+//! records to leave out or repair, and the open begins), the second writes.
+//! The summary goes to stderr, with the records left out per reason.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::process::ExitCode;
+
+use fxt_format::decode::{Record, SliceReader};
+use fxt_format::encode::{write_record, MagicNumber};
+use fxt_format::reserved::clear_reserved_bits;
+
+use crate::error::Error;
+use crate::input::Input;
+use crate::keep::{Fix, Keep};
+use crate::problems::Reason;
+
+/// Arguments of `fxt recover`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The damaged trace (`-` for stdin).
+    file: String,
+    /// The clean trace to write.
+    #[arg(short, long)]
+    output: String,
+}
+
+/// Runs `fxt recover`.
+pub fn run(args: Args) -> Result<ExitCode, Error> {
+    let mut input = Input::open_bytes(&args.file)?;
+
+    // Pass 1: decide, by record offset.
+    let mut keep = Keep::default();
+    let walk = input.walk("recover", |reader, record| {
+        let offset = reader.record_offset();
+        keep.see(reader.provider_id(), offset, &record, reader.record_bytes());
+        Ok(())
+    })?;
+    let fixes = keep.finish();
+    // Decided once every fix is known: a begin left out for its end may
+    // have been the first record.
+    let needs_magic = first_kept_is_magic(input.bytes().unwrap_or_default(), &fixes) == Some(false);
+
+    // Pass 2: write.
+    let out_name = args.output.clone();
+    let file = File::create(&args.output)
+        .map_err(|e| Error::msg(format!("cannot create {out_name}: {e}")))?;
+    let mut out = BufWriter::with_capacity(1 << 16, file);
+    let io_err = |e: std::io::Error| Error::io(&out_name, e);
+    let mut kept = 0u64;
+    let mut written = 0u64;
+    if needs_magic {
+        write_record(&mut out, &MagicNumber).map_err(io_err)?;
+        written += 8;
+    }
+    let bytes = input.bytes().unwrap_or_default();
+    let mut reader = SliceReader::new(bytes);
+    let mut words: Vec<u64> = Vec::new();
+    while let Some(item) = reader.next() {
+        if item.is_err() {
+            continue; // counted by pass 1; a fatal one ends the iteration
+        }
+        let raw = bytes
+            .get(reader.record_offset() as usize..reader.position() as usize)
+            .unwrap_or_default();
+        match fixes.get(&reader.record_offset()) {
+            Some(Fix::Drop(_)) => continue,
+            Some(Fix::ClearReserved) => {
+                words.clear();
+                words.extend(
+                    raw.chunks_exact(8)
+                        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default())),
+                );
+                clear_reserved_bits(&mut words);
+                for w in &words {
+                    out.write_all(&w.to_le_bytes()).map_err(io_err)?;
+                }
+            }
+            None => out.write_all(raw).map_err(io_err)?,
+        }
+        written += raw.len() as u64;
+        kept += 1;
+    }
+    out.flush().map_err(io_err)?;
+
+    let mut dropped: BTreeMap<Reason, u64> = BTreeMap::new();
+    let mut repaired = 0u64;
+    for fix in fixes.values() {
+        match fix {
+            Fix::Drop(reason) => *dropped.entry(*reason).or_default() += 1,
+            Fix::ClearReserved => repaired += 1,
+        }
+    }
+    let malformed = walk.skipped.len() as u64;
+    if malformed > 0 {
+        dropped.insert(Reason::Malformed, malformed);
+    }
+    let left_out: u64 = dropped.values().sum();
+    let name = &input.name;
+    let where_damage = match &walk.damage {
+        Some(d) => format!(
+            "damage at offset {:#x} ({} bytes after it not read)",
+            d.offset(),
+            bytes.len() as u64 - walk.bytes
+        ),
+        None => "no damage to the framing".into(),
+    };
+    eprintln!(
+        "fxt: recovered {kept} records ({written} bytes) of {name}; {where_damage}; {left_out} records left out"
+    );
+    for (reason, n) in &dropped {
+        eprintln!("fxt:   left out {n}: {}", reason.describe());
+    }
+    if repaired > 0 {
+        let s = if repaired == 1 { "" } else { "s" };
+        eprintln!("fxt:   reserved bits cleared in {repaired} record{s}");
+    }
+    if needs_magic {
+        eprintln!("fxt:   magic number record added first");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Whether the first record pass 2 will copy (well-formed, not left out)
+/// is a magic number record; `None` if it will copy none.
+fn first_kept_is_magic(bytes: &[u8], fixes: &HashMap<u64, Fix>) -> Option<bool> {
+    let mut reader = SliceReader::new(bytes);
+    while let Some(item) = reader.next() {
+        let Ok(record) = item else { continue };
+        if matches!(fixes.get(&reader.record_offset()), Some(Fix::Drop(_))) {
+            continue;
+        }
+        return Some(record == Record::Magic);
+    }
+    None
+}

@@ -1,0 +1,111 @@
+//! Duration begin / end matching per provider and thread, by the strict
+//! check's rules (an end closes the innermost open begin of its thread; a
+//! pair whose names or times disagree is a problem), shared by `fxt check`
+//! and `fxt recover`.
+
+use std::collections::HashMap;
+
+use fxt_format::decode::{Event, Text, Thread};
+
+use crate::problems::{thread_label, Problem, Reason};
+
+/// An open duration begin.
+pub struct Open {
+    /// Byte offset of the begin record.
+    pub offset: u64,
+    name: Text,
+    timestamp: u64,
+}
+
+/// What a duration end closed.
+pub enum Closed {
+    /// No begin was open on its thread.
+    Nothing,
+    /// The innermost open begin of its thread, with the problems of the
+    /// pair (none when the names agree and the end is not before the
+    /// begin).
+    Begin(Open, Vec<Problem>),
+}
+
+/// Per-thread matching of duration begin and end events (per provider:
+/// thread koids are the provider's).
+#[derive(Default)]
+pub struct Durations {
+    open: HashMap<(Option<u32>, Thread), Vec<Open>>,
+}
+
+impl Durations {
+    /// Opens a duration begin.
+    pub fn begin(&mut self, provider: Option<u32>, offset: u64, e: &Event) {
+        self.open
+            .entry((provider, e.thread))
+            .or_default()
+            .push(Open {
+                offset,
+                name: e.name.clone(),
+                timestamp: e.timestamp,
+            });
+    }
+
+    /// Closes the innermost open begin of the end's thread.
+    pub fn end(&mut self, provider: Option<u32>, offset: u64, e: &Event) -> Closed {
+        let Some(begin) = self.open.get_mut(&(provider, e.thread)).and_then(Vec::pop) else {
+            return Closed::Nothing;
+        };
+        let mut problems = Vec::new();
+        if e.name != begin.name && e.name != "" {
+            problems.push(Problem {
+                offset,
+                reason: Reason::MismatchedEnd,
+                message: format!(
+                    "duration end {} closes duration begin {} (offset {:#x})",
+                    e.name, begin.name, begin.offset
+                ),
+            });
+        }
+        if e.timestamp < begin.timestamp {
+            problems.push(Problem {
+                offset,
+                reason: Reason::MismatchedEnd,
+                message: format!(
+                    "duration end {} (ts {}) is before its begin (ts {}, offset {:#x})",
+                    e.name, e.timestamp, begin.timestamp, begin.offset
+                ),
+            });
+        }
+        Closed::Begin(begin, problems)
+    }
+
+    /// The begins still open (never ended), with their threads.
+    pub fn never_ended(self) -> impl Iterator<Item = (Thread, Open)> {
+        self.open
+            .into_iter()
+            .flat_map(|((_, t), stack)| stack.into_iter().map(move |o| (t, o)))
+    }
+}
+
+/// The problem of a duration end that closes no begin.
+pub fn end_without_begin(offset: u64, e: &Event) -> Problem {
+    Problem {
+        offset,
+        reason: Reason::EndWithoutBegin,
+        message: format!(
+            "duration end {} on thread {} has no matching begin",
+            e.name,
+            thread_label(&e.thread)
+        ),
+    }
+}
+
+/// The problem of a duration begin never ended.
+pub fn never_ended(t: &Thread, begin: &Open) -> Problem {
+    Problem {
+        offset: begin.offset,
+        reason: Reason::NeverEnded,
+        message: format!(
+            "duration begin {} on thread {} is never ended",
+            begin.name,
+            thread_label(t)
+        ),
+    }
+}

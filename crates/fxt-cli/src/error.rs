@@ -1,0 +1,47 @@
+//! The error that ends a command: a message for stderr, and whether it was
+//! only the reader of stdout going away (`fxt dump big.fxt | head`), which
+//! is not a failure.
+
+use std::fmt;
+use std::io;
+
+/// An error that ends the command (exit status 2).
+pub struct Error {
+    message: String,
+    broken_pipe: bool,
+}
+
+impl Error {
+    /// An error with a message.
+    pub fn msg(message: impl Into<String>) -> Error {
+        Error {
+            message: message.into(),
+            broken_pipe: false,
+        }
+    }
+
+    /// An I/O error on `what` (a file name or "stdout").
+    pub fn io(what: &str, error: io::Error) -> Error {
+        Error {
+            broken_pipe: error.kind() == io::ErrorKind::BrokenPipe,
+            message: format!("{what}: {error}"),
+        }
+    }
+
+    /// Whether the error is a write to a pipe whose reader went away.
+    pub fn is_broken_pipe(&self) -> bool {
+        self.broken_pipe
+    }
+}
+
+impl From<io::Error> for Error {
+    fn from(error: io::Error) -> Error {
+        Error::io("output", error)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}

@@ -1,0 +1,168 @@
+//! The strict check's rules for one record: why a record fails
+//! ([`Reason`]), the problem as `fxt check` prints it ([`Problem`]), and
+//! the problems of a record on its own ([`record_problems`]). `fxt check`
+//! reports them; `fxt recover` drops or repairs the records they name, so
+//! that what it writes passes the check.
+
+use fxt_format::decode::{Arg, ArgValue, EventKind, Process, Record, Text, Thread};
+use fxt_format::reserved::reserved_bits;
+
+/// Why a record fails the strict check (what `fxt recover` counts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Reason {
+    /// The decoder rejects the record (or the rest of the input).
+    Malformed,
+    /// The first record is not a magic number record.
+    NoMagic,
+    /// Reserved bits are set (repairable: clearing them changes nothing
+    /// the decoder reads).
+    ReservedBits,
+    /// A reference to a string or thread index no earlier record defined.
+    UndefinedRef,
+    /// A duration complete event that ends before it begins.
+    BackwardsDuration,
+    /// A duration end with no open begin on its thread.
+    EndWithoutBegin,
+    /// A duration end whose name or time does not fit the begin it closes.
+    MismatchedEnd,
+    /// A duration begin that no end closes.
+    NeverEnded,
+}
+
+impl Reason {
+    /// How `fxt recover`'s summary names records dropped for this reason.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Reason::Malformed => "malformed",
+            Reason::NoMagic => "no magic number record first",
+            Reason::ReservedBits => "reserved bits set",
+            Reason::UndefinedRef => "referring to an undefined string or thread",
+            Reason::BackwardsDuration => "complete durations ending before they begin",
+            Reason::EndWithoutBegin => "duration ends without a begin",
+            Reason::MismatchedEnd => {
+                "duration ends naming another begin or ending before it, with those begins"
+            }
+            Reason::NeverEnded => "duration begins never ended",
+        }
+    }
+}
+
+/// One problem the strict check reports.
+pub struct Problem {
+    /// Byte offset of the record.
+    pub offset: u64,
+    /// Its kind.
+    pub reason: Reason,
+    /// The line `check` prints after the offset.
+    pub message: String,
+}
+
+/// The problems of one decoded record on its own (everything but
+/// begin / end matching and the magic number): reserved bits in `raw`, its
+/// bytes, undefined references, a complete duration ending before it
+/// begins.
+pub fn record_problems(offset: u64, record: &Record, raw: Option<&[u8]>) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let mut report = |reason, message| {
+        problems.push(Problem {
+            offset,
+            reason,
+            message,
+        })
+    };
+    if let Some(raw) = raw {
+        let words: Vec<u64> = raw
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+            .collect();
+        for r in reserved_bits(&words) {
+            report(
+                Reason::ReservedBits,
+                format!("reserved bits {:#018x} of the {} are set", r.mask, r.what),
+            );
+        }
+    }
+    undefined_refs(record, &mut |m| report(Reason::UndefinedRef, m));
+    if let Record::Event(e) = record {
+        if let EventKind::DurationComplete { end } = e.kind {
+            if end < e.timestamp {
+                report(
+                    Reason::BackwardsDuration,
+                    format!(
+                        "duration complete event {} ends (ts {end}) before it begins (ts {})",
+                        e.name, e.timestamp
+                    ),
+                );
+            }
+        }
+    }
+    problems
+}
+
+/// A thread as `process/thread`.
+pub fn thread_label(t: &Thread) -> String {
+    match t {
+        Thread::Known { process, thread } => format!("{process}/{thread}"),
+        Thread::Undefined(i) => format!("<undefined thread #{i}>"),
+    }
+}
+
+/// Reports references to undefined string and thread indices.
+fn undefined_refs(record: &Record, report: &mut impl FnMut(String)) {
+    let mut text = |what: &str, t: &Text| {
+        if let Some(i) = t.undefined_index() {
+            report(format!("the {what} refers to undefined string #{i}"));
+        }
+    };
+    let mut threads: Vec<(&str, Thread)> = Vec::new();
+    let mut args: &[Arg] = &[];
+    match record {
+        Record::Event(e) => {
+            text("category", &e.category);
+            text("name", &e.name);
+            threads.push(("thread", e.thread));
+            args = &e.args;
+        }
+        Record::Blob(b) => text("name", &b.name),
+        Record::UserspaceObject(o) => {
+            text("name", &o.name);
+            if let Process::Undefined(i) = o.process {
+                threads.push(("process", Thread::Undefined(i)));
+            }
+            args = &o.args;
+        }
+        Record::KernelObject(o) => {
+            text("name", &o.name);
+            args = &o.args;
+        }
+        Record::ContextSwitch(c) => args = &c.args,
+        Record::ThreadWakeup(w) => args = &w.args,
+        Record::LegacyContextSwitch(c) => {
+            threads.push(("outgoing thread", c.outgoing_thread));
+            threads.push(("incoming thread", c.incoming_thread));
+        }
+        Record::Log(l) => threads.push(("thread", l.thread)),
+        Record::LargeBlobWithMetadata(b) => {
+            text("category", &b.category);
+            text("name", &b.name);
+            threads.push(("thread", b.thread));
+            args = &b.args;
+        }
+        Record::LargeBlobNoMetadata(b) => {
+            text("category", &b.category);
+            text("name", &b.name);
+        }
+        _ => {}
+    }
+    for a in args {
+        text("argument name", &a.name);
+        if let ArgValue::Str(v) = &a.value {
+            text("string argument value", v);
+        }
+    }
+    for (what, t) in threads {
+        if let Thread::Undefined(i) = t {
+            report(format!("the {what} refers to undefined thread #{i}"));
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! Where providers listen: one socket per process, `PID.sock`, in a
+//! per-user runtime directory that only its owner can enter.
+
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+/// The variable that names the runtime directory's parent (the XDG base
+/// directory specification's per-user runtime directory).
+pub const RUNTIME_ENV: &str = "XDG_RUNTIME_DIR";
+
+/// The per-user directory of provider sockets: `$XDG_RUNTIME_DIR/fxt`
+/// when that variable names an absolute path, else `{temp}/fxt-UID`.
+/// Created with mode 0700 if missing; refused (`PermissionDenied`) unless
+/// it is a real directory (not a symlink) owned by this effective user
+/// and closed to group and others: a directory another user controls could
+/// hold sockets that impersonate providers.
+pub fn runtime_dir() -> io::Result<PathBuf> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    let dir = dir_for(std::env::var_os(RUNTIME_ENV), uid);
+    create_private(&dir, uid)?;
+    Ok(dir)
+}
+
+/// The runtime directory for a value of [`RUNTIME_ENV`] and a uid.
+fn dir_for(xdg: Option<std::ffi::OsString>, uid: u32) -> PathBuf {
+    match xdg.map(PathBuf::from) {
+        Some(base) if base.is_absolute() => base.join("fxt"),
+        _ => std::env::temp_dir().join(format!("fxt-{uid}")),
+    }
+}
+
+/// Creates `dir` 0700 unless it exists, then checks it is private.
+fn create_private(dir: &Path, uid: u32) -> io::Result<()> {
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    check_private(dir, uid)
+}
+
+/// Refuses `dir` unless it is a directory owned by `uid` with no group or
+/// other permission bits.
+pub(crate) fn check_private(dir: &Path, uid: u32) -> io::Result<()> {
+    let meta = std::fs::symlink_metadata(dir)?;
+    let refuse = |why: String| {
+        Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("{}: {why}", dir.display()),
+        ))
+    };
+    if !meta.file_type().is_dir() {
+        return refuse("not a directory".into());
+    }
+    if meta.uid() != uid {
+        return refuse(format!("owned by uid {}, not {uid}", meta.uid()));
+    }
+    if meta.mode() & 0o077 != 0 {
+        return refuse(format!(
+            "mode {:o} lets other users in (want 0700)",
+            meta.mode() & 0o777
+        ));
+    }
+    Ok(())
+}
+
+/// The socket of process `pid` in `dir`: `dir/PID.sock`.
+pub fn socket_path(dir: &Path, pid: u32) -> PathBuf {
+    dir.join(format!("{pid}.sock"))
+}
+
+/// A provider socket found by [`discover`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderEntry {
+    /// The process id in its name.
+    pub pid: u32,
+    /// The socket's path.
+    pub socket: PathBuf,
+}
+
+/// The provider sockets in `dir`, by pid: every socket named `PID.sock`
+/// (decimal digits only; other names and other file types are skipped).
+/// A listed socket may be stale (its process died); connecting tells.
+pub fn discover(dir: &Path) -> io::Result<Vec<ProviderEntry>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(parse_name) else {
+            continue;
+        };
+        if !entry.file_type().is_ok_and(|t| t.is_socket()) {
+            continue;
+        }
+        out.push(ProviderEntry {
+            pid,
+            socket: entry.path(),
+        });
+    }
+    out.sort_by_key(|e| e.pid);
+    Ok(out)
+}
+
+/// The pid of a socket name `PID.sock`.
+fn parse_name(name: &str) -> Option<u32> {
+    let digits = name.strip_suffix(".sock")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_directory_is_private() {
+        use std::os::unix::fs::PermissionsExt;
+        // SAFETY: geteuid has no preconditions.
+        let uid = unsafe { libc::geteuid() };
+        let base = std::env::temp_dir().join(format!("fxt-control-dir-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(&base).unwrap();
+        let dir = dir_for(Some(base.clone().into()), uid);
+        assert_eq!(dir, base.join("fxt"));
+        create_private(&dir, uid).unwrap();
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        // Existing and private: accepted again.
+        create_private(&dir, uid).unwrap();
+        // Opened to others: refused.
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = create_private(&dir, uid).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::PermissionDenied);
+        // Owned by someone else: refused.
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let e = check_private(&dir, uid.wrapping_add(1)).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::PermissionDenied);
+        // A symlink to a private directory: refused (not followed).
+        let link = base.join("link");
+        std::os::unix::fs::symlink(&dir, &link).unwrap();
+        let e = create_private(&link, uid).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::PermissionDenied);
+        // A relative or missing variable: the temp dir.
+        assert_eq!(
+            dir_for(Some("rel".into()), 5),
+            std::env::temp_dir().join("fxt-5")
+        );
+        assert_eq!(dir_for(None, 5), std::env::temp_dir().join("fxt-5"));
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn discover_lists_provider_sockets_only() {
+        let dir = std::env::temp_dir().join(format!("fxt-control-disc-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let _a = std::os::unix::net::UnixListener::bind(dir.join("20.sock")).unwrap();
+        let _b = std::os::unix::net::UnixListener::bind(dir.join("3.sock")).unwrap();
+        let _c = std::os::unix::net::UnixListener::bind(dir.join("x3.sock")).unwrap();
+        std::fs::write(dir.join("4.sock"), b"not a socket").unwrap();
+        std::fs::write(dir.join("5.txt"), b"").unwrap();
+        let found = discover(&dir).unwrap();
+        assert_eq!(
+            found,
+            vec![
+                ProviderEntry {
+                    pid: 3,
+                    socket: dir.join("3.sock")
+                },
+                ProviderEntry {
+                    pid: 20,
+                    socket: dir.join("20.sock")
+                },
+            ]
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn socket_names() {
+        assert_eq!(parse_name("123.sock"), Some(123));
+        assert_eq!(parse_name(".sock"), None);
+        assert_eq!(parse_name("+1.sock"), None);
+        assert_eq!(parse_name("12a.sock"), None);
+        assert_eq!(parse_name("99999999999.sock"), None);
+        assert_eq!(parse_name("12.sock.tmp"), None);
+        assert_eq!(socket_path(Path::new("/r"), 7), PathBuf::from("/r/7.sock"));
+    }
+}

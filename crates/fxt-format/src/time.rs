@@ -1,0 +1,126 @@
+//! Ticks and nanoseconds: the one rule every reader of this workspace uses
+//! to turn a record's timestamp into time.
+//!
+//! A timestamp is a count of ticks; the provider's initialization record
+//! says how many ticks make a second. Without that record the
+//! specification lets a reader assume 1 tick = 1 ns.
+//!
+//! **Zero ticks per second.** The specification gives no meaning to an
+//! initialization record that says 0 (a clock that never advances; the
+//! division is undefined). A reader here treats it as if the record were
+//! absent: 1 tick = 1 ns, the specification's own default. The other
+//! choices lose more: reading 0 as 1 tick per second multiplies every
+//! timestamp by 10^9 (anything past 18 s of ticks saturates, every interval
+//! becomes seconds), and dropping the provider's events (what Perfetto's
+//! importer does: `TicksToNs` fails and each event counts as
+//! `fuchsia_timestamp_overflow`) loses the trace. With the default the
+//! events stay, in their order, with their durations in ticks: a demanding
+//! user gets all of the data and at worst a wrong unit, which the clock
+//! record that caused it explains.
+//!
+//! **Rounding.** Nanoseconds are `ticks × 10^9 / ticks_per_second` rounded
+//! down, as Perfetto's importer truncates, computed exactly in 128 bits so
+//! no product overflows; a result past `u64::MAX` saturates (it needs more
+//! than 584 years of nanoseconds, so only damaged input gets there).
+//!
+//! ```
+//! use fxt_format::time::{ticks_to_ns, ticks_per_second_or_default};
+//! assert_eq!(ticks_to_ns(5, 3_000_000_000), 1); // 1.67 ns, rounded down
+//! assert_eq!(ticks_to_ns(3, 1_000), 3_000_000);
+//! assert_eq!(ticks_to_ns(7, 0), 7); // no clock: 1 tick = 1 ns
+//! assert_eq!(ticks_per_second_or_default(None), 1_000_000_000);
+//! ```
+
+/// Nanoseconds in a second.
+pub const NANOS_PER_SECOND: u64 = 1_000_000_000;
+
+/// The ticks per second a reader assumes when a provider gave none (or
+/// gave 0): 1 tick = 1 ns, the specification's default.
+pub const DEFAULT_TICKS_PER_SECOND: u64 = NANOS_PER_SECOND;
+
+/// The clock a provider's timestamps are read with: its initialization
+/// record's ticks per second, or [`DEFAULT_TICKS_PER_SECOND`] when it sent
+/// none or sent 0 (see the [module documentation](self) for why).
+pub fn ticks_per_second_or_default(ticks_per_second: Option<u64>) -> u64 {
+    match ticks_per_second {
+        Some(tps) if tps > 0 => tps,
+        _ => DEFAULT_TICKS_PER_SECOND,
+    }
+}
+
+/// Converts `ticks` at `ticks_per_second` to nanoseconds, rounded down and
+/// saturating at `u64::MAX`; 0 ticks per second reads as 1 tick = 1 ns (see
+/// the [module documentation](self)).
+pub fn ticks_to_ns(ticks: u64, ticks_per_second: u64) -> u64 {
+    let tps = ticks_per_second_or_default(Some(ticks_per_second));
+    if tps == NANOS_PER_SECOND {
+        // The usual clock: skip the 128-bit division.
+        return ticks;
+    }
+    let ns = u128::from(ticks) * u128::from(NANOS_PER_SECOND) / u128::from(tps);
+    u64::try_from(ns).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nanosecond_clock_is_identity() {
+        for t in [0, 1, 999, 1 << 40, u64::MAX] {
+            assert_eq!(ticks_to_ns(t, 1_000_000_000), t);
+        }
+    }
+
+    #[test]
+    fn truncates_toward_zero() {
+        // 3 GHz: 1 tick = 1/3 ns.
+        assert_eq!(ticks_to_ns(2, 3_000_000_000), 0);
+        assert_eq!(ticks_to_ns(3, 3_000_000_000), 1);
+        assert_eq!(ticks_to_ns(5, 3_000_000_000), 1);
+        assert_eq!(ticks_to_ns(6, 3_000_000_000), 2);
+        // 3 ticks per second: 1 tick = 333_333_333.33 ns.
+        assert_eq!(ticks_to_ns(1, 3), 333_333_333);
+        assert_eq!(ticks_to_ns(2, 3), 666_666_666);
+        assert_eq!(ticks_to_ns(3, 3), 1_000_000_000);
+        // A 24 MHz counter (a common ARM generic timer): 1 tick = 41.67 ns.
+        assert_eq!(ticks_to_ns(1, 24_000_000), 41);
+        assert_eq!(ticks_to_ns(24_000_000, 24_000_000), 1_000_000_000);
+    }
+
+    #[test]
+    fn exact_where_a_64_bit_product_would_overflow() {
+        // ticks × 10^9 exceeds u64 for these; the result still fits.
+        let tps = 19_200_000; // 19.2 MHz
+        let ticks = u64::MAX / 1_000; // about 1.8e16
+        assert!(ticks.checked_mul(1_000_000_000).is_none());
+        assert_eq!(ticks_to_ns(ticks, tps), 960_767_920_505_705_781);
+        // Faster than 1 GHz shrinks: u64::MAX ticks at 2 GHz is half.
+        assert_eq!(ticks_to_ns(u64::MAX, 2_000_000_000), u64::MAX / 2);
+        assert_eq!(ticks_to_ns(u64::MAX, u64::MAX), 1_000_000_000);
+    }
+
+    #[test]
+    fn saturates_past_u64() {
+        assert_eq!(ticks_to_ns(u64::MAX, 1), u64::MAX);
+        assert_eq!(ticks_to_ns(u64::MAX, 999_999_999), u64::MAX);
+        // The last tick count that still fits at 1 tick per second.
+        let last = u64::MAX / 1_000_000_000;
+        assert_eq!(ticks_to_ns(last, 1), last * 1_000_000_000);
+        assert_eq!(ticks_to_ns(last + 1, 1), u64::MAX);
+    }
+
+    #[test]
+    fn zero_ticks_per_second_reads_as_nanoseconds() {
+        assert_eq!(ticks_to_ns(0, 0), 0);
+        assert_eq!(ticks_to_ns(7, 0), 7);
+        assert_eq!(ticks_to_ns(u64::MAX, 0), u64::MAX);
+        assert_eq!(
+            ticks_per_second_or_default(Some(0)),
+            DEFAULT_TICKS_PER_SECOND
+        );
+        assert_eq!(ticks_per_second_or_default(None), DEFAULT_TICKS_PER_SECOND);
+        assert_eq!(ticks_per_second_or_default(Some(1)), 1);
+        assert_eq!(ticks_per_second_or_default(Some(u64::MAX)), u64::MAX);
+    }
+}
