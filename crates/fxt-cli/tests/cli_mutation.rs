@@ -1,6 +1,7 @@
 //! Every reading command of `fxt` on damaged copies of real traces: no
 //! panic, no hang, bounded memory, and what `recover` writes passes
-//! `check` (what `convert --perfetto` writes passes `check --perfetto`).
+//! `check` (what `convert --perfetto` writes passes `check --perfetto`);
+//! `export parquet` succeeds.
 //!
 //! The traces are written by the engine (an ordinary workload; the same
 //! with a 100,000-byte blob as a split blob group; and as one large blob
@@ -313,6 +314,7 @@ struct Files {
     recovered: PathBuf,
     converted: PathBuf,
     merged: PathBuf,
+    tables: PathBuf,
     stdout: PathBuf,
     stderr: PathBuf,
 }
@@ -326,6 +328,7 @@ impl Files {
             recovered: f("recovered"),
             converted: f("converted"),
             merged: f("merged"),
+            tables: tmp(&format!("mutation-{worker}-tables")),
             stdout: f("stdout"),
             stderr: f("stderr"),
         };
@@ -348,6 +351,8 @@ struct Tally {
 /// Runs every reading command on `bytes`; returns what went wrong.
 fn try_case(bytes: &[u8], files: &Files, tally: &mut Tally) -> Vec<String> {
     std::fs::write(&files.input, bytes).unwrap();
+    // Each export adds parts: start every case from an empty folder.
+    let _ = std::fs::remove_dir_all(&files.tables);
     let input = p(&files.input);
     let (recovered, converted) = (p(&files.recovered), p(&files.converted));
     let commands: Vec<Vec<&str>> = vec![
@@ -362,6 +367,7 @@ fn try_case(bytes: &[u8], files: &Files, tally: &mut Tally) -> Vec<String> {
         vec!["convert", "--perfetto", input, "-o", converted],
         vec!["check", "--perfetto", converted],
         vec!["merge", input, p(&files.good), "-o", p(&files.merged)],
+        vec!["export", "parquet", input, "-o", p(&files.tables)],
     ];
     let mut failures = Vec::new();
     for args in &commands {
@@ -388,7 +394,10 @@ fn try_case(bytes: &[u8], files: &Files, tally: &mut Tally) -> Vec<String> {
             Some(s) if checks_output && s.code() != Some(0) => {
                 failures.push(format!("`{command}` fails on the output ({s}): {tail}"))
             }
-            Some(s) if matches!(args[0], "recover" | "convert") && s.code() != Some(0) => {
+            // A damaged trace always exports (what recover keeps).
+            Some(s)
+                if matches!(args[0], "recover" | "convert" | "export") && s.code() != Some(0) =>
+            {
                 failures.push(format!("`{command}` ended with {s}: {tail}"))
             }
             Some(_) => {}
