@@ -37,6 +37,8 @@ pub enum Verdict {
 /// The decisions of one pass, by record offset.
 #[derive(Default)]
 pub struct Keep {
+    /// Whether repairs are noted (see [`Keep::new`]).
+    note_repairs: bool,
     fixes: HashMap<u64, Fix>,
     durations: Durations,
     /// Timestamps of the open begins, by offset.
@@ -44,6 +46,16 @@ pub struct Keep {
 }
 
 impl Keep {
+    /// Decisions to come; `note_repairs`: whether records to repair are
+    /// noted too (a writer needs them; a reader, which reads a repaired
+    /// record as it is, does not, and saves their memory).
+    pub fn new(note_repairs: bool) -> Keep {
+        Keep {
+            note_repairs,
+            ..Keep::default()
+        }
+    }
+
     /// Decides about the record at `offset` (`raw`: its bytes, when at
     /// hand, for the reserved-bits check) of provider `provider`.
     pub fn see(
@@ -58,7 +70,7 @@ impl Keep {
             self.fixes.insert(offset, Fix::Drop(p.reason));
             return Verdict::Dropped;
         }
-        if !problems.is_empty() {
+        if !problems.is_empty() && self.note_repairs {
             self.fixes.insert(offset, Fix::ClearReserved);
         }
         let Record::Event(e) = record else {

@@ -56,7 +56,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     let mut input = Input::open_bytes(&args.file)?;
 
     // Pass 1: decide, by record offset.
-    let mut keep = Keep::default();
+    let mut keep = Keep::new(true);
     let walk = input.walk("recover", |reader, record| {
         let offset = reader.record_offset();
         keep.see(reader.provider_id(), offset, &record, reader.record_bytes());

@@ -85,7 +85,7 @@ pub struct Scan {
 
 /// Runs the first pass over `input`, with temporary files in `dir`.
 pub fn scan(input: &mut Input, dir: &Path) -> Result<Scan, Error> {
-    let mut keep = Keep::default();
+    let mut keep = Keep::new(false);
     let mut labels = Labels::default();
     let mut intervals = Intervals::new(dir).map_err(|e| temp_error(dir, e))?;
     let mut slots: HashMap<ThreadKey, u32> = HashMap::new();
