@@ -650,6 +650,37 @@ fn two_hosts_share_one_folder() {
 }
 
 #[test]
+fn a_failed_export_leaves_no_file() {
+    let dir = folder("export-failed");
+    let trace = archive().file("export-failed.fxt");
+    export(&[&trace], &dir, "h");
+    let missing = dir.join("missing.fxt");
+    let out = fxt(&[
+        "export",
+        "parquet",
+        p(&trace),
+        p(&missing),
+        "-o",
+        p(&dir),
+        "--host",
+        "h",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("missing.fxt"), "{}", stderr(&out));
+    for table in std::fs::read_dir(&dir).unwrap() {
+        let table = table.unwrap().path();
+        if !table.is_dir() {
+            continue;
+        }
+        let files: Vec<String> = std::fs::read_dir(&table)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(files, ["part-h-0.parquet"], "{}", table.display());
+    }
+}
+
+#[test]
 fn a_damaged_trace_exports_what_recover_keeps() {
     let n = [Arg::new(StringRef::Inline("n"), ArgValue::U32(1))];
     let mut t = golden()

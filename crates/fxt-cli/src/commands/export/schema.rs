@@ -1,8 +1,10 @@
 //! The tables, their columns, and where their files go:
 //! `DIR/<table>/part-<host>-<n>.parquet`, one file per table per export,
 //! `n` the smallest number no earlier export into `DIR` from that host
-//! used (claimed by creating the `slices` file exclusively, so two exports
-//! running at once never write the same file).
+//! used (claimed through the `slices` table's file, see [`create`], so two
+//! exports running at once never write the same file). Files are written
+//! under hidden names (`.part-<host>-<n>.parquet.partial`, which no
+//! `*.parquet` pattern matches) and renamed when complete.
 //!
 //! Every event table starts with the same columns ([`EVENT`]): `trace`
 //! (the input file as named on the command line), `host`, `pid`,
@@ -14,7 +16,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::path::Path;
 
-use super::table::{Col, Table};
+use super::table::{Col, Paths, Table};
 use crate::error::Error;
 
 /// The columns every event table starts with.
@@ -209,8 +211,11 @@ pub fn columns(name: &str) -> Vec<(&'static str, Col)> {
     }
 }
 
-/// Creates `dir/name/part-host-n.parquet` exclusively; `None` if it exists
-/// and `may_exist`.
+/// Creates the file of table `name`, part `n`: `None` if `may_exist` and
+/// part `n` is taken (its file is complete, or being written: claimed by
+/// creating the hidden partial file exclusively, then checking that no
+/// complete file has that name; an export renames its partial files only
+/// after claiming, so two exports never share a part).
 fn create(
     name: &'static str,
     dir: &Path,
@@ -221,12 +226,29 @@ fn create(
     let folder = dir.join(name);
     fs::create_dir_all(&folder)
         .map_err(|e| Error::msg(format!("cannot create {}: {e}", folder.display())))?;
-    let path = folder.join(format!("part-{host}-{n}.parquet"));
-    let shown = path.display().to_string();
-    let file: File = match OpenOptions::new().write(true).create_new(true).open(&path) {
-        Ok(f) => f,
-        Err(e) if may_exist && e.kind() == io::ErrorKind::AlreadyExists => return Ok(None),
-        Err(e) => return Err(Error::msg(format!("cannot create {shown}: {e}"))),
+    let paths = Paths {
+        partial: folder.join(format!(".part-{host}-{n}.parquet.partial")),
+        done: folder.join(format!("part-{host}-{n}.parquet")),
     };
-    Table::new(name, &columns(name), file, shown).map(Some)
+    let shown = paths.done.display().to_string();
+    let taken = |e: io::Error| {
+        if may_exist && e.kind() == io::ErrorKind::AlreadyExists {
+            Ok(None)
+        } else {
+            Err(Error::msg(format!("cannot create {shown}: {e}")))
+        }
+    };
+    let file: File = match OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&paths.partial)
+    {
+        Ok(f) => f,
+        Err(e) => return taken(e),
+    };
+    if paths.done.exists() {
+        let _ = fs::remove_file(&paths.partial);
+        return taken(io::Error::from(io::ErrorKind::AlreadyExists));
+    }
+    Table::new(name, &columns(name), file, paths).map(Some)
 }

@@ -9,6 +9,7 @@
 //! string keys (no unsigned integers, no timestamp types).
 
 use std::fs::File;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::builder::{
@@ -126,10 +127,22 @@ pub enum MapCol<'a> {
     F64(&'a mut MapBuilder<StringBuilder, Float64Builder>),
 }
 
-/// A table: its file, its schema and the row group in progress.
+/// Where a table's file is written, and where it goes when complete.
+pub struct Paths {
+    /// The file being written (hidden: `.part-…parquet.partial`).
+    pub partial: PathBuf,
+    /// The file's name once complete (`part-…parquet`).
+    pub done: PathBuf,
+}
+
+/// A table: its file, its schema and the row group in progress. Written
+/// under a hidden name and renamed when complete, so that a query never
+/// reads a file still being written; one dropped before
+/// [`Table::close`] (the export failed) removes its file.
 pub struct Table {
     name: &'static str,
     path: String,
+    paths: Paths,
     schema: SchemaRef,
     builders: Vec<Builder>,
     /// The column the next value goes to.
@@ -140,14 +153,14 @@ pub struct Table {
 }
 
 impl Table {
-    /// A table `name` of `columns`, written to `file` (at `path`, for
-    /// messages).
+    /// A table `name` of `columns`, written to `file` (at `paths.partial`).
     pub fn new(
         name: &'static str,
         columns: &[(&'static str, Col)],
         file: File,
-        path: String,
+        paths: Paths,
     ) -> Result<Table, Error> {
+        let path = paths.done.display().to_string();
         let mut builders: Vec<Builder> = columns.iter().map(|(_, c)| Builder::new(*c)).collect();
         // The schema is what the builders build, so that the two can never
         // disagree (map entry nullability included).
@@ -167,6 +180,7 @@ impl Table {
         Ok(Table {
             name,
             path,
+            paths,
             schema,
             builders,
             next: 0,
@@ -299,13 +313,26 @@ impl Table {
         Ok(())
     }
 
-    /// Writes what is left and the file's footer.
+    /// Writes what is left and the file's footer, and gives the file its
+    /// name.
     pub fn close(&mut self) -> Result<(), Error> {
         self.flush()?;
-        if let Some(w) = self.writer.take() {
-            w.close()
+        if let Some(w) = &mut self.writer {
+            w.finish()
                 .map_err(|e| Error::msg(format!("{}: {e}", self.path)))?;
         }
+        std::fs::rename(&self.paths.partial, &self.paths.done)
+            .map_err(|e| Error::msg(format!("{}: {e}", self.path)))?;
+        self.writer = None;
         Ok(())
+    }
+}
+
+impl Drop for Table {
+    fn drop(&mut self) {
+        if self.writer.is_some() {
+            // Not closed: the export failed; what it wrote is no table.
+            let _ = std::fs::remove_file(&self.paths.partial);
+        }
     }
 }
