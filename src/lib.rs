@@ -17,7 +17,7 @@
 //!     trace_counter!("demo", "progress", "done" => i);
 //!     fib(i);
 //! }
-//! // Collect into memory here; `session.finish()` writes `trace.fxt`.
+//! // Collect into memory (`session.finish()` would write `trace.fxt`).
 //! let (bytes, stats) = session.finish_to_vec().expect("collected");
 //! assert!(stats.records_written > 0);
 //! assert!(!bytes.is_empty());

@@ -102,7 +102,7 @@ thread_local! {
     /// Reused buffer for an event's string and `Debug` fields.
     static SCRATCH: RefCell<String> = const { RefCell::new(String::new()) };
     /// The spans this thread entered and wrote a begin for, innermost last:
-    /// `on_exit` finds its call site here instead of looking the span up
+    /// `on_exit` finds its call site on this stack instead of looking the span up
     /// in the registry.
     static ENTERED: RefCell<Vec<(u64, &'static ms::Callsite)>> = const { RefCell::new(Vec::new()) };
 }

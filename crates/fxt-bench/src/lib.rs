@@ -13,8 +13,10 @@
 //! * [`tracing_route`]: `tracing` call sites with each trace-file layer;
 //! * [`sinks`]: where a trace's bytes can go (fresh memory, the page
 //!   cache, `O_DIRECT`) and what each costs;
-//! * the `bench-table` binary runs every cell in its own process and prints
-//!   the comparison as a Markdown table; the criterion benches in `benches/`
+//! * [`report`]: the generated regions of `docs/PERFORMANCE.md`;
+//! * the `bench-table` binary runs every cell in its own process and writes
+//!   the comparison as Markdown tables into `docs/PERFORMANCE.md` (or
+//!   prints them with `--stdout`); the criterion benches in `benches/`
 //!   cover the same scenarios for regression tracking.
 //!
 //! Nothing here is published; it exists to hold the engine to its targets.
@@ -25,5 +27,6 @@ pub mod floor;
 pub mod harness;
 pub mod lifecycle;
 pub mod load;
+pub mod report;
 pub mod sinks;
 pub mod tracing_route;

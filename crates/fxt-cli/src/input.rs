@@ -52,7 +52,7 @@ impl Input {
             // SAFETY: the map is read-only and private to this process. If
             // another process truncates the file while we read it, the OS
             // may signal on access (SIGBUS); that is the usual, documented
-            // limit of reading through a memory map, accepted here for the
+            // limit of reading through a memory map, accepted for the
             // speed it gives on large traces.
             match unsafe { memmap2::Mmap::map(&file) } {
                 Ok(map) => Data::Mmap(map),

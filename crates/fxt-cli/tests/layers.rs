@@ -3,11 +3,16 @@
 //! modules that come before it in [`LAYERS`], the order `src/main.rs`
 //! gives; nothing names an item of `main.rs` itself (the crate root only
 //! parses and dispatches); and a command (`src/commands/NAME.rs` or
-//! `src/commands/NAME/`) never names another command. Test code
-//! (`#[cfg(test)] mod … { … }`) and comments are not counted.
+//! `src/commands/NAME/`) never names another command. The files are read
+//! as tokens (`syn`), so comments and strings are not counted, paths
+//! inside macro calls are; test items (`#[cfg(test)]`) are left out.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+
+use proc_macro2::{Delimiter, TokenStream, TokenTree};
+use quote::ToTokens;
+use syn::{Attribute, Item};
 
 /// Bottom to top.
 const LAYERS: &[&str] = &[
@@ -56,121 +61,127 @@ fn module_path(rel: &Path) -> Vec<String> {
     parts
 }
 
-/// The text without line comments and without `#[cfg(test)]` items.
-fn code(text: &str) -> String {
-    let no_comments: String = text
-        .lines()
-        .map(|l| match l.find("//") {
-            Some(i) => &l[..i],
-            None => l,
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    let mut out = String::new();
-    let mut rest = no_comments.as_str();
-    while let Some(i) = rest.find("#[cfg(test)]") {
-        out.push_str(&rest[..i]);
-        let after = &rest[i..];
-        // Skip the attribute's item: up to its matching closing brace (or
-        // its semicolon, for `mod tests;`).
-        let (Some(open), semi) = (after.find('{'), after.find(';')) else {
-            rest = "";
-            break;
-        };
-        if semi.is_some_and(|s| s < open) {
-            rest = &after[semi.unwrap() + 1..];
-            continue;
-        }
-        let mut depth = 0usize;
-        let mut end = after.len();
-        for (j, c) in after[open..].char_indices() {
-            match c {
-                '{' => depth += 1,
-                '}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = open + j + 1;
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        rest = &after[end..];
-    }
-    out.push_str(rest);
-    out
+/// Whether `attrs` hold `#[cfg(test)]`.
+fn is_test(attrs: &[Attribute]) -> bool {
+    attrs
+        .iter()
+        .any(|a| a.path().is_ident("cfg") && a.meta.to_token_stream().to_string().contains("test"))
 }
 
-/// The leading `a::b` of `s` as components (at most two: the layer, and
-/// the command within `commands`).
-fn path_prefix(s: &str) -> Vec<String> {
+/// The attributes of an item.
+fn attrs(item: &Item) -> &[Attribute] {
+    match item {
+        Item::Const(i) => &i.attrs,
+        Item::Enum(i) => &i.attrs,
+        Item::ExternCrate(i) => &i.attrs,
+        Item::Fn(i) => &i.attrs,
+        Item::ForeignMod(i) => &i.attrs,
+        Item::Impl(i) => &i.attrs,
+        Item::Macro(i) => &i.attrs,
+        Item::Mod(i) => &i.attrs,
+        Item::Static(i) => &i.attrs,
+        Item::Struct(i) => &i.attrs,
+        Item::Trait(i) => &i.attrs,
+        Item::TraitAlias(i) => &i.attrs,
+        Item::Type(i) => &i.attrs,
+        Item::Union(i) => &i.attrs,
+        Item::Use(i) => &i.attrs,
+        _ => &[],
+    }
+}
+
+/// The tokens of a file's items, test items (`#[cfg(test)]`) left out.
+fn code(text: &str) -> TokenStream {
+    let file = syn::parse_file(text).expect("a source file parses");
+    let mut tokens = TokenStream::new();
+    for item in file.items.iter().filter(|i| !is_test(attrs(i))) {
+        item.to_tokens(&mut tokens);
+    }
+    tokens
+}
+
+/// Whether `t[i..]` starts with `::`.
+fn path_sep(t: &[TokenTree], i: usize) -> bool {
+    matches!((t.get(i), t.get(i + 1)),
+        (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b))) if a.as_char() == ':' && b.as_char() == ':')
+}
+
+/// The leading `a::b::…` of `t` as names.
+fn leading_path(t: &[TokenTree]) -> Vec<String> {
     let mut out = Vec::new();
-    let mut rest = s.trim_start();
-    while out.len() < 2 {
-        let ident: String = rest
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect();
-        out.push(ident.clone());
-        match rest[ident.len()..].strip_prefix("::") {
-            Some(r) if !r.starts_with('{') && !r.starts_with('*') => rest = r,
-            _ => break,
+    let mut i = 0;
+    while let Some(TokenTree::Ident(id)) = t.get(i) {
+        out.push(id.to_string());
+        if !path_sep(t, i + 1) {
+            break;
         }
+        i += 3;
     }
     out
 }
 
-/// Every path `code` names through `crate::` or `super::`, made absolute
-/// from the module `at`: `[layer]`, or `[commands, command]`.
-fn imports(code: &str, at: &[String]) -> BTreeSet<Vec<String>> {
+/// Every path `tokens` name through `crate::` or `super::`, made
+/// absolute from the module `at`: `[layer]`, or `[commands, command]`
+/// (`[commands, ""]` for a glob of the commands).
+fn imports(tokens: TokenStream, at: &[String]) -> BTreeSet<Vec<String>> {
     let mut found = BTreeSet::new();
+    collect(tokens, at, &mut found);
+    found
+}
+
+fn collect(tokens: TokenStream, at: &[String], found: &mut BTreeSet<Vec<String>>) {
+    let t: Vec<TokenTree> = tokens.into_iter().collect();
     let mut i = 0;
-    while i < code.len() {
-        let rest = &code[i..];
-        let word_start = i == 0 || {
-            let prev = code[..i].chars().next_back().unwrap();
-            !(prev.is_alphanumeric() || prev == '_' || prev == ':')
-        };
-        let (base, after): (Vec<String>, &str) = if !word_start {
-            i += rest.chars().next().unwrap().len_utf8();
-            continue;
-        } else if let Some(after) = rest.strip_prefix("crate::") {
-            (Vec::new(), after)
-        } else if rest.starts_with("super::") {
-            let mut after = rest;
-            let mut up = 0;
-            while let Some(a) = after.strip_prefix("super::") {
-                after = a;
-                up += 1;
+    while i < t.len() {
+        let (base, next) = match &t[i] {
+            TokenTree::Group(g) => {
+                collect(g.stream(), at, found);
+                i += 1;
+                continue;
             }
-            (at[..at.len().saturating_sub(up)].to_vec(), after)
-        } else {
-            i += rest.chars().next().unwrap().len_utf8();
-            continue;
+            TokenTree::Ident(id) if id == "crate" && path_sep(&t, i + 1) => (Vec::new(), i + 3),
+            TokenTree::Ident(id) if id == "super" && path_sep(&t, i + 1) => {
+                let mut up = 0;
+                let mut j = i;
+                while matches!(&t.get(j), Some(TokenTree::Ident(s)) if s == "super")
+                    && path_sep(&t, j + 1)
+                {
+                    up += 1;
+                    j += 3;
+                }
+                (at[..at.len().saturating_sub(up)].to_vec(), j)
+            }
+            _ => {
+                i += 1;
+                continue;
+            }
         };
-        let consumed = rest.len() - after.len();
         let mut add = |tail: Vec<String>| {
             let mut p = base.clone();
             p.extend(tail);
-            p.truncate(if p.first().is_some_and(|l| l == COMMANDS) {
+            let keep = if p.first().is_some_and(|l| l == COMMANDS) {
                 2
             } else {
                 1
-            });
+            };
+            p.truncate(keep);
+            p.resize(keep, String::new());
             found.insert(p);
         };
-        if let Some(group) = after.strip_prefix('{') {
-            let group = &group[..group.find('}').unwrap_or(group.len())];
-            for part in group.split(',').filter(|p| !p.trim().is_empty()) {
-                add(path_prefix(part));
+        match t.get(next) {
+            Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace => {
+                let inner: Vec<TokenTree> = g.stream().into_iter().collect();
+                for part in inner.split(|x| matches!(x, TokenTree::Punct(p) if p.as_char() == ','))
+                {
+                    if !part.is_empty() {
+                        add(leading_path(part));
+                    }
+                }
             }
-        } else {
-            add(path_prefix(after));
+            _ => add(leading_path(&t[next.min(t.len())..])),
         }
-        i += consumed;
+        i = next;
     }
-    found
 }
 
 /// What is wrong with `from` (a module path) naming `used` (absolute).
@@ -219,7 +230,7 @@ fn modules_import_only_downward_and_commands_never_each_other() {
             rel.display()
         );
         seen.insert(at[0].clone());
-        for used in imports(&code(&text), &at) {
+        for used in imports(code(&text), &at) {
             if let Some(v) = violation(&at, &used) {
                 violations.push(format!("{}: {v}", rel.display()));
             }
@@ -251,10 +262,21 @@ fn every_command_exports_args_and_run() {
         } else {
             continue;
         };
-        let text = code(&std::fs::read_to_string(&file).unwrap());
-        for item in ["pub struct Args", "pub fn run(args: Args)"] {
-            assert!(text.contains(item), "{} lacks `{item}`", file.display());
-        }
+        let items = syn::parse_file(&std::fs::read_to_string(&file).unwrap())
+            .unwrap()
+            .items;
+        let public = |vis: &syn::Visibility| matches!(vis, syn::Visibility::Public(_));
+        let args = items
+            .iter()
+            .any(|i| matches!(i, Item::Struct(s) if s.ident == "Args" && public(&s.vis)));
+        let run = items
+            .iter()
+            .any(|i| matches!(i, Item::Fn(f) if f.sig.ident == "run" && public(&f.vis)));
+        assert!(
+            args && run,
+            "{} lacks `pub struct Args` or `pub fn run`",
+            file.display()
+        );
         commands += 1;
     }
     assert!(commands >= 8, "found only {commands} commands");
@@ -264,10 +286,12 @@ fn every_command_exports_args_and_run() {
 fn the_checker_sees_imports() {
     let at = |p: &str| p.split('/').map(String::from).collect::<Vec<_>>();
     let text = "use crate::{input::Input, error};\nuse super::check::Reason;\n\
-                // crate::archive\nfn f() { crate::Error::msg(\"\"); }\n\
+                // crate::archive\nconst S: &str = \"crate::progress\";\n\
+                fn f() { crate::Error::msg(format!(\"{}\", crate::names::x())); }\n\
+                pub(crate) fn g() {}\n\
                 #[cfg(test)]\nmod tests { use crate::commands::dump; }\n";
-    let found = imports(&code(text), &at("commands/recover"));
-    let expect: BTreeSet<Vec<String>> = ["input", "error", "commands/check", "Error"]
+    let found = imports(code(text), &at("commands/recover"));
+    let expect: BTreeSet<Vec<String>> = ["input", "error", "commands/check", "Error", "names"]
         .into_iter()
         .map(at)
         .collect();
@@ -280,11 +304,14 @@ fn the_checker_sees_imports() {
     assert!(violation(&at("input"), &at("archive")).is_some());
     assert!(violation(&at("archive"), &at("input")).is_none());
     // `super::` from a top-level module reaches the crate root.
-    let up = imports("use super::Cli;", &at("input"));
+    let up = imports(code("use super::Cli;"), &at("input"));
     assert!(violation(&at("input"), up.first().unwrap()).is_some());
+    // A glob of the commands from a command names them all.
+    let glob = imports(code("use super::*;"), &at("commands/dump"));
+    assert!(violation(&at("commands/dump"), glob.first().unwrap()).is_some());
     // Within a command's own folder, `super::` is the command itself.
     let own = imports(
-        "use super::scheduling::Sched;",
+        code("use super::scheduling::Sched;"),
         &at("commands/stats/scheduling"),
     );
     assert_eq!(own.first().unwrap(), &at("commands/stats"));

@@ -7,21 +7,21 @@
 //!
 //! **Zero ticks per second.** The specification gives no meaning to an
 //! initialization record that says 0 (a clock that never advances; the
-//! division is undefined). A reader here treats it as if the record were
-//! absent: 1 tick = 1 ns, the specification's own default. The other
-//! choices lose more: reading 0 as 1 tick per second multiplies every
-//! timestamp by 10^9 (anything past 18 s of ticks saturates, every interval
-//! becomes seconds), and dropping the provider's events (what Perfetto's
-//! importer does: `TicksToNs` fails and each event counts as
-//! `fuchsia_timestamp_overflow`) loses the trace. With the default the
+//! division is undefined). Every reader in this workspace treats it as if
+//! the record were absent: 1 tick = 1 ns, the specification's own default.
+//! The other choices lose more: reading 0 as 1 tick per second turns every
+//! tick into a second (timestamps saturate, intervals grow a billionfold),
+//! and dropping the provider's events (what Perfetto's importer does:
+//! `TicksToNs` fails and each event counts as `fuchsia_timestamp_overflow`)
+//! loses the trace. With the default the
 //! events stay, in their order, with their durations in ticks: a demanding
 //! user gets all of the data and at worst a wrong unit, which the clock
 //! record that caused it explains.
 //!
 //! **Rounding.** Nanoseconds are `ticks × 10^9 / ticks_per_second` rounded
 //! down, as Perfetto's importer truncates, computed exactly in 128 bits so
-//! no product overflows; a result past `u64::MAX` saturates (it needs more
-//! than 584 years of nanoseconds, so only damaged input gets there).
+//! no product overflows; a result past `u64::MAX` saturates (no clock
+//! running for a human lifetime gets there, only damaged input).
 //!
 //! ```
 //! use fxt_format::time::{ticks_to_ns, ticks_per_second_or_default};

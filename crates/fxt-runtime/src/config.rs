@@ -1,5 +1,6 @@
 //! Session configuration: [`Config`], [`Mode`], [`ClockSource`], and the
-//! environment variables of [`Config::from_env`].
+//! one parser of the `FXT_*` environment variables ([`Config::from_env`],
+//! and the variables `fxt record` passes on).
 
 use std::path::PathBuf;
 
@@ -44,8 +45,9 @@ pub enum Prefault {
     /// they overtake it. `start` does not wait. The default.
     #[default]
     Background,
-    /// Every page is faulted in before `start` returns (about 30 ms per
-    /// 64 MiB on a 2-core machine).
+    /// Every page is faulted in before `start` returns (`start` then takes
+    /// time in proportion to the buffer: `bench-table --sections
+    /// lifecycle`).
     AtStart,
     /// Pages are faulted in by the writers, when an event first lands in
     /// them.
@@ -96,6 +98,97 @@ pub const MIN_CHUNK_SIZE: usize = 32 << 10;
 /// Default output file.
 pub const DEFAULT_OUTPUT: &str = "trace.fxt";
 
+/// One environment variable [`Config::from_env`] parses: its name, what a
+/// good value looks like (for the warning about a bad one), and how it
+/// sets a config (`false`: the value does not parse).
+pub(crate) struct EnvVar {
+    name: &'static str,
+    expected: &'static str,
+    apply: fn(&mut Config, &str) -> bool,
+}
+
+/// The variables `fxt record` passes on over a program's own config.
+const RECORDING_ENV_VARS: [&str; 3] = ["FXT_BUFFER", "FXT_MODE", "FXT_CATEGORIES"];
+
+/// Every variable [`Config::from_env`] parses (`FXT_OUTPUT`, any path, is
+/// read beside them).
+const ENV_VARS: [EnvVar; 9] = [
+    EnvVar {
+        name: "FXT_BUFFER",
+        expected: "bytes with an optional K/M/G suffix",
+        apply: |c, v| parse_size(v).map(|n| c.buffer_size = n).is_some(),
+    },
+    EnvVar {
+        name: "FXT_MODE",
+        expected: "oneshot, circular or streaming",
+        apply: |c, v| Mode::parse(v).map(|m| c.mode = m).is_some(),
+    },
+    EnvVar {
+        name: "FXT_CATEGORIES",
+        expected: "a comma-separated list",
+        apply: |c, v| {
+            let list: Vec<&str> = v
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .collect();
+            c.set_categories(&list);
+            true
+        },
+    },
+    EnvVar {
+        name: "FXT_CLOCK",
+        expected: "auto or monotonic",
+        apply: |c, v| {
+            c.clock = match v.trim().to_ascii_lowercase().as_str() {
+                "monotonic" | "mono" | "ns" => ClockSource::Monotonic,
+                "auto" | "tsc" | "" => ClockSource::Auto,
+                _ => return false,
+            };
+            true
+        },
+    },
+    EnvVar {
+        name: "FXT_PREFAULT",
+        expected: "background, start (1) or off (0)",
+        apply: |c, v| Prefault::parse(v).map(|p| c.prefault = p).is_some(),
+    },
+    EnvVar {
+        name: "FXT_SNAPSHOT_SIGNAL",
+        expected: "USR1, USR2, HUP, QUIT or a number",
+        apply: |c, v| {
+            parse_signal(v)
+                .map(|s| c.snapshot_signal = Some(s))
+                .is_some()
+        },
+    },
+    EnvVar {
+        name: "FXT_CRASH_SAFE",
+        expected: "0 or 1",
+        apply: |c, v| parse_flag(v).map(|on| c.crash_safe = on).is_some(),
+    },
+    EnvVar {
+        name: "FXT_LARGE_RECORDS",
+        expected: "0 or 1",
+        apply: |c, v| parse_flag(v).map(|on| c.large_records = on).is_some(),
+    },
+    EnvVar {
+        name: "FXT_DRAIN",
+        expected: "0 or 1",
+        apply: |c, v| parse_flag(v).map(|on| c.drain = on).is_some(),
+    },
+];
+
+/// Parses an on/off variable: `1`/`true`/`yes`/`on`, `0`/`false`/`no`/`off`
+/// or empty.
+fn parse_flag(v: &str) -> Option<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" | "" => Some(false),
+        _ => None,
+    }
+}
+
 /// How a tracing session records. Build one with [`Config::new`] or
 /// [`Config::from_env`] and the builder methods, then pass it to
 /// [`crate::start`].
@@ -142,22 +235,10 @@ impl Config {
         }
     }
 
-    /// The defaults of [`Config::new`], overridden by the environment:
-    ///
-    /// | variable | meaning | default |
-    /// |---|---|---|
-    /// | `FXT_OUTPUT` | output file; `{pid}`, `{name}` replaced ([`Config::output`]) | `trace.fxt` |
-    /// | `FXT_BUFFER` | buffer size in bytes; suffixes `K`, `M`, `G` (powers of 1024, optional `iB`/`B`) | `64M` |
-    /// | `FXT_MODE` | `oneshot`, `circular` or `streaming` | `oneshot` |
-    /// | `FXT_CATEGORIES` | comma-separated categories to record; `*` or empty = all | all |
-    /// | `FXT_CLOCK` | `monotonic` forces the monotonic clock; `auto`/`tsc` = default | auto |
-    /// | `FXT_PREFAULT` | `background`, `start` (`1`) or `off` (`0`): when the buffer's pages are faulted in ([`Config::prefault`]) | `background` |
-    /// | `FXT_CRASH_SAFE` | `1` backs the buffer with the output file ([`Config::crash_safe`]) | `0` |
-    /// | `FXT_SNAPSHOT_SIGNAL` | `USR1`, `USR2`, … : that signal writes a snapshot ([`Config::snapshot_signal`], `crate::snapshot_on_signal`) | none |
-    /// | `FXT_LARGE_RECORDS` | `1` writes blobs over 32 KiB as large blob records ([`Config::large_records`]) | `0` |
-    /// | `FXT_DRAIN` | `0` keeps a oneshot trace in memory until it finishes ([`Config::drain`]) | `1` |
-    ///
-    /// A value that does not parse is reported on stderr and ignored.
+    /// The defaults of [`Config::new`], overridden by the `FXT_*`
+    /// environment variables: the table of the repository's README
+    /// (section "Configuration") lists each with its values and default. A value that does not parse
+    /// is reported on stderr and ignored.
     pub fn from_env() -> Config {
         let mut c = Config::new();
         if let Some(v) = std::env::var_os("FXT_OUTPUT") {
@@ -165,67 +246,48 @@ impl Config {
                 c.output = PathBuf::from(v);
             }
         }
-        if let Ok(v) = std::env::var("FXT_BUFFER") {
-            match parse_size(&v) {
-                Some(n) => c.buffer_size = n,
-                None => eprintln!(
-                    "fxt: ignoring FXT_BUFFER={v:?}: expected bytes with an optional K/M/G suffix"
-                ),
-            }
+        c.apply_env(ENV_VARS.iter())
+    }
+
+    /// `config` with `FXT_BUFFER`, `FXT_MODE` and `FXT_CATEGORIES` applied
+    /// where set (parsed and reported as [`Config::from_env`] does): what
+    /// `fxt record` passes on to every session it records, over the
+    /// program's own config (see `crate::output`).
+    pub(crate) fn with_recording_env(self) -> Config {
+        self.apply_env(
+            ENV_VARS
+                .iter()
+                .filter(|v| RECORDING_ENV_VARS.contains(&v.name)),
+        )
+    }
+
+    /// Applies each of `vars` that is set; a value that does not parse is
+    /// reported on stderr and ignored.
+    fn apply_env<'a>(self, vars: impl Iterator<Item = &'a EnvVar>) -> Config {
+        self.apply_vars(vars, |name| std::env::var(name), |w| eprintln!("fxt: {w}"))
+    }
+
+    /// [`Config::apply_env`] with the values from `lookup` and the warnings
+    /// about bad ones to `warn`.
+    fn apply_vars<'a>(
+        mut self,
+        vars: impl Iterator<Item = &'a EnvVar>,
+        lookup: impl Fn(&str) -> Result<String, std::env::VarError>,
+        mut warn: impl FnMut(String),
+    ) -> Config {
+        for var in vars {
+            let bad = match lookup(var.name) {
+                Ok(v) if (var.apply)(&mut self, &v) => continue,
+                Ok(v) => format!("{v:?}"),
+                Err(std::env::VarError::NotUnicode(v)) => format!("{v:?}"),
+                Err(std::env::VarError::NotPresent) => continue,
+            };
+            warn(format!(
+                "ignoring {}={bad}: expected {}",
+                var.name, var.expected
+            ));
         }
-        if let Ok(v) = std::env::var("FXT_MODE") {
-            match Mode::parse(&v) {
-                Some(m) => c.mode = m,
-                None => eprintln!(
-                    "fxt: ignoring FXT_MODE={v:?}: expected oneshot, circular or streaming"
-                ),
-            }
-        }
-        if let Ok(v) = std::env::var("FXT_CATEGORIES") {
-            let list: Vec<&str> = v
-                .split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .collect();
-            c = c.categories(&list);
-        }
-        if let Ok(v) = std::env::var("FXT_CLOCK") {
-            match v.trim().to_ascii_lowercase().as_str() {
-                "monotonic" | "mono" | "ns" => c.clock = ClockSource::Monotonic,
-                "auto" | "tsc" | "" => c.clock = ClockSource::Auto,
-                _ => eprintln!("fxt: ignoring FXT_CLOCK={v:?}: expected auto or monotonic"),
-            }
-        }
-        if let Ok(v) = std::env::var("FXT_PREFAULT") {
-            match Prefault::parse(&v) {
-                Some(p) => c.prefault = p,
-                None => eprintln!(
-                    "fxt: ignoring FXT_PREFAULT={v:?}: expected background, start (1) or off (0)"
-                ),
-            }
-        }
-        if let Ok(v) = std::env::var("FXT_SNAPSHOT_SIGNAL") {
-            match parse_signal(&v) {
-                Some(sig) => c.snapshot_signal = Some(sig),
-                None => eprintln!(
-                    "fxt: ignoring FXT_SNAPSHOT_SIGNAL={v:?}: expected USR1, USR2, HUP, QUIT or a number"
-                ),
-            }
-        }
-        for (var, field) in [
-            ("FXT_CRASH_SAFE", &mut c.crash_safe),
-            ("FXT_LARGE_RECORDS", &mut c.large_records),
-            ("FXT_DRAIN", &mut c.drain),
-        ] {
-            if let Ok(v) = std::env::var(var) {
-                match v.trim().to_ascii_lowercase().as_str() {
-                    "1" | "true" | "yes" | "on" => *field = true,
-                    "0" | "false" | "no" | "off" | "" => *field = false,
-                    _ => eprintln!("fxt: ignoring {var}={v:?}: expected 0 or 1"),
-                }
-            }
-        }
-        c
+        self
     }
 
     /// Total buffer size in bytes (at least 256 KiB; rounded down to whole
@@ -253,12 +315,17 @@ impl Config {
     /// Categories to record; an empty list or one containing `"*"` records
     /// every category.
     pub fn categories(mut self, list: &[&str]) -> Config {
-        if list.is_empty() || list.contains(&"*") {
-            self.categories = None;
-        } else {
-            self.categories = Some(list.iter().map(|s| s.to_string()).collect());
-        }
+        self.set_categories(list);
         self
+    }
+
+    /// See [`Config::categories`].
+    fn set_categories(&mut self, list: &[&str]) {
+        self.categories = if list.is_empty() || list.contains(&"*") {
+            None
+        } else {
+            Some(list.iter().map(|s| s.to_string()).collect())
+        };
     }
 
     /// The file [`crate::Session::finish`] (and streaming and crash-safe
@@ -291,9 +358,9 @@ impl Config {
 
     /// When the buffer's pages are faulted in (default:
     /// [`Prefault::Background`]). Buffer memory is allocated lazily; the
-    /// first write to each page costs a page fault (about 2 µs per 4 KiB
-    /// here, ~10 ns per 16-byte event), which would otherwise land on the
-    /// hot path of a fresh session. In the background, a thread of the
+    /// first write to each page costs a page fault, which would otherwise
+    /// land on the hot path of a fresh session (`bench-table --sections
+    /// fresh` shows what it costs an event). In the background, a thread of the
     /// lowest priority faults pages in ahead of the writers (so it uses an
     /// idle core and never takes one from the program); `true`
     /// ([`Prefault::AtStart`]) does it all before `start` returns; `false`
@@ -368,14 +435,15 @@ impl Config {
     /// record published before it died. `FXT_CRASH_SAFE=1` in
     /// [`Config::from_env`].
     ///
-    /// At [`crate::start`] the output file is created at the full buffer
-    /// size and mapped shared: magic number, provider info, initialization
-    /// record (the TSC is calibrated for 2 ms at start), the durable region
-    /// (strings, threads, names), then the chunks, with every unwritten
-    /// word a filler record that readers skip. Writing that file costs
-    /// about 0.1 s per 64 MiB at start; each record then costs one more
-    /// store and two Release fences (free on x86), and the kernel writes
-    /// the dirty pages back to disk in the background. The file opens in
+    /// At [`crate::start`] the output file is created and mapped shared:
+    /// magic number, provider info, initialization record (with an
+    /// estimate of the clock's rate, corrected once it is calibrated), the
+    /// durable region (strings, threads, names), then the chunks, with
+    /// every unwritten word a filler record that readers skip; the file
+    /// grows over the chunks ahead of the writers (`bench-table --sections
+    /// lifecycle` shows what a crash-safe `start` costs). Each record then
+    /// costs one more store and two Release fences (free on x86), and the
+    /// kernel writes the dirty pages back to disk in the background. The file opens in
     /// Perfetto and decodes with `fxt_format::decode` as it is, killed or
     /// not; a session that finishes normally rewrites it as a compact
     /// trace. Large blobs (over 32 KiB) are kept in memory until then, so
@@ -438,5 +506,82 @@ pub(crate) fn parse_signal(s: &str) -> Option<i32> {
         "HUP" => Some(libc::SIGHUP),
         "QUIT" => Some(libc::SIGQUIT),
         n => n.parse().ok().filter(|&n: &i32| n > 0 && n < 65),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::env::VarError;
+
+    /// Applies `vars` from `env` (name, value pairs); returns the config
+    /// and the warnings.
+    fn apply(config: Config, recording: bool, env: &[(&str, &str)]) -> (Config, Vec<String>) {
+        let lookup = |name: &str| {
+            env.iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.to_string())
+                .ok_or(VarError::NotPresent)
+        };
+        let mut warnings = Vec::new();
+        let vars = ENV_VARS
+            .iter()
+            .filter(|v| !recording || RECORDING_ENV_VARS.contains(&v.name));
+        let c = config.apply_vars(vars, lookup, |w| warnings.push(w));
+        (c, warnings)
+    }
+
+    #[test]
+    fn recording_applies_only_its_variables_and_warns_on_bad_ones() {
+        let env = [
+            ("FXT_BUFFER", "2M"),
+            ("FXT_MODE", "sideways"),
+            ("FXT_CATEGORIES", "a, b,,"),
+            ("FXT_CLOCK", "monotonic"),
+            ("FXT_DRAIN", "0"),
+        ];
+        let own = Config::new().mode(Mode::Circular);
+        let (c, warnings) = apply(own, true, &env);
+        assert_eq!(c.buffer_size, 2 << 20);
+        assert_eq!(c.mode, Mode::Circular, "a bad mode keeps the program's");
+        assert_eq!(c.categories, Some(vec!["a".to_string(), "b".to_string()]));
+        assert_eq!(c.clock, ClockSource::Auto, "not a recording variable");
+        assert!(c.drain, "not a recording variable");
+        assert_eq!(
+            warnings,
+            ["ignoring FXT_MODE=\"sideways\": expected oneshot, circular or streaming"]
+        );
+    }
+
+    #[test]
+    fn from_env_parses_every_variable_with_the_same_rules() {
+        let env = [
+            ("FXT_BUFFER", "lots"),
+            ("FXT_MODE", " Streaming "),
+            ("FXT_CATEGORIES", "*"),
+            ("FXT_CLOCK", "mono"),
+            ("FXT_PREFAULT", "start"),
+            ("FXT_SNAPSHOT_SIGNAL", "SIGUSR2"),
+            ("FXT_CRASH_SAFE", "yes"),
+            ("FXT_LARGE_RECORDS", "maybe"),
+            ("FXT_DRAIN", "off"),
+        ];
+        let (c, warnings) = apply(Config::new().categories(&["x"]), false, &env);
+        assert_eq!(c.buffer_size, DEFAULT_BUFFER_SIZE);
+        assert_eq!(c.mode, Mode::Streaming);
+        assert_eq!(c.categories, None);
+        assert_eq!(c.clock, ClockSource::Monotonic);
+        assert_eq!(c.prefault, Prefault::AtStart);
+        assert_eq!(c.snapshot_signal, Some(libc::SIGUSR2));
+        assert!(c.crash_safe);
+        assert!(!c.large_records);
+        assert!(!c.drain);
+        assert_eq!(
+            warnings,
+            [
+                "ignoring FXT_BUFFER=\"lots\": expected bytes with an optional K/M/G suffix",
+                "ignoring FXT_LARGE_RECORDS=\"maybe\": expected 0 or 1",
+            ]
+        );
     }
 }

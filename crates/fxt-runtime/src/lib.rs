@@ -17,19 +17,10 @@
 //!
 //! [`Config::new`] defaults: a 64 MiB buffer, [`Mode::Oneshot`], every
 //! category, output `trace.fxt`, the process name as provider name, the
-//! TSC clock where it is invariant. [`Config::from_env`] reads:
-//!
-//! | variable | meaning | default |
-//! |---|---|---|
-//! | `FXT_OUTPUT` | output file; `{pid}`, `{name}` replaced ([`Config::output`]) | `trace.fxt` |
-//! | `FXT_BUFFER` | buffer size in bytes, suffixes `K`/`M`/`G` | `64M` |
-//! | `FXT_MODE` | `oneshot`, `circular` or `streaming` | `oneshot` |
-//! | `FXT_CATEGORIES` | comma-separated categories, `*` = all | all |
-//! | `FXT_CLOCK` | `monotonic` to force the monotonic clock | auto |
-//! | `FXT_PREFAULT` | `background`, `start` (`1`) or `off` (`0`) ([`Config::prefault`]) | `background` |
-//! | `FXT_CRASH_SAFE` | `1`: the buffer is the output file ([`Config::crash_safe`]) | `0` |
-//! | `FXT_SNAPSHOT_SIGNAL` | `USR1`, `USR2`, …: that signal writes a snapshot ([`snapshot_on_signal`]) | none |
-//! | `FXT_LARGE_RECORDS` | `1`: blobs over 32 KiB as large blob records ([`Config::large_records`]) | `0` (split blob groups) |
+//! TSC clock where it is invariant. [`Config::from_env`] reads the same
+//! settings from `FXT_*` environment variables, listed with their values
+//! and defaults in one table: the repository README's "Configuration"
+//! section.
 //!
 //! # Cost
 //!
@@ -48,7 +39,8 @@
 //!
 //! 0. `memory`: heap or file-mapped words, the crash-safe store protocol
 //!    (filler, body, header); `clock`, `config`, `stats`, `args`: leaves;
-//!    `output`: claims on output paths and `fxt record`'s settings.
+//!    `output`: claims on output paths and `fxt record`'s settings;
+//!    `helpers`: the one place fxt's own threads are spawned.
 //! 1. `ring`: chunks and their states, the `Cursor` that reserves and
 //!    publishes records in a leased chunk (model-checked with loom, as the
 //!    hot path uses it: `RUSTFLAGS="--cfg loom" cargo test -p fxt-runtime

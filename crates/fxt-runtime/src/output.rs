@@ -24,7 +24,7 @@ use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::config::{parse_size, Config, Mode};
+use crate::config::{Config, Mode};
 use crate::stats::Stats;
 
 /// The environment variable that puts a process under `fxt record`: the
@@ -57,23 +57,8 @@ pub(crate) fn recording() -> Option<PathBuf> {
 
 /// Applies the recorder's settings to `config` (see the module docs): the
 /// output is a file of the spool, chosen by [`claim`].
-pub(crate) fn for_recording(mut config: Config) -> Config {
-    if let Ok(v) = std::env::var("FXT_BUFFER") {
-        if let Some(n) = parse_size(&v) {
-            config.buffer_size = n;
-        }
-    }
-    if let Some(m) = std::env::var("FXT_MODE").ok().and_then(|v| Mode::parse(&v)) {
-        config.mode = m;
-    }
-    if let Ok(v) = std::env::var("FXT_CATEGORIES") {
-        let list: Vec<&str> = v
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .collect();
-        config = config.categories(&list);
-    }
+pub(crate) fn for_recording(config: Config) -> Config {
+    let mut config = config.with_recording_env();
     // A child killed with SIGKILL keeps what it published; a streamed file
     // keeps what was streamed.
     config.crash_safe = config.mode != Mode::Streaming;

@@ -1,4 +1,6 @@
-//! Prints the comparison tables of fxt, the floor and the other tracers.
+//! Measures fxt, the floor and the other tracers and writes the comparison
+//! tables into `docs/PERFORMANCE.md`, one generated region per section (the
+//! sections of a run replace theirs; the rest of the file stays).
 //!
 //! ```text
 //! cargo run --profile bench -p fxt-bench --bin bench-table -- [options]
@@ -10,6 +12,8 @@
 //!   --sections LIST   sinks,fresh,long,latency,lifecycle,tracing,instructions,checks
 //!                     (default: all)
 //!   --no-checks / --no-instructions   drop those sections
+//!   --out FILE        the report to update (default: docs/PERFORMANCE.md)
+//!   --stdout          print the tables instead of updating a report
 //! ```
 //!
 //! Sections:
@@ -42,18 +46,8 @@ use fxt_bench::checks;
 use fxt_bench::harness::{
     measure, measure_latency, median, ns_per_event, quantile, ticks_per_ns, Scenario,
 };
+use fxt_bench::report::{self, SECTIONS};
 use fxt_bench::{lifecycle, load, tracing_route};
-
-const SECTIONS: [&str; 8] = [
-    "sinks",
-    "fresh",
-    "long",
-    "latency",
-    "lifecycle",
-    "tracing",
-    "instructions",
-    "checks",
-];
 
 struct Options {
     events: u64,
@@ -62,6 +56,8 @@ struct Options {
     tracers: Vec<String>,
     scenarios: Vec<Scenario>,
     sections: Vec<String>,
+    /// Where the tables go: `None` prints them.
+    out: Option<std::path::PathBuf>,
 }
 
 impl Options {
@@ -71,7 +67,8 @@ impl Options {
 }
 
 const USAGE: &str = "usage: bench-table [--events N] [--reps R] [--threads LIST] \
-[--tracers LIST] [--scenarios LIST] [--sections LIST] [--no-checks] [--no-instructions]";
+[--tracers LIST] [--scenarios LIST] [--sections LIST] [--no-checks] [--no-instructions] \
+[--out FILE | --stdout]";
 
 /// Parses a comma-separated list with `parse`.
 fn list<T>(
@@ -104,6 +101,7 @@ fn parse_options(mut args: impl Iterator<Item = String>) -> Result<Options, Stri
             .collect(),
         scenarios: Scenario::ALL.to_vec(),
         sections: SECTIONS.iter().map(|s| s.to_string()).collect(),
+        out: Some(report::default_path()),
     };
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -127,6 +125,8 @@ fn parse_options(mut args: impl Iterator<Item = String>) -> Result<Options, Stri
             }
             "--no-checks" => o.sections.retain(|s| s != "checks"),
             "--no-instructions" => o.sections.retain(|s| s != "instructions"),
+            "--stdout" => o.out = None,
+            "--out" => o.out = Some(args.next().ok_or("--out needs a path")?.into()),
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown option {other:?}")),
         }
@@ -140,8 +140,9 @@ fn parse_options(mut args: impl Iterator<Item = String>) -> Result<Options, Stri
 // ---------------------------------------------------------------------------
 // Children (each measurement in a fresh process).
 
-/// Tracers about 100x slower than the floor (microseconds per event), which
-/// record a tenth of the events per measurement so a run stays short; their
+/// Tracers that format or serialize every event on the calling thread, so
+/// far slower than the others (the tables show by how much) that they
+/// record a tenth of the events per measurement to keep a run short; their
 /// ns per event is still an average over 100 000 events or more.
 const SLOW: [&str; 3] = ["tracing-chrome", "tracing-perfetto", "tracing-tracy"];
 
@@ -766,6 +767,116 @@ fn verdicts(o: &Options, fresh: &Samples) -> String {
     out
 }
 
+/// The fresh-process tables (oneshot, then the modes) and their verdicts.
+fn fresh_section(o: &Options, text: &mut String) {
+    let samples = fresh(o);
+    let has = |names: &[&str]| o.tracers.iter().any(|t| names.contains(&t.as_str()));
+    let main_columns: Vec<&str> = o
+        .tracers
+        .iter()
+        .map(String::as_str)
+        .filter(|t| !t.starts_with("fxt-circular") && !t.starts_with("fxt-streaming"))
+        .collect();
+    let ratio_columns: Vec<&str> = ["floor-fresh", "fxt", "fxt-prefault", "fxt-memory"]
+        .into_iter()
+        .filter(|t| main_columns.contains(t))
+        .collect();
+    let _ = writeln!(
+            text,
+            "\n### Fresh session per repetition (oneshot)\n\n\
+             Aggregate ns per event (wall time of all threads / all events), median (min–max) of {} fresh processes per cell, each a new session, {} events per thread after 1 000 untimed (tracing-chrome: a tenth of that):\n",
+            o.reps, o.events
+        );
+    let _ = writeln!(
+        text,
+        "{}",
+        event_table(o, &samples, &main_columns, &ratio_columns)
+    );
+    let modes = [
+        "fxt-circular",
+        "fxt-circular-prefault",
+        "fxt-streaming",
+        "fxt-streaming-prefault",
+    ];
+    if has(&modes) {
+        let mut columns = vec!["floor"];
+        columns.extend(modes.iter().filter(|m| o.tracers.iter().any(|t| t == *m)));
+        let _ = writeln!(
+            text,
+                "\n### Circular (8 MiB, wraps) and streaming (64 MiB, drained to a file) modes, fresh session per repetition\n"
+            );
+        let _ = writeln!(
+            text,
+            "{}",
+            event_table(o, &samples, &columns, &columns[1..])
+        );
+    }
+    let n = notes(&samples);
+    if !n.is_empty() {
+        let _ = writeln!(text, "{n}");
+    }
+    let _ = writeln!(text, "{}", verdicts(o, &samples));
+}
+
+/// The long-session table.
+fn long_section(o: &Options, text: &mut String) {
+    let tracers: Vec<&str> = [
+        "floor",
+        "fxt",
+        "fxt-prefault",
+        "fxt-memory",
+        "fxt-circular",
+        "fxt-circular-prefault",
+        "fxt-streaming",
+        "fxt-streaming-prefault",
+    ]
+    .into_iter()
+    .filter(|t| o.tracers.iter().any(|x| x == t))
+    .collect();
+    let samples = long(o, &tracers);
+    let _ = writeln!(
+            text,
+            "\n### Long session\n\nOne process and one session per cell: one untimed pass of {} events per thread, then {} timed passes back to back in the same session (oneshot buffers sized to hold every pass: kept in memory, `fxt-memory`'s passes land on pages no one wrote before; drained, `fxt`'s reuse the chunks written out); median (min–max) over the passes:\n",
+            o.events, o.reps
+        );
+    let _ = writeln!(
+        text,
+        "{}",
+        event_table(o, &samples, &tracers, &tracers[1..])
+    );
+    let n = notes(&samples);
+    if !n.is_empty() {
+        let _ = writeln!(text, "{n}");
+    }
+}
+
+/// The instruction counts.
+fn instructions_section(o: &Options, text: &mut String) {
+    // The mode and prefault variants run the same instructions on the
+    // calling thread as `fxt`; the atomic floors are named alternatives.
+    let tracers: Vec<String> = o
+        .tracers
+        .iter()
+        .filter(|t| {
+            !matches!(
+                t.as_str(),
+                "floor-atomic"
+                    | "floor-shared"
+                    | "fxt-circular-prefault"
+                    | "fxt-streaming-prefault"
+                    | "fxt-prefault"
+                    | "fxt-memory"
+            )
+        })
+        .cloned()
+        .collect();
+    let _ = writeln!(
+        text,
+        "{}",
+        checks::instruction_table(&tracers, &o.scenarios)
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -788,121 +899,73 @@ fn main() {
             std::process::exit(if message.is_empty() { 0 } else { 2 });
         }
     };
-    println!("{}", checks::machine_header(&o.events, o.reps));
-    let has = |names: &[&str]| o.tracers.iter().any(|t| names.contains(&t.as_str()));
-    if o.has("sinks") {
-        println!("\n### Where the bytes go\n");
-        println!("{}", fxt_bench::sinks::table(&std::env::temp_dir()));
-    }
-    if o.has("fresh") {
-        let samples = fresh(&o);
-        let main_columns: Vec<&str> = o
-            .tracers
-            .iter()
-            .map(String::as_str)
-            .filter(|t| !t.starts_with("fxt-circular") && !t.starts_with("fxt-streaming"))
-            .collect();
-        let ratio_columns: Vec<&str> = ["floor-fresh", "fxt", "fxt-prefault", "fxt-memory"]
-            .into_iter()
-            .filter(|t| main_columns.contains(t))
-            .collect();
-        println!(
-            "\n### Fresh session per repetition (oneshot)\n\n\
-             Aggregate ns per event (wall time of all threads / all events), median (min–max) of {} fresh processes per cell, each a new session, {} events per thread after 1 000 untimed (tracing-chrome: a tenth of that):\n",
-            o.reps, o.events
-        );
-        println!(
-            "{}",
-            event_table(&o, &samples, &main_columns, &ratio_columns)
-        );
-        let modes = [
-            "fxt-circular",
-            "fxt-circular-prefault",
-            "fxt-streaming",
-            "fxt-streaming-prefault",
-        ];
-        if has(&modes) {
-            let mut columns = vec!["floor"];
-            columns.extend(modes.iter().filter(|m| o.tracers.iter().any(|t| t == *m)));
-            println!(
-                "\n### Circular (8 MiB, wraps) and streaming (64 MiB, drained to a file) modes, fresh session per repetition\n"
-            );
-            println!("{}", event_table(&o, &samples, &columns, &columns[1..]));
-        }
-        let n = notes(&samples);
-        if !n.is_empty() {
-            println!("{n}");
-        }
-        println!("{}", verdicts(&o, &samples));
-    }
-    if o.has("long") {
-        let tracers: Vec<&str> = [
-            "floor",
-            "fxt",
-            "fxt-prefault",
-            "fxt-memory",
-            "fxt-circular",
-            "fxt-circular-prefault",
-            "fxt-streaming",
-            "fxt-streaming-prefault",
-        ]
-        .into_iter()
-        .filter(|t| o.tracers.iter().any(|x| x == t))
-        .collect();
-        let samples = long(&o, &tracers);
-        println!(
-            "\n### Long session\n\nOne process and one session per cell: one untimed pass of {} events per thread, then {} timed passes back to back in the same session (oneshot buffers sized to hold every pass: kept in memory, `fxt-memory`'s passes land on pages no one wrote before; drained, `fxt`'s reuse the chunks written out); median (min–max) over the passes:\n",
-            o.events, o.reps
-        );
-        println!("{}", event_table(&o, &samples, &tracers, &tracers[1..]));
-        let n = notes(&samples);
-        if !n.is_empty() {
-            println!("{n}");
-        }
-    }
-    if o.has("latency") {
-        println!(
-            "\n### Single-event latency\n\nEach event timed on its own (`lfence; rdtsc` before and after, included in every row alike), {} events per thread on a fresh session, every thread's events together, ns. \"neighbour\": a child process that fills and frees {} GiB in a loop runs beside the benchmark the whole time. The floor's rows show what the machine itself does to a thread (preemption by other processes shows in every column's max).\n",
-            o.events,
-            load::NEIGHBOUR_BYTES >> 30
-        );
-        println!("{}", latency(&o));
-    }
-    if o.has("lifecycle") {
-        println!("\n### Session start and finish\n");
-        println!("{}", lifecycle_section(&o));
-    }
-    if o.has("tracing") {
-        println!("\n### The `tracing` route\n");
-        println!("{}", tracing_section(&o));
-        println!("{}", tracing_route::instruction_profile());
-    }
-    if o.has("instructions") {
-        // The mode and prefault variants run the same instructions on the
-        // calling thread as `fxt`; the atomic floors are named alternatives.
-        let tracers: Vec<String> = o
-            .tracers
-            .iter()
-            .filter(|t| {
-                !matches!(
-                    t.as_str(),
-                    "floor-atomic"
-                        | "floor-shared"
-                        | "fxt-circular-prefault"
-                        | "fxt-streaming-prefault"
-                        | "fxt-prefault"
-                        | "fxt-memory"
-                )
-            })
-            .cloned()
-            .collect();
-        println!();
-        println!("{}", checks::instruction_table(&tracers, &o.scenarios));
-    }
-    if o.has("checks") {
-        println!();
-        println!("{}", checks::run_checks());
-    }
+    let header = checks::machine_header(&o.events, o.reps);
+    let sections = sections(&o);
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    println!("\nLoad average at the end: {}", load.trim());
+    let provenance = format!(
+        "{header}\nLoad average at the end of the run: {}.",
+        load.trim()
+    );
+    let Some(path) = &o.out else {
+        println!("{provenance}");
+        for (_, text) in &sections {
+            println!("\n{text}");
+        }
+        return;
+    };
+    let sections: Vec<(&str, String)> = sections
+        .into_iter()
+        .map(|(name, text)| (name, format!("{provenance}\n\n{}", text.trim())))
+        .collect();
+    if let Err(e) = report::write_sections(path, &sections) {
+        eprintln!("bench-table: cannot update {}: {e}", path.display());
+        std::process::exit(1);
+    }
+    let names: Vec<&str> = sections.iter().map(|(name, _)| *name).collect();
+    eprintln!(
+        "bench-table: wrote {} to {}",
+        names.join(", "),
+        path.display()
+    );
+}
+
+/// Runs the sections `o` asks for; each one's Markdown text, by name.
+fn sections(o: &Options) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    for &name in SECTIONS.iter().filter(|s| o.has(s)) {
+        let mut text = String::new();
+        match name {
+            "sinks" => {
+                let _ = writeln!(text, "### Where the bytes go\n");
+                let _ = writeln!(text, "{}", fxt_bench::sinks::table(&std::env::temp_dir()));
+            }
+            "fresh" => fresh_section(o, &mut text),
+            "long" => long_section(o, &mut text),
+            "latency" => {
+                let _ = writeln!(
+                    text,
+                    "### Single-event latency\n\nEach event timed on its own (`lfence; rdtsc` before and after, included in every row alike), {} events per thread on a fresh session, every thread's events together, ns. \"neighbour\": a child process that fills and frees {} GiB in a loop runs beside the benchmark the whole time. The floor's rows show what the machine itself does to a thread (preemption by other processes shows in every column's max).\n",
+                    o.events,
+                    load::NEIGHBOUR_BYTES >> 30
+                );
+                let _ = writeln!(text, "{}", latency(o));
+            }
+            "lifecycle" => {
+                let _ = writeln!(text, "### Session start and finish\n");
+                let _ = writeln!(text, "{}", lifecycle_section(o));
+            }
+            "tracing" => {
+                let _ = writeln!(text, "### The `tracing` route\n");
+                let _ = writeln!(text, "{}", tracing_section(o));
+                let _ = writeln!(text, "{}", tracing_route::instruction_profile());
+            }
+            "instructions" => instructions_section(o, &mut text),
+            "checks" => {
+                let _ = writeln!(text, "{}", checks::run_checks());
+            }
+            _ => unreachable!("SECTIONS lists {name}"),
+        }
+        out.push((name, text));
+    }
+    out
 }

@@ -89,7 +89,8 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             d.offset()
         );
     }
-    // The conversion promises this; a failure here is a bug worth a status.
+    // The conversion promises a clean check: a finding is a bug in fxt,
+    // worth a failing status.
     let report = check_perfetto(&converted.bytes);
     if report.is_clean() {
         eprintln!("fxt:   {}: ok for Perfetto and Tracy", args.output);

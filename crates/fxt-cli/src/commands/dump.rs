@@ -19,12 +19,13 @@
 //! as written. `--payloads` adds the bytes of blobs, large blobs and blob
 //! arguments in hex (`payload=0a1b..`).
 
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
 use fxt_format::decode::{
-    Arg, ArgValue, BlobJoiner, EventKind, Joined, Process, Record, Text, Thread,
+    Arg, ArgValue, BlobJoiner, Event, EventKind, Joined, LargeBlobWithMetadata,
+    LegacyContextSwitch, Process, Record, Text, Thread, UserspaceObject,
 };
 
 use crate::error::Error;
@@ -102,7 +103,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
 }
 
 /// Appends a quoted string field.
-pub fn text(out: &mut String, t: &Text) {
+fn text(out: &mut String, t: &Text) {
     let _ = match t.as_str() {
         Some(s) => write!(out, "{s:?}"),
         None => write!(out, "{t}"),
@@ -110,7 +111,7 @@ pub fn text(out: &mut String, t: &Text) {
 }
 
 /// Appends a thread field (`process/thread`).
-pub fn thread(out: &mut String, t: &Thread) {
+fn thread(out: &mut String, t: &Thread) {
     let _ = match t {
         Thread::Known { process, thread } => write!(out, "{process}/{thread}"),
         Thread::Undefined(i) => write!(out, "<undefined thread #{i}>"),
@@ -118,7 +119,7 @@ pub fn thread(out: &mut String, t: &Thread) {
 }
 
 /// Appends an argument value.
-pub fn arg_value(out: &mut String, v: &ArgValue) {
+fn arg_value(out: &mut String, v: &ArgValue) {
     let _ = match v {
         ArgValue::Null => write!(out, "null"),
         ArgValue::I32(x) => write!(out, "{x}"),
@@ -159,10 +160,12 @@ fn args(out: &mut String, args: &[Arg], payloads: bool) {
     }
 }
 
-/// Appends ` payload=<hex>`.
-fn payload(out: &mut String, bytes: &[u8]) {
-    out.push_str(" payload=");
-    hex(out, bytes);
+/// Appends ` payload=<hex>` if `payloads`.
+fn payload(out: &mut String, bytes: &[u8], payloads: bool) {
+    if payloads {
+        out.push_str(" payload=");
+        hex(out, bytes);
+    }
 }
 
 /// Appends `bytes` in lowercase hex.
@@ -177,13 +180,7 @@ fn hex(out: &mut String, bytes: &[u8]) {
 
 /// Formats one record as a line (without the newline), with the bytes of
 /// its blobs if `payloads`.
-pub fn format_record(out: &mut String, record: &Record, payloads: bool) {
-    let args = |out: &mut String, a: &[Arg]| args(out, a, payloads);
-    let payload = |out: &mut String, bytes: &[u8]| {
-        if payloads {
-            payload(out, bytes);
-        }
-    };
+fn format_record(out: &mut String, record: &Record, payloads: bool) {
     let _ = match record {
         Record::Magic => write!(out, "magic"),
         Record::ProviderInfo { provider_id, name } => {
@@ -210,46 +207,15 @@ pub fn format_record(out: &mut String, record: &Record, payloads: bool) {
             out,
             "thread index={index} process={process} thread={thread}"
         ),
-        Record::Event(e) => {
-            let _ = write!(out, "{} ts={}", event_kind_name(&e.kind), e.timestamp);
-            let _ = match e.kind {
-                EventKind::Counter { id }
-                | EventKind::AsyncBegin { id }
-                | EventKind::AsyncInstant { id }
-                | EventKind::AsyncEnd { id }
-                | EventKind::FlowBegin { id }
-                | EventKind::FlowStep { id }
-                | EventKind::FlowEnd { id } => write!(out, " id={id}"),
-                EventKind::DurationComplete { end } => write!(out, " end={end}"),
-                _ => Ok(()),
-            };
-            out.push_str(" thread=");
-            thread(out, &e.thread);
-            out.push_str(" category=");
-            text(out, &e.category);
-            out.push_str(" name=");
-            text(out, &e.name);
-            args(out, &e.args);
-            Ok(())
-        }
+        Record::Event(e) => event(out, e, payloads),
         Record::Blob(b) => {
             out.push_str("blob name=");
             text(out, &b.name);
             let _ = write!(out, " type={:?} size={}", b.blob_type, b.payload.len());
-            payload(out, &b.payload);
+            payload(out, &b.payload, payloads);
             Ok(())
         }
-        Record::UserspaceObject(o) => {
-            let _ = write!(out, "userspace_object pointer={:#x} process=", o.pointer);
-            let _ = match o.process {
-                Process::Known(p) => write!(out, "{p}"),
-                Process::Undefined(i) => write!(out, "<undefined thread #{i}>"),
-            };
-            out.push_str(" name=");
-            text(out, &o.name);
-            args(out, &o.args);
-            Ok(())
-        }
+        Record::UserspaceObject(o) => userspace_object(out, o, payloads),
         Record::KernelObject(o) => {
             let _ = write!(
                 out,
@@ -257,7 +223,7 @@ pub fn format_record(out: &mut String, record: &Record, payloads: bool) {
                 o.koid, o.object_type
             );
             text(out, &o.name);
-            args(out, &o.args);
+            args(out, &o.args, payloads);
             Ok(())
         }
         Record::ContextSwitch(c) => {
@@ -266,7 +232,7 @@ pub fn format_record(out: &mut String, record: &Record, payloads: bool) {
                 "context_switch ts={} cpu={} outgoing_state={:?} outgoing={} incoming={}",
                 c.timestamp, c.cpu, c.outgoing_state, c.outgoing_thread, c.incoming_thread
             );
-            args(out, &c.args);
+            args(out, &c.args, payloads);
             Ok(())
         }
         Record::ThreadWakeup(w) => {
@@ -275,48 +241,23 @@ pub fn format_record(out: &mut String, record: &Record, payloads: bool) {
                 "thread_wakeup ts={} cpu={} waking={}",
                 w.timestamp, w.cpu, w.waking_thread
             );
-            args(out, &w.args);
+            args(out, &w.args, payloads);
             Ok(())
         }
-        Record::LegacyContextSwitch(c) => {
-            let _ = write!(
-                out,
-                "legacy_context_switch ts={} cpu={} outgoing_state={:?} outgoing=",
-                c.timestamp, c.cpu, c.outgoing_state
-            );
-            thread(out, &c.outgoing_thread);
-            out.push_str(" incoming=");
-            thread(out, &c.incoming_thread);
-            write!(
-                out,
-                " outgoing_priority={} incoming_priority={}",
-                c.outgoing_priority, c.incoming_priority
-            )
-        }
+        Record::LegacyContextSwitch(c) => legacy_context_switch(out, c),
         Record::Log(l) => {
             let _ = write!(out, "log ts={} thread=", l.timestamp);
             thread(out, &l.thread);
             write!(out, " message={:?}", l.message)
         }
-        Record::LargeBlobWithMetadata(b) => {
-            let _ = write!(out, "large_blob ts={} thread=", b.timestamp);
-            thread(out, &b.thread);
-            out.push_str(" category=");
-            text(out, &b.category);
-            out.push_str(" name=");
-            text(out, &b.name);
-            let _ = write!(out, " size={}", b.payload.len());
-            args(out, &b.args);
-            payload(out, &b.payload);
-            Ok(())
-        }
+        Record::LargeBlobWithMetadata(b) => large_blob_with_metadata(out, b, payloads),
         Record::LargeBlobNoMetadata(b) => {
             out.push_str("large_blob category=");
             text(out, &b.category);
             out.push_str(" name=");
             text(out, &b.name);
             let _ = write!(out, " size={}", b.payload.len());
-            payload(out, &b.payload);
+            payload(out, &b.payload, payloads);
             Ok(())
         }
         Record::Unknown(u) => write!(
@@ -325,4 +266,77 @@ pub fn format_record(out: &mut String, record: &Record, payloads: bool) {
             u.record_type, u.header, u.size_words
         ),
     };
+}
+
+/// An event: its kind, time, id or end, thread, category, name, arguments.
+fn event(out: &mut String, e: &Event, payloads: bool) -> fmt::Result {
+    write!(out, "{} ts={}", event_kind_name(&e.kind), e.timestamp)?;
+    match e.kind {
+        EventKind::Counter { id }
+        | EventKind::AsyncBegin { id }
+        | EventKind::AsyncInstant { id }
+        | EventKind::AsyncEnd { id }
+        | EventKind::FlowBegin { id }
+        | EventKind::FlowStep { id }
+        | EventKind::FlowEnd { id } => write!(out, " id={id}"),
+        EventKind::DurationComplete { end } => write!(out, " end={end}"),
+        _ => Ok(()),
+    }?;
+    out.push_str(" thread=");
+    thread(out, &e.thread);
+    out.push_str(" category=");
+    text(out, &e.category);
+    out.push_str(" name=");
+    text(out, &e.name);
+    args(out, &e.args, payloads);
+    Ok(())
+}
+
+/// A userspace object: pointer, process, name, arguments.
+fn userspace_object(out: &mut String, o: &UserspaceObject, payloads: bool) -> fmt::Result {
+    write!(out, "userspace_object pointer={:#x} process=", o.pointer)?;
+    match o.process {
+        Process::Known(p) => write!(out, "{p}"),
+        Process::Undefined(i) => write!(out, "<undefined thread #{i}>"),
+    }?;
+    out.push_str(" name=");
+    text(out, &o.name);
+    args(out, &o.args, payloads);
+    Ok(())
+}
+
+/// A legacy context switch: both threads inline, with priorities.
+fn legacy_context_switch(out: &mut String, c: &LegacyContextSwitch) -> fmt::Result {
+    write!(
+        out,
+        "legacy_context_switch ts={} cpu={} outgoing_state={:?} outgoing=",
+        c.timestamp, c.cpu, c.outgoing_state
+    )?;
+    thread(out, &c.outgoing_thread);
+    out.push_str(" incoming=");
+    thread(out, &c.incoming_thread);
+    write!(
+        out,
+        " outgoing_priority={} incoming_priority={}",
+        c.outgoing_priority, c.incoming_priority
+    )
+}
+
+/// A large blob with metadata: time, thread, category, name, size,
+/// arguments, payload.
+fn large_blob_with_metadata(
+    out: &mut String,
+    b: &LargeBlobWithMetadata,
+    payloads: bool,
+) -> fmt::Result {
+    write!(out, "large_blob ts={} thread=", b.timestamp)?;
+    thread(out, &b.thread);
+    out.push_str(" category=");
+    text(out, &b.category);
+    out.push_str(" name=");
+    text(out, &b.name);
+    write!(out, " size={}", b.payload.len())?;
+    args(out, &b.args, payloads);
+    payload(out, &b.payload, payloads);
+    Ok(())
 }

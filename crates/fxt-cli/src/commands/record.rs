@@ -19,14 +19,14 @@
 //! and adds it as one more provider.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
 use crate::recording::capture::start_sched;
-use crate::recording::collect::collect;
+use crate::recording::collect::{collect, collect_left};
 use crate::recording::spool::{self, Spool};
 use crate::recording::timebase::{self, TimeBase};
 
@@ -144,24 +144,17 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         _ => PathBuf::from("."),
     };
     if let Some(dir) = &args.from_spool {
-        let info =
-            spool::read_info(dir).map_err(|e| Error::msg(format!("{}: {e}", dir.display())))?;
-        let end = (info.boot_id == spool::boot_id())
-            .then(timebase::anchor)
-            .flatten();
-        if !info.boot_id.is_empty() && info.boot_id != spool::boot_id() {
-            eprintln!(
-                "fxt record: {} was recorded before a reboot; TSC timestamps are scaled by each process's own rate, not put on one time base",
-                dir.display()
-            );
-        }
-        let base = TimeBase::new(info.start, end);
-        let summary = collect(dir, &args.output, &parent, base, None)?;
+        let summary = collect_left(dir, &args.output, &parent)?;
         summary.print(&args.output);
         return Ok(ExitCode::SUCCESS);
     }
+    record(&args, &parent)
+}
 
-    let spool = Spool::create(&parent).map_err(|e| {
+/// Runs the command with a fresh spool, waits for it and its writers,
+/// writes the archive and ends as the command ended.
+fn record(args: &Args, parent: &Path) -> Result<ExitCode, Error> {
+    let spool = Spool::create(parent).map_err(|e| {
         Error::msg(format!(
             "cannot create a spool folder in {}: {e}",
             parent.display()
@@ -172,7 +165,37 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     spool
         .write_info(start)
         .map_err(|e| Error::io(&spool.dir.display().to_string(), e))?;
+    // Scheduling is captured from before the command starts, so its first
+    // forks are seen.
+    let capture = if args.sched { start_sched() } else { None };
+    install_forwarding();
+    let pid = spawn(args, &spool)?;
+    let ended = wait_forwarding(pid as libc::pid_t)?;
+    let linger = Duration::from_secs_f64(args.linger.clamp(0.0, 3600.0));
+    let still_writing = spool::wait_for_writers(&spool.dir, linger);
+    let base = TimeBase::new(start, timebase::end_anchor(started));
+    let sched = capture.map(|c| c.finish(args.sched_system, pid));
+    match collect(&spool.dir, &args.output, parent, base, sched) {
+        Ok(mut summary) => {
+            summary.still_writing = still_writing;
+            summary.print(&args.output);
+            remove_spool(args, &spool);
+            Ok(exit_as(ended))
+        }
+        Err(e) => {
+            eprintln!(
+                "fxt record: {e}; the processes' traces are kept in {} (merge them with `fxt record --from-spool {} -o FILE`)",
+                spool.dir.display(),
+                spool.dir.display()
+            );
+            Ok(ExitCode::from(2))
+        }
+    }
+}
 
+/// Starts the command with the spool and the recorder's options in its
+/// environment; returns its pid. The spool goes if it cannot start.
+fn spawn(args: &Args, spool: &Spool) -> Result<u32, Error> {
     let mut cmd = Command::new(&args.command[0]);
     cmd.args(&args.command[1..]).env("FXT_RECORD", &spool.dir);
     for (var, value) in [
@@ -184,69 +207,34 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             cmd.env(var, v);
         }
     }
-    // Scheduling is captured from before the command starts, so its first
-    // forks are seen.
-    let capture = if args.sched { start_sched() } else { None };
-    install_forwarding();
-    let child = match cmd.spawn() {
-        Ok(c) => c,
+    match cmd.spawn() {
+        Ok(child) => Ok(child.id()),
         Err(e) => {
             let _ = std::fs::remove_dir_all(&spool.dir);
-            return Err(Error::msg(format!(
+            Err(Error::msg(format!(
                 "cannot run {}: {e}",
                 args.command[0].to_string_lossy()
-            )));
-        }
-    };
-    let ended = wait_forwarding(child.id() as libc::pid_t)?;
-
-    // Descendants may still be writing (a daemon, a child the command did
-    // not wait for): give them `linger` seconds.
-    let deadline = Instant::now() + Duration::from_secs_f64(args.linger.clamp(0.0, 3600.0));
-    let still_writing = loop {
-        let writing: Vec<u32> = spool::entries(&spool.dir)
-            .unwrap_or_default()
-            .iter()
-            .filter(|e| spool::being_written(&e.path))
-            .map(|e| e.pid)
-            .collect();
-        if writing.is_empty() || Instant::now() >= deadline {
-            break writing;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    // Anchors at least 20 ms apart: the TSC rate between them is then
-    // known to about 10^-5 or better.
-    if let Some(rest) = Duration::from_millis(20).checked_sub(started.elapsed()) {
-        std::thread::sleep(rest);
-    }
-    let base = TimeBase::new(start, timebase::anchor());
-    let sched = capture.map(|c| c.finish(args.sched_system, child.id()));
-
-    match collect(&spool.dir, &args.output, &parent, base, sched) {
-        Ok(mut summary) => {
-            summary.still_writing = still_writing;
-            summary.print(&args.output);
-            if args.keep_spool {
-                eprintln!("fxt record: the spool is kept in {}", spool.dir.display());
-            } else if let Err(e) = std::fs::remove_dir_all(&spool.dir) {
-                eprintln!(
-                    "fxt record: cannot remove the spool {}: {e}",
-                    spool.dir.display()
-                );
-            }
-        }
-        Err(e) => {
-            eprintln!(
-                "fxt record: {e}; the processes' traces are kept in {} (merge them with `fxt record --from-spool {} -o FILE`)",
-                spool.dir.display(),
-                spool.dir.display()
-            );
-            return Ok(ExitCode::from(2));
+            )))
         }
     }
+}
 
-    Ok(match ended {
+/// Removes the spool once its traces are in the archive (unless
+/// `--keep-spool`).
+fn remove_spool(args: &Args, spool: &Spool) {
+    if args.keep_spool {
+        eprintln!("fxt record: the spool is kept in {}", spool.dir.display());
+    } else if let Err(e) = std::fs::remove_dir_all(&spool.dir) {
+        eprintln!(
+            "fxt record: cannot remove the spool {}: {e}",
+            spool.dir.display()
+        );
+    }
+}
+
+/// The recorder's exit status: the command's, or its signal.
+fn exit_as(ended: Ended) -> ExitCode {
+    match ended {
         Ended::Exited(code) => ExitCode::from(code as u8),
         Ended::Signaled(sig) => {
             // End the way the command ended, so a caller (a shell, a test
@@ -259,5 +247,5 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             }
             ExitCode::from(128u8.wrapping_add(sig as u8))
         }
-    })
+    }
 }

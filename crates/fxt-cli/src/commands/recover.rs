@@ -37,7 +37,7 @@ use fxt_format::encode::{write_record, MagicNumber};
 use fxt_format::reserved::clear_reserved_bits;
 
 use crate::error::Error;
-use crate::input::Input;
+use crate::input::{Input, Walk};
 use crate::keep::{Fix, Keep};
 use crate::problems::Reason;
 
@@ -54,32 +54,61 @@ pub struct Args {
 /// Runs `fxt recover`.
 pub fn run(args: Args) -> Result<ExitCode, Error> {
     let mut input = Input::open_bytes(&args.file)?;
+    let (fixes, walk) = decide(&mut input)?;
+    let bytes = input.bytes().unwrap_or_default();
+    // Decided once every fix is known: a begin left out for its end may
+    // have been the first record.
+    let needs_magic = first_kept_is_magic(bytes, &fixes) == Some(false);
+    let copied = write_clean(bytes, &fixes, needs_magic, &args.output)?;
+    report(
+        &input.name,
+        bytes.len() as u64,
+        &walk,
+        &fixes,
+        needs_magic,
+        copied,
+    );
+    Ok(ExitCode::SUCCESS)
+}
 
-    // Pass 1: decide, by record offset.
+/// Pass 1: what to do with each record that is not copied as it is, by
+/// record offset ([`Keep`]), and what the walk saw.
+fn decide(input: &mut Input) -> Result<(HashMap<u64, Fix>, Walk), Error> {
     let mut keep = Keep::new(true);
     let walk = input.walk("recover", |reader, record| {
         let offset = reader.record_offset();
         keep.see(reader.provider_id(), offset, &record, reader.record_bytes());
         Ok(())
     })?;
-    let fixes = keep.finish();
-    // Decided once every fix is known: a begin left out for its end may
-    // have been the first record.
-    let needs_magic = first_kept_is_magic(input.bytes().unwrap_or_default(), &fixes) == Some(false);
+    Ok((keep.finish(), walk))
+}
 
-    // Pass 2: write.
-    let out_name = args.output.clone();
-    let file = File::create(&args.output)
-        .map_err(|e| Error::msg(format!("cannot create {out_name}: {e}")))?;
+/// What pass 2 copied: records and bytes.
+struct Copied {
+    records: u64,
+    bytes: u64,
+}
+
+/// Pass 2: writes every well-formed record of `bytes` to `output`, as
+/// `fixes` say, after a magic number record if `needs_magic`.
+fn write_clean(
+    bytes: &[u8],
+    fixes: &HashMap<u64, Fix>,
+    needs_magic: bool,
+    output: &str,
+) -> Result<Copied, Error> {
+    let file =
+        File::create(output).map_err(|e| Error::msg(format!("cannot create {output}: {e}")))?;
     let mut out = BufWriter::with_capacity(1 << 16, file);
-    let io_err = |e: std::io::Error| Error::io(&out_name, e);
-    let mut kept = 0u64;
-    let mut written = 0u64;
+    let io_err = |e: std::io::Error| Error::io(output, e);
+    let mut copied = Copied {
+        records: 0,
+        bytes: 0,
+    };
     if needs_magic {
         write_record(&mut out, &MagicNumber).map_err(io_err)?;
-        written += 8;
+        copied.bytes += 8;
     }
-    let bytes = input.bytes().unwrap_or_default();
     let mut reader = SliceReader::new(bytes);
     let mut words: Vec<u64> = Vec::new();
     while let Some(item) = reader.next() {
@@ -104,11 +133,23 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             }
             None => out.write_all(raw).map_err(io_err)?,
         }
-        written += raw.len() as u64;
-        kept += 1;
+        copied.bytes += raw.len() as u64;
+        copied.records += 1;
     }
     out.flush().map_err(io_err)?;
+    Ok(copied)
+}
 
+/// The summary on stderr: what was kept, where the damage is, the records
+/// left out per reason and those repaired.
+fn report(
+    name: &str,
+    len: u64,
+    walk: &Walk,
+    fixes: &HashMap<u64, Fix>,
+    needs_magic: bool,
+    copied: Copied,
+) {
     let mut dropped: BTreeMap<Reason, u64> = BTreeMap::new();
     let mut repaired = 0u64;
     for fix in fixes.values() {
@@ -122,17 +163,17 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         dropped.insert(Reason::Malformed, malformed);
     }
     let left_out: u64 = dropped.values().sum();
-    let name = &input.name;
     let where_damage = match &walk.damage {
         Some(d) => format!(
             "damage at offset {:#x} ({} bytes after it not read)",
             d.offset(),
-            bytes.len() as u64 - walk.bytes
+            len - walk.bytes
         ),
         None => "no damage to the framing".into(),
     };
+    let Copied { records, bytes } = copied;
     eprintln!(
-        "fxt: recovered {kept} records ({written} bytes) of {name}; {where_damage}; {left_out} records left out"
+        "fxt: recovered {records} records ({bytes} bytes) of {name}; {where_damage}; {left_out} records left out"
     );
     for (reason, n) in &dropped {
         eprintln!("fxt:   left out {n}: {}", reason.describe());
@@ -144,7 +185,6 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     if needs_magic {
         eprintln!("fxt:   magic number record added first");
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Whether the first record pass 2 will copy (well-formed, not left out)

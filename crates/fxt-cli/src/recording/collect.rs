@@ -14,7 +14,7 @@ use crate::input::Input;
 
 use super::capture::Sched;
 use super::spool;
-use super::timebase::{TimeBase, NS};
+use super::timebase::{self, TimeBase, NS};
 
 /// What a collection wrote.
 pub struct Summary {
@@ -71,6 +71,22 @@ impl Summary {
             );
         }
     }
+}
+
+/// Collects a spool left by a recorder that did not finish (`fxt record
+/// --from-spool`): on one time base through the anchor it saved at the
+/// start and one taken now, if the machine has not rebooted since.
+pub fn collect_left(dir: &Path, output: &Path, parent: &Path) -> Result<Summary, Error> {
+    let info = spool::read_info(dir).map_err(|e| Error::msg(format!("{}: {e}", dir.display())))?;
+    let same_boot = info.boot_id == spool::boot_id();
+    let end = same_boot.then(timebase::anchor).flatten();
+    if !info.boot_id.is_empty() && !same_boot {
+        eprintln!(
+            "fxt record: {} was recorded before a reboot; TSC timestamps are scaled by each process's own rate, not put on one time base",
+            dir.display()
+        );
+    }
+    collect(dir, output, parent, TimeBase::new(info.start, end), None)
 }
 
 /// Merges the traces of `dir` into `output`: written to a new file in

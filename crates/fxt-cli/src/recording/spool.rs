@@ -16,8 +16,12 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use super::timebase::Anchor;
+
+/// How often [`wait_for_writers`] looks at the spool.
+const POLL: Duration = Duration::from_millis(10);
 
 /// A spool folder.
 pub struct Spool {
@@ -175,4 +179,23 @@ pub fn being_written(trace: &Path) -> bool {
     // exclusive one, and is dropped with `file`.
     let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) };
     r != 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK)
+}
+
+/// Waits, up to `linger`, until no live process writes a trace in `dir`
+/// (a daemon, a child the command did not wait for); returns the pids
+/// still writing then.
+pub fn wait_for_writers(dir: &Path, linger: Duration) -> Vec<u32> {
+    let deadline = Instant::now() + linger;
+    loop {
+        let writing: Vec<u32> = entries(dir)
+            .unwrap_or_default()
+            .iter()
+            .filter(|e| being_written(&e.path))
+            .map(|e| e.pid)
+            .collect();
+        if writing.is_empty() || Instant::now() >= deadline {
+            return writing;
+        }
+        std::thread::sleep(POLL);
+    }
 }

@@ -10,8 +10,10 @@
 //! best of several tight reads), and maps every TSC value through the line
 //! between them: the invariant TSC is one counter for every core and
 //! process, so this puts every process on the raw clock's nanoseconds to
-//! within the anchors' error (tens of nanoseconds), whatever each process
-//! calibrated.
+//! within the anchors' error (the width of their clock reads), whatever
+//! each process calibrated.
+
+use std::time::{Duration, Instant};
 
 /// A TSC value and the `CLOCK_MONOTONIC_RAW` nanoseconds read around it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,6 +71,21 @@ pub fn anchor() -> Option<Anchor> {
     {
         None
     }
+}
+
+/// The shortest time between a recording's two anchors: the TSC rate
+/// measured between them is the more precise the farther apart they are,
+/// and a short recording should not pay for a bad one.
+pub const MIN_ANCHOR_GAP: Duration = Duration::from_millis(20);
+
+/// The end anchor of a recording whose start anchor was taken at
+/// `started`: no sooner than [`MIN_ANCHOR_GAP`] after it (sleeping the
+/// rest).
+pub fn end_anchor(started: Instant) -> Option<Anchor> {
+    if let Some(rest) = MIN_ANCHOR_GAP.checked_sub(started.elapsed()) {
+        std::thread::sleep(rest);
+    }
+    anchor()
 }
 
 /// How a provider's timestamps become the archive's nanoseconds.

@@ -8,8 +8,8 @@
 //! Lookups happen for nearly every record, so the tables are arrays indexed
 //! by the string or thread index. They are not allocated at their full
 //! 32768 or 256 entries, though: memory must stay proportional to what the
-//! input defines (one string record naming index 0x7fff must not cost
-//! half a megabyte), so an array grows only as far as a small multiple of
+//! input defines (one string record naming index 0x7fff must not cost an
+//! array of every index), so an array grows only as far as a small multiple of
 //! the number of definitions seen, and indices beyond that go to a hash map.
 
 use std::collections::HashMap;

@@ -82,6 +82,46 @@ fn state_field(state: ThreadState) -> Result<u64, EncodeError> {
     }
 }
 
+/// The layout scheduling kinds 1 and 2 share: a header with the argument
+/// count, the CPU, the outgoing thread state (context switch only) and the
+/// kind; then the timestamp, `N` thread koids and the arguments.
+struct KindRecord<'a, const N: usize> {
+    kind: u64,
+    cpu: u16,
+    outgoing_state: Option<ThreadState>,
+    timestamp: u64,
+    koids: [u64; N],
+    args: &'a [Arg<'a>],
+}
+
+impl<const N: usize> KindRecord<'_, N> {
+    fn word_len(&self) -> Result<usize, EncodeError> {
+        check_record_words(2 + N + args_words(self.args)?)
+    }
+
+    fn encode(&self, out: &mut [u64]) -> Result<usize, EncodeError> {
+        let words = self.word_len()?;
+        let mut w = WordWriter::new(out, words)?;
+        let state = match self.outgoing_state {
+            Some(state) => state_field(state)? << 36,
+            None => 0,
+        };
+        w.word(
+            header::record(record_type::SCHEDULING, words)
+                | ((self.args.len() as u64) << 16)
+                | ((self.cpu as u64) << 20)
+                | state
+                | sched_kind(self.kind),
+        )?;
+        w.word(self.timestamp)?;
+        for koid in self.koids {
+            w.word(koid)?;
+        }
+        write_args(&mut w, self.args)?;
+        Ok(words)
+    }
+}
+
 /// A context switch on a CPU (scheduling kind 1).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ContextSwitch<'a> {
@@ -99,25 +139,25 @@ pub struct ContextSwitch<'a> {
     pub args: &'a [Arg<'a>],
 }
 
+impl ContextSwitch<'_> {
+    fn record(&self) -> KindRecord<'_, 2> {
+        KindRecord {
+            kind: 1,
+            cpu: self.cpu,
+            outgoing_state: Some(self.outgoing_state),
+            timestamp: self.timestamp,
+            koids: [self.outgoing_thread, self.incoming_thread],
+            args: self.args,
+        }
+    }
+}
+
 impl Encode for ContextSwitch<'_> {
     fn word_len(&self) -> Result<usize, EncodeError> {
-        check_record_words(4 + args_words(self.args)?)
+        self.record().word_len()
     }
     fn encode(&self, out: &mut [u64]) -> Result<usize, EncodeError> {
-        let words = self.word_len()?;
-        let mut w = WordWriter::new(out, words)?;
-        w.word(
-            header::record(record_type::SCHEDULING, words)
-                | ((self.args.len() as u64) << 16)
-                | ((self.cpu as u64) << 20)
-                | (state_field(self.outgoing_state)? << 36)
-                | sched_kind(1),
-        )?;
-        w.word(self.timestamp)?;
-        w.word(self.outgoing_thread)?;
-        w.word(self.incoming_thread)?;
-        write_args(&mut w, self.args)?;
-        Ok(words)
+        self.record().encode(out)
     }
 }
 
@@ -134,23 +174,25 @@ pub struct ThreadWakeup<'a> {
     pub args: &'a [Arg<'a>],
 }
 
+impl ThreadWakeup<'_> {
+    fn record(&self) -> KindRecord<'_, 1> {
+        KindRecord {
+            kind: 2,
+            cpu: self.cpu,
+            outgoing_state: None,
+            timestamp: self.timestamp,
+            koids: [self.waking_thread],
+            args: self.args,
+        }
+    }
+}
+
 impl Encode for ThreadWakeup<'_> {
     fn word_len(&self) -> Result<usize, EncodeError> {
-        check_record_words(3 + args_words(self.args)?)
+        self.record().word_len()
     }
     fn encode(&self, out: &mut [u64]) -> Result<usize, EncodeError> {
-        let words = self.word_len()?;
-        let mut w = WordWriter::new(out, words)?;
-        w.word(
-            header::record(record_type::SCHEDULING, words)
-                | ((self.args.len() as u64) << 16)
-                | ((self.cpu as u64) << 20)
-                | sched_kind(2),
-        )?;
-        w.word(self.timestamp)?;
-        w.word(self.waking_thread)?;
-        write_args(&mut w, self.args)?;
-        Ok(words)
+        self.record().encode(out)
     }
 }
 
@@ -195,5 +237,55 @@ impl Encode for LegacyContextSwitch {
         self.outgoing_thread.write_inline(&mut w)?;
         self.incoming_thread.write_inline(&mut w)?;
         Ok(words)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encode::encode_to_vec;
+
+    #[test]
+    fn a_state_wider_than_four_bits_is_refused() {
+        let switch = ContextSwitch {
+            timestamp: 1,
+            cpu: 0,
+            outgoing_state: ThreadState::Other(0x10),
+            outgoing_thread: 2,
+            incoming_thread: 3,
+            args: &[],
+        };
+        assert_eq!(
+            encode_to_vec(&switch),
+            Err(EncodeError::FieldOverflow("thread state"))
+        );
+        // The widest state that fits lands in bits 36..39 and nowhere else.
+        let switch = ContextSwitch {
+            outgoing_state: ThreadState::Other(0xf),
+            ..switch
+        };
+        assert_eq!(
+            encode_to_vec(&switch).unwrap(),
+            [0x1000_00f0_0000_0048, 1, 2, 3]
+        );
+    }
+
+    #[test]
+    fn a_short_buffer_is_refused_before_anything_is_written() {
+        let wakeup = ThreadWakeup {
+            timestamp: 1,
+            cpu: 7,
+            waking_thread: 2,
+            args: &[],
+        };
+        let mut out = [0u64; 2];
+        assert_eq!(
+            wakeup.encode(&mut out),
+            Err(EncodeError::BufferTooSmall {
+                needed: 3,
+                available: 2
+            })
+        );
+        assert_eq!(out, [0, 0]);
     }
 }

@@ -6,11 +6,11 @@
 //! memory in for every one (`crate::ring`), so the trace's bytes must leave
 //! memory as fast as writers fill it, on a machine whose cores may all be
 //! busy writing. Buffered `write` copies every byte into the page cache
-//! and allocates its pages: 1.4–2.3 ns of CPU per byte here, more than
-//! first touch of fresh memory costs (0.3 ns; `bench-table --sections
-//! sinks`). `O_DIRECT` hands the ring's
-//! pages to the device (DMA), about 0.03 ns of CPU per byte in writes of
-//! a megabyte or more, and the chunk is free again when the call returns.
+//! and allocates its pages, which costs more CPU per byte than first touch
+//! of fresh memory does; `O_DIRECT` hands the ring's pages to the device
+//! (DMA), a small fraction of either in writes of a megabyte or more, and
+//! the chunk is free again when the call returns (`bench-table --sections
+//! sinks` measures all three).
 //!
 //! `O_DIRECT` needs the memory, the file offset and the length aligned to
 //! the device's block (4 KiB covers every common one). So every write is

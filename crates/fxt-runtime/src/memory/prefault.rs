@@ -1,9 +1,9 @@
 //! Faulting a buffer's pages in before the writers reach them.
 //!
 //! A fresh buffer is zeroed memory the kernel maps lazily: the first store
-//! to each 4 KiB page traps, and the kernel allocates and zeroes a page —
-//! about 2 µs, or ~10 ns per 16-byte event, on the hot path of a fresh
-//! session. [`run`] walks the buffer ahead of the writers (in the order
+//! to each 4 KiB page traps, and the kernel allocates and zeroes a page, on
+//! the hot path of a fresh session (`bench-table --sections fresh`, `fxt`
+//! against `fxt-prefault`, shows what it costs an event). [`run`] walks the buffer ahead of the writers (in the order
 //! they lease chunks, skipping what they already passed) and populates it
 //! slice by slice with `MADV_POPULATE_WRITE`, which allocates the pages
 //! without changing a byte, so it may run while writers store into the
@@ -12,10 +12,10 @@
 //! it. A writer that overtakes it populates each chunk it leases with one
 //! call (`Ring::acquire`) instead of taking a trap per page.
 //!
-//! Huge pages are not requested: first touch of `MADV_HUGEPAGE` memory
-//! measured about 3x slower per byte here (0.5 GB/s against 1.5–2 GB/s),
-//! and a writer that overtakes the prefaulter would stall for a whole
-//! 2 MiB page.
+//! Huge pages are not requested: the kernel zeroes a whole 2 MiB page at
+//! its first touch, so a writer that overtakes the prefaulter would stall
+//! for that whole page instead of one 4 KiB page, and the first touch of
+//! `MADV_HUGEPAGE` memory was slower per byte, not faster, when tried.
 
 use std::sync::atomic::AtomicBool;
 

@@ -377,13 +377,6 @@ impl Ring {
         self.chunk_words
     }
 
-    /// Number of chunks.
-    #[inline]
-    #[allow(dead_code)]
-    pub fn chunks(&self) -> usize {
-        self.meta.len()
-    }
-
     /// The buffering mode.
     #[inline]
     pub fn mode(&self) -> Mode {
@@ -416,107 +409,118 @@ impl Ring {
     /// streaming) every chunk tried was owned or not yet written out. After
     /// `None`, retry only once [`Ring::epoch`] has changed.
     pub fn acquire(&self) -> Option<(Lease, u64)> {
-        let n = self.meta.len() as u64;
-        if let Some(recycler) = &self.recycler {
-            return self.acquire_drained(recycler, n);
+        // A streaming ring is always drained (`with_words`).
+        match &self.recycler {
+            Some(recycler) => self.acquire_drained(recycler),
+            None if self.mode == Mode::Circular => self.acquire_circular(),
+            None => self.acquire_oneshot(),
         }
-        match self.mode {
-            Mode::Oneshot => {
-                // A plain load first, so a full buffer costs no RMW (and no
-                // contention) per dropped record.
-                if self.next_seq.load(Ordering::Relaxed) >= n {
-                    return None;
-                }
-                let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
-                if seq >= n {
-                    return None;
-                }
-                let idx = seq as usize;
-                // Unique by the fetch_add: nobody else touches this chunk's
-                // state or committed word until we release it. The state is
-                // informative (the collector reads it after writers stopped).
-                self.meta[idx]
-                    .state
-                    .store(state(seq, OWNED), Ordering::Relaxed);
-                let lease = Lease { idx, seq };
-                if !self.ready(&lease) {
-                    return None;
-                }
-                self.populate(&lease);
-                Some((lease, 0))
+    }
+
+    /// [`Ring::acquire`] for a oneshot ring kept in memory (or in its
+    /// crash-safe file): the next chunk in index order, until none is left.
+    fn acquire_oneshot(&self) -> Option<(Lease, u64)> {
+        let n = self.meta.len() as u64;
+        // A plain load first, so a full buffer costs no RMW (and no
+        // contention) per dropped record.
+        if self.next_seq.load(Ordering::Relaxed) >= n {
+            return None;
+        }
+        let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
+        if seq >= n {
+            return None;
+        }
+        let idx = seq as usize;
+        // Unique by the fetch_add: nobody else touches this chunk's state or
+        // committed word until we release it. The state is informative (the
+        // collector reads it after writers stopped).
+        self.meta[idx]
+            .state
+            .store(state(seq, OWNED), Ordering::Relaxed);
+        let lease = Lease { idx, seq };
+        if !self.ready(&lease) {
+            return None;
+        }
+        self.populate(&lease);
+        Some((lease, 0))
+    }
+
+    /// [`Ring::acquire`] for a circular ring: the oldest chunk not owned,
+    /// its records overwritten (their count returned). Tries each chunk at
+    /// most once.
+    fn acquire_circular(&self) -> Option<(Lease, u64)> {
+        let n = self.meta.len() as u64;
+        for _ in 0..n {
+            // AcqRel: sequence numbers are taken in a chain of RMWs, so
+            // everything a writer did before taking its number (releasing
+            // its chunk, claiming one) is visible to a writer that takes a
+            // later number. Without it a writer could see a stale "owned"
+            // state, skip the oldest chunk and overwrite a newer one.
+            let seq = self.next_seq.fetch_add(1, Ordering::AcqRel);
+            let idx = (seq % n) as usize;
+            let Some(prev) = self.claim(idx, seq) else {
+                continue;
+            };
+            let meta = &self.meta[idx];
+            let overwritten = if prev & 3 == RELEASED {
+                meta.committed.load(Ordering::Relaxed) >> 32
+            } else {
+                0
+            };
+            // Seqlock write side: the state change above must be visible to
+            // a reader that sees any of the stores that follow (the reader's
+            // Acquire fence in `validate` pairs with this fence).
+            fence(Ordering::Release);
+            meta.committed.store(0, Ordering::Relaxed);
+            let lease = Lease { idx, seq };
+            if !self.ready(&lease) {
+                return None;
             }
-            Mode::Circular | Mode::Streaming => {
-                'seqs: for _ in 0..n {
-                    // AcqRel: sequence numbers are taken in a chain of RMWs,
-                    // so everything a writer did before taking its number
-                    // (releasing its chunk, claiming one) is visible to a
-                    // writer that takes a later number. Without it a writer
-                    // could see a stale "owned" state, skip the oldest chunk
-                    // and overwrite a newer one.
-                    let seq = self.next_seq.fetch_add(1, Ordering::AcqRel);
-                    let idx = (seq % n) as usize;
-                    let meta = &self.meta[idx];
-                    let mut cur = meta.state.load(Ordering::Relaxed);
-                    loop {
-                        let (cur_seq, s) = (cur >> 2, cur & 3);
-                        let claimable = match s {
-                            OWNED => false,
-                            RELEASED => self.mode == Mode::Circular,
-                            _ => true,
-                        };
-                        // A writer that was slow to get here must not put
-                        // older data (a smaller seq) over newer data.
-                        if !claimable || cur_seq > seq {
-                            continue 'seqs;
-                        }
-                        // Acquire pairs with the Release store of the
-                        // previous owner's `release` (its words and
-                        // committed length happen-before our overwriting
-                        // them and reading the record count) and with the
-                        // streamer's Release store in `free` (its reads of
-                        // the old data happen-before our writes).
-                        match meta.state.compare_exchange(
-                            cur,
-                            state(seq, OWNED),
-                            Ordering::Acquire,
-                            Ordering::Relaxed,
-                        ) {
-                            Ok(_) => break,
-                            // Decide again on the value that beat us.
-                            Err(actual) => cur = actual,
-                        }
-                    }
-                    let overwritten = if cur & 3 == RELEASED {
-                        meta.committed.load(Ordering::Relaxed) >> 32
-                    } else {
-                        0
-                    };
-                    // Seqlock write side: the state change above must be
-                    // visible to a reader that sees any of the stores that
-                    // follow (the reader's Acquire fence in `validate`
-                    // pairs with this fence).
-                    fence(Ordering::Release);
-                    meta.committed.store(0, Ordering::Relaxed);
-                    let lease = Lease { idx, seq };
-                    if !self.ready(&lease) {
-                        return None;
-                    }
-                    self.populate(&lease);
-                    if self.crash_safe && cur != state(0, FREE) {
-                        // Used before: erase the old records (we own the
-                        // chunk, and the Acquire CAS made them visible).
-                        crate::memory::filler::clear_chunk(self.chunk(&lease).0);
-                    }
-                    return Some((lease, overwritten));
-                }
-                None
+            self.populate(&lease);
+            if self.crash_safe && prev != state(0, FREE) {
+                // Used before: erase the old records (we own the chunk, and
+                // the Acquire CAS made them visible).
+                crate::memory::filler::clear_chunk(self.chunk(&lease).0);
+            }
+            return Some((lease, overwritten));
+        }
+        None
+    }
+
+    /// Claims chunk `idx` of a circular ring for sequence number `seq`:
+    /// returns its state before, or `None` when it is owned or holds newer
+    /// data (a writer that was slow to get here must not put older data, a
+    /// smaller seq, over newer data).
+    #[inline]
+    fn claim(&self, idx: usize, seq: u64) -> Option<u64> {
+        let meta = &self.meta[idx];
+        let mut cur = meta.state.load(Ordering::Relaxed);
+        loop {
+            if cur & 3 == OWNED || cur >> 2 > seq {
+                return None;
+            }
+            // Acquire pairs with the Release store of the previous owner's
+            // `release` (its words and committed length happen-before our
+            // overwriting them and reading the record count) and with the
+            // streamer's Release store in `free` (its reads of the old data
+            // happen-before our writes).
+            match meta.state.compare_exchange(
+                cur,
+                state(seq, OWNED),
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Some(cur),
+                // Decide again on the value that beat us.
+                Err(actual) => cur = actual,
             }
         }
     }
 
     /// [`Ring::acquire`] for a drained ring: a sequence number (the order
     /// chunks are written out in), then a freed chunk, else a fresh one.
-    fn acquire_drained(&self, recycler: &Recycler, n: u64) -> Option<(Lease, u64)> {
+    fn acquire_drained(&self, recycler: &Recycler) -> Option<(Lease, u64)> {
+        let n = self.meta.len() as u64;
         let oneshot = self.mode == Mode::Oneshot;
         // A plain load first, so a full oneshot ring costs no RMW per
         // dropped record.
@@ -544,7 +548,7 @@ impl Ring {
             }
         };
         // The chunk is ours alone (taken from the queue, or a fresh index):
-        // a plain store. Seqlock write side as in `acquire`: a reader that
+        // a plain store. Seqlock write side as in `acquire_circular`: a reader that
         // sees our later stores sees the new state.
         let meta = &self.meta[idx];
         meta.state.store(state(seq, OWNED), Ordering::Relaxed);
@@ -561,8 +565,8 @@ impl Ring {
     /// Faults the chunk of a lease just taken in with one call, unless the
     /// prefaulter already did: a writer that overtakes the prefaulter
     /// (or runs without one) pays one `MADV_POPULATE_WRITE` per chunk
-    /// instead of a trap per page on its hot path (measured: instant 13.9
-    /// -> 12.8 ns, counter 22.5 -> 18.8 ns on a fresh session).
+    /// instead of a trap per page on its hot path, which makes a fresh
+    /// session's events cheaper (`bench-table --sections fresh`).
     #[inline]
     fn populate(&self, lease: &Lease) {
         let end = (lease.idx + 1) * self.chunk_words;

@@ -50,7 +50,7 @@ use fxt_format::encode::{
 use perf::CpuRing;
 use tracepoint::{Field, Tracepoint};
 
-/// Samples kept at most (about 48 bytes each): past it, samples are
+/// Samples kept at most, bounding the capture's memory: past it, samples are
 /// counted as lost.
 pub const MAX_SAMPLES: usize = 8_000_000;
 

@@ -9,8 +9,9 @@ use std::sync::atomic::{fence, Ordering};
 use perf_event_open_sys as sys;
 use sys::bindings::{perf_event_attr, perf_event_mmap_page};
 
-/// Data pages per CPU ring (1 MiB with 4 KiB pages): at the 10 ms between
-/// two reads, room for about 100,000 context switches per second per CPU.
+/// Data pages per CPU ring: room for a busy CPU's context switches and
+/// wakeups between two reads of the rings; samples the kernel cannot write
+/// into a full ring are counted as lost.
 const DATA_PAGES: usize = 256;
 
 /// What one sample says (`PERF_SAMPLE_TID | TIME | CPU | RAW`).
