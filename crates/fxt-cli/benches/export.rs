@@ -11,8 +11,9 @@
 //! argument, each followed by a counter, every fourth by an instant with two
 //! arguments: the shapes the engine writes, children before their parent),
 //! runs the `fxt` binary on it as a child process, and prints the wall
-//! time, the rows written (from its summary), rows per second, input MB per
-//! second and the child's peak resident memory (`wait4`'s `ru_maxrss`). The
+//! and CPU time (user + system, `wait4`'s rusage: what a loaded machine
+//! does not inflate), the rows written (from its summary), rows and input
+//! MB per CPU second and the child's peak resident memory (`ru_maxrss`). The
 //! files go to a temporary folder beside the target directory, removed
 //! afterwards.
 
@@ -209,6 +210,8 @@ fn write_trace(path: &Path, bytes: u64) {
 /// What one export did.
 struct Run {
     seconds: f64,
+    /// User and system CPU time.
+    cpu_seconds: f64,
     records: u64,
     rows: u64,
     peak_rss: u64,
@@ -257,8 +260,10 @@ fn export(trace: &Path, dir: &Path) -> Run {
         .split_once(" (")
         .and_then(|(_, r)| r.split(' ').next()?.parse().ok())
         .unwrap_or(0);
+    let cpu = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     Run {
         seconds,
+        cpu_seconds: cpu(usage.ru_utime) + cpu(usage.ru_stime),
         records,
         rows,
         // In KiB on Linux.
@@ -281,8 +286,10 @@ fn main() {
     std::fs::create_dir_all(&dir).expect("bench folder");
     println!("fxt export parquet, one trace per size (4 threads: complete events with arguments, counters, instants)");
     println!();
-    println!("| trace | records | rows | seconds | rows/s | MB/s | peak RSS |");
-    println!("|---:|---:|---:|---:|---:|---:|---:|");
+    println!(
+        "| trace | records | rows | wall s | CPU s | rows per CPU s | MB per CPU s | peak RSS |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
     for mb in sizes {
         let trace = dir.join(format!("{mb}.fxt"));
         write_trace(&trace, mb * 1_000_000);
@@ -290,13 +297,14 @@ fn main() {
         let out = dir.join(format!("tables-{mb}"));
         let run = export(&trace, &out);
         println!(
-            "| {:.0} MB | {} | {} | {:.2} | {:.0} | {:.1} | {:.0} MiB |",
+            "| {:.0} MB | {} | {} | {:.2} | {:.2} | {:.0} | {:.1} | {:.0} MiB |",
             size as f64 / 1e6,
             run.records,
             run.rows,
             run.seconds,
-            run.rows as f64 / run.seconds,
-            size as f64 / 1e6 / run.seconds,
+            run.cpu_seconds,
+            run.rows as f64 / run.cpu_seconds,
+            size as f64 / 1e6 / run.cpu_seconds,
             run.peak_rss as f64 / (1 << 20) as f64,
         );
         let _ = std::fs::remove_file(&trace);

@@ -89,7 +89,9 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Exports one input into the tables.
+/// Exports one input into the tables: a regular file is read twice as a
+/// stream (memory stays bounded however large it is), anything else
+/// (stdin, a pipe) is read into memory once.
 fn export_one(
     file: &str,
     host: &str,
@@ -97,8 +99,19 @@ fn export_one(
     tables: &mut Tables,
     summary: &mut Summary,
 ) -> Result<(), Error> {
-    let mut input = Input::open_bytes(file)?;
+    let (mut input, streamed) = match Input::open_streamed(file)? {
+        Some(input) => (input, true),
+        None => (Input::open_bytes(file)?, false),
+    };
+    let len = match input.bytes() {
+        Some(b) => b.len() as u64,
+        None => std::fs::metadata(file).map_or(0, |m| m.len()),
+    };
     let scan = scan::scan(&mut input, dir)?;
+    if streamed {
+        input = Input::open_streamed(file)?
+            .ok_or_else(|| Error::msg(format!("{file}: no longer a regular file")))?;
+    }
     // The first pass has warned about the damage already.
     input.quiet = true;
     let walk = &scan.walk;
@@ -107,7 +120,6 @@ fn export_one(
     summary.nesting_out_of_order += scan.out_of_order;
     if let Some(d) = &walk.damage {
         summary.damaged_inputs += 1;
-        let len = input.bytes().map_or(0, |b| b.len() as u64);
         summary.unread_bytes += len.saturating_sub(d.offset());
     }
     count_left_out(
