@@ -252,3 +252,23 @@ fn create(
     }
     Table::new(name, &columns(name), file, paths).map(Some)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_names_become_file_name_parts() {
+        assert_eq!(file_safe("web-7.example.com"), "web_7.example.com");
+        assert_eq!(file_safe("my host!/../x"), "my_host__.._x");
+        assert_eq!(file_safe(""), "host");
+    }
+
+    #[test]
+    fn every_event_table_starts_with_the_event_columns() {
+        for table in ["slices", "instants", "counters", "flows"] {
+            assert_eq!(&columns(table)[..EVENT.len()], EVENT, "{table}");
+        }
+        assert_eq!(columns("sched"), SCHED);
+    }
+}
