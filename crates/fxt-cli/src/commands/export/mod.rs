@@ -47,7 +47,7 @@ pub struct Args {
 #[derive(clap::Subcommand)]
 enum Format {
     /// Apache Parquet tables, one folder per table:
-    /// DIR/<table>/part-<host>-<n>.parquet.
+    /// DIR/TABLE/part-HOST-N.parquet.
     Parquet(ParquetArgs),
 }
 
