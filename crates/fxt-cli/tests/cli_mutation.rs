@@ -316,6 +316,7 @@ struct Files {
     converted: PathBuf,
     merged: PathBuf,
     tables: PathBuf,
+    flame: PathBuf,
     stdout: PathBuf,
     stderr: PathBuf,
 }
@@ -330,6 +331,7 @@ impl Files {
             converted: f("converted"),
             merged: f("merged"),
             tables: tmp(&format!("mutation-{worker}-tables")),
+            flame: f("flame.svg"),
             stdout: f("stdout"),
             stderr: f("stderr"),
         };
@@ -369,6 +371,7 @@ fn try_case(bytes: &[u8], files: &Files, tally: &mut Tally) -> Vec<String> {
         vec!["check", "--perfetto", converted],
         vec!["merge", input, p(&files.good), "-o", p(&files.merged)],
         vec!["export", "parquet", input, "-o", p(&files.tables)],
+        vec!["flame", "--folded", input, "-o", p(&files.flame)],
     ];
     let mut failures = Vec::new();
     for args in &commands {

@@ -18,11 +18,13 @@ use syn::{Attribute, Item};
 const LAYERS: &[&str] = &[
     "error",
     "progress",
+    "serve",
     "names",
     "input",
     "problems",
     "durations",
     "keep",
+    "folded",
     "archive",
     "recording",
     "commands",
