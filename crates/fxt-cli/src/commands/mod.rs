@@ -7,8 +7,10 @@
 pub mod check;
 pub mod convert;
 pub mod dump;
+pub mod flame;
 pub mod json;
 pub mod merge;
+pub mod open;
 #[cfg(unix)]
 pub mod record;
 pub mod recover;

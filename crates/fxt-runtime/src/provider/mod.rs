@@ -1,4 +1,4 @@
-//! Layer 7, the provider: a process that a trace manager (`fxt trace`)
+//! The provider: a process that a trace manager (`fxt trace`)
 //! can find and trace on demand, through the control channel of
 //! `fxt_control`. Nothing in the engine imports this module; it drives
 //! sessions through the session API.

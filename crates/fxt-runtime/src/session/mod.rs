@@ -1,4 +1,4 @@
-//! Layer 6, the session: the public API on top of the engine — starting,
+//! The session: the public API on top of the engine — starting,
 //! category switches, stopping and collecting, what a forked child does,
 //! the panic hook. Nothing in the engine imports this module.
 //!
