@@ -32,6 +32,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
+use crate::helpers;
 use fork::{Tracked, PROVIDER_PID};
 use serve::Provider;
 
@@ -94,9 +95,7 @@ fn listen(name: &str, pid: u32) -> io::Result<ProviderGuard> {
         window: Mutex::new(None),
     });
     let p = provider.clone();
-    let spawned = std::thread::Builder::new()
-        .name("fxt-provider".into())
-        .spawn(move || listener::run(listener, wake_rx, &p));
+    let spawned = helpers::spawn("fxt-provider", move || listener::run(listener, wake_rx, &p));
     let thread = match spawned {
         Ok(t) => t,
         Err(e) => {
