@@ -468,7 +468,9 @@ fn record_and_orphaned_window() {
     let out = env.out("r.fxt");
     let stderr = env.ok(&["record", "--duration", "0.2", "--name", "b", "-o", &out]);
     assert!(stderr.contains("fxt trace: 1 processes, "), "{stderr}");
-    assert_eq!(archive(&out).keys().copied().collect::<Vec<_>>(), [bp]);
+    // Only b was traced (how many of its rounds fall in 0.2 s is up to
+    // the machine's load).
+    assert!(archive(&out).keys().all(|&p| p == bp));
 
     // A manager that waits long, killed once the window is open.
     let mut manager = Command::new(env!("CARGO_BIN_EXE_fxt"))
@@ -507,6 +509,9 @@ fn record_and_orphaned_window() {
     wait_for("the window", || {
         env.list().values().all(|s| s.0 == "tracing")
     });
+    // Rounds recorded in the window by both, then the early end.
+    env.children[a].progress(ROUNDS);
+    env.children[b].progress(ROUNDS);
     // SAFETY: kill(2) of our own child.
     unsafe { libc::kill(manager.id() as i32, libc::SIGINT) };
     let r = manager.wait_with_output().unwrap();
