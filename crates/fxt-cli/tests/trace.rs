@@ -164,7 +164,8 @@ impl Env {
         self.dir.join(name).to_string_lossy().into_owned()
     }
 
-    fn list(&self) -> BTreeMap<u32, (String, String)> {
+    /// `fxt trace list`: pid -> (state, name, categories).
+    fn list(&self) -> BTreeMap<u32, (String, String, String)> {
         let out = self.fxt(&["list"]);
         assert!(out.status.success());
         let text = String::from_utf8(out.stdout).unwrap();
@@ -174,7 +175,8 @@ impl Env {
             .map(|l| {
                 let cols: Vec<&str> = l.split("  ").filter(|c| !c.trim().is_empty()).collect();
                 let pid = cols[0].trim().parse().unwrap();
-                (pid, (cols[1].trim().to_owned(), cols[2].trim().to_owned()))
+                let col = |i: usize| cols.get(i).map_or("", |c| c.trim()).to_owned();
+                (pid, (col(1), col(2), col(3)))
             })
             .collect()
     }
@@ -276,6 +278,7 @@ fn list_dormant() {
     let a = env.spawn("alpha-server", "provider");
     let b = env.spawn("beta-server", "provider");
     env.children[a].progress(5);
+    env.children[b].progress(5);
     // A socket left by a process that no longer exists (no pid is this
     // large).
     std::fs::create_dir_all(&env.runtime).unwrap();
@@ -284,8 +287,10 @@ fn list_dormant() {
     let listed = env.list();
     assert_eq!(listed.len(), 2, "{listed:?}");
     for (i, name) in [(a, "alpha-server"), (b, "beta-server")] {
-        let (state, n) = &listed[&env.children[i].pid()];
+        let (state, n, categories) = &listed[&env.children[i].pid()];
         assert_eq!((state.as_str(), n.as_str()), ("dormant", name));
+        // The categories of the call sites that ran, though nothing records.
+        assert_eq!(categories, "alpha,beta,gamma");
         // A dormant provider writes no file.
         assert_eq!(std::fs::read_dir(&env.children[i].cwd).unwrap().count(), 0);
     }
@@ -336,7 +341,10 @@ fn window_categories() {
             assert!(env.alive(i), "the provider runs on");
         }
         let listed = env.list();
-        assert!(listed.values().all(|(s, _)| s == "dormant"), "{listed:?}");
+        assert!(
+            listed.values().all(|(s, _, _)| s == "dormant"),
+            "{listed:?}"
+        );
     }
     assert!(!env.runtime.join("window").exists(), "the state is removed");
 }
