@@ -128,7 +128,7 @@ mod macro_support;
 pub use args::{ArgScratch, CounterValue, IntoArgValue, Koid};
 pub use clock::tsc_usable;
 pub use collect::CollectError;
-pub use config::{parse_size, ClockSource, Config, Mode, Prefault};
+pub use config::{parse_size, ClockSource, Config, HelperScheduling, Mode, Prefault};
 pub use output::RECORD_ENV;
 pub use session::{
     disable_category, enable_category, install_panic_hook, is_enabled, start, start_from_env,
