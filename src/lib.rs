@@ -72,6 +72,21 @@
 //! [`Config`] (or [`Config::from_env`]), and finish it to a file, a writer or
 //! memory. Name threads with [`set_thread_name`] so the trace viewer shows
 //! them.
+//!
+//! # Tracing on demand: providers
+//!
+//! A long-running program can instead stay dormant until a trace manager
+//! (`fxt trace`, of the same user or root) turns tracing on from outside,
+//! for a window, a snapshot or until stopped, without a restart:
+//! [`register_provider`] makes the process such a provider until its guard
+//! is dropped. Dormant, it has no buffer and its call sites cost what they
+//! cost with no session; one thread sleeps on the control socket.
+//!
+//! ```no_run
+//! let _provider = fxt::register_provider("my-server")?;
+//! // ... serve requests, instrumented with the macros ...
+//! # Ok::<(), std::io::Error>(())
+//! ```
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -168,6 +183,8 @@ pub use fxt_runtime::{
     CollectError, Config, CounterValue, HelperScheduling, IntoArgValue, Koid, Mode, Prefault,
     Session, StartError, Stats, FINISH_GRACE, RECORD_ENV,
 };
+#[cfg(unix)]
+pub use fxt_runtime::{register_provider, ProviderGuard};
 
 /// A process-unique id for [`trace_async_begin!`] and friends, or for flows.
 ///

@@ -10,8 +10,9 @@
 //! index for different strings). Provider section and provider event
 //! records are rewritten to the new ids; records that an input has before
 //! any provider info get a provider of the caller's default name. Other
-//! records are copied byte for byte, magic number records are dropped, and
-//! a malformed record is left out with a warning.
+//! records are copied byte for byte; magic number records and string
+//! records of index 0 (no-ops: a crash-safe file's fillers) are dropped,
+//! and a malformed record is left out with a warning.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -41,6 +42,8 @@ pub struct Archive<W: Write> {
     name: String,
     next_id: u32,
     records: u64,
+    /// Added to the name of every provider appended next (" (unfinished)").
+    suffix: String,
 }
 
 impl<W: Write> Archive<W> {
@@ -52,12 +55,19 @@ impl<W: Write> Archive<W> {
             name: name.to_owned(),
             next_id: 1,
             records: 1,
+            suffix: String::new(),
         })
     }
 
     /// Records written so far (the magic number record included).
     pub fn records(&self) -> u64 {
         self.records
+    }
+
+    /// Adds `suffix` to the names of the providers appended from now on
+    /// (`""`: names as they are).
+    pub fn set_name_suffix(&mut self, suffix: &str) {
+        suffix.clone_into(&mut self.suffix);
     }
 
     fn fresh_id(&mut self) -> u32 {
@@ -86,10 +96,13 @@ impl<W: Write> Archive<W> {
         let input_name = input.name.clone();
         input.walk("merge", |reader, record| {
             match record {
-                Record::Magic => return Ok(()),
+                // Index 0 strings change nothing: they are the fillers of a
+                // crash-safe file's unused space, not worth copying.
+                Record::Magic | Record::String { index: 0, .. } => return Ok(()),
                 Record::ProviderInfo { provider_id, name } => {
                     let id = self.fresh_id();
                     ids.insert(Some(provider_id), id);
+                    let name = format!("{name}{}", self.suffix);
                     begin(&mut self.out, id, &name).map_err(io_err)?;
                     self.records += 2;
                     started = true;
@@ -132,7 +145,8 @@ impl<W: Write> Archive<W> {
             if !started {
                 let id = self.fresh_id();
                 ids.insert(None, id);
-                begin(&mut self.out, id, default_name).map_err(io_err)?;
+                let name = format!("{default_name}{}", self.suffix);
+                begin(&mut self.out, id, &name).map_err(io_err)?;
                 self.records += 2;
                 started = true;
             }

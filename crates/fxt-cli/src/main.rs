@@ -12,6 +12,9 @@
 //! | `fxt recover FILE -o OUT` | a trace `fxt check` passes, from every well-formed record up to the damage |
 //! | `fxt convert --perfetto FILE -o OUT` | a copy that `fxt check --perfetto` passes |
 //! | `fxt record -o OUT -- CMD ARGS...` | runs CMD, traces it and its descendants into one archive |
+//! | `fxt open FILE` | serves the trace to Perfetto UI on 127.0.0.1:9001 and opens it |
+//! | `fxt flame FILE [-o OUT.svg] [--folded]` | a flame graph of durations per thread, by self time |
+//! | `fxt trace list\|start\|stop\|snapshot\|record` | traces running provider processes for a window into one archive |
 //!
 //! `FILE` may be `-` for stdin. A damaged input is read up to the damage
 //! with a warning naming the file and byte offset.
@@ -24,11 +27,11 @@
 //!
 //! | layer | modules | what |
 //! |---|---|---|
-//! | commands | [`commands`]`::{dump, stats, json, merge, check, recover, convert, record}` | one subcommand each: `Args` and `run`; a command never imports another |
+//! | commands | [`commands`]`::{dump, stats, json, merge, check, recover, convert, record, trace, open, flame}` | one subcommand each: `Args` and `run`; a command never imports another |
 //! | recording | [`recording`]`::{spool, timebase, sched, capture, collect}` | tracing process trees into one archive on one clock (`fxt record`, and any command that collects running processes' traces) |
-//! | shared | [`archive`], [`problems`], [`durations`] | the archive writer (merge, record); the strict check's rules and begin/end matching (check, recover) |
+//! | shared | [`archive`], [`problems`], [`durations`], [`folded`] | the archive writer (merge, record); the strict check's rules and begin/end matching (check, recover); durations as folded stacks by self time (flame) |
 //! | reading | [`input`], [`names`] | opening and walking a trace; the names of record types and event kinds |
-//! | floor | [`error`], [`progress`] | the error that ends a command; the progress bar |
+//! | floor | [`error`], [`progress`], [`serve`] | the error that ends a command; the progress bar; serving one file over HTTP until it is fetched (open) |
 //!
 //! A new command is a module in `commands/` (a folder if it has parts of
 //! its own), a variant of `Command` below and its line in `main`; what it
@@ -38,21 +41,23 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use commands::{check, convert, dump, json, merge, recover, stats};
+use commands::{check, convert, dump, flame, json, merge, open, recover, stats};
 
 mod archive;
 mod commands;
 mod durations;
 mod error;
+mod folded;
 mod input;
 mod names;
 mod problems;
 mod progress;
 #[cfg(unix)]
 mod recording;
+mod serve;
 
 #[cfg(unix)]
-use commands::record;
+use commands::{record, trace};
 
 /// Read, convert, merge, check and recover Fuchsia Trace Format files.
 #[derive(Parser)]
@@ -82,6 +87,16 @@ enum Command {
     /// merge their traces into one archive: `fxt record -o trace.fxt -- CMD ARGS...`.
     #[cfg(unix)]
     Record(record::Args),
+    /// Open a trace in Perfetto UI: serve it on 127.0.0.1:9001 until the UI
+    /// has fetched it, and open the link in the browser.
+    Open(open::Args),
+    /// Draw a flame graph of the durations per thread, by self time (SVG,
+    /// or --folded stacks).
+    Flame(flame::Args),
+    /// Trace running provider processes (`fxt::register_provider`) for a
+    /// window: list, start, stop, snapshot, record --duration.
+    #[cfg(unix)]
+    Trace(trace::Args),
 }
 
 fn main() -> ExitCode {
@@ -96,6 +111,10 @@ fn main() -> ExitCode {
         Command::Convert(args) => convert::run(args),
         #[cfg(unix)]
         Command::Record(args) => record::run(args),
+        Command::Open(args) => open::run(args),
+        Command::Flame(args) => flame::run(args),
+        #[cfg(unix)]
+        Command::Trace(args) => trace::run(args),
     };
     match result {
         Ok(code) => code,

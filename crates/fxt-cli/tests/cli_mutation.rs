@@ -314,6 +314,7 @@ struct Files {
     recovered: PathBuf,
     converted: PathBuf,
     merged: PathBuf,
+    flame: PathBuf,
     stdout: PathBuf,
     stderr: PathBuf,
 }
@@ -327,6 +328,7 @@ impl Files {
             recovered: f("recovered"),
             converted: f("converted"),
             merged: f("merged"),
+            flame: f("flame.svg"),
             stdout: f("stdout"),
             stderr: f("stderr"),
         };
@@ -363,6 +365,7 @@ fn try_case(bytes: &[u8], files: &Files, tally: &mut Tally) -> Vec<String> {
         vec!["convert", "--perfetto", input, "-o", converted],
         vec!["check", "--perfetto", converted],
         vec!["merge", input, p(&files.good), "-o", p(&files.merged)],
+        vec!["flame", "--folded", input, "-o", p(&files.flame)],
     ];
     let mut failures = Vec::new();
     for args in &commands {

@@ -18,10 +18,12 @@ use syn::{Attribute, Item};
 const LAYERS: &[&str] = &[
     "error",
     "progress",
+    "serve",
     "names",
     "input",
     "problems",
     "durations",
+    "folded",
     "archive",
     "recording",
     "commands",

@@ -16,12 +16,15 @@
 //! event it wrote, on one time base (each `mark` within 10 µs of the time
 //! it carries), read alike by our decoder and the PyPI `fxt` parser.
 
+mod cli_support;
+
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use cli_support::raw_ns;
 use fxt::trace_instant;
 use fxt_format::decode::{decode_all, ArgValue, EventKind, Record, Thread};
 
@@ -29,16 +32,6 @@ const ROLE: &str = "FXT_TREE_ROLE";
 const EVENTS: u64 = 2_000;
 const THREADS: u64 = 2;
 const MARKS: usize = 8;
-
-fn raw_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid, writable timespec; the clock exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_RAW, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
 
 /// Traces this process's share: marks and `THREADS` × `EVENTS` instants.
 fn trace_share() {

@@ -347,6 +347,26 @@ impl Callsite {
     }
 }
 
+/// The categories of the registered call sites (those that ran at least
+/// once: a site registers on its first use, session or not), sorted, each
+/// once. Reads the registry without the lock: it is a push-only list.
+pub(crate) fn registered_categories() -> Vec<&'static str> {
+    let mut out = Vec::new();
+    // Acquire pairs with the Release push in `register`: the call site a
+    // pointer names is fully visible.
+    let mut p = REGISTRY.load(Ordering::Acquire);
+    while !p.is_null() {
+        // SAFETY: as in `reset_all`: only `&'static Callsite`s are linked,
+        // never unlinked.
+        let cs: &'static Callsite = unsafe { &*p };
+        out.push(cs.category);
+        p = cs.next.load(Ordering::Acquire);
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 /// Sets every registered call site's word to `word` (call with the control
 /// lock held: that is what keeps decisions and resets ordered).
 pub(crate) fn reset_all(_ctl: &Control, word: u64) {

@@ -172,6 +172,15 @@ pub(crate) struct EnvVar {
 /// The variables `fxt record` passes on over a program's own config.
 const RECORDING_ENV_VARS: [&str; 3] = ["FXT_BUFFER", "FXT_MODE", "FXT_CATEGORIES"];
 
+/// The categories of a comma-separated list (blanks trimmed, empty items
+/// skipped), as `FXT_CATEGORIES` and a trace manager give them.
+pub(crate) fn category_list(v: &str) -> Vec<&str> {
+    v.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
 /// Every variable [`Config::from_env`] parses (`FXT_OUTPUT`, any path, is
 /// read beside them).
 const ENV_VARS: [EnvVar; 11] = [
@@ -189,12 +198,7 @@ const ENV_VARS: [EnvVar; 11] = [
         name: "FXT_CATEGORIES",
         expected: "a comma-separated list",
         apply: |c, v| {
-            let list: Vec<&str> = v
-                .split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .collect();
-            c.set_categories(&list);
+            c.set_categories(&category_list(v));
             true
         },
     },

@@ -52,6 +52,8 @@
 //! 4. `emit`: the event encoders (the hot path).
 //! 5. `collect`: the one collector, used by finishing and streaming.
 //! 6. `session`: the public API (start, finish, panic hook, fork).
+//! 7. `provider`: a process a trace manager finds and traces on demand
+//!    (`register_provider`, the control channel of `fxt-control`).
 //!
 //! # Buffering modes
 //!
@@ -106,6 +108,8 @@ pub mod memory;
 #[cfg(not(loom))]
 mod memory;
 mod output;
+#[cfg(unix)]
+mod provider;
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod ring;
@@ -130,6 +134,8 @@ pub use clock::tsc_usable;
 pub use collect::CollectError;
 pub use config::{parse_size, ClockSource, Config, HelperScheduling, Mode, Prefault};
 pub use output::RECORD_ENV;
+#[cfg(unix)]
+pub use provider::{register_provider, ProviderGuard};
 pub use session::{
     disable_category, enable_category, install_panic_hook, is_enabled, start, start_from_env,
     Session, StartError, FINISH_GRACE,

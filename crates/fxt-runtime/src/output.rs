@@ -25,7 +25,7 @@ use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::config::{Config, Mode};
+use crate::config::{category_list, Config, Mode};
 use crate::stats::Stats;
 
 /// The environment variable that puts a process under `fxt record`: the
@@ -65,17 +65,55 @@ pub(crate) fn expand(path: &Path, pid: u32, name: &str) -> PathBuf {
     )
 }
 
-/// The spool folder of `fxt record`, when this process runs under it.
-pub(crate) fn recording() -> Option<PathBuf> {
+/// What a recorder asks of a session (see the module docs): the spool it
+/// writes into and the settings that override the program's own.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Recording {
+    pub(crate) spool: PathBuf,
+    /// `None`: `fxt record`'s, from the environment (`FXT_BUFFER`,
+    /// `FXT_MODE`, `FXT_CATEGORIES`); `Some`: a trace manager's, given
+    /// through the control channel (`crate::provider`).
+    pub(crate) given: Option<Settings>,
+}
+
+/// A trace manager's settings for a session (each `None`: the program's).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Settings {
+    pub(crate) buffer: Option<usize>,
+    pub(crate) mode: Option<Mode>,
+    /// Comma-separated; empty or `*` = every category.
+    pub(crate) categories: Option<String>,
+}
+
+/// The recording of `fxt record`, when this process runs under it.
+pub(crate) fn recording() -> Option<Recording> {
     std::env::var_os(RECORD_ENV)
         .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
+        .map(|spool| Recording {
+            spool: PathBuf::from(spool),
+            given: None,
+        })
 }
 
 /// Applies the recorder's settings to `config` (see the module docs): the
 /// output is a file of the spool, chosen by [`claim`].
-pub(crate) fn for_recording(config: Config) -> Config {
-    let mut config = config.with_recording_env();
+pub(crate) fn for_recording(config: Config, recording: &Recording) -> Config {
+    let mut config = match &recording.given {
+        None => config.with_recording_env(),
+        Some(given) => {
+            let mut config = config;
+            if let Some(n) = given.buffer {
+                config.buffer_size = n;
+            }
+            if let Some(m) = given.mode {
+                config.mode = m;
+            }
+            match &given.categories {
+                Some(list) => config.categories(&category_list(list)),
+                None => config,
+            }
+        }
+    };
     // A child killed with SIGKILL keeps what it published; a streamed file
     // keeps what was streamed.
     config.crash_safe = config.mode != Mode::Streaming;

@@ -32,6 +32,21 @@ pub(crate) fn snapshot_shared(s: &Shared) -> Result<(PathBuf, Stats), CollectErr
     Ok((path, stats))
 }
 
+/// A snapshot of `s` to `path` (written under a temporary name, then
+/// renamed).
+pub(crate) fn snapshot_shared_to(s: &Shared, path: &Path) -> Result<Stats, CollectError> {
+    let n = s.snapshots.fetch_add(1, Ordering::Relaxed) + 1;
+    write_renamed(path, |f| Ok(collect::Collector::snapshot(s, f, n)?))
+}
+
+/// A snapshot of the live session, whoever started it, to `path`.
+pub(crate) fn snapshot_current_to(path: &Path) -> Result<Stats, CollectError> {
+    match crate::state::current() {
+        Some(s) => snapshot_shared_to(&s, path),
+        None => Err(CollectError::NoSession),
+    }
+}
+
 /// `dir/name.ext` → `dir/name.snapshot-N.ext`.
 fn snapshot_path(output: &Path, n: u64) -> PathBuf {
     let stem = output.file_stem().unwrap_or_default().to_string_lossy();

@@ -27,6 +27,7 @@ const LAYERS: &[&str] = &[
     "macro_support",
     "snapshot",
     "session",
+    "provider",
 ];
 
 /// Every `.rs` file under `dir`.

@@ -7,9 +7,13 @@
 pub mod check;
 pub mod convert;
 pub mod dump;
+pub mod flame;
 pub mod json;
 pub mod merge;
+pub mod open;
 #[cfg(unix)]
 pub mod record;
 pub mod recover;
 pub mod stats;
+#[cfg(unix)]
+pub mod trace;

@@ -1,12 +1,15 @@
 //! Collecting a spool's traces into one archive: every process's trace
 //! appended with one provider per process, every timestamp mapped to the
 //! time base, the kernel's scheduling (if captured) as one more provider,
-//! written beside the output and renamed over it.
+//! written beside the output and renamed over it. `fxt record` collects
+//! with [`collect`]; `fxt trace` with [`collect_with`], whose scheduling
+//! comes from a file (its recorder is another process) and whose providers
+//! that did not finish are named so in the archive.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::archive::{Archive, Retime};
 use crate::error::Error;
@@ -16,8 +19,34 @@ use super::capture::Sched;
 use super::spool;
 use super::timebase::{self, TimeBase, NS};
 
+/// Context switches, wakeups and lost samples of a scheduling capture.
+pub type SchedCounts = (u64, u64, u64);
+
+/// What a process's trace without counts (`PID.stats`) means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unfinished {
+    /// Its session did not finish: said in the summary.
+    Report,
+    /// Also named so in the archive (provider name + " (unfinished)").
+    Mark,
+    /// Nothing: snapshots never have counts.
+    Ignore,
+}
+
+/// How [`collect_with`] collects.
+pub struct Collection<'a> {
+    /// The command the summary lines name (`fxt trace`).
+    pub command: &'a str,
+    /// Scheduling records already on the archive's clock (an FXT file),
+    /// with their counts.
+    pub sched_file: Option<(PathBuf, SchedCounts)>,
+    /// What a trace without counts means.
+    pub unfinished: Unfinished,
+}
+
 /// What a collection wrote.
 pub struct Summary {
+    command: String,
     processes: usize,
     records: u64,
     dropped: u64,
@@ -27,25 +56,26 @@ pub struct Summary {
     pub still_writing: Vec<u32>,
     anchored: bool,
     /// Context switches, wakeups and lost samples, with --sched.
-    sched: Option<(u64, u64, u64)>,
+    sched: Option<SchedCounts>,
 }
 
 impl Summary {
     /// Prints the summary lines on stderr.
     pub fn print(&self, output: &Path) {
+        let command = &self.command;
         let lost = match self.sched {
             Some((_, _, lost)) => format!(", {lost} scheduling samples lost"),
             None => String::new(),
         };
         eprintln!(
-            "fxt record: {} processes, {} records, {} dropped{lost} -> {}",
+            "{command}: {} processes, {} records, {} dropped{lost} -> {}",
             self.processes,
             self.records,
             self.dropped,
             output.display()
         );
         if let Some((switches, wakeups, _)) = self.sched {
-            eprintln!("fxt record: scheduling: {switches} context switches, {wakeups} wakeups");
+            eprintln!("{command}: scheduling: {switches} context switches, {wakeups} wakeups");
         }
         let list = |pids: &[u32]| {
             pids.iter()
@@ -55,19 +85,19 @@ impl Summary {
         };
         if !self.unfinished.is_empty() {
             eprintln!(
-                "fxt record: did not finish (killed or still running): pid {}; the archive holds what they published",
+                "{command}: did not finish (killed or still running): pid {}; the archive holds what they published",
                 list(&self.unfinished)
             );
         }
         if !self.still_writing.is_empty() {
             eprintln!(
-                "fxt record: still writing when the archive was written: pid {}",
+                "{command}: still writing when the archive was written: pid {}",
                 list(&self.still_writing)
             );
         }
         if !self.anchored && self.processes > 0 {
             eprintln!(
-                "fxt record: no TSC anchors; TSC timestamps are scaled by each process's own rate"
+                "{command}: no TSC anchors; TSC timestamps are scaled by each process's own rate"
             );
         }
     }
@@ -89,15 +119,77 @@ pub fn collect_left(dir: &Path, output: &Path, parent: &Path) -> Result<Summary,
     collect(dir, output, parent, TimeBase::new(info.start, end), None)
 }
 
-/// Merges the traces of `dir` into `output`: written to a new file in
-/// `parent` (created exclusively, never through a symlink), then renamed
-/// over `output`.
+/// Merges the traces of `dir` into `output` for `fxt record` (see
+/// [`collect_with`]), with the scheduling it captured.
 pub fn collect(
     dir: &Path,
     output: &Path,
     parent: &Path,
     base: TimeBase,
     sched: Option<Sched>,
+) -> Result<Summary, Error> {
+    #[cfg(target_os = "linux")]
+    let sched = match sched {
+        Some(Sched(trace)) => {
+            // Already on the archive's clock (CLOCK_MONOTONIC_RAW ns).
+            let mut bytes = Vec::new();
+            trace
+                .write_fxt(&mut bytes, 0)
+                .map_err(|e| Error::io("scheduling records", e))?;
+            let counts = (trace.switches(), trace.wakeups(), trace.lost());
+            Some((Input::from_bytes("scheduling records", bytes), counts))
+        }
+        None => None,
+    };
+    #[cfg(not(target_os = "linux"))]
+    let sched = sched.map(|Sched| {
+        (
+            Input::from_bytes("scheduling records", Vec::new()),
+            (0, 0, 0),
+        )
+    });
+    merge_into(
+        dir,
+        output,
+        parent,
+        base,
+        sched,
+        ("fxt record", Unfinished::Report),
+    )
+}
+
+/// Merges the traces of `dir` into `output` as `how` says.
+pub fn collect_with(
+    dir: &Path,
+    output: &Path,
+    parent: &Path,
+    base: TimeBase,
+    how: Collection<'_>,
+) -> Result<Summary, Error> {
+    let sched = match how.sched_file {
+        Some((path, counts)) => Some((Input::open_bytes(&path.to_string_lossy())?, counts)),
+        None => None,
+    };
+    merge_into(
+        dir,
+        output,
+        parent,
+        base,
+        sched,
+        (how.command, how.unfinished),
+    )
+}
+
+/// Merges the traces of `dir` (and the scheduling records) into `output`:
+/// written to a new file in `parent` (created exclusively, never through a
+/// symlink), then renamed over `output`.
+fn merge_into(
+    dir: &Path,
+    output: &Path,
+    parent: &Path,
+    base: TimeBase,
+    sched: Option<(Input, SchedCounts)>,
+    (command, unfinished): (&str, Unfinished),
 ) -> Result<Summary, Error> {
     let entries = spool::entries(dir).map_err(|e| Error::msg(format!("{}: {e}", dir.display())))?;
     let tmp = parent.join(format!(".fxt-record-{}.tmp", std::process::id()));
@@ -108,7 +200,7 @@ pub fn collect(
         .custom_flags(libc::O_NOFOLLOW)
         .open(&tmp)
         .map_err(|e| Error::msg(format!("cannot create {}: {e}", tmp.display())))?;
-    let result = write_archive(&entries, file, &tmp, base, sched);
+    let result = write_archive(&entries, file, &tmp, base, sched, unfinished);
     let summary = match result {
         Ok(s) => s,
         Err(e) => {
@@ -121,6 +213,7 @@ pub fn collect(
         Error::msg(format!("cannot write {}: {e}", output.display()))
     })?;
     Ok(Summary {
+        command: command.to_owned(),
         anchored: base.anchored(),
         ..summary
     })
@@ -131,7 +224,8 @@ fn write_archive(
     file: File,
     tmp: &Path,
     base: TimeBase,
-    sched: Option<Sched>,
+    sched: Option<(Input, SchedCounts)>,
+    unfinished_means: Unfinished,
 ) -> Result<Summary, Error> {
     let map = |tps: u64, ticks: u64| base.map(tps, ticks);
     let retime = Retime {
@@ -147,12 +241,15 @@ fn write_archive(
     let mut unfinished = Vec::new();
     for e in entries {
         let mut input = Input::open_bytes(&e.path.to_string_lossy())?;
+        let unfinished_here = e.counts.is_none() && unfinished_means == Unfinished::Mark;
+        archive.set_name_suffix(if unfinished_here { " (unfinished)" } else { "" });
         archive.append(&mut input, &format!("pid {}", e.pid), Some(&retime))?;
         if !pids.contains(&e.pid) {
             pids.push(e.pid);
         }
         match e.counts {
             Some(c) => dropped += c.records_dropped + c.late_records_dropped,
+            None if unfinished_means == Unfinished::Ignore => {}
             None => {
                 if !unfinished.contains(&e.pid) {
                     unfinished.push(e.pid);
@@ -160,22 +257,15 @@ fn write_archive(
             }
         }
     }
-    #[cfg(target_os = "linux")]
+    archive.set_name_suffix("");
     let sched = match sched {
-        Some(Sched(trace)) => {
-            // Already on the archive's clock (CLOCK_MONOTONIC_RAW ns).
-            let mut bytes = Vec::new();
-            trace
-                .write_fxt(&mut bytes, 0)
-                .map_err(|e| Error::io("scheduling records", e))?;
-            let mut input = Input::from_bytes("scheduling records", bytes);
+        Some((mut input, counts)) => {
+            // Already on the archive's clock: the mapping leaves it as is.
             archive.append(&mut input, "kernel scheduler", Some(&retime))?;
-            Some((trace.switches(), trace.wakeups(), trace.lost()))
+            Some(counts)
         }
         None => None,
     };
-    #[cfg(not(target_os = "linux"))]
-    let sched = sched.map(|Sched| (0, 0, 0));
     let records = archive.records();
     let mut out = archive.finish()?;
     out.flush()
@@ -184,6 +274,7 @@ fn write_archive(
         .sync_all()
         .map_err(|e| Error::io(&tmp.display().to_string(), e))?;
     Ok(Summary {
+        command: String::new(),
         processes: pids.len(),
         records,
         dropped,

@@ -8,6 +8,20 @@ use std::process::{Command, Output, Stdio};
 
 pub use fxt_format::encode::*;
 
+/// `CLOCK_MONOTONIC_RAW` in nanoseconds: the clock of the archives `fxt
+/// record` and `fxt trace` write.
+#[cfg(unix)]
+pub fn raw_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid, writable timespec; the clock exists on every Unix
+    // this builds for.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_RAW, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// A trace under construction.
 #[derive(Default)]
 pub struct Trace {

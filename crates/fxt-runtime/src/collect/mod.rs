@@ -1,4 +1,4 @@
-//! Layer 5, collect: writing a session's trace — the one [`Collector`],
+//! Collect: writing a session's trace — the one [`Collector`],
 //! used by finishing (oneshot, circular) and by the streaming thread
 //! ([`stream`]).
 //!

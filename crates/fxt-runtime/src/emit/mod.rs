@@ -1,4 +1,4 @@
-//! Layer 4, emit: the event functions, which encode a record straight into
+//! Emit: the event functions, which encode a record straight into
 //! the writing thread's chunk.
 //!
 //! * The hot path ([`event`], [`duration_complete`]): the common event

@@ -1,4 +1,4 @@
-//! Layer 0, memory: the words a buffer is made of and the rules for
+//! Memory: the words a buffer is made of and the rules for
 //! storing records into them.
 //!
 //! * [`atomic`]: the atomics every layer above is written against

@@ -1,4 +1,4 @@
-//! Layer 1, the ring: the shared buffer cut into chunks, each owned by one
+//! The ring: the shared buffer cut into chunks, each owned by one
 //! writer at a time, and the [`Cursor`] through which its owner writes.
 //!
 //! # Chunk states

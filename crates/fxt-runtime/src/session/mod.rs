@@ -1,4 +1,4 @@
-//! Layer 6, the session: the public API on top of the engine — starting,
+//! The session: the public API on top of the engine — starting,
 //! category switches, stopping and collecting, what a forked child does,
 //! the panic hook. Nothing in the engine imports this module.
 //!
@@ -25,6 +25,7 @@
 mod start;
 
 pub use start::start;
+pub(crate) use start::start_recording;
 
 use std::fmt;
 use std::fs::File;
@@ -38,7 +39,7 @@ use crate::callsite::{self, STALE};
 use crate::collect::{self, CollectError};
 use crate::config::{Config, Mode};
 use crate::output;
-use crate::snapshot::{snapshot_shared, write_renamed};
+use crate::snapshot::{snapshot_shared, snapshot_shared_to, write_renamed};
 use crate::state::control::{ACTIVE, CONTROL, FORKED, UNFINISHED};
 use crate::state::shared::lock;
 use crate::state::{control, forked, Shared};
@@ -230,10 +231,7 @@ impl Session {
     /// A snapshot to `path` (written under a temporary name, then renamed).
     pub fn snapshot_to_path(&self, path: impl AsRef<Path>) -> Result<Stats, CollectError> {
         let s = self.shared.as_ref().ok_or(CollectError::NoSession)?;
-        let n = s.snapshots.fetch_add(1, Ordering::Relaxed) + 1;
-        write_renamed(path.as_ref(), |f| {
-            Ok(collect::Collector::snapshot(s, f, n)?)
-        })
+        snapshot_shared_to(s, path.as_ref())
     }
 
     /// A snapshot to any writer.

@@ -58,7 +58,16 @@ const MAX_CRASH_SAFE_DURABLE: usize = 512 << 10;
 const MAX_DURABLE: usize = 16 << 20;
 
 /// Starts a tracing session. Only one session can be live at a time.
-pub fn start(mut config: Config) -> Result<Session, StartError> {
+pub fn start(config: Config) -> Result<Session, StartError> {
+    start_recording(config, output::recording())
+}
+
+/// [`start`], recorded into a spool when `recording` is given (by `fxt
+/// record`'s environment or a trace manager; see `output`).
+pub(crate) fn start_recording(
+    mut config: Config,
+    recording: Option<output::Recording>,
+) -> Result<Session, StartError> {
     if forked() {
         return Err(StartError::Unsupported(
             "this process was forked while its parent was tracing",
@@ -69,10 +78,10 @@ pub fn start(mut config: Config) -> Result<Session, StartError> {
     if ctl.current.is_some() {
         return Err(StartError::AlreadyRunning);
     }
-    let spool = output::recording();
-    if spool.is_some() {
-        config = output::for_recording(config);
+    if let Some(r) = &recording {
+        config = output::for_recording(config, r);
     }
+    let spool = recording.map(|r| r.spool);
     if config.crash_safe && config.mode == Mode::Streaming {
         return Err(StartError::Unsupported(
             "crash-safe mode needs the oneshot or circular mode (streaming writes its file as it goes)",

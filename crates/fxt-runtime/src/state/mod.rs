@@ -1,4 +1,4 @@
-//! Layer 2, state: what the writers, the collector and the public API
+//! State: what the writers, the collector and the public API
 //! share — the process-global control state ([`control`]) and one
 //! session's shared state ([`shared`]).
 

@@ -1,4 +1,4 @@
-//! Layer 3, the thread: each thread's writer (its session, its hold on a
+//! The thread: each thread's writer (its session, its hold on a
 //! chunk, its identity in the trace) and the thread-local [`Local`] the
 //! event hot path writes through.
 //!

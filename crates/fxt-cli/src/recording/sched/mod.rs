@@ -6,7 +6,8 @@
 //!
 //! **What is kept.** With [`Keep::Tree`], a context switch whose outgoing
 //! or incoming thread belongs to the traced tree (a process that is the
-//! root or descends from it by fork), and a wakeup of such a thread; the
+//! root or descends from it by fork; [`Keep::Processes`]: one of several
+//! processes or a descendant of one), and a wakeup of such a thread; the
 //! other side of a kept switch appears as it is (another process's thread,
 //! or the idle task), so each CPU's sequence stays whole around the traced
 //! threads. [`Keep::System`] keeps everything.
@@ -59,10 +60,12 @@ pub const MAX_SAMPLES: usize = 8_000_000;
 pub struct Unavailable(pub String);
 
 /// Which records to keep.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum Keep {
     /// The process tree rooted at this pid.
     Tree(u32),
+    /// The process trees rooted at these pids (`fxt trace`'s providers).
+    Processes(Vec<u32>),
     /// Every thread of the system.
     System,
 }
@@ -418,10 +421,15 @@ impl SchedTrace {
             *pids.entry(tid).or_insert_with(|| proc_pid(tid))
         };
         // The tree: processes forked (in time order) from a process of it.
-        let tree: Option<HashSet<u32>> = match keep {
+        let roots = match keep {
             Keep::System => None,
-            Keep::Tree(root) => {
-                let mut set = HashSet::from([root]);
+            Keep::Tree(root) => Some(vec![root]),
+            Keep::Processes(roots) => Some(roots),
+        };
+        let tree: Option<HashSet<u32>> = match roots {
+            None => None,
+            Some(roots) => {
+                let mut set: HashSet<u32> = roots.into_iter().collect();
                 for e in &c.events {
                     if let Kind::Fork { parent_pid, child } = e.kind {
                         if set.contains(&parent_pid) && pid_of(child) == child {

@@ -1,0 +1,339 @@
+//! Durations as folded stacks (`thread;outer;inner NANOSECONDS`), the text
+//! that inferno, `flamegraph.pl` and speedscope read.
+//!
+//! Every thread's durations (begin/end pairs matched per thread, an end
+//! closing the innermost open begin, as `fxt stats` matches them; and
+//! complete events) are nested by time: sorted by start, longest first, a
+//! span is inside the innermost span still open when it starts. Each stack
+//! is weighted by its *self* time: its duration less its children's, so the
+//! counts of one thread's lines add up to the durations of its outermost
+//! spans, and the lines under a frame add up to that frame's duration.
+//! Times are nanoseconds, each timestamp converted with its provider's
+//! ticks per second before subtracting (the figures `fxt stats` gives).
+//!
+//! Async spans (async begin/end matched by provider, process, category,
+//! name and id) have no thread to nest in: each is a stack of its own under
+//! a root frame `async`, weighted by its whole duration (left out when a
+//! thread is selected).
+//!
+//! A span that ends after its parent (a partial overlap, which Perfetto
+//! drops) is cut at its parent's end, and counted in
+//! [`Folded::overlaps`], so that no stack's self time goes negative.
+
+use std::collections::{BTreeMap, HashMap};
+
+use fxt_format::decode::{EventKind, Record, Text, Thread};
+use fxt_format::time::ticks_to_ns;
+
+/// Which spans to fold.
+#[derive(Default, Clone)]
+pub struct Filter {
+    /// Only the thread whose name, koid or frame label is this.
+    pub thread: Option<String>,
+    /// Only spans of this category (others are left out; their children of
+    /// this category nest in the nearest span kept).
+    pub category: Option<String>,
+}
+
+/// The folded stacks of a trace.
+#[derive(Default)]
+pub struct Folded {
+    /// Stack (frames joined by `;`) → self time in nanoseconds; stacks of
+    /// zero self time are left out.
+    pub stacks: BTreeMap<String, u64>,
+    /// Spans cut at their parent's end (partial overlaps).
+    pub overlaps: u64,
+    /// Duration ends with no open begin on their thread, and async ends
+    /// with no open begin.
+    pub unmatched_ends: u64,
+    /// Begins never ended (left out).
+    pub unclosed_begins: u64,
+}
+
+impl Folded {
+    /// The folded-stack lines, `stack count`, sorted by stack.
+    pub fn lines(&self) -> impl Iterator<Item = String> + '_ {
+        self.stacks.iter().map(|(s, n)| format!("{s} {n}"))
+    }
+}
+
+/// A span: nanoseconds, its interned name, its place in the file.
+#[derive(Clone, Copy)]
+struct Span {
+    start: u64,
+    end: u64,
+    name: u32,
+    order: u64,
+}
+
+/// A thread: provider, process koid, thread koid.
+type ThreadKey = (Option<u32>, u64, u64);
+
+/// An async operation: provider, process, category, name, id.
+type AsyncKey = (Option<u32>, u64, Text, Text, u64);
+
+/// Collects the spans of a trace, record by record.
+#[derive(Default)]
+pub struct Collector {
+    filter: Filter,
+    names: Vec<String>,
+    ids: HashMap<String, u32>,
+    threads: HashMap<ThreadKey, Vec<Span>>,
+    open: HashMap<ThreadKey, Vec<(u32, u64)>>,
+    open_async: HashMap<AsyncKey, Vec<u64>>,
+    async_spans: Vec<Span>,
+    thread_names: HashMap<u64, String>,
+    order: u64,
+    unmatched_ends: u64,
+}
+
+impl Collector {
+    /// A collector keeping what `filter` selects.
+    pub fn new(filter: Filter) -> Collector {
+        Collector {
+            filter,
+            ..Collector::default()
+        }
+    }
+
+    /// Takes one record of provider `provider` (whose clock runs at `tps`
+    /// ticks per second).
+    pub fn record(&mut self, provider: Option<u32>, tps: u64, record: &Record) {
+        let e = match record {
+            Record::KernelObject(o) if o.object_type == 2 => {
+                self.thread_names.insert(o.koid, o.name.to_string());
+                return;
+            }
+            Record::Event(e) => e,
+            _ => return,
+        };
+        if let Some(c) = &self.filter.category {
+            if e.category != c.as_str() {
+                return;
+            }
+        }
+        let (process, thread) = match e.thread {
+            Thread::Known { process, thread } => (process, thread),
+            Thread::Undefined(_) => (0, 0),
+        };
+        let t = (provider, process, thread);
+        let start = ticks_to_ns(e.timestamp, tps);
+        self.order += 1;
+        let order = self.order;
+        match e.kind {
+            EventKind::DurationComplete { end } => {
+                let name = self.intern(&e.name);
+                let end = ticks_to_ns(end, tps).max(start);
+                let span = Span {
+                    start,
+                    end,
+                    name,
+                    order,
+                };
+                self.threads.entry(t).or_default().push(span);
+            }
+            EventKind::DurationBegin => {
+                let name = self.intern(&e.name);
+                self.open.entry(t).or_default().push((name, start));
+            }
+            EventKind::DurationEnd => match self.open.get_mut(&t).and_then(Vec::pop) {
+                Some((name, begin)) => {
+                    let span = Span {
+                        start: begin,
+                        end: start.max(begin),
+                        name,
+                        order,
+                    };
+                    self.threads.entry(t).or_default().push(span);
+                }
+                None => self.unmatched_ends += 1,
+            },
+            EventKind::AsyncBegin { id } => {
+                let k = (provider, process, e.category.clone(), e.name.clone(), id);
+                self.open_async.entry(k).or_default().push(start);
+            }
+            EventKind::AsyncEnd { id } => {
+                let k = (provider, process, e.category.clone(), e.name.clone(), id);
+                match self.open_async.get_mut(&k).and_then(Vec::pop) {
+                    Some(begin) => {
+                        let name = self.intern(&e.name);
+                        self.async_spans.push(Span {
+                            start: begin,
+                            end: start.max(begin),
+                            name,
+                            order,
+                        });
+                    }
+                    None => self.unmatched_ends += 1,
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn intern(&mut self, name: &Text) -> u32 {
+        // Most names are plain strings already in the table: no allocation.
+        if let Some(&id) = name.as_str().and_then(|n| self.ids.get(n)) {
+            return id;
+        }
+        let name = frame_name(&name.to_string());
+        if let Some(&id) = self.ids.get(&name) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(name.clone());
+        self.ids.insert(name, id);
+        id
+    }
+
+    /// The label of a thread's root frame: its name and koid.
+    fn thread_label(&self, thread: u64) -> String {
+        match self.thread_names.get(&thread) {
+            Some(name) if !name.is_empty() => frame_name(&format!("{name} [{thread}]")),
+            _ => format!("thread {thread}"),
+        }
+    }
+
+    fn thread_selected(&self, thread: u64, label: &str) -> bool {
+        match &self.filter.thread {
+            None => true,
+            Some(want) => {
+                want == label
+                    || *want == thread.to_string()
+                    || self.thread_names.get(&thread) == Some(want)
+            }
+        }
+    }
+
+    /// Nests every thread's spans and folds them.
+    pub fn finish(mut self) -> Folded {
+        let mut folded = Folded {
+            unmatched_ends: self.unmatched_ends,
+            unclosed_begins: self.open.values().map(|v| v.len() as u64).sum::<u64>()
+                + self
+                    .open_async
+                    .values()
+                    .map(|v| v.len() as u64)
+                    .sum::<u64>(),
+            ..Folded::default()
+        };
+        let threads = std::mem::take(&mut self.threads);
+        for ((_, _, thread), mut spans) in threads {
+            let label = self.thread_label(thread);
+            if !self.thread_selected(thread, &label) {
+                continue;
+            }
+            spans.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end), s.order));
+            let mut tree = Tree::default();
+            folded.overlaps += tree.nest(&spans);
+            tree.fold(&label, &self.names, &mut folded.stacks);
+        }
+        if self.filter.thread.is_none() {
+            for s in &self.async_spans {
+                let stack = format!("async;{}", self.names[s.name as usize]);
+                add(&mut folded.stacks, stack, s.end - s.start);
+            }
+        }
+        folded
+    }
+}
+
+/// One thread's call tree: nodes by (parent, name), with their self time.
+#[derive(Default)]
+struct Tree {
+    /// (parent node + 1, or 0 for a root; name) → node.
+    index: HashMap<(u32, u32), u32>,
+    /// Per node: parent + 1 (0 for a root), name, self time.
+    nodes: Vec<(u32, u32, u64)>,
+}
+
+/// A span open while nesting: its end, node, duration and the time of its
+/// direct children.
+struct Frame {
+    end: u64,
+    node: u32,
+    duration: u64,
+    children: u64,
+}
+
+impl Tree {
+    fn node(&mut self, parent: u32, name: u32) -> u32 {
+        let next = self.nodes.len() as u32;
+        let node = *self.index.entry((parent, name)).or_insert(next);
+        if node == next {
+            self.nodes.push((parent, name, 0));
+        }
+        node
+    }
+
+    fn close(&mut self, f: Frame) {
+        self.nodes[f.node as usize].2 += f.duration - f.children;
+    }
+
+    /// Nests `spans` (sorted by start, longest first); returns how many
+    /// were cut at their parent's end.
+    fn nest(&mut self, spans: &[Span]) -> u64 {
+        let mut stack: Vec<Frame> = Vec::new();
+        let mut cut = 0;
+        for s in spans {
+            while let Some(f) = stack.pop_if(|top| top.end <= s.start) {
+                self.close(f);
+            }
+            let mut end = s.end;
+            let parent = match stack.last_mut() {
+                Some(top) => {
+                    if end > top.end {
+                        end = top.end;
+                        cut += 1;
+                    }
+                    top.children += end - s.start;
+                    top.node + 1
+                }
+                None => 0,
+            };
+            let node = self.node(parent, s.name);
+            stack.push(Frame {
+                end,
+                node,
+                duration: end - s.start,
+                children: 0,
+            });
+        }
+        while let Some(f) = stack.pop() {
+            self.close(f);
+        }
+        cut
+    }
+
+    /// Adds every node's self time to `stacks`, under the root frame `root`.
+    fn fold(&self, root: &str, names: &[String], stacks: &mut BTreeMap<String, u64>) {
+        for (i, &(_, _, self_ns)) in self.nodes.iter().enumerate() {
+            if self_ns == 0 {
+                continue;
+            }
+            let mut frames = Vec::new();
+            let mut at = i as u32 + 1;
+            while at != 0 {
+                let (parent, name, _) = self.nodes[at as usize - 1];
+                frames.push(names[name as usize].as_str());
+                at = parent;
+            }
+            frames.push(root);
+            frames.reverse();
+            add(stacks, frames.join(";"), self_ns);
+        }
+    }
+}
+
+fn add(stacks: &mut BTreeMap<String, u64>, stack: String, ns: u64) {
+    if ns > 0 {
+        let n = stacks.entry(stack).or_default();
+        *n = n.saturating_add(ns);
+    }
+}
+
+/// A name as one frame: `;` separates frames and a line ends the stack, so
+/// they become `:` and a space.
+fn frame_name(name: &str) -> String {
+    name.replace(';', ":").replace(['\n', '\r'], " ")
+}
