@@ -263,6 +263,15 @@ const ENV_VARS: [EnvVar; 11] = [
     },
 ];
 
+/// `FXT_HELPER_SCHED` (parsed and reported as [`Config::from_env`] does),
+/// else the default: for fxt's threads that belong to no session (a
+/// provider's listener).
+pub(crate) fn helper_scheduling_from_env() -> HelperScheduling {
+    Config::new()
+        .apply_env(ENV_VARS.iter().filter(|v| v.name == "FXT_HELPER_SCHED"))
+        .helper_scheduling
+}
+
 /// Parses an on/off variable: `1`/`true`/`yes`/`on`, `0`/`false`/`no`/`off`
 /// or empty.
 fn parse_flag(v: &str) -> Option<bool> {

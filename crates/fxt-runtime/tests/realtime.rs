@@ -7,7 +7,8 @@
 //! This program is the real-time caller: its main thread makes itself
 //! `SCHED_RR` 1 (`sched_setscheduler`, as `chrt -r 1` would), then starts a
 //! session in each mode (drained oneshot, circular, streaming, crash-safe,
-//! with a snapshot signal, which it raises), records from its own thread,
+//! with a snapshot signal, which it raises) with a provider registered
+//! (`register_provider`: its listener thread), records from its own thread,
 //! and reads every thread's policy from `/proc/self/task/*/stat` (field 41)
 //! with its name (`comm`) while the session runs: no `fxt-` thread is at
 //! `SCHED_RR` or `SCHED_FIFO`, the prefaulter is at `SCHED_IDLE`, and the
@@ -170,13 +171,16 @@ fn main() {
         println!("realtime: cannot become SCHED_RR ({e}; not root?): checking the helpers without a real-time caller");
     }
     assert_eq!(own_policy() == libc::SCHED_RR, realtime);
+    // A provider's listener, started from the real-time thread too: it
+    // lives beside every session below and is checked with them.
+    let _provider = fxt_runtime::register_provider("realtime").expect("register the provider");
     let out = |name: &str| common::temp_path(name);
     let normal = Expect {
-        present: &["fxt-stream", "fxt-prefault"],
+        present: &["fxt-stream", "fxt-prefault", "fxt-provider"],
         helpers: None,
     };
     let in_memory = Expect {
-        present: &[],
+        present: &["fxt-provider"],
         helpers: None,
     };
     let big = 16 << 20;
@@ -200,7 +204,7 @@ fn main() {
     }
     let snap_out = out("signal.fxt");
     let signal = Expect {
-        present: &["fxt-stream", "fxt-prefault", "fxt-snapshot"],
+        present: &["fxt-stream", "fxt-prefault", "fxt-snapshot", "fxt-provider"],
         helpers: None,
     };
     let config = Config::new()
