@@ -517,7 +517,7 @@ impl Config {
     /// "buffer filled up"), as a oneshot buffer does when it is full. The
     /// limit counts the chunks (rounded down to whole chunks); the
     /// strings, thread names and large blobs come on top (at most about
-    /// 5/16 of the buffer). Default: [`DEFAULT_FILE_LIMIT`] (16 GiB) or
+    /// 5/16 of the buffer). Default: 16 GiB (`DEFAULT_FILE_LIMIT`) or
     /// half the space free on the output's file system when the session
     /// starts, whichever is smaller. The memory the session touches is the
     /// buffer ([`Config::buffer_size`]), whatever the limit. Not used by
