@@ -11,6 +11,7 @@
 //! * [`load`]: the CPU- and memory-heavy neighbour of the loaded latency
 //!   runs;
 //! * [`tracing_route`]: `tracing` call sites with each trace-file layer;
+//! * [`realtime`]: the default path recorded by a real-time writer;
 //! * [`sinks`]: where a trace's bytes can go (fresh memory, the page
 //!   cache, `O_DIRECT`) and what each costs;
 //! * [`report`]: the generated regions of `docs/PERFORMANCE.md`;
@@ -27,6 +28,7 @@ pub mod floor;
 pub mod harness;
 pub mod lifecycle;
 pub mod load;
+pub mod realtime;
 pub mod report;
 pub mod sinks;
 pub mod tracing_route;
