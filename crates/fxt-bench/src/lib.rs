@@ -6,6 +6,8 @@
 //!   atomic reservation, word stores), with a shared or a per-thread cursor;
 //! * [`adapters`]: fxt itself and fastrace, tracy-client, puffin,
 //!   tracing + tracing-chrome behind the same trait;
+//! * `perfetto` (feature `perfetto-sdk`): the official Perfetto SDK's
+//!   in-process session and a count of the events in the trace it returns;
 //! * [`lifecycle`]: `start()`/`finish()` times and the first pass over a
 //!   fresh buffer, default and crash-safe;
 //! * [`load`]: the CPU- and memory-heavy neighbour of the loaded latency
@@ -28,6 +30,8 @@ pub mod floor;
 pub mod harness;
 pub mod lifecycle;
 pub mod load;
+#[cfg(feature = "perfetto-sdk")]
+pub mod perfetto;
 pub mod realtime;
 pub mod report;
 pub mod sinks;

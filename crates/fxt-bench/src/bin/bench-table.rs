@@ -100,7 +100,7 @@ fn parse_options(mut args: impl Iterator<Item = String>) -> Result<Options, Stri
         threads: vec![1, 2, 4],
         tracers: adapters::NAMES
             .iter()
-            .filter(|n| **n != "fxt-crash-safe")
+            .filter(|n| **n != "fxt-crash-safe" && adapters::built(n))
             .map(|s| s.to_string())
             .collect(),
         scenarios: Scenario::ALL.to_vec(),
@@ -118,7 +118,7 @@ fn parse_options(mut args: impl Iterator<Item = String>) -> Result<Options, Stri
             }
             "--tracers" => {
                 o.tracers = list("--tracers", args.next(), |s| {
-                    adapters::NAMES.contains(&s).then(|| s.to_string())
+                    (adapters::NAMES.contains(&s) && adapters::built(s)).then(|| s.to_string())
                 })?
             }
             "--scenarios" => o.scenarios = list("--scenarios", args.next(), |s| s.parse().ok())?,
@@ -148,7 +148,12 @@ fn parse_options(mut args: impl Iterator<Item = String>) -> Result<Options, Stri
 /// far slower than the others (the tables show by how much) that they
 /// record a tenth of the events per measurement to keep a run short; their
 /// ns per event is still an average over 100 000 events or more.
-const SLOW: [&str; 3] = ["tracing-chrome", "tracing-perfetto", "tracing-tracy"];
+const SLOW: [&str; 4] = [
+    "tracing-chrome",
+    "tracing-perfetto",
+    "tracing-tracy",
+    "tracing-perfetto-sdk",
+];
 
 /// Events per thread per measurement for `tracer`.
 fn events_for(tracer: &str, events: u64) -> u64 {
@@ -620,16 +625,23 @@ fn lifecycle_section(o: &Options) -> String {
 
 /// The `tracing` section.
 fn tracing_section(o: &Options) -> String {
+    let subscribers = tracing_route::subscribers();
     let mut samples: HashMap<(&str, &str), Vec<f64>> = HashMap::new();
+    let mut notes = Vec::new();
     for rep in 0..o.reps {
         eprintln!("tracing: repetition {}/{}", rep + 1, o.reps);
         for (call, _) in tracing_route::CALLS {
-            for sub in tracing_route::SUBSCRIBERS {
+            for &sub in &subscribers {
                 let args = strings(&[&"--tracing-cell", &sub, &call, &events_for(sub, o.events)]);
-                let v = child(&args, "RESULT ")
-                    .and_then(|w| w.first().and_then(|x| x.parse().ok()))
+                let words = child(&args, "RESULT ").unwrap_or_default();
+                let v = words
+                    .first()
+                    .and_then(|x| x.parse().ok())
                     .unwrap_or(f64::NAN);
                 samples.entry((call, sub)).or_default().push(v);
+                if words.len() > 1 {
+                    notes.push(format!("* {sub}, {call}: {}", words[1..].join(" ")));
+                }
             }
         }
     }
@@ -640,21 +652,21 @@ fn tracing_section(o: &Options) -> String {
             .unwrap_or(f64::NAN)
     };
     let mut out = format!(
-        "ns per event, 1 thread, median (min–max) of {} fresh processes of {} events (tracing-chrome, tracing-perfetto, tracing-tracy: a tenth of that); goal: fxt-layer ≤ 1.5 × (registry + fxt-macro-prefault):\n\n| call |",
+        "ns per event, 1 thread, median (min–max) of {} fresh processes of {} events (tracing-chrome, tracing-perfetto, tracing-tracy, tracing-perfetto-sdk: a tenth of that); goal: fxt-layer ≤ 1.5 × (registry + fxt-macro-prefault):\n\n| call |",
         o.reps, o.events
     );
-    for sub in tracing_route::SUBSCRIBERS {
+    for sub in &subscribers {
         let _ = write!(out, " {sub} |");
     }
     out.push_str(" goal | fxt-layer ÷ goal | fxt-layer-prefault ÷ goal |\n|---|");
-    for _ in 0..tracing_route::SUBSCRIBERS.len() + 3 {
+    for _ in 0..subscribers.len() + 3 {
         out.push_str("---:|");
     }
     out.push('\n');
     for (call, describe) in tracing_route::CALLS {
         let _ = write!(out, "| {describe} |");
-        for sub in tracing_route::SUBSCRIBERS {
-            let _ = write!(out, " {} |", fmt_spread(&samples[&(call, sub)]));
+        for sub in &subscribers {
+            let _ = write!(out, " {} |", fmt_spread(&samples[&(call, *sub)]));
         }
         let goal = 1.5 * (med(call, "registry") + med(call, "fxt-macro-prefault"));
         let _ = writeln!(
@@ -664,6 +676,11 @@ fn tracing_section(o: &Options) -> String {
             med(call, "fxt-layer") / goal,
             med(call, "fxt-layer-prefault") / goal
         );
+    }
+    notes.sort();
+    notes.dedup();
+    if !notes.is_empty() {
+        let _ = writeln!(out, "\n{}", notes.join("\n"));
     }
     out
 }
