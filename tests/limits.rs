@@ -953,11 +953,13 @@ fn counters_with_fifteen_series_of_every_type() {
 // ---------------------------------------------------------------------------
 
 /// 256 KiB buffer, 32 KiB chunks: a 64 KiB durable region and a ring of 6
-/// chunks of 4096 words.
+/// chunks of 4096 words; a drained oneshot session's file limit is those 6
+/// chunks too (by default it would be far larger than the buffer).
 fn small(mode: Mode, crash_safe: bool, name: &str) -> Config {
     Config::new()
         .buffer_size(256 << 10)
         .chunk_size(32 << 10)
+        .file_limit(CHUNKS * (32 << 10))
         .mode(mode)
         .crash_safe(crash_safe)
         .output(temp_path(name))
@@ -1000,8 +1002,8 @@ fn run_small(mode: Mode, crash_safe: bool, name: &str, f: impl FnOnce()) -> Trac
     }
 }
 
-/// Oneshot keeps the first records: exactly 6 chunks of 1024 (crash-safe
-/// or not).
+/// Oneshot keeps the first records: exactly 6 chunks of 1024 (drained to
+/// a 6-chunk file limit, or crash-safe), and says it reached its limit.
 #[test]
 fn full_buffer_oneshot() {
     const N: u64 = 20_000;
@@ -1016,6 +1018,7 @@ fn full_buffer_oneshot() {
             "crash safe: {crash_safe}"
         );
         assert_eq!(trace.stats.records_dropped, N - CHUNKS * PER_CHUNK);
+        assert!(trace.stats.limit_reached);
         assert_eq!(
             numbers(&trace),
             (0..CHUNKS * PER_CHUNK).collect::<Vec<_>>(),

@@ -13,6 +13,7 @@
 //! * [`load`]: the CPU- and memory-heavy neighbour of the loaded latency
 //!   runs;
 //! * [`tracing_route`]: `tracing` call sites with each trace-file layer;
+//! * [`realtime`]: the default path recorded by a real-time writer;
 //! * [`sinks`]: where a trace's bytes can go (fresh memory, the page
 //!   cache, `O_DIRECT`) and what each costs;
 //! * [`report`]: the generated regions of `docs/PERFORMANCE.md`;
@@ -31,6 +32,7 @@ pub mod lifecycle;
 pub mod load;
 #[cfg(feature = "perfetto-sdk")]
 pub mod perfetto;
+pub mod realtime;
 pub mod report;
 pub mod sinks;
 pub mod tracing_route;

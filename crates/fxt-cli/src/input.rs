@@ -66,6 +66,29 @@ impl Input {
         })
     }
 
+    /// Opens `path`, if it is a regular file, to be read as a stream
+    /// (buffered reads, not a memory map, whose pages would count in the
+    /// process's memory however large the file): for tools that read a
+    /// file more than once in bounded memory. `None` if `path` is not a
+    /// regular file (stdin, a pipe), which cannot be read twice.
+    pub fn open_streamed(path: &str) -> Result<Option<Input>, Error> {
+        if path == "-" {
+            return Ok(None);
+        }
+        let file = File::open(path).map_err(|e| Error::msg(format!("cannot open {path}: {e}")))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| Error::msg(format!("cannot read {path}: {e}")))?;
+        if !meta.is_file() {
+            return Ok(None);
+        }
+        Ok(Some(Input {
+            name: path.to_owned(),
+            quiet: false,
+            data: Data::Stream(Box::new(file)),
+        }))
+    }
+
     /// Opens `path` with all its bytes at hand (stdin and pipes are read
     /// whole into memory), for tools that copy records by their byte spans.
     pub fn open_bytes(path: &str) -> Result<Input, Error> {

@@ -15,6 +15,7 @@
 //! | `fxt open FILE` | serves the trace to Perfetto UI on 127.0.0.1:9001 and opens it |
 //! | `fxt flame FILE [-o OUT.svg] [--folded]` | a flame graph of durations per thread, by self time |
 //! | `fxt trace list\|start\|stop\|snapshot\|record` | traces running provider processes for a window into one archive |
+//! | `fxt export parquet FILE... -o DIR` | Apache Parquet tables (slices, instants, counters, ...) for DuckDB, Spark, ClickHouse |
 //!
 //! `FILE` may be `-` for stdin. A damaged input is read up to the damage
 //! with a warning naming the file and byte offset.
@@ -27,9 +28,9 @@
 //!
 //! | layer | modules | what |
 //! |---|---|---|
-//! | commands | [`commands`]`::{dump, stats, json, merge, check, recover, convert, record, trace, open, flame}` | one subcommand each: `Args` and `run`; a command never imports another |
+//! | commands | [`commands`]`::{dump, stats, json, merge, check, recover, convert, record, trace, open, flame, export}` | one subcommand each: `Args` and `run`; a command never imports another |
 //! | recording | [`recording`]`::{spool, timebase, sched, capture, collect}` | tracing process trees into one archive on one clock (`fxt record`, and any command that collects running processes' traces) |
-//! | shared | [`archive`], [`problems`], [`durations`], [`folded`] | the archive writer (merge, record); the strict check's rules and begin/end matching (check, recover); durations as folded stacks by self time (flame) |
+//! | shared | [`archive`], [`keep`], [`problems`], [`durations`], [`folded`] | the archive writer (merge, record); which records `fxt recover` keeps (recover, export); the strict check's rules and begin/end matching (check, recover); durations as folded stacks by self time (flame) |
 //! | reading | [`input`], [`names`] | opening and walking a trace; the names of record types and event kinds |
 //! | floor | [`error`], [`progress`], [`serve`] | the error that ends a command; the progress bar; serving one file over HTTP until it is fetched (open) |
 //!
@@ -41,7 +42,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use commands::{check, convert, dump, flame, json, merge, open, recover, stats};
+use commands::{check, convert, dump, export, flame, json, merge, open, recover, stats};
 
 mod archive;
 mod commands;
@@ -49,6 +50,7 @@ mod durations;
 mod error;
 mod folded;
 mod input;
+mod keep;
 mod names;
 mod problems;
 mod progress;
@@ -83,6 +85,8 @@ enum Command {
     Recover(recover::Args),
     /// Rewrite a trace so that a viewer reads it whole (--perfetto: Perfetto, Tracy).
     Convert(convert::Args),
+    /// Export traces as tables: `fxt export parquet FILE... -o DIR [--host NAME]`.
+    Export(export::Args),
     /// Run a command, trace it and every descendant that links fxt, and
     /// merge their traces into one archive: `fxt record -o trace.fxt -- CMD ARGS...`.
     #[cfg(unix)]
@@ -109,6 +113,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Recover(args) => recover::run(args),
         Command::Convert(args) => convert::run(args),
+        Command::Export(args) => export::run(args),
         #[cfg(unix)]
         Command::Record(args) => record::run(args),
         Command::Open(args) => open::run(args),

@@ -1,6 +1,7 @@
 //! Every reading command of `fxt` on damaged copies of real traces: no
 //! panic, no hang, bounded memory, and what `recover` writes passes
-//! `check` (what `convert --perfetto` writes passes `check --perfetto`).
+//! `check` (what `convert --perfetto` writes passes `check --perfetto`);
+//! `export parquet` succeeds.
 //!
 //! The traces are written by the engine (an ordinary workload; the same
 //! with a 100,000-byte blob as a split blob group; and as one large blob
@@ -315,6 +316,7 @@ struct Files {
     converted: PathBuf,
     merged: PathBuf,
     flame: PathBuf,
+    tables: PathBuf,
     stdout: PathBuf,
     stderr: PathBuf,
 }
@@ -329,6 +331,7 @@ impl Files {
             converted: f("converted"),
             merged: f("merged"),
             flame: f("flame.svg"),
+            tables: tmp(&format!("mutation-{worker}-tables")),
             stdout: f("stdout"),
             stderr: f("stderr"),
         };
@@ -351,6 +354,8 @@ struct Tally {
 /// Runs every reading command on `bytes`; returns what went wrong.
 fn try_case(bytes: &[u8], files: &Files, tally: &mut Tally) -> Vec<String> {
     std::fs::write(&files.input, bytes).unwrap();
+    // Each export adds parts: start every case from an empty folder.
+    let _ = std::fs::remove_dir_all(&files.tables);
     let input = p(&files.input);
     let (recovered, converted) = (p(&files.recovered), p(&files.converted));
     let commands: Vec<Vec<&str>> = vec![
@@ -366,6 +371,7 @@ fn try_case(bytes: &[u8], files: &Files, tally: &mut Tally) -> Vec<String> {
         vec!["check", "--perfetto", converted],
         vec!["merge", input, p(&files.good), "-o", p(&files.merged)],
         vec!["flame", "--folded", input, "-o", p(&files.flame)],
+        vec!["export", "parquet", input, "-o", p(&files.tables)],
     ];
     let mut failures = Vec::new();
     for args in &commands {
@@ -392,7 +398,10 @@ fn try_case(bytes: &[u8], files: &Files, tally: &mut Tally) -> Vec<String> {
             Some(s) if checks_output && s.code() != Some(0) => {
                 failures.push(format!("`{command}` fails on the output ({s}): {tail}"))
             }
-            Some(s) if matches!(args[0], "recover" | "convert") && s.code() != Some(0) => {
+            // A damaged trace always exports (what recover keeps).
+            Some(s)
+                if matches!(args[0], "recover" | "convert" | "export") && s.code() != Some(0) =>
+            {
                 failures.push(format!("`{command}` ended with {s}: {tail}"))
             }
             Some(_) => {}

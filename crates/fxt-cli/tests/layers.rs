@@ -24,6 +24,7 @@ const LAYERS: &[&str] = &[
     "problems",
     "durations",
     "folded",
+    "keep",
     "archive",
     "recording",
     "commands",

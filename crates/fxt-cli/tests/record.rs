@@ -237,33 +237,7 @@ fn python_counts(path: &Path) -> BTreeMap<u32, u64> {
 /// `python_reader` test creates (`target/pyfxt-venv`), created here if
 /// missing.
 fn python() -> PathBuf {
-    if let Some(p) = std::env::var_os("FXT_PYTHON") {
-        return PathBuf::from(p);
-    }
-    let venv = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .unwrap()
-        .join("pyfxt-venv");
-    let python = venv.join("bin").join("python");
-    let ok = |p: &Path| {
-        Command::new(p)
-            .args(["-c", "import fxt"])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    if !ok(&python) {
-        let made = Command::new("python3")
-            .args(["-m", "venv"])
-            .arg(&venv)
-            .status()
-            .is_ok_and(|s| s.success())
-            && Command::new(&python)
-                .args(["-m", "pip", "install", "--quiet", "fxt==0.3.0"])
-                .status()
-                .is_ok_and(|s| s.success());
-        assert!(made, "cannot install the PyPI fxt parser (set FXT_PYTHON)");
-    }
-    python
+    cli_support::python_with(&[("fxt", "fxt==0.3.0")])
 }
 
 fn process_tree() {

@@ -9,7 +9,8 @@
 //!   --threads LIST    thread counts (default 1,2,4)
 //!   --tracers LIST    columns of the event tables (default: all)
 //!   --scenarios LIST  rows of the event tables (default: all)
-//!   --sections LIST   sinks,fresh,long,latency,lifecycle,tracing,instructions,checks
+//!   --sections LIST   sinks,fresh,realtime,long,latency,lifecycle,tracing,
+//!                     instructions,checks
 //!                     (default: all)
 //!   --no-checks / --no-instructions   drop those sections
 //!   --out FILE        the report to update (default: docs/PERFORMANCE.md)
@@ -21,6 +22,9 @@
 //!   the page cache, `O_DIRECT`), GB/s and CPU per byte;
 //! * `fresh`: every repetition of every cell is a fresh process with a
 //!   fresh session (what a user gets); median and spread (min–max);
+//! * `realtime`: the default path (`Config::new()`, fresh session) with
+//!   the writer at the normal policy, `SCHED_RR` and `SCHED_FIFO`, each
+//!   beside the floor under the same policy;
 //! * `long`: one process and one session per cell, the repetitions back to
 //!   back in it after one untimed pass (a session that has been running);
 //! * `latency`: the distribution of single-event times, quiet and with a
@@ -47,7 +51,7 @@ use fxt_bench::harness::{
     measure, measure_latency, median, ns_per_event, quantile, ticks_per_ns, Scenario,
 };
 use fxt_bench::report::{self, SECTIONS};
-use fxt_bench::{lifecycle, load, tracing_route};
+use fxt_bench::{lifecycle, load, realtime, tracing_route};
 
 struct Options {
     events: u64,
@@ -835,6 +839,66 @@ fn fresh_section(o: &Options, text: &mut String) {
     let _ = writeln!(text, "{}", verdicts(o, &samples));
 }
 
+/// The realtime table: per row of `realtime::ROWS`, the floor and fxt's
+/// default path under that policy, repetitions interleaved across rows.
+fn realtime_section(o: &Options, text: &mut String) {
+    let mut samples: HashMap<(usize, &str), Vec<f64>> = HashMap::new();
+    let mut notes: Vec<String> = Vec::new();
+    for rep in 0..o.reps {
+        eprintln!("realtime: repetition {}/{}", rep + 1, o.reps);
+        for (i, row) in realtime::ROWS.iter().enumerate() {
+            for tracer in ["floor", "fxt"] {
+                let args = strings(&[&"--realtime", &row.policy, &row.helpers, &tracer, &o.events]);
+                match child(&args, "RESULT ") {
+                    Some(words) if words.first().map(String::as_str) == Some("n/a") => {
+                        notes.push(format!("{}: {}", row.label, words[1..].join(" ")));
+                    }
+                    Some(words) => {
+                        let v = words[0].parse().unwrap_or(f64::NAN);
+                        samples.entry((i, tracer)).or_default().push(v);
+                        if words.len() > 1 {
+                            notes.push(format!("{} {tracer}: {}", row.label, words[1..].join(" ")));
+                        }
+                    }
+                    None => {}
+                }
+            }
+        }
+    }
+    let _ = writeln!(
+        text,
+        "### A real-time writer\n\n\
+         One thread records {} instants into a fresh session (`Config::new()`: drained to its file, helpers at their default scheduling) from a process whose main thread set the row's policy (`sched_setscheduler`, priority 1) before starting the session and the writer; the floor runs under the same policy. ns per event, median (min–max) of {} fresh processes per cell, repetitions interleaved across rows. The last row leaves fxt's helper threads the writer's policy (`HelperScheduling::Inherit`, what they had before they set their own). Read it with the load average above: on a busy machine a writer at a real-time policy takes its core from every other process, and a streamer at the normal policy shares the other core with them.\n",
+        o.events, o.reps
+    );
+    text.push_str("| writer's policy | floor | fxt | fxt ÷ floor |\n|---|---:|---:|---:|\n");
+    for (i, row) in realtime::ROWS.iter().enumerate() {
+        let (floor, fxt) = (
+            samples.get(&(i, "floor")).map(Vec::as_slice),
+            samples.get(&(i, "fxt")).map(Vec::as_slice),
+        );
+        let show = |v: Option<&[f64]>| v.map_or("n/a".to_string(), fmt_spread);
+        let ratio = match (fxt, floor) {
+            (Some(a), Some(b)) => {
+                format!("{:.2}x", median(&mut a.to_vec()) / median(&mut b.to_vec()))
+            }
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            text,
+            "| {} | {} | {} | {ratio} |",
+            row.label,
+            show(floor),
+            show(fxt)
+        );
+    }
+    notes.sort();
+    notes.dedup();
+    for n in notes.iter().filter(|n| !n.ends_with(": ")) {
+        let _ = writeln!(text, "\n* {n}");
+    }
+}
+
 /// The long-session table.
 fn long_section(o: &Options, text: &mut String) {
     let tracers: Vec<&str> = [
@@ -904,6 +968,7 @@ fn main() {
         Some("--first-pass") => return lifecycle::first_pass_child(&args[1..]),
         Some("--tracing-cell") => return tracing_route::cell_child(&args[1..]),
         Some("--hog") => return load::hog(&args[1..]),
+        Some("--realtime") => return realtime::child(&args[1..]),
         _ => {}
     }
     let o = match parse_options(args.into_iter()) {
@@ -957,6 +1022,7 @@ fn sections(o: &Options) -> Vec<(&'static str, String)> {
                 let _ = writeln!(text, "{}", fxt_bench::sinks::table(&std::env::temp_dir()));
             }
             "fresh" => fresh_section(o, &mut text),
+            "realtime" => realtime_section(o, &mut text),
             "long" => long_section(o, &mut text),
             "latency" => {
                 let _ = writeln!(

@@ -7,6 +7,7 @@
 pub mod check;
 pub mod convert;
 pub mod dump;
+pub mod export;
 pub mod flame;
 pub mod json;
 pub mod merge;

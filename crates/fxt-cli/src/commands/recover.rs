@@ -3,7 +3,7 @@
 //!
 //! Every well-formed record up to the damage is copied byte for byte (by
 //! its span in the input), except what the strict check would refuse, by
-//! the check's own rules ([`crate::problems`], [`crate::durations`]):
+//! the check's own rules ([`crate::keep`], which `fxt export` shares):
 //!
 //! | found | done |
 //! |---|---|
@@ -32,14 +32,14 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
-use fxt_format::decode::{Event, EventKind, Record, SliceReader};
+use fxt_format::decode::{Record, SliceReader};
 use fxt_format::encode::{write_record, MagicNumber};
 use fxt_format::reserved::clear_reserved_bits;
 
-use crate::durations::{Closed, Durations};
 use crate::error::Error;
 use crate::input::{Input, Walk};
-use crate::problems::{record_problems, Reason};
+use crate::keep::{Fix, Keep};
+use crate::problems::Reason;
 
 /// Arguments of `fxt recover`.
 #[derive(clap::Args)]
@@ -49,15 +49,6 @@ pub struct Args {
     /// The clean trace to write.
     #[arg(short, long)]
     output: String,
-}
-
-/// What happens to a well-formed record that is not copied as it is.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Fix {
-    /// Copied with its reserved bits cleared.
-    ClearReserved,
-    /// Left out.
-    Drop(Reason),
 }
 
 /// Runs `fxt recover`.
@@ -81,56 +72,15 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
 }
 
 /// Pass 1: what to do with each record that is not copied as it is, by
-/// record offset, and what the walk saw.
+/// record offset ([`Keep`]), and what the walk saw.
 fn decide(input: &mut Input) -> Result<(HashMap<u64, Fix>, Walk), Error> {
-    let mut fixes: HashMap<u64, Fix> = HashMap::new();
-    let mut durations = Durations::default();
+    let mut keep = Keep::new(true);
     let walk = input.walk("recover", |reader, record| {
         let offset = reader.record_offset();
-        let problems = record_problems(offset, &record, reader.record_bytes());
-        if let Some(p) = problems.iter().find(|p| p.reason != Reason::ReservedBits) {
-            fixes.insert(offset, Fix::Drop(p.reason));
-            return Ok(());
-        }
-        if !problems.is_empty() {
-            fixes.insert(offset, Fix::ClearReserved);
-        }
-        if let Record::Event(e) = &record {
-            match_duration(&mut durations, &mut fixes, reader.provider_id(), offset, e);
-        }
+        keep.see(reader.provider_id(), offset, &record, reader.record_bytes());
         Ok(())
     })?;
-    for (_, begin) in durations.never_ended() {
-        fixes.insert(begin.offset, Fix::Drop(Reason::NeverEnded));
-    }
-    Ok((fixes, walk))
-}
-
-/// Matches a duration begin or end, leaving out an end that closes no
-/// begin, and a pair that does not fit.
-fn match_duration(
-    durations: &mut Durations,
-    fixes: &mut HashMap<u64, Fix>,
-    provider: Option<u32>,
-    offset: u64,
-    e: &Event,
-) {
-    match e.kind {
-        EventKind::DurationBegin => durations.begin(provider, offset, e),
-        EventKind::DurationEnd => match durations.end(provider, offset, e) {
-            Closed::Nothing => {
-                fixes.insert(offset, Fix::Drop(Reason::EndWithoutBegin));
-            }
-            Closed::Begin(begin, pair) if !pair.is_empty() => {
-                // Both go: the records between them stay matched as they
-                // were (an end closes the innermost begin).
-                fixes.insert(offset, Fix::Drop(Reason::MismatchedEnd));
-                fixes.insert(begin.offset, Fix::Drop(Reason::MismatchedEnd));
-            }
-            Closed::Begin(..) => {}
-        },
-        _ => {}
-    }
+    Ok((keep.finish(), walk))
 }
 
 /// What pass 2 copied: records and bytes.

@@ -253,3 +253,68 @@ pub fn engine_workload() {
     fxt::trace_log!("app", "done after {} rounds", 20);
     fxt::trace_blob!("app", "small", [7u8; 100]);
 }
+
+/// A Python interpreter that imports every module of `packages` (module
+/// name, pinned pip requirement): `$FXT_PYTHON` if set (CI installs them
+/// there), else the virtual environment of the cargo target directory
+/// (`target/pyfxt-venv`, which the root package's `python_reader` test
+/// also uses), created and completed here if needed. Fails, never skips.
+pub fn python_with(packages: &[(&str, &str)]) -> PathBuf {
+    let imports = |python: &std::path::Path| {
+        let script = packages
+            .iter()
+            .map(|(m, _)| format!("import {m}"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        Command::new(python)
+            .args(["-c", &script])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if let Some(p) = std::env::var_os("FXT_PYTHON") {
+        let python = PathBuf::from(p);
+        assert!(
+            imports(&python),
+            "FXT_PYTHON={} cannot import {packages:?}",
+            python.display()
+        );
+        return python;
+    }
+    // Test binaries of this package run one after the other, but the
+    // tests of one binary in parallel: one installs, the others wait.
+    static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
+    let venv = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("the target tmp dir has a parent")
+        .join("pyfxt-venv");
+    let python = venv.join("bin").join("python");
+    if imports(&python) {
+        return python;
+    }
+    if !python.exists() {
+        let made = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(made, "cannot create {} (set FXT_PYTHON)", venv.display());
+    }
+    let installed = Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .args(packages.iter().map(|(_, spec)| spec))
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        installed && imports(&python),
+        "cannot install {packages:?} into {} (set FXT_PYTHON)",
+        venv.display()
+    );
+    python
+}

@@ -158,6 +158,9 @@ pub fn stop(daemon: Daemon, spool: &Path) -> Result<Counts, String> {
 /// Runs the recorder (`fxt trace sched-daemon`).
 pub fn run(args: Args) -> Result<std::process::ExitCode, Error> {
     interrupt::install();
+    // A mask inherited from a manager that held the signals must not keep
+    // `stop`'s SIGTERM out.
+    interrupt::hold(false);
     // SAFETY: ignoring SIGHUP: a terminal that closes must not end the
     // window's capture.
     unsafe { libc::signal(libc::SIGHUP, libc::SIG_IGN) };

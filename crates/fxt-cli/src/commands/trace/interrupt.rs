@@ -28,6 +28,28 @@ pub fn install() {
     }
 }
 
+/// Holds SIGINT and SIGTERM pending (`true`) or lets them in (`false`),
+/// for this thread and the threads it starts from now on: a signal that
+/// lands in a request's socket call makes it fail (EINTR, not restarted on
+/// a socket with a timeout), so requests run with the signals held, and
+/// the window's wait lets them in (a held signal arrives then).
+pub fn hold(on: bool) {
+    // SAFETY: a zeroed sigset_t is valid storage that sigemptyset
+    // initializes; pthread_sigmask only changes this thread's mask.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        let how = if on {
+            libc::SIG_BLOCK
+        } else {
+            libc::SIG_UNBLOCK
+        };
+        libc::pthread_sigmask(how, &set, std::ptr::null_mut());
+    }
+}
+
 /// Whether SIGINT or SIGTERM arrived since [`install`].
 pub fn signalled() -> bool {
     SIGNALLED.load(Ordering::Relaxed)

@@ -34,10 +34,13 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 /// Runs `fxt trace record`.
 pub fn run(runtime: &Path, args: Args) -> Result<ExitCode, Error> {
     interrupt::install();
+    interrupt::hold(true);
     start::open(runtime, &args.start)?;
+    interrupt::hold(false);
     if interrupt::wait_until(Some(Instant::now() + args.duration)) {
         eprintln!("fxt trace: interrupted: the window ends now");
     }
+    interrupt::hold(true);
     stop::close(runtime, &args.output)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,92 @@
+//! A record's arguments as three map columns, a representation DuckDB,
+//! Spark, ClickHouse, Trino, pandas and polars all read:
+//!
+//! | column | Parquet type | holds |
+//! |---|---|---|
+//! | `args` | `MAP<STRING, STRING>` | every argument, its value as text (null for a null argument) |
+//! | `args_int` | `MAP<STRING, INT64>` | integer arguments (int32, uint32, int64, uint64 up to 2^63-1, koid) |
+//! | `args_float` | `MAP<STRING, DOUBLE>` | double arguments |
+//!
+//! Text forms: integers and koids in decimal, doubles as Rust prints
+//! them (the shortest text that reads back to the same double), `true` /
+//! `false`, pointers as `0x` hex, blobs as lowercase hex. A map holds a
+//! key once: a name repeated within one record keeps its first value and
+//! is counted in the summary, as are arguments of types this decoder does
+//! not know.
+
+use std::fmt::Write;
+
+use fxt_format::decode::{Arg, ArgValue};
+
+use super::summary::Summary;
+use super::table::{MapCol, Table};
+use crate::error::Error;
+
+/// Appends the argument maps of one row (the next three columns).
+pub fn push(table: &mut Table, args: &[&[Arg]], summary: &mut Summary) -> Result<(), Error> {
+    let [MapCol::Str(text), MapCol::I64(ints), MapCol::F64(floats)] = table.arg_maps()? else {
+        return Err(Error::msg("internal error: argument maps out of order"));
+    };
+    let mut seen: Vec<&str> = Vec::new();
+    let mut buf = String::new();
+    for arg in args.iter().flat_map(|a| a.iter()) {
+        let key = arg.name.as_str().unwrap_or("");
+        if seen.contains(&key) {
+            summary.repeated_arg_names += 1;
+            continue;
+        }
+        buf.clear();
+        let (int, float) = match &arg.value {
+            ArgValue::Null => (None, None),
+            ArgValue::I32(v) => (Some(i64::from(*v)), None),
+            ArgValue::U32(v) => (Some(i64::from(*v)), None),
+            ArgValue::I64(v) => (Some(*v), None),
+            ArgValue::U64(v) | ArgValue::Koid(v) => (i64::try_from(*v).ok(), None),
+            ArgValue::F64(v) => (None, Some(*v)),
+            ArgValue::Str(_) | ArgValue::Pointer(_) | ArgValue::Bool(_) | ArgValue::Blob(_) => {
+                (None, None)
+            }
+            ArgValue::Unknown { .. } => {
+                summary.unknown_arg_types += 1;
+                continue;
+            }
+        };
+        seen.push(key);
+        let is_null = matches!(arg.value, ArgValue::Null);
+        if !is_null {
+            text_of(&arg.value, &mut buf);
+        }
+        text.keys().append_value(key);
+        text.values()
+            .append_option((!is_null).then_some(buf.as_str()));
+        if let Some(v) = int {
+            ints.keys().append_value(key);
+            ints.values().append_value(v);
+        }
+        if let Some(v) = float {
+            floats.keys().append_value(key);
+            floats.values().append_value(v);
+        }
+    }
+    for result in [text.append(true), ints.append(true), floats.append(true)] {
+        result.map_err(|e| Error::msg(format!("internal error: argument map: {e}")))?;
+    }
+    Ok(())
+}
+
+/// The text form of a value (see the module documentation).
+pub fn text_of(value: &ArgValue, out: &mut String) {
+    // Writing to a String cannot fail.
+    let _ = match value {
+        ArgValue::Null | ArgValue::Unknown { .. } => Ok(()),
+        ArgValue::I32(v) => write!(out, "{v}"),
+        ArgValue::U32(v) => write!(out, "{v}"),
+        ArgValue::I64(v) => write!(out, "{v}"),
+        ArgValue::U64(v) | ArgValue::Koid(v) => write!(out, "{v}"),
+        ArgValue::F64(v) => write!(out, "{v}"),
+        ArgValue::Str(s) => write!(out, "{s}"),
+        ArgValue::Pointer(p) => write!(out, "{p:#x}"),
+        ArgValue::Bool(b) => write!(out, "{b}"),
+        ArgValue::Blob(bytes) => bytes.iter().try_for_each(|b| write!(out, "{b:02x}")),
+    };
+}

@@ -1,0 +1,225 @@
+//! `fxt export parquet FILE... -o DIR [--host NAME]`: traces as Apache
+//! Parquet tables that DuckDB, Spark, ClickHouse, Trino, pandas and polars
+//! read as they are, one folder per table so that the exports of a fleet
+//! land side by side and one query reads them all ([`schema`] gives the
+//! layout, README's "Querying many traces" the tables).
+//!
+//! Each input is read twice, memory bounded by the row groups and the open
+//! spans, never by the trace:
+//!
+//! 1. [`scan`]: which records `fxt recover` would keep (a damaged trace
+//!    exports what it would write), the names of processes and threads,
+//!    and every slice's depth and parent ([`nesting`]);
+//! 2. [`rows`]: the rows, written a row group at a time ([`table`]).
+//!
+//! What is kept out of the tables is counted in the summary printed at the
+//! end ([`summary`]).
+
+mod args;
+mod labels;
+mod nesting;
+mod rows;
+mod scan;
+mod schema;
+mod summary;
+mod table;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use crate::error::Error;
+use crate::input::Input;
+use crate::keep::Fix;
+use crate::problems::Reason;
+use labels::{Labels, Seen};
+use schema::Tables;
+use summary::Summary;
+
+/// Arguments of `fxt export`.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    format: Format,
+}
+
+/// The formats `fxt export` writes.
+#[derive(clap::Subcommand)]
+enum Format {
+    /// Apache Parquet tables, one folder per table:
+    /// DIR/TABLE/part-HOST-N.parquet.
+    Parquet(ParquetArgs),
+}
+
+/// Arguments of `fxt export parquet`.
+#[derive(clap::Args)]
+struct ParquetArgs {
+    /// Traces or archives (`-` for stdin, read into memory).
+    #[arg(required = true)]
+    files: Vec<String>,
+    /// The folder of the tables (created if missing; other exports' files
+    /// in it are kept).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// The `host` column and file name part (default: this machine's name).
+    #[arg(long)]
+    host: Option<String>,
+}
+
+/// Runs `fxt export`.
+pub fn run(args: Args) -> Result<ExitCode, Error> {
+    let Format::Parquet(args) = args.format;
+    let host = match args.host {
+        Some(h) => h,
+        None => hostname(),
+    };
+    std::fs::create_dir_all(&args.output)
+        .map_err(|e| Error::msg(format!("cannot create {}: {e}", args.output.display())))?;
+    let mut tables = Tables::create(&args.output, &host)?;
+    let mut summary = Summary::default();
+    for file in &args.files {
+        export_one(file, &host, &args.output, &mut tables, &mut summary)?;
+    }
+    let mut rows = Vec::new();
+    for t in tables.all() {
+        t.close()?;
+        rows.push((t.name(), t.rows()));
+    }
+    summary.print(&rows, &args.output.display().to_string());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Exports one input into the tables: a regular file is read twice as a
+/// stream (memory stays bounded however large it is), anything else
+/// (stdin, a pipe) is read into memory once.
+fn export_one(
+    file: &str,
+    host: &str,
+    dir: &Path,
+    tables: &mut Tables,
+    summary: &mut Summary,
+) -> Result<(), Error> {
+    let (mut input, streamed) = match Input::open_streamed(file)? {
+        Some(input) => (input, true),
+        None => (Input::open_bytes(file)?, false),
+    };
+    let len = match input.bytes() {
+        Some(b) => b.len() as u64,
+        None => std::fs::metadata(file).map_or(0, |m| m.len()),
+    };
+    let scan = scan::scan(&mut input, dir)?;
+    if streamed {
+        input = Input::open_streamed(file)?
+            .ok_or_else(|| Error::msg(format!("{file}: no longer a regular file")))?;
+    }
+    // The first pass has warned about the damage already.
+    input.quiet = true;
+    let walk = &scan.walk;
+    summary.inputs += 1;
+    summary.records += walk.records;
+    summary.nesting_out_of_order += scan.out_of_order;
+    if let Some(d) = &walk.damage {
+        summary.damaged_inputs += 1;
+        summary.unread_bytes += len.saturating_sub(d.offset());
+    }
+    count_left_out(
+        &scan.fixes,
+        walk.skipped.len() as u64,
+        &mut summary.left_out,
+    );
+    let mut rows = rows::Rows::new(file, host, &scan.labels, scan.nesting, tables, summary);
+    rows.write(&mut input, &scan.fixes)?;
+    let seen = std::mem::take(&mut rows.seen);
+    drop(rows);
+    threads_and_processes(file, host, &scan.labels, &seen, tables)
+}
+
+/// Adds the records left out, per reason, to `counts`.
+fn count_left_out(
+    fixes: &std::collections::HashMap<u64, Fix>,
+    malformed: u64,
+    counts: &mut BTreeMap<Reason, u64>,
+) {
+    for fix in fixes.values() {
+        if let Fix::Drop(reason) = fix {
+            *counts.entry(*reason).or_default() += 1;
+        }
+    }
+    if malformed > 0 {
+        *counts.entry(Reason::Malformed).or_default() += malformed;
+    }
+}
+
+/// The `threads` and `processes` rows of one input: every thread and
+/// process its rows mention or its kernel objects name.
+fn threads_and_processes(
+    trace: &str,
+    host: &str,
+    labels: &Labels,
+    seen: &Seen,
+    tables: &mut Tables,
+) -> Result<(), Error> {
+    let (named_threads, named_processes) = labels.named();
+    let mut threads: BTreeMap<(Option<u64>, u64), Option<u32>> = seen
+        .threads
+        .iter()
+        .map(|(&(pid, tid), &p)| ((Some(pid), tid), p))
+        .collect();
+    let known_tids: std::collections::BTreeSet<u64> = threads.keys().map(|k| k.1).collect();
+    for (tid, pid) in named_threads {
+        if !known_tids.contains(&tid) {
+            threads.entry((Some(pid), tid)).or_insert(None);
+        }
+    }
+    for &tid in &seen.bare_tids {
+        if !threads.keys().any(|k| k.1 == tid) {
+            threads.insert((labels.pid_of(tid), tid), None);
+        }
+    }
+    let mut processes: BTreeMap<u64, Option<u32>> = seen.processes.clone();
+    for pid in named_processes
+        .into_iter()
+        .chain(threads.keys().filter_map(|k| k.0))
+    {
+        processes.entry(pid).or_insert(None);
+    }
+    let t = &mut tables.threads;
+    for (&(pid, tid), &provider) in &threads {
+        t.str(Some(trace))?;
+        t.str(Some(host))?;
+        t.i64(pid.map(|p| p as i64))?;
+        t.str(pid.and_then(|p| labels.process(p, provider)))?;
+        t.i64(Some(tid as i64))?;
+        t.str(labels.thread(tid))?;
+        t.end_row()?;
+    }
+    let t = &mut tables.processes;
+    for (&pid, &provider) in &processes {
+        t.str(Some(trace))?;
+        t.str(Some(host))?;
+        t.i64(Some(pid as i64))?;
+        t.str(labels.process(pid, provider))?;
+        t.end_row()?;
+    }
+    Ok(())
+}
+
+/// This machine's name (`gethostname`), or `localhost`.
+fn hostname() -> String {
+    #[cfg(unix)]
+    {
+        let mut buf = [0u8; 256];
+        // SAFETY: the buffer is writable for its whole length, which is
+        // passed; the result is NUL-terminated when it fits (checked below).
+        let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+        if rc == 0 {
+            let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+            if let Ok(name) = std::str::from_utf8(&buf[..len]) {
+                if !name.is_empty() {
+                    return name.to_owned();
+                }
+            }
+        }
+    }
+    "localhost".into()
+}

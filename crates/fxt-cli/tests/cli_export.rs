@@ -1,0 +1,912 @@
+//! `fxt export parquet`: the tables, read back with DuckDB (PyPI, an engine
+//! we did not write), agree exactly with `fxt stats` and with what our
+//! decoder reads: counts, sums of durations, depths and parents, arguments,
+//! pids; for the quickstart example's trace, a deep recursion of the
+//! engine, a hand-built archive of several processes with scheduling
+//! records, two hosts exporting into one folder, and a damaged trace (which
+//! exports what `fxt recover` keeps). The schema uses only types Spark and
+//! ClickHouse accept (read from the Parquet metadata).
+//!
+//! Python: `$FXT_PYTHON`, else `target/pyfxt-venv` (see
+//! `cli_support::python_with`), with `duckdb` pinned below.
+
+#[allow(dead_code)]
+#[path = "../../../examples/quickstart.rs"]
+mod quickstart;
+
+mod cli_support;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cli_support::*;
+use fxt_format::decode::{
+    Arg as DArg, ArgValue as DValue, EventKind as DKind, Record, SliceReader, Thread,
+};
+use serde_json::{json, Value};
+
+/// Nanoseconds as the tables hold them (signed).
+fn ticks_to_ns(ticks: u64, tps: u64) -> i64 {
+    i64::try_from(fxt_format::time::ticks_to_ns(ticks, tps)).unwrap()
+}
+
+const DUCKDB: (&str, &str) = ("duckdb", "duckdb==2.0.1");
+
+/// One test at a time touches the engine's session and the environment.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A fresh, empty folder.
+fn folder(name: &str) -> PathBuf {
+    let dir = tmp(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `fxt export parquet FILES -o DIR --host HOST`; returns stderr.
+fn export(files: &[&Path], dir: &Path, host: &str) -> String {
+    let mut args = vec!["export", "parquet"];
+    args.extend(files.iter().map(|f| p(f)));
+    args.extend(["-o", p(dir), "--host", host]);
+    let out = fxt(&args);
+    let err = stderr(&out);
+    assert!(out.status.success(), "fxt {args:?} failed: {err}");
+    err
+}
+
+/// Runs queries with DuckDB over the tables in `dir` (`{slices}` names a
+/// table); one list of rows per query.
+fn duckdb(dir: &Path, queries: &[&str]) -> Vec<Value> {
+    let python = python_with(&[DUCKDB]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/duckdb_query.py");
+    let out = Command::new(python)
+        .arg(script)
+        .arg(dir)
+        .args(queries)
+        .output()
+        .expect("python runs");
+    assert!(
+        out.status.success(),
+        "duckdb: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON from the script");
+    v.as_array().unwrap().clone()
+}
+
+/// `fxt stats --json FILE`.
+fn stats(file: &Path) -> Value {
+    let out = fxt(&["stats", "--json", p(file)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).unwrap()
+}
+
+/// The text form `fxt export` gives an argument (README).
+fn text(v: &DValue) -> Value {
+    match v {
+        DValue::Null | DValue::Unknown { .. } => Value::Null,
+        DValue::I32(x) => json!(x.to_string()),
+        DValue::U32(x) => json!(x.to_string()),
+        DValue::I64(x) => json!(x.to_string()),
+        DValue::U64(x) | DValue::Koid(x) => json!(x.to_string()),
+        DValue::F64(x) => json!(x.to_string()),
+        DValue::Str(s) => json!(s.to_string()),
+        DValue::Pointer(x) => json!(format!("{x:#x}")),
+        DValue::Bool(b) => json!(b.to_string()),
+        DValue::Blob(b) => json!(b.iter().map(|x| format!("{x:02x}")).collect::<String>()),
+    }
+}
+
+/// A slice as the decoder gives it, in the order slices end.
+struct Slice {
+    thread: (Option<u32>, Thread),
+    pid: u64,
+    tid: u64,
+    category: String,
+    name: String,
+    ts: i64,
+    end: i64,
+    args: Vec<DArg>,
+}
+
+/// Every duration slice of a clean trace (complete events, begin/end
+/// pairs matched per thread), in the order they end in the file.
+fn decoded_slices(bytes: &[u8]) -> Vec<Slice> {
+    let mut out = Vec::new();
+    let mut open: HashMap<(Option<u32>, Thread), Vec<Slice>> = HashMap::new();
+    let mut reader = SliceReader::new(bytes);
+    while let Some(item) = reader.next() {
+        let Ok(Record::Event(e)) = item else { continue };
+        let tps = reader.ticks_per_second().unwrap_or(1_000_000_000);
+        let Thread::Known { process, thread } = e.thread else {
+            continue;
+        };
+        let key = (reader.provider_id(), e.thread);
+        let slice = |end: i64, args: Vec<DArg>| Slice {
+            thread: key,
+            pid: process,
+            tid: thread,
+            category: e.category.to_string(),
+            name: e.name.to_string(),
+            ts: ticks_to_ns(e.timestamp, tps),
+            end,
+            args,
+        };
+        match e.kind {
+            DKind::DurationComplete { end } => {
+                out.push(slice(ticks_to_ns(end, tps), e.args.clone()))
+            }
+            DKind::DurationBegin => open.entry(key).or_default().push(slice(0, e.args.clone())),
+            DKind::DurationEnd => {
+                let mut s = open.get_mut(&key).and_then(Vec::pop).expect("a begin");
+                s.end = ticks_to_ns(e.timestamp, tps);
+                s.args.extend(e.args.iter().cloned());
+                out.push(s);
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Depth and parent (index) of every slice, by sorting each thread's
+/// slices by begin (outermost first: later end, then later record) and
+/// walking a stack: an algorithm other than the export's.
+fn nesting(slices: &[Slice]) -> Vec<(i64, Option<usize>)> {
+    let mut by_thread: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, s) in slices.iter().enumerate() {
+        by_thread
+            .entry(format!("{:?}", s.thread))
+            .or_default()
+            .push(i);
+    }
+    let mut out = vec![(0, None); slices.len()];
+    for mut ids in by_thread.into_values() {
+        ids.sort_by_key(|&i| (slices[i].ts, std::cmp::Reverse((slices[i].end, i))));
+        let mut stack: Vec<usize> = Vec::new();
+        for i in ids {
+            while let Some(&top) = stack.last() {
+                if slices[top].ts <= slices[i].ts && slices[i].end <= slices[top].end {
+                    break;
+                }
+                stack.pop();
+            }
+            out[i] = (stack.len() as i64, stack.last().copied());
+            stack.push(i);
+        }
+    }
+    out
+}
+
+/// The slice rows the export must write for a clean trace, as DuckDB
+/// returns them for [`SLICE_ROWS`].
+fn expected_slice_rows(bytes: &[u8]) -> Vec<Value> {
+    let slices = decoded_slices(bytes);
+    let places = nesting(&slices);
+    slices
+        .iter()
+        .zip(places)
+        .enumerate()
+        .map(|(id, (s, (depth, parent)))| {
+            let mut keys = Vec::new();
+            let mut values = Vec::new();
+            for a in &s.args {
+                let k = json!(a.name.to_string());
+                if !keys.contains(&k) {
+                    keys.push(k);
+                    values.push(text(&a.value));
+                }
+            }
+            json!([
+                id,
+                s.pid,
+                s.tid,
+                s.category,
+                s.name,
+                s.ts,
+                s.end - s.ts,
+                depth,
+                parent,
+                keys,
+                values
+            ])
+        })
+        .collect()
+}
+
+const SLICE_ROWS: &str = "select id, pid, tid, category, name, ts, dur, depth, parent, \
+     map_keys(args), map_values(args) from {slices} where kind <> 'async' order by id";
+
+/// Count and total duration per category and name, from `fxt stats`.
+fn stats_durations(stats: &Value) -> Vec<Value> {
+    let mut v: Vec<Value> = stats["durations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| json!([d["category"], d["name"], d["count"], d["total_ns"]]))
+        .collect();
+    v.sort_by_key(|x| x.to_string());
+    v
+}
+
+const DURATIONS: &str = "select category, name, count(*), sum(dur)::BIGINT from {slices} \
+     where kind <> 'async' group by all";
+
+fn sorted(v: &Value) -> Vec<Value> {
+    let mut v = v.as_array().unwrap().clone();
+    v.sort_by_key(|x| x.to_string());
+    v
+}
+
+/// Runs the quickstart example; returns its trace file.
+fn quickstart_trace(path: &Path) {
+    // Edition 2021: safe; the tests of this binary that read the
+    // environment are serialized.
+    std::env::set_var("FXT_OUTPUT", path);
+    quickstart::main();
+    std::env::remove_var("FXT_OUTPUT");
+}
+
+#[test]
+fn quickstart_tables_agree_with_stats_and_the_decoder() {
+    let dir = folder("export-quickstart");
+    let trace = dir.join("quickstart.fxt");
+    {
+        let _g = serial();
+        quickstart_trace(&trace);
+    }
+    let bytes = std::fs::read(&trace).unwrap();
+    let out = dir.join("tables");
+    let summary = export(&[&trace], &out, "q");
+    assert!(summary.contains("fxt: exported 1 input"), "{summary}");
+    let stats = stats(&trace);
+    let r = duckdb(
+        &out,
+        &[
+            SLICE_ROWS,
+            DURATIONS,
+            "select category, name, count(*) from {instants} group by all",
+            "select count(*), sum(int_value)::BIGINT from {counters}",
+            "select pid, tid, thread from {threads}",
+            "select pid, process from {processes}",
+            "select distinct trace, host from {slices}",
+        ],
+    );
+    assert_eq!(r[0].as_array().unwrap(), &expected_slice_rows(&bytes));
+    assert_eq!(sorted(&r[1]), stats_durations(&stats));
+    assert!(r[0].as_array().unwrap().len() > 40_000);
+
+    // Instants and counters, from the decoder.
+    let mut instants: BTreeMap<(String, String), u64> = BTreeMap::new();
+    let (mut counter_rows, mut counter_sum) = (0u64, 0i64);
+    let mut threads = std::collections::BTreeSet::new();
+    for record in SliceReader::new(&bytes).flatten() {
+        if let Record::Event(e) = record {
+            if let Thread::Known { process, thread } = e.thread {
+                threads.insert((process, thread));
+            }
+            match e.kind {
+                DKind::Instant => {
+                    *instants
+                        .entry((e.category.to_string(), e.name.to_string()))
+                        .or_default() += 1
+                }
+                DKind::Counter { .. } => {
+                    for a in &e.args {
+                        counter_rows += 1;
+                        if let DValue::U32(v) = a.value {
+                            counter_sum += i64::from(v);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let expected: Vec<Value> = instants
+        .iter()
+        .map(|((c, n), k)| json!([c, n, k]))
+        .collect();
+    assert_eq!(sorted(&r[2]), expected);
+    assert_eq!(r[3], json!([[counter_rows, counter_sum]]));
+    // Threads: every thread of the stats, with its name and pid.
+    let mut want: Vec<Value> = stats["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| json!([t["process"], t["thread"], t["name"]]))
+        .collect();
+    want.sort_by_key(|x| x.to_string());
+    assert_eq!(sorted(&r[4]), want);
+    assert_eq!(
+        threads.len(),
+        want.len(),
+        "every thread of an event is in the table"
+    );
+    let processes: Vec<Value> = stats["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| json!([p["process"], p["name"]]))
+        .collect();
+    assert_eq!(r[5].as_array().unwrap(), &processes);
+    assert_eq!(r[5][0][0], std::process::id());
+    assert_eq!(r[6], json!([[p(&trace), "q"]]));
+}
+
+/// A recursion `depth` deep: scopes (complete events, written when they
+/// end, children first) and begin/end pairs on alternate levels.
+fn recurse(depth: u32) {
+    if depth == 0 {
+        return;
+    }
+    if depth.is_multiple_of(2) {
+        let _s = fxt::trace_duration_scope!("deep", "scope", "level" => depth);
+        recurse(depth - 1);
+    } else {
+        fxt::trace_duration_begin!("deep", "pair", "level" => depth);
+        recurse(depth - 1);
+        fxt::trace_duration_end!("deep", "pair", "back" => true);
+    }
+}
+
+#[test]
+fn deep_recursion_nests_exactly() {
+    const DEPTH: u32 = 300;
+    const REPS: u64 = 250; // 75,000 slices: more than one block of the nesting pass
+    let bytes = {
+        let _g = serial();
+        engine_trace(fxt::Config::new().buffer_size(64 << 20), || {
+            for _ in 0..REPS {
+                recurse(DEPTH);
+            }
+        })
+    };
+    let dir = folder("export-deep");
+    let trace = dir.join("deep.fxt");
+    std::fs::write(&trace, &bytes).unwrap();
+    let out = dir.join("tables");
+    export(&[&trace], &out, "deep");
+    let r = duckdb(
+        &out,
+        &[
+            SLICE_ROWS,
+            DURATIONS,
+            "select depth, count(*) from {slices} group by depth order by depth",
+            "select count(*) from {slices} c join {slices} p on c.parent = p.id \
+             where p.depth <> c.depth - 1 or p.ts > c.ts or p.ts + p.dur < c.ts + c.dur",
+            "select count(*) from {slices} where (parent is null) <> (depth = 0)",
+        ],
+    );
+    assert_eq!(r[0].as_array().unwrap(), &expected_slice_rows(&bytes));
+    assert_eq!(sorted(&r[1]), stats_durations(&stats(&trace)));
+    let per_depth: Vec<Value> = (0..DEPTH).map(|d| json!([d, REPS])).collect();
+    assert_eq!(r[2].as_array().unwrap(), &per_depth);
+    assert_eq!(r[3], json!([[0]]));
+    assert_eq!(r[4], json!([[0]]));
+}
+
+fn kobj(koid: u64, object_type: u8, name: &str, process: Option<u64>) -> Vec<u64> {
+    let args = [Arg::new(
+        StringRef::Inline("process"),
+        ArgValue::Koid(process.unwrap_or(0)),
+    )];
+    encode_to_vec(&KernelObject {
+        koid,
+        object_type,
+        name: StringRef::Inline(name),
+        args: if process.is_some() { &args } else { &[] },
+    })
+    .unwrap()
+}
+
+fn ev<'a>(
+    kind: EventKind,
+    ts: u64,
+    pid: u64,
+    tid: u64,
+    name: &'a str,
+    args: &'a [Arg<'a>],
+) -> Event<'a> {
+    event(
+        kind,
+        ts,
+        ThreadRef::Inline {
+            process: pid,
+            thread: tid,
+        },
+        StringRef::Inline("cat"),
+        StringRef::Inline(name),
+        args,
+    )
+}
+
+fn switch(ts: u64, cpu: u16, out: u64, state: ThreadState, inc: u64) -> ContextSwitch<'static> {
+    ContextSwitch {
+        timestamp: ts,
+        cpu,
+        outgoing_state: state,
+        outgoing_thread: out,
+        incoming_thread: inc,
+        args: &[],
+    }
+}
+
+/// Two processes' providers (one at 1 tick = 1 µs) and a scheduler's.
+fn archive() -> Trace {
+    let n = [Arg::new(StringRef::Inline("n"), ArgValue::I64(-7))];
+    let f = [
+        Arg::new(StringRef::Inline("x"), ArgValue::F64(2.5)),
+        Arg::new(
+            StringRef::Inline("s"),
+            ArgValue::Str(StringRef::Inline("hi")),
+        ),
+    ];
+    let series = [
+        Arg::new(StringRef::Inline("used"), ArgValue::U64(40)),
+        Arg::new(StringRef::Inline("ratio"), ArgValue::F64(0.25)),
+    ];
+    Trace::with_provider(1, "alpha", 1_000_000)
+        .raw(&kobj(10, OBJ_TYPE_PROCESS, "alpha", None))
+        .raw(&kobj(11, OBJ_TYPE_THREAD, "a-main", Some(10)))
+        .raw(&kobj(12, OBJ_TYPE_THREAD, "a-worker", Some(10)))
+        .push(&ev(EventKind::DurationBegin, 150, 10, 12, "pair", &n))
+        .push(&ev(
+            EventKind::DurationComplete { end: 200 },
+            100,
+            10,
+            11,
+            "outer",
+            &f,
+        ))
+        .push(&ev(EventKind::DurationEnd, 180, 10, 12, "pair", &[]))
+        .push(&ev(EventKind::Instant, 120, 10, 11, "tick", &n))
+        .push(&ev(
+            EventKind::Counter { id: 3 },
+            130,
+            10,
+            12,
+            "mem",
+            &series,
+        ))
+        .push(&ProviderInfo {
+            provider_id: 2,
+            name: "beta",
+        })
+        .raw(&kobj(20, OBJ_TYPE_PROCESS, "beta", None))
+        .raw(&kobj(21, OBJ_TYPE_THREAD, "b-main", Some(20)))
+        .push(&ev(EventKind::AsyncBegin { id: 5 }, 290, 20, 21, "req", &n))
+        .push(&ev(
+            EventKind::DurationComplete { end: 320 },
+            310,
+            20,
+            21,
+            "inner",
+            &[],
+        ))
+        .push(&ev(
+            EventKind::DurationComplete { end: 400 },
+            300,
+            20,
+            21,
+            "outer",
+            &[],
+        ))
+        .push(&ev(EventKind::FlowBegin { id: 9 }, 305, 20, 21, "msg", &[]))
+        .push(&ev(EventKind::AsyncEnd { id: 5 }, 450, 20, 22, "req", &[]))
+        .push(&ProviderInfo {
+            provider_id: 3,
+            name: "kernel scheduler",
+        })
+        .raw(&kobj(22, OBJ_TYPE_THREAD, "b-helper", Some(20)))
+        .push(&switch(1000, 0, 11, ThreadState::Blocked, 21))
+        .push(&switch(1100, 1, 12, ThreadState::Running, 22))
+        .push(&ThreadWakeup {
+            timestamp: 1200,
+            cpu: 0,
+            waking_thread: 11,
+            args: &[],
+        })
+        .push(&switch(1300, 0, 21, ThreadState::Blocked, 11))
+}
+
+#[test]
+fn archive_with_scheduling_exports_every_table() {
+    let dir = folder("export-archive");
+    let trace = archive().file("export-archive.fxt");
+    let bytes = std::fs::read(&trace).unwrap();
+    export(&[&trace], &dir, "h");
+    let stats = stats(&trace);
+    let r = duckdb(
+        &dir,
+        &[
+            SLICE_ROWS,
+            DURATIONS,
+            "select ts, cpu, out_pid, out_tid, out_thread, out_state, in_pid, in_tid, in_thread \
+             from {sched} order by ts",
+            "select ts, cpu, pid, tid, thread from {wakeups}",
+            "select pid, process from {processes} order by pid",
+            "select pid, process, tid, thread from {threads} order by tid",
+            "select pid, tid, name, ts, dur, depth, async_id, args from {slices} where kind = 'async'",
+            "select pid, tid, counter_id, series, value, int_value from {counters} order by series",
+            "select tid, ts, flow_id, phase from {flows}",
+            "select name, ts, args_int from {instants}",
+            "select out_tid, count(*), count(*) filter (where out_state = 'running') \
+             from {sched} group by out_tid",
+            "select tid, count(*) from {wakeups} group by tid",
+            "select name, args_float, args_int from {slices} where name = 'outer' and pid = 10",
+        ],
+    );
+    assert_eq!(r[0].as_array().unwrap(), &expected_slice_rows(&bytes));
+    assert_eq!(sorted(&r[1]), stats_durations(&stats));
+    assert_eq!(
+        r[2],
+        json!([
+            [1000, 0, 10, 11, "a-main", "blocked", 20, 21, "b-main"],
+            [1100, 1, 10, 12, "a-worker", "running", 20, 22, "b-helper"],
+            [1300, 0, 20, 21, "b-main", "blocked", 10, 11, "a-main"]
+        ])
+    );
+    assert_eq!(r[3], json!([[1200, 0, 10, 11, "a-main"]]));
+    assert_eq!(r[4], json!([[10, "alpha"], [20, "beta"]]));
+    assert_eq!(
+        r[5],
+        json!([
+            [10, "alpha", 11, "a-main"],
+            [10, "alpha", 12, "a-worker"],
+            [20, "beta", 21, "b-main"],
+            [20, "beta", 22, "b-helper"]
+        ])
+    );
+    // The async span runs from its begin on thread 21 to its end on 22
+    // (1 tick = 1 µs in the first provider only).
+    assert_eq!(r[6], json!([[20, 21, "req", 290, 160, 0, 5, {"n": "-7"}]]));
+    assert_eq!(
+        r[7],
+        json!([
+            [10, 12, 3, "ratio", 0.25, null],
+            [10, 12, 3, "used", 40.0, 40]
+        ])
+    );
+    assert_eq!(r[8], json!([[21, 305, 9, "begin"]]));
+    assert_eq!(r[9], json!([["tick", 120_000, {"n": -7}]]));
+    // Scheduling per thread, as `fxt stats` counts it.
+    let mut want_switches: Vec<Value> = Vec::new();
+    let mut want_wakeups: Vec<Value> = Vec::new();
+    for t in stats["scheduling"].as_array().unwrap() {
+        if t["context_switches"] != 0 {
+            want_switches.push(json!([t["thread"], t["context_switches"], t["preempted"]]));
+        }
+        if t["wakeups"] != 0 {
+            want_wakeups.push(json!([t["thread"], t["wakeups"]]));
+        }
+    }
+    want_switches.sort_by_key(|x| x.to_string());
+    want_wakeups.sort_by_key(|x| x.to_string());
+    assert_eq!(sorted(&r[10]), want_switches);
+    assert_eq!(sorted(&r[11]), want_wakeups);
+    assert_eq!(r[12], json!([["outer", {"x": 2.5}, {}]]));
+}
+
+#[test]
+fn two_hosts_share_one_folder() {
+    let dir = folder("export-hosts");
+    let trace = archive().file("export-hosts.fxt");
+    export(&[&trace], &dir, "alpha");
+    export(&[&trace], &dir, "beta");
+    // A second export from one host adds a part; it overwrites nothing.
+    export(&[&trace, &trace], &dir, "alpha");
+    for table in [
+        "slices",
+        "instants",
+        "counters",
+        "flows",
+        "threads",
+        "processes",
+        "sched",
+        "wakeups",
+    ] {
+        let mut files: Vec<String> = std::fs::read_dir(dir.join(table))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        assert_eq!(
+            files,
+            [
+                "part-alpha-0.parquet",
+                "part-alpha-1.parquet",
+                "part-beta-0.parquet"
+            ],
+            "{table}"
+        );
+    }
+    let r = duckdb(
+        &dir,
+        &[
+            "select host, count(*), sum(dur)::BIGINT from {slices} group by host order by host",
+            "select host, count(*) from {sched} group by host order by host",
+        ],
+    );
+    // Per copy of the archive: 4 thread slices and one async span.
+    let one_copy = duckdb(
+        &dir,
+        &["select count(*), sum(dur)::BIGINT from {slices} where host = 'beta'"],
+    );
+    let (n, total) = (
+        one_copy[0][0][0].as_i64().unwrap(),
+        one_copy[0][0][1].as_i64().unwrap(),
+    );
+    assert_eq!(n, 5);
+    assert_eq!(
+        r[0],
+        json!([["alpha", 3 * n, 3 * total], ["beta", n, total]])
+    );
+    assert_eq!(r[1], json!([["alpha", 9], ["beta", 3]]));
+}
+
+#[test]
+fn a_failed_export_leaves_no_file() {
+    let dir = folder("export-failed");
+    let trace = archive().file("export-failed.fxt");
+    export(&[&trace], &dir, "h");
+    let missing = dir.join("missing.fxt");
+    let out = fxt(&[
+        "export",
+        "parquet",
+        p(&trace),
+        p(&missing),
+        "-o",
+        p(&dir),
+        "--host",
+        "h",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("missing.fxt"), "{}", stderr(&out));
+    for table in std::fs::read_dir(&dir).unwrap() {
+        let table = table.unwrap().path();
+        if !table.is_dir() {
+            continue;
+        }
+        let files: Vec<String> = std::fs::read_dir(&table)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(files, ["part-h-0.parquet"], "{}", table.display());
+    }
+}
+
+#[test]
+fn a_damaged_trace_exports_what_recover_keeps() {
+    let n = [Arg::new(StringRef::Inline("n"), ArgValue::U32(1))];
+    let mut t = golden()
+        .push(&ev(
+            EventKind::DurationBegin,
+            2000,
+            10,
+            11,
+            "never ended",
+            &[],
+        ))
+        .push(&ev(EventKind::DurationEnd, 2100, 10, 12, "no begin", &[]))
+        .push(&ev(EventKind::DurationBegin, 2200, 10, 13, "a", &n))
+        .push(&ev(EventKind::DurationBegin, 2300, 10, 13, "inner", &[]))
+        .push(&ev(EventKind::DurationEnd, 2400, 10, 13, "inner", &[]))
+        .push(&ev(EventKind::DurationEnd, 2500, 10, 13, "not a", &[]))
+        .push(&ev(
+            EventKind::DurationComplete { end: 2600 },
+            2700,
+            10,
+            13,
+            "backwards",
+            &[],
+        ))
+        .push(&event(
+            EventKind::Instant,
+            2800,
+            ThreadRef::Index(1),
+            StringRef::Index(77),
+            StringRef::Index(2),
+            &[],
+        ))
+        .push(&ev(EventKind::Counter { id: 1 }, 2900, 10, 11, "c", &n));
+    // Cut the last record short, as a killed writer leaves it.
+    let last = t.words.len() - 1;
+    t.words.truncate(last);
+    let damaged = t.file("export-damaged.fxt");
+    let recovered = tmp("export-recovered.fxt");
+    let out = fxt(&["recover", p(&damaged), "-o", p(&recovered)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let a = folder("export-damaged");
+    let b = folder("export-recovered");
+    let summary = export(&[&damaged], &a, "h");
+    export(&[&recovered], &b, "h");
+    for line in [
+        "left out 1 (as fxt recover would): duration ends without a begin",
+        "left out 1 (as fxt recover would): duration begins never ended",
+        "left out 2 (as fxt recover would): duration ends naming another begin",
+        "left out 1 (as fxt recover would): complete durations ending before they begin",
+        "left out 1 (as fxt recover would): referring to an undefined string or thread",
+        "1 damaged inputs",
+    ] {
+        assert!(summary.contains(line), "{line:?} in {summary}");
+    }
+    let queries = [
+        "select * exclude (trace, args, args_int, args_float), args::VARCHAR from {slices} order by all",
+        "select * exclude (trace, args, args_int, args_float), args::VARCHAR from {instants} order by all",
+        "select * exclude (trace) from {counters} order by all",
+        "select * exclude (trace) from {threads} order by all",
+        "select * exclude (trace) from {processes} order by all",
+    ];
+    let from_damaged = duckdb(&a, &queries);
+    assert_eq!(from_damaged, duckdb(&b, &queries));
+    // What is left: golden's slice, and the inner pair at depth 0 (its
+    // enclosing begin went with its mismatched end).
+    let names: Vec<&Value> = from_damaged[0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| &row[6])
+        .collect();
+    assert_eq!(names, [&json!("work"), &json!("inner")]);
+    assert_eq!(from_damaged[2].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn schema_uses_types_spark_and_clickhouse_read() {
+    use parquet::basic::{ConvertedType, LogicalType, Type as Physical};
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+
+    let dir = folder("export-schema");
+    let trace = archive().file("export-schema.fxt");
+    export(&[&trace], &dir, "h");
+    let expected: [(&str, &[&str]); 8] = [
+        (
+            "slices",
+            &[
+                "trace",
+                "host",
+                "pid",
+                "process",
+                "tid",
+                "thread",
+                "category",
+                "name",
+                "ts",
+                "dur",
+                "id",
+                "depth",
+                "parent",
+                "kind",
+                "async_id",
+                "args",
+                "args_int",
+                "args_float",
+            ],
+        ),
+        (
+            "instants",
+            &[
+                "trace",
+                "host",
+                "pid",
+                "process",
+                "tid",
+                "thread",
+                "category",
+                "name",
+                "ts",
+                "kind",
+                "async_id",
+                "args",
+                "args_int",
+                "args_float",
+            ],
+        ),
+        (
+            "counters",
+            &[
+                "trace",
+                "host",
+                "pid",
+                "process",
+                "tid",
+                "thread",
+                "category",
+                "name",
+                "ts",
+                "counter_id",
+                "series",
+                "value",
+                "int_value",
+            ],
+        ),
+        (
+            "flows",
+            &[
+                "trace",
+                "host",
+                "pid",
+                "process",
+                "tid",
+                "thread",
+                "category",
+                "name",
+                "ts",
+                "flow_id",
+                "phase",
+                "args",
+                "args_int",
+                "args_float",
+            ],
+        ),
+        (
+            "threads",
+            &["trace", "host", "pid", "process", "tid", "thread"],
+        ),
+        ("processes", &["trace", "host", "pid", "process"]),
+        (
+            "sched",
+            &[
+                "trace",
+                "host",
+                "ts",
+                "cpu",
+                "out_pid",
+                "out_tid",
+                "out_thread",
+                "out_state",
+                "in_pid",
+                "in_tid",
+                "in_thread",
+            ],
+        ),
+        (
+            "wakeups",
+            &["trace", "host", "ts", "cpu", "pid", "tid", "thread"],
+        ),
+    ];
+    for (table, columns) in expected {
+        let file = std::fs::File::open(dir.join(table).join("part-h-0.parquet")).unwrap();
+        let reader = SerializedFileReader::new(file).unwrap();
+        let schema = reader.metadata().file_metadata().schema_descr_ptr();
+        let top: Vec<&str> = schema
+            .root_schema()
+            .get_fields()
+            .iter()
+            .map(|f| f.name())
+            .collect();
+        assert_eq!(top, columns, "{table}");
+        for c in schema.columns() {
+            let what = format!("{table}.{}", c.path());
+            assert!(
+                matches!(
+                    c.physical_type(),
+                    Physical::INT32 | Physical::INT64 | Physical::DOUBLE | Physical::BYTE_ARRAY
+                ),
+                "{what}: {:?}",
+                c.physical_type()
+            );
+            match c.logical_type_ref() {
+                None | Some(LogicalType::String) => {}
+                Some(LogicalType::Integer(int)) if int.is_signed => {}
+                other => panic!("{what}: logical type {other:?}"),
+            }
+            assert!(
+                matches!(
+                    c.converted_type(),
+                    ConvertedType::NONE
+                        | ConvertedType::UTF8
+                        | ConvertedType::INT_32
+                        | ConvertedType::INT_64
+                ),
+                "{what}: converted type {:?}",
+                c.converted_type()
+            );
+        }
+    }
+}
