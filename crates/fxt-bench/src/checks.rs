@@ -36,9 +36,14 @@ pub fn machine_header(events: &u64, reps: usize) -> String {
     let load: Vec<&str> = load.split_whitespace().take(3).collect();
     format!(
         "Machine: {model}, {cores} logical cores, {kernel}; {rustc}.\n\
-         Command: `cargo run --profile bench -p fxt-bench --bin bench-table --{}{}`\n\
+         Command: `cargo run --profile bench -p fxt-bench{} --bin bench-table --{}{}`\n\
          {events} events per thread per measurement, {reps} repetitions. \
          Load average at the start: {}.",
+        if cfg!(feature = "perfetto-sdk") {
+            " --features perfetto-sdk"
+        } else {
+            ""
+        },
         if args.is_empty() { "" } else { " " },
         args.join(" "),
         load.join(" ")
