@@ -180,8 +180,8 @@ pub use fxt_macros::trace_duration;
 pub use fxt_runtime::{
     disable_category, enable_category, install_panic_hook, is_enabled, parse_size, set_thread_name,
     snapshot, snapshot_on_signal, start, start_from_env, tsc_usable, ArgScratch, ClockSource,
-    CollectError, Config, CounterValue, IntoArgValue, Koid, Mode, Prefault, Session, StartError,
-    Stats, FINISH_GRACE, RECORD_ENV,
+    CollectError, Config, CounterValue, HelperScheduling, IntoArgValue, Koid, Mode, Prefault,
+    Session, StartError, Stats, FINISH_GRACE, RECORD_ENV,
 };
 #[cfg(unix)]
 pub use fxt_runtime::{register_provider, ProviderGuard};

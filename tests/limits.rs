@@ -953,11 +953,13 @@ fn counters_with_fifteen_series_of_every_type() {
 // ---------------------------------------------------------------------------
 
 /// 256 KiB buffer, 32 KiB chunks: a 64 KiB durable region and a ring of 6
-/// chunks of 4096 words.
+/// chunks of 4096 words; a drained oneshot session's file limit is those 6
+/// chunks too (by default it would be far larger than the buffer).
 fn small(mode: Mode, crash_safe: bool, name: &str) -> Config {
     Config::new()
         .buffer_size(256 << 10)
         .chunk_size(32 << 10)
+        .file_limit(CHUNKS * (32 << 10))
         .mode(mode)
         .crash_safe(crash_safe)
         .output(temp_path(name))
@@ -1000,8 +1002,8 @@ fn run_small(mode: Mode, crash_safe: bool, name: &str, f: impl FnOnce()) -> Trac
     }
 }
 
-/// Oneshot keeps the first records: exactly 6 chunks of 1024 (crash-safe
-/// or not).
+/// Oneshot keeps the first records: exactly 6 chunks of 1024 (drained to
+/// a 6-chunk file limit, or crash-safe), and says it reached its limit.
 #[test]
 fn full_buffer_oneshot() {
     const N: u64 = 20_000;
@@ -1016,6 +1018,7 @@ fn full_buffer_oneshot() {
             "crash safe: {crash_safe}"
         );
         assert_eq!(trace.stats.records_dropped, N - CHUNKS * PER_CHUNK);
+        assert!(trace.stats.limit_reached);
         assert_eq!(
             numbers(&trace),
             (0..CHUNKS * PER_CHUNK).collect::<Vec<_>>(),
@@ -1049,19 +1052,26 @@ fn full_buffer_circular() {
     }
 }
 
-/// Streaming writes as it goes; whatever it drops (if the writer fell
-/// behind) is counted, and every record is in the file at most once, in
-/// order.
+/// Streaming writes as it goes: a writer that waits for the streamer to
+/// keep up outgrows the buffer many times; whatever it drops is counted,
+/// and every record is in the file at most once, in order.
 #[test]
 fn full_buffer_streaming() {
     const N: u64 = 200_000;
+    const CHUNK_BYTES: u64 = 32 << 10;
+    let path = small(Mode::Streaming, false, "full-streaming")
+        .output_path()
+        .to_path_buf();
     let trace = run_small(Mode::Streaming, false, "full-streaming", || {
-        // In bursts of a chunk, with a pause after each that gives the
-        // streamer (a thread of its own) time to write chunks out.
+        // In bursts of a chunk; after each, wait (a condition, not a
+        // pause: the streamer may get no core for a while on a loaded
+        // machine) until the file holds all but the newest few of the
+        // 6 chunks' worth emitted so far.
         for i in 0..N {
             trace_instant!("limits", "numbered", "i" => i);
             if i % PER_CHUNK == PER_CHUNK - 1 {
-                std::thread::sleep(std::time::Duration::from_micros(100));
+                let chunks = (i + 1) / PER_CHUNK;
+                wait_for_len(&path, chunks.saturating_sub(3) * CHUNK_BYTES);
             }
         }
     });

@@ -72,6 +72,26 @@ pub fn finish(session: fxt::Session) -> Trace {
     decode(&bytes, stats)
 }
 
+/// Waits until the file at `path` is at least `len` bytes long, for pacing
+/// a writer on the streamer's progress: a condition rather than a pause,
+/// so a loaded machine or a single core makes the test slower, never
+/// lossy. Panics after 60 s.
+pub fn wait_for_len(path: &std::path::Path, len: u64) {
+    let t0 = std::time::Instant::now();
+    loop {
+        let now = std::fs::metadata(path).map_or(0, |m| m.len());
+        if now >= len {
+            return;
+        }
+        assert!(
+            t0.elapsed().as_secs() < 60,
+            "{} is {now} bytes after 60 s, waiting for {len}",
+            path.display()
+        );
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+}
+
 /// A file path of this test process for a streaming session.
 pub fn temp_path(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("fxt-reliability-{}-{name}.fxt", std::process::id()))

@@ -6,11 +6,14 @@
 //!   atomic reservation, word stores), with a shared or a per-thread cursor;
 //! * [`adapters`]: fxt itself and fastrace, tracy-client, puffin,
 //!   tracing + tracing-chrome behind the same trait;
+//! * `perfetto` (feature `perfetto-sdk`): the official Perfetto SDK's
+//!   in-process session and a count of the events in the trace it returns;
 //! * [`lifecycle`]: `start()`/`finish()` times and the first pass over a
 //!   fresh buffer, default and crash-safe;
 //! * [`load`]: the CPU- and memory-heavy neighbour of the loaded latency
 //!   runs;
 //! * [`tracing_route`]: `tracing` call sites with each trace-file layer;
+//! * [`realtime`]: the default path recorded by a real-time writer;
 //! * [`sinks`]: where a trace's bytes can go (fresh memory, the page
 //!   cache, `O_DIRECT`) and what each costs;
 //! * [`report`]: the generated regions of `docs/PERFORMANCE.md`;
@@ -27,6 +30,9 @@ pub mod floor;
 pub mod harness;
 pub mod lifecycle;
 pub mod load;
+#[cfg(feature = "perfetto-sdk")]
+pub mod perfetto;
+pub mod realtime;
 pub mod report;
 pub mod sinks;
 pub mod tracing_route;

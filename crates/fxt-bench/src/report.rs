@@ -8,9 +8,10 @@
 use std::path::{Path, PathBuf};
 
 /// The sections of the report, in the order a run measures them.
-pub const SECTIONS: [&str; 8] = [
+pub const SECTIONS: [&str; 9] = [
     "sinks",
     "fresh",
+    "realtime",
     "long",
     "latency",
     "lifecycle",

@@ -10,6 +10,7 @@
 //! | `tracing-chrome` | registry + tracing-chrome 0.7 (arguments included), JSON to `io::sink()` on its writer thread |
 //! | `tracing-perfetto` | registry + tracing-perfetto 0.1 (debug annotations on: the fields), protobuf to `io::sink()` |
 //! | `tracing-tracy` | registry + tracing-tracy 0.12 (default config), no profiler connected (see [`crate::adapters::tracy`]) |
+//! | `tracing-perfetto-sdk` | registry + tracing-perfetto-sdk 1.0 (the official Perfetto SDK; feature `perfetto-sdk`), an in-process session as in the `perfetto-sdk` adapter, every event counted in the trace it returns |
 //! | `fxt-macro` | no `tracing`: fxt's `trace_instant!` / `trace_duration_scope!`, `Config::new()` |
 //! | `fxt-macro-prefault` | the same with `.prefault(true)` (the macro at its floor) |
 //!
@@ -25,16 +26,26 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
 /// Every subscriber name, in column order.
-pub const SUBSCRIBERS: [&str; 8] = [
+pub const SUBSCRIBERS: [&str; 9] = [
     "registry",
     "fxt-layer",
     "fxt-layer-prefault",
     "tracing-chrome",
     "tracing-perfetto",
     "tracing-tracy",
+    "tracing-perfetto-sdk",
     "fxt-macro",
     "fxt-macro-prefault",
 ];
+
+/// The subscribers of [`SUBSCRIBERS`] in this build (`tracing-perfetto-sdk`
+/// needs the `perfetto-sdk` feature).
+pub fn subscribers() -> Vec<&'static str> {
+    SUBSCRIBERS
+        .into_iter()
+        .filter(|s| *s != "tracing-perfetto-sdk" || cfg!(feature = "perfetto-sdk"))
+        .collect()
+}
 
 /// Every call shape, in row order: `(id, description)`.
 pub const CALLS: [(&str, &str); 3] = [
@@ -61,6 +72,8 @@ enum Installed {
     Session(fxt::Session),
     Chrome(tracing_chrome::FlushGuard),
     Tracy(std::net::TcpListener),
+    #[cfg(feature = "perfetto-sdk")]
+    PerfettoSdk(crate::perfetto::Capture),
 }
 
 /// A session prefaulted in `start`, or with the defaults (the background
@@ -112,6 +125,17 @@ fn install(subscriber: &str) -> Installed {
             std::env::set_var("TRACY_PORT", port.to_string());
             registry.with(tracing_tracy::TracyLayer::default()).init();
             Installed::Tracy(blocker)
+        }
+        #[cfg(feature = "perfetto-sdk")]
+        "tracing-perfetto-sdk" => {
+            crate::perfetto::init(|| {
+                tracing_perfetto_sdk::perfetto_te_ns::register().expect("register the category")
+            });
+            let capture = crate::perfetto::Capture::start("tracing");
+            registry
+                .with(tracing_perfetto_sdk::PerfettoLayer::new())
+                .init();
+            Installed::PerfettoSdk(capture)
         }
         "fxt-macro" => Installed::Session(session(false)),
         "fxt-macro-prefault" => Installed::Session(session(true)),
@@ -182,12 +206,38 @@ pub fn cell_child(args: &[String]) {
             drop(blocker);
             String::new()
         }
+        #[cfg(feature = "perfetto-sdk")]
+        Installed::PerfettoSdk(capture) => perfetto_missing(capture, call, WARMUP + events),
         Installed::None => String::new(),
     };
     println!(
         "RESULT {:.3} {note}",
         wall.as_nanos() as f64 / events as f64
     );
+}
+
+/// Stops the Perfetto SDK session and counts the events of `call` in its
+/// trace: a note of what is missing, or an empty string.
+#[cfg(feature = "perfetto-sdk")]
+fn perfetto_missing(capture: crate::perfetto::Capture, call: &str, events: u64) -> String {
+    let trace = capture.finish();
+    let got = crate::perfetto::count_track_events(&trace)
+        .unwrap_or_else(|e| panic!("tracing-perfetto-sdk: {e}"));
+    // An event is an instant; a span a begin and an end.
+    let (kept, expected) = if call == "span" {
+        (got.begin.min(got.end), events)
+    } else {
+        (got.instant, events)
+    };
+    assert!(kept <= expected, "more events than recorded: {got:?}");
+    if kept < expected {
+        format!(
+            "{} of {expected} events missing from the trace",
+            expected - kept
+        )
+    } else {
+        String::new()
+    }
 }
 
 /// The instruction profile of the `tracing` route (valgrind callgrind, one

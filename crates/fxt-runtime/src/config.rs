@@ -7,10 +7,12 @@ use std::path::PathBuf;
 /// What a session does when its buffer is full.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
-    /// Fill the buffer once; when it is full, drop new records and count
-    /// them. The default. The buffer's chunks are written to the output
-    /// file as they fill and reused ([`Config::drain`], on by default), so
-    /// the trace holds what the buffer would while its memory stays small.
+    /// Record up to a limit; past it, drop new records and count them. The
+    /// default. The buffer's chunks are written to the output file as they
+    /// fill and reused ([`Config::drain`], on by default), so the trace
+    /// holds the whole run up to its file limit ([`Config::file_limit`])
+    /// while its memory stays within the buffer; kept in memory
+    /// (`drain(false)`) or crash-safe, the limit is the buffer.
     #[default]
     Oneshot,
     /// Keep the newest data: overwrite the oldest chunks of the buffer
@@ -87,6 +89,66 @@ pub enum ClockSource {
     Monotonic,
 }
 
+/// How fxt's own threads (the streamer, the snapshot thread: every
+/// thread a session starts but the prefaulter, which always runs at
+/// `SCHED_IDLE`) are scheduled; see [`Config::helper_scheduling`].
+///
+/// A Linux thread inherits its creator's policy, so without this a program
+/// whose thread that starts the session is real time would get fxt's
+/// background work at the same real-time priority, competing with its own
+/// real-time threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HelperScheduling {
+    /// At most normal priority: a real-time policy (`SCHED_FIFO`,
+    /// `SCHED_RR`) becomes `SCHED_OTHER`, a negative nice value becomes 0;
+    /// a lower priority inherited from the creator (a positive nice value,
+    /// `SCHED_BATCH`, `SCHED_IDLE`) is kept. The default.
+    #[default]
+    Normal,
+    /// Whatever the thread that starts them has (Linux's inheritance).
+    Inherit,
+    /// `SCHED_FIFO` at this priority (1–99; needs `CAP_SYS_NICE` or an
+    /// `RLIMIT_RTPRIO` that allows it).
+    Fifo(u8),
+    /// `SCHED_RR` at this priority (1–99; the same privilege).
+    RoundRobin(u8),
+}
+
+impl HelperScheduling {
+    /// Parses `normal`, `inherit`, `fifo:N` or `rr:N` (N in 1..=99;
+    /// case-insensitive).
+    pub fn parse(s: &str) -> Option<HelperScheduling> {
+        let s = s.trim().to_ascii_lowercase();
+        let priority = |p: &str| p.trim().parse::<u8>().ok().filter(|p| (1..=99).contains(p));
+        match s.split_once(':') {
+            Some(("fifo", p)) => priority(p).map(HelperScheduling::Fifo),
+            Some(("rr", p)) => priority(p).map(HelperScheduling::RoundRobin),
+            Some(_) => None,
+            None => match s.as_str() {
+                "normal" | "other" | "" => Some(HelperScheduling::Normal),
+                "inherit" => Some(HelperScheduling::Inherit),
+                _ => None,
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for HelperScheduling {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HelperScheduling::Normal => write!(f, "normal"),
+            HelperScheduling::Inherit => write!(f, "inherit"),
+            HelperScheduling::Fifo(p) => write!(f, "fifo:{p}"),
+            HelperScheduling::RoundRobin(p) => write!(f, "rr:{p}"),
+        }
+    }
+}
+
+/// Default file limit of a drained oneshot session: 16 GiB (bounded by
+/// half the free space of the output's file system, see
+/// [`Config::file_limit`]).
+pub const DEFAULT_FILE_LIMIT: u64 = 16 << 30;
+
 /// Default buffer size: 64 MiB (pages are only touched when written).
 pub const DEFAULT_BUFFER_SIZE: usize = 64 << 20;
 /// Smallest buffer a session accepts: 256 KiB.
@@ -121,7 +183,7 @@ pub(crate) fn category_list(v: &str) -> Vec<&str> {
 
 /// Every variable [`Config::from_env`] parses (`FXT_OUTPUT`, any path, is
 /// read beside them).
-const ENV_VARS: [EnvVar; 9] = [
+const ENV_VARS: [EnvVar; 11] = [
     EnvVar {
         name: "FXT_BUFFER",
         expected: "bytes with an optional K/M/G suffix",
@@ -181,7 +243,34 @@ const ENV_VARS: [EnvVar; 9] = [
         expected: "0 or 1",
         apply: |c, v| parse_flag(v).map(|on| c.drain = on).is_some(),
     },
+    EnvVar {
+        name: "FXT_FILE_LIMIT",
+        expected: "bytes with an optional K/M/G suffix",
+        apply: |c, v| {
+            parse_size(v)
+                .map(|n| c.file_limit = Some(n as u64))
+                .is_some()
+        },
+    },
+    EnvVar {
+        name: "FXT_HELPER_SCHED",
+        expected: "normal, inherit, fifo:N or rr:N (N in 1..=99)",
+        apply: |c, v| {
+            HelperScheduling::parse(v)
+                .map(|h| c.helper_scheduling = h)
+                .is_some()
+        },
+    },
 ];
+
+/// `FXT_HELPER_SCHED` (parsed and reported as [`Config::from_env`] does),
+/// else the default: for fxt's threads that belong to no session (a
+/// provider's listener).
+pub(crate) fn helper_scheduling_from_env() -> HelperScheduling {
+    Config::new()
+        .apply_env(ENV_VARS.iter().filter(|v| v.name == "FXT_HELPER_SCHED"))
+        .helper_scheduling
+}
 
 /// Parses an on/off variable: `1`/`true`/`yes`/`on`, `0`/`false`/`no`/`off`
 /// or empty.
@@ -211,6 +300,9 @@ pub struct Config {
     pub(crate) large_records: bool,
     pub(crate) snapshot_signal: Option<i32>,
     pub(crate) drain: bool,
+    pub(crate) helper_scheduling: HelperScheduling,
+    /// `None`: [`DEFAULT_FILE_LIMIT`] bounded by the free space.
+    pub(crate) file_limit: Option<u64>,
 }
 
 impl Default for Config {
@@ -236,6 +328,8 @@ impl Config {
             large_records: false,
             snapshot_signal: None,
             drain: true,
+            helper_scheduling: HelperScheduling::Normal,
+            file_limit: None,
         }
     }
 
@@ -295,8 +389,11 @@ impl Config {
     }
 
     /// Total buffer size in bytes (at least 256 KiB; rounded down to whole
-    /// chunks). About 1/16 of it (at least 64 KiB, at most 16 MiB) is the
-    /// durable region for string, thread and naming records.
+    /// chunks): the memory the session may touch. About 1/16 of it (at
+    /// least 64 KiB, at most 16 MiB) is the durable region for string,
+    /// thread and naming records. A oneshot session kept in memory
+    /// (`drain(false)`, crash-safe) stops at it; a drained one (the
+    /// default) stops at its file limit ([`Config::file_limit`]).
     pub fn buffer_size(mut self, bytes: usize) -> Config {
         self.buffer_size = bytes;
         self
@@ -382,9 +479,10 @@ impl Config {
     }
 
     /// Oneshot mode: write filled chunks to the output file while the
-    /// program runs and reuse their memory (default: on). The trace holds
-    /// the same records either way (the first `buffer_size` bytes of them,
-    /// then drops counted); what changes is where they wait. Drained, a
+    /// program runs and reuse their memory (default: on). Drained, the
+    /// trace holds the whole run up to the file limit
+    /// ([`Config::file_limit`]); kept in memory, the first `buffer_size`
+    /// bytes of records; then drops, counted, either way. Drained, a
     /// background thread writes each filled chunk with `O_DIRECT` (the
     /// device reads it from the buffer: no copy, almost no CPU) and hands
     /// it back to the writers, so a trace of any size runs in a few
@@ -393,7 +491,8 @@ impl Config {
     /// fault per 4 KiB, which no background thread can keep ahead of when
     /// the program's threads use every core). If the file cannot be
     /// written as fast as it fills, the rest of the buffer takes the
-    /// difference. The file is a valid trace prefix while the session runs
+    /// difference (when all of it waits for the disk, records are dropped
+    /// and counted until a chunk is written out). The file is a valid trace prefix while the session runs
     /// (a killed process leaves its trace up to the last chunk written),
     /// padded to 4 KiB blocks by fillers that readers ignore
     /// ([`crate::Stats::filler_records`]). `finish_to_path` moves it,
@@ -408,6 +507,30 @@ impl Config {
     /// ```
     pub fn drain(mut self, on: bool) -> Config {
         self.drain = on;
+        self
+    }
+
+    /// How large the file of a drained oneshot session (the default) may
+    /// grow: once its chunks of records reach `bytes`, new records are
+    /// dropped and counted ([`crate::Stats::records_dropped`], with
+    /// [`crate::Stats::limit_reached`] set and the trace ending with
+    /// "buffer filled up"), as a oneshot buffer does when it is full. The
+    /// limit counts the chunks (rounded down to whole chunks); the
+    /// strings, thread names and large blobs come on top (at most about
+    /// 5/16 of the buffer). Default: 16 GiB (`DEFAULT_FILE_LIMIT`) or
+    /// half the space free on the output's file system when the session
+    /// starts, whichever is smaller. The memory the session touches is the
+    /// buffer ([`Config::buffer_size`]), whatever the limit. Not used by
+    /// other modes: kept in memory or crash-safe, oneshot stops at the
+    /// buffer; circular keeps the newest buffer's worth; streaming has no
+    /// limit. `FXT_FILE_LIMIT` in [`Config::from_env`].
+    ///
+    /// ```
+    /// let c = fxt_runtime::Config::new().file_limit(1 << 30);
+    /// # let _ = c;
+    /// ```
+    pub fn file_limit(mut self, bytes: u64) -> Config {
+        self.file_limit = Some(bytes);
         self
     }
 
@@ -456,6 +579,26 @@ impl Config {
     /// goes, and [`crate::start`] refuses the combination.
     pub fn crash_safe(mut self, on: bool) -> Config {
         self.crash_safe = on;
+        self
+    }
+
+    /// How fxt's own threads are scheduled (default:
+    /// [`HelperScheduling::Normal`]). Each sets its policy itself, from
+    /// inside, before it does any work: a program whose threads are real
+    /// time keeps fxt's background work (writing the file, snapshots) out
+    /// of their way, and fxt's threads out of its real-time budget. A
+    /// policy that cannot be set is reported once on stderr and counted in
+    /// [`crate::Stats::helper_sched_failures`]; the thread then runs with
+    /// what it inherited, and the session goes on. `FXT_HELPER_SCHED` in
+    /// [`Config::from_env`].
+    ///
+    /// ```
+    /// use fxt_runtime::{Config, HelperScheduling};
+    /// let c = Config::new().helper_scheduling(HelperScheduling::RoundRobin(1));
+    /// # let _ = c;
+    /// ```
+    pub fn helper_scheduling(mut self, scheduling: HelperScheduling) -> Config {
+        self.helper_scheduling = scheduling;
         self
     }
 

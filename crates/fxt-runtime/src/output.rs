@@ -1,6 +1,7 @@
 //! Where a session writes: placeholders in output paths, an exclusive
-//! claim on the output for the session's lifetime, and the settings that
-//! `fxt record` gives every process it traces.
+//! claim on the output for the session's lifetime, the room its file
+//! system has ([`free_space`]), and the settings that `fxt record` gives
+//! every process it traces.
 //!
 //! **Claims.** Two processes given the same output would overwrite each
 //! other's trace (or, crash-safe, share one mapping). A session therefore
@@ -30,6 +31,22 @@ use crate::stats::Stats;
 /// The environment variable that puts a process under `fxt record`: the
 /// spool folder its sessions write into.
 pub const RECORD_ENV: &str = "FXT_RECORD";
+
+/// Bytes an unprivileged process may still write on the file system that
+/// holds `path` (an existing file or folder), or `None` where the system
+/// cannot tell (`statvfs`: available blocks times the fragment size).
+pub(crate) fn free_space(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: a zeroed `statvfs` is a valid value for the call to fill.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a NUL-terminated path; `st` is valid for writing.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    #[allow(clippy::unnecessary_cast)] // the fields' types differ by target
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
 
 /// `path` with `{pid}` replaced by `pid` and `{name}` by `name` (the
 /// process name).

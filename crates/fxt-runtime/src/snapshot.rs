@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Mutex;
 
 use crate::collect::{self, CollectError};
+use crate::config::HelperScheduling;
+use crate::helpers::Sched;
 use crate::state::Shared;
 use crate::stats::Stats;
 
@@ -92,8 +94,16 @@ static TRIGGER_FD: AtomicI32 = AtomicI32::new(-1);
 /// it and writes the snapshot, printing its path on stderr. Signals that
 /// arrive while a snapshot is written are coalesced into one more.
 /// `FXT_SNAPSHOT_SIGNAL=USR1` (or `USR2`, or a number) in
-/// `Config::from_env` does this at `start`.
+/// `Config::from_env` does this at `start`. The thread is scheduled as
+/// [`crate::HelperScheduling::Normal`] says (from `start`: as the
+/// session's config says).
 pub fn snapshot_on_signal(signal: i32) -> io::Result<()> {
+    install_trigger(signal, Sched::Helper(HelperScheduling::Normal))
+}
+
+/// [`snapshot_on_signal`], with the snapshot thread (if this call starts
+/// it) scheduled as `sched`.
+pub(crate) fn install_trigger(signal: i32, sched: Sched) -> io::Result<()> {
     static SETUP: Mutex<bool> = Mutex::new(false);
     let mut ready = SETUP.lock().unwrap_or_else(|e| e.into_inner());
     if !*ready {
@@ -103,7 +113,7 @@ pub fn snapshot_on_signal(signal: i32) -> io::Result<()> {
             return Err(io::Error::last_os_error());
         }
         let read_fd = fds[0];
-        crate::helpers::spawn("fxt-snapshot", move || snapshot_thread(read_fd))?;
+        crate::helpers::spawn("fxt-snapshot", sched, move || snapshot_thread(read_fd))?;
         TRIGGER_FD.store(fds[1], Ordering::Release);
         *ready = true;
     }

@@ -12,6 +12,10 @@ pub struct Stats {
     /// behind, too large). `emitted_records_written + records_dropped` is
     /// the number of records emitted.
     pub records_dropped: u64,
+    /// The session reached its limit and dropped what came after (counted
+    /// in `records_dropped`): a oneshot session its buffer, or drained (the
+    /// default) its file limit (`Config::file_limit`).
+    pub limit_reached: bool,
     /// Bytes of the file.
     pub bytes_written: u64,
     /// Records of the durable region (strings, threads, names).
@@ -38,6 +42,12 @@ pub struct Stats {
     /// still publish into a chunk already collected: such a record is
     /// neither in the file nor counted.)
     pub late_records_dropped: u64,
+    /// fxt's own threads (since the previous finish in this process)
+    /// whose scheduling could not be set as
+    /// [`crate::Config::helper_scheduling`] asks (the prefaulter:
+    /// `SCHED_IDLE`); each ran with what it inherited. The first is also
+    /// reported on stderr.
+    pub helper_sched_failures: u64,
     /// The file written: the configured output, or another path when a
     /// live process had claimed that one (see [`crate::Config::output`]);
     /// `None` for a trace written to a writer or to memory.

@@ -7,7 +7,9 @@ mod common;
 
 use std::time::Duration;
 
-use common::{assert_exactly_once, decode, emit, serial, stress_events, temp_path};
+use common::{
+    assert_exactly_once, decode, emit, serial, stress_events, temp_path, wait_for_len, EVENT_BYTES,
+};
 use fxt_format::compat::framing::{decoder_walk, framing_issues, viewer_walk};
 use fxt_format::decode::{decode_all, join_split_blobs, Record};
 use fxt_runtime::__macro_support::{blob, Callsite, KeyCache};
@@ -24,6 +26,23 @@ fn paced(bursts: u64, per_burst: u64, pause: Duration, from: u64) -> u64 {
             emit(0, from + b * per_burst + i);
         }
         std::thread::sleep(pause);
+    }
+    bursts * per_burst
+}
+
+/// Emits `bursts` bursts of `per_burst` events on this thread, waiting
+/// after each until the streamer has written all but `behind` bytes of
+/// them to `path` (a condition: on a loaded machine it may get no core for
+/// a while).
+fn paced_on_file(path: &std::path::Path, bursts: u64, per_burst: u64, behind: u64) -> u64 {
+    for b in 0..bursts {
+        for i in 0..per_burst {
+            emit(0, b * per_burst + i);
+        }
+        wait_for_len(
+            path,
+            ((b + 1) * per_burst * EVENT_BYTES).saturating_sub(behind),
+        );
     }
     bursts * per_burst
 }
@@ -46,15 +65,17 @@ fn fillers(records: &[Record]) -> u64 {
         .count() as u64
 }
 
-/// A trace 50 chunks long written by a writer the streamer keeps up with:
-/// every event once, in a few chunks of memory.
+/// A trace 50 chunks long written by a writer the streamer keeps up with
+/// (it waits until at most 8 chunks are unwritten): every event once, in a
+/// few chunks of memory.
 #[test]
 fn a_drained_trace_reuses_a_few_chunks() {
     let _g = serial();
     let path = temp_path("drain-reuse.fxt");
     let session = start(Config::new().output(&path).buffer_size(16 << 20)).unwrap();
     wait_for_streamer(&path);
-    let n = paced(100, 700, Duration::from_millis(2), 0);
+    let chunk = 64 << 10;
+    let n = paced_on_file(&path, 100, 700, 8 * chunk as u64);
     let stats = session.finish().unwrap();
     let bytes = std::fs::read(&path).unwrap();
     let records = decode(&bytes);
@@ -64,7 +85,6 @@ fn a_drained_trace_reuses_a_few_chunks() {
     assert_eq!(stats.records_written, records.len() as u64);
     assert_eq!(stats.bytes_written, bytes.len() as u64);
     assert_eq!(stats.filler_records, fillers(&records));
-    let chunk = 64 << 10;
     assert!(
         bytes.len() > 40 * chunk,
         "the trace is {} bytes",

@@ -301,6 +301,60 @@ fn drained_oneshot_reuses_freed_chunks_within_its_cap() {
     });
 }
 
+#[test]
+fn drained_oneshot_grants_leases_up_to_its_cap_above_its_chunks() {
+    model(|| {
+        // Two chunks, three leases (a file limit larger than the buffer):
+        // a chunk the streamer freed is granted again up to the cap; a
+        // writer that finds both chunks waiting to be written out drops
+        // its record (as in streaming) without using up a lease.
+        let ring = Arc::new(Ring::drained(Mode::Oneshot, 2, CHUNK_WORDS).with_lease_cap(3));
+        let writers = run_writers(&ring, 1, 7);
+        let streamer = {
+            let ring = ring.clone();
+            thread::spawn(move || {
+                let mut out = Vec::new();
+                stream_pass(&ring, &mut out);
+                out
+            })
+        };
+        let (dropped, _) = writers.into_iter().next().unwrap().join().unwrap();
+        let mut all = streamer.join().unwrap();
+        stream_pass(&ring, &mut all);
+        all.extend(read_all(&ring, false));
+        let set: HashSet<u64> = all.iter().copied().collect();
+        assert_eq!(set.len(), all.len(), "record written twice");
+        assert_eq!(all.len() as u64 + dropped, 7);
+        // At most three leases of two records. The cap refused a fourth
+        // exactly when the first six records filled the three leases (a
+        // record dropped earlier for want of a free chunk leaves room for
+        // the seventh in the third lease, and no fourth is asked for).
+        assert!(all.len() <= 6);
+        let first_six = all.len() == 6 && !set.contains(&7);
+        assert_eq!(ring.limit_reached(), first_six, "{all:?}");
+    });
+}
+
+#[test]
+fn drained_oneshot_gives_back_a_chunk_taken_past_its_cap() {
+    model(|| {
+        // Three chunks, one lease: two writers race for it. Both may take
+        // a chunk before either counts its grant; the one counted second
+        // gives its chunk back empty and drops its record.
+        let ring = Arc::new(Ring::drained(Mode::Oneshot, 3, CHUNK_WORDS).with_lease_cap(1));
+        let results: Vec<(u64, u64)> = run_writers(&ring, 2, 1)
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .collect();
+        let dropped: u64 = results.iter().map(|r| r.0).sum();
+        let mut all = Vec::new();
+        stream_pass(&ring, &mut all);
+        all.extend(read_all(&ring, false));
+        assert_eq!((all.len(), dropped), (1, 1), "{all:?}");
+        assert!(ring.limit_reached());
+    });
+}
+
 /// A session in miniature: its generation and its ring.
 struct Sess {
     generation: u32,

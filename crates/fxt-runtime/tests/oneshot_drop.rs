@@ -1,5 +1,6 @@
-//! Oneshot mode with a small buffer: every record that did not fit is
-//! counted, and the file says something was dropped.
+//! Oneshot mode kept in memory with a small buffer: every record that did
+//! not fit is counted, and the file says something was dropped. (A drained
+//! oneshot session stops at its file limit instead: `tests/file_limit.rs`.)
 mod common;
 
 use common::*;
@@ -9,12 +10,14 @@ use fxt_runtime::{start, Config, Mode};
 fn oneshot_counts_every_dropped_record() {
     let _g = serial();
     let (threads, events) = (4, 50_000);
-    let session = start(Config::new().mode(Mode::Oneshot).buffer_size(512 << 10)).unwrap();
+    let config = Config::new().mode(Mode::Oneshot).buffer_size(512 << 10);
+    let session = start(config.drain(false)).unwrap();
     run_threads(threads, events);
     let (bytes, stats) = session.finish_to_vec().unwrap();
     let records = decode(&bytes);
     let evs = stress_events(&records);
     assert!(stats.records_dropped > 0);
+    assert!(stats.limit_reached, "{stats:?}");
     assert_eq!(stats.emitted_records_written, evs.len() as u64);
     assert_eq!(evs.len() as u64 + stats.records_dropped, threads * events);
     assert!(has_buffer_filled(&records));

@@ -53,7 +53,10 @@ fn contiguous(seqs: &[u64]) -> bool {
 fn run(mode: Mode, buffer: usize) {
     let _g = serial();
     let path = temp_path(&format!("snapshot-{mode:?}.fxt"));
-    let session = start(Config::new().mode(mode).buffer_size(buffer).output(&path)).unwrap();
+    // A drained oneshot session stops at its file limit: the buffer's size
+    // here, so that every lease has a chunk and each thread keeps a prefix.
+    let config = Config::new().mode(mode).buffer_size(buffer);
+    let session = start(config.file_limit(buffer as u64).output(&path)).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let emitted: Arc<Vec<AtomicU64>> = Arc::new((0..THREADS).map(|_| AtomicU64::new(0)).collect());
     let writers: Vec<_> = (0..THREADS)

@@ -1,6 +1,8 @@
 //! Streaming mode writes a trace many times the buffer size while the
-//! program runs, without loss at a moderate rate.
+//! program runs, without loss at a rate the streamer keeps up with.
 mod common;
+
+use std::sync::atomic::Ordering;
 
 use common::*;
 use fxt_runtime::{start, Config, Mode};
@@ -19,16 +21,21 @@ fn streaming_writes_ten_times_the_buffer() {
     .unwrap();
     // Each event is 6 words = 48 bytes; 2 threads x 120000 events = 11 MiB.
     let (threads, events) = (2u64, 120_000u64);
+    let emitted = std::sync::atomic::AtomicU64::new(0);
     std::thread::scope(|s| {
         for t in 0..threads {
+            let (emitted, path) = (&emitted, &path);
             s.spawn(move || {
                 for i in 0..events {
                     emit(t, i);
-                    // A moderate rate: at most ~2.4 MB/s per thread, so the
-                    // 1 MiB buffer lasts ~200 ms even if the streaming
-                    // thread does not get a core meanwhile.
+                    // A rate the streamer keeps up with whatever the load:
+                    // after each burst, wait until at most half the buffer
+                    // is still to be written (the other thread's burst in
+                    // progress and the chunks held fit the rest).
                     if i % 500 == 499 {
-                        std::thread::sleep(std::time::Duration::from_millis(10));
+                        let total = emitted.fetch_add(500, Ordering::Relaxed) + 500;
+                        let target = (total * EVENT_BYTES).saturating_sub(buffer as u64 / 2);
+                        wait_for_len(path, target);
                     }
                 }
             });

@@ -6,6 +6,8 @@
 
 pub mod fastrace;
 pub mod fxt;
+#[cfg(feature = "perfetto-sdk")]
+pub mod perfetto_sdk;
 pub mod puffin;
 pub mod tracing_chrome;
 pub mod tracy;
@@ -22,8 +24,9 @@ use crate::harness::Tracer;
 /// the same with `.prefault(true)`, `fxt-memory` with `.drain(false)` (the
 /// trace kept in memory until it finishes, the default before draining);
 /// the circular and streaming modes come in the default and prefaulted
-/// variants.
-pub const NAMES: [&str; 16] = [
+/// variants. `perfetto-sdk` needs the crate feature of that name
+/// ([`built`]).
+pub const NAMES: [&str; 17] = [
     "floor",
     "floor-fresh",
     "floor-atomic",
@@ -40,7 +43,14 @@ pub const NAMES: [&str; 16] = [
     "puffin",
     "tracing-chrome",
     "fxt-crash-safe",
+    "perfetto-sdk",
 ];
+
+/// Whether the tracer `name` is in this build: the Perfetto SDK (a vendored
+/// C++ build) only with the `perfetto-sdk` feature.
+pub fn built(name: &str) -> bool {
+    name != "perfetto-sdk" || cfg!(feature = "perfetto-sdk")
+}
 
 /// The fxt variant a name of [`NAMES`] stands for: mode, prefault, crash
 /// safety, drain (oneshot). `None` for the other tracers.
@@ -94,6 +104,8 @@ pub fn by_name(name: &str) -> Option<Box<dyn Tracer>> {
         "tracy" => Box::new(tracy::Tracy::new()),
         "puffin" => Box::new(puffin::Puffin::new()),
         "tracing-chrome" => Box::new(tracing_chrome::TracingChrome::new()),
+        #[cfg(feature = "perfetto-sdk")]
+        "perfetto-sdk" => Box::new(perfetto_sdk::PerfettoSdk::new()),
         _ => return None,
     })
 }

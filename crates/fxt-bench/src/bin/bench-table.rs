@@ -9,7 +9,8 @@
 //!   --threads LIST    thread counts (default 1,2,4)
 //!   --tracers LIST    columns of the event tables (default: all)
 //!   --scenarios LIST  rows of the event tables (default: all)
-//!   --sections LIST   sinks,fresh,long,latency,lifecycle,tracing,instructions,checks
+//!   --sections LIST   sinks,fresh,realtime,long,latency,lifecycle,tracing,
+//!                     instructions,checks
 //!                     (default: all)
 //!   --no-checks / --no-instructions   drop those sections
 //!   --out FILE        the report to update (default: docs/PERFORMANCE.md)
@@ -21,6 +22,9 @@
 //!   the page cache, `O_DIRECT`), GB/s and CPU per byte;
 //! * `fresh`: every repetition of every cell is a fresh process with a
 //!   fresh session (what a user gets); median and spread (min–max);
+//! * `realtime`: the default path (`Config::new()`, fresh session) with
+//!   the writer at the normal policy, `SCHED_RR` and `SCHED_FIFO`, each
+//!   beside the floor under the same policy;
 //! * `long`: one process and one session per cell, the repetitions back to
 //!   back in it after one untimed pass (a session that has been running);
 //! * `latency`: the distribution of single-event times, quiet and with a
@@ -47,7 +51,7 @@ use fxt_bench::harness::{
     measure, measure_latency, median, ns_per_event, quantile, ticks_per_ns, Scenario,
 };
 use fxt_bench::report::{self, SECTIONS};
-use fxt_bench::{lifecycle, load, tracing_route};
+use fxt_bench::{lifecycle, load, realtime, tracing_route};
 
 struct Options {
     events: u64,
@@ -96,7 +100,7 @@ fn parse_options(mut args: impl Iterator<Item = String>) -> Result<Options, Stri
         threads: vec![1, 2, 4],
         tracers: adapters::NAMES
             .iter()
-            .filter(|n| **n != "fxt-crash-safe")
+            .filter(|n| **n != "fxt-crash-safe" && adapters::built(n))
             .map(|s| s.to_string())
             .collect(),
         scenarios: Scenario::ALL.to_vec(),
@@ -114,7 +118,7 @@ fn parse_options(mut args: impl Iterator<Item = String>) -> Result<Options, Stri
             }
             "--tracers" => {
                 o.tracers = list("--tracers", args.next(), |s| {
-                    adapters::NAMES.contains(&s).then(|| s.to_string())
+                    (adapters::NAMES.contains(&s) && adapters::built(s)).then(|| s.to_string())
                 })?
             }
             "--scenarios" => o.scenarios = list("--scenarios", args.next(), |s| s.parse().ok())?,
@@ -144,7 +148,12 @@ fn parse_options(mut args: impl Iterator<Item = String>) -> Result<Options, Stri
 /// far slower than the others (the tables show by how much) that they
 /// record a tenth of the events per measurement to keep a run short; their
 /// ns per event is still an average over 100 000 events or more.
-const SLOW: [&str; 3] = ["tracing-chrome", "tracing-perfetto", "tracing-tracy"];
+const SLOW: [&str; 4] = [
+    "tracing-chrome",
+    "tracing-perfetto",
+    "tracing-tracy",
+    "tracing-perfetto-sdk",
+];
 
 /// Events per thread per measurement for `tracer`.
 fn events_for(tracer: &str, events: u64) -> u64 {
@@ -616,16 +625,23 @@ fn lifecycle_section(o: &Options) -> String {
 
 /// The `tracing` section.
 fn tracing_section(o: &Options) -> String {
+    let subscribers = tracing_route::subscribers();
     let mut samples: HashMap<(&str, &str), Vec<f64>> = HashMap::new();
+    let mut notes = Vec::new();
     for rep in 0..o.reps {
         eprintln!("tracing: repetition {}/{}", rep + 1, o.reps);
         for (call, _) in tracing_route::CALLS {
-            for sub in tracing_route::SUBSCRIBERS {
+            for &sub in &subscribers {
                 let args = strings(&[&"--tracing-cell", &sub, &call, &events_for(sub, o.events)]);
-                let v = child(&args, "RESULT ")
-                    .and_then(|w| w.first().and_then(|x| x.parse().ok()))
+                let words = child(&args, "RESULT ").unwrap_or_default();
+                let v = words
+                    .first()
+                    .and_then(|x| x.parse().ok())
                     .unwrap_or(f64::NAN);
                 samples.entry((call, sub)).or_default().push(v);
+                if words.len() > 1 {
+                    notes.push(format!("* {sub}, {call}: {}", words[1..].join(" ")));
+                }
             }
         }
     }
@@ -636,21 +652,21 @@ fn tracing_section(o: &Options) -> String {
             .unwrap_or(f64::NAN)
     };
     let mut out = format!(
-        "ns per event, 1 thread, median (min–max) of {} fresh processes of {} events (tracing-chrome, tracing-perfetto, tracing-tracy: a tenth of that); goal: fxt-layer ≤ 1.5 × (registry + fxt-macro-prefault):\n\n| call |",
+        "ns per event, 1 thread, median (min–max) of {} fresh processes of {} events (tracing-chrome, tracing-perfetto, tracing-tracy, tracing-perfetto-sdk: a tenth of that); goal: fxt-layer ≤ 1.5 × (registry + fxt-macro-prefault):\n\n| call |",
         o.reps, o.events
     );
-    for sub in tracing_route::SUBSCRIBERS {
+    for sub in &subscribers {
         let _ = write!(out, " {sub} |");
     }
     out.push_str(" goal | fxt-layer ÷ goal | fxt-layer-prefault ÷ goal |\n|---|");
-    for _ in 0..tracing_route::SUBSCRIBERS.len() + 3 {
+    for _ in 0..subscribers.len() + 3 {
         out.push_str("---:|");
     }
     out.push('\n');
     for (call, describe) in tracing_route::CALLS {
         let _ = write!(out, "| {describe} |");
-        for sub in tracing_route::SUBSCRIBERS {
-            let _ = write!(out, " {} |", fmt_spread(&samples[&(call, sub)]));
+        for sub in &subscribers {
+            let _ = write!(out, " {} |", fmt_spread(&samples[&(call, *sub)]));
         }
         let goal = 1.5 * (med(call, "registry") + med(call, "fxt-macro-prefault"));
         let _ = writeln!(
@@ -660,6 +676,11 @@ fn tracing_section(o: &Options) -> String {
             med(call, "fxt-layer") / goal,
             med(call, "fxt-layer-prefault") / goal
         );
+    }
+    notes.sort();
+    notes.dedup();
+    if !notes.is_empty() {
+        let _ = writeln!(out, "\n{}", notes.join("\n"));
     }
     out
 }
@@ -818,6 +839,66 @@ fn fresh_section(o: &Options, text: &mut String) {
     let _ = writeln!(text, "{}", verdicts(o, &samples));
 }
 
+/// The realtime table: per row of `realtime::ROWS`, the floor and fxt's
+/// default path under that policy, repetitions interleaved across rows.
+fn realtime_section(o: &Options, text: &mut String) {
+    let mut samples: HashMap<(usize, &str), Vec<f64>> = HashMap::new();
+    let mut notes: Vec<String> = Vec::new();
+    for rep in 0..o.reps {
+        eprintln!("realtime: repetition {}/{}", rep + 1, o.reps);
+        for (i, row) in realtime::ROWS.iter().enumerate() {
+            for tracer in ["floor", "fxt"] {
+                let args = strings(&[&"--realtime", &row.policy, &row.helpers, &tracer, &o.events]);
+                match child(&args, "RESULT ") {
+                    Some(words) if words.first().map(String::as_str) == Some("n/a") => {
+                        notes.push(format!("{}: {}", row.label, words[1..].join(" ")));
+                    }
+                    Some(words) => {
+                        let v = words[0].parse().unwrap_or(f64::NAN);
+                        samples.entry((i, tracer)).or_default().push(v);
+                        if words.len() > 1 {
+                            notes.push(format!("{} {tracer}: {}", row.label, words[1..].join(" ")));
+                        }
+                    }
+                    None => {}
+                }
+            }
+        }
+    }
+    let _ = writeln!(
+        text,
+        "### A real-time writer\n\n\
+         One thread records {} instants into a fresh session (`Config::new()`: drained to its file, helpers at their default scheduling) from a process whose main thread set the row's policy (`sched_setscheduler`, priority 1) before starting the session and the writer; the floor runs under the same policy. ns per event, median (min–max) of {} fresh processes per cell, repetitions interleaved across rows. The last row leaves fxt's helper threads the writer's policy (`HelperScheduling::Inherit`, what they had before they set their own). Read it with the load average above: on a busy machine a writer at a real-time policy takes its core from every other process, and a streamer at the normal policy shares the other core with them.\n",
+        o.events, o.reps
+    );
+    text.push_str("| writer's policy | floor | fxt | fxt ÷ floor |\n|---|---:|---:|---:|\n");
+    for (i, row) in realtime::ROWS.iter().enumerate() {
+        let (floor, fxt) = (
+            samples.get(&(i, "floor")).map(Vec::as_slice),
+            samples.get(&(i, "fxt")).map(Vec::as_slice),
+        );
+        let show = |v: Option<&[f64]>| v.map_or("n/a".to_string(), fmt_spread);
+        let ratio = match (fxt, floor) {
+            (Some(a), Some(b)) => {
+                format!("{:.2}x", median(&mut a.to_vec()) / median(&mut b.to_vec()))
+            }
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            text,
+            "| {} | {} | {} | {ratio} |",
+            row.label,
+            show(floor),
+            show(fxt)
+        );
+    }
+    notes.sort();
+    notes.dedup();
+    for n in notes.iter().filter(|n| !n.ends_with(": ")) {
+        let _ = writeln!(text, "\n* {n}");
+    }
+}
+
 /// The long-session table.
 fn long_section(o: &Options, text: &mut String) {
     let tracers: Vec<&str> = [
@@ -887,6 +968,7 @@ fn main() {
         Some("--first-pass") => return lifecycle::first_pass_child(&args[1..]),
         Some("--tracing-cell") => return tracing_route::cell_child(&args[1..]),
         Some("--hog") => return load::hog(&args[1..]),
+        Some("--realtime") => return realtime::child(&args[1..]),
         _ => {}
     }
     let o = match parse_options(args.into_iter()) {
@@ -940,6 +1022,7 @@ fn sections(o: &Options) -> Vec<(&'static str, String)> {
                 let _ = writeln!(text, "{}", fxt_bench::sinks::table(&std::env::temp_dir()));
             }
             "fresh" => fresh_section(o, &mut text),
+            "realtime" => realtime_section(o, &mut text),
             "long" => long_section(o, &mut text),
             "latency" => {
                 let _ = writeln!(

@@ -329,6 +329,7 @@ impl<'r, W: Write> Collector<'r, W> {
             records_written: records,
             emitted_records_written: self.emitted,
             records_dropped: dropped,
+            limit_reached: shared.buffers.ring.limit_reached(),
             bytes_written: bytes,
             durable_records: self.durable_records,
             filler_records: fillers,
@@ -336,6 +337,7 @@ impl<'r, W: Write> Collector<'r, W> {
             threads: shared.thread_count(),
             ticks_per_second: self.ticks_per_second,
             late_records_dropped: crate::state::control::LATE.swap(0, Ordering::Relaxed),
+            helper_sched_failures: crate::helpers::take_sched_failures(),
             output: None,
         })
     }

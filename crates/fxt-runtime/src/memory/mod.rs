@@ -23,10 +23,10 @@ pub(crate) mod words;
 /// directly: they need `const` constructors, which loom's atomics lack.
 pub mod atomic {
     #[cfg(loom)]
-    pub use loom::sync::atomic::{fence, AtomicU64, Ordering};
+    pub use loom::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 
     #[cfg(not(loom))]
-    pub use core::sync::atomic::{fence, AtomicU64, Ordering};
+    pub use core::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 }
 
 /// Pads and aligns a value to the cache line pair the hardware prefetches

@@ -7,8 +7,9 @@
 //! they lease chunks, skipping what they already passed) and populates it
 //! slice by slice with `MADV_POPULATE_WRITE`, which allocates the pages
 //! without changing a byte, so it may run while writers store into the
-//! same memory. The thread that runs it has the lowest CPU priority: it
-//! takes an idle core, never one from the program; writers never wait for
+//! same memory. The thread that runs it has the lowest CPU priority
+//! (`crate::helpers`, `SCHED_IDLE`): it takes an idle core, never one from
+//! the program; writers never wait for
 //! it. A writer that overtakes it populates each chunk it leases with one
 //! call (`Ring::acquire`) instead of taking a trap per page.
 //!
@@ -48,7 +49,6 @@ pub(crate) fn run(
     stop: &AtomicBool,
     progress: &AtomicU64,
 ) {
-    lower_priority();
     let mut pos = 0;
     while pos < words.len() && !stop.load(std::sync::atomic::Ordering::Relaxed) {
         let front = frontier();
@@ -115,19 +115,4 @@ fn populate_write(words: &[AtomicU64]) -> bool {
 #[cfg(not(all(not(loom), any(target_os = "linux", target_os = "android"))))]
 fn populate_write(_words: &[AtomicU64]) -> bool {
     false
-}
-
-/// Gives the calling thread the lowest CPU priority (`SCHED_IDLE`: it
-/// runs only on a core nothing else wants).
-fn lower_priority() {
-    #[cfg(all(not(loom), any(target_os = "linux", target_os = "android")))]
-    {
-        let param = libc::sched_param { sched_priority: 0 };
-        // SAFETY: `pthread_self` is always valid for the calling thread,
-        // `param` is a valid `sched_param`; failure leaves the priority
-        // as it was (harmless).
-        unsafe {
-            libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_IDLE, &param);
-        }
-    }
 }

@@ -35,7 +35,6 @@ struct Pending {
 
 /// Runs until `wake` becomes readable (a byte or its peer closed).
 pub(crate) fn run(listener: Tracked<UnixListener>, wake: Tracked<UnixStream>, provider: &Provider) {
-    set_normal_policy();
     // SAFETY: geteuid has no preconditions.
     let own = unsafe { libc::geteuid() };
     let mut pending: Vec<Pending> = Vec::with_capacity(MAX_PENDING);
@@ -161,19 +160,5 @@ fn pollfd(fd: i32) -> libc::pollfd {
         fd,
         events: libc::POLLIN,
         revents: 0,
-    }
-}
-
-/// Gives the calling thread the normal policy (`SCHED_OTHER`): a thread
-/// started by a real-time thread inherits its policy, and the listener
-/// must not compete with the program's real-time work.
-fn set_normal_policy() {
-    let param = libc::sched_param { sched_priority: 0 };
-    // SAFETY: `param` is a valid sched_param for the call; pthread_self
-    // names the calling thread.
-    let rc =
-        unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_OTHER, &param) };
-    if rc != 0 {
-        eprintln!("fxt: cannot give the provider thread the normal policy ({rc})");
     }
 }

@@ -4,8 +4,9 @@
 //! sessions through the session API.
 //!
 //! [`register_provider`] binds `PID.sock` in the per-user runtime
-//! directory and starts one listener thread (`fxt-provider`, normal
-//! scheduling policy whatever the caller's) that sleeps in `poll` until a
+//! directory and starts one listener thread (`fxt-provider`, scheduled
+//! as `FXT_HELPER_SCHED` says, by default never above normal priority
+//! whatever the caller's: `crate::helpers`) that sleeps in `poll` until a
 //! manager connects. While dormant nothing else exists: no buffer, and
 //! call sites cost what they cost without a session (one relaxed load).
 //!
@@ -32,7 +33,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use crate::helpers;
+use crate::helpers::{self, Sched};
 use fork::{Tracked, PROVIDER_PID};
 use serve::Provider;
 
@@ -95,7 +96,11 @@ fn listen(name: &str, pid: u32) -> io::Result<ProviderGuard> {
         window: Mutex::new(None),
     });
     let p = provider.clone();
-    let spawned = helpers::spawn("fxt-provider", move || listener::run(listener, wake_rx, &p));
+    // The process's setting (`FXT_HELPER_SCHED`): no session, no config.
+    let sched = Sched::Helper(crate::config::helper_scheduling_from_env());
+    let spawned = helpers::spawn("fxt-provider", sched, move || {
+        listener::run(listener, wake_rx, &p)
+    });
     let thread = match spawned {
         Ok(t) => t,
         Err(e) => {

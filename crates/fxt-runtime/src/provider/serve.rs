@@ -115,6 +115,8 @@ fn start(name: &str, req: &StartRequest) -> Result<Session, String> {
     };
     let mut config = Config::new();
     config.provider_name = Some(name.to_string());
+    // Its helpers are scheduled as the process's own would be.
+    config.helper_scheduling = crate::config::helper_scheduling_from_env();
     session::start_recording(config, Some(recording)).map_err(|e| match e {
         StartError::AlreadyRunning => "runs its own session".to_string(),
         e => e.to_string(),

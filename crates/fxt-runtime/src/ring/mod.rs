@@ -30,7 +30,10 @@
 //!   streamer wrote out and freed if there is one, else the next fresh
 //!   chunk (a queue, `Recycler`): memory already faulted in and likely
 //!   still in cache is reused, and a ring drained as fast as it fills
-//!   touches only a few of its chunks.
+//!   touches only a few of its chunks. A drained oneshot ring grants at
+//!   most its *lease cap* of chunks in all (its file limit in chunks, see
+//!   [`Ring::with_lease_cap`]), counted when a chunk is granted (one
+//!   relaxed `fetch_add`; a chunk taken past the cap is released empty).
 //! * **Writing** (per record, [`Cursor`]): the writer bumps its cursor
 //!   (thread-local, no shared write), stores the record's words with
 //!   Relaxed stores, then **publishes** the record with one Release *store*
@@ -73,7 +76,7 @@ mod cursor;
 pub use cursor::{Cursor, Hold, Record, Refill, CLOSED};
 
 use crate::config::Mode;
-use crate::memory::atomic::{fence, AtomicU64, Ordering};
+use crate::memory::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use crate::memory::words::Words;
 use crate::memory::CachePadded;
 
@@ -237,6 +240,17 @@ pub struct Ring {
     /// chunks written out are handed out again before fresh ones (see
     /// [`Recycler`]).
     recycler: Option<Recycler>,
+    /// Chunks a drained oneshot ring grants in all ([`Ring::with_lease_cap`];
+    /// `u64::MAX`: no cap, streaming).
+    lease_cap: u64,
+    /// Chunks granted so far, counted against `lease_cap` (only
+    /// `fetch_add`ed, Relaxed: a count; the chunk itself is handed over by
+    /// the orderings of `acquire_drained`).
+    granted: CachePadded<AtomicU64>,
+    /// A writer was refused a chunk because the ring reached its limit
+    /// (oneshot: every chunk used, or the lease cap). Relaxed: read once
+    /// writers stopped.
+    limited: AtomicBool,
 }
 
 /// The chunks a drained ring hands out: those written out and freed
@@ -321,14 +335,49 @@ impl Ring {
 
     /// A oneshot or streaming ring whose chunks are written out while
     /// writers run ([`Ring::free`]) and handed out again before fresh
-    /// ones. A drained oneshot ring still hands out at most `chunks`
-    /// chunks in all (the trace holds what the buffer would), and every
-    /// one of them is granted: there are only `chunks` leases to serve.
+    /// ones. A drained oneshot ring hands out at most `chunks` chunks in
+    /// all unless given another cap ([`Ring::with_lease_cap`]).
     pub fn drained(mode: Mode, chunks: usize, chunk_words: usize) -> Ring {
         assert!(mode != Mode::Circular, "a circular ring keeps its data");
         let mut ring = Ring::new(mode, chunks, chunk_words);
         ring.recycler.get_or_insert_with(|| Recycler::new(chunks));
+        if mode == Mode::Oneshot {
+            ring.lease_cap = chunks as u64;
+        }
         ring
+    }
+
+    /// A drained oneshot ring that grants `cap` chunks in all, whatever
+    /// its number of chunks: the trace stops at `cap` chunks of records
+    /// (its file limit), while the memory it touches stays its chunks.
+    /// With more leases than chunks, a writer may find every chunk
+    /// waiting to be written out: it then drops its record and counts it,
+    /// as in streaming mode, and tries again once a chunk is freed.
+    pub fn with_lease_cap(mut self, cap: u64) -> Ring {
+        assert!(
+            self.is_drained() && self.mode == Mode::Oneshot,
+            "only a drained oneshot ring has a lease cap"
+        );
+        self.lease_cap = cap;
+        self
+    }
+
+    /// Whether a writer was refused a chunk because the ring reached its
+    /// limit (oneshot: every chunk used, or the lease cap): records were
+    /// dropped at the limit.
+    pub fn limit_reached(&self) -> bool {
+        self.limited.load(Ordering::Relaxed)
+    }
+
+    /// Records that a writer was refused a chunk at the limit (a load
+    /// first: a full ring refuses every later record, and the line stays
+    /// shared).
+    #[cold]
+    fn refuse_at_limit(&self) -> Option<(Lease, u64)> {
+        if !self.limited.load(Ordering::Relaxed) {
+            self.limited.store(true, Ordering::Relaxed);
+        }
+        None
     }
 
     /// A ring over `words` (exactly `chunks * chunk_words` of them);
@@ -356,6 +405,9 @@ impl Ring {
             crash_safe,
             populated: CachePadded::new(AtomicU64::new(0)),
             recycler: (mode == Mode::Streaming).then(|| Recycler::new(chunks)),
+            lease_cap: u64::MAX,
+            granted: CachePadded::new(AtomicU64::new(0)),
+            limited: AtomicBool::new(false),
         }
     }
 
@@ -424,11 +476,11 @@ impl Ring {
         // A plain load first, so a full buffer costs no RMW (and no
         // contention) per dropped record.
         if self.next_seq.load(Ordering::Relaxed) >= n {
-            return None;
+            return self.refuse_at_limit();
         }
         let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
         if seq >= n {
-            return None;
+            return self.refuse_at_limit();
         }
         let idx = seq as usize;
         // Unique by the fetch_add: nobody else touches this chunk's state or
@@ -518,30 +570,27 @@ impl Ring {
     }
 
     /// [`Ring::acquire`] for a drained ring: a sequence number (the order
-    /// chunks are written out in), then a freed chunk, else a fresh one.
+    /// chunks are written out in), then a freed chunk, else a fresh one;
+    /// a oneshot ring counts it against its lease cap.
     fn acquire_drained(&self, recycler: &Recycler) -> Option<(Lease, u64)> {
         let n = self.meta.len() as u64;
-        let oneshot = self.mode == Mode::Oneshot;
-        // A plain load first, so a full oneshot ring costs no RMW per
+        let capped = self.lease_cap != u64::MAX;
+        // A plain load first, so a ring at its cap costs no RMW per
         // dropped record.
-        if oneshot && self.next_seq.load(Ordering::Relaxed) >= n {
-            return None;
+        if capped && self.granted.load(Ordering::Relaxed) >= self.lease_cap {
+            return self.refuse_at_limit();
         }
         // AcqRel: sequence numbers are taken in a chain of RMWs, so a
         // writer's earlier release is visible to whoever takes a later
         // number (the streamer's ordering argument, `snapshot_released`).
         let seq = self.next_seq.fetch_add(1, Ordering::AcqRel);
-        if oneshot && seq >= n {
-            return None;
-        }
         let (idx, fresh) = match recycler.take() {
             Some(idx) => (idx, false),
             None => {
-                // A oneshot ring never runs out here: each of its `n`
-                // sequence numbers takes at most one fresh chunk.
                 let fresh = recycler.fresh.fetch_add(1, Ordering::Relaxed);
                 if fresh >= n {
-                    // Streaming: every chunk holds data not written out.
+                    // Every chunk holds data not written out yet (the
+                    // number taken is skipped: order is all it gives).
                     return None;
                 }
                 (fresh as usize, true)
@@ -555,6 +604,15 @@ impl Ring {
         fence(Ordering::Release);
         meta.committed.store(0, Ordering::Relaxed);
         let lease = Lease { idx, seq };
+        // Counted once a chunk is in hand, so a writer that found none
+        // (above) uses up no lease. Relaxed: the count is all that is
+        // shared; the RMW makes each grant's number unique.
+        if capped && self.granted.fetch_add(1, Ordering::Relaxed) >= self.lease_cap {
+            // Past the cap (another writer took the last lease meanwhile):
+            // give the chunk back empty; the streamer frees it.
+            self.release(&lease);
+            return self.refuse_at_limit();
+        }
         if fresh {
             // A reused chunk is faulted in already: no system call.
             self.populate(&lease);

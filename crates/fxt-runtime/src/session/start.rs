@@ -13,10 +13,11 @@ use crate::clock::{self, Clock};
 use crate::collect::direct::DirectFile;
 use crate::collect::{self, stream};
 use crate::config::{
-    ClockSource, Config, Mode, Prefault, DEFAULT_CHUNK_SIZE, MIN_BUFFER_SIZE, MIN_CHUNK_SIZE,
+    ClockSource, Config, Mode, Prefault, DEFAULT_CHUNK_SIZE, DEFAULT_FILE_LIMIT, MIN_BUFFER_SIZE,
+    MIN_CHUNK_SIZE,
 };
 use crate::durable::Durable;
-use crate::helpers;
+use crate::helpers::{self, Sched};
 use crate::large::LargeRecords;
 use crate::memory::file_map::FileMap;
 use crate::memory::prefault;
@@ -123,10 +124,11 @@ pub(crate) fn start_recording(
         .buffers
         .durable
         .name_process(shared.settings.pid, &pname);
-    spawn_helpers(&shared, config.prefault, file)?;
+    spawn_helpers(&shared, &config, file)?;
     let shared = publish(ctl, shared, &config);
     if let Some(sig) = config.snapshot_signal {
-        if let Err(e) = crate::snapshot::snapshot_on_signal(sig) {
+        let sched = Sched::Helper(config.helper_scheduling);
+        if let Err(e) = crate::snapshot::install_trigger(sig, sched) {
             eprintln!("fxt: cannot install the snapshot signal {sig}: {e}");
         }
     }
@@ -254,7 +256,7 @@ fn make_buffers(
     let buffers = if config.crash_safe {
         crash_safe_buffers(plan, settings, clock)?
     } else {
-        heap_buffers(plan, config.mode, drained)
+        heap_buffers(plan, config, drained)
     };
     if config.prefault == Prefault::AtStart {
         let ring = &buffers.ring;
@@ -267,10 +269,13 @@ fn make_buffers(
 }
 
 /// Buffers in memory; the ring is drained when `drained` is given (a
-/// streaming ring always is).
-fn heap_buffers(plan: &Plan, mode: Mode, drained: Option<Mutex<Drained>>) -> Buffers {
+/// streaming ring always is), a drained oneshot ring up to the file limit.
+fn heap_buffers(plan: &Plan, config: &Config, drained: Option<Mutex<Drained>>) -> Buffers {
+    let mode = config.mode;
     let ring = if drained.is_some() {
-        Ring::drained(mode, plan.chunks, plan.chunk_words)
+        let ring = Ring::drained(mode, plan.chunks, plan.chunk_words);
+        let chunk_bytes = plan.chunk_words as u64 * 8;
+        ring.with_lease_cap(file_limit(config) / chunk_bytes)
     } else {
         Ring::new(mode, plan.chunks, plan.chunk_words)
     };
@@ -281,6 +286,16 @@ fn heap_buffers(plan: &Plan, mode: Mode, drained: Option<Mutex<Drained>>) -> Buf
         init_tps: None,
         drained,
     }
+}
+
+/// A drained oneshot session's file limit: the configured one, else
+/// [`DEFAULT_FILE_LIMIT`] or half the space free on the output's file
+/// system now (its file exists: it was just created), whichever is smaller.
+fn file_limit(config: &Config) -> u64 {
+    config.file_limit.unwrap_or_else(|| {
+        let free = output::free_space(&config.output).map_or(u64::MAX, |b| b / 2);
+        DEFAULT_FILE_LIMIT.min(free)
+    })
 }
 
 /// Buffers that are the output file: [preamble][durable region][large
@@ -332,20 +347,22 @@ fn crash_safe_buffers(
 
 /// Spawns the session's helper threads: the background prefaulter (when
 /// configured; without it the writers fault pages themselves) and the
-/// streamer (when the ring is drained to `file`).
+/// streamer (when the ring is drained to `file`), each scheduled as
+/// `config` says (the prefaulter: idle).
 fn spawn_helpers(
     shared: &Arc<Shared>,
-    prefault: Prefault,
+    config: &Config,
     file: Option<DirectFile>,
 ) -> Result<(), StartError> {
-    if prefault == Prefault::Background {
+    if config.prefault == Prefault::Background {
         let s = shared.clone();
-        let spawned = helpers::spawn("fxt-prefault", move || run_prefaulter(&s));
+        let spawned = helpers::spawn("fxt-prefault", Sched::Idle, move || run_prefaulter(&s));
         *lock(&shared.helpers.prefaulter) = spawned.ok();
     }
     if let Some(f) = file {
         let s = shared.clone();
-        let handle = helpers::spawn("fxt-stream", move || stream::run(s, f))
+        let sched = Sched::Helper(config.helper_scheduling);
+        let handle = helpers::spawn("fxt-stream", sched, move || stream::run(s, f))
             .map_err(|e| StartError::Io(shared.settings.output.clone(), e))?;
         *lock(&shared.helpers.streamer) = Some(handle);
     }

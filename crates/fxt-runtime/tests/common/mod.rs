@@ -132,3 +132,27 @@ pub fn temp_path(name: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }
+
+/// Bytes of one [`emit`] record: header, timestamp and two 64-bit
+/// arguments of two words each.
+pub const EVENT_BYTES: u64 = 48;
+
+/// Waits until the file at `path` is at least `len` bytes long, for pacing
+/// a writer on the streamer's progress: a condition rather than a pause,
+/// so a loaded machine or a single core makes the test slower, never
+/// lossy. Panics after 60 s.
+pub fn wait_for_len(path: &std::path::Path, len: u64) {
+    let t0 = std::time::Instant::now();
+    loop {
+        let now = std::fs::metadata(path).map_or(0, |m| m.len());
+        if now >= len {
+            return;
+        }
+        assert!(
+            t0.elapsed().as_secs() < 60,
+            "{} is {now} bytes after 60 s, waiting for {len}",
+            path.display()
+        );
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+}

@@ -283,6 +283,11 @@ impl Capture {
             .name("fxt-sched".into())
             .spawn(move || {
                 let mut c = Collected::default();
+                if let Err(e) = normal_priority() {
+                    eprintln!(
+                        "fxt record: the scheduling reader keeps its creator's priority: {e}"
+                    );
+                }
                 loop {
                     // Relaxed: a stop request; the final drain below runs
                     // after the events are disabled.
@@ -317,6 +322,37 @@ impl Capture {
         c.events.sort_by_key(|e| e.time);
         SchedTrace::select(c, keep)
     }
+}
+
+/// Lowers the calling thread to at most normal priority: a recorder run
+/// under a real-time policy (`chrt -r 1 fxt record ...`) must not read
+/// samples at that priority beside the program's real-time threads. As the
+/// runtime's helper threads do (`HelperScheduling::Normal`): a real-time
+/// policy becomes `SCHED_OTHER`, a negative nice value 0; a lower priority
+/// is kept. Lowering needs no privilege.
+fn normal_priority() -> io::Result<()> {
+    // SAFETY: pid 0 is the calling thread; `param` is a valid `sched_param`.
+    let policy = unsafe { libc::sched_getscheduler(0) } & !libc::SCHED_RESET_ON_FORK;
+    if matches!(policy, libc::SCHED_FIFO | libc::SCHED_RR | 6) {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: as above.
+        if unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    // SAFETY: the nice value of the calling thread (`who` 0; per thread on
+    // Linux); errno tells -1 the value from -1 the error.
+    let nice = unsafe {
+        *libc::__errno_location() = 0;
+        libc::getpriority(libc::PRIO_PROCESS, 0)
+    };
+    if nice < 0 && io::Error::last_os_error().raw_os_error() == Some(0) {
+        // SAFETY: as above; raising the nice value needs no privilege.
+        if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 0) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 /// The kept scheduling records.
