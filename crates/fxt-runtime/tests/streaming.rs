@@ -29,12 +29,17 @@ fn streaming_writes_ten_times_the_buffer() {
                 for i in 0..events {
                     emit(t, i);
                     // A rate the streamer keeps up with whatever the load:
-                    // after each burst, wait until at most half the buffer
-                    // is still to be written (the other thread's burst in
-                    // progress and the chunks held fit the rest).
+                    // after each burst, wait until at most a quarter of the
+                    // buffer is still to be written. The file's length
+                    // grows before the streamer frees the chunks it wrote,
+                    // so the ring may hold that much twice over (unwritten,
+                    // and written but not yet freed) plus both threads'
+                    // bursts and partly filled chunks: still less than the
+                    // ring. With half the buffer it could fill up when the
+                    // streamer lost its core between writing and freeing.
                     if i % 500 == 499 {
                         let total = emitted.fetch_add(500, Ordering::Relaxed) + 500;
-                        let target = (total * EVENT_BYTES).saturating_sub(buffer as u64 / 2);
+                        let target = (total * EVENT_BYTES).saturating_sub(buffer as u64 / 4);
                         wait_for_len(path, target);
                     }
                 }
