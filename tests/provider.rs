@@ -627,12 +627,16 @@ fn a_swapped_folder_is_not_written() {
     let moved = base.join("moved");
     std::fs::rename(&spool, &moved).unwrap();
     std::fs::create_dir(&spool).unwrap();
+    let trace = moved.join(format!("{}.fxt", p.pid));
+    wait_for("events in the moved spool", || {
+        let (records, _) = decode_all_lossy(&std::fs::read(&trace).unwrap_or_default());
+        ticks(&records).contains_key("beta")
+    });
     assert!(matches!(
         p.call(&Request::Stop { window: 6 }),
         Response::Stopped { .. }
     ));
     assert_eq!(std::fs::read_dir(&spool).unwrap().count(), 0);
-    let trace = moved.join(format!("{}.fxt", p.pid));
     let t = ticks(&decode_all(&std::fs::read(trace).unwrap()).expect("a whole trace"));
     assert_eq!(t.keys().collect::<Vec<_>>(), ["beta"]);
 

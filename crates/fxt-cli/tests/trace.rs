@@ -411,6 +411,39 @@ fn relative_names() {
     assert_eq!(std::fs::read_dir(b.join("spools")).unwrap().count(), 0);
 }
 
+/// A stop that gets no provider's trace (the only provider was killed and
+/// its trace is gone) fails, says why, writes no archive and closes the
+/// window.
+fn stop_without_traces() {
+    let mut env = Env::new("notrace");
+    let a = env.spawn("gone", "provider");
+    env.ok(&["start"]);
+    let pid = env.children[a].pid();
+    env.children[a].child.kill().unwrap();
+    env.children[a].child.wait().unwrap();
+    let state = std::fs::read_to_string(env.dir.join("xdg/fxt/window")).unwrap();
+    let spool = state
+        .lines()
+        .find_map(|l| l.strip_prefix("spool "))
+        .unwrap();
+    for e in std::fs::read_dir(spool).unwrap() {
+        std::fs::remove_file(e.unwrap().path()).unwrap();
+    }
+    let out = env.out("none.fxt");
+    let r = env.fxt(&["stop", "-o", &out]);
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "no provider's trace reached the spool (pid {pid}: ended)"
+        )),
+        "{stderr}"
+    );
+    assert!(!Path::new(&out).exists());
+    assert!(!Path::new(spool).exists());
+    assert!(!env.dir.join("xdg/fxt/window").exists());
+}
+
 /// A provider killed with SIGKILL mid-window keeps what it published and
 /// is named unfinished; a SIGSTOPped one delays stop by a bounded time, is
 /// named, and the others are written.
@@ -619,7 +652,7 @@ fn main() {
     if let Ok(r) = std::env::var(ROLE) {
         provider(&r);
     }
-    let tests: [(&str, fn()); 8] = [
+    let tests: [(&str, fn()); 9] = [
         ("list: dormant providers, stale sockets", list_dormant),
         ("a window with --categories, twice", window_categories),
         (
@@ -627,6 +660,7 @@ fn main() {
             snapshot_and_second_start,
         ),
         ("relative names from another folder", relative_names),
+        ("a stop that gets no trace", stop_without_traces),
         ("a killed and a stopped provider", killed_and_stopped),
         ("a provider with its own session", own_session),
         (
