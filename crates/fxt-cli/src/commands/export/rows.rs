@@ -105,9 +105,9 @@ impl<'a> Rows<'a> {
             let provider = reader.provider_id();
             match record {
                 Record::Event(e) => self.event(provider, tps, e),
-                Record::ContextSwitch(c) => self.switch(&c, tps),
-                Record::LegacyContextSwitch(c) => self.legacy_switch(&c, tps),
-                Record::ThreadWakeup(w) => self.wakeup(&w, tps),
+                Record::ContextSwitch(c) => self.switch(provider, &c, tps),
+                Record::LegacyContextSwitch(c) => self.legacy_switch(provider, &c, tps),
+                Record::ThreadWakeup(w) => self.wakeup(provider, &w, tps),
                 Record::ProviderEvent { event: 0, .. } => {
                     self.summary.buffer_filled += 1;
                     Ok(())
@@ -143,6 +143,7 @@ impl<'a> Rows<'a> {
         let t = table(self.tables);
         t.str(Some(self.trace))?;
         t.str(Some(self.host))?;
+        t.str(self.labels.provider(provider))?;
         t.i64(Some(signed(pid)))?;
         t.str(self.labels.process(pid, provider))?;
         t.i64(Some(signed(tid)))?;
@@ -310,9 +311,10 @@ impl<'a> Rows<'a> {
         Ok(())
     }
 
-    fn switch(&mut self, c: &ContextSwitch, tps: u64) -> Result<(), Error> {
+    fn switch(&mut self, provider: Option<u32>, c: &ContextSwitch, tps: u64) -> Result<(), Error> {
         let ts = ticks_to_ns(c.timestamp, tps);
         self.switch_row(
+            provider,
             ts,
             c.cpu,
             c.outgoing_thread,
@@ -321,15 +323,21 @@ impl<'a> Rows<'a> {
         )
     }
 
-    fn legacy_switch(&mut self, c: &LegacyContextSwitch, tps: u64) -> Result<(), Error> {
+    fn legacy_switch(
+        &mut self,
+        provider: Option<u32>,
+        c: &LegacyContextSwitch,
+        tps: u64,
+    ) -> Result<(), Error> {
         let ts = ticks_to_ns(c.timestamp, tps);
         let (_, out) = koids(c.outgoing_thread);
         let (_, inc) = koids(c.incoming_thread);
-        self.switch_row(ts, u16::from(c.cpu), out, c.outgoing_state, inc)
+        self.switch_row(provider, ts, u16::from(c.cpu), out, c.outgoing_state, inc)
     }
 
     fn switch_row(
         &mut self,
+        provider: Option<u32>,
         ts: i64,
         cpu: u16,
         out: u64,
@@ -341,6 +349,7 @@ impl<'a> Rows<'a> {
         let t = &mut self.tables.sched;
         t.str(Some(self.trace))?;
         t.str(Some(self.host))?;
+        t.str(labels.provider(provider))?;
         t.i64(Some(ts))?;
         t.i32(Some(i32::from(cpu)))?;
         t.i64(labels.pid_of(out).map(signed))?;
@@ -353,12 +362,13 @@ impl<'a> Rows<'a> {
         t.end_row()
     }
 
-    fn wakeup(&mut self, w: &ThreadWakeup, tps: u64) -> Result<(), Error> {
+    fn wakeup(&mut self, provider: Option<u32>, w: &ThreadWakeup, tps: u64) -> Result<(), Error> {
         self.seen.bare_tids.insert(w.waking_thread);
         let labels = self.labels;
         let t = &mut self.tables.wakeups;
         t.str(Some(self.trace))?;
         t.str(Some(self.host))?;
+        t.str(labels.provider(provider))?;
         t.i64(Some(ticks_to_ns(w.timestamp, tps)))?;
         t.i32(Some(i32::from(w.cpu)))?;
         t.i64(labels.pid_of(w.waking_thread).map(signed))?;

@@ -7,7 +7,8 @@
 //! `*.parquet` pattern matches) and renamed when complete.
 //!
 //! Every event table starts with the same columns ([`EVENT`]): `trace`
-//! (the input file as named on the command line), `host`, `pid`,
+//! (the input file as named on the command line), `host`, `provider`
+//! (the name of the provider that recorded the row), `pid`,
 //! `process`, `tid`, `thread`, `category`, `name`, `ts` (nanoseconds, on
 //! the trace's clock). README's "Querying many traces" documents each
 //! table.
@@ -23,6 +24,7 @@ use crate::error::Error;
 pub const EVENT: &[(&str, Col)] = &[
     ("trace", Col::Str),
     ("host", Col::Str),
+    ("provider", Col::Str),
     ("pid", Col::I64),
     ("process", Col::Str),
     ("tid", Col::I64),
@@ -67,6 +69,7 @@ pub const FLOWS: &[(&str, Col)] = &[("flow_id", Col::I64), ("phase", Col::Str)];
 pub const THREADS: &[(&str, Col)] = &[
     ("trace", Col::Str),
     ("host", Col::Str),
+    ("provider", Col::Str),
     ("pid", Col::I64),
     ("process", Col::Str),
     ("tid", Col::I64),
@@ -77,6 +80,7 @@ pub const THREADS: &[(&str, Col)] = &[
 pub const PROCESSES: &[(&str, Col)] = &[
     ("trace", Col::Str),
     ("host", Col::Str),
+    ("provider", Col::Str),
     ("pid", Col::I64),
     ("process", Col::Str),
 ];
@@ -85,6 +89,7 @@ pub const PROCESSES: &[(&str, Col)] = &[
 pub const SCHED: &[(&str, Col)] = &[
     ("trace", Col::Str),
     ("host", Col::Str),
+    ("provider", Col::Str),
     ("ts", Col::I64),
     ("cpu", Col::I32),
     ("out_pid", Col::I64),
@@ -100,11 +105,24 @@ pub const SCHED: &[(&str, Col)] = &[
 pub const WAKEUPS: &[(&str, Col)] = &[
     ("trace", Col::Str),
     ("host", Col::Str),
+    ("provider", Col::Str),
     ("ts", Col::I64),
     ("cpu", Col::I32),
     ("pid", Col::I64),
     ("tid", Col::I64),
     ("thread", Col::Str),
+];
+
+/// The tables' names (their folders), in documentation order.
+pub const TABLES: [&str; 8] = [
+    "slices",
+    "instants",
+    "counters",
+    "flows",
+    "threads",
+    "processes",
+    "sched",
+    "wakeups",
 ];
 
 /// Every table of an export.

@@ -20,12 +20,22 @@ use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
+use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 
 use crate::error::Error;
 
 /// Rows per row group: what a table holds in memory before it is encoded.
 pub const ROW_GROUP: usize = 64 * 1024;
+
+/// How every table file is written.
+pub fn writer_properties() -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_max_row_group_row_count(Some(ROW_GROUP))
+        .set_created_by(format!("fxt export parquet {}", env!("CARGO_PKG_VERSION")))
+        .build()
+}
 
 /// A column's type.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -170,12 +180,7 @@ impl Table {
             .map(|((n, _), b)| Field::new(*n, b.finish().data_type().clone(), true))
             .collect();
         let schema = Arc::new(Schema::new(fields));
-        let props = WriterProperties::builder()
-            .set_compression(Compression::SNAPPY)
-            .set_max_row_group_row_count(Some(ROW_GROUP))
-            .set_created_by(format!("fxt export parquet {}", env!("CARGO_PKG_VERSION")))
-            .build();
-        let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
+        let writer = ArrowWriter::try_new(file, schema.clone(), Some(writer_properties()))
             .map_err(|e| Error::msg(format!("{path}: {e}")))?;
         Ok(Table {
             name,
@@ -313,11 +318,14 @@ impl Table {
         Ok(())
     }
 
-    /// Writes what is left and the file's footer, and gives the file its
-    /// name.
-    pub fn close(&mut self) -> Result<(), Error> {
+    /// Writes what is left and the file's footer (with `metadata`), and
+    /// gives the file its name.
+    pub fn close(&mut self, metadata: &[KeyValue]) -> Result<(), Error> {
         self.flush()?;
         if let Some(w) = &mut self.writer {
+            for kv in metadata {
+                w.append_key_value_metadata(kv.clone());
+            }
             w.finish()
                 .map_err(|e| Error::msg(format!("{}: {e}", self.path)))?;
         }
