@@ -172,7 +172,7 @@ fn export_one(
     rows.write(&mut input, &scan.fixes)?;
     let seen = std::mem::take(&mut rows.seen);
     drop(rows);
-    threads_and_processes(file, host, &scan.labels, &seen, tables)
+    threads_and_processes(file, host, &scan.labels, &seen, tables, summary)
 }
 
 /// Adds the records left out, per reason, to `counts`.
@@ -199,6 +199,7 @@ fn threads_and_processes(
     labels: &Labels,
     seen: &Seen,
     tables: &mut Tables,
+    summary: &mut Summary,
 ) -> Result<(), Error> {
     let (named_threads, named_processes) = labels.named();
     let mut threads: BTreeMap<(Option<u64>, u64), Option<u32>> = seen
@@ -224,25 +225,28 @@ fn threads_and_processes(
     {
         processes.entry(pid).or_insert(None);
     }
-    let t = &mut tables.threads;
+    let source = |provider| schema::Source {
+        trace: Some(trace),
+        host: Some(host),
+        provider: labels.provider(provider),
+    };
     for (&(pid, tid), &provider) in &threads {
-        t.str(Some(trace))?;
-        t.str(Some(host))?;
-        t.str(labels.provider(provider))?;
-        t.i64(pid.map(|p| p as i64))?;
-        t.str(pid.and_then(|p| labels.process(p, provider)))?;
-        t.i64(Some(tid as i64))?;
-        t.str(labels.thread(tid))?;
-        t.end_row()?;
+        let thread = schema::Thread {
+            source: source(provider),
+            pid: pid.map(|p| p as i64),
+            process: pid.and_then(|p| labels.process(p, provider)),
+            tid: Some(tid as i64),
+            thread: labels.thread(tid),
+        };
+        tables.threads.push(&thread, summary)?;
     }
-    let t = &mut tables.processes;
     for (&pid, &provider) in &processes {
-        t.str(Some(trace))?;
-        t.str(Some(host))?;
-        t.str(labels.provider(provider))?;
-        t.i64(Some(pid as i64))?;
-        t.str(labels.process(pid, provider))?;
-        t.end_row()?;
+        let process = schema::Process {
+            source: source(provider),
+            pid: Some(pid as i64),
+            process: labels.process(pid, provider),
+        };
+        tables.processes.push(&process, summary)?;
     }
     Ok(())
 }
