@@ -115,6 +115,11 @@ mod provider;
 pub mod ring;
 #[cfg(not(loom))]
 mod ring;
+#[cfg_attr(
+    not(all(target_os = "linux", target_arch = "x86_64")),
+    path = "sample/off.rs"
+)]
+mod sample;
 mod session;
 mod snapshot;
 mod state;

@@ -24,6 +24,7 @@ use crate::memory::prefault;
 use crate::memory::words::Words;
 use crate::output::{self, Claim};
 use crate::ring::Ring;
+use crate::sample;
 use crate::state::control::{Control, Filter, ACTIVE, UNFINISHED};
 use crate::state::shared::{lock, Buffers, Drained, Helpers, Settings};
 use crate::state::{control, forked, Shared};
@@ -106,6 +107,7 @@ pub(crate) fn start_recording(
             .provider_name
             .clone()
             .unwrap_or_else(|| pname.clone()),
+        sample_hz: config.sample_hz,
     };
     let buffers = make_buffers(&plan, &config, &settings, &clock, drained)?;
     let shared = Arc::new(Shared {
@@ -398,6 +400,15 @@ fn publish(mut ctl: MutexGuard<'_, Control>, shared: Arc<Shared>, config: &Confi
         None => Filter::all(),
     };
     UNFINISHED.fetch_add(1, Ordering::Relaxed);
+    if shared.settings.sample_hz > 0 {
+        // Before the call sites are enabled: threads arm as they register.
+        sample::start(
+            shared.generation,
+            shared.clock.use_tsc,
+            shared.settings.crash_safe,
+            shared.settings.pid,
+        );
+    }
     ctl.current = Some(shared.clone());
     ACTIVE.store(true, Ordering::Relaxed);
     callsite::reset_all(&ctl, STALE);

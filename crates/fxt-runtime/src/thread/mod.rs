@@ -39,6 +39,7 @@ use std::sync::Arc;
 
 use crate::callsite::{self, Site};
 use crate::ring::{Cursor, Hold, Record, Refill, CLOSED};
+use crate::sample;
 use crate::state::{self, Shared, ThreadCounters};
 
 pub(crate) use identity::os_tid;
@@ -63,6 +64,9 @@ pub(crate) struct Writer {
     counters: Option<Arc<ThreadCounters>>,
     /// Name set with [`set_thread_name`].
     name: Option<String>,
+    /// The thread's CPU samples are armed for this session (its gate opens
+    /// for them even when the hot path may not write; see `crate::sample`).
+    sampled: bool,
 }
 
 impl Writer {
@@ -79,6 +83,7 @@ impl Writer {
             hold: Hold::new(),
             counters: None,
             name: None,
+            sampled: false,
         }
     }
 
@@ -101,6 +106,10 @@ impl Writer {
 
     /// Leaves the current session.
     fn detach(&mut self) {
+        if self.sampled {
+            sample::disarm_thread();
+            self.sampled = false;
+        }
         self.release_lease();
         self.hold = Hold::new();
         self.shared = None;
@@ -141,7 +150,12 @@ impl Writer {
         self.crash_safe = s.settings.crash_safe;
         self.use_tsc = s.clock.use_tsc;
         self.generation = s.generation;
+        let hz = s.settings.sample_hz;
         self.shared = Some(s);
+        if hz > 0 && !state::forked() {
+            self.sampled =
+                sample::arm_thread(&local().cursor, self.tid, self.generation, hz).is_some();
+        }
         true
     }
 
@@ -201,12 +215,15 @@ impl Writer {
     /// cursor (see the module docs). Called with the gate closed.
     #[inline]
     fn open_gate(&self, local: &Local) {
-        if self.generation == 0
-            || !self.hold.has_lease()
-            || self.inline_thread
-            || self.crash_safe
-            || state::forked()
-        {
+        if self.generation == 0 || !self.hold.has_lease() || state::forked() {
+            return;
+        }
+        if self.inline_thread || self.crash_safe {
+            if self.sampled {
+                local
+                    .cursor
+                    .set_token(sample::sample_token(self.generation));
+            }
             return;
         }
         let token = callsite::gate_token(self.generation);
@@ -221,6 +238,9 @@ impl Drop for Writer {
         // Closes the gate before the session `Arc` goes: an event emitted
         // later (another thread local's destructor) takes the slow path,
         // finds no writer and is dropped.
+        if self.sampled {
+            sample::disarm_thread();
+        }
         self.release_lease();
     }
 }
