@@ -87,7 +87,13 @@ struct ThreadSampler {
     /// The perf event's descriptor (-1: a timer).
     fd: Cell<i32>,
     arm_id: Cell<u64>,
+    /// Gives the cursor a fresh chunk when a sample does not fit
+    /// (`crate::thread::refill_from_signal`, passed down by the writer).
+    refill: Cell<Option<Refill>>,
 }
+
+/// See [`ThreadSampler::refill`]: `true` when the cursor has a fresh chunk.
+pub(crate) type Refill = fn(usize) -> bool;
 
 thread_local! {
     static THREAD: ThreadSampler = const {
@@ -99,6 +105,7 @@ thread_local! {
             tid: Cell::new(0),
             fd: Cell::new(-1),
             arm_id: Cell::new(0),
+            refill: Cell::new(None),
         }
     };
 }
@@ -166,6 +173,7 @@ pub(crate) fn arm_thread(
     tid: u64,
     generation: u32,
     hz: u32,
+    refill: Refill,
 ) -> Option<SourceKind> {
     if hz == 0 || ACTIVE.load(Ordering::Acquire) != generation {
         return None;
@@ -194,6 +202,7 @@ pub(crate) fn arm_thread(
         t.tid.set(tid);
         t.fd.set(source.fd());
         t.arm_id.set(id);
+        t.refill.set(Some(refill));
         // The handler reads the fields above only after seeing the
         // generation (same thread: a compiler fence orders them).
         compiler_fence(Ordering::SeqCst);
@@ -395,8 +404,18 @@ fn write_sample(t: &ThreadSampler, generation: u32, ctx: *mut libc::c_void) -> b
         truncated,
         frames: &frames[..n],
     };
-    let Some(slot) = cursor.reserve(token, sample.words()) else {
-        return false;
+    let words = sample.words();
+    let slot = match cursor.reserve(token, words) {
+        Some(slot) => slot,
+        None => {
+            // The chunk is full: a thread that records nothing else (a long
+            // span) gets a fresh chunk here, not at its next event.
+            let refilled = t.refill.get().is_some_and(|refill| refill(words));
+            match refilled.then(|| cursor.reserve(token, words)).flatten() {
+                Some(slot) => slot,
+                None => return false,
+            }
+        }
     };
     sample.store(slot.slots(), CRASH_SAFE.load(Ordering::Relaxed));
     slot.publish();

@@ -26,7 +26,16 @@ pub(crate) fn counts() -> Counts {
     Counts::default()
 }
 
-pub(crate) fn arm_thread(_: &'static Cursor, _tid: u64, _generation: u32, _hz: u32) -> Option<()> {
+/// See the Linux module.
+pub(crate) type Refill = fn(usize) -> bool;
+
+pub(crate) fn arm_thread(
+    _: &'static Cursor,
+    _tid: u64,
+    _generation: u32,
+    _hz: u32,
+    _refill: Refill,
+) -> Option<()> {
     None
 }
 

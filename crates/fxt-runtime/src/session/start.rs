@@ -28,6 +28,7 @@ use crate::sample;
 use crate::state::control::{Control, Filter, ACTIVE, UNFINISHED};
 use crate::state::shared::{lock, Buffers, Drained, Helpers, Settings};
 use crate::state::{control, forked, Shared};
+use crate::thread;
 
 /// The name of this process: `/proc/self/comm`, else the executable's file
 /// name, else `"process"`.
@@ -128,6 +129,9 @@ pub(crate) fn start_recording(
         .name_process(shared.settings.pid, &pname);
     spawn_helpers(&shared, &config, file)?;
     let shared = publish(ctl, shared, &config);
+    if shared.settings.sample_hz > 0 {
+        thread::join_current(shared.generation);
+    }
     if let Some(sig) = config.snapshot_signal {
         let sched = Sched::Helper(config.helper_scheduling);
         if let Err(e) = crate::snapshot::install_trigger(sig, sched) {

@@ -153,8 +153,14 @@ impl Writer {
         let hz = s.settings.sample_hz;
         self.shared = Some(s);
         if hz > 0 && !state::forked() {
-            self.sampled =
-                sample::arm_thread(&local().cursor, self.tid, self.generation, hz).is_some();
+            self.sampled = sample::arm_thread(
+                &local().cursor,
+                self.tid,
+                self.generation,
+                hz,
+                refill_from_signal,
+            )
+            .is_some();
         }
         true
     }
@@ -395,6 +401,64 @@ pub(crate) fn forget_after_fork() {
             }
             w.generation = 0;
         }
+    });
+}
+
+/// For a signal handler (a CPU sample) whose record found the gate open but
+/// no room in the chunk: attaches the cursor to a fresh chunk, if the
+/// interrupted code is not using the writer (then `false`, as when no chunk
+/// is available; the caller counts its record as dropped). Lock-free and
+/// allocation-free: the ring's release and acquire are atomics only, and
+/// the writer's thread local is initialized (the thread registered).
+pub(crate) fn refill_from_signal(words: usize) -> bool {
+    let local = local();
+    WRITER
+        .try_with(|cell| {
+            let Ok(mut w) = cell.try_borrow_mut() else {
+                return false;
+            };
+            let Some(shared) = w.shared.clone() else {
+                return false;
+            };
+            local.cursor.set_token(CLOSED);
+            // SAFETY: as in `Writer::refill`.
+            let ready = match unsafe { w.hold.refill(&shared.buffers.ring, &local.cursor, words) } {
+                Refill::Ready { overwritten } => {
+                    if overwritten > 0 {
+                        w.drop_records(overwritten);
+                    }
+                    true
+                }
+                Refill::NoChunk | Refill::TooLarge => false,
+            };
+            w.open_gate(local);
+            ready
+        })
+        .unwrap_or(false)
+}
+
+/// Registers the calling thread in the live session of `generation` and
+/// leases it a chunk, as its first record would: the thread that starts a
+/// sampling session is sampled from the start (other threads from their
+/// first record).
+pub(crate) fn join_current(generation: u32) {
+    let local = local();
+    if local.cursor.busy() {
+        return;
+    }
+    let _ = WRITER.try_with(|cell| {
+        let Ok(mut w) = cell.try_borrow_mut() else {
+            return;
+        };
+        local.cursor.set_token(CLOSED);
+        if (w.generation == generation || w.register(generation)) && !w.hold.has_lease() {
+            if let Some(shared) = w.shared.clone() {
+                // SAFETY: as in `Writer::refill`: the writer holds `shared`
+                // until it releases the hold; the cursor is this thread's.
+                let _ = unsafe { w.hold.refill(&shared.buffers.ring, &local.cursor, 1) };
+            }
+        }
+        w.open_gate(local);
     });
 }
 
