@@ -170,7 +170,7 @@ pub(crate) struct EnvVar {
 }
 
 /// The variables `fxt record` passes on over a program's own config.
-const RECORDING_ENV_VARS: [&str; 3] = ["FXT_BUFFER", "FXT_MODE", "FXT_CATEGORIES"];
+const RECORDING_ENV_VARS: [&str; 4] = ["FXT_BUFFER", "FXT_MODE", "FXT_CATEGORIES", "FXT_SAMPLE_HZ"];
 
 /// The categories of a comma-separated list (blanks trimmed, empty items
 /// skipped), as `FXT_CATEGORIES` and a trace manager give them.
