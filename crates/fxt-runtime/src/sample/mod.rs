@@ -396,15 +396,15 @@ fn write_sample(t: &ThreadSampler, generation: u32, ctx: *mut libc::c_void) -> b
     let cache = unsafe { t.cache.get().as_mut() };
     let mut frames = [0u64; MAX_FRAMES];
     let (n, method, truncated) = unwind::walk(modules, cache, regs, &readable, &mut frames);
-    let sample = record::Sample {
-        ts,
+    let sample = fxt_format::samples::Sample {
+        timestamp: ts,
         pid: PID.load(Ordering::Relaxed),
         tid: t.tid.get(),
-        method: method as u64,
+        walk: record::walk(method),
         truncated,
         frames: &frames[..n],
     };
-    let words = sample.words();
+    let words = record::words(n);
     let slot = match cursor.reserve(token, words) {
         Some(slot) => slot,
         None => {
@@ -417,7 +417,12 @@ fn write_sample(t: &ThreadSampler, generation: u32, ctx: *mut libc::c_void) -> b
             }
         }
     };
-    sample.store(slot.slots(), CRASH_SAFE.load(Ordering::Relaxed));
+    let stored = record::store(&sample, slot.slots(), CRASH_SAFE.load(Ordering::Relaxed));
+    if !stored {
+        // Never (the walk keeps at most 256 frames): a filler of the
+        // reserved size keeps the chunk readable.
+        record::store_filler(slot.slots());
+    }
     slot.publish();
-    true
+    stored
 }

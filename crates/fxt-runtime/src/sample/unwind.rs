@@ -18,17 +18,17 @@ use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::{ExplicitModuleSectionInfo, Module, MustNotAllocateDuringUnwind, Unwinder};
 
 /// Most frames a sample keeps (the record layout's limit).
-pub(crate) const MAX_FRAMES: usize = 256;
+pub(crate) const MAX_FRAMES: usize = fxt_format::samples::MAX_FRAMES;
 
 /// How a stack was walked (the `fxt.sample` record's field).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Method {
     /// `.eh_frame` unwind tables (framehop).
-    Tables = 1,
+    Tables,
     /// The frame-pointer chain.
-    FramePointers = 2,
+    FramePointers,
     /// The interrupted instruction pointer alone.
-    PcOnly = 3,
+    PcOnly,
 }
 
 /// Section data: the loaded object's own mapped memory, which stays mapped
