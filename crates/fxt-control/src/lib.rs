@@ -27,7 +27,7 @@
 //! | kind | message | fields |
 //! |---|---|---|
 //! | `0x01` | [`Request::Status`] | — |
-//! | `0x02` | [`Request::Start`] | window `u64`, spool `path`, categories `opt<str>`, mode `opt<str>`, buffer `opt<u64>` |
+//! | `0x02` | [`Request::Start`] | window `u64`, spool `path`, categories `opt<str>`, mode `opt<str>`, buffer `opt<u64>`, sample rate `opt<u32>` |
 //! | `0x03` | [`Request::Stop`] | window `u64` |
 //! | `0x04` | [`Request::Snapshot`] | path `path` |
 //! | `0x81` | [`Response::Status`] | pid `u32`, name `str`, state (`0` dormant, `1` tracing + window `u64`, `2` own session), count `u32`, that many category `str` |

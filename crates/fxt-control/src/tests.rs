@@ -16,6 +16,7 @@ fn requests() -> Vec<Request> {
             categories: Some("io,net".into()),
             mode: Some("circular".into()),
             buffer: Some(1 << 20),
+            sample_hz: Some(1000),
         }),
         Request::Start(StartRequest::default()),
         Request::Stop { window: u64::MAX },

@@ -141,7 +141,9 @@ mod macro_support;
 pub use args::{ArgScratch, CounterValue, IntoArgValue, Koid};
 pub use clock::tsc_usable;
 pub use collect::CollectError;
-pub use config::{parse_size, ClockSource, Config, HelperScheduling, Mode, Prefault};
+pub use config::{
+    parse_size, ClockSource, Config, HelperScheduling, Mode, Prefault, MAX_SAMPLE_HZ,
+};
 pub use output::RECORD_ENV;
 #[cfg(unix)]
 pub use provider::{register_provider, ProviderGuard};

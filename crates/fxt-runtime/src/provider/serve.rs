@@ -8,7 +8,7 @@ use fxt_control::{ProviderState, ProviderStatus, Request, Response, StartRequest
 
 use crate::callsite;
 use crate::collect::CollectError;
-use crate::config::{Config, Mode};
+use crate::config::{Config, Mode, MAX_SAMPLE_HZ};
 use crate::output::{Recording, Settings};
 use crate::session::{self, Session, StartError};
 use crate::snapshot::snapshot_current_to;
@@ -105,12 +105,18 @@ fn start(name: &str, req: &StartRequest) -> Result<Session, String> {
         }
         Some(b) => Some(b as usize),
     };
+    if let Some(hz) = req.sample_hz.filter(|&hz| hz > MAX_SAMPLE_HZ) {
+        return Err(format!(
+            "a sampling rate of {hz} Hz is over the limit ({MAX_SAMPLE_HZ} Hz)"
+        ));
+    }
     let recording = Recording {
         spool: req.spool.clone(),
         given: Some(Settings {
             buffer,
             mode,
             categories: req.categories.clone(),
+            sample_hz: req.sample_hz,
         }),
     };
     let mut config = Config::new();
