@@ -19,7 +19,8 @@
 //! | `fxt export parquet FILE... -o DIR` | Apache Parquet tables (slices, instants, counters, ...) for DuckDB, Spark, ClickHouse |
 //!
 //! `FILE` may be `-` for stdin. A damaged input is read up to the damage
-//! with a warning naming the file and byte offset.
+//! with a warning naming the file and byte offset; a file that does not
+//! begin with the FXT magic number record is not a trace (exit status 2).
 //!
 //! # Where things are
 //!
