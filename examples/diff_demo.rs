@@ -58,7 +58,9 @@ fn frame(n: u64, slow: f64) -> u64 {
 
 fn main() {
     let slow: f64 = match std::env::var("DIFF_DEMO_SLOW") {
-        Ok(v) => v.parse().expect("DIFF_DEMO_SLOW is a fraction, such as 0.35"),
+        Ok(v) => v
+            .parse()
+            .expect("DIFF_DEMO_SLOW is a fraction, such as 0.35"),
         Err(_) => 0.0,
     };
     let session = fxt::start(fxt::Config::from_env()).expect("start the trace session");
