@@ -44,7 +44,7 @@ pub struct Args {
 
 /// Runs `fxt stats`.
 pub fn run(args: Args) -> Result<ExitCode, Error> {
-    let mut input = Input::open(&args.file)?;
+    let mut input = Input::open_trace(&args.file)?;
     let mut tally = Tally::default();
     let walk = input.walk("stats", |reader, record| {
         tally.add(reader.provider_id(), reader.ticks_per_second(), &record);
