@@ -92,7 +92,8 @@ fn run_trace(seed: u64, slow: f64) -> Trace {
             StringRef::Inline("frame"),
             &[],
         );
-        let flush = draw(25_000.0);
+        // Within its frame: one flush at a time on the worker.
+        let flush = draw(25_000.0).min(t - frame_start);
         let (cat, name) = (StringRef::Inline("io"), StringRef::Inline("flush"));
         trace = trace
             .push(&frame)

@@ -145,6 +145,8 @@ pub use config::{
     parse_size, ClockSource, Config, HelperScheduling, Mode, Prefault, MAX_SAMPLE_HZ,
 };
 pub use output::RECORD_ENV;
+#[doc(hidden)]
+pub use provider::listener_wakeups;
 #[cfg(unix)]
 pub use provider::{register_provider, ProviderGuard};
 pub use session::{
