@@ -12,7 +12,9 @@
 //! its cost is counted; another process's load is not), `R` repetitions
 //! interleaved across the settings, medians reported. Printed per setting:
 //! CPU time, overhead against the session without sampling, samples taken
-//! and written, the CPU cost of one sample (extra CPU time / samples), the
+//! and written, the cost of one sample split into user time (the handler:
+//! stack walk and record) and system time (the kernel's timer interrupt
+//! and signal delivery, and any rescheduling it triggers), the
 //! mean frames per sample and the trace's growth in bytes per second of
 //! the thread's CPU time.
 
@@ -21,6 +23,16 @@ use std::hint::black_box;
 use fxt::trace_duration_scope;
 use fxt_format::decode::{decode_all, Record};
 use fxt_format::samples::SampleRecord;
+
+/// The calling thread's user and system CPU time, in nanoseconds.
+fn user_sys_ns() -> (u64, u64) {
+    // SAFETY: a zeroed `rusage` is valid; `getrusage` fills it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is valid for the call.
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    (ns(ru.ru_utime), ns(ru.ru_stime))
+}
 
 fn cpu_ns() -> u64 {
     let mut ts = libc::timespec {
@@ -67,6 +79,8 @@ fn work(iters: u64) -> u64 {
 #[derive(Debug, Default, Clone, Copy)]
 struct Run {
     cpu: u64,
+    user: u64,
+    sys: u64,
     taken: u64,
     written: u64,
     bytes: u64,
@@ -84,13 +98,17 @@ fn run(hz: Option<u32>, iters: u64) -> Run {
         .expect("start")
     });
     let start = cpu_ns();
+    let (user0, sys0) = user_sys_ns();
     {
         let _span = trace_duration_scope!("bench", "work");
         black_box(work(iters));
     }
     let cpu = cpu_ns() - start;
+    let (user1, sys1) = user_sys_ns();
     let mut r = Run {
         cpu,
+        user: user1 - user0,
+        sys: sys1 - sys0,
         ..Run::default()
     };
     if let Some(session) = session {
@@ -152,30 +170,44 @@ fn main() {
     }
     let med = |i: usize, f: fn(&Run) -> u64| median(runs[i].iter().map(f).collect());
     let base = med(1, |r| r.cpu) as f64;
+    let (base_user, base_sys) = (med(1, |r| r.user) as f64, med(1, |r| r.sys) as f64);
     println!("workload: {iters} iterations (~{work_ms} ms CPU), {reps} repetitions, medians");
     println!(
-        "{:<24} {:>10} {:>9} {:>8} {:>8} {:>12} {:>7} {:>12}",
-        "setting", "CPU ms", "overhead", "taken", "written", "ns/sample", "frames", "KiB/s/thread"
+        "{:<24} {:>10} {:>9} {:>8} {:>8} {:>12} {:>12} {:>7} {:>12}",
+        "setting",
+        "CPU ms",
+        "overhead",
+        "taken",
+        "written",
+        "user ns/smp",
+        "sys ns/smp",
+        "frames",
+        "KiB/s/thread"
     );
     for (i, (name, _)) in settings.iter().enumerate() {
         let cpu = med(i, |r| r.cpu) as f64;
         let taken = med(i, |r| r.taken);
         let written = med(i, |r| r.written);
         let frames = med(i, |r| r.frames) as f64 / written.max(1) as f64;
-        let per_sample = if taken > 0 {
-            format!("{:.0}", (cpu - base) / taken as f64)
-        } else {
-            "-".into()
+        let per_sample = |v: f64, b: f64| {
+            if taken > 0 {
+                format!("{:.0}", (v - b) / taken as f64)
+            } else {
+                "-".into()
+            }
         };
+        let user = per_sample(med(i, |r| r.user) as f64, base_user);
+        let sys = per_sample(med(i, |r| r.sys) as f64, base_sys);
         let growth = med(i, |r| r.bytes) as f64 / (cpu / 1e9) / 1024.0;
         println!(
-            "{:<24} {:>10.1} {:>8.2}% {:>8} {:>8} {:>12} {:>7.1} {:>12.1}",
+            "{:<24} {:>10.1} {:>8.2}% {:>8} {:>8} {:>12} {:>12} {:>7.1} {:>12.1}",
             name,
             cpu / 1e6,
             (cpu / base - 1.0) * 100.0,
             taken,
             written,
-            per_sample,
+            user,
+            sys,
             frames,
             growth
         );
