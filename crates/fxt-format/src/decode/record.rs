@@ -61,11 +61,7 @@ impl Text {
     /// The text, or `None` for an undefined index.
     pub fn as_str(&self) -> Option<&str> {
         match &self.0 {
-            // Always valid: built from a `&str` (checked again rather than
-            // trusted, as this crate has no unsafe code).
-            Repr::Small { len, bytes } => bytes
-                .get(..usize::from(*len))
-                .and_then(|b| std::str::from_utf8(b).ok()),
+            Repr::Small { len, bytes } => Some(small_str(bytes, *len)),
             Repr::Shared(s) => Some(s),
             Repr::Undefined(_) => None,
         }
@@ -87,6 +83,23 @@ impl Text {
     fn key(&self) -> (Option<&str>, Option<u16>) {
         (self.as_str(), self.undefined_index())
     }
+}
+
+/// The text of a [`Repr::Small`]: the first `len` bytes of `bytes`.
+///
+/// Read for every hash and comparison of a name, so the UTF-8 is not
+/// checked again: [`Text::new`], the only place that builds a
+/// `Repr::Small`, copies the `len <= SMALL` bytes of a `&str`.
+#[allow(unsafe_code)]
+#[inline]
+fn small_str(bytes: &[u8; SMALL], len: u8) -> &str {
+    let Some(bytes) = bytes.get(..usize::from(len)) else {
+        return ""; // Never: `Text::new` keeps `len <= SMALL`.
+    };
+    // SAFETY: `Text::new` wrote the whole `&str` at the front of `bytes`
+    // and its length in `len`, and nothing else writes either field, so
+    // these bytes are that `&str`'s: valid UTF-8.
+    unsafe { std::str::from_utf8_unchecked(bytes) }
 }
 
 impl PartialEq for Text {
