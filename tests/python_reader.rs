@@ -610,3 +610,114 @@ fn python_fxt_package_reads_a_killed_crash_safe_trace() {
     assert_python_agrees("killed.fxt", &bytes);
     std::fs::remove_file(&path).unwrap();
 }
+
+/// CPU samples (issue 31): `fxt.sample`, `fxt.modules` and a split
+/// `fxt.symbols` blob group. The PyPI parser reads them as the blob records
+/// they are, and the payloads it gives back decode with our decoders to
+/// exactly what was written.
+#[test]
+fn python_fxt_package_reads_sample_records() {
+    use fxt_format::encode::MagicNumber;
+    use fxt_format::samples::{
+        Frame, Module, Modules, Sample, SampleRecord, Symbol, Symbols, Walk,
+    };
+    let thread = ThreadRef::Inline {
+        process: 40,
+        thread: 41,
+    };
+    let mut words = Vec::new();
+    encode_into_vec(&MagicNumber, &mut words).unwrap();
+    encode_into_vec(
+        &ProviderInfo {
+            provider_id: 1,
+            name: "samples",
+        },
+        &mut words,
+    )
+    .unwrap();
+    encode_into_vec(
+        &Initialization {
+            ticks_per_second: 1_000_000_000,
+        },
+        &mut words,
+    )
+    .unwrap();
+    let modules = [Module {
+        start: 0x5555_0000_0000,
+        end: 0x5555_0010_0000,
+        offset: 0x1000,
+        build_id: &[0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5],
+        path: "/usr/bin/app",
+    }];
+    Modules {
+        pid: 40,
+        modules: &modules,
+    }
+    .encode_records(0, thread, &mut words)
+    .unwrap();
+    let frames = [0x5555_0000_1234u64, 0x5555_0000_5678, 0x5555_0000_9abc];
+    let sample = Sample {
+        timestamp: 1000,
+        pid: 40,
+        tid: 41,
+        walk: Walk::UnwindTables,
+        truncated: true,
+        frames: &frames,
+    };
+    encode_into_vec(&sample, &mut words).unwrap();
+    let names: Vec<String> = (0..2000).map(|i| format!("app::work::step_{i}")).collect();
+    let symbol_frames: Vec<[Frame; 1]> = names
+        .iter()
+        .map(|n| {
+            [Frame {
+                function: n,
+                file: "src/work.rs",
+                line: 7,
+            }]
+        })
+        .collect();
+    let symbols: Vec<Symbol> = symbol_frames
+        .iter()
+        .enumerate()
+        .map(|(i, f)| Symbol {
+            address: 0x5555_0000_0000 + i as u64,
+            frames: f,
+        })
+        .collect();
+    let table = Symbols {
+        pid: 40,
+        symbols: &symbols,
+    };
+    table.encode_records(2000, thread, &mut words).unwrap();
+    let ours = assert_python_agrees("samples.fxt", &words_to_bytes(&words));
+
+    // Python's blob payloads, decoded by ours.
+    let records = ours["providers"]["1"]["records"].as_array().unwrap();
+    let payload = |name: &str| -> Vec<u8> {
+        let hex: String = records
+            .iter()
+            .filter(|r| r["record"] == "BlobRecord" && r["name"] == name)
+            .map(|r| r["payload"]["hex"].as_str().unwrap().to_owned())
+            .collect();
+        (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect()
+    };
+    let got = SampleRecord::decode(&payload("fxt.sample")).unwrap();
+    assert_eq!(got.frames, frames);
+    assert_eq!((got.timestamp, got.pid, got.tid), (1000, 40, 41));
+    let got = fxt_format::samples::ModulesRecord::decode(&payload("fxt.modules")).unwrap();
+    assert_eq!(got.modules[0].as_module(), modules[0]);
+    // The split symbol table's parts, concatenated in file order.
+    let symbols_payload = payload("fxt.symbols");
+    assert_eq!(symbols_payload, table.payload());
+    let got = fxt_format::samples::SymbolsRecord::decode(&symbols_payload).unwrap();
+    assert_eq!(got.symbols.len(), 2000);
+    assert_eq!(got.symbols[1999].frames[0].function, names[1999]);
+    let blobs = records
+        .iter()
+        .filter(|r| r["record"] == "BlobRecord")
+        .count();
+    assert!(blobs > 3, "the symbols were split into several records");
+}

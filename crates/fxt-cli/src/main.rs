@@ -14,11 +14,13 @@
 //! | `fxt record -o OUT -- CMD ARGS...` | runs CMD, traces it and its descendants into one archive |
 //! | `fxt open FILE` | serves the trace to Perfetto UI on 127.0.0.1:9001 and opens it |
 //! | `fxt flame FILE [-o OUT.svg] [--folded]` | a flame graph of durations per thread, by self time |
+//! | `fxt diff --base B... --new N... [--fail-above PCT] [-o OUT.svg]` | per name, the change of the median and whether it is significant; a CI gate; a differential flame graph |
 //! | `fxt trace list\|start\|stop\|snapshot\|record` | traces running provider processes for a window into one archive |
 //! | `fxt export parquet FILE... -o DIR` | Apache Parquet tables (slices, instants, counters, ...) for DuckDB, Spark, ClickHouse |
 //!
 //! `FILE` may be `-` for stdin. A damaged input is read up to the damage
-//! with a warning naming the file and byte offset.
+//! with a warning naming the file and byte offset; a file that does not
+//! begin with the FXT magic number record is not a trace (exit status 2).
 //!
 //! # Where things are
 //!
@@ -28,7 +30,7 @@
 //!
 //! | layer | modules | what |
 //! |---|---|---|
-//! | commands | [`commands`]`::{dump, stats, json, merge, check, recover, convert, record, trace, open, flame, export}` | one subcommand each: `Args` and `run`; a command never imports another |
+//! | commands | [`commands`]`::{dump, stats, json, merge, check, recover, convert, record, trace, open, flame, export, diff}` | one subcommand each: `Args` and `run`; a command never imports another |
 //! | recording | [`recording`]`::{spool, timebase, sched, capture, collect}` | tracing process trees into one archive on one clock (`fxt record`, and any command that collects running processes' traces) |
 //! | shared | [`archive`], [`keep`], [`problems`], [`durations`], [`folded`] | the archive writer (merge, record); which records `fxt recover` keeps (recover, export); the strict check's rules and begin/end matching (check, recover); durations as folded stacks by self time (flame) |
 //! | reading | [`input`], [`names`] | opening and walking a trace; the names of record types and event kinds |
@@ -42,7 +44,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use commands::{check, convert, dump, export, flame, json, merge, open, recover, stats};
+use commands::{check, convert, diff, dump, export, flame, json, merge, open, recover, stats};
 
 mod archive;
 mod commands;
@@ -97,6 +99,9 @@ enum Command {
     /// Draw a flame graph of the durations per thread, by self time (SVG,
     /// or --folded stacks).
     Flame(flame::Args),
+    /// Compare base runs with new runs: per name, the change of the median
+    /// and whether it is significant; `--fail-above PCT` gates CI.
+    Diff(diff::Args),
     /// Trace running provider processes (`fxt::register_provider`) for a
     /// window: list, start, stop, snapshot, record --duration.
     #[cfg(unix)]
@@ -118,6 +123,7 @@ fn main() -> ExitCode {
         Command::Record(args) => record::run(args),
         Command::Open(args) => open::run(args),
         Command::Flame(args) => flame::run(args),
+        Command::Diff(args) => diff::run(args),
         #[cfg(unix)]
         Command::Trace(args) => trace::run(args),
     };

@@ -13,6 +13,7 @@
 //! * [`reserved`]: the reserved bits of headers, found and cleared.
 //! * [`retime`]: timestamps of encoded records rewritten in place (one time
 //!   base for traces of several clocks).
+//! * [`samples`]: CPU samples, module lists and symbols as blob records.
 //! * [`time`]: ticks to nanoseconds, the one rule (rounding, a missing or
 //!   zero clock) every reader here uses.
 //!
@@ -38,4 +39,5 @@ pub mod decode;
 pub mod encode;
 pub mod reserved;
 pub mod retime;
+pub mod samples;
 pub mod time;

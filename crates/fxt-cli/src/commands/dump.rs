@@ -51,7 +51,7 @@ pub struct Args {
 
 /// Runs `fxt dump`.
 pub fn run(args: Args) -> Result<ExitCode, Error> {
-    let mut input = Input::open(&args.file)?;
+    let mut input = Input::open_trace(&args.file)?;
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut line = String::new();

@@ -39,7 +39,7 @@ pub struct Args {
 
 /// Runs `fxt flame`.
 pub fn run(args: Args) -> Result<ExitCode, Error> {
-    let mut input = Input::open(&args.file)?;
+    let mut input = Input::open_trace(&args.file)?;
     let filter = Filter {
         thread: args.thread.clone(),
         category: args.category.clone(),

@@ -43,7 +43,7 @@ pub struct Args {
 
 /// Runs `fxt stats`.
 pub fn run(args: Args) -> Result<ExitCode, Error> {
-    let mut input = Input::open(&args.file)?;
+    let mut input = Input::open_trace(&args.file)?;
     let (walk, ranges) =
         input.walk_ranges("stats", RangeTally::default, |range, reader, record| {
             range.add(reader.provider_id(), reader.ticks_per_second(), record);

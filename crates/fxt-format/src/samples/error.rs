@@ -1,0 +1,78 @@
+//! Why a sample, modules or symbols payload could not be decoded.
+
+use std::fmt;
+
+/// A malformed payload, located by byte offset from the payload's start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SamplesError {
+    /// The payload ends inside a field.
+    Truncated {
+        /// The field that is cut short.
+        field: &'static str,
+        /// Its offset in the payload.
+        offset: usize,
+        /// Bytes the field needs.
+        needed: usize,
+        /// Bytes the payload still holds from `offset`.
+        available: usize,
+    },
+    /// A sample with more than [`super::MAX_FRAMES`] frames.
+    TooManyFrames {
+        /// The frame count found.
+        count: usize,
+    },
+    /// Bits the layout keeps at zero are set.
+    ReservedBits {
+        /// The field holding them.
+        field: &'static str,
+        /// Its offset in the payload.
+        offset: usize,
+        /// The word found.
+        word: u64,
+    },
+    /// A stack-walk kind other than 1, 2 or 3.
+    UnknownWalk(u8),
+    /// A name or path that is not UTF-8.
+    InvalidUtf8 {
+        /// The field.
+        field: &'static str,
+        /// Its offset in the payload.
+        offset: usize,
+    },
+}
+
+impl fmt::Display for SamplesError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Truncated {
+                field,
+                offset,
+                needed,
+                available,
+            } => write!(
+                f,
+                "payload ends inside the {field} at byte {offset}: it needs {needed} bytes, \
+                 {available} are left"
+            ),
+            Self::TooManyFrames { count } => write!(
+                f,
+                "sample has {count} frames, at most {} are allowed",
+                super::MAX_FRAMES
+            ),
+            Self::ReservedBits {
+                field,
+                offset,
+                word,
+            } => write!(
+                f,
+                "reserved bits set in the {field} at byte {offset} ({word:#018x})"
+            ),
+            Self::UnknownWalk(kind) => write!(f, "unknown stack walk kind {kind}"),
+            Self::InvalidUtf8 { field, offset } => {
+                write!(f, "the {field} at byte {offset} is not UTF-8")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SamplesError {}

@@ -1,0 +1,51 @@
+//! The sample encoder allocates nothing (a signal handler calls it): every
+//! allocation of this test binary is counted while it runs.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use fxt_format::encode::Encode;
+use fxt_format::samples::{Sample, Walk, MAX_FRAMES};
+
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards to the system allocator unchanged; only counts calls.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // Relaxed: a counter read after the work on the same thread.
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller's contract is passed on as is.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System.alloc` with `layout`.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+#[test]
+fn encoding_a_sample_allocates_nothing() {
+    let frames = [0x5555_0000_u64; MAX_FRAMES];
+    let mut out = [0u64; Sample::word_len_for(MAX_FRAMES)];
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let mut written = 0;
+    for n in [0, 1, 17, MAX_FRAMES] {
+        let sample = Sample {
+            timestamp: n as u64,
+            pid: 1,
+            tid: 2,
+            walk: Walk::UnwindTables,
+            truncated: n == MAX_FRAMES,
+            frames: &frames[..n],
+        };
+        written += sample.encode(&mut out).unwrap();
+    }
+    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    assert_eq!(written, 4 * Sample::word_len_for(0) + 1 + 17 + MAX_FRAMES);
+    assert_eq!(after, before, "the sample encoder allocated");
+}
