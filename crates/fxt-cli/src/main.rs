@@ -1,5 +1,5 @@
-//! `fxt`: read, convert, merge, check and recover Fuchsia Trace Format
-//! (FXT) files.
+//! `fxt`: read, check, convert and export Fuchsia Trace Format (FXT)
+//! traces, record process trees and trace running processes.
 //!
 //! | command | what it does |
 //! |---|---|
@@ -32,13 +32,15 @@
 //! |---|---|---|
 //! | commands | [`commands`]`::{dump, stats, json, merge, check, recover, convert, record, trace, open, flame, export, diff}` | one subcommand each: `Args` and `run`; a command never imports another |
 //! | recording | [`recording`]`::{spool, timebase, sched, capture, collect}` | tracing process trees into one archive on one clock (`fxt record`, and any command that collects running processes' traces) |
-//! | shared | [`archive`], [`keep`], [`problems`], [`durations`], [`folded`] | the archive writer (merge, record); which records `fxt recover` keeps (recover, export); the strict check's rules and begin/end matching (check, recover); durations as folded stacks by self time (flame) |
+//! | shared | [`archive`], [`keep`], [`problems`], [`durations`], [`folded`] | the archive writer (merge, record); which records `fxt recover` keeps (recover, export); the strict check's rules and begin/end matching (check, recover, diff); durations as folded stacks by self time (flame, diff) |
 //! | reading | [`input`], [`names`] | opening and walking a trace; the names of record types and event kinds |
 //! | floor | [`error`], [`progress`], [`serve`] | the error that ends a command; the progress bar; serving one file over HTTP until it is fetched (open) |
 //!
 //! A new command is a module in `commands/` (a folder if it has parts of
 //! its own), a variant of `Command` below and its line in `main`; what it
 //! shares with another command goes down into a shared module.
+
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 use std::process::ExitCode;
 
@@ -63,7 +65,10 @@ mod serve;
 #[cfg(unix)]
 use commands::{record, trace};
 
-/// Read, convert, merge, check and recover Fuchsia Trace Format files.
+/// Fuchsia Trace Format (FXT) traces: read them (dump, stats, json, flame),
+/// check and repair them (check, recover, convert), combine and export them
+/// (merge, export parquet), open them in Perfetto UI (open), record process
+/// trees (record) and running processes (trace).
 #[derive(Parser)]
 #[command(name = "fxt", version, about, propagate_version = true)]
 struct Cli {

@@ -47,6 +47,10 @@ pub struct Args {
     /// Categories every traced process records (comma-separated; `*` = all).
     #[arg(long)]
     categories: Option<String>,
+    /// CPU samples: every recording thread's stack, this many times per
+    /// second of its CPU time (`FXT_SAMPLE_HZ`; up to 10000).
+    #[arg(long, value_name = "HZ")]
+    sample: Option<u32>,
     /// Seconds to wait, after the command exits, for descendants still
     /// writing their traces.
     #[arg(long, default_value_t = 2.0)]
@@ -207,10 +211,13 @@ fn spawn(args: &Args, spool: &Spool) -> Result<u32, Error> {
             cmd.env(var, v);
         }
     }
+    if let Some(hz) = args.sample {
+        cmd.env("FXT_SAMPLE_HZ", hz.to_string());
+    }
     match cmd.spawn() {
         Ok(child) => Ok(child.id()),
         Err(e) => {
-            let _ = std::fs::remove_dir_all(&spool.dir);
+            let _ = spool.remove();
             Err(Error::msg(format!(
                 "cannot run {}: {e}",
                 args.command[0].to_string_lossy()
@@ -224,7 +231,7 @@ fn spawn(args: &Args, spool: &Spool) -> Result<u32, Error> {
 fn remove_spool(args: &Args, spool: &Spool) {
     if args.keep_spool {
         eprintln!("fxt record: the spool is kept in {}", spool.dir.display());
-    } else if let Err(e) = std::fs::remove_dir_all(&spool.dir) {
+    } else if let Err(e) = spool.remove() {
         eprintln!(
             "fxt record: cannot remove the spool {}: {e}",
             spool.dir.display()

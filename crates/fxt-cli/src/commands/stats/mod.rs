@@ -10,13 +10,15 @@
 //! An archive of several providers (`fxt merge`, `fxt record`) also gets a
 //! summary per provider (its processes, threads, records, events and time
 //! span), and one with scheduling records a summary per thread
-//! ([`scheduling`]).
+//! ([`scheduling`]); one with `fxt::sync`'s lock events, the contention
+//! per lock ([`locks`]).
 //!
 //! One walk, its ranges on every core, feeds [`tally::RangeTally`]s merged
 //! into a [`tally::Tally`]; [`report::Report`] derives the
 //! figures, printed as tables ([`table`]) or JSON ([`document`]).
 
 mod document;
+mod locks;
 mod report;
 mod scheduling;
 mod table;

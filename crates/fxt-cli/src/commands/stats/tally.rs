@@ -15,6 +15,7 @@ use rustc_hash::FxHashMap;
 use crate::input::ticks_to_ns;
 use crate::names::{event_kind_name, record_type_name};
 
+use super::locks::Locks;
 use super::scheduling::Sched;
 
 /// A category and name (`Text` clones without allocating for short strings).
@@ -96,6 +97,8 @@ pub struct Tally {
     pub per_provider: BTreeMap<Option<u32>, PerProvider>,
     /// Context switches and wakeups, in ns.
     pub sched: Vec<Sched>,
+    /// `fxt::sync`'s lock events.
+    pub locks: Locks,
 }
 
 /// Counts by a static name: a handful of names, so a short list.
@@ -142,6 +145,9 @@ pub struct RangeTally {
     buffer_filled: u64,
     snapshot: Option<u64>,
     sched: Vec<Sched>,
+    /// Events of category `lock`, with provider and ticks per second, in
+    /// file order.
+    lock_events: Vec<(Option<u32>, u64, Event)>,
 }
 
 impl RangeTally {
@@ -192,6 +198,11 @@ impl RangeTally {
             Thread::Known { process, thread } => (process, thread),
             Thread::Undefined(_) => (0, 0),
         };
+        if e.category == "lock" {
+            // Rare: replayed in file order by the merge (`Locks` matches
+            // flows across threads).
+            self.lock_events.push((provider, tps, e.clone()));
+        }
         let thread_key = (provider, process, thread);
         let start = ticks_to_ns(e.timestamp, tps);
         let key: Key = (e.category, e.name);
@@ -283,6 +294,9 @@ impl Tally {
             self.snapshot = range.snapshot;
         }
         self.sched.extend(range.sched);
+        for (provider, tps, e) in range.lock_events {
+            self.locks.add(provider, tps, &e);
+        }
     }
 
     /// Applies a provider info, initialization or kernel object record.

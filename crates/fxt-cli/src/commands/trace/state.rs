@@ -15,6 +15,8 @@ use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
+use fxt_control::Mode;
+
 use crate::recording::timebase::Anchor;
 
 /// The file name of the state in the runtime directory.
@@ -43,9 +45,11 @@ pub struct Window {
     /// Options sent with Start.
     pub categories: Option<String>,
     /// Buffering mode sent with Start.
-    pub mode: Option<String>,
+    pub mode: Option<Mode>,
     /// Buffer size sent with Start.
     pub buffer: Option<u64>,
+    /// CPU sampling rate sent with Start.
+    pub sample: Option<u32>,
     /// The time base anchor taken when the window opened.
     pub start: Option<Anchor>,
     /// The scheduling recorder, with `--sched`.
@@ -99,11 +103,14 @@ impl Window {
         if let Some(c) = &self.categories {
             t.push_str(&format!("categories {c}\n"));
         }
-        if let Some(m) = &self.mode {
-            t.push_str(&format!("mode {m}\n"));
+        if let Some(m) = self.mode {
+            t.push_str(&format!("mode {}\n", m.name()));
         }
         if let Some(b) = self.buffer {
             t.push_str(&format!("buffer {b}\n"));
+        }
+        if let Some(hz) = self.sample {
+            t.push_str(&format!("sample {hz}\n"));
         }
         if let Some(a) = self.start {
             t.push_str(&format!("start_tsc {}\nstart_ns {}\n", a.tsc, a.ns));
@@ -155,8 +162,13 @@ impl Window {
             spool,
             providers,
             categories: get("categories").map(str::to_owned),
-            mode: get("mode").map(str::to_owned),
+            mode: get("mode")
+                .map(|m| Mode::from_name(m).ok_or(format!("bad mode: {m}")))
+                .transpose()?,
             buffer: num("buffer")?,
+            sample: num("sample")?
+                .map(|hz| u32::try_from(hz).map_err(|_| format!("bad sample: {hz}")))
+                .transpose()?,
             start,
             sched,
         })
@@ -239,8 +251,9 @@ mod tests {
             spool: PathBuf::from("/tmp/.fxt-record.Ab12Cd"),
             providers: vec![12, 345],
             categories: Some("net,db".into()),
-            mode: Some("circular".into()),
+            mode: Some(Mode::Circular),
             buffer: Some(1 << 20),
+            sample: Some(1000),
             start: Some(Anchor { tsc: 7, ns: 9 }),
             sched: Some(Daemon {
                 pid: 77,
@@ -286,6 +299,7 @@ mod tests {
     fn minimal_and_damaged_states() {
         let mut w = window();
         (w.categories, w.mode, w.buffer, w.start, w.sched) = (None, None, None, None, None);
+        w.sample = None;
         w.providers.clear();
         assert_eq!(Window::parse(&w.to_text()).unwrap(), w);
         assert!(Window::parse("").is_err());
