@@ -40,14 +40,19 @@ pub struct Args {
 /// Runs `fxt flame`.
 pub fn run(args: Args) -> Result<ExitCode, Error> {
     let mut input = Input::open_trace(&args.file)?;
-    let mut collector = Collector::new(Filter {
+    let filter = Filter {
         thread: args.thread.clone(),
         category: args.category.clone(),
-    });
-    input.walk("flame", |reader, record| {
+    };
+    let new = || Collector::new(filter.clone());
+    let (_, ranges) = input.walk_ranges("flame", new, |collector, reader, record| {
         collector.record(reader.provider_id(), reader.ticks_per_second(), &record);
         Ok(())
     })?;
+    let mut collector = new();
+    for range in ranges {
+        collector.merge(range);
+    }
     let folded = collector.finish();
     warn(&input.name, &folded);
     if args.folded {

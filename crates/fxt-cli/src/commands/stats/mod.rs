@@ -13,7 +13,8 @@
 //! ([`scheduling`]); one with `fxt::sync`'s lock events, the contention
 //! per lock ([`locks`]).
 //!
-//! One walk feeds a [`tally::Tally`]; [`report::Report`] derives the
+//! One walk, its ranges on every core, feeds [`tally::RangeTally`]s merged
+//! into a [`tally::Tally`]; [`report::Report`] derives the
 //! figures, printed as tables ([`table`]) or JSON ([`document`]).
 
 mod document;
@@ -30,7 +31,7 @@ use crate::error::Error;
 use crate::input::Input;
 
 use report::Report;
-use tally::Tally;
+use tally::{RangeTally, Tally};
 
 /// Arguments of `fxt stats`.
 #[derive(clap::Args)]
@@ -45,11 +46,15 @@ pub struct Args {
 /// Runs `fxt stats`.
 pub fn run(args: Args) -> Result<ExitCode, Error> {
     let mut input = Input::open_trace(&args.file)?;
+    let (walk, ranges) =
+        input.walk_ranges("stats", RangeTally::default, |range, reader, record| {
+            range.add(reader.provider_id(), reader.ticks_per_second(), record);
+            Ok(())
+        })?;
     let mut tally = Tally::default();
-    let walk = input.walk("stats", |reader, record| {
-        tally.add(reader.provider_id(), reader.ticks_per_second(), &record);
-        Ok(())
-    })?;
+    for range in ranges {
+        tally.merge(range);
+    }
     let report = Report::new(&input.name, &walk, tally);
     let stdout = io::stdout();
     let mut out = stdout.lock();
