@@ -24,6 +24,10 @@ pub struct TraceSamples {
     pub perfetto_records: usize,
     /// Sample blobs whose payload did not decode, with their byte offsets.
     pub errors: Vec<(u64, SamplesError)>,
+    /// Bytes of whole records from the start: the trace's length, or the
+    /// offset of the damage that ends it (a record cut short, as a killed
+    /// writer leaves), where records can be appended.
+    pub end: u64,
 }
 
 impl TraceSamples {
@@ -31,10 +35,16 @@ impl TraceSamples {
     pub fn read(trace: &[u8]) -> Self {
         let mut out = Self::default();
         let mut rates = Vec::new();
+        out.end = trace.len() as u64;
         let mut records = join_split_blobs(trace);
         while let Some(joined) = records.next() {
-            let Ok(Record::Blob(blob)) = joined.item else {
-                continue;
+            let blob = match joined.item {
+                Ok(Record::Blob(blob)) => blob,
+                Err(e) if e.is_fatal() => {
+                    out.end = e.offset();
+                    continue;
+                }
+                _ => continue,
             };
             if blob.blob_type == BlobType::Perfetto && blob.name == PERFETTO_NAME {
                 out.perfetto_records += 1;

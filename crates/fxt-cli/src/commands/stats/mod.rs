@@ -13,10 +13,12 @@
 //! ([`scheduling`]).
 //!
 //! One walk feeds a [`tally::Tally`]; [`report::Report`] derives the
-//! figures, printed as tables ([`table`]) or JSON ([`document`]).
+//! figures, printed as tables ([`table`]) or JSON ([`document`]). CPU
+//! samples get a section of their own ([`samples`]).
 
 mod document;
 mod report;
+mod samples;
 mod scheduling;
 mod table;
 mod tally;
@@ -26,6 +28,7 @@ use std::process::ExitCode;
 
 use crate::error::Error;
 use crate::input::Input;
+use crate::samples::Names;
 
 use report::Report;
 use tally::Tally;
@@ -44,19 +47,25 @@ pub struct Args {
 pub fn run(args: Args) -> Result<ExitCode, Error> {
     let mut input = Input::open(&args.file)?;
     let mut tally = Tally::default();
+    let mut sampled = samples::SampleTally::new(input.bytes());
+    let names = input.bytes().map(Names::from_trace).unwrap_or_default();
     let walk = input.walk("stats", |reader, record| {
         tally.add(reader.provider_id(), reader.ticks_per_second(), &record);
+        sampled.see(reader.provider_id(), reader.ticks_per_second(), &record);
         Ok(())
     })?;
     let report = Report::new(&input.name, &walk, tally);
+    let sampled = samples::report(sampled, &names);
     let stdout = io::stdout();
     let mut out = stdout.lock();
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &document::document(&report))
-            .map_err(io::Error::from)?;
+        let mut doc = document::document(&report);
+        doc["samples"] = samples::document(&sampled);
+        serde_json::to_writer_pretty(&mut out, &doc).map_err(io::Error::from)?;
         writeln!(out)?;
     } else {
         table::write_table(&mut out, &report)?;
+        samples::write_table(&mut out, &sampled)?;
     }
     Ok(ExitCode::SUCCESS)
 }
