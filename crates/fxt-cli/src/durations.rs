@@ -1,7 +1,7 @@
 //! Duration begin / end matching per provider and thread, by the strict
 //! check's rules (an end closes the innermost open begin of its thread; a
-//! pair whose names or times disagree is a problem), shared by `fxt check`
-//! and `fxt recover`.
+//! pair whose names or times disagree is a problem), shared by `fxt check`,
+//! `fxt recover` and `fxt diff`.
 
 use std::collections::HashMap;
 
@@ -13,8 +13,26 @@ use crate::problems::{thread_label, Problem, Reason};
 pub struct Open {
     /// Byte offset of the begin record.
     pub offset: u64,
+    category: Text,
     name: Text,
     timestamp: u64,
+}
+
+impl Open {
+    /// The begin's category.
+    pub fn category(&self) -> &Text {
+        &self.category
+    }
+
+    /// The begin's name (an end may leave its name empty).
+    pub fn name(&self) -> &Text {
+        &self.name
+    }
+
+    /// The begin's timestamp, in its provider's ticks.
+    pub fn timestamp(&self) -> u64 {
+        self.timestamp
+    }
 }
 
 /// What a duration end closed.
@@ -42,6 +60,7 @@ impl Durations {
             .or_default()
             .push(Open {
                 offset,
+                category: e.category.clone(),
                 name: e.name.clone(),
                 timestamp: e.timestamp,
             });

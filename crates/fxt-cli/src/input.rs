@@ -1,11 +1,23 @@
 //! Opening inputs (a memory-mapped file, or stdin `-` as a stream) and
 //! walking their records with progress and damage warnings, in one place
 //! for every subcommand.
+//!
+//! Every command reads what a person names through the `open_trace*`
+//! constructors, which refuse what is not an FXT trace before anything is
+//! read from it (exit status 2): a directory, an empty file, anything whose
+//! first eight bytes are not the magic number record (`/etc/passwd`, a
+//! JSON trace). A file that starts as a trace and is damaged later is a
+//! trace: it is read up to the damage, with a warning. The plain `open*`
+//! constructors take whatever a file holds, for the files fxt's own
+//! recorder spooled (a process killed before its first write leaves an
+//! empty one, which must not cost the other processes their place in the
+//! archive) and for `fxt recover --force`.
 
-use std::fs::File;
+use std::fs::{File, Metadata};
 use std::io::{self, Read};
 
 use fxt_format::decode::{DecodeError, Record, SliceReader, StreamReader};
+use fxt_format::encode::header::MAGIC_RECORD;
 
 use crate::error::Error;
 use crate::progress::Progress;
@@ -29,7 +41,80 @@ pub struct Input {
     data: Data,
 }
 
+/// The first eight bytes of every FXT trace: the magic number record, as
+/// the specification asks readers to check them.
+const MAGIC: [u8; 8] = MAGIC_RECORD.to_le_bytes();
+
+/// Opens `path`, refusing a directory (which `File::open` opens on Unix
+/// and which would then read as an empty or unreadable stream).
+fn open_file(path: &str) -> Result<(File, Metadata), Error> {
+    let file = File::open(path).map_err(|e| Error::msg(format!("cannot open {path}: {e}")))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| Error::msg(format!("cannot read {path}: {e}")))?;
+    if meta.is_dir() {
+        return Err(Error::msg(format!(
+            "{path}: is a directory, not an FXT trace"
+        )));
+    }
+    Ok((file, meta))
+}
+
+/// The error for an input whose first bytes are `head` (at most 8): what
+/// it holds instead of a trace.
+fn not_a_trace(name: &str, head: &[u8]) -> Error {
+    let why = if head.is_empty() {
+        "it is empty".to_owned()
+    } else if head.len() < MAGIC.len() && MAGIC.starts_with(head) {
+        format!("it holds only {} bytes", head.len())
+    } else {
+        "it does not begin with the FXT magic number record".to_owned()
+    };
+    Error::msg(format!("{name}: not an FXT trace ({why})"))
+}
+
 impl Input {
+    /// [`Input::open`] for a file that must be an FXT trace: a file that
+    /// does not begin with the magic number record is an error.
+    pub fn open_trace(path: &str) -> Result<Input, Error> {
+        Input::open(path)?.require_trace()
+    }
+
+    /// [`Input::open_bytes`] for a file that must be an FXT trace.
+    pub fn open_trace_bytes(path: &str) -> Result<Input, Error> {
+        Input::open_bytes(path)?.require_trace()
+    }
+
+    /// [`Input::open_streamed`] for a file that must be an FXT trace.
+    pub fn open_trace_streamed(path: &str) -> Result<Option<Input>, Error> {
+        Input::open_streamed(path)?
+            .map(Input::require_trace)
+            .transpose()
+    }
+
+    /// The input, if it begins with the magic number record; a stream
+    /// gets its first bytes back in front of the rest once looked at.
+    pub fn require_trace(mut self) -> Result<Input, Error> {
+        let head = match &mut self.data {
+            Data::Mmap(m) => m.get(..MAGIC.len()).unwrap_or(m).to_vec(),
+            Data::Bytes(b) => b.get(..MAGIC.len()).unwrap_or(b).to_vec(),
+            Data::Stream(s) => {
+                let mut head = Vec::with_capacity(MAGIC.len());
+                s.by_ref()
+                    .take(MAGIC.len() as u64)
+                    .read_to_end(&mut head)
+                    .map_err(|e| Error::msg(format!("cannot read {}: {e}", self.name)))?;
+                let rest = std::mem::replace(s, Box::new(io::empty()));
+                *s = Box::new(io::Cursor::new(head.clone()).chain(rest));
+                head
+            }
+        };
+        if head != MAGIC {
+            return Err(not_a_trace(&self.name, &head));
+        }
+        Ok(self)
+    }
+
     /// Opens `path` (`-` for stdin) for a streaming read: files are
     /// memory-mapped, stdin and pipes are streamed.
     pub fn open(path: &str) -> Result<Input, Error> {
@@ -40,10 +125,7 @@ impl Input {
                 data: Data::Stream(Box::new(io::stdin().lock())),
             });
         }
-        let file = File::open(path).map_err(|e| Error::msg(format!("cannot open {path}: {e}")))?;
-        let meta = file
-            .metadata()
-            .map_err(|e| Error::msg(format!("cannot read {path}: {e}")))?;
+        let (file, meta) = open_file(path)?;
         let data = if !meta.is_file() {
             Data::Stream(Box::new(file))
         } else if meta.len() == 0 {
@@ -75,10 +157,7 @@ impl Input {
         if path == "-" {
             return Ok(None);
         }
-        let file = File::open(path).map_err(|e| Error::msg(format!("cannot open {path}: {e}")))?;
-        let meta = file
-            .metadata()
-            .map_err(|e| Error::msg(format!("cannot read {path}: {e}")))?;
+        let (file, meta) = open_file(path)?;
         if !meta.is_file() {
             return Ok(None);
         }

@@ -14,12 +14,14 @@
 //! | `fxt record -o OUT -- CMD ARGS...` | runs CMD, traces it and its descendants into one archive |
 //! | `fxt open FILE` | serves the trace to Perfetto UI on 127.0.0.1:9001 and opens it |
 //! | `fxt flame FILE [-o OUT.svg] [--folded]` | a flame graph of durations per thread, by self time (`--samples [--inside NAME]`: of CPU samples) |
+//! | `fxt diff --base B... --new N... [--fail-above PCT] [-o OUT.svg]` | per name, the change of the median and whether it is significant; a CI gate; a differential flame graph |
 //! | `fxt trace list\|start\|stop\|snapshot\|record` | traces running provider processes for a window into one archive |
 //! | `fxt export parquet FILE... -o DIR` | Apache Parquet tables (slices, instants, counters, ...) for DuckDB, Spark, ClickHouse |
 //! | `fxt symbolize FILE [-o OUT]` | names the CPU samples of a trace that has no symbols, with this machine's binaries |
 //!
 //! `FILE` may be `-` for stdin. A damaged input is read up to the damage
-//! with a warning naming the file and byte offset.
+//! with a warning naming the file and byte offset; a file that does not
+//! begin with the FXT magic number record is not a trace (exit status 2).
 //!
 //! # Where things are
 //!
@@ -29,7 +31,7 @@
 //!
 //! | layer | modules | what |
 //! |---|---|---|
-//! | commands | [`commands`]`::{dump, stats, json, merge, check, recover, convert, record, trace, open, flame, export, symbolize}` | one subcommand each: `Args` and `run`; a command never imports another |
+//! | commands | [`commands`]`::{dump, stats, json, merge, check, recover, convert, record, trace, open, flame, export, diff, symbolize}` | one subcommand each: `Args` and `run`; a command never imports another |
 //! | recording | [`recording`]`::{spool, timebase, sched, capture, collect}` | tracing process trees into one archive on one clock (`fxt record`, and any command that collects running processes' traces) |
 //! | shared | [`archive`], [`keep`], [`samples`], [`problems`], [`durations`], [`folded`] | the archive writer (merge, record); which records `fxt recover` keeps (recover, export); CPU samples with their names and enclosing slices (dump, flame, stats, export); the strict check's rules and begin/end matching (check, recover); durations as folded stacks by self time (flame) |
 //! | reading | [`input`], [`names`] | opening and walking a trace; the names of record types and event kinds |
@@ -43,7 +45,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use commands::{check, convert, dump, export, flame, json, merge, open, recover, stats, symbolize};
+use commands::{
+    check, convert, diff, dump, export, flame, json, merge, open, recover, stats, symbolize,
+};
 
 mod archive;
 mod commands;
@@ -99,6 +103,9 @@ enum Command {
     /// Draw a flame graph of the durations per thread, by self time (SVG,
     /// or --folded stacks).
     Flame(flame::Args),
+    /// Compare base runs with new runs: per name, the change of the median
+    /// and whether it is significant; `--fail-above PCT` gates CI.
+    Diff(diff::Args),
     /// Trace running provider processes (`fxt::register_provider`) for a
     /// window: list, start, stop, snapshot, record --duration.
     #[cfg(unix)]
@@ -123,6 +130,7 @@ fn main() -> ExitCode {
         Command::Record(args) => record::run(args),
         Command::Open(args) => open::run(args),
         Command::Flame(args) => flame::run(args),
+        Command::Diff(args) => diff::run(args),
         #[cfg(unix)]
         Command::Trace(args) => trace::run(args),
         Command::Symbolize(args) => symbolize::run(args),

@@ -50,7 +50,7 @@ fn recover_drops_malformed_records_and_adds_magic() {
     let damaged = t.file("recover_utf8.fxt");
     let clean = tmp("recover_utf8_out.fxt");
     let out = fxt_stdin(
-        &["recover", "-", "-o", p(&clean)],
+        &["recover", "--force", "-", "-o", p(&clean)],
         &std::fs::read(&damaged).unwrap(),
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -66,14 +66,21 @@ fn recover_drops_malformed_records_and_adds_magic() {
 }
 
 #[test]
-fn recover_of_garbage_writes_an_empty_trace() {
+fn recover_force_of_garbage_writes_a_trace_of_nothing() {
     let damaged = tmp("recover_garbage.fxt");
     std::fs::write(&damaged, [0xffu8; 5]).unwrap();
     let clean = tmp("recover_garbage_out.fxt");
     let out = fxt(&["recover", p(&damaged), "-o", p(&clean)]);
+    assert_eq!(out.status.code(), Some(2), "not a trace");
+    assert!(!clean.exists());
+    let out = fxt(&["recover", "--force", p(&damaged), "-o", p(&clean)]);
     assert!(out.status.success());
     assert!(stderr(&out).contains("offset 0x0"), "{}", stderr(&out));
-    assert_eq!(std::fs::read(&clean).unwrap(), Vec::<u8>::new());
+    assert_eq!(
+        std::fs::read(&clean).unwrap(),
+        Trace::new().push(&MagicNumber).bytes()
+    );
+    assert!(fxt(&["check", p(&clean)]).status.success());
 }
 
 #[test]

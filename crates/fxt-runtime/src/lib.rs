@@ -51,8 +51,11 @@
 //! 3. `thread`: each thread's writer and the thread-local cursor.
 //! 4. `emit`: the event encoders (the hot path).
 //! 5. `collect`: the one collector, used by finishing and streaming.
-//! 6. `session`: the public API (start, finish, panic hook, fork).
-//! 7. `provider`: a process a trace manager finds and traces on demand
+//! 6. `sync`: [`sync::Mutex`], [`sync::RwLock`] and [`sync::Condvar`],
+//!    `parking_lot`'s locks whose contended acquisitions are recorded
+//!    (category `lock`) through the macros' emit API.
+//! 7. `session`: the public API (start, finish, panic hook, fork).
+//! 8. `provider`: a process a trace manager finds and traces on demand
 //!    (`register_provider`, the control channel of `fxt-control`).
 //!
 //! # Buffering modes
@@ -119,6 +122,7 @@ mod session;
 mod snapshot;
 mod state;
 mod stats;
+pub mod sync;
 mod thread;
 
 #[doc(hidden)]

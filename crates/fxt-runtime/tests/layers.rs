@@ -25,6 +25,7 @@ const LAYERS: &[&str] = &[
     "emit",
     "collect",
     "macro_support",
+    "sync",
     "snapshot",
     "session",
     "provider",

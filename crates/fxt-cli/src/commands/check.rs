@@ -52,7 +52,7 @@ pub struct Args {
 
 /// Runs `fxt check`.
 pub fn run(args: Args) -> Result<ExitCode, Error> {
-    let mut input = Input::open_bytes(&args.file)?;
+    let mut input = Input::open_trace_bytes(&args.file)?;
     if args.perfetto {
         return run_perfetto(&input);
     }

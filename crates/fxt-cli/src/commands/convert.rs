@@ -35,7 +35,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             "convert: say which viewer to convert for (--perfetto)",
         ));
     }
-    let input = Input::open_bytes(&args.file)?;
+    let input = Input::open_trace_bytes(&args.file)?;
     let bytes = input.bytes().unwrap_or_default();
     let converted = convert_for_viewers(bytes);
     std::fs::write(&args.output, &converted.bytes)

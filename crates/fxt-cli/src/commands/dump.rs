@@ -57,7 +57,7 @@ pub struct Args {
 
 /// Runs `fxt dump`.
 pub fn run(args: Args) -> Result<ExitCode, Error> {
-    let mut input = Input::open(&args.file)?;
+    let mut input = Input::open_trace(&args.file)?;
     let names = input.bytes().map(Names::from_trace).unwrap_or_default();
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());

@@ -55,7 +55,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     if args.samples {
         return run_samples(args);
     }
-    let mut input = Input::open(&args.file)?;
+    let mut input = Input::open_trace(&args.file)?;
     let mut collector = Collector::new(Filter {
         thread: args.thread.clone(),
         category: args.category.clone(),
@@ -91,7 +91,7 @@ const SAMPLES: Kind = Kind {
 
 /// `fxt flame --samples [--inside NAME]`.
 fn run_samples(args: Args) -> Result<ExitCode, Error> {
-    let mut input = Input::open_bytes(&args.file)?;
+    let mut input = Input::open_trace_bytes(&args.file)?;
     let names = input.bytes().map(Names::from_trace).unwrap_or_default();
     let mut collector = samples::Collector::default();
     let mut timeline = Timeline::default();

@@ -39,7 +39,7 @@ pub struct Args {
 
 /// Runs `fxt json`.
 pub fn run(args: Args) -> Result<ExitCode, Error> {
-    let mut input = Input::open(&args.file)?;
+    let mut input = Input::open_trace(&args.file)?;
     let out_name = args.output.clone().unwrap_or_else(|| "stdout".into());
     let sink: Box<dyn Write> = match &args.output {
         Some(path) if path != "-" => Box::new(

@@ -29,12 +29,18 @@ pub struct Args {
 
 /// Runs `fxt merge`.
 pub fn run(args: Args) -> Result<ExitCode, Error> {
+    // Every input is opened (and checked to be a trace) before the
+    // archive is created: a wrong name leaves no half-written archive.
+    let inputs = args
+        .files
+        .iter()
+        .map(|path| Input::open_trace_bytes(path))
+        .collect::<Result<Vec<_>, _>>()?;
     let out_name = args.output.clone();
     let file = File::create(&args.output)
         .map_err(|e| Error::msg(format!("cannot create {out_name}: {e}")))?;
     let mut archive = Archive::new(BufWriter::with_capacity(1 << 16, file), &out_name)?;
-    for path in &args.files {
-        let mut input = Input::open_bytes(path)?;
+    for (path, mut input) in args.files.iter().zip(inputs) {
         let default_name = Path::new(path)
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())

@@ -60,7 +60,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         .local_addr()
         .map_err(|e| bind_error(args.port, &e))?
         .port();
-    let input = Input::open_bytes(&args.file)?;
+    let input = Input::open_trace_bytes(&args.file)?;
     let bytes = input.bytes().unwrap_or_default();
     let body = checked_body(&input.name, &args.file, bytes, args.convert);
 

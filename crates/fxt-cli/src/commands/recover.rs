@@ -15,7 +15,7 @@
 //! | a duration end with no open begin on its thread | left out |
 //! | a duration end whose name or time does not fit its begin | both left out |
 //! | a duration begin never ended | left out |
-//! | no magic number record first | one is put first |
+//! | no magic number record first | one is put first (with `--force`) |
 //!
 //! Leaving a record out never changes how the records kept decode: string,
 //! thread and provider records are never left out unless the decoder
@@ -26,6 +26,13 @@
 //! Two passes over the input: the first decides (holding only the offsets of
 //! records to leave out or repair, and the open begins), the second writes.
 //! The summary goes to stderr, with the records left out per reason.
+//!
+//! A file that does not begin with the magic number record is not taken
+//! for a trace (exit status 2, as every reading command does), unless
+//! `--force` says it is one whose first word was lost: a damaged trace
+//! keeps its magic record (damage comes at the end, from a killed writer,
+//! or in the middle), and reading any other file as records would write
+//! whatever its bytes happen to frame as.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
@@ -49,16 +56,29 @@ pub struct Args {
     /// The clean trace to write.
     #[arg(short, long)]
     output: String,
+    /// Read the file even if it does not begin with the FXT magic number
+    /// record (a trace whose first word was lost); a magic record is put
+    /// first in the output.
+    #[arg(long)]
+    force: bool,
 }
 
 /// Runs `fxt recover`.
 pub fn run(args: Args) -> Result<ExitCode, Error> {
     let mut input = Input::open_bytes(&args.file)?;
+    if !args.force {
+        input = input.require_trace().map_err(|e| {
+            Error::msg(format!(
+                "{e}; --force reads it as a trace whose first word was lost"
+            ))
+        })?;
+    }
     let (fixes, walk) = decide(&mut input)?;
     let bytes = input.bytes().unwrap_or_default();
     // Decided once every fix is known: a begin left out for its end may
-    // have been the first record.
-    let needs_magic = first_kept_is_magic(bytes, &fixes) == Some(false);
+    // have been the first record. Even a trace of nothing begins with one,
+    // so that every command reads the output as a trace.
+    let needs_magic = first_kept_is_magic(bytes, &fixes) != Some(true);
     let copied = write_clean(bytes, &fixes, needs_magic, &args.output)?;
     report(
         &input.name,

@@ -37,7 +37,7 @@ pub struct Args {
 
 /// Runs `fxt symbolize`.
 pub fn run(args: Args) -> Result<ExitCode, Error> {
-    let input = Input::open_bytes(&args.file)?;
+    let input = Input::open_trace_bytes(&args.file)?;
     let bytes = input.bytes().unwrap_or_default();
     let mut scan = TraceSamples::read(bytes);
     if scan.samples.is_empty() {

@@ -99,9 +99,9 @@ fn export_one(
     tables: &mut Tables,
     summary: &mut Summary,
 ) -> Result<(), Error> {
-    let (mut input, streamed) = match Input::open_streamed(file)? {
+    let (mut input, streamed) = match Input::open_trace_streamed(file)? {
         Some(input) => (input, true),
-        None => (Input::open_bytes(file)?, false),
+        None => (Input::open_trace_bytes(file)?, false),
     };
     let len = match input.bytes() {
         Some(b) => b.len() as u64,
@@ -109,7 +109,7 @@ fn export_one(
     };
     let scan = scan::scan(&mut input, dir)?;
     if streamed {
-        input = Input::open_streamed(file)?
+        input = Input::open_trace_streamed(file)?
             .ok_or_else(|| Error::msg(format!("{file}: no longer a regular file")))?;
     }
     // The first pass has warned about the damage already.

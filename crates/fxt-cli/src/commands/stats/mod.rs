@@ -45,7 +45,7 @@ pub struct Args {
 
 /// Runs `fxt stats`.
 pub fn run(args: Args) -> Result<ExitCode, Error> {
-    let mut input = Input::open(&args.file)?;
+    let mut input = Input::open_trace(&args.file)?;
     let mut tally = Tally::default();
     let mut sampled = samples::SampleTally::new(input.bytes());
     let names = input.bytes().map(Names::from_trace).unwrap_or_default();

@@ -1,0 +1,214 @@
+//! One run of a side: a trace read into its durations per category and
+//! name (the durations `fxt stats` counts: complete events, and begin/end
+//! pairs matched per thread by [`crate::durations`]) and, for the
+//! differential flame graph, its folded stacks ([`crate::folded`]).
+
+use std::collections::{BTreeMap, HashMap};
+
+use fxt_format::decode::{EventKind, Record, Text, Thread};
+use fxt_format::encode::OBJ_TYPE_THREAD;
+use rustc_hash::FxHashMap;
+
+use crate::durations::{Closed, Durations};
+use crate::error::Error;
+use crate::folded::{Collector, Filter};
+use crate::input::{ticks_to_ns, Input};
+
+/// What to keep of a trace.
+#[derive(Default, Clone)]
+pub struct Select {
+    /// Only the thread with this name, koid, or `name [koid]` label.
+    pub thread: Option<String>,
+    /// Only durations of this category.
+    pub category: Option<String>,
+    /// Only durations of this name.
+    pub name: Option<String>,
+}
+
+/// A category and name.
+pub type Key = (String, String);
+
+/// One trace, read.
+pub struct Run {
+    /// The file's name, for messages.
+    pub file: String,
+    /// Per category and name, the durations in nanoseconds.
+    pub durations: BTreeMap<Key, Vec<u64>>,
+    /// Folded stacks (`thread;outer;inner` → self ns), threads named
+    /// without their koid so that runs line up; empty unless asked for.
+    pub stacks: BTreeMap<String, u64>,
+    /// The decode error that ended the read early, if any.
+    pub damage: Option<String>,
+}
+
+/// Reads the trace at `path`, keeping what `select` selects (and the
+/// folded stacks if `stacks`). Damage is warned about on stderr by the
+/// walk and kept in [`Run::damage`].
+pub fn read(path: &str, select: &Select, stacks: bool) -> Result<Run, Error> {
+    let mut input = Input::open(path)?;
+    let mut matching = Durations::default();
+    // (category, name) → (thread koid, ns): threads are selected at the
+    // end, once every thread record has been seen.
+    let mut slices: FxHashMap<(Text, Text), Vec<(u64, u64)>> = FxHashMap::default();
+    let mut thread_names: HashMap<u64, String> = HashMap::new();
+    let mut collector = stacks.then(|| {
+        Collector::new(Filter {
+            thread: select.thread.clone(),
+            category: select.category.clone(),
+        })
+    });
+    let walk = input.walk("diff", |reader, record| {
+        let provider = reader.provider_id();
+        let tps = reader.ticks_per_second();
+        if let Some(c) = collector.as_mut() {
+            c.record(provider, tps, &record);
+        }
+        let e = match &record {
+            Record::KernelObject(o) if o.object_type == OBJ_TYPE_THREAD => {
+                thread_names.insert(o.koid, o.name.to_string());
+                return Ok(());
+            }
+            Record::Event(e) => e,
+            _ => return Ok(()),
+        };
+        let thread = match e.thread {
+            Thread::Known { thread, .. } => thread,
+            Thread::Undefined(_) => 0,
+        };
+        let (category, name, ns) = match e.kind {
+            EventKind::DurationComplete { end } => (
+                e.category.clone(),
+                e.name.clone(),
+                ticks_to_ns(end, tps).saturating_sub(ticks_to_ns(e.timestamp, tps)),
+            ),
+            EventKind::DurationBegin => {
+                matching.begin(provider, reader.record_offset(), e);
+                return Ok(());
+            }
+            EventKind::DurationEnd => match matching.end(provider, reader.record_offset(), e) {
+                Closed::Begin(open, _) => (
+                    open.category().clone(),
+                    open.name().clone(),
+                    ticks_to_ns(e.timestamp, tps)
+                        .saturating_sub(ticks_to_ns(open.timestamp(), tps)),
+                ),
+                Closed::Nothing => return Ok(()),
+            },
+            _ => return Ok(()),
+        };
+        if selected(select, &category, &name) {
+            slices
+                .entry((category, name))
+                .or_default()
+                .push((thread, ns));
+        }
+        Ok(())
+    })?;
+    let mut durations: BTreeMap<Key, Vec<u64>> = BTreeMap::new();
+    for ((category, name), list) in slices {
+        let kept: Vec<u64> = list
+            .into_iter()
+            .filter(|&(t, _)| thread_selected(select, t, &thread_names))
+            .map(|(_, ns)| ns)
+            .collect();
+        if !kept.is_empty() {
+            durations
+                .entry((category.to_string(), name.to_string()))
+                .or_default()
+                .extend(kept);
+        }
+    }
+    let stacks = match collector {
+        Some(c) => by_thread_name(c.finish().stacks, select.name.as_deref()),
+        None => BTreeMap::new(),
+    };
+    Ok(Run {
+        file: input.name.clone(),
+        durations,
+        stacks,
+        damage: walk.damage.map(|d| format!("{}: {d}", input.name)),
+    })
+}
+
+fn selected(select: &Select, category: &Text, name: &Text) -> bool {
+    select.category.as_deref().is_none_or(|c| category == c)
+        && select.name.as_deref().is_none_or(|n| name == n)
+}
+
+fn thread_selected(select: &Select, koid: u64, names: &HashMap<u64, String>) -> bool {
+    let Some(want) = &select.thread else {
+        return true;
+    };
+    let name = names.get(&koid).map(String::as_str).unwrap_or("");
+    *want == koid.to_string() || want == name || *want == format!("{name} [{koid}]")
+}
+
+/// The stacks with each thread's root frame named without its koid
+/// (`worker-1 [4242]` → `worker-1`, `thread 4242` → `thread`): koids differ
+/// from run to run, names do not. With `name`, only the stacks through a
+/// frame of that name.
+fn by_thread_name(stacks: BTreeMap<String, u64>, name: Option<&str>) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for (stack, ns) in stacks {
+        if let Some(want) = name {
+            if !stack.split(';').skip(1).any(|f| f == want) {
+                continue;
+            }
+        }
+        let (root, rest) = stack.split_once(';').unwrap_or((&stack, ""));
+        let root = strip_koid(root);
+        let stack = if rest.is_empty() {
+            root.to_owned()
+        } else {
+            format!("{root};{rest}")
+        };
+        *out.entry(stack).or_default() += ns;
+    }
+    out
+}
+
+/// A thread frame's label without its koid.
+fn strip_koid(root: &str) -> &str {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if let Some(koid) = root.strip_prefix("thread ") {
+        if digits(koid) {
+            return "thread";
+        }
+    }
+    if let Some((name, tail)) = root.rsplit_once(" [") {
+        if tail.strip_suffix(']').is_some_and(digits) {
+            return name;
+        }
+    }
+    root
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_frames_lose_their_koid_only() {
+        assert_eq!(strip_koid("worker-1 [4242]"), "worker-1");
+        assert_eq!(strip_koid("thread 4242"), "thread");
+        assert_eq!(strip_koid("async"), "async");
+        assert_eq!(strip_koid("odd [name]"), "odd [name]");
+        assert_eq!(strip_koid("thread pool"), "thread pool");
+    }
+
+    #[test]
+    fn runs_line_up_by_thread_name_and_select_by_frame() {
+        let stacks: BTreeMap<String, u64> = [
+            ("w [1];a;b".to_owned(), 5),
+            ("w [2];a;b".to_owned(), 7),
+            ("w [2];c".to_owned(), 3),
+        ]
+        .into();
+        let all = by_thread_name(stacks.clone(), None);
+        assert_eq!(all["w;a;b"], 12);
+        assert_eq!(all["w;c"], 3);
+        let only_b = by_thread_name(stacks, Some("b"));
+        assert_eq!(only_b.len(), 1);
+        assert_eq!(only_b["w;a;b"], 12);
+    }
+}

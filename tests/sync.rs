@@ -1,0 +1,441 @@
+//! `fxt::sync`: contended acquisitions become wait slices, the releases that
+//! ended them `held` slices with a flow to the waiter; uncontended ones,
+//! waits that began outside a session and forked children record nothing.
+//!
+//! ```text
+//! cargo test --test sync
+//! ```
+
+mod macros_support;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+use std::thread;
+use std::time::Duration;
+
+use fxt::__macro_support::now;
+use fxt::format::decode::{ArgValue, Event, EventKind, Record, Thread};
+use fxt::sync::{Condvar, Mutex, RwLock};
+use macros_support::{events, lock, trace};
+
+/// The `lock` events of the lock named `name`.
+fn lock_events<'r>(records: &'r [Record], name: &str) -> Vec<&'r Event> {
+    events(records)
+        .into_iter()
+        .filter(|e| e.category == "lock" && e.name == name)
+        .collect()
+}
+
+fn str_arg<'e>(e: &'e Event, key: &str) -> Option<&'e str> {
+    e.args
+        .iter()
+        .find(|a| a.name == key)
+        .and_then(|a| match &a.value {
+            ArgValue::Str(t) => t.as_str(),
+            _ => None,
+        })
+}
+
+/// `(start, end)` of a duration complete event.
+fn span(e: &Event) -> (u64, u64) {
+    match e.kind {
+        EventKind::DurationComplete { end } => (e.timestamp, end),
+        _ => panic!("not a slice: {e:?}"),
+    }
+}
+
+fn tid(t: &Thread) -> u64 {
+    match t {
+        Thread::Known { thread, .. } => *thread,
+        Thread::Undefined(i) => panic!("undefined thread ref {i}"),
+    }
+}
+
+fn gettid() -> u64 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::gettid() as u64 }
+}
+
+/// The wait slices (state `wait`) and the held slices of a lock.
+fn slices<'r>(evs: &[&'r Event], state: &str) -> Vec<&'r Event> {
+    evs.iter()
+        .copied()
+        .filter(|e| {
+            matches!(e.kind, EventKind::DurationComplete { .. })
+                && str_arg(e, "state") == Some(state)
+        })
+        .collect()
+}
+
+#[test]
+fn four_threads_in_turn_waits_add_up_and_have_arrows() {
+    const THREADS: usize = 4;
+    const ROUNDS: usize = 8;
+    let turns = Arc::new(Mutex::named("turns", 0u64));
+    let barrier = Arc::new(Barrier::new(THREADS));
+    let mut measured: HashMap<u64, u64> = HashMap::new();
+    let records = trace(|| {
+        let workers: Vec<_> = (0..THREADS)
+            .map(|_| {
+                let (turns, barrier) = (turns.clone(), barrier.clone());
+                thread::spawn(move || {
+                    barrier.wait();
+                    let mut waited = 0;
+                    for _ in 0..ROUNDS {
+                        let before = now();
+                        let mut g = turns.lock();
+                        waited += now() - before;
+                        *g += 1;
+                        // The known hold time, during which the others wait.
+                        thread::sleep(Duration::from_millis(2));
+                        drop(g);
+                        thread::sleep(Duration::from_micros(200));
+                    }
+                    (gettid(), waited)
+                })
+            })
+            .collect();
+        for w in workers {
+            let (tid, waited) = w.join().unwrap();
+            measured.insert(tid, waited);
+        }
+    });
+    assert_eq!(*turns.lock(), (THREADS * ROUNDS) as u64);
+    let evs = lock_events(&records, "turns");
+    let waits = slices(&evs, "wait");
+    assert!(
+        waits.len() >= ROUNDS,
+        "four threads holding for 2 ms in turn wait: {} waits",
+        waits.len()
+    );
+    // Each thread's wait slices add up to what it measured around `lock()`.
+    let mut recorded: HashMap<u64, u64> = HashMap::new();
+    for w in &waits {
+        let (s, e) = span(w);
+        assert_eq!(str_arg(w, "mode"), Some("exclusive"));
+        *recorded.entry(tid(&w.thread)).or_default() += e - s;
+    }
+    for (tid, &m) in &measured {
+        let r = recorded.get(tid).copied().unwrap_or(0);
+        assert!(
+            r as f64 >= 0.9 * m as f64 && r as f64 <= 1.1 * m as f64,
+            "thread {tid}: recorded waits {r} ticks, measured {m}"
+        );
+    }
+    // Flows: every begin is on a `held` slice's thread, inside it.
+    let mut begins: HashMap<u64, u64> = HashMap::new();
+    let mut ends: Vec<(u64, u64, u64)> = Vec::new();
+    for e in &evs {
+        match e.kind {
+            EventKind::FlowBegin { id } => {
+                begins.insert(id, tid(&e.thread));
+            }
+            EventKind::FlowEnd { id } => ends.push((id, tid(&e.thread), e.timestamp)),
+            _ => {}
+        }
+    }
+    let held = slices(&evs, "held");
+    assert!(!held.is_empty(), "releases to waiters are recorded");
+    let with_arrow = waits
+        .iter()
+        .filter(|w| {
+            let (s, e) = span(w);
+            ends.iter().any(|&(id, t, ts)| {
+                t == tid(&w.thread)
+                    && (s..=e).contains(&ts)
+                    && begins.get(&id).is_some_and(|&from| from != t)
+            })
+        })
+        .count();
+    assert!(
+        with_arrow * 10 >= waits.len() * 9,
+        "{with_arrow} of {} waits have an arrow from another thread",
+        waits.len()
+    );
+}
+
+#[test]
+fn uncontended_locks_record_nothing() {
+    let m = Mutex::named("quiet", 0);
+    let rw = RwLock::named("quiet rw", 0);
+    let records = trace(|| {
+        for _ in 0..1000 {
+            *m.lock() += 1;
+            *rw.write() += 1;
+            let _ = *rw.read();
+        }
+    });
+    assert!(events(&records).iter().all(|e| e.category != "lock"));
+}
+
+#[test]
+fn category_off_records_nothing() {
+    let m = Arc::new(Mutex::named("off", ()));
+    let records = macros_support::trace_with(
+        fxt::Config::new()
+            .buffer_size(4 << 20)
+            .categories(&["other"]),
+        || contend(&m, 3),
+    );
+    assert!(events(&records).iter().all(|e| e.category != "lock"));
+}
+
+/// `rounds` times: a thread waits while this one holds `m` for 5 ms.
+fn contend(m: &Arc<Mutex<()>>, rounds: usize) {
+    for _ in 0..rounds {
+        let g = m.lock();
+        let waiting = Arc::new(AtomicBool::new(false));
+        let t = {
+            let (m, waiting) = (m.clone(), waiting.clone());
+            thread::spawn(move || {
+                waiting.store(true, Ordering::SeqCst);
+                drop(m.lock());
+            })
+        };
+        while !waiting.load(Ordering::SeqCst) {
+            thread::yield_now();
+        }
+        thread::sleep(Duration::from_millis(5));
+        drop(g);
+        t.join().unwrap();
+    }
+}
+
+#[test]
+fn guard_taken_before_the_session_and_dropped_during_it() {
+    let m = Arc::new(Mutex::named("straddle", ()));
+    let _turn = lock();
+    // Taken before the session; a thread starts waiting during it.
+    let g = m.lock();
+    let session = fxt::start(fxt::Config::new().buffer_size(4 << 20)).unwrap();
+    let started = now();
+    let waiting = Arc::new(AtomicBool::new(false));
+    let t = {
+        let (m, waiting) = (m.clone(), waiting.clone());
+        thread::spawn(move || {
+            waiting.store(true, Ordering::SeqCst);
+            drop(m.lock());
+        })
+    };
+    while !waiting.load(Ordering::SeqCst) {
+        thread::yield_now();
+    }
+    thread::sleep(Duration::from_millis(20));
+    drop(g);
+    t.join().unwrap();
+    let (bytes, _) = session.finish_to_vec().unwrap();
+    let records = fxt::format::decode::decode_all(&bytes).unwrap();
+    let evs = lock_events(&records, "straddle");
+    let waits = slices(&evs, "wait");
+    let held = slices(&evs, "held");
+    assert_eq!((waits.len(), held.len()), (1, 1), "{evs:#?}");
+    // The hold is recorded from when the wait began, not from before the
+    // session (when the guard was taken).
+    let (ws, we) = span(waits[0]);
+    let (hs, he) = span(held[0]);
+    assert!(started <= ws && ws <= hs && hs < he && he <= we, "{evs:#?}");
+}
+
+#[test]
+fn waits_that_began_outside_the_session_record_nothing_in_it() {
+    let m = Arc::new(Mutex::named("outside", ()));
+    let _turn = lock();
+    // A wait that begins with no session, and ends inside one.
+    let g = m.lock();
+    let waiting = Arc::new(AtomicBool::new(false));
+    let t = {
+        let (m, waiting) = (m.clone(), waiting.clone());
+        thread::spawn(move || {
+            waiting.store(true, Ordering::SeqCst);
+            drop(m.lock());
+        })
+    };
+    while !waiting.load(Ordering::SeqCst) {
+        thread::yield_now();
+    }
+    thread::sleep(Duration::from_millis(20));
+    let session = fxt::start(fxt::Config::new().buffer_size(4 << 20)).unwrap();
+    drop(g);
+    t.join().unwrap();
+    let (bytes, _) = session.finish_to_vec().unwrap();
+    let records = fxt::format::decode::decode_all(&bytes).unwrap();
+    assert!(lock_events(&records, "outside").is_empty());
+
+    // A wait that begins in one session and ends in the next.
+    let g = m.lock();
+    let first = fxt::start(fxt::Config::new().buffer_size(4 << 20)).unwrap();
+    waiting.store(false, Ordering::SeqCst);
+    let t = {
+        let (m, waiting) = (m.clone(), waiting.clone());
+        thread::spawn(move || {
+            waiting.store(true, Ordering::SeqCst);
+            drop(m.lock());
+        })
+    };
+    while !waiting.load(Ordering::SeqCst) {
+        thread::yield_now();
+    }
+    thread::sleep(Duration::from_millis(20));
+    first.finish_to_vec().unwrap();
+    let second = fxt::start(fxt::Config::new().buffer_size(4 << 20)).unwrap();
+    drop(g);
+    t.join().unwrap();
+    let (bytes, _) = second.finish_to_vec().unwrap();
+    let records = fxt::format::decode::decode_all(&bytes).unwrap();
+    assert!(lock_events(&records, "outside").is_empty());
+}
+
+#[test]
+fn rwlock_waits_say_shared_or_exclusive() {
+    let rw = Arc::new(RwLock::named("table", 0u32));
+    let records = trace(|| {
+        // Readers wait for a writer.
+        let w = rw.write();
+        let ready = Arc::new(Barrier::new(3));
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                let (rw, ready) = (rw.clone(), ready.clone());
+                thread::spawn(move || {
+                    ready.wait();
+                    let _ = *rw.read();
+                })
+            })
+            .collect();
+        ready.wait();
+        thread::sleep(Duration::from_millis(20));
+        drop(w);
+        readers.into_iter().for_each(|r| r.join().unwrap());
+        // A writer waits for a reader.
+        let r = rw.read();
+        let writer = {
+            let rw = rw.clone();
+            thread::spawn(move || *rw.write() += 1)
+        };
+        thread::sleep(Duration::from_millis(20));
+        drop(r);
+        writer.join().unwrap();
+    });
+    let evs = lock_events(&records, "table");
+    let modes: Vec<_> = slices(&evs, "wait")
+        .iter()
+        .map(|e| str_arg(e, "mode").unwrap())
+        .collect();
+    assert_eq!(
+        modes.iter().filter(|m| **m == "shared").count(),
+        2,
+        "{modes:?}"
+    );
+    assert_eq!(
+        modes.iter().filter(|m| **m == "exclusive").count(),
+        1,
+        "{modes:?}"
+    );
+    assert!(!slices(&evs, "held").is_empty());
+    assert_eq!(*rw.read(), 1);
+}
+
+#[test]
+fn timed_out_waits_are_marked() {
+    let m = Arc::new(Mutex::named("impatient", ()));
+    let records = trace(|| {
+        let g = m.lock();
+        let m2 = m.clone();
+        let got = thread::spawn(move || m2.try_lock_for(Duration::from_millis(5)).is_some())
+            .join()
+            .unwrap();
+        assert!(!got);
+        drop(g);
+    });
+    let evs = lock_events(&records, "impatient");
+    assert_eq!(slices(&evs, "timed out").len(), 1, "{evs:#?}");
+    assert!(slices(&evs, "wait").is_empty());
+}
+
+#[test]
+fn default_names_are_where_the_lock_was_made() {
+    let m = Arc::new(Mutex::new(()));
+    let line = line!() - 1;
+    let records = trace(|| contend(&m, 1));
+    // `Mutex::new` is at column 22 of that line.
+    let name = format!("{}:{line}:22", file!());
+    assert_eq!(slices(&lock_events(&records, &name), "wait").len(), 1);
+}
+
+#[test]
+fn condvar_works_with_the_mutex() {
+    let pair = Arc::new((Mutex::named("queue", Vec::<u32>::new()), Condvar::new()));
+    let records = trace(|| {
+        let consumer = {
+            let pair = pair.clone();
+            thread::spawn(move || {
+                let (m, cv) = &*pair;
+                let mut got = Vec::new();
+                let mut q = m.lock();
+                while got.len() < 100 {
+                    cv.wait_while(&mut q, |q| q.is_empty());
+                    got.append(&mut q);
+                }
+                got
+            })
+        };
+        for i in 0..100 {
+            pair.0.lock().push(i);
+            pair.1.notify_one();
+        }
+        assert_eq!(consumer.join().unwrap(), (0..100).collect::<Vec<_>>());
+        let (m, cv) = &*pair;
+        let mut q = m.lock();
+        assert!(cv.wait_for(&mut q, Duration::from_millis(1)).timed_out());
+        assert!(cv
+            .wait_while_for(&mut q, |q| q.is_empty(), Duration::from_millis(1))
+            .timed_out());
+    });
+    // Whatever was recorded is well formed: every wait is a slice in `lock`.
+    for e in lock_events(&records, "queue") {
+        assert!(matches!(
+            e.kind,
+            EventKind::DurationComplete { .. }
+                | EventKind::FlowBegin { .. }
+                | EventKind::FlowEnd { .. }
+        ));
+    }
+}
+
+#[test]
+fn forked_child_locks_and_records_nothing() {
+    let m = Arc::new(Mutex::named("forked", ()));
+    let _turn = lock();
+    let session = fxt::start(fxt::Config::new().buffer_size(4 << 20)).unwrap();
+    contend(&m, 1);
+    // SAFETY: the child locks fxt's locks (parking_lot's, none held by
+    // another thread at the fork), spawns a thread and leaves with `_exit`.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| contend(&m, 2))).is_ok();
+        // SAFETY: ends the child at once, running no destructor.
+        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    }
+    let mut status = 0;
+    // SAFETY: waiting for our own child with a valid pointer.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "child: {status:#x}"
+    );
+    contend(&m, 1);
+    let (bytes, _) = session.finish_to_vec().unwrap();
+    let records = fxt::format::decode::decode_all(&bytes).unwrap();
+    let evs = lock_events(&records, "forked");
+    let pids: HashSet<u64> = evs
+        .iter()
+        .map(|e| match e.thread {
+            Thread::Known { process, .. } => process,
+            _ => 0,
+        })
+        .collect();
+    assert_eq!(pids, HashSet::from([std::process::id() as u64]));
+    // The parent's two contended rounds, not the child's.
+    assert_eq!(slices(&evs, "wait").len(), 2, "{evs:#?}");
+}
