@@ -21,7 +21,7 @@ use inferno::flamegraph::{self, Options};
 use crate::error::Error;
 use crate::folded::{Collector, Filter, Folded};
 use crate::input::Input;
-use crate::samples::{self, Names, Timeline};
+use crate::samples::{self, Gather, Timeline};
 
 /// Arguments of `fxt flame`.
 #[derive(clap::Args)]
@@ -91,19 +91,21 @@ const SAMPLES: Kind = Kind {
 
 /// `fxt flame --samples [--inside NAME]`.
 fn run_samples(args: Args) -> Result<ExitCode, Error> {
-    let mut input = Input::open_trace_bytes(&args.file)?;
-    let names = input.bytes().map(Names::from_trace).unwrap_or_default();
+    let mut input = Input::open_trace(&args.file)?;
+    let mut gather = Gather::default();
     let mut collector = samples::Collector::default();
     let mut timeline = Timeline::default();
     let inside = args.inside.is_some();
     input.walk("flame", |reader, record| {
         let (provider, tps) = (reader.provider_id(), reader.ticks_per_second());
+        gather.see(reader.record_offset(), &record);
         collector.see(provider, tps, &record);
         if inside {
             timeline.see(provider, tps, &record);
         }
         Ok(())
     })?;
+    let names = gather.finish();
     let enclosing = inside.then(|| timeline.enclosing(&collector.samples));
     let filter = args.inside.as_deref().zip(enclosing.as_deref());
     let folded = samples::fold::fold(&collector.samples, &names, filter);

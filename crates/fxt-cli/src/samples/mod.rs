@@ -14,7 +14,7 @@ pub mod timeline;
 use fxt_format::decode::Record;
 use fxt_format::samples::{SampleBlob, SampleRecord};
 
-pub use names::Names;
+pub use names::{Gather, Names};
 pub use timeline::Timeline;
 
 /// Whether `trace` may hold a record named `name` inline: whether a word

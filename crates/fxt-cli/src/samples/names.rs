@@ -1,13 +1,15 @@
 //! The names of sampled addresses, from a trace's `fxt.symbols` records.
 //!
-//! The symbols are appended at collection, after the samples, so a command
-//! that streams a trace reads them first in a pass of their own
-//! ([`Names::from_trace`]), skipped when the trace holds none (a byte
-//! search for the record name).
+//! The symbols are appended at collection, after the samples: a command
+//! that needs them at the end of its walk gathers them on the way
+//! ([`Gather`]); one that needs them before its first sample (`fxt dump`)
+//! reads them first in a pass of their own ([`Names::from_trace`]), skipped
+//! when the trace holds none.
 
 use std::collections::HashMap;
 
-use fxt_format::samples::{FrameEntry, SampleRecord, SYMBOLS_NAME};
+use fxt_format::decode::{BlobJoiner, Record};
+use fxt_format::samples::{FrameEntry, SampleBlob, SampleRecord, SymbolsRecord, SYMBOLS_NAME};
 use fxt_symbols::scan::TraceSamples;
 
 /// Frames of each (process, address).
@@ -27,13 +29,19 @@ impl Names {
 
     /// The names in an already read trace.
     pub fn from_scan(scan: &TraceSamples) -> Names {
-        let mut frames = HashMap::new();
+        let mut names = Names::default();
         for record in &scan.symbols {
-            for s in &record.symbols {
-                frames.insert((record.pid, s.address), s.frames.clone());
-            }
+            names.add(record);
         }
-        Names { frames }
+        names
+    }
+
+    /// Adds the entries of a symbols record.
+    pub fn add(&mut self, record: &SymbolsRecord) {
+        for s in &record.symbols {
+            self.frames
+                .insert((record.pid, s.address), s.frames.clone());
+        }
     }
 
     /// Whether there are any names.
@@ -73,5 +81,46 @@ impl Names {
             },
             None => "?".into(),
         }
+    }
+}
+
+/// Gathers the `fxt.symbols` records of a walk (joining split groups) into
+/// [`Names`]. Only records named `fxt.symbols` go through the joiner, so
+/// the walk's other records are neither copied nor delayed.
+#[derive(Default)]
+pub struct Gather {
+    joiner: BlobJoiner,
+    names: Names,
+}
+
+impl Gather {
+    /// Takes the record (at byte `offset`) if it is part of a symbols record.
+    pub fn see(&mut self, offset: u64, record: &Record) {
+        let named = match record {
+            Record::Event(e) => e.name == SYMBOLS_NAME,
+            Record::Blob(b) => b.name == SYMBOLS_NAME,
+            _ => false,
+        };
+        if named {
+            self.joiner.push(offset, Ok(record.clone()));
+            self.drain();
+        }
+    }
+
+    fn drain(&mut self) {
+        while let Some(joined) = self.joiner.pop() {
+            if let Ok(Record::Blob(blob)) = joined.item {
+                if let Some(Ok(SampleBlob::Symbols(s))) = SampleBlob::from_blob(&blob) {
+                    self.names.add(&s);
+                }
+            }
+        }
+    }
+
+    /// The names gathered.
+    pub fn finish(mut self) -> Names {
+        self.joiner.finish();
+        self.drain();
+        self.names
     }
 }

@@ -12,6 +12,7 @@ use fxt_format::decode::{
 use super::args;
 use super::labels::{Labels, Seen};
 use super::nesting::Nesting;
+use super::samples::{Context, SampleRows};
 use super::scan::{async_key, ns as ticks_to_ns, AsyncKey, Stacks, ThreadKey};
 use super::schema::Tables;
 use super::summary::Summary;
@@ -19,6 +20,7 @@ use super::table::Table;
 use crate::error::Error;
 use crate::input::Input;
 use crate::keep::Fix;
+use crate::samples::{sample_of, Names};
 
 /// An open duration begin or async begin.
 struct Open {
@@ -50,6 +52,10 @@ pub struct Rows<'a> {
     asyncs: Stacks<AsyncKey, Open>,
     /// Arrival index of the next slice (its `id`).
     next_id: u64,
+    /// The names of sampled addresses.
+    pub names: Names,
+    /// Samples waiting for the slice they were taken in.
+    samples: SampleRows,
 }
 
 /// The koids of a thread field (0 for an undefined one, which the first
@@ -88,6 +94,8 @@ impl<'a> Rows<'a> {
             durations: Stacks::default(),
             asyncs: Stacks::default(),
             next_id: 0,
+            names: Names::default(),
+            samples: SampleRows::default(),
         }
     }
 
@@ -112,6 +120,9 @@ impl<'a> Rows<'a> {
                     self.summary.buffer_filled += 1;
                     Ok(())
                 }
+                Record::Blob(_) if sample_of(&record).is_some() => {
+                    self.sample(provider, tps, &record)
+                }
                 Record::Log(_)
                 | Record::Blob(_)
                 | Record::UserspaceObject(_)
@@ -126,6 +137,30 @@ impl<'a> Rows<'a> {
             }
         })?;
         self.summary.async_never_ended += self.asyncs.open();
+        let cx = Context {
+            trace: self.trace,
+            host: self.host,
+            labels: self.labels,
+        };
+        self.samples.finish(&mut self.tables.samples, &cx)
+    }
+
+    /// A sample waits for its slice ([`SampleRows`]); one that does not
+    /// decode is counted as not exported.
+    fn sample(&mut self, provider: Option<u32>, tps: u64, record: &Record) -> Result<(), Error> {
+        match sample_of(record) {
+            Some(Ok(s)) => {
+                let ts = ticks_to_ns(s.timestamp, tps);
+                self.samples.sample(provider, ts, &s, &self.names);
+            }
+            _ => {
+                *self
+                    .summary
+                    .not_exported
+                    .entry("malformed sample")
+                    .or_default() += 1
+            }
+        }
         Ok(())
     }
 
@@ -225,6 +260,16 @@ impl<'a> Rows<'a> {
             .next_place()
             .map_err(|e| Error::msg(format!("temporary file: {e}")))?;
         let ids = (begin.pid, begin.tid);
+        if async_id.is_none() {
+            let cx = Context {
+                trace: self.trace,
+                host: self.host,
+                labels: self.labels,
+            };
+            let span = (begin.ts, end);
+            self.samples
+                .slice(provider, ids, span, id, &mut self.tables.samples, &cx)?;
+        }
         self.event_columns(
             |t| &mut t.slices,
             provider,

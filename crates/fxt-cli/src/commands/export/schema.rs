@@ -107,6 +107,18 @@ pub const WAKEUPS: &[(&str, Col)] = &[
     ("thread", Col::Str),
 ];
 
+/// Columns of `samples` (CPU samples, issue 31).
+pub const SAMPLES: &[(&str, Col)] = &[
+    ("trace", Col::Str),
+    ("host", Col::Str),
+    ("pid", Col::I64),
+    ("tid", Col::I64),
+    ("thread", Col::Str),
+    ("ts", Col::I64),
+    ("frames", Col::ListStr),
+    ("slice_id", Col::I64),
+];
+
 /// Every table of an export.
 pub struct Tables {
     /// Durations, complete events, async spans.
@@ -125,6 +137,8 @@ pub struct Tables {
     pub sched: Table,
     /// Thread wakeups.
     pub wakeups: Table,
+    /// CPU samples.
+    pub samples: Table,
 }
 
 /// A file name's safe form of a host name (letters, digits, `.`, `_`).
@@ -171,11 +185,12 @@ impl Tables {
             processes: table("processes")?,
             sched: table("sched")?,
             wakeups: table("wakeups")?,
+            samples: table("samples")?,
         })
     }
 
     /// Every table, in documentation order.
-    pub fn all(&mut self) -> [&mut Table; 8] {
+    pub fn all(&mut self) -> [&mut Table; 9] {
         [
             &mut self.slices,
             &mut self.instants,
@@ -185,6 +200,7 @@ impl Tables {
             &mut self.processes,
             &mut self.sched,
             &mut self.wakeups,
+            &mut self.samples,
         ]
     }
 }
@@ -207,6 +223,7 @@ pub fn columns(name: &str) -> Vec<(&'static str, Col)> {
         "threads" => THREADS.to_vec(),
         "processes" => PROCESSES.to_vec(),
         "sched" => SCHED.to_vec(),
+        "samples" => SAMPLES.to_vec(),
         _ => WAKEUPS.to_vec(),
     }
 }

@@ -5,16 +5,17 @@
 //! A table is described by its columns ([`Col`]); a row is appended value
 //! by value, in column order ([`Table::str`], [`Table::i64`], ...), and
 //! ended with [`Table::end_row`]. Only types every engine reads are used:
-//! signed 64- and 32-bit integers, doubles, UTF-8 strings and maps with
-//! string keys (no unsigned integers, no timestamp types).
+//! signed 64- and 32-bit integers, doubles, UTF-8 strings, lists of
+//! strings and maps with string keys (no unsigned integers, no timestamp
+//! types).
 
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    ArrayBuilder, Float64Builder, Int32Builder, Int64Builder, MapBuilder, MapFieldNames,
-    StringBuilder,
+    ArrayBuilder, Float64Builder, Int32Builder, Int64Builder, ListBuilder, MapBuilder,
+    MapFieldNames, StringBuilder,
 };
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{Field, Schema, SchemaRef};
@@ -44,6 +45,8 @@ pub enum Col {
     MapI64,
     /// `MAP<STRING, DOUBLE>`.
     MapF64,
+    /// `LIST<STRING>` (nullable).
+    ListStr,
 }
 
 /// The entry, key and value names the Parquet format documents for maps.
@@ -64,6 +67,7 @@ enum Builder {
     MapStr(MapBuilder<StringBuilder, StringBuilder>),
     MapI64(MapBuilder<StringBuilder, Int64Builder>),
     MapF64(MapBuilder<StringBuilder, Float64Builder>),
+    ListStr(ListBuilder<StringBuilder>),
 }
 
 impl Builder {
@@ -89,6 +93,7 @@ impl Builder {
                 StringBuilder::new(),
                 Float64Builder::new(),
             )),
+            Col::ListStr => Builder::ListStr(ListBuilder::new(StringBuilder::new())),
         }
     }
 
@@ -101,6 +106,7 @@ impl Builder {
             Builder::MapStr(b) => Arc::new(b.finish()),
             Builder::MapI64(b) => Arc::new(b.finish()),
             Builder::MapF64(b) => Arc::new(b.finish()),
+            Builder::ListStr(b) => Arc::new(b.finish()),
         }
     }
 
@@ -113,6 +119,7 @@ impl Builder {
             Builder::MapStr(b) => b.len(),
             Builder::MapI64(b) => b.len(),
             Builder::MapF64(b) => b.len(),
+            Builder::ListStr(b) => b.len(),
         }
     }
 }
@@ -258,6 +265,20 @@ impl Table {
                 Ok(())
             }
             _ => Err(self.mismatch("a double")),
+        }
+    }
+
+    /// Appends a list of strings to the next column.
+    pub fn list_str(&mut self, values: &[String]) -> Result<(), Error> {
+        match self.column()? {
+            Builder::ListStr(b) => {
+                for v in values {
+                    b.values().append_value(v);
+                }
+                b.append(true);
+                Ok(())
+            }
+            _ => Err(self.mismatch("a list of strings")),
         }
     }
 

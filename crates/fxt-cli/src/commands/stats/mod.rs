@@ -28,7 +28,6 @@ use std::process::ExitCode;
 
 use crate::error::Error;
 use crate::input::Input;
-use crate::samples::Names;
 
 use report::Report;
 use tally::Tally;
@@ -48,14 +47,13 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     let mut input = Input::open_trace(&args.file)?;
     let mut tally = Tally::default();
     let mut sampled = samples::SampleTally::new(input.bytes());
-    let names = input.bytes().map(Names::from_trace).unwrap_or_default();
     let walk = input.walk("stats", |reader, record| {
         tally.add(reader.provider_id(), reader.ticks_per_second(), &record);
-        sampled.see(reader.provider_id(), reader.ticks_per_second(), &record);
+        sampled.see(reader, &record);
         Ok(())
     })?;
     let report = Report::new(&input.name, &walk, tally);
-    let sampled = samples::report(sampled, &names);
+    let sampled = samples::report(sampled);
     let stdout = io::stdout();
     let mut out = stdout.lock();
     if args.json {

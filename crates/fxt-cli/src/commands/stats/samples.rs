@@ -10,7 +10,8 @@ use fxt_format::decode::Record;
 use fxt_format::samples::SAMPLE_NAME;
 use serde_json::{json, Value};
 
-use crate::samples::{may_hold, Collector, Names, Timeline};
+use crate::input::Reader;
+use crate::samples::{may_hold, Collector, Gather, Timeline};
 
 /// Functions listed per duration name.
 const TOP: usize = 3;
@@ -21,6 +22,7 @@ pub struct SampleTally {
     active: bool,
     collector: Collector,
     timeline: Timeline,
+    gather: Gather,
 }
 
 impl SampleTally {
@@ -31,14 +33,17 @@ impl SampleTally {
             active: bytes.is_none_or(|b| may_hold(b, SAMPLE_NAME)),
             collector: Collector::default(),
             timeline: Timeline::default(),
+            gather: Gather::default(),
         }
     }
 
     /// Takes a record.
-    pub fn see(&mut self, provider: Option<u32>, ticks_per_second: u64, record: &Record) {
+    pub fn see(&mut self, reader: &Reader<'_>, record: &Record) {
         if self.active {
-            self.collector.see(provider, ticks_per_second, record);
-            self.timeline.see(provider, ticks_per_second, record);
+            let (provider, tps) = (reader.provider_id(), reader.ticks_per_second());
+            self.collector.see(provider, tps, record);
+            self.timeline.see(provider, tps, record);
+            self.gather.see(reader.record_offset(), record);
         }
     }
 }
@@ -60,8 +65,9 @@ pub struct SampleReport {
     inside: Vec<Inside>,
 }
 
-/// The report of `tally`, with names from `names`.
-pub fn report(tally: SampleTally, names: &Names) -> SampleReport {
+/// The report of `tally`, with the names the trace holds.
+pub fn report(tally: SampleTally) -> SampleReport {
+    let names = tally.gather.finish();
     let samples = tally.collector.samples;
     let threads: HashSet<_> = samples
         .iter()
