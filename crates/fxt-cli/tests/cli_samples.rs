@@ -178,6 +178,14 @@ fn symbolize_names_the_samples_of_a_trace_without_symbols() {
         "{}",
         stderr(&again)
     );
+    // --force resolves again and replaces the Perfetto packets (each
+    // sample once).
+    let forced = fxt(&["symbolize", "--force", p(&path)]);
+    assert!(forced.status.success(), "{}", stderr(&forced));
+    let rescan = TraceSamples::read(&std::fs::read(&path).unwrap());
+    assert_eq!(rescan.perfetto_records, scan.perfetto_records);
+    assert_eq!(rescan.samples, scan.samples);
+    assert!(rescan.is_symbolized());
 
     let after = stdout(&fxt(&["dump", p(&path)]));
     let line = after.lines().find(|l| l.starts_with("sample ")).unwrap();
@@ -312,13 +320,15 @@ fn check_recover_and_merge_keep_sample_records_whole() {
         "the big table is split"
     );
 
-    let check = fxt(&["check", p(&path)]);
-    assert!(
-        check.status.success(),
-        "{}{}",
-        stdout(&check),
-        stderr(&check)
-    );
+    for how in [&["check"][..], &["check", "--perfetto"]] {
+        let check = fxt(&[how, &[p(&path)]].concat());
+        assert!(
+            check.status.success(),
+            "{how:?}: {}{}",
+            stdout(&check),
+            stderr(&check)
+        );
+    }
 
     let recovered = tmp("whole-recovered.fxt");
     let out = fxt(&["recover", p(&path), "-o", p(&recovered)]);

@@ -201,3 +201,22 @@ fn write_symbols(
     .encode_records(timestamp, thread, out)?;
     Ok(())
 }
+
+/// [`appendix`] for a whole trace: its samples, modules and symbols read
+/// from `trace` ([`crate::scan::TraceSamples`]). What the runtime calls at
+/// collection (with `discover`: its own process is still running).
+pub fn appendix_of_trace(
+    trace: &[u8],
+    discover: bool,
+    symbolizer: &mut Symbolizer,
+) -> Result<Appendix, EncodeError> {
+    let scan = crate::scan::TraceSamples::read(trace);
+    let request = Request {
+        samples: &scan.samples,
+        ticks_per_second: scan.ticks_per_second,
+        modules: &scan.modules,
+        symbols: &scan.symbols,
+        discover,
+    };
+    appendix(&request, symbolizer)
+}

@@ -24,6 +24,6 @@ mod proto;
 pub mod scan;
 mod symbolize;
 
-pub use appendix::{appendix, Appendix, Request};
+pub use appendix::{appendix, appendix_of_trace, Appendix, Request};
 pub use maps::{build_id, process_modules};
 pub use symbolize::Symbolizer;

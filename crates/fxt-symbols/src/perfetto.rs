@@ -32,9 +32,15 @@ const MAX_NAME: usize = 4096;
 const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
 const SEQ_NEEDS_INCREMENTAL_STATE: u32 = 2;
 const CPU_MODE_USER: i32 = 2;
-/// First packet sequence id ("FX" in the high bytes, away from the small
-/// ids real producers use); process `i` gets this + `i`.
-const SEQUENCE_BASE: u32 = 0x4658_0000;
+/// The packet sequence of a process: bit 30 set (away from the small ids
+/// real producers use) and the pid's low 30 bits (Linux pids stay below
+/// 2^22), so the sequences of two traces merged into one archive differ
+/// unless their processes do not. A sequence met again starts over: its
+/// first packet clears the incremental state, and the samples before keep
+/// the interned data they were read with.
+fn sequence_of(pid: u64) -> u32 {
+    0x4000_0000 | (pid as u32 & 0x3fff_ffff)
+}
 
 /// The samples of one process, with what names their addresses.
 pub struct ProcessSamples<'a> {
@@ -52,8 +58,8 @@ pub struct ProcessSamples<'a> {
 /// of a protobuf `Trace` stream each.
 pub fn packets(processes: &[ProcessSamples<'_>]) -> Vec<Vec<u8>> {
     let mut out = Chunks::default();
-    for (i, process) in processes.iter().enumerate() {
-        let sequence = SEQUENCE_BASE.wrapping_add(i as u32);
+    for process in processes {
+        let sequence = sequence_of(process.pid);
         let mut interner = Interner::new(process);
         let callstacks: Vec<u64> = process
             .samples

@@ -244,3 +244,93 @@ fn appendix_names_the_samples_in_symbols_and_perfetto_packets() {
         assert!(frame_names[frames.last().unwrap()].ends_with("probe_leaf"));
     }
 }
+
+/// Many distinct addresses: the packets are cut into several blob records,
+/// each holding whole packets (it decodes on its own) and fitting a record.
+#[test]
+fn perfetto_chunks_hold_whole_packets_and_fit_a_record() {
+    use prost::Message;
+    let pid = u64::from(std::process::id());
+    let samples: Vec<SampleRecord> = (0..40u64)
+        .map(|i| SampleRecord {
+            timestamp: i,
+            pid,
+            tid: pid,
+            walk: Walk::UnwindTables,
+            truncated: true,
+            frames: (0..200)
+                .map(|k| address_of(probe_outer) + (i * 200 + k) % 3000)
+                .collect(),
+        })
+        .collect();
+    let request = Request {
+        samples: &samples,
+        ticks_per_second: 1_000_000_000,
+        modules: &[],
+        symbols: &[],
+        discover: true,
+    };
+    let out = appendix(&request, &mut Symbolizer::new()).unwrap();
+    assert!(out.perfetto_records > 2, "{}", out.perfetto_records);
+    let bytes: Vec<u8> = out.words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let mut samples_seen = 0;
+    for joined in join_split_blobs(&bytes) {
+        let Ok(Record::Blob(blob)) = joined.item else {
+            continue;
+        };
+        if blob.blob_type == BlobType::Perfetto {
+            assert!(blob.payload.len() <= fxt_symbols::perfetto::CHUNK_BYTES);
+            let trace = read::Trace::decode(blob.payload.as_slice()).expect("whole packets");
+            samples_seen += trace
+                .packet
+                .iter()
+                .filter(|p| p.perf_sample.is_some())
+                .count();
+        }
+    }
+    assert_eq!(samples_seen, 40);
+}
+
+/// The runtime's entry point: a trace's bytes in, its appendix out.
+#[test]
+fn appendix_of_trace_reads_the_samples_from_the_trace() {
+    use fxt_format::encode::{encode_into_vec, Initialization, MagicNumber, ProviderInfo};
+    use fxt_format::samples::Sample;
+    let pid = u64::from(std::process::id());
+    let mut words = Vec::new();
+    encode_into_vec(&MagicNumber, &mut words).unwrap();
+    encode_into_vec(
+        &ProviderInfo {
+            provider_id: 1,
+            name: "p",
+        },
+        &mut words,
+    )
+    .unwrap();
+    encode_into_vec(
+        &Initialization {
+            ticks_per_second: 1_000_000_000,
+        },
+        &mut words,
+    )
+    .unwrap();
+    let frames = [address_of(probe_leaf) + 3];
+    for t in 0..3 {
+        let sample = Sample {
+            timestamp: t,
+            pid,
+            tid: 7,
+            walk: Walk::PcOnly,
+            truncated: true,
+            frames: &frames,
+        };
+        encode_into_vec(&sample, &mut words).unwrap();
+    }
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let out = fxt_symbols::appendix_of_trace(&bytes, true, &mut Symbolizer::new()).unwrap();
+    assert_eq!((out.samples, out.addresses, out.resolved), (3, 1, 1));
+    assert!(out.perfetto_records == 1 && !out.words.is_empty());
+    // A trace without samples gets nothing.
+    let none = fxt_symbols::appendix_of_trace(&bytes[..24], true, &mut Symbolizer::new()).unwrap();
+    assert!(none.words.is_empty());
+}

@@ -9,12 +9,16 @@
 //! differs from the recorded one is not used (its addresses stay
 //! unnamed). A trace cut short inside a record (a killed writer) is written
 //! to OUT up to its last whole record, then the appendix; it is never
-//! changed in place.
+//! changed in place. A trace that has Perfetto packets already (symbolized
+//! before, `--force`, or some addresses left unnamed then) is rewritten
+//! without them, so that Perfetto sees each sample once.
 
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::process::ExitCode;
 
+use fxt_format::decode::{BlobType, Record, SliceReader};
+use fxt_format::samples::PERFETTO_NAME;
 use fxt_symbols::scan::TraceSamples;
 use fxt_symbols::{appendix, Request, Symbolizer};
 
@@ -69,11 +73,19 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     let whole = usize::try_from(scan.end)
         .unwrap_or(bytes.len())
         .min(bytes.len());
+    let rewrite = scan.perfetto_records > 0;
+    let data = || {
+        let mut data = if rewrite {
+            without_perfetto(&bytes[..whole])
+        } else {
+            bytes[..whole].to_vec()
+        };
+        data.extend_from_slice(&appended);
+        data
+    };
     let target = match &args.output {
         Some(path) => {
-            let mut data = bytes[..whole].to_vec();
-            data.extend_from_slice(&appended);
-            std::fs::write(path, data).map_err(|e| Error::io(path, e))?;
+            std::fs::write(path, data()).map_err(|e| Error::io(path, e))?;
             path.clone()
         }
         None if args.file == "-" => {
@@ -86,6 +98,13 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
                 "symbolize: {} ends inside a record at offset {whole:#x}; write a copy with -o OUT",
                 input.name
             )))
+        }
+        None if rewrite => {
+            // Written beside it, then renamed over it: never half a trace.
+            let temp = format!("{}.symbolize-partial", args.file);
+            std::fs::write(&temp, data()).map_err(|e| Error::io(&temp, e))?;
+            std::fs::rename(&temp, &args.file).map_err(|e| Error::io(&args.file, e))?;
+            args.file.clone()
         }
         None => {
             let mut file = OpenOptions::new()
@@ -111,4 +130,24 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         }
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// `trace` without its `fxt.perfetto` blob records (their names are
+/// inline, so no other record depends on them).
+fn without_perfetto(trace: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(trace.len());
+    let mut copied = 0;
+    let mut reader = SliceReader::new(trace);
+    while let Some(item) = reader.next() {
+        let Ok(Record::Blob(blob)) = item else {
+            continue;
+        };
+        if blob.blob_type == BlobType::Perfetto && blob.name == PERFETTO_NAME {
+            let start = reader.record_offset() as usize;
+            out.extend_from_slice(trace.get(copied..start).unwrap_or_default());
+            copied = reader.position() as usize;
+        }
+    }
+    out.extend_from_slice(trace.get(copied..).unwrap_or_default());
+    out
 }
