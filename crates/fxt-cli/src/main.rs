@@ -1,5 +1,5 @@
-//! `fxt`: read, convert, merge, check and recover Fuchsia Trace Format
-//! (FXT) files.
+//! `fxt`: read, check, convert and export Fuchsia Trace Format (FXT)
+//! traces, record process trees and trace running processes.
 //!
 //! | command | what it does |
 //! |---|---|
@@ -41,6 +41,8 @@
 //! its own), a variant of `Command` below and its line in `main`; what it
 //! shares with another command goes down into a shared module.
 
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -67,7 +69,10 @@ mod serve;
 #[cfg(unix)]
 use commands::{record, trace};
 
-/// Read, convert, merge, check and recover Fuchsia Trace Format files.
+/// Fuchsia Trace Format (FXT) traces: read them (dump, stats, json, flame),
+/// check and repair them (check, recover, convert), combine and export them
+/// (merge, export parquet), open them in Perfetto UI (open), record process
+/// trees (record) and running processes (trace).
 #[derive(Parser)]
 #[command(name = "fxt", version, about, propagate_version = true)]
 struct Cli {

@@ -596,10 +596,14 @@ fn archive_with_scheduling_exports_every_table() {
 fn two_hosts_share_one_folder() {
     let dir = folder("export-hosts");
     let trace = archive().file("export-hosts.fxt");
+    let copies = [
+        archive().file("export-hosts-2.fxt"),
+        archive().file("export-hosts-3.fxt"),
+    ];
     export(&[&trace], &dir, "alpha");
     export(&[&trace], &dir, "beta");
     // A second export from one host adds a part; it overwrites nothing.
-    export(&[&trace, &trace], &dir, "alpha");
+    export(&[&copies[0], &copies[1]], &dir, "alpha");
     for table in [
         "slices",
         "instants",
@@ -654,11 +658,12 @@ fn a_failed_export_leaves_no_file() {
     let dir = folder("export-failed");
     let trace = archive().file("export-failed.fxt");
     export(&[&trace], &dir, "h");
+    let other = archive().file("export-failed-2.fxt");
     let missing = dir.join("missing.fxt");
     let out = fxt(&[
         "export",
         "parquet",
-        p(&trace),
+        p(&other),
         p(&missing),
         "-o",
         p(&dir),
@@ -750,7 +755,7 @@ fn a_damaged_trace_exports_what_recover_keeps() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|row| &row[6])
+        .map(|row| &row[7])
         .collect();
     assert_eq!(names, [&json!("work"), &json!("inner")]);
     assert_eq!(from_damaged[2].as_array().unwrap().len(), 0);
@@ -770,6 +775,7 @@ fn schema_uses_types_spark_and_clickhouse_read() {
             &[
                 "trace",
                 "host",
+                "provider",
                 "pid",
                 "process",
                 "tid",
@@ -793,6 +799,7 @@ fn schema_uses_types_spark_and_clickhouse_read() {
             &[
                 "trace",
                 "host",
+                "provider",
                 "pid",
                 "process",
                 "tid",
@@ -812,6 +819,7 @@ fn schema_uses_types_spark_and_clickhouse_read() {
             &[
                 "trace",
                 "host",
+                "provider",
                 "pid",
                 "process",
                 "tid",
@@ -830,6 +838,7 @@ fn schema_uses_types_spark_and_clickhouse_read() {
             &[
                 "trace",
                 "host",
+                "provider",
                 "pid",
                 "process",
                 "tid",
@@ -846,14 +855,20 @@ fn schema_uses_types_spark_and_clickhouse_read() {
         ),
         (
             "threads",
-            &["trace", "host", "pid", "process", "tid", "thread"],
+            &[
+                "trace", "host", "provider", "pid", "process", "tid", "thread",
+            ],
         ),
-        ("processes", &["trace", "host", "pid", "process"]),
+        (
+            "processes",
+            &["trace", "host", "provider", "pid", "process"],
+        ),
         (
             "sched",
             &[
                 "trace",
                 "host",
+                "provider",
                 "ts",
                 "cpu",
                 "out_pid",
@@ -867,7 +882,9 @@ fn schema_uses_types_spark_and_clickhouse_read() {
         ),
         (
             "wakeups",
-            &["trace", "host", "ts", "cpu", "pid", "tid", "thread"],
+            &[
+                "trace", "host", "provider", "ts", "cpu", "pid", "tid", "thread",
+            ],
         ),
     ];
     for (table, columns) in expected {
@@ -909,4 +926,167 @@ fn schema_uses_types_spark_and_clickhouse_read() {
             );
         }
     }
+}
+
+/// The part files of every table in `dir`, sorted, per table.
+fn part_files(dir: &Path) -> Vec<(String, Vec<String>)> {
+    let mut tables: Vec<(String, Vec<String>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|t| t.unwrap().path())
+        .filter(|t| t.is_dir())
+        .map(|t| {
+            let mut files: Vec<String> = std::fs::read_dir(&t)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            files.sort();
+            (t.file_name().unwrap().to_string_lossy().into_owned(), files)
+        })
+        .collect();
+    tables.sort();
+    tables
+}
+
+#[test]
+fn a_trace_exported_again_is_refused_unless_replaced() {
+    let dir = folder("export-again");
+    let a = archive().file("again-a.fxt");
+    let b = archive().file("again-b.fxt");
+    let (a_name, b_name) = (p(&a), p(&b));
+    export(&[&a, &b], &dir, "h");
+    let before = part_files(&dir);
+    assert_eq!(before.len(), 9); // every table, samples included
+
+    let again = |extra: &[&str], files: &[&str], host: &str| {
+        let mut args = vec!["export", "parquet"];
+        args.extend(files);
+        args.extend(["-o", p(&dir), "--host", host]);
+        args.extend(extra);
+        fxt(&args)
+    };
+    // Refused, nothing written: its rows would be there twice.
+    let out = again(&[], &[a_name], "h");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "already holds {a_name} from host h (part-h-0.parquet)"
+        )) && stderr(&out).contains("--replace"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(part_files(&dir), before);
+    // So is a trace named twice in one export.
+    let twice = archive().file("again-twice.fxt");
+    let out = again(&[], &[p(&twice), p(&twice)], "h");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(part_files(&dir), before);
+
+    // Another host's copy is another trace.
+    export(&[&a], &dir, "h2");
+    // --replace: the new rows, the earlier part rewritten without them
+    // (b's rows stay).
+    let out = again(&["--replace"], &[a_name], "h");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "replaced the earlier rows of {a_name} in part-h-0.parquet"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    let one_copy = "select trace, host, count(*) from {slices} group by all order by all";
+    // A child slice joins its one parent (per trace and host).
+    let join = "select count(*) from {slices} c join {slices} p \
+                on c.parent = p.id and c.trace = p.trace and c.host = p.host";
+    let parents = "select count(*) from {slices} where parent is not null";
+    let per_trace = "select trace, host, count(*) from {processes} group by all order by all";
+    let r = duckdb(&dir, &[one_copy, join, parents, per_trace]);
+    let n = duckdb(&dir, &["select count(*) from {slices} where host = 'h2'"])[0][0][0]
+        .as_i64()
+        .unwrap();
+    assert_eq!(
+        r[0],
+        json!([[a_name, "h", n], [a_name, "h2", n], [b_name, "h", n]])
+    );
+    assert_eq!(r[1], r[2], "one parent per child");
+    assert_eq!(
+        r[3],
+        json!([[a_name, "h", 2], [a_name, "h2", 2], [b_name, "h", 2]])
+    );
+    // b again: the part that held only b goes.
+    let out = again(&["--replace"], &[b_name], "h");
+    assert!(out.status.success(), "{}", stderr(&out));
+    for (table, files) in part_files(&dir) {
+        assert_eq!(
+            files,
+            ["part-h-1.parquet", "part-h-2.parquet", "part-h2-0.parquet"],
+            "{table}"
+        );
+    }
+    let r = duckdb(&dir, &[one_copy]);
+    assert_eq!(
+        r[0],
+        json!([[a_name, "h", n], [a_name, "h2", n], [b_name, "h", n]])
+    );
+}
+
+#[test]
+fn rows_name_the_provider_that_recorded_them() {
+    // Two providers of one program (the process named alike, as two
+    // `fxt trace --name svc1` / `svc2` providers of one binary are).
+    let trace = Trace::with_provider(1, "svc1", 1_000_000_000)
+        .raw(&kobj(10, OBJ_TYPE_PROCESS, "hidden-provider", None))
+        .push(&ev(
+            EventKind::DurationComplete { end: 20 },
+            10,
+            10,
+            11,
+            "work",
+            &[],
+        ))
+        .push(&ProviderInfo {
+            provider_id: 2,
+            name: "svc2",
+        })
+        .raw(&kobj(20, OBJ_TYPE_PROCESS, "hidden-provider", None))
+        .push(&ev(EventKind::Instant, 30, 20, 21, "tick", &[]))
+        .file("export-providers.fxt");
+    let dir = folder("export-providers");
+    export(&[&trace], &dir, "h");
+    let sched_dir = folder("export-providers-sched");
+    export(
+        &[&archive().file("export-providers-sched.fxt")],
+        &sched_dir,
+        "h",
+    );
+    let r = duckdb(
+        &dir,
+        &[
+            "select pid, process, provider from {processes} order by pid",
+            "select tid, provider from {threads} order by tid",
+            "select name, provider from {slices}",
+            "select name, provider from {instants}",
+        ],
+    );
+    assert_eq!(
+        r[0],
+        json!([
+            [10, "hidden-provider", "svc1"],
+            [20, "hidden-provider", "svc2"]
+        ])
+    );
+    assert_eq!(r[1], json!([[11, "svc1"], [21, "svc2"]]));
+    assert_eq!(r[2], json!([["work", "svc1"]]));
+    assert_eq!(r[3], json!([["tick", "svc2"]]));
+    let r = duckdb(
+        &sched_dir,
+        &[
+            "select distinct provider from {sched}",
+            "select distinct provider from {wakeups}",
+            "select distinct provider from {counters}",
+        ],
+    );
+    assert_eq!(r[0], json!([["kernel scheduler"]]));
+    assert_eq!(r[1], json!([["kernel scheduler"]]));
+    assert_eq!(r[2], json!([["alpha"]]));
 }

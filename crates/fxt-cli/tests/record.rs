@@ -428,6 +428,34 @@ fn options_apply() {
         .all(|p| p.events == 0 && p.marks.is_empty()));
 }
 
+/// A relative `-o`, and a command that changes folder before it traces
+/// (as daemons do): the spool handed to it still names the recorder's
+/// folder, so its trace is in the archive and nothing is left where it
+/// went.
+fn relative_output_and_cd() {
+    let dir = scratch("relative");
+    let elsewhere = dir.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let script = format!(
+        "cd '{}' && exec '{}'",
+        elsewhere.display(),
+        std::env::current_exe().unwrap().display()
+    );
+    let r = fxt_cmd()
+        .args(["record", "-o", "rec.fxt", "--", "sh", "-c", &script])
+        .env(ROLE, "leaf")
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{stderr}");
+    assert!(stderr.contains("fxt record: 1 processes, "), "{stderr}");
+    let providers = providers(&std::fs::read(dir.join("rec.fxt")).unwrap());
+    assert_eq!(providers.len(), 1, "{providers:?}");
+    assert_eq!(providers.values().next().unwrap().events, THREADS * EVENTS);
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+}
+
 /// A symlink at the output is replaced, not written through.
 fn output_symlink() {
     let dir = scratch("symlink");
@@ -555,13 +583,17 @@ fn main() {
     if let Ok(r) = std::env::var(ROLE) {
         role(&r);
     }
-    let tests: [(&str, fn()); 6] = [
+    let tests: [(&str, fn()); 7] = [
         ("a process tree in one archive", process_tree),
         ("the recorder's options reach every process", options_apply),
         ("--sched: a 10 ms sleep in a traced function", sched),
         ("SIGTERM is forwarded", sigterm_forwarded),
         ("a spool merged after the recorder died", from_spool),
         ("a symlink at the output", output_symlink),
+        (
+            "a relative -o, a command that changes folder",
+            relative_output_and_cd,
+        ),
     ];
     for (name, test) in tests {
         test();

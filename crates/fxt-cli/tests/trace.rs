@@ -143,11 +143,16 @@ impl Env {
     }
 
     fn fxt(&self, args: &[&str]) -> Output {
+        self.fxt_in(&self.dir, args)
+    }
+
+    /// `fxt trace ARGS` run in folder `cwd`.
+    fn fxt_in(&self, cwd: &Path, args: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_fxt"))
             .arg("trace")
             .args(args)
             .env("XDG_RUNTIME_DIR", self.dir.join("xdg"))
-            .current_dir(&self.dir)
+            .current_dir(cwd)
             .output()
             .unwrap()
     }
@@ -379,6 +384,66 @@ fn snapshot_and_second_start() {
     assert!(String::from_utf8_lossy(&none.stderr).contains("no window is open"));
 }
 
+/// Relative names typed in another folder than the provider's mean that
+/// folder: the spool (`--spool-dir`), the snapshot and the archive land
+/// there with the provider's events, nothing in the provider's folder.
+fn relative_names() {
+    let mut env = Env::new("relative");
+    let a = env.spawn("rel", "provider");
+    let b = env.dir.join("b");
+    std::fs::create_dir_all(b.join("spools")).unwrap();
+    let ok = |args: &[&str]| {
+        let out = env.fxt_in(&b, args);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "fxt trace {args:?}: {stderr}");
+    };
+    ok(&["start", "--spool-dir", "spools"]);
+    let from = env.children[a].progress(ROUNDS);
+    ok(&["snapshot", "-o", "now.fxt"]);
+    let pid = env.children[a].pid();
+    let rounds = archive(&b.join("now.fxt").to_string_lossy())[&pid].rounds("alpha");
+    assert!(rounds.contains(&(from + ROUNDS)), "{rounds:?}");
+    ok(&["stop", "-o", "all.fxt"]);
+    let rounds = archive(&b.join("all.fxt").to_string_lossy())[&pid].rounds("alpha");
+    assert!(rounds.contains(&(from + ROUNDS)), "{rounds:?}");
+    let cwd = &env.children[a].cwd;
+    assert_eq!(std::fs::read_dir(cwd).unwrap().count(), 0, "{cwd:?}");
+    assert_eq!(std::fs::read_dir(b.join("spools")).unwrap().count(), 0);
+}
+
+/// A stop that gets no provider's trace (the only provider was killed and
+/// its trace is gone) fails, says why, writes no archive and closes the
+/// window.
+fn stop_without_traces() {
+    let mut env = Env::new("notrace");
+    let a = env.spawn("gone", "provider");
+    env.ok(&["start"]);
+    let pid = env.children[a].pid();
+    env.children[a].child.kill().unwrap();
+    env.children[a].child.wait().unwrap();
+    let state = std::fs::read_to_string(env.dir.join("xdg/fxt/window")).unwrap();
+    let spool = state
+        .lines()
+        .find_map(|l| l.strip_prefix("spool "))
+        .unwrap();
+    for e in std::fs::read_dir(spool).unwrap() {
+        std::fs::remove_file(e.unwrap().path()).unwrap();
+    }
+    let out = env.out("none.fxt");
+    let r = env.fxt(&["stop", "-o", &out]);
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "no provider's trace reached the spool (pid {pid}: ended)"
+        )),
+        "{stderr}"
+    );
+    assert!(!Path::new(&out).exists());
+    assert!(!Path::new(spool).exists());
+    assert!(!env.dir.join("xdg/fxt/window").exists());
+}
+
 /// A provider killed with SIGKILL mid-window keeps what it published and
 /// is named unfinished; a SIGSTOPped one delays stop by a bounded time, is
 /// named, and the others are written.
@@ -395,6 +460,21 @@ fn killed_and_stopped() {
     env.children[victim].child.wait().unwrap();
     env.children[frozen].signal(libc::SIGSTOP);
     env.children[healthy].progress(ROUNDS);
+    // A snapshot without the stopped provider is written, names it and
+    // says so in its exit status.
+    let snap = env.out("partial.fxt");
+    let partial = env.fxt(&["snapshot", "-o", &snap]);
+    let stderr = String::from_utf8_lossy(&partial.stderr);
+    assert_eq!(partial.status.code(), Some(1), "{stderr}");
+    let fp = env.children[frozen].pid();
+    assert!(
+        stderr.contains(&format!("the snapshot lacks pid {fp} ")),
+        "{stderr}"
+    );
+    assert_eq!(
+        archive(&snap).keys().copied().collect::<Vec<_>>(),
+        [env.children[healthy].pid()]
+    );
     let out = env.out("k.fxt");
     let began = Instant::now();
     let stderr = env.ok(&["stop", "-o", &out]);
@@ -572,13 +652,15 @@ fn main() {
     if let Ok(r) = std::env::var(ROLE) {
         provider(&r);
     }
-    let tests: [(&str, fn()); 7] = [
+    let tests: [(&str, fn()); 9] = [
         ("list: dormant providers, stale sockets", list_dormant),
         ("a window with --categories, twice", window_categories),
         (
             "start, snapshot, stop; second start",
             snapshot_and_second_start,
         ),
+        ("relative names from another folder", relative_names),
+        ("a stop that gets no trace", stop_without_traces),
         ("a killed and a stopped provider", killed_and_stopped),
         ("a provider with its own session", own_session),
         (

@@ -6,8 +6,11 @@ use std::ffi::OsString;
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::message::{ProviderState, ProviderStatus, Request, Response, StartRequest};
-use crate::PROTOCOL_VERSION;
+use crate::message::{Mode, ProviderState, ProviderStatus, Request, Response, StartRequest};
+
+/// The protocol version this crate speaks: the first byte of every
+/// payload.
+pub const PROTOCOL_VERSION: u8 = 2;
 
 /// Kind bytes. Requests have the high bit clear, responses set, so a
 /// response sent where a request is expected is an unknown kind.
@@ -79,9 +82,14 @@ pub fn encode_request(r: &Request) -> Vec<u8> {
         Request::Start(s) => {
             w.u8(kind::START);
             w.u64(s.window);
-            w.path(&s.spool);
             w.opt_str(s.categories.as_deref());
-            w.opt_str(s.mode.as_deref());
+            match s.mode {
+                Some(m) => {
+                    w.u8(1);
+                    w.u8(mode_tag(m));
+                }
+                None => w.u8(0),
+            }
             match s.buffer {
                 Some(b) => {
                     w.u8(1);
@@ -94,12 +102,14 @@ pub fn encode_request(r: &Request) -> Vec<u8> {
             w.u8(kind::STOP);
             w.u64(*window);
         }
-        Request::Snapshot { path } => {
-            w.u8(kind::SNAPSHOT);
-            w.path(path);
-        }
+        Request::Snapshot => w.u8(kind::SNAPSHOT),
     }
     w.0
+}
+
+/// A mode's byte: its place in [`Mode::ALL`].
+fn mode_tag(m: Mode) -> u8 {
+    Mode::ALL.iter().position(|&x| x == m).unwrap_or(0) as u8
 }
 
 /// The bytes of `r` (a frame's payload).
@@ -153,9 +163,15 @@ pub fn decode_request(b: &[u8]) -> Result<Request, DecodeError> {
         kind::STATUS => Request::Status,
         kind::START => Request::Start(StartRequest {
             window: r.u64()?,
-            spool: r.path()?,
             categories: r.opt_str()?,
-            mode: r.opt_str()?,
+            mode: match r.u8()? {
+                0 => None,
+                1 => {
+                    let t = r.u8()?;
+                    Some(*Mode::ALL.get(t as usize).ok_or(DecodeError::BadTag(t))?)
+                }
+                t => return Err(DecodeError::BadTag(t)),
+            },
             buffer: match r.u8()? {
                 0 => None,
                 1 => Some(r.u64()?),
@@ -163,7 +179,7 @@ pub fn decode_request(b: &[u8]) -> Result<Request, DecodeError> {
             },
         }),
         kind::STOP => Request::Stop { window: r.u64()? },
-        kind::SNAPSHOT => Request::Snapshot { path: r.path()? },
+        kind::SNAPSHOT => Request::Snapshot,
         k => return Err(DecodeError::UnknownKind(k)),
     };
     r.end()?;

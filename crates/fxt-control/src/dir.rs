@@ -10,25 +10,95 @@ use std::path::{Path, PathBuf};
 pub const RUNTIME_ENV: &str = "XDG_RUNTIME_DIR";
 
 /// The per-user directory of provider sockets: `$XDG_RUNTIME_DIR/fxt`
-/// when that variable names an absolute path, else `{temp}/fxt-UID`.
-/// Created with mode 0700 if missing; refused (`PermissionDenied`) unless
-/// it is a real directory (not a symlink) owned by this effective user
-/// and closed to group and others: a directory another user controls could
-/// hold sockets that impersonate providers.
+/// when that variable names an absolute path the caller may trust (see
+/// below), else `{temp}/fxt-UID`. Created with mode 0700 if missing;
+/// refused (`PermissionDenied`) unless it is a real directory (not a
+/// symlink) owned by this effective user and closed to group and others:
+/// a directory another user controls could hold sockets that impersonate
+/// providers.
+///
+/// Only the caller's own folders are used: `XDG_RUNTIME_DIR` is passed
+/// over (for the temp directory) unless it and every folder above it are
+/// owned by the caller or root and writable by no one else (or sticky, as
+/// `/tmp`), so root given another user's (`sudo -E`, `su` without `-`)
+/// neither creates nor uses anything in it, and no one else can swap a
+/// folder on the path between the check and a later use. The path
+/// returned is resolved (no symlinks). In a setuid, setgid or
+/// file-capability process (`AT_SECURE`) the environment is not read.
 pub fn runtime_dir() -> io::Result<PathBuf> {
     // SAFETY: geteuid has no preconditions and cannot fail.
     let uid = unsafe { libc::geteuid() };
-    let dir = dir_for(std::env::var_os(RUNTIME_ENV), uid);
+    let dir = dir_for(secure_var(RUNTIME_ENV), uid)?;
     create_private(&dir, uid)?;
     Ok(dir)
 }
 
-/// The runtime directory for a value of [`RUNTIME_ENV`] and a uid.
-fn dir_for(xdg: Option<std::ffi::OsString>, uid: u32) -> PathBuf {
-    match xdg.map(PathBuf::from) {
-        Some(base) if base.is_absolute() => base.join("fxt"),
-        _ => std::env::temp_dir().join(format!("fxt-{uid}")),
+/// Whether this process runs with privileges its caller may not have
+/// (setuid, setgid, file capabilities: `AT_SECURE`): its environment
+/// comes from someone it must not trust, and it is never a provider.
+pub fn secure_process() -> bool {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        // SAFETY: getauxval has no preconditions; it returns 0 for an
+        // entry the kernel did not pass.
+        (unsafe { libc::getauxval(libc::AT_SECURE) }) != 0
     }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        // SAFETY: getuid and friends have no preconditions.
+        unsafe { libc::getuid() != libc::geteuid() || libc::getgid() != libc::getegid() }
+    }
+}
+
+/// The variable `name`, unless this is a [`secure_process`] (what glibc's
+/// `secure_getenv` does).
+fn secure_var(name: &str) -> Option<std::ffi::OsString> {
+    if secure_process() {
+        return None;
+    }
+    std::env::var_os(name)
+}
+
+/// The runtime directory for a value of [`RUNTIME_ENV`] and a uid: in the
+/// variable's folder if the caller may trust it, else in the temp
+/// directory (which must be trustworthy itself).
+fn dir_for(xdg: Option<std::ffi::OsString>, uid: u32) -> io::Result<PathBuf> {
+    if let Some(base) = xdg.map(PathBuf::from).filter(|b| b.is_absolute()) {
+        if let Ok(base) = trusted(&base, uid) {
+            return Ok(base.join("fxt"));
+        }
+    }
+    let temp = match secure_var("TMPDIR").map(PathBuf::from) {
+        Some(t) if t.is_absolute() => t,
+        _ => PathBuf::from("/tmp"),
+    };
+    Ok(trusted(&temp, uid)?.join(format!("fxt-{uid}")))
+}
+
+/// `base` resolved, if it and every folder above it are owned by `uid`
+/// or root and no one else may rename their entries (not writable by
+/// group or others, or sticky).
+fn trusted(base: &Path, uid: u32) -> io::Result<PathBuf> {
+    let base = std::fs::canonicalize(base)?;
+    for dir in base.ancestors() {
+        let meta = std::fs::symlink_metadata(dir)?;
+        let refuse = |why: String| {
+            Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!("{}: {why}", dir.display()),
+            ))
+        };
+        if !meta.is_dir() {
+            return refuse("not a directory".into());
+        }
+        if meta.uid() != uid && meta.uid() != 0 {
+            return refuse(format!("owned by uid {}", meta.uid()));
+        }
+        if meta.mode() & 0o022 != 0 && meta.mode() & 0o1000 == 0 {
+            return refuse("writable by other users".into());
+        }
+    }
+    Ok(base)
 }
 
 /// Creates `dir` 0700 unless it exists, then checks it is private.
@@ -104,7 +174,7 @@ pub fn discover(dir: &Path) -> io::Result<Vec<ProviderEntry>> {
 }
 
 /// The pid of a socket name `PID.sock`.
-fn parse_name(name: &str) -> Option<u32> {
+pub(crate) fn parse_name(name: &str) -> Option<u32> {
     let digits = name.strip_suffix(".sock")?;
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -124,7 +194,7 @@ mod tests {
         let base = std::env::temp_dir().join(format!("fxt-control-dir-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&base);
         std::fs::create_dir_all(&base).unwrap();
-        let dir = dir_for(Some(base.clone().into()), uid);
+        let dir = dir_for(Some(base.clone().into()), uid).unwrap();
         assert_eq!(dir, base.join("fxt"));
         create_private(&dir, uid).unwrap();
         let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
@@ -145,11 +215,60 @@ mod tests {
         let e = create_private(&link, uid).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::PermissionDenied);
         // A relative or missing variable: the temp dir.
+        let temp = std::fs::canonicalize(std::env::temp_dir()).unwrap();
         assert_eq!(
-            dir_for(Some("rel".into()), 5),
-            std::env::temp_dir().join("fxt-5")
+            dir_for(Some("rel".into()), uid).unwrap(),
+            temp.join(format!("fxt-{uid}"))
         );
-        assert_eq!(dir_for(None, 5), std::env::temp_dir().join("fxt-5"));
+        assert_eq!(dir_for(None, uid).unwrap(), temp.join(format!("fxt-{uid}")));
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn a_runtime_folder_others_could_change_is_not_used() {
+        use std::os::unix::fs::PermissionsExt;
+        // SAFETY: geteuid has no preconditions.
+        let uid = unsafe { libc::geteuid() };
+        let temp = std::fs::canonicalize(std::env::temp_dir()).unwrap();
+        let fallback = temp.join(format!("fxt-{uid}"));
+        let base = temp.join(format!("fxt-control-trust-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let xdg = base.join("xdg");
+        std::fs::create_dir_all(&xdg).unwrap();
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert_eq!(
+            dir_for(Some(xdg.clone().into()), uid).unwrap(),
+            xdg.join("fxt")
+        );
+        // A folder above it that anyone may rename entries of: passed over.
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert_eq!(dir_for(Some(xdg.clone().into()), uid).unwrap(), fallback);
+        // Sticky (as /tmp): trusted again.
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        assert_eq!(
+            dir_for(Some(xdg.clone().into()), uid).unwrap(),
+            xdg.join("fxt")
+        );
+        // A symlink to it resolves to the folder itself.
+        let link = base.join("link");
+        std::os::unix::fs::symlink(&xdg, &link).unwrap();
+        assert_eq!(dir_for(Some(link.into()), uid).unwrap(), xdg.join("fxt"));
+
+        // Another user's folder (root can make one: `chown`); under CI,
+        // which runs as root, this part must run.
+        if uid != 0 {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must run this test as root (to give a folder to another user)"
+            );
+            std::fs::remove_dir_all(&base).unwrap();
+            return;
+        }
+        let theirs = base.join("theirs");
+        std::fs::create_dir(&theirs).unwrap();
+        std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+        std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert_eq!(dir_for(Some(theirs.clone().into()), uid).unwrap(), fallback);
         std::fs::remove_dir_all(&base).unwrap();
     }
 

@@ -3,9 +3,18 @@
 //! allocated, so a peer can make the reader hold at most that much.
 
 use std::fmt;
-use std::io::{self, Read, Write};
+use std::io::{self, IoSlice, IoSliceMut, Read, Write};
+use std::mem::MaybeUninit;
+use std::os::fd::{BorrowedFd, OwnedFd};
+use std::os::unix::net::UnixStream;
 
-use crate::MAX_MESSAGE;
+use rustix::net::{
+    RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, ReturnFlags, SendAncillaryBuffer,
+    SendAncillaryMessage, SendFlags,
+};
+
+/// The largest payload, in bytes, either side sends or accepts.
+pub const MAX_MESSAGE: usize = 64 * 1024;
 
 /// Why no frame was read.
 #[derive(Debug)]
@@ -63,6 +72,52 @@ impl std::error::Error for FrameError {
 /// written, when it exceeds [`MAX_MESSAGE`]). The caller sets the stream's
 /// write timeout.
 pub fn write_frame<W: Write + ?Sized>(s: &mut W, payload: &[u8]) -> io::Result<()> {
+    // One write: the peer never sees a length without its payload because
+    // of how this side split its writes.
+    s.write_all(&frame_bytes(payload)?)?;
+    s.flush()
+}
+
+/// Writes one frame holding `payload` to a socket, with `folder` (an open
+/// directory) passed along (`SCM_RIGHTS`, with the frame's first bytes):
+/// the peer gets its own descriptor of the same directory, whatever
+/// happens to the names that led to it. The caller sets the write timeout.
+pub fn send_frame(
+    s: &UnixStream,
+    payload: &[u8],
+    folder: Option<BorrowedFd<'_>>,
+) -> io::Result<()> {
+    let frame = frame_bytes(payload)?;
+    let Some(folder) = folder else {
+        return (&mut &*s).write_all(&frame);
+    };
+    let fds = [folder];
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = SendAncillaryBuffer::new(&mut space);
+    if !control.push(SendAncillaryMessage::ScmRights(&fds)) {
+        return Err(io::Error::other("no room for the descriptor"));
+    }
+    let sent = loop {
+        match rustix::net::sendmsg(s, &[IoSlice::new(&frame)], &mut control, send_flags()) {
+            Ok(n) => break n,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    };
+    (&mut &*s).write_all(&frame[sent..])
+}
+
+/// No SIGPIPE for a peer that went away (an error instead), where the
+/// system allows it per call.
+fn send_flags() -> SendFlags {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    return SendFlags::NOSIGNAL;
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    return SendFlags::empty();
+}
+
+/// The bytes of a frame holding `payload`.
+fn frame_bytes(payload: &[u8]) -> io::Result<Vec<u8>> {
     if payload.len() > MAX_MESSAGE {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -72,13 +127,10 @@ pub fn write_frame<W: Write + ?Sized>(s: &mut W, payload: &[u8]) -> io::Result<(
             ),
         ));
     }
-    // One write: the peer never sees a length without its payload because
-    // of how this side split its writes.
     let mut frame = Vec::with_capacity(4 + payload.len());
     frame.extend_from_slice(&(payload.len() as u32).to_le_bytes());
     frame.extend_from_slice(payload);
-    s.write_all(&frame)?;
-    s.flush()
+    Ok(frame)
 }
 
 /// Reads one frame's payload (at most [`MAX_MESSAGE`] bytes). The caller
@@ -124,10 +176,12 @@ fn read_full<R: Read + ?Sized>(s: &mut R, buf: &mut [u8]) -> Result<usize, Frame
 
 /// A frame read in pieces from a non-blocking stream: the provider keeps
 /// one per pending connection, so no connection can make it wait. Holds at
-/// most `4 + MAX_MESSAGE` bytes.
+/// most `4 + MAX_MESSAGE` bytes, and at most one descriptor
+/// ([`PartialFrame::receive`]).
 #[derive(Debug, Default)]
 pub struct PartialFrame {
     buf: Vec<u8>,
+    folder: Option<OwnedFd>,
 }
 
 impl PartialFrame {
@@ -143,38 +197,86 @@ impl PartialFrame {
         &mut self,
         s: &mut R,
     ) -> Result<Option<Vec<u8>>, FrameError> {
-        loop {
-            let want = match self.needed()? {
-                0 => return Ok(Some(self.buf.split_off(4))),
-                n => n,
-            };
-            let mut chunk = [0u8; 4096];
-            let n = want.min(chunk.len());
-            match s.read(&mut chunk[..n]) {
-                Ok(0) if self.buf.is_empty() => return Err(FrameError::Closed),
-                Ok(0) => {
-                    return Err(FrameError::Truncated {
-                        expected: self.buf.len() + want,
-                        got: self.buf.len(),
-                    })
-                }
-                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
-                Err(e) => return Err(FrameError::Io(e)),
-            }
-        }
+        fill(&mut self.buf, |chunk| s.read(chunk))
     }
 
-    /// Bytes still missing from the frame (0: complete).
-    fn needed(&self) -> Result<usize, FrameError> {
-        if self.buf.len() < 4 {
-            return Ok(4 - self.buf.len());
-        }
-        let n = u32::from_le_bytes([self.buf[0], self.buf[1], self.buf[2], self.buf[3]]);
-        if n as usize > MAX_MESSAGE {
-            return Err(FrameError::TooLarge(n));
-        }
-        Ok(4 + n as usize - self.buf.len())
+    /// As [`PartialFrame::read_from`], from a socket, also taking the
+    /// descriptor sent with the frame ([`send_frame`]; kept for
+    /// [`PartialFrame::take_folder`], close-on-exec). A second descriptor,
+    /// or more than fit, is an error (those received are closed).
+    pub fn receive(&mut self, s: &UnixStream) -> Result<Option<Vec<u8>>, FrameError> {
+        let PartialFrame { buf, folder } = self;
+        fill(buf, |chunk| {
+            let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+            let mut control = RecvAncillaryBuffer::new(&mut space);
+            let msg = rustix::net::recvmsg(
+                s,
+                &mut [IoSliceMut::new(chunk)],
+                &mut control,
+                RecvFlags::CMSG_CLOEXEC,
+            )?;
+            let too_many =
+                || io::Error::new(io::ErrorKind::InvalidData, "more than one descriptor");
+            if msg.flags.contains(ReturnFlags::CTRUNC) {
+                return Err(too_many());
+            }
+            for m in control.drain() {
+                if let RecvAncillaryMessage::ScmRights(fds) = m {
+                    for fd in fds {
+                        if folder.replace(fd).is_some() {
+                            return Err(too_many());
+                        }
+                    }
+                }
+            }
+            Ok(msg.bytes)
+        })
     }
+
+    /// The descriptor that came with the frame, if any.
+    pub fn take_folder(&mut self) -> Option<OwnedFd> {
+        self.folder.take()
+    }
+}
+
+/// Reads into `buf` (a frame's bytes so far) with `read` until the frame
+/// is complete (its payload returned) or `read` would block (`None`).
+/// Never reads past the frame's end.
+fn fill(
+    buf: &mut Vec<u8>,
+    mut read: impl FnMut(&mut [u8]) -> io::Result<usize>,
+) -> Result<Option<Vec<u8>>, FrameError> {
+    loop {
+        let want = match needed(buf)? {
+            0 => return Ok(Some(buf.split_off(4))),
+            n => n,
+        };
+        let mut chunk = [0u8; 4096];
+        let n = want.min(chunk.len());
+        match read(&mut chunk[..n]) {
+            Ok(0) if buf.is_empty() => return Err(FrameError::Closed),
+            Ok(0) => {
+                return Err(FrameError::Truncated {
+                    expected: buf.len() + want,
+                    got: buf.len(),
+                })
+            }
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+            Err(e) => return Err(FrameError::Io(e)),
+        }
+    }
+}
+
+/// Bytes still missing from the frame in `buf` (0: complete).
+fn needed(buf: &[u8]) -> Result<usize, FrameError> {
+    if buf.len() < 4 {
+        return Ok(4 - buf.len());
+    }
+    let n = u32::from_le_bytes([buf[0], buf[1], buf[2], buf[3]]);
+    if n as usize > MAX_MESSAGE {
+        return Err(FrameError::TooLarge(n));
+    }
+    Ok(4 + n as usize - buf.len())
 }

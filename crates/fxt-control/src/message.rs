@@ -3,14 +3,20 @@
 
 use std::path::PathBuf;
 
+/// The largest buffer a [`StartRequest`] may ask for (16 GiB): a provider
+/// refuses more (and any buffer larger than its machine's memory).
+pub const MAX_BUFFER: u64 = 16 << 30;
+
 /// What a manager asks a provider. One request per connection.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request {
     /// Who are you and what are you doing? Answered by [`Response::Status`].
     Status,
-    /// Start a session into a spool. Answered by [`Response::Started`] or
-    /// [`Response::Error`] (the process runs its own session, a window is
-    /// already open, the spool cannot be written).
+    /// Start a session into the spool folder sent with the request (an
+    /// open descriptor, see [`crate::call`]). Answered by
+    /// [`Response::Started`] or [`Response::Error`] (the process runs its
+    /// own session, a window is already open, no folder came, the spool
+    /// cannot be written).
     Start(StartRequest),
     /// Finish the session that [`Request::Start`] started for `window`.
     /// Answered by [`Response::Stopped`] or [`Response::Error`].
@@ -19,28 +25,67 @@ pub enum Request {
         window: u64,
     },
     /// Write a snapshot of the running session (the manager's or the
-    /// process's own) to `path`; tracing goes on. Answered by
-    /// [`Response::SnapshotWritten`] or [`Response::Error`].
-    Snapshot {
-        /// Where the snapshot goes (written under a temporary name, then
-        /// renamed).
-        path: PathBuf,
-    },
+    /// process's own) as `PID.fxt` into the folder sent with the request
+    /// (written under a temporary name, then renamed); tracing goes on.
+    /// Answered by [`Response::SnapshotWritten`] or [`Response::Error`].
+    Snapshot,
+}
+
+impl Request {
+    /// Whether the request must come with a folder (an open descriptor):
+    /// the provider writes only there, never through a name it is sent.
+    pub fn needs_folder(&self) -> bool {
+        matches!(self, Request::Start(_) | Request::Snapshot)
+    }
+}
+
+/// A session's buffering mode, as a manager asks it (the engine's
+/// `fxt::Mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Record until the buffer is full, then drop.
+    Oneshot,
+    /// Keep the most recent records.
+    Circular,
+    /// Write the buffer to the file as it fills.
+    Streaming,
+}
+
+impl Mode {
+    /// Every mode, in tag order.
+    pub const ALL: [Mode; 3] = [Mode::Oneshot, Mode::Circular, Mode::Streaming];
+
+    /// Its name on a command line and in the window's state.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Oneshot => "oneshot",
+            Mode::Circular => "circular",
+            Mode::Streaming => "streaming",
+        }
+    }
+
+    /// The mode called `name` (see [`Mode::name`]).
+    pub fn from_name(name: &str) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.name() == name)
+    }
 }
 
 /// The settings of [`Request::Start`]: a session as `fxt record` gives one
 /// to each process it traces.
+///
+/// A new setting is a new field here, its bytes appended in `codec`'s
+/// `encode_request`/`decode_request` (and the crate docs' table), and a
+/// new [`crate::PROTOCOL_VERSION`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct StartRequest {
     /// The manager's id of the window.
     pub window: u64,
-    /// The folder the provider writes `PID.fxt` into, crash-safe.
-    pub spool: PathBuf,
     /// Comma-separated categories; `None` records every category.
     pub categories: Option<String>,
-    /// `oneshot`, `circular` or `streaming`; `None` is the runtime's default.
-    pub mode: Option<String>,
-    /// The buffer size in bytes; `None` is the runtime's default.
+    /// The buffering mode; `None` is the runtime's default.
+    pub mode: Option<Mode>,
+    /// The buffer size in bytes, at most [`MAX_BUFFER`]; `None` is the
+    /// runtime's default.
     pub buffer: Option<u64>,
 }
 
@@ -57,7 +102,7 @@ pub enum Response {
         records_written: u64,
         /// Records emitted but not in the trace.
         records_dropped: u64,
-        /// The trace file written.
+        /// The trace file written: its name in the spool folder.
         output: PathBuf,
     },
     /// The snapshot is written.

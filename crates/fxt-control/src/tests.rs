@@ -1,6 +1,7 @@
 //! Unit tests of the messages, frames, peer credentials and the client.
 
 use std::io::{Read, Write};
+use std::os::fd::AsFd;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -12,16 +13,13 @@ fn requests() -> Vec<Request> {
         Request::Status,
         Request::Start(StartRequest {
             window: 7,
-            spool: PathBuf::from("/run/spool dir/é"),
             categories: Some("io,net".into()),
-            mode: Some("circular".into()),
+            mode: Some(Mode::Circular),
             buffer: Some(1 << 20),
         }),
         Request::Start(StartRequest::default()),
         Request::Stop { window: u64::MAX },
-        Request::Snapshot {
-            path: PathBuf::from("/tmp/snap.fxt"),
-        },
+        Request::Snapshot,
     ]
 }
 
@@ -68,19 +66,33 @@ fn every_message_round_trips() {
 
 #[test]
 fn exact_bytes() {
-    assert_eq!(encode_request(&Request::Status), [1, 0x01]);
+    assert_eq!(encode_request(&Request::Status), [2, 0x01]);
     assert_eq!(
         encode_request(&Request::Stop { window: 0x0102 }),
-        [1, 0x03, 0x02, 0x01, 0, 0, 0, 0, 0, 0]
+        [2, 0x03, 0x02, 0x01, 0, 0, 0, 0, 0, 0]
     );
     assert_eq!(
+        encode_request(&Request::Start(StartRequest {
+            window: 1,
+            categories: Some("a".into()),
+            mode: Some(Mode::Streaming),
+            buffer: None,
+        })),
+        [2, 0x02, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, b'a', 1, 2, 0]
+    );
+    assert_eq!(encode_request(&Request::Snapshot), [2, 0x04]);
+    assert_eq!(
         encode_response(&Response::Error("no".into())),
-        [1, 0x85, 2, 0, 0, 0, b'n', b'o']
+        [2, 0x85, 2, 0, 0, 0, b'n', b'o']
     );
     // The crate docs' example frame.
     let mut v = Vec::new();
     write_frame(&mut v, &encode_request(&Request::Status)).unwrap();
-    assert_eq!(v, [2, 0, 0, 0, 1, 1]);
+    assert_eq!(v, [2, 0, 0, 0, 2, 1]);
+    for m in Mode::ALL {
+        assert_eq!(Mode::from_name(m.name()), Some(m));
+    }
+    assert_eq!(Mode::from_name("Circular"), None);
 }
 
 #[test]
@@ -113,8 +125,8 @@ fn every_prefix_is_an_error() {
 fn malformed_payloads_are_typed_errors() {
     // Another version.
     assert_eq!(
-        decode_request(&[2, 0x01]),
-        Err(DecodeError::Version { got: 2 })
+        decode_request(&[1, 0x01]),
+        Err(DecodeError::Version { got: 1 })
     );
     assert_eq!(
         decode_response(&[0, 0x82]),
@@ -135,26 +147,28 @@ fn malformed_payloads_are_typed_errors() {
     assert_eq!(decode_request(&b), Err(DecodeError::TrailingBytes(1)));
     // Not UTF-8.
     assert_eq!(
-        decode_response(&[1, 0x85, 1, 0, 0, 0, 0xff]),
+        decode_response(&[2, 0x85, 1, 0, 0, 0, 0xff]),
         Err(DecodeError::BadUtf8)
     );
-    // Bad option and state tags.
+    // Bad option, mode and state tags.
     let mut start = encode_request(&Request::Start(StartRequest::default()));
-    // version, kind, window (8), spool length (4): the categories tag.
-    start[14] = 7;
+    // version, kind, window (8): the categories tag.
+    start[10] = 7;
     assert_eq!(decode_request(&start), Err(DecodeError::BadTag(7)));
+    let start = [2, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 3, 0];
+    assert_eq!(decode_request(&start), Err(DecodeError::BadTag(3)));
     assert_eq!(
-        decode_response(&[1, 0x81, 0, 0, 0, 0, 0, 0, 0, 0, 9]),
+        decode_response(&[2, 0x81, 0, 0, 0, 0, 0, 0, 0, 0, 9]),
         Err(DecodeError::BadTag(9))
     );
     // A string length far past the payload; a category count that could
     // not fit: truncated, nothing allocated for them.
     assert_eq!(
-        decode_response(&[1, 0x85, 0xff, 0xff, 0xff, 0xff]),
+        decode_response(&[2, 0x85, 0xff, 0xff, 0xff, 0xff]),
         Err(DecodeError::Truncated)
     );
     assert_eq!(
-        decode_response(&[1, 0x81, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff]),
+        decode_response(&[2, 0x81, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff]),
         Err(DecodeError::Truncated)
     );
 }
@@ -254,7 +268,7 @@ fn socket_in_temp(tag: &str) -> (PathBuf, UnixListener) {
     let dir = std::env::temp_dir().join(format!("fxt-control-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let path = socket_path(&dir, 1);
+    let path = socket_path(&dir, std::process::id());
     let l = UnixListener::bind(&path).unwrap();
     (path, l)
 }
@@ -271,7 +285,13 @@ fn call_sends_one_request_and_reads_the_response() {
         )
         .unwrap();
     });
-    let r = call(&path, &Request::Stop { window: 3 }, Duration::from_secs(30)).unwrap();
+    let r = call(
+        &path,
+        &Request::Stop { window: 3 },
+        None,
+        Duration::from_secs(30),
+    )
+    .unwrap();
     assert_eq!(r, Response::Error("Stop { window: 3 }".into()));
     server.join().unwrap();
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
@@ -281,7 +301,7 @@ fn call_sends_one_request_and_reads_the_response() {
 fn call_errors_are_typed() {
     let (path, l) = socket_in_temp("callerr");
     // A server that never answers: the call ends at its timeout.
-    let e = call(&path, &Request::Status, Duration::from_millis(50)).unwrap_err();
+    let e = call(&path, &Request::Status, None, Duration::from_millis(50)).unwrap_err();
     assert!(
         matches!(&e, CallError::Receive(f) if f.is_timeout()),
         "{e:?}"
@@ -295,7 +315,7 @@ fn call_errors_are_typed() {
         write_frame(&mut s, &[9, 9, 9]).unwrap();
         l
     });
-    let e = call(&path, &Request::Status, Duration::from_secs(30)).unwrap_err();
+    let e = call(&path, &Request::Status, None, Duration::from_secs(30)).unwrap_err();
     assert!(
         matches!(e, CallError::Decode(DecodeError::Version { got: 9 })),
         "{e:?}"
@@ -303,11 +323,11 @@ fn call_errors_are_typed() {
     drop(server.join().unwrap());
     // No listener: stale.
     std::fs::remove_file(&path).unwrap();
-    let e = call(&path, &Request::Status, Duration::from_secs(1)).unwrap_err();
+    let e = call(&path, &Request::Status, None, Duration::from_secs(1)).unwrap_err();
     assert!(e.is_stale(), "{e:?}");
     // A socket file whose listener is gone.
     drop(UnixListener::bind(&path).unwrap());
-    let e = call(&path, &Request::Status, Duration::from_secs(1)).unwrap_err();
+    let e = call(&path, &Request::Status, None, Duration::from_secs(1)).unwrap_err();
     assert!(e.is_stale(), "{e:?}");
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
 }
@@ -335,10 +355,11 @@ mod random {
         /// Valid messages with random bytes flipped.
         #[test]
         fn mutated_messages_decode_or_fail(i in 0usize..12, at in any::<usize>(), v in any::<u8>()) {
-            let mut b = if i < 5 {
+            let n = requests().len();
+            let mut b = if i < n {
                 encode_request(&requests()[i])
             } else {
-                encode_response(&responses()[i - 5])
+                encode_response(&responses()[(i - n) % responses().len()])
             };
             let at = at % b.len();
             b[at] = v;
@@ -350,4 +371,97 @@ mod random {
             }
         }
     }
+}
+
+#[test]
+fn a_folder_travels_with_its_frame() {
+    let (a, b) = UnixStream::pair().unwrap();
+    let dir = std::env::temp_dir().join(format!("fxt-control-fd-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let folder = std::fs::File::open(&dir).unwrap();
+    send_frame(&a, b"start", Some(folder.as_fd())).unwrap();
+    send_frame(&a, b"plain", None).unwrap();
+    b.set_nonblocking(true).unwrap();
+    let mut f = PartialFrame::new();
+    assert_eq!(f.receive(&b).unwrap().unwrap(), b"start");
+    let got = f.take_folder().expect("a descriptor");
+    // The same directory, reached through the descriptor even after its
+    // name is gone.
+    std::fs::rename(&dir, dir.with_extension("moved")).unwrap();
+    let moved = std::fs::metadata(dir.with_extension("moved")).unwrap();
+    let st = rustix::fs::fstat(&got).unwrap();
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(
+        (st.st_dev as u64, st.st_ino as u64),
+        (moved.dev(), moved.ino())
+    );
+    let mut f = PartialFrame::new();
+    assert_eq!(f.receive(&b).unwrap().unwrap(), b"plain");
+    assert!(f.take_folder().is_none());
+    // Two descriptors with one frame: refused.
+    let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(2))];
+    let mut control = rustix::net::SendAncillaryBuffer::new(&mut space);
+    let fds = [folder.as_fd(), folder.as_fd()];
+    assert!(control.push(rustix::net::SendAncillaryMessage::ScmRights(&fds)));
+    let mut frame = Vec::new();
+    write_frame(&mut frame, b"x").unwrap();
+    rustix::net::sendmsg(
+        &a,
+        &[std::io::IoSlice::new(&frame)],
+        &mut control,
+        rustix::net::SendFlags::empty(),
+    )
+    .unwrap();
+    let mut f = PartialFrame::new();
+    assert!(matches!(f.receive(&b), Err(FrameError::Io(_))));
+    std::fs::remove_dir_all(dir.with_extension("moved")).unwrap();
+}
+
+#[test]
+fn the_deadline_covers_the_whole_answer() {
+    // A server that sends a valid answer one byte every 20 ms: each read
+    // gets a byte well within any per-read timeout, the whole answer
+    // takes longer than the call's.
+    let (path, l) = socket_in_temp("trickle");
+    let server = std::thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        let _ = read_frame(&mut s);
+        let mut frame = Vec::new();
+        write_frame(
+            &mut frame,
+            &encode_response(&Response::Error("x".repeat(40))),
+        )
+        .unwrap();
+        for b in frame {
+            if s.write_all(&[b]).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    });
+    let e = call(&path, &Request::Status, None, Duration::from_millis(200)).unwrap_err();
+    assert!(
+        matches!(&e, CallError::Receive(f) if f.is_timeout()),
+        "{e:?}"
+    );
+    server.join().unwrap();
+    std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn a_socket_of_another_pid_is_not_called() {
+    // Listening under the name of pid 1: the kernel says it is this
+    // process, so nothing is sent.
+    let dir = std::env::temp_dir().join(format!("fxt-control-pid-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = socket_path(&dir, 1);
+    let _l = UnixListener::bind(&path).unwrap();
+    let e = call(&path, &Request::Status, None, Duration::from_secs(30)).unwrap_err();
+    assert!(
+        matches!(&e, CallError::Peer(why) if why.contains("pid")),
+        "{e:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -138,6 +138,8 @@ pub use clock::tsc_usable;
 pub use collect::CollectError;
 pub use config::{parse_size, ClockSource, Config, HelperScheduling, Mode, Prefault};
 pub use output::RECORD_ENV;
+#[doc(hidden)]
+pub use provider::listener_wakeups;
 #[cfg(unix)]
 pub use provider::{register_provider, ProviderGuard};
 pub use session::{

@@ -265,6 +265,32 @@ impl Drop for Claim {
     }
 }
 
+/// Creates the temporary file `path` (written, then renamed over its final
+/// name) as a new file, never through a symlink (`O_EXCL | O_NOFOLLOW`):
+/// what is planted at a predictable temporary name is never written
+/// through nor truncated. A leftover at the name (a dead process of the
+/// same pid, a planted link) is unlinked — the link itself, not what it
+/// names — and the creation tried once more.
+pub(crate) fn create_fresh(path: &Path) -> io::Result<File> {
+    let open = || {
+        let mut o = std::fs::OpenOptions::new();
+        o.read(true).write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            o.custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
+        }
+        o.open(path)
+    };
+    match open() {
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            std::fs::remove_file(path)?;
+            open()
+        }
+        r => r,
+    }
+}
+
 /// Writes `STEM.stats` beside a recorded session's trace `STEM.fxt`: the
 /// counts `fxt record` sums up (one `key value` per line).
 pub(crate) fn write_record_stats(output: &Path, stats: &Stats) -> io::Result<()> {
@@ -278,8 +304,17 @@ pub(crate) fn write_record_stats(output: &Path, stats: &Stats) -> io::Result<()>
     );
     let path = output.with_extension("stats");
     let tmp = output.with_extension("stats.tmp");
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(tmp, path)
+    let written = create_fresh(&tmp).and_then(|mut f| {
+        use std::io::Write;
+        f.write_all(text.as_bytes())
+    });
+    match written.and_then(|()| std::fs::rename(&tmp, path)) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
 }
 
 #[cfg(test)]

@@ -67,7 +67,7 @@ pub(crate) fn write_renamed(
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(format!(".fxt-tmp-{}", std::process::id()));
     let tmp = path.with_file_name(name);
-    let result = File::create(&tmp)
+    let result = crate::output::create_fresh(&tmp)
         .map_err(CollectError::from)
         .and_then(write)
         .and_then(|stats| {

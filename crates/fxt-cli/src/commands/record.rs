@@ -210,7 +210,7 @@ fn spawn(args: &Args, spool: &Spool) -> Result<u32, Error> {
     match cmd.spawn() {
         Ok(child) => Ok(child.id()),
         Err(e) => {
-            let _ = std::fs::remove_dir_all(&spool.dir);
+            let _ = spool.remove();
             Err(Error::msg(format!(
                 "cannot run {}: {e}",
                 args.command[0].to_string_lossy()
@@ -224,7 +224,7 @@ fn spawn(args: &Args, spool: &Spool) -> Result<u32, Error> {
 fn remove_spool(args: &Args, spool: &Spool) {
     if args.keep_spool {
         eprintln!("fxt record: the spool is kept in {}", spool.dir.display());
-    } else if let Err(e) = std::fs::remove_dir_all(&spool.dir) {
+    } else if let Err(e) = spool.remove() {
         eprintln!(
             "fxt record: cannot remove the spool {}: {e}",
             spool.dir.display()

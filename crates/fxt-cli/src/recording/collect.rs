@@ -19,8 +19,16 @@ use super::capture::Sched;
 use super::spool;
 use super::timebase::{self, TimeBase, NS};
 
-/// Context switches, wakeups and lost samples of a scheduling capture.
-pub type SchedCounts = (u64, u64, u64);
+/// What a scheduling capture counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SchedCounts {
+    /// Context switches kept.
+    pub switches: u64,
+    /// Wakeups kept.
+    pub wakeups: u64,
+    /// Samples the kernel could not write.
+    pub lost: u64,
+}
 
 /// What a process's trace without counts (`PID.stats`) means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,7 +55,8 @@ pub struct Collection<'a> {
 /// What a collection wrote.
 pub struct Summary {
     command: String,
-    processes: usize,
+    /// The processes whose traces are in the archive.
+    pids: Vec<u32>,
     records: u64,
     dropped: u64,
     /// Processes whose session did not finish (killed, or still running).
@@ -60,21 +69,29 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// The processes whose traces are in the archive, in order.
+    pub fn pids(&self) -> &[u32] {
+        &self.pids
+    }
+
     /// Prints the summary lines on stderr.
     pub fn print(&self, output: &Path) {
         let command = &self.command;
         let lost = match self.sched {
-            Some((_, _, lost)) => format!(", {lost} scheduling samples lost"),
+            Some(SchedCounts { lost, .. }) => format!(", {lost} scheduling samples lost"),
             None => String::new(),
         };
         eprintln!(
             "{command}: {} processes, {} records, {} dropped{lost} -> {}",
-            self.processes,
+            self.pids.len(),
             self.records,
             self.dropped,
             output.display()
         );
-        if let Some((switches, wakeups, _)) = self.sched {
+        if let Some(SchedCounts {
+            switches, wakeups, ..
+        }) = self.sched
+        {
             eprintln!("{command}: scheduling: {switches} context switches, {wakeups} wakeups");
         }
         let list = |pids: &[u32]| {
@@ -95,7 +112,7 @@ impl Summary {
                 list(&self.still_writing)
             );
         }
-        if !self.anchored && self.processes > 0 {
+        if !self.anchored && !self.pids.is_empty() {
             eprintln!(
                 "{command}: no TSC anchors; TSC timestamps are scaled by each process's own rate"
             );
@@ -136,7 +153,11 @@ pub fn collect(
             trace
                 .write_fxt(&mut bytes, 0)
                 .map_err(|e| Error::io("scheduling records", e))?;
-            let counts = (trace.switches(), trace.wakeups(), trace.lost());
+            let counts = SchedCounts {
+                switches: trace.switches(),
+                wakeups: trace.wakeups(),
+                lost: trace.lost(),
+            };
             Some((Input::from_bytes("scheduling records", bytes), counts))
         }
         None => None,
@@ -145,7 +166,7 @@ pub fn collect(
     let sched = sched.map(|Sched| {
         (
             Input::from_bytes("scheduling records", Vec::new()),
-            (0, 0, 0),
+            SchedCounts::default(),
         )
     });
     merge_into(
@@ -275,7 +296,7 @@ fn write_archive(
         .map_err(|e| Error::io(&tmp.display().to_string(), e))?;
     Ok(Summary {
         command: String::new(),
-        processes: pids.len(),
+        pids,
         records,
         dropped,
         unfinished,

@@ -25,14 +25,21 @@ const POLL: Duration = Duration::from_millis(10);
 
 /// A spool folder.
 pub struct Spool {
-    /// Its path.
+    /// Its absolute path: every process handed it (the traced command, a
+    /// daemon that changes folder) reaches the same folder, whatever its
+    /// working directory.
     pub dir: PathBuf,
+    /// The folder itself, open: handed to providers (who write only
+    /// through it) and read through ([`Spool::via_fd`]), so a folder swapped
+    /// in under its name by whoever can write the parent is never used.
+    pub folder: File,
 }
 
 impl Spool {
-    /// Creates a private spool folder in `parent`.
+    /// Creates a private spool folder in `parent` (a relative `parent`
+    /// is taken from the working directory now).
     pub fn create(parent: &Path) -> io::Result<Spool> {
-        let template = parent.join(".fxt-record.XXXXXX");
+        let template = std::path::absolute(parent)?.join(".fxt-record.XXXXXX");
         let mut bytes = CString::new(template.as_os_str().as_bytes())
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in the path"))?
             .into_bytes_with_nul();
@@ -45,17 +52,90 @@ impl Spool {
         bytes.pop();
         let dir =
             PathBuf::from(<std::ffi::OsString as std::os::unix::ffi::OsStringExt>::from_vec(bytes));
-        Ok(Spool { dir })
+        Spool::open(&dir).inspect_err(|_| {
+            let _ = std::fs::remove_dir(&dir);
+        })
     }
 
-    /// Writes `spool.txt`: the boot id and the start anchor.
+    /// Opens the spool folder `dir` (absolute), refused unless it is a
+    /// directory (not a symlink) of the caller's, closed to other users.
+    pub fn open(dir: &Path) -> io::Result<Spool> {
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+        let folder = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(dir)?;
+        let meta = folder.metadata()?;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        if meta.uid() != me || meta.mode() & 0o077 != 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "not a private folder of uid {me} (owner {}, mode {:o})",
+                    meta.uid(),
+                    meta.mode() & 0o777
+                ),
+            ));
+        }
+        Ok(Spool {
+            dir: dir.to_path_buf(),
+            folder,
+        })
+    }
+
+    /// The folder as a path that leads through its open descriptor
+    /// (`/proc/self/fd/N`): what this process reads and removes in it is
+    /// in this very folder.
+    pub fn via_fd(&self) -> PathBuf {
+        PathBuf::from(format!("/proc/self/fd/{}", self.folder.as_raw_fd()))
+    }
+
+    /// Writes `spool.txt`: the boot id and the start anchor (a new file,
+    /// never through a symlink).
     pub fn write_info(&self, start: Option<Anchor>) -> io::Result<()> {
         let mut text = format!("fxt-record 1\nboot_id {}\n", boot_id());
         if let Some(a) = start {
             text.push_str(&format!("start_tsc {}\nstart_ns {}\n", a.tsc, a.ns));
         }
-        std::fs::write(self.dir.join("spool.txt"), text)
+        write_new(&self.via_fd().join("spool.txt"), text.as_bytes())
     }
+
+    /// Removes every file of the spool (through its descriptor: no link
+    /// is followed, nothing outside it is touched), then the folder's name
+    /// if it still names this folder.
+    pub fn remove(&self) -> io::Result<()> {
+        use std::os::unix::fs::MetadataExt;
+        for e in std::fs::read_dir(self.via_fd())? {
+            let e = e?;
+            // A spool holds files only; a directory someone made in it
+            // (its owner: us) is left.
+            if !e.file_type()?.is_dir() {
+                std::fs::remove_file(e.path())?;
+            }
+        }
+        let ours = self.folder.metadata()?;
+        match self.dir.symlink_metadata() {
+            Ok(m) if m.is_dir() && m.dev() == ours.dev() && m.ino() == ours.ino() => {
+                std::fs::remove_dir(&self.dir)
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Writes `bytes` to the new file `path`, never through a symlink
+/// (`O_EXCL | O_NOFOLLOW`).
+pub fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)?
+        .write_all(bytes)
 }
 
 /// This boot's id (`/proc/sys/kernel/random/boot_id`): TSC values and

@@ -9,7 +9,7 @@
 //! cache never reaching the disk): only the death of the process is
 //! covered.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -81,12 +81,7 @@ impl FileMap {
         let mut name = path.file_name().unwrap_or_default().to_os_string();
         name.push(format!(".fxt-start-{}", std::process::id()));
         let tmp = path.with_file_name(name);
-        let mut file: File = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)?;
+        let mut file: File = crate::output::create_fresh(&tmp)?;
         let mut first: Vec<u8> = preamble.iter().flat_map(|w| w.to_le_bytes()).collect();
         first.resize(sparse_from * 8, 0);
         for w in first[preamble.len() * 8..].chunks_exact_mut(8) {

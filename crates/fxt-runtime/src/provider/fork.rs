@@ -65,18 +65,15 @@ extern "C" fn atfork_child() {
     }
 }
 
-/// Registers the child handler, once per process.
+/// Registers the child handler (atomics and `close` only), once per
+/// process.
 pub(crate) fn register_atfork() {
     static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // SAFETY: `atfork_child` is an `extern "C" fn()` that lives for the
-        // whole program and does only what a forked child of a
-        // multithreaded process may (atomics and `close`).
-        let rc = unsafe { libc::pthread_atfork(None, None, Some(atfork_child)) };
-        if rc != 0 {
-            eprintln!("fxt: pthread_atfork failed ({rc}); a forked child keeps the provider's socket open");
-        }
-    });
+    crate::state::fork::on_fork_child(
+        &ONCE,
+        atfork_child,
+        "a forked child keeps the provider's socket open",
+    );
 }
 
 /// A descriptor owner recorded for the child handler while it lives

@@ -10,6 +10,7 @@
 use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::net::{UnixListener, UnixStream};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use fxt_control::{peer_allowed, peer_uid, write_frame, PartialFrame};
@@ -25,6 +26,21 @@ pub(crate) const MAX_PENDING: usize = 16;
 /// Connections accepted per wake-up before the pending ones are served
 /// again: a flood cannot keep the thread in `accept`.
 const ACCEPT_BURST: usize = 32;
+/// How long the listener stops accepting after `accept` failed for want
+/// of descriptors (`EMFILE`, `ENFILE`) or memory: the connection stays in
+/// the backlog and the socket stays readable, so polling it at once would
+/// spin.
+const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
+
+/// Times the listener thread woke up (for tests: a listener that spins
+/// shows it here).
+static WAKEUPS: AtomicU64 = AtomicU64::new(0);
+
+/// How many times the listener woke up since the process started.
+pub fn wakeups() -> u64 {
+    // Relaxed: a counter read for itself.
+    WAKEUPS.load(Ordering::Relaxed)
+}
 
 /// A connection waiting for its request.
 struct Pending {
@@ -38,12 +54,22 @@ pub(crate) fn run(listener: Tracked<UnixListener>, wake: Tracked<UnixStream>, pr
     // SAFETY: geteuid has no preconditions.
     let own = unsafe { libc::geteuid() };
     let mut pending: Vec<Pending> = Vec::with_capacity(MAX_PENDING);
+    let mut paused_until: Option<Instant> = None;
     loop {
+        if paused_until.is_some_and(|t| Instant::now() >= t) {
+            paused_until = None;
+        }
         let mut fds = Vec::with_capacity(2 + pending.len());
         fds.push(pollfd(wake.0.as_raw_fd()));
-        fds.push(pollfd(listener.0.as_raw_fd()));
+        // While accepting is paused the listener is left out (a negative
+        // descriptor is ignored by poll).
+        fds.push(pollfd(match paused_until {
+            Some(_) => -1,
+            None => listener.0.as_raw_fd(),
+        }));
         fds.extend(pending.iter().map(|p| pollfd(p.stream.0.as_raw_fd())));
-        let timeout = match pending.iter().map(|p| p.deadline).min() {
+        let wake_at = pending.iter().map(|p| p.deadline).chain(paused_until).min();
+        let timeout = match wake_at {
             Some(d) => d
                 .saturating_duration_since(Instant::now())
                 .as_millis()
@@ -53,6 +79,7 @@ pub(crate) fn run(listener: Tracked<UnixListener>, wake: Tracked<UnixStream>, pr
         // SAFETY: `fds` is a valid array of `fds.len()` pollfds, alive
         // for the call.
         let rc = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
+        WAKEUPS.fetch_add(1, Ordering::Relaxed);
         if rc < 0 {
             if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
                 continue;
@@ -80,22 +107,31 @@ pub(crate) fn run(listener: Tracked<UnixListener>, wake: Tracked<UnixStream>, pr
             i += 1;
             keep
         });
-        if fds[1].revents != 0 {
-            accept_some(&listener.0, own, &mut pending, provider);
+        if fds[1].revents != 0 && !accept_some(&listener.0, own, &mut pending, provider) {
+            paused_until = Some(Instant::now() + ACCEPT_PAUSE);
         }
     }
 }
 
 /// Accepts up to [`ACCEPT_BURST`] connections: refused peers are closed at
 /// once, the others served at once when their request is already there,
-/// else kept pending.
-fn accept_some(listener: &UnixListener, own: u32, pending: &mut Vec<Pending>, provider: &Provider) {
+/// else kept pending. Returns `false` when accepting must pause (out of
+/// descriptors or memory: see [`ACCEPT_PAUSE`]).
+fn accept_some(
+    listener: &UnixListener,
+    own: u32,
+    pending: &mut Vec<Pending>,
+    provider: &Provider,
+) -> bool {
     for _ in 0..ACCEPT_BURST {
         let stream = match listener.accept() {
             Ok((s, _)) => Tracked::new(s),
-            // WouldBlock: none left. Other errors (a peer gone before
-            // accept, out of descriptors): try again on the next wake-up.
-            Err(_) => return,
+            Err(e) => {
+                return !matches!(
+                    e.raw_os_error(),
+                    Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+                )
+            }
         };
         // The kernel's word on who connected, before reading anything.
         match peer_uid(&stream.0) {
@@ -118,15 +154,17 @@ fn accept_some(listener: &UnixListener, own: u32, pending: &mut Vec<Pending>, pr
         }
         pending.push(p);
     }
+    true
 }
 
 /// Reads what the connection sent; answers once its request is complete.
 /// Returns whether it is still pending.
 fn progress(p: &mut Pending, provider: &Provider) -> bool {
-    match p.frame.read_from(&mut p.stream.0) {
+    match p.frame.receive(&p.stream.0) {
         Ok(None) => Instant::now() < p.deadline,
         Ok(Some(payload)) => {
-            answer(&mut p.stream.0, &payload, provider);
+            let folder = p.frame.take_folder();
+            answer(&mut p.stream.0, &payload, folder, provider);
             false
         }
         // Closed, truncated, oversized, failed: dropped without an answer.
@@ -135,18 +173,22 @@ fn progress(p: &mut Pending, provider: &Provider) -> bool {
 }
 
 /// Decodes the request and writes the answer (a malformed request is
-/// dropped unanswered).
-fn answer(stream: &mut UnixStream, payload: &[u8], provider: &Provider) {
+/// dropped unanswered); `folder` is the descriptor that came with it.
+fn answer(
+    stream: &mut UnixStream,
+    payload: &[u8],
+    folder: Option<std::os::fd::OwnedFd>,
+    provider: &Provider,
+) {
     let Ok(request) = fxt_control::decode_request(payload) else {
         return;
     };
     // The engine does not panic on a manager's settings (they are checked
     // first); should it, the listener answers and lives on.
-    let response =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| provider.handle(request)))
-            .unwrap_or_else(|_| {
-                fxt_control::Response::Error("the provider failed (a panic)".into())
-            });
+    let response = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        provider.handle(request, folder)
+    }))
+    .unwrap_or_else(|_| fxt_control::Response::Error("the provider failed (a panic)".into()));
     let bytes = fxt_control::encode_response(&response);
     // A client that does not read its answer holds the thread at most
     // the write timeout.

@@ -37,6 +37,8 @@ use crate::helpers::{self, Sched};
 use fork::{Tracked, PROVIDER_PID};
 use serve::Provider;
 
+pub use listener::wakeups as listener_wakeups;
+
 /// The longest provider name kept (longer ones are cut at a character
 /// boundary): a status answer must fit in one control message.
 const MAX_NAME: usize = 256;
@@ -47,14 +49,23 @@ const MAX_NAME: usize = 256;
 /// for a window, without a restart. See the module docs of
 /// `fxt_control` for the protocol and its security model.
 ///
-/// Fails when the runtime directory cannot be used (not private, not
-/// writable), when the socket cannot be bound or the listener thread
+/// Fails in a setuid, setgid or file-capability process (`AT_SECURE`:
+/// `PermissionDenied`), when the runtime directory cannot be used (not
+/// private, not writable), when the socket cannot be bound or the listener thread
 /// started, or when this process is a provider already
 /// (`AlreadyExists`).
 ///
 /// After `fork`, the child is not a provider (it may register itself);
 /// dropping the guard it inherited does nothing.
 pub fn register_provider(name: &str) -> io::Result<ProviderGuard> {
+    if fxt_control::secure_process() {
+        // Its user (and whoever may run it) is not who its privileges
+        // are: no one may be let in to control it.
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "a setuid, setgid or file-capability process is never a trace provider",
+        ));
+    }
     let pid = std::process::id();
     if PROVIDER_PID
         .compare_exchange(0, pid, Ordering::Relaxed, Ordering::Relaxed)
@@ -187,8 +198,8 @@ impl Drop for ProviderGuard {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take();
-        if let Some((_, session)) = window {
-            if let Err(e) = session.finish() {
+        if let Some(w) = window {
+            if let fxt_control::Response::Error(e) = serve::stop(w) {
                 eprintln!("fxt: the provider's session could not be written: {e}");
             }
         }

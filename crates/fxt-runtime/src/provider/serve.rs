@@ -1,10 +1,13 @@
 //! What a provider does for each request, through the session API (a
 //! manager's session is recorded exactly as under `fxt record`).
 
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use fxt_control::{ProviderState, ProviderStatus, Request, Response, StartRequest, MAX_MESSAGE};
+use fxt_control::{
+    ProviderState, ProviderStatus, Request, Response, StartRequest, MAX_BUFFER, MAX_MESSAGE,
+};
 
 use crate::callsite;
 use crate::collect::CollectError;
@@ -16,45 +19,92 @@ use crate::snapshot::snapshot_current_to;
 /// A registered provider's state, shared by its guard and its listener.
 pub(crate) struct Provider {
     pub(crate) name: String,
-    /// The session a manager started, with its window id.
-    pub(crate) window: Mutex<Option<(u64, Session)>>,
+    /// The session a manager started.
+    pub(crate) window: Mutex<Option<Window>>,
+}
+
+/// A session a manager started, with its window id and the spool folder
+/// it writes into (held open until the session is finished).
+pub(crate) struct Window {
+    pub(crate) id: u64,
+    pub(crate) session: Session,
+    pub(crate) _spool: Folder,
+}
+
+/// A folder a manager handed over with its request (an open descriptor):
+/// the provider writes only there, reached through the descriptor
+/// (`/proc/self/fd/N`), never through a name the manager sent, so no one
+/// can swap the folder or the folders above it for others.
+pub(crate) struct Folder(OwnedFd);
+
+impl Folder {
+    /// Checks what came: a directory that no user but its owner can write
+    /// (a spool or snapshot folder is private), reachable through
+    /// `/proc/self/fd`.
+    fn check(fd: Option<OwnedFd>) -> Result<Folder, String> {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let fd = fd.ok_or("no folder came with the request")?;
+        let meta = std::fs::File::from(fd.try_clone().map_err(|e| e.to_string())?)
+            .metadata()
+            .map_err(|e| format!("the folder: {e}"))?;
+        if !meta.is_dir() {
+            return Err("what came as the folder is not a directory".into());
+        }
+        if meta.permissions().mode() & 0o022 != 0 {
+            return Err(format!(
+                "the folder is open to other users (mode {:o})",
+                meta.mode() & 0o777
+            ));
+        }
+        let folder = Folder(fd);
+        if folder.path().symlink_metadata().is_err() {
+            return Err("/proc/self/fd is not available".into());
+        }
+        Ok(folder)
+    }
+
+    /// The folder, as a path that leads through the descriptor.
+    fn path(&self) -> PathBuf {
+        PathBuf::from(format!("/proc/self/fd/{}", self.0.as_raw_fd()))
+    }
 }
 
 impl Provider {
-    /// The answer to `request` (never panics on any request).
-    pub(crate) fn handle(&self, request: Request) -> Response {
+    /// The answer to `request`, `folder` being the descriptor that came
+    /// with it (never panics on any request).
+    pub(crate) fn handle(&self, request: Request, folder: Option<OwnedFd>) -> Response {
         let mut window = self.window.lock().unwrap_or_else(|e| e.into_inner());
         match request {
-            Request::Status => Response::Status(self.status(window.as_ref().map(|w| w.0))),
+            Request::Status => Response::Status(self.status(window.as_ref().map(|w| w.id))),
             Request::Start(req) => {
-                if let Some((open, _)) = window.as_ref() {
-                    return Response::Error(format!("already tracing window {open}"));
+                if let Some(open) = window.as_ref() {
+                    return Response::Error(format!("already tracing window {}", open.id));
                 }
-                match start(&self.name, &req) {
-                    Ok(s) => {
-                        *window = Some((req.window, s));
+                match Folder::check(folder).and_then(|f| Ok((start(&self.name, &req, &f)?, f))) {
+                    Ok((session, spool)) => {
+                        *window = Some(Window {
+                            id: req.window,
+                            session,
+                            _spool: spool,
+                        });
                         Response::Started
                     }
                     Err(e) => Response::Error(e),
                 }
             }
             Request::Stop { window: id } => match window.take() {
-                Some((open, s)) if open == id => match s.finish() {
-                    Ok(stats) => Response::Stopped {
-                        records_written: stats.records_written,
-                        records_dropped: stats.records_dropped,
-                        output: stats.output.unwrap_or_default(),
-                    },
-                    Err(e) => Response::Error(format!("writing the trace failed: {e}")),
-                },
+                Some(w) if w.id == id => stop(w),
                 Some(other) => {
-                    let open = other.0;
+                    let open = other.id;
                     *window = Some(other);
                     Response::Error(format!("tracing window {open}, not {id}"))
                 }
                 None => Response::Error("not tracing".into()),
             },
-            Request::Snapshot { path } => snapshot(path),
+            Request::Snapshot => match Folder::check(folder) {
+                Ok(f) => snapshot(&f),
+                Err(e) => Response::Error(e),
+            },
         }
     }
 
@@ -87,15 +137,43 @@ impl Provider {
     }
 }
 
-/// Starts the session a manager asked for: recorded into its spool, as
+/// Finishes a manager's session; the answer names the trace by its name
+/// in the spool.
+pub(crate) fn stop(w: Window) -> Response {
+    let Window {
+        session, _spool, ..
+    } = w;
+    // The folder stays open until the trace is written.
+    let finished = session.finish();
+    drop(_spool);
+    match finished {
+        Ok(stats) => Response::Stopped {
+            records_written: stats.records_written,
+            records_dropped: stats.records_dropped,
+            output: stats
+                .output
+                .and_then(|o| o.file_name().map(PathBuf::from))
+                .unwrap_or_default(),
+        },
+        Err(e) => Response::Error(format!("writing the trace failed: {e}")),
+    }
+}
+
+/// Starts the session a manager asked for: recorded into `spool`, as
 /// `fxt record` would.
-fn start(name: &str, req: &StartRequest) -> Result<Session, String> {
-    let mode = match req.mode.as_deref() {
-        None => None,
-        Some(m) => Some(Mode::parse(m).ok_or_else(|| format!("unknown mode {m:?}"))?),
-    };
+fn start(name: &str, req: &StartRequest, spool: &Folder) -> Result<Session, String> {
+    let mode = req.mode.map(|m| match m {
+        fxt_control::Mode::Oneshot => Mode::Oneshot,
+        fxt_control::Mode::Circular => Mode::Circular,
+        fxt_control::Mode::Streaming => Mode::Streaming,
+    });
     let buffer = match req.buffer {
         None => None,
+        Some(b) if b > MAX_BUFFER => {
+            return Err(format!(
+                "a buffer of {b} bytes is over the limit of {MAX_BUFFER}"
+            ))
+        }
         // A buffer the machine cannot hold would fail to map (a panic in
         // the engine): refused here instead.
         Some(b) if b > physical_memory() => {
@@ -106,7 +184,7 @@ fn start(name: &str, req: &StartRequest) -> Result<Session, String> {
         Some(b) => Some(b as usize),
     };
     let recording = Recording {
-        spool: req.spool.clone(),
+        spool: spool.path(),
         given: Some(Settings {
             buffer,
             mode,
@@ -124,8 +202,9 @@ fn start(name: &str, req: &StartRequest) -> Result<Session, String> {
 }
 
 /// A snapshot of whatever session is live (the manager's or the
-/// program's own).
-fn snapshot(path: PathBuf) -> Response {
+/// program's own), as `PID.fxt` in `folder`.
+fn snapshot(folder: &Folder) -> Response {
+    let path = folder.path().join(format!("{}.fxt", std::process::id()));
     match snapshot_current_to(&path) {
         Ok(_) => match std::fs::metadata(&path) {
             Ok(m) => Response::SnapshotWritten { bytes: m.len() },

@@ -66,17 +66,10 @@ extern "C" fn atfork_child() {
     thread::forget_after_fork();
 }
 
+/// Registers [`atfork_child`] (atomic loads and stores only), once.
 fn register_atfork() {
     static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // SAFETY: `atfork_child` is an `extern "C" fn()` that lives for the
-        // whole program and only does what is allowed in a forked child of
-        // a multithreaded process (atomic loads and stores; no locks).
-        let rc = unsafe { libc::pthread_atfork(None, None, Some(atfork_child)) };
-        if rc != 0 {
-            eprintln!("fxt: pthread_atfork failed ({rc}); a forked child may write to the trace");
-        }
-    });
+    crate::state::fork::on_fork_child(&ONCE, atfork_child, "a forked child may write to the trace");
 }
 
 /// Whether a tracing session is live.

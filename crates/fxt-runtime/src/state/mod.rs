@@ -1,8 +1,10 @@
 //! State: what the writers, the collector and the public API
-//! share — the process-global control state ([`control`]) and one
-//! session's shared state ([`shared`]).
+//! share — the process-global control state ([`control`]), one
+//! session's shared state ([`shared`]), and the handlers a forked child
+//! runs ([`fork`]).
 
 pub(crate) mod control;
+pub(crate) mod fork;
 pub(crate) mod shared;
 
 pub(crate) use control::{control, current, forked, Control};

@@ -19,11 +19,29 @@ use std::fmt::Write;
 use fxt_format::decode::{Arg, ArgValue};
 
 use super::summary::Summary;
-use super::table::{MapCol, Table};
+use super::table::{Col, Columns, MapCol, Table};
 use crate::error::Error;
 
+/// The argument maps of a row: the arguments of one record, or of a
+/// begin and its end (a name in both keeps the begin's value).
+pub struct ArgMaps<'a>(pub &'a [&'a [Arg]]);
+
+impl Columns for ArgMaps<'_> {
+    fn declare(_: &'static str, out: &mut Vec<(&'static str, Col)>) {
+        out.extend([
+            ("args", Col::MapStr),
+            ("args_int", Col::MapI64),
+            ("args_float", Col::MapF64),
+        ]);
+    }
+
+    fn fill(&self, table: &mut Table, summary: &mut Summary) -> Result<(), Error> {
+        push(table, self.0, summary)
+    }
+}
+
 /// Appends the argument maps of one row (the next three columns).
-pub fn push(table: &mut Table, args: &[&[Arg]], summary: &mut Summary) -> Result<(), Error> {
+fn push(table: &mut Table, args: &[&[Arg]], summary: &mut Summary) -> Result<(), Error> {
     let [MapCol::Str(text), MapCol::I64(ints), MapCol::F64(floats)] = table.arg_maps()? else {
         return Err(Error::msg("internal error: argument maps out of order"));
     };

@@ -46,6 +46,11 @@ impl Labels {
             .map(String::as_str)
     }
 
+    /// The name of provider `id` (its provider info record's).
+    pub fn provider(&self, id: Option<u32>) -> Option<&str> {
+        id.and_then(|p| self.providers.get(&p)).map(String::as_str)
+    }
+
     /// The name of thread `tid`.
     pub fn thread(&self, tid: u64) -> Option<&str> {
         self.threads.get(&tid).map(|(_, n)| n.as_str())

@@ -16,6 +16,7 @@
 //! end ([`summary`]).
 
 mod args;
+mod existing;
 mod labels;
 mod nesting;
 mod rows;
@@ -25,7 +26,7 @@ mod schema;
 mod summary;
 mod table;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -65,6 +66,11 @@ struct ParquetArgs {
     /// The `host` column and file name part (default: this machine's name).
     #[arg(long)]
     host: Option<String>,
+    /// Replace the rows of a trace the folder already holds from this
+    /// host (by default such a trace is refused: its rows would be there
+    /// twice).
+    #[arg(long)]
+    replace: bool,
 }
 
 /// Runs `fxt export`.
@@ -74,6 +80,26 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         Some(h) => h,
         None => hostname(),
     };
+    let traces: BTreeSet<String> = args.files.iter().cloned().collect();
+    if traces.len() < args.files.len() {
+        return Err(Error::msg(
+            "a trace is named twice: its rows would be exported twice",
+        ));
+    }
+    let earlier = existing::parts(&args.output, &host)?;
+    let clashing: Vec<&existing::Part> = earlier
+        .iter()
+        .filter(|p| p.traces.iter().any(|t| traces.contains(t)))
+        .collect();
+    if let (Some(part), false) = (clashing.first(), args.replace) {
+        let trace = part.traces.iter().find(|t| traces.contains(*t));
+        return Err(Error::msg(format!(
+            "{} already holds {} from host {host} ({}): exported again, its rows would be there twice; --replace replaces them",
+            args.output.display(),
+            trace.map_or("", String::as_str),
+            part.file_name
+        )));
+    }
     std::fs::create_dir_all(&args.output)
         .map_err(|e| Error::msg(format!("cannot create {}: {e}", args.output.display())))?;
     let mut tables = Tables::create(&args.output, &host)?;
@@ -81,10 +107,25 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     for file in &args.files {
         export_one(file, &host, &args.output, &mut tables, &mut summary)?;
     }
+    let metadata = existing::key_values(&host, &args.files);
     let mut rows = Vec::new();
     for t in tables.all() {
-        t.close()?;
+        t.close(&metadata)?;
         rows.push((t.name(), t.rows()));
+    }
+    // Only once the new rows are in place: a failure leaves the old ones.
+    for part in clashing {
+        existing::remove(&args.output, part, &traces)?;
+        eprintln!(
+            "fxt: replaced the earlier rows of {} in {}",
+            part.traces
+                .iter()
+                .filter(|t| traces.contains(*t))
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", "),
+            part.file_name
+        );
     }
     summary.print(&rows, &args.output.display().to_string());
     Ok(ExitCode::SUCCESS)
@@ -134,7 +175,7 @@ fn export_one(
     rows.write(&mut input, &scan.fixes)?;
     let seen = std::mem::take(&mut rows.seen);
     drop(rows);
-    threads_and_processes(file, host, &scan.labels, &seen, tables)
+    threads_and_processes(file, host, &scan.labels, &seen, tables, summary)
 }
 
 /// Adds the records left out, per reason, to `counts`.
@@ -161,6 +202,7 @@ fn threads_and_processes(
     labels: &Labels,
     seen: &Seen,
     tables: &mut Tables,
+    summary: &mut Summary,
 ) -> Result<(), Error> {
     let (named_threads, named_processes) = labels.named();
     let mut threads: BTreeMap<(Option<u64>, u64), Option<u32>> = seen
@@ -186,23 +228,28 @@ fn threads_and_processes(
     {
         processes.entry(pid).or_insert(None);
     }
-    let t = &mut tables.threads;
+    let source = |provider| schema::Source {
+        trace: Some(trace),
+        host: Some(host),
+        provider: labels.provider(provider),
+    };
     for (&(pid, tid), &provider) in &threads {
-        t.str(Some(trace))?;
-        t.str(Some(host))?;
-        t.i64(pid.map(|p| p as i64))?;
-        t.str(pid.and_then(|p| labels.process(p, provider)))?;
-        t.i64(Some(tid as i64))?;
-        t.str(labels.thread(tid))?;
-        t.end_row()?;
+        let thread = schema::Thread {
+            source: source(provider),
+            pid: pid.map(|p| p as i64),
+            process: pid.and_then(|p| labels.process(p, provider)),
+            tid: Some(tid as i64),
+            thread: labels.thread(tid),
+        };
+        tables.threads.push(&thread, summary)?;
     }
-    let t = &mut tables.processes;
     for (&pid, &provider) in &processes {
-        t.str(Some(trace))?;
-        t.str(Some(host))?;
-        t.i64(Some(pid as i64))?;
-        t.str(labels.process(pid, provider))?;
-        t.end_row()?;
+        let process = schema::Process {
+            source: source(provider),
+            pid: Some(pid as i64),
+            process: labels.process(pid, provider),
+        };
+        tables.processes.push(&process, summary)?;
     }
     Ok(())
 }

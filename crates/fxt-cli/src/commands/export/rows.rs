@@ -9,14 +9,12 @@ use fxt_format::decode::{
     ThreadState, ThreadWakeup,
 };
 
-use super::args;
 use super::labels::{Labels, Seen};
 use super::nesting::Nesting;
 use super::samples::{Context, SampleRows};
 use super::scan::{async_key, ns as ticks_to_ns, AsyncKey, Stacks, ThreadKey};
-use super::schema::Tables;
+use super::schema::{self as row, ArgMaps, Tables};
 use super::summary::Summary;
-use super::table::Table;
 use crate::error::Error;
 use crate::input::Input;
 use crate::keep::Fix;
@@ -113,15 +111,16 @@ impl<'a> Rows<'a> {
             let provider = reader.provider_id();
             match record {
                 Record::Event(e) => self.event(provider, tps, e),
-                Record::ContextSwitch(c) => self.switch(&c, tps),
-                Record::LegacyContextSwitch(c) => self.legacy_switch(&c, tps),
-                Record::ThreadWakeup(w) => self.wakeup(&w, tps),
+                Record::ContextSwitch(c) => self.switch(provider, &c, tps),
+                Record::LegacyContextSwitch(c) => self.legacy_switch(provider, &c, tps),
+                Record::ThreadWakeup(w) => self.wakeup(provider, &w, tps),
                 Record::ProviderEvent { event: 0, .. } => {
                     self.summary.buffer_filled += 1;
                     Ok(())
                 }
                 Record::Blob(_) if sample_of(&record).is_some() => {
-                    self.sample(provider, tps, &record)
+                    self.sample(provider, tps, &record);
+                    Ok(())
                 }
                 Record::Log(_)
                 | Record::Blob(_)
@@ -137,17 +136,24 @@ impl<'a> Rows<'a> {
             }
         })?;
         self.summary.async_never_ended += self.asyncs.open();
-        let cx = Context {
+        let mut samples = std::mem::take(&mut self.samples);
+        samples.finish(&mut self.sample_context())
+    }
+
+    /// Where sample rows go.
+    fn sample_context(&mut self) -> Context<'a, '_> {
+        Context {
             trace: self.trace,
             host: self.host,
             labels: self.labels,
-        };
-        self.samples.finish(&mut self.tables.samples, &cx)
+            table: &mut self.tables.samples,
+            summary: self.summary,
+        }
     }
 
     /// A sample waits for its slice ([`SampleRows`]); one that does not
     /// decode is counted as not exported.
-    fn sample(&mut self, provider: Option<u32>, tps: u64, record: &Record) -> Result<(), Error> {
+    fn sample(&mut self, provider: Option<u32>, tps: u64, record: &Record) {
         match sample_of(record) {
             Some(Ok(s)) => {
                 let ts = ticks_to_ns(s.timestamp, tps);
@@ -161,30 +167,40 @@ impl<'a> Rows<'a> {
                     .or_default() += 1
             }
         }
-        Ok(())
     }
 
-    /// The columns every event table starts with.
-    fn event_columns(
+    /// The columns every row recorded by `provider` begins with.
+    fn source(&self, provider: Option<u32>) -> row::Source<'a> {
+        row::Source {
+            trace: Some(self.trace),
+            host: Some(self.host),
+            provider: self.labels.provider(provider),
+        }
+    }
+
+    /// The columns every event row begins with (its thread noted as seen).
+    fn event_columns<'b>(
         &mut self,
-        table: fn(&mut Tables) -> &mut Table,
         provider: Option<u32>,
         (pid, tid): (u64, u64),
-        category: &Text,
-        name: &Text,
+        category: &'b Text,
+        name: &'b Text,
         ts: i64,
-    ) -> Result<(), Error> {
+    ) -> row::Event<'b>
+    where
+        'a: 'b,
+    {
         self.seen.thread(pid, tid, provider);
-        let t = table(self.tables);
-        t.str(Some(self.trace))?;
-        t.str(Some(self.host))?;
-        t.i64(Some(signed(pid)))?;
-        t.str(self.labels.process(pid, provider))?;
-        t.i64(Some(signed(tid)))?;
-        t.str(self.labels.thread(tid))?;
-        t.str(category.as_str())?;
-        t.str(name.as_str())?;
-        t.i64(Some(ts))
+        row::Event {
+            source: self.source(provider),
+            pid: Some(signed(pid)),
+            process: self.labels.process(pid, provider),
+            tid: Some(signed(tid)),
+            thread: self.labels.thread(tid),
+            category: category.as_str(),
+            name: name.as_str(),
+            ts: Some(ts),
+        }
     }
 
     fn event(&mut self, provider: Option<u32>, tps: u64, e: Event) -> Result<(), Error> {
@@ -261,32 +277,24 @@ impl<'a> Rows<'a> {
             .map_err(|e| Error::msg(format!("temporary file: {e}")))?;
         let ids = (begin.pid, begin.tid);
         if async_id.is_none() {
-            let cx = Context {
-                trace: self.trace,
-                host: self.host,
-                labels: self.labels,
-            };
+            let mut samples = std::mem::take(&mut self.samples);
             let span = (begin.ts, end);
-            self.samples
-                .slice(provider, ids, span, id, &mut self.tables.samples, &cx)?;
+            let written = samples.slice(provider, ids, span, id, &mut self.sample_context());
+            self.samples = samples;
+            written?;
         }
-        self.event_columns(
-            |t| &mut t.slices,
-            provider,
-            ids,
-            &begin.category,
-            &begin.name,
-            begin.ts,
-        )?;
-        let t = &mut self.tables.slices;
-        t.i64(Some(end.saturating_sub(begin.ts)))?;
-        t.i64(Some(signed(id)))?;
-        t.i32(Some(i32::try_from(place.depth).unwrap_or(i32::MAX)))?;
-        t.i64(place.parent.map(signed))?;
-        t.str(Some(kind))?;
-        t.i64(async_id.map(signed))?;
-        args::push(t, &[&begin.args, end_args], self.summary)?;
-        t.end_row()
+        let event = self.event_columns(provider, ids, &begin.category, &begin.name, begin.ts);
+        let slice = row::Slice {
+            event,
+            dur: Some(end.saturating_sub(begin.ts)),
+            id: Some(signed(id)),
+            depth: Some(i32::try_from(place.depth).unwrap_or(i32::MAX)),
+            parent: place.parent.map(signed),
+            kind: Some(kind),
+            async_id: async_id.map(signed),
+            args: ArgMaps(&[&begin.args[..], end_args]),
+        };
+        self.tables.slices.push(&slice, self.summary)
     }
 
     fn instant(
@@ -298,12 +306,14 @@ impl<'a> Rows<'a> {
         kind: &str,
         async_id: Option<u64>,
     ) -> Result<(), Error> {
-        self.event_columns(|t| &mut t.instants, provider, ids, &e.category, &e.name, ts)?;
-        let t = &mut self.tables.instants;
-        t.str(Some(kind))?;
-        t.i64(async_id.map(signed))?;
-        args::push(t, &[&e.args], self.summary)?;
-        t.end_row()
+        let event = self.event_columns(provider, ids, &e.category, &e.name, ts);
+        let instant = row::Instant {
+            event,
+            kind: Some(kind),
+            async_id: async_id.map(signed),
+            args: ArgMaps(&[&e.args[..]]),
+        };
+        self.tables.instants.push(&instant, self.summary)
     }
 
     fn flow(
@@ -315,12 +325,14 @@ impl<'a> Rows<'a> {
         id: u64,
         phase: &str,
     ) -> Result<(), Error> {
-        self.event_columns(|t| &mut t.flows, provider, ids, &e.category, &e.name, ts)?;
-        let t = &mut self.tables.flows;
-        t.i64(Some(signed(id)))?;
-        t.str(Some(phase))?;
-        args::push(t, &[&e.args], self.summary)?;
-        t.end_row()
+        let event = self.event_columns(provider, ids, &e.category, &e.name, ts);
+        let flow = row::Flow {
+            event,
+            flow_id: Some(signed(id)),
+            phase: Some(phase),
+            args: ArgMaps(&[&e.args[..]]),
+        };
+        self.tables.flows.push(&flow, self.summary)
     }
 
     /// One row per numeric argument (series) of a counter event.
@@ -344,20 +356,23 @@ impl<'a> Rows<'a> {
                     continue;
                 }
             };
-            self.event_columns(|t| &mut t.counters, provider, ids, &e.category, &e.name, ts)?;
-            let t = &mut self.tables.counters;
-            t.i64(Some(signed(id)))?;
-            t.str(arg.name.as_str())?;
-            t.f64(Some(value))?;
-            t.i64(int)?;
-            t.end_row()?;
+            let event = self.event_columns(provider, ids, &e.category, &e.name, ts);
+            let counter = row::Counter {
+                event,
+                counter_id: Some(signed(id)),
+                series: arg.name.as_str(),
+                value: Some(value),
+                int_value: int,
+            };
+            self.tables.counters.push(&counter, self.summary)?;
         }
         Ok(())
     }
 
-    fn switch(&mut self, c: &ContextSwitch, tps: u64) -> Result<(), Error> {
+    fn switch(&mut self, provider: Option<u32>, c: &ContextSwitch, tps: u64) -> Result<(), Error> {
         let ts = ticks_to_ns(c.timestamp, tps);
         self.switch_row(
+            provider,
             ts,
             c.cpu,
             c.outgoing_thread,
@@ -366,15 +381,21 @@ impl<'a> Rows<'a> {
         )
     }
 
-    fn legacy_switch(&mut self, c: &LegacyContextSwitch, tps: u64) -> Result<(), Error> {
+    fn legacy_switch(
+        &mut self,
+        provider: Option<u32>,
+        c: &LegacyContextSwitch,
+        tps: u64,
+    ) -> Result<(), Error> {
         let ts = ticks_to_ns(c.timestamp, tps);
         let (_, out) = koids(c.outgoing_thread);
         let (_, inc) = koids(c.incoming_thread);
-        self.switch_row(ts, u16::from(c.cpu), out, c.outgoing_state, inc)
+        self.switch_row(provider, ts, u16::from(c.cpu), out, c.outgoing_state, inc)
     }
 
     fn switch_row(
         &mut self,
+        provider: Option<u32>,
         ts: i64,
         cpu: u16,
         out: u64,
@@ -383,33 +404,33 @@ impl<'a> Rows<'a> {
     ) -> Result<(), Error> {
         self.seen.bare_tids.extend([out, inc]);
         let labels = self.labels;
-        let t = &mut self.tables.sched;
-        t.str(Some(self.trace))?;
-        t.str(Some(self.host))?;
-        t.i64(Some(ts))?;
-        t.i32(Some(i32::from(cpu)))?;
-        t.i64(labels.pid_of(out).map(signed))?;
-        t.i64(Some(signed(out)))?;
-        t.str(labels.thread(out))?;
-        t.str(Some(state_name(state)))?;
-        t.i64(labels.pid_of(inc).map(signed))?;
-        t.i64(Some(signed(inc)))?;
-        t.str(labels.thread(inc))?;
-        t.end_row()
+        let switch = row::Switch {
+            source: self.source(provider),
+            ts: Some(ts),
+            cpu: Some(i32::from(cpu)),
+            out_pid: labels.pid_of(out).map(signed),
+            out_tid: Some(signed(out)),
+            out_thread: labels.thread(out),
+            out_state: Some(state_name(state)),
+            in_pid: labels.pid_of(inc).map(signed),
+            in_tid: Some(signed(inc)),
+            in_thread: labels.thread(inc),
+        };
+        self.tables.sched.push(&switch, self.summary)
     }
 
-    fn wakeup(&mut self, w: &ThreadWakeup, tps: u64) -> Result<(), Error> {
+    fn wakeup(&mut self, provider: Option<u32>, w: &ThreadWakeup, tps: u64) -> Result<(), Error> {
         self.seen.bare_tids.insert(w.waking_thread);
         let labels = self.labels;
-        let t = &mut self.tables.wakeups;
-        t.str(Some(self.trace))?;
-        t.str(Some(self.host))?;
-        t.i64(Some(ticks_to_ns(w.timestamp, tps)))?;
-        t.i32(Some(i32::from(w.cpu)))?;
-        t.i64(labels.pid_of(w.waking_thread).map(signed))?;
-        t.i64(Some(signed(w.waking_thread)))?;
-        t.str(labels.thread(w.waking_thread))?;
-        t.end_row()
+        let wakeup = row::Wakeup {
+            source: self.source(provider),
+            ts: Some(ticks_to_ns(w.timestamp, tps)),
+            cpu: Some(i32::from(w.cpu)),
+            pid: labels.pid_of(w.waking_thread).map(signed),
+            tid: Some(signed(w.waking_thread)),
+            thread: labels.thread(w.waking_thread),
+        };
+        self.tables.wakeups.push(&wakeup, self.summary)
     }
 }
 

@@ -14,7 +14,9 @@ use std::collections::{BTreeMap, HashMap};
 use fxt_format::samples::SampleRecord;
 
 use super::labels::Labels;
-use super::table::Table;
+use super::schema::{SampleRow, Samples, Source};
+use super::summary::Summary;
+use super::table::TypedTable;
 use crate::error::Error;
 use crate::samples::Names;
 
@@ -34,14 +36,18 @@ pub struct SampleRows {
     seq: u64,
 }
 
-/// Columns every row shares.
-pub struct Context<'a> {
+/// What the rows are written with.
+pub struct Context<'a, 'b> {
     /// The `trace` column.
     pub trace: &'a str,
     /// The `host` column.
     pub host: &'a str,
-    /// Thread names.
+    /// Provider and thread names.
     pub labels: &'a Labels,
+    /// The table.
+    pub table: &'b mut TypedTable<Samples>,
+    /// The counts of what is left out.
+    pub summary: &'b mut Summary,
 }
 
 impl SampleRows {
@@ -67,8 +73,7 @@ impl SampleRows {
         (pid, tid): (u64, u64),
         (begin, end): (i64, i64),
         id: u64,
-        table: &mut Table,
-        cx: &Context<'_>,
+        cx: &mut Context<'_, '_>,
     ) -> Result<(), Error> {
         let Some(waiting) = self.waiting.get_mut(&(provider, pid, tid)) else {
             return Ok(());
@@ -79,17 +84,17 @@ impl SampleRows {
             .collect();
         for key in inside {
             if let Some(w) = waiting.remove(&key) {
-                row(table, cx, (pid, tid), key.0, &w.frames, Some(id))?;
+                row(cx, (provider, pid, tid), key.0, &w.frames, Some(id))?;
             }
         }
         Ok(())
     }
 
     /// Writes the samples in no slice.
-    pub fn finish(&mut self, table: &mut Table, cx: &Context<'_>) -> Result<(), Error> {
-        for ((_, pid, tid), waiting) in std::mem::take(&mut self.waiting) {
+    pub fn finish(&mut self, cx: &mut Context<'_, '_>) -> Result<(), Error> {
+        for (key, waiting) in std::mem::take(&mut self.waiting) {
             for ((ts, _), w) in waiting {
-                row(table, cx, (pid, tid), ts, &w.frames, None)?;
+                row(cx, key, ts, &w.frames, None)?;
             }
         }
         Ok(())
@@ -97,22 +102,26 @@ impl SampleRows {
 }
 
 fn row(
-    t: &mut Table,
-    cx: &Context<'_>,
-    (pid, tid): (u64, u64),
+    cx: &mut Context<'_, '_>,
+    (provider, pid, tid): Key,
     ts: i64,
     frames: &[String],
     slice: Option<u64>,
 ) -> Result<(), Error> {
-    t.str(Some(cx.trace))?;
-    t.str(Some(cx.host))?;
     // Koids and ids as signed 64-bit values (two's complement), as in
     // every table.
-    t.i64(Some(pid as i64))?;
-    t.i64(Some(tid as i64))?;
-    t.str(cx.labels.thread(tid))?;
-    t.i64(Some(ts))?;
-    t.list_str(frames)?;
-    t.i64(slice.map(|id| id as i64))?;
-    t.end_row()
+    let row = SampleRow {
+        source: Source {
+            trace: Some(cx.trace),
+            host: Some(cx.host),
+            provider: cx.labels.provider(provider),
+        },
+        pid: Some(pid as i64),
+        tid: Some(tid as i64),
+        thread: cx.labels.thread(tid),
+        ts: Some(ts),
+        frames: Some(frames),
+        slice_id: slice.map(|id| id as i64),
+    };
+    cx.table.push(&row, cx.summary)
 }

@@ -6,139 +6,241 @@
 //! under hidden names (`.part-<host>-<n>.parquet.partial`, which no
 //! `*.parquet` pattern matches) and renamed when complete.
 //!
-//! Every event table starts with the same columns ([`EVENT`]): `trace`
-//! (the input file as named on the command line), `host`, `pid`,
-//! `process`, `tid`, `thread`, `category`, `name`, `ts` (nanoseconds, on
-//! the trace's clock). README's "Querying many traces" documents each
-//! table.
+//! Each table is declared once, as its row type: the columns in order,
+//! each a typed field (`Option<&str>` a string, `Option<i64>` a 64-bit
+//! integer, ...) or a group of columns. [`Source`] (`trace`, the input
+//! file as named on the command line; `host`; `provider`, the name of the
+//! provider that recorded the row) begins every table; [`Event`] (the
+//! source, `pid`, `process`, `tid`, `thread`, `category`, `name`, `ts` in
+//! nanoseconds on the trace's clock) begins every event table; the
+//! argument maps ([`ArgMaps`]) end some. The writer builds rows with
+//! named fields, so a missing, extra or mistyped column does not compile.
+//! README's "Querying many traces" documents each table.
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::path::Path;
 
-use super::table::{Col, Paths, Table};
+pub use super::args::ArgMaps;
+use super::summary::Summary;
+use super::table::{Col, Columns, Paths, Table, TableSchema, TypedTable};
 use crate::error::Error;
 
-/// The columns every event table starts with.
-pub const EVENT: &[(&str, Col)] = &[
-    ("trace", Col::Str),
-    ("host", Col::Str),
-    ("pid", Col::I64),
-    ("process", Col::Str),
-    ("tid", Col::I64),
-    ("thread", Col::Str),
-    ("category", Col::Str),
-    ("name", Col::Str),
-    ("ts", Col::I64),
-];
+/// Declares a row type `$row<$lt>`: its fields are the table's columns (a
+/// scalar named after its field) or groups of them, in order.
+macro_rules! row {
+    ($(#[$doc:meta])* $row:ident<$lt:lifetime> {
+        $($(#[$fdoc:meta])* $field:ident: $ty:ty,)*
+    }) => {
+        $(#[$doc])*
+        pub struct $row<$lt> {
+            $($(#[$fdoc])* pub $field: $ty,)*
+        }
 
-/// The argument maps (see [`super::args`]).
-pub const ARGS: &[(&str, Col)] = &[
-    ("args", Col::MapStr),
-    ("args_int", Col::MapI64),
-    ("args_float", Col::MapF64),
-];
+        impl<$lt> Columns for $row<$lt> {
+            fn declare(_: &'static str, out: &mut Vec<(&'static str, Col)>) {
+                $(<$ty as Columns>::declare(stringify!($field), out);)*
+            }
 
-/// Columns of `slices` after [`EVENT`]; the argument maps follow.
-pub const SLICES: &[(&str, Col)] = &[
-    ("dur", Col::I64),
-    ("id", Col::I64),
-    ("depth", Col::I32),
-    ("parent", Col::I64),
-    ("kind", Col::Str),
-    ("async_id", Col::I64),
-];
+            fn fill(&self, table: &mut Table, summary: &mut Summary) -> Result<(), Error> {
+                $(self.$field.fill(table, summary)?;)*
+                Ok(())
+            }
+        }
+    };
+}
 
-/// Columns of `instants` after [`EVENT`]; the argument maps follow.
-pub const INSTANTS: &[(&str, Col)] = &[("kind", Col::Str), ("async_id", Col::I64)];
+/// Declares table `$table` (folder `$name`) of rows `$row`.
+macro_rules! table {
+    ($(#[$doc:meta])* $table:ident = $name:literal of $row:ident) => {
+        $(#[$doc])*
+        pub struct $table;
 
-/// Columns of `counters` after [`EVENT`].
-pub const COUNTERS: &[(&str, Col)] = &[
-    ("counter_id", Col::I64),
-    ("series", Col::Str),
-    ("value", Col::F64),
-    ("int_value", Col::I64),
-];
+        impl TableSchema for $table {
+            const NAME: &'static str = $name;
+            type Row<'a> = $row<'a>;
+        }
+    };
+}
 
-/// Columns of `flows` after [`EVENT`]; the argument maps follow.
-pub const FLOWS: &[(&str, Col)] = &[("flow_id", Col::I64), ("phase", Col::Str)];
+row! {
+    /// The columns every table begins with.
+    Source<'a> {
+        /// The input file, as named on the command line.
+        trace: Option<&'a str>,
+        /// `--host`.
+        host: Option<&'a str>,
+        /// The name of the provider that recorded the row.
+        provider: Option<&'a str>,
+    }
+}
 
-/// Columns of `threads`.
-pub const THREADS: &[(&str, Col)] = &[
-    ("trace", Col::Str),
-    ("host", Col::Str),
-    ("pid", Col::I64),
-    ("process", Col::Str),
-    ("tid", Col::I64),
-    ("thread", Col::Str),
-];
+row! {
+    /// The columns every event table begins with.
+    Event<'a> {
+        source: Source<'a>,
+        pid: Option<i64>,
+        process: Option<&'a str>,
+        tid: Option<i64>,
+        thread: Option<&'a str>,
+        category: Option<&'a str>,
+        name: Option<&'a str>,
+        /// Nanoseconds (a slice: when it began).
+        ts: Option<i64>,
+    }
+}
 
-/// Columns of `processes`.
-pub const PROCESSES: &[(&str, Col)] = &[
-    ("trace", Col::Str),
-    ("host", Col::Str),
-    ("pid", Col::I64),
-    ("process", Col::Str),
-];
+row! {
+    /// A duration, complete event or async span.
+    Slice<'a> {
+        event: Event<'a>,
+        dur: Option<i64>,
+        id: Option<i64>,
+        depth: Option<i32>,
+        parent: Option<i64>,
+        kind: Option<&'a str>,
+        async_id: Option<i64>,
+        args: ArgMaps<'a>,
+    }
+}
 
-/// Columns of `sched` (context switches).
-pub const SCHED: &[(&str, Col)] = &[
-    ("trace", Col::Str),
-    ("host", Col::Str),
-    ("ts", Col::I64),
-    ("cpu", Col::I32),
-    ("out_pid", Col::I64),
-    ("out_tid", Col::I64),
-    ("out_thread", Col::Str),
-    ("out_state", Col::Str),
-    ("in_pid", Col::I64),
-    ("in_tid", Col::I64),
-    ("in_thread", Col::Str),
-];
+row! {
+    /// An instant or async instant.
+    Instant<'a> {
+        event: Event<'a>,
+        kind: Option<&'a str>,
+        async_id: Option<i64>,
+        args: ArgMaps<'a>,
+    }
+}
 
-/// Columns of `wakeups`.
-pub const WAKEUPS: &[(&str, Col)] = &[
-    ("trace", Col::Str),
-    ("host", Col::Str),
-    ("ts", Col::I64),
-    ("cpu", Col::I32),
-    ("pid", Col::I64),
-    ("tid", Col::I64),
-    ("thread", Col::Str),
-];
+row! {
+    /// One series' value of a counter event.
+    Counter<'a> {
+        event: Event<'a>,
+        counter_id: Option<i64>,
+        series: Option<&'a str>,
+        value: Option<f64>,
+        int_value: Option<i64>,
+    }
+}
 
-/// Columns of `samples` (CPU samples, issue 31).
-pub const SAMPLES: &[(&str, Col)] = &[
-    ("trace", Col::Str),
-    ("host", Col::Str),
-    ("pid", Col::I64),
-    ("tid", Col::I64),
-    ("thread", Col::Str),
-    ("ts", Col::I64),
-    ("frames", Col::ListStr),
-    ("slice_id", Col::I64),
+row! {
+    /// A flow begin, step or end.
+    Flow<'a> {
+        event: Event<'a>,
+        flow_id: Option<i64>,
+        phase: Option<&'a str>,
+        args: ArgMaps<'a>,
+    }
+}
+
+row! {
+    /// A thread.
+    Thread<'a> {
+        source: Source<'a>,
+        pid: Option<i64>,
+        process: Option<&'a str>,
+        tid: Option<i64>,
+        thread: Option<&'a str>,
+    }
+}
+
+row! {
+    /// A process.
+    Process<'a> {
+        source: Source<'a>,
+        pid: Option<i64>,
+        process: Option<&'a str>,
+    }
+}
+
+row! {
+    /// A context switch.
+    Switch<'a> {
+        source: Source<'a>,
+        ts: Option<i64>,
+        cpu: Option<i32>,
+        out_pid: Option<i64>,
+        out_tid: Option<i64>,
+        out_thread: Option<&'a str>,
+        out_state: Option<&'a str>,
+        in_pid: Option<i64>,
+        in_tid: Option<i64>,
+        in_thread: Option<&'a str>,
+    }
+}
+
+row! {
+    /// A thread wakeup.
+    Wakeup<'a> {
+        source: Source<'a>,
+        ts: Option<i64>,
+        cpu: Option<i32>,
+        pid: Option<i64>,
+        tid: Option<i64>,
+        thread: Option<&'a str>,
+    }
+}
+
+row! {
+    /// A CPU sample (issue 31).
+    SampleRow<'a> {
+        source: Source<'a>,
+        pid: Option<i64>,
+        tid: Option<i64>,
+        thread: Option<&'a str>,
+        ts: Option<i64>,
+        /// Function names, innermost first, inlined frames included.
+        frames: Option<&'a [String]>,
+        /// The `id` of the innermost slice open on its thread.
+        slice_id: Option<i64>,
+    }
+}
+
+table!(Slices = "slices" of Slice);
+table!(Instants = "instants" of Instant);
+table!(Counters = "counters" of Counter);
+table!(Flows = "flows" of Flow);
+table!(Threads = "threads" of Thread);
+table!(Processes = "processes" of Process);
+table!(Sched = "sched" of Switch);
+table!(Wakeups = "wakeups" of Wakeup);
+table!(Samples = "samples" of SampleRow);
+
+/// The tables' names (their folders), in documentation order.
+pub const TABLES: [&str; 9] = [
+    Slices::NAME,
+    Instants::NAME,
+    Counters::NAME,
+    Flows::NAME,
+    Threads::NAME,
+    Processes::NAME,
+    Sched::NAME,
+    Wakeups::NAME,
+    Samples::NAME,
 ];
 
 /// Every table of an export.
 pub struct Tables {
     /// Durations, complete events, async spans.
-    pub slices: Table,
+    pub slices: TypedTable<Slices>,
     /// Instants and async instants.
-    pub instants: Table,
+    pub instants: TypedTable<Instants>,
     /// One row per counter series value.
-    pub counters: Table,
+    pub counters: TypedTable<Counters>,
     /// Flow begin, step and end events.
-    pub flows: Table,
+    pub flows: TypedTable<Flows>,
     /// Threads.
-    pub threads: Table,
+    pub threads: TypedTable<Threads>,
     /// Processes.
-    pub processes: Table,
+    pub processes: TypedTable<Processes>,
     /// Context switches.
-    pub sched: Table,
+    pub sched: TypedTable<Sched>,
     /// Thread wakeups.
-    pub wakeups: Table,
+    pub wakeups: TypedTable<Wakeups>,
     /// CPU samples.
-    pub samples: Table,
+    pub samples: TypedTable<Samples>,
 }
 
 /// A file name's safe form of a host name (letters, digits, `.`, `_`).
@@ -167,80 +269,58 @@ impl Tables {
         let host = file_safe(host);
         let mut n = 0u64;
         let slices = loop {
-            match create("slices", dir, &host, n, true)? {
+            match create(dir, &host, n, true)? {
                 Some(t) => break t,
                 None => n += 1,
             }
         };
-        let table = |name| -> Result<Table, Error> {
-            create(name, dir, &host, n, false)?
-                .ok_or_else(|| Error::msg(format!("{name}: part {n} exists")))
-        };
         Ok(Tables {
             slices,
-            instants: table("instants")?,
-            counters: table("counters")?,
-            flows: table("flows")?,
-            threads: table("threads")?,
-            processes: table("processes")?,
-            sched: table("sched")?,
-            wakeups: table("wakeups")?,
-            samples: table("samples")?,
+            instants: create_taken(dir, &host, n)?,
+            counters: create_taken(dir, &host, n)?,
+            flows: create_taken(dir, &host, n)?,
+            threads: create_taken(dir, &host, n)?,
+            processes: create_taken(dir, &host, n)?,
+            sched: create_taken(dir, &host, n)?,
+            wakeups: create_taken(dir, &host, n)?,
+            samples: create_taken(dir, &host, n)?,
         })
     }
 
     /// Every table, in documentation order.
     pub fn all(&mut self) -> [&mut Table; 9] {
         [
-            &mut self.slices,
-            &mut self.instants,
-            &mut self.counters,
-            &mut self.flows,
-            &mut self.threads,
-            &mut self.processes,
-            &mut self.sched,
-            &mut self.wakeups,
-            &mut self.samples,
+            self.slices.table(),
+            self.instants.table(),
+            self.counters.table(),
+            self.flows.table(),
+            self.threads.table(),
+            self.processes.table(),
+            self.sched.table(),
+            self.wakeups.table(),
+            self.samples.table(),
         ]
     }
 }
 
-/// The columns of table `name`.
-pub fn columns(name: &str) -> Vec<(&'static str, Col)> {
-    let event = |own: &[(&'static str, Col)], args: bool| {
-        let mut c = EVENT.to_vec();
-        c.extend_from_slice(own);
-        if args {
-            c.extend_from_slice(ARGS);
-        }
-        c
-    };
-    match name {
-        "slices" => event(SLICES, true),
-        "instants" => event(INSTANTS, true),
-        "counters" => event(COUNTERS, false),
-        "flows" => event(FLOWS, true),
-        "threads" => THREADS.to_vec(),
-        "processes" => PROCESSES.to_vec(),
-        "sched" => SCHED.to_vec(),
-        "samples" => SAMPLES.to_vec(),
-        _ => WAKEUPS.to_vec(),
-    }
+/// Creates the file of table `S`, part `n`, which the `slices` table
+/// claimed.
+fn create_taken<S: TableSchema>(dir: &Path, host: &str, n: u64) -> Result<TypedTable<S>, Error> {
+    create(dir, host, n, false)?.ok_or_else(|| Error::msg(format!("{}: part {n} exists", S::NAME)))
 }
 
-/// Creates the file of table `name`, part `n`: `None` if `may_exist` and
+/// Creates the file of table `S`, part `n`: `None` if `may_exist` and
 /// part `n` is taken (its file is complete, or being written: claimed by
 /// creating the hidden partial file exclusively, then checking that no
 /// complete file has that name; an export renames its partial files only
 /// after claiming, so two exports never share a part).
-fn create(
-    name: &'static str,
+fn create<S: TableSchema>(
     dir: &Path,
     host: &str,
     n: u64,
     may_exist: bool,
-) -> Result<Option<Table>, Error> {
-    let folder = dir.join(name);
+) -> Result<Option<TypedTable<S>>, Error> {
+    let folder = dir.join(S::NAME);
     fs::create_dir_all(&folder)
         .map_err(|e| Error::msg(format!("cannot create {}: {e}", folder.display())))?;
     let paths = Paths {
@@ -267,7 +347,7 @@ fn create(
         let _ = fs::remove_file(&paths.partial);
         return taken(io::Error::from(io::ErrorKind::AlreadyExists));
     }
-    Table::new(name, &columns(name), file, paths).map(Some)
+    TypedTable::new(file, paths).map(Some)
 }
 
 #[cfg(test)]
@@ -281,11 +361,72 @@ mod tests {
         assert_eq!(file_safe(""), "host");
     }
 
+    fn names<S: TableSchema>() -> Vec<&'static str> {
+        S::columns().into_iter().map(|(n, _)| n).collect()
+    }
+
     #[test]
-    fn every_event_table_starts_with_the_event_columns() {
-        for table in ["slices", "instants", "counters", "flows"] {
-            assert_eq!(&columns(table)[..EVENT.len()], EVENT, "{table}");
+    fn tables_begin_with_the_source_and_event_columns() {
+        let mut event = Vec::new();
+        Event::declare("", &mut event);
+        let event: Vec<&str> = event.into_iter().map(|(n, _)| n).collect();
+        assert_eq!(
+            event,
+            [
+                "trace", "host", "provider", "pid", "process", "tid", "thread", "category", "name",
+                "ts"
+            ]
+        );
+        for columns in [
+            names::<Slices>(),
+            names::<Instants>(),
+            names::<Counters>(),
+            names::<Flows>(),
+        ] {
+            assert_eq!(columns[..event.len()], event[..]);
         }
-        assert_eq!(columns("sched"), SCHED);
+        for columns in [
+            names::<Threads>(),
+            names::<Processes>(),
+            names::<Sched>(),
+            names::<Wakeups>(),
+            names::<Samples>(),
+        ] {
+            assert_eq!(columns[..3], ["trace", "host", "provider"]);
+        }
+        assert_eq!(
+            names::<Slices>()[event.len()..],
+            [
+                "dur",
+                "id",
+                "depth",
+                "parent",
+                "kind",
+                "async_id",
+                "args",
+                "args_int",
+                "args_float"
+            ]
+        );
+    }
+
+    #[test]
+    fn column_names_are_unique_per_table() {
+        for columns in [
+            names::<Slices>(),
+            names::<Instants>(),
+            names::<Counters>(),
+            names::<Flows>(),
+            names::<Threads>(),
+            names::<Processes>(),
+            names::<Sched>(),
+            names::<Wakeups>(),
+            names::<Samples>(),
+        ] {
+            let mut unique = columns.clone();
+            unique.sort_unstable();
+            unique.dedup();
+            assert_eq!(unique.len(), columns.len(), "{columns:?}");
+        }
     }
 }

@@ -2,14 +2,17 @@
 //! the row group in progress, flushed to an [`ArrowWriter`] every
 //! [`ROW_GROUP`] rows, so memory follows the row group, not the trace.
 //!
-//! A table is described by its columns ([`Col`]); a row is appended value
-//! by value, in column order ([`Table::str`], [`Table::i64`], ...), and
-//! ended with [`Table::end_row`]. Only types every engine reads are used:
-//! signed 64- and 32-bit integers, doubles, UTF-8 strings, lists of
-//! strings and maps with string keys (no unsigned integers, no timestamp
-//! types).
+//! A table's columns and the values of a row are one declaration: a row
+//! type ([`Columns`], written by [`super::schema`]'s `row!` macro) says
+//! both which columns it has (their names and [`Col`] types, in order) and
+//! how its fields fill them, so the schema and the writer cannot disagree;
+//! a [`TypedTable`] takes only its own row type. Only types every engine
+//! reads are used: signed 64- and 32-bit integers, doubles, UTF-8 strings,
+//! lists of strings and maps with string keys (no unsigned integers, no
+//! timestamp types).
 
 use std::fs::File;
+use std::marker::PhantomData;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -21,12 +24,23 @@ use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
+use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 
+use super::summary::Summary;
 use crate::error::Error;
 
 /// Rows per row group: what a table holds in memory before it is encoded.
 pub const ROW_GROUP: usize = 64 * 1024;
+
+/// How every table file is written.
+pub fn writer_properties() -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_max_row_group_row_count(Some(ROW_GROUP))
+        .set_created_by(format!("fxt export parquet {}", env!("CARGO_PKG_VERSION")))
+        .build()
+}
 
 /// A column's type.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -161,7 +175,7 @@ pub struct Table {
 
 impl Table {
     /// A table `name` of `columns`, written to `file` (at `paths.partial`).
-    pub fn new(
+    fn new(
         name: &'static str,
         columns: &[(&'static str, Col)],
         file: File,
@@ -177,12 +191,7 @@ impl Table {
             .map(|((n, _), b)| Field::new(*n, b.finish().data_type().clone(), true))
             .collect();
         let schema = Arc::new(Schema::new(fields));
-        let props = WriterProperties::builder()
-            .set_compression(Compression::SNAPPY)
-            .set_max_row_group_row_count(Some(ROW_GROUP))
-            .set_created_by(format!("fxt export parquet {}", env!("CARGO_PKG_VERSION")))
-            .build();
-        let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
+        let writer = ArrowWriter::try_new(file, schema.clone(), Some(writer_properties()))
             .map_err(|e| Error::msg(format!("{path}: {e}")))?;
         Ok(Table {
             name,
@@ -225,7 +234,7 @@ impl Table {
     }
 
     /// Appends a string (or null) to the next column.
-    pub fn str(&mut self, value: Option<&str>) -> Result<(), Error> {
+    fn str(&mut self, value: Option<&str>) -> Result<(), Error> {
         match self.column()? {
             Builder::Str(b) => {
                 b.append_option(value);
@@ -236,7 +245,7 @@ impl Table {
     }
 
     /// Appends a 64-bit integer (or null) to the next column.
-    pub fn i64(&mut self, value: Option<i64>) -> Result<(), Error> {
+    fn i64(&mut self, value: Option<i64>) -> Result<(), Error> {
         match self.column()? {
             Builder::I64(b) => {
                 b.append_option(value);
@@ -247,7 +256,7 @@ impl Table {
     }
 
     /// Appends a 32-bit integer (or null) to the next column.
-    pub fn i32(&mut self, value: Option<i32>) -> Result<(), Error> {
+    fn i32(&mut self, value: Option<i32>) -> Result<(), Error> {
         match self.column()? {
             Builder::I32(b) => {
                 b.append_option(value);
@@ -258,7 +267,7 @@ impl Table {
     }
 
     /// Appends a double (or null) to the next column.
-    pub fn f64(&mut self, value: Option<f64>) -> Result<(), Error> {
+    fn f64(&mut self, value: Option<f64>) -> Result<(), Error> {
         match self.column()? {
             Builder::F64(b) => {
                 b.append_option(value);
@@ -268,14 +277,14 @@ impl Table {
         }
     }
 
-    /// Appends a list of strings to the next column.
-    pub fn list_str(&mut self, values: &[String]) -> Result<(), Error> {
+    /// Appends a list of strings (or null) to the next column.
+    fn list_str(&mut self, values: Option<&[String]>) -> Result<(), Error> {
         match self.column()? {
             Builder::ListStr(b) => {
-                for v in values {
+                for v in values.unwrap_or_default() {
                     b.values().append_value(v);
                 }
-                b.append(true);
+                b.append(values.is_some());
                 Ok(())
             }
             _ => Err(self.mismatch("a list of strings")),
@@ -299,7 +308,7 @@ impl Table {
     }
 
     /// Ends the row: every column must have had its value.
-    pub fn end_row(&mut self) -> Result<(), Error> {
+    fn end_row(&mut self) -> Result<(), Error> {
         if self.next != self.builders.len() {
             return Err(Error::msg(format!(
                 "internal error: a row of table {} has {} values for {} columns",
@@ -334,11 +343,14 @@ impl Table {
         Ok(())
     }
 
-    /// Writes what is left and the file's footer, and gives the file its
-    /// name.
-    pub fn close(&mut self) -> Result<(), Error> {
+    /// Writes what is left and the file's footer (with `metadata`), and
+    /// gives the file its name.
+    pub fn close(&mut self, metadata: &[KeyValue]) -> Result<(), Error> {
         self.flush()?;
         if let Some(w) = &mut self.writer {
+            for kv in metadata {
+                w.append_key_value_metadata(kv.clone());
+            }
             w.finish()
                 .map_err(|e| Error::msg(format!("{}: {e}", self.path)))?;
         }
@@ -346,6 +358,75 @@ impl Table {
             .map_err(|e| Error::msg(format!("{}: {e}", self.path)))?;
         self.writer = None;
         Ok(())
+    }
+}
+
+/// Values of one or more columns of a row: a scalar fills one column,
+/// a group ([`super::schema`]'s event columns, the argument maps) several.
+pub trait Columns {
+    /// Adds the columns, in order, to `out` (a scalar's named `name`).
+    fn declare(name: &'static str, out: &mut Vec<(&'static str, Col)>);
+    /// Fills them in `table`'s row in progress, in the same order.
+    fn fill(&self, table: &mut Table, summary: &mut Summary) -> Result<(), Error>;
+}
+
+/// A scalar column type: its [`Col`] and how a value is appended.
+macro_rules! scalar {
+    ($ty:ty, $col:ident, $append:ident) => {
+        impl Columns for Option<$ty> {
+            fn declare(name: &'static str, out: &mut Vec<(&'static str, Col)>) {
+                out.push((name, Col::$col));
+            }
+            fn fill(&self, table: &mut Table, _: &mut Summary) -> Result<(), Error> {
+                table.$append(*self)
+            }
+        }
+    };
+}
+scalar!(&str, Str, str);
+scalar!(&[String], ListStr, list_str);
+scalar!(i64, I64, i64);
+scalar!(i32, I32, i32);
+scalar!(f64, F64, f64);
+
+/// A table: its name and its row type (`Row<'a>` for any borrow).
+pub trait TableSchema {
+    /// The table's name (its folder).
+    const NAME: &'static str;
+    /// A row.
+    type Row<'a>: Columns;
+    /// The table's columns.
+    fn columns() -> Vec<(&'static str, Col)> {
+        let mut out = Vec::new();
+        Self::Row::declare("", &mut out);
+        out
+    }
+}
+
+/// A table that takes rows of `S` only.
+pub struct TypedTable<S: TableSchema> {
+    table: Table,
+    schema: PhantomData<S>,
+}
+
+impl<S: TableSchema> TypedTable<S> {
+    /// A table of `S`'s columns, written to `file` (at `paths.partial`).
+    pub fn new(file: File, paths: Paths) -> Result<TypedTable<S>, Error> {
+        Ok(TypedTable {
+            table: Table::new(S::NAME, &S::columns(), file, paths)?,
+            schema: PhantomData,
+        })
+    }
+
+    /// Appends a row.
+    pub fn push(&mut self, row: &S::Row<'_>, summary: &mut Summary) -> Result<(), Error> {
+        row.fill(&mut self.table, summary)?;
+        self.table.end_row()
+    }
+
+    /// The table, whatever its rows.
+    pub fn table(&mut self) -> &mut Table {
+        &mut self.table
     }
 }
 

@@ -18,6 +18,8 @@ use std::time::{Duration, Instant};
 use super::interrupt;
 use super::state::Daemon;
 use crate::error::Error;
+use crate::recording::collect::SchedCounts;
+use crate::recording::spool::write_new;
 
 const STATUS: &str = "sched.status";
 /// The scheduling records in the spool (no pid: not read as a process).
@@ -40,15 +42,38 @@ pub struct Args {
     pids: Vec<u32>,
 }
 
-/// The scheduling counts a recorder wrote: context switches, wakeups and
-/// lost samples.
-pub type Counts = (u64, u64, u64);
-
-/// Writes `text` to `spool/name` atomically.
+/// Writes `bytes` to `spool/name` atomically: through a new temporary
+/// file, never through a symlink (a leftover at its name, the link itself,
+/// is removed first), renamed into place.
 fn write_atomic(spool: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
     let tmp = spool.join(format!(".{name}.tmp"));
-    std::fs::write(&tmp, bytes)?;
+    match std::fs::remove_file(&tmp) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    write_new(&tmp, bytes)?;
     std::fs::rename(&tmp, spool.join(name))
+}
+
+/// Whether process `pid` is a scheduling recorder of this user: run as
+/// this effective uid, its command line `fxt trace sched-daemon …` (its
+/// start time is checked by the caller). Anything else is never signalled.
+fn is_recorder(pid: u32) -> bool {
+    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+        return false;
+    };
+    let mut args = cmdline.split(|&b| b == 0).skip(1);
+    if args.next() != Some(b"trace") || args.next() != Some(b"sched-daemon") {
+        return false;
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .and_then(|ids| ids.split_whitespace().nth(1)?.parse::<u32>().ok())
+            == Some(me)
+    })
 }
 
 /// The recorder's status line, if written.
@@ -130,11 +155,12 @@ pub fn spawn(spool: &Path, pids: &[u32]) -> Result<Daemon, String> {
 
 /// Stops the recorder of a window and returns its counts once its records
 /// are in the spool; `Err` says why the archive has no scheduling.
-pub fn stop(daemon: Daemon, spool: &Path) -> Result<Counts, String> {
+pub fn stop(daemon: Daemon, spool: &Path) -> Result<SchedCounts, String> {
     match proc_stat(daemon.pid) {
-        Some((s, start)) if s != 'Z' && start == daemon.start_time => {
-            // SAFETY: kill(2) of the recorder, checked by its start time
-            // to be the process `start` spawned, not a reused pid.
+        Some((s, start)) if s != 'Z' && start == daemon.start_time && is_recorder(daemon.pid) => {
+            // SAFETY: kill(2) of the recorder, checked by its start time,
+            // owner and command line to be the process `start` spawned,
+            // not a reused pid.
             unsafe { libc::kill(daemon.pid as libc::pid_t, libc::SIGTERM) };
         }
         _ => {}
@@ -152,7 +178,11 @@ pub fn stop(daemon: Daemon, spool: &Path) -> Result<Counts, String> {
         ));
     }
     let mut n = || words.next().and_then(|w| w.parse().ok()).unwrap_or(0);
-    Ok((n(), n(), n()))
+    Ok(SchedCounts {
+        switches: n(),
+        wakeups: n(),
+        lost: n(),
+    })
 }
 
 /// Runs the recorder (`fxt trace sched-daemon`).

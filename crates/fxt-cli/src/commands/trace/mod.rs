@@ -10,6 +10,7 @@
 //! are on disk, so `stop` works from another shell or after the first
 //! manager was killed. Only one window is open at a time per user.
 
+mod common;
 mod daemon;
 mod interrupt;
 mod list;

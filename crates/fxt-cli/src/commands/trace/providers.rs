@@ -4,6 +4,7 @@
 //! answer (stopped, hung) costs one timeout, not one per provider.
 
 use std::io;
+use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -73,12 +74,14 @@ pub fn discover(runtime: &Path) -> io::Result<Vec<fxt_control::ProviderEntry>> {
     Ok(live)
 }
 
-/// Sends `request(pid)` to every `(pid, socket)` at once and returns the
-/// answers in the same order: a provider that does not answer within
-/// `timeout` (or refuses) gives an error message.
+/// Sends `request(pid)` (with `folder`, for the requests that write) to
+/// every `(pid, socket)` at once and returns the answers in the same
+/// order: a provider that does not answer within `timeout` (or refuses)
+/// gives an error message.
 pub fn call_all(
     targets: &[(u32, PathBuf)],
     request: impl Fn(u32) -> Request + Sync,
+    folder: Option<BorrowedFd<'_>>,
     timeout: Duration,
 ) -> Vec<Result<Response, String>> {
     std::thread::scope(|s| {
@@ -87,7 +90,8 @@ pub fn call_all(
             .map(|(pid, socket)| {
                 let request = &request;
                 s.spawn(move || {
-                    fxt_control::call(socket, &request(*pid), timeout).map_err(|e| e.to_string())
+                    fxt_control::call(socket, &request(*pid), folder, timeout)
+                        .map_err(|e| e.to_string())
                 })
             })
             .collect();
@@ -105,7 +109,7 @@ pub fn call_all(
 pub fn survey(runtime: &Path) -> io::Result<Vec<Provider>> {
     let entries = discover(runtime)?;
     let targets: Vec<(u32, PathBuf)> = entries.into_iter().map(|e| (e.pid, e.socket)).collect();
-    let answers = call_all(&targets, |_| Request::Status, STATUS_TIMEOUT);
+    let answers = call_all(&targets, |_| Request::Status, None, STATUS_TIMEOUT);
     let mut out: Vec<Provider> = targets
         .into_iter()
         .zip(answers)

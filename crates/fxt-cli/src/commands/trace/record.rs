@@ -41,8 +41,7 @@ pub fn run(runtime: &Path, args: Args) -> Result<ExitCode, Error> {
         eprintln!("fxt trace: interrupted: the window ends now");
     }
     interrupt::hold(true);
-    stop::close(runtime, &args.output)?;
-    Ok(ExitCode::SUCCESS)
+    stop::close(runtime, &args.output)
 }
 
 #[cfg(test)]

@@ -3,18 +3,22 @@
 //! running their own session alike write a snapshot into a private folder
 //! beside the archive (`PID.fxt`, as in a spool), which is merged on one
 //! time base and removed.
+//!
+//! Exit status: 0 when every tracing provider's snapshot is in the
+//! archive; [`PARTIAL`] when some are missing (each named on stderr, the
+//! archive holds the others); 2, and no archive, when none wrote one.
 
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use fxt_control::{ProviderState, Request, Response};
 
+use super::common::{create_folder, parent_of, refusal, PARTIAL};
 use super::providers::{self, Provider};
 use super::state;
-use super::stop::parent_of;
 use crate::error::Error;
 use crate::recording::collect::{self, Collection, Unfinished};
-use crate::recording::spool::Spool;
 use crate::recording::timebase::{self, TimeBase};
 
 /// How long a provider has to write its snapshot and answer.
@@ -31,44 +35,50 @@ pub struct Args {
 /// Writes a snapshot of every tracing provider of `runtime` to `output`.
 pub fn run(runtime: &Path, args: Args) -> Result<std::process::ExitCode, Error> {
     let output = &args.output;
+    let window = state::load(runtime).ok();
+    // The tracing providers, and those of the open window that did not
+    // answer Status (asked anyway: missing from the archive, they are
+    // named).
+    let of_window = |pid| window.as_ref().is_some_and(|w| w.providers.contains(&pid));
     let tracing: Vec<Provider> = providers::survey(runtime)
         .map_err(|e| Error::msg(format!("{}: {e}", runtime.display())))?
         .into_iter()
-        .filter(|p| matches!(&p.status, Ok(s) if s.state != ProviderState::Dormant))
+        .filter(|p| match &p.status {
+            Ok(s) => s.state != ProviderState::Dormant,
+            Err(_) => of_window(p.pid),
+        })
         .collect();
     if tracing.is_empty() {
         return Err(Error::msg("no provider is tracing"));
     }
     let parent = parent_of(output);
-    let dir = Spool::create(&parent).map_err(|e| {
-        Error::msg(format!(
-            "cannot create a snapshot folder in {}: {e}",
-            parent.display()
-        ))
-    })?;
+    let dir = create_folder(&parent, "snapshot")?;
     // The TSC line runs from the window's anchor when one is open, else
     // from one taken now (the two anchors at least 20 ms apart).
     let taken = Instant::now();
-    let start = match state::load(runtime) {
-        Ok(w) if w.start.is_some() => w.start,
+    let start = match window {
+        Some(w) if w.start.is_some() => w.start,
         _ => timebase::anchor(),
     };
     let targets: Vec<(u32, PathBuf)> = tracing.iter().map(|p| (p.pid, p.socket.clone())).collect();
     let answers = providers::call_all(
         &targets,
-        |pid| Request::Snapshot {
-            path: dir.dir.join(format!("{pid}.fxt")),
-        },
+        |_| Request::Snapshot,
+        Some(dir.folder.as_fd()),
         SNAPSHOT_TIMEOUT,
     );
+    let mut missing = Vec::new();
     for (p, answer) in tracing.iter().zip(answers) {
-        let why = match answer {
-            Ok(Response::SnapshotWritten { .. }) => continue,
-            Ok(Response::Error(why)) => why,
-            Ok(_) => "unexpected answer".into(),
-            Err(why) => why,
-        };
-        eprintln!("fxt trace: no snapshot of {}: {why}", p.label());
+        if let Some(why) = refusal(answer, |r| matches!(r, Response::SnapshotWritten { .. })) {
+            missing.push(format!("{}: {why}", p.label()));
+        }
+    }
+    if missing.len() == tracing.len() {
+        let _ = dir.remove();
+        return Err(Error::msg(format!(
+            "no provider wrote a snapshot, no archive written ({})",
+            missing.join("; ")
+        )));
     }
     if let Some(rest) = Duration::from_millis(20).checked_sub(taken.elapsed()) {
         std::thread::sleep(rest);
@@ -79,8 +89,15 @@ pub fn run(runtime: &Path, args: Args) -> Result<std::process::ExitCode, Error> 
         sched_file: None,
         unfinished: Unfinished::Ignore,
     };
-    let result = collect::collect_with(&dir.dir, output, &parent, base, collection);
-    let _ = std::fs::remove_dir_all(&dir.dir);
+    let result = collect::collect_with(&dir.via_fd(), output, &parent, base, collection);
+    let _ = dir.remove();
     result?.print(output);
-    Ok(std::process::ExitCode::SUCCESS)
+    for m in &missing {
+        eprintln!("fxt trace: the snapshot lacks {m}");
+    }
+    Ok(if missing.is_empty() {
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::from(PARTIAL)
+    })
 }

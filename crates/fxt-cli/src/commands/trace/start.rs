@@ -3,12 +3,14 @@
 //! whatever happens next a `stop` finds them; then the scheduling recorder
 //! (`--sched`) and the providers' sessions start.
 
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use fxt_control::{ProviderState, Request, Response, StartRequest};
+use fxt_control::{Mode, ProviderState, Request, Response, StartRequest, MAX_BUFFER};
 
+use super::common::{create_folder, refusal, state_error};
 use super::daemon;
 use super::providers::{self, labels, Provider};
 use super::state::{self, StateError, Window};
@@ -34,8 +36,8 @@ pub struct Args {
     categories: Option<String>,
     /// Buffering mode of the providers' sessions (crash-safe unless
     /// streaming).
-    #[arg(long, value_parser = ["oneshot", "circular", "streaming"])]
-    mode: Option<String>,
+    #[arg(long, value_parser = parse_mode)]
+    mode: Option<Mode>,
     /// Buffer size of every provider (bytes; suffixes K, M, G).
     #[arg(long, value_parser = parse_size)]
     buffer: Option<u64>,
@@ -50,7 +52,17 @@ pub struct Args {
     spool_dir: Option<PathBuf>,
 }
 
-/// A byte size: digits, then optionally K, M or G (powers of 1024).
+/// A buffering mode by name (parsed once: the window's state and the
+/// providers get the typed mode).
+fn parse_mode(s: &str) -> Result<Mode, String> {
+    Mode::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = Mode::ALL.iter().map(|m| m.name()).collect();
+        format!("unknown mode {s:?} (one of {})", names.join(", "))
+    })
+}
+
+/// A byte size: digits, then optionally K, M or G (powers of 1024), at
+/// most what a provider accepts ([`MAX_BUFFER`]).
 fn parse_size(s: &str) -> Result<u64, String> {
     let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
     let shift = match s[digits..].to_ascii_uppercase().as_str() {
@@ -65,6 +77,10 @@ fn parse_size(s: &str) -> Result<u64, String> {
         .ok()
         .and_then(|n| n.checked_mul(1 << shift))
         .ok_or_else(|| format!("not a size: {s:?}"))
+        .and_then(|n| match n {
+            0..=MAX_BUFFER => Ok(n),
+            _ => Err(format!("{s}: over the limit of {MAX_BUFFER} bytes")),
+        })
 }
 
 /// A random window id (the kernel's random source; the clock and pid if
@@ -102,11 +118,6 @@ fn select(all: &[Provider], args: &Args) -> Result<Vec<Provider>, Error> {
         .collect())
 }
 
-/// The state error as the command's error.
-pub fn state_error(e: StateError) -> Error {
-    Error::msg(e.to_string())
-}
-
 /// Refuses options the state file could not hold.
 fn check_options(args: &Args) -> Result<(), Error> {
     if let Some(c) = &args.categories {
@@ -138,22 +149,18 @@ pub fn open(runtime: &Path, args: &Args) -> Result<Window, Error> {
     }
 
     let parent = args.spool_dir.clone().unwrap_or_else(std::env::temp_dir);
-    if parent.to_string_lossy().contains(['\n', '\r']) {
+    let spool = create_folder(&parent, "spool")?;
+    if spool.dir.to_string_lossy().contains(['\n', '\r']) {
+        let _ = spool.remove();
         return Err(Error::msg("--spool-dir: a line break in the path"));
     }
-    let spool = Spool::create(&parent).map_err(|e| {
-        Error::msg(format!(
-            "cannot create a spool folder in {}: {e}",
-            parent.display()
-        ))
-    })?;
     let start = timebase::anchor();
     let mut window = Window {
         id: window_id(),
         spool: spool.dir.clone(),
         providers: Vec::new(),
         categories: args.categories.clone(),
-        mode: args.mode.clone(),
+        mode: args.mode,
         buffer: args.buffer,
         start,
         sched: None,
@@ -163,15 +170,15 @@ pub fn open(runtime: &Path, args: &Args) -> Result<Window, Error> {
         .map_err(|e| Error::io(&spool.dir.display().to_string(), e))
         .and_then(|()| window.create(runtime).map_err(state_error));
     if let Err(e) = created {
-        let _ = std::fs::remove_dir_all(&spool.dir);
+        let _ = spool.remove();
         return Err(e);
     }
-    if let Err(e) = start_in(runtime, &mut window, &startable, args.sched) {
+    if let Err(e) = start_in(runtime, &mut window, &startable, args.sched, &spool) {
         // Nothing is tracing for this window: close it.
         if let Some(d) = window.sched {
             let _ = daemon::stop(d, &window.spool);
         }
-        let _ = std::fs::remove_dir_all(&window.spool);
+        let _ = spool.remove();
         let _ = state::remove(runtime);
         return Err(e);
     }
@@ -207,6 +214,7 @@ fn end_orphans(chosen: &mut [Provider]) {
         |pid| Request::Stop {
             window: window_of(pid),
         },
+        None,
         START_TIMEOUT,
     );
     for (&(i, window), answer) in orphans.iter().zip(answers) {
@@ -246,6 +254,7 @@ fn start_in(
     window: &mut Window,
     startable: &[&Provider],
     sched: bool,
+    spool: &Spool,
 ) -> Result<(), Error> {
     let pids: Vec<u32> = startable.iter().map(|p| p.pid).collect();
     if sched {
@@ -259,23 +268,25 @@ fn start_in(
     }
     let request = StartRequest {
         window: window.id,
-        spool: window.spool.clone(),
         categories: window.categories.clone(),
-        mode: window.mode.clone(),
+        mode: window.mode,
         buffer: window.buffer,
     };
     let targets: Vec<(u32, PathBuf)> = startable
         .iter()
         .map(|p| (p.pid, p.socket.clone()))
         .collect();
-    let answers = providers::call_all(&targets, |_| Request::Start(request.clone()), START_TIMEOUT);
+    let answers = providers::call_all(
+        &targets,
+        |_| Request::Start(request.clone()),
+        Some(spool.folder.as_fd()),
+        START_TIMEOUT,
+    );
     let mut started = Vec::new();
     for (p, answer) in startable.iter().zip(answers) {
-        match answer {
-            Ok(Response::Started) => started.push(*p),
-            Ok(Response::Error(why)) => eprintln!("fxt trace: not started: {}: {why}", p.label()),
-            Ok(_) => eprintln!("fxt trace: not started: {}: unexpected answer", p.label()),
-            Err(why) => eprintln!("fxt trace: not started: {}: {why}", p.label()),
+        match refusal(answer, |r| matches!(r, Response::Started)) {
+            None => started.push(*p),
+            Some(why) => eprintln!("fxt trace: not started: {}: {why}", p.label()),
         }
     }
     window.providers = started.iter().map(|p| p.pid).collect();

@@ -15,6 +15,8 @@ use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
+use fxt_control::Mode;
+
 use crate::recording::timebase::Anchor;
 
 /// The file name of the state in the runtime directory.
@@ -43,7 +45,7 @@ pub struct Window {
     /// Options sent with Start.
     pub categories: Option<String>,
     /// Buffering mode sent with Start.
-    pub mode: Option<String>,
+    pub mode: Option<Mode>,
     /// Buffer size sent with Start.
     pub buffer: Option<u64>,
     /// The time base anchor taken when the window opened.
@@ -99,8 +101,8 @@ impl Window {
         if let Some(c) = &self.categories {
             t.push_str(&format!("categories {c}\n"));
         }
-        if let Some(m) = &self.mode {
-            t.push_str(&format!("mode {m}\n"));
+        if let Some(m) = self.mode {
+            t.push_str(&format!("mode {}\n", m.name()));
         }
         if let Some(b) = self.buffer {
             t.push_str(&format!("buffer {b}\n"));
@@ -155,7 +157,9 @@ impl Window {
             spool,
             providers,
             categories: get("categories").map(str::to_owned),
-            mode: get("mode").map(str::to_owned),
+            mode: get("mode")
+                .map(|m| Mode::from_name(m).ok_or(format!("bad mode: {m}")))
+                .transpose()?,
             buffer: num("buffer")?,
             start,
             sched,
@@ -239,7 +243,7 @@ mod tests {
             spool: PathBuf::from("/tmp/.fxt-record.Ab12Cd"),
             providers: vec![12, 345],
             categories: Some("net,db".into()),
-            mode: Some("circular".into()),
+            mode: Some(Mode::Circular),
             buffer: Some(1 << 20),
             start: Some(Anchor { tsc: 7, ns: 9 }),
             sched: Some(Daemon {
