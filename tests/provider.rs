@@ -329,6 +329,7 @@ fn start_request(window: u64, categories: &str) -> Request {
         categories: Some(categories.into()),
         mode: None,
         buffer: Some(16 << 20),
+        sample_hz: None,
     })
 }
 

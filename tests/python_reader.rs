@@ -421,6 +421,33 @@ fn python_fxt_package_reads_the_engines_traces_identically() {
     assert_eq!(events, 3 * 100 * 3);
 }
 
+/// A thread emitting at full speed while sampled at 10 kHz (issue 31):
+/// the PyPI parser reads every record, the `fxt.sample` blobs included,
+/// exactly as our decoder does.
+#[test]
+fn python_fxt_package_reads_a_sampled_trace() {
+    use fxt::trace_instant;
+    let _g = sessions();
+    let session = fxt::start(fxt::Config::new().buffer_size(16 << 20).sample_hz(10_000)).unwrap();
+    std::thread::spawn(|| {
+        let mut x = 0u64;
+        for i in 0..20_000u64 {
+            trace_instant!("py", "tick", "i" => i);
+            for _ in 0..2_000 {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
+            }
+        }
+    })
+    .join()
+    .unwrap();
+    let (bytes, stats) = session.finish_to_vec().unwrap();
+    let ours = assert_python_agrees("sampled.fxt", &bytes);
+    let text = ours.to_string();
+    let samples = text.matches("\"fxt.sample\"").count() as u64;
+    assert!(samples > 0, "{stats:?}");
+    assert_eq!(samples + stats.records_dropped, stats.samples, "{stats:?}");
+}
+
 /// One session at a time among the tests of this file that start one in
 /// this process (they run in parallel).
 fn sessions() -> std::sync::MutexGuard<'static, ()> {

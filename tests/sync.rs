@@ -439,3 +439,10 @@ fn forked_child_locks_and_records_nothing() {
     // The parent's two contended rounds, not the child's.
     assert_eq!(slices(&evs, "wait").len(), 2, "{evs:#?}");
 }
+
+#[test]
+fn a_lock_is_as_large_as_readme_says() {
+    // README: "88 bytes for a `Mutex<()>`" (name, waiter count, episode).
+    assert!(std::mem::size_of::<Mutex<()>>() <= 88);
+    assert!(std::mem::size_of::<RwLock<()>>() <= 88);
+}

@@ -33,7 +33,7 @@
 //! |---|---|---|
 //! | commands | [`commands`]`::{dump, stats, json, merge, check, recover, convert, record, trace, open, flame, export, diff, symbolize}` | one subcommand each: `Args` and `run`; a command never imports another |
 //! | recording | [`recording`]`::{spool, timebase, sched, capture, collect}` | tracing process trees into one archive on one clock (`fxt record`, and any command that collects running processes' traces) |
-//! | shared | [`archive`], [`keep`], [`samples`], [`problems`], [`durations`], [`folded`] | the archive writer (merge, record); which records `fxt recover` keeps (recover, export); CPU samples with their names and enclosing slices (dump, flame, stats, export); the strict check's rules and begin/end matching (check, recover); durations as folded stacks by self time (flame) |
+//! | shared | [`archive`], [`keep`], [`samples`], [`problems`], [`durations`], [`folded`] | the archive writer (merge, record); which records `fxt recover` keeps (recover, export); CPU samples with their names and enclosing slices (dump, flame, stats, export); the strict check's rules and begin/end matching (check, recover, diff); durations as folded stacks by self time (flame, diff) |
 //! | reading | [`input`], [`names`] | opening and walking a trace; the names of record types and event kinds |
 //! | floor | [`error`], [`progress`], [`serve`] | the error that ends a command; the progress bar; serving one file over HTTP until it is fetched (open) |
 //!

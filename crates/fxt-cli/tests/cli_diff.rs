@@ -92,7 +92,8 @@ fn run_trace(seed: u64, slow: f64) -> Trace {
             StringRef::Inline("frame"),
             &[],
         );
-        let flush = draw(25_000.0);
+        // Within its frame: one flush at a time on the worker.
+        let flush = draw(25_000.0).min(t - frame_start);
         let (cat, name) = (StringRef::Inline("io"), StringRef::Inline("flush"));
         trace = trace
             .push(&frame)
@@ -387,6 +388,10 @@ fn bad_input_is_said_and_exits_2() {
         stdout(&out).contains("work/compact"),
         "the report of what was read"
     );
+    // A file that is not a trace, refused before it is read.
+    let text = tmp("not-a-trace.txt");
+    std::fs::write(&text, "name,duration\ncompact,20000\n").unwrap();
+    fails(&["diff", p(&base[0]), p(&text)], "not-a-trace.txt");
     // A missing file, a lone file, a bad option value.
     fails(&["diff", p(&base[0]), "/nonexistent.fxt"], "cannot open");
     fails(&["diff", p(&base[0])], "give BASE NEW");

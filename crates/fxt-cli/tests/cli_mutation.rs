@@ -371,6 +371,17 @@ fn try_case(bytes: &[u8], files: &Files, tally: &mut Tally) -> Vec<String> {
         vec!["check", "--perfetto", converted],
         vec!["merge", input, p(&files.good), "-o", p(&files.merged)],
         vec!["flame", "--folded", input, "-o", p(&files.flame)],
+        // The damaged trace as the new run against the good one (its
+        // differential flame graph over the flame graph's file).
+        vec![
+            "diff",
+            p(&files.good),
+            input,
+            "--fail-above",
+            "10",
+            "-o",
+            p(&files.flame),
+        ],
         vec!["export", "parquet", input, "-o", p(&files.tables)],
     ];
     // A case that damaged the magic record is not a trace: every command

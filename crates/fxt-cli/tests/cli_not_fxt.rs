@@ -111,6 +111,14 @@ fn commands() -> Vec<Cmd> {
             names_damage: true,
             stdin: true,
         },
+        Cmd {
+            name: "diff",
+            args: |i, o| v(&["diff", &good(), i, "-o", o]),
+            // diff's own rule: a comparison cut short by damage fails.
+            damaged_status: 2,
+            names_damage: true,
+            stdin: true,
+        },
         // Served once fetched: not run on a trace here (cli_open.rs does).
         Cmd {
             name: "open",
@@ -120,6 +128,13 @@ fn commands() -> Vec<Cmd> {
             stdin: true,
         },
     ]
+}
+
+/// A good trace, for the commands that read two.
+fn good() -> String {
+    // Written once: the tests run at once.
+    static GOOD: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    p(GOOD.get_or_init(|| golden().file("good.fxt"))).to_owned()
 }
 
 /// A fresh output path for `cmd`'s case `case` (not created).
@@ -283,4 +298,39 @@ fn recover_force_reads_a_trace_that_lost_its_magic_record() {
     // Every record kept, the magic record put back first.
     assert_eq!(std::fs::read(&clean).unwrap(), good);
     assert!(fxt(&["check", p(&clean)]).status.success());
+}
+
+#[test]
+fn commands_open_their_inputs_as_traces() {
+    // The lenient constructors are for the recorder's spool (and
+    // `recover --force`): a command that reads what a person names opens
+    // it with `Input::open_trace*`, which refuses what is not a trace.
+    fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                sources(&path, out);
+            } else if path.extension().is_some_and(|x| x == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/commands");
+    let mut files = Vec::new();
+    sources(&root, &mut files);
+    let mut lenient = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for call in [
+            "Input::open(",
+            "Input::open_bytes(",
+            "Input::open_streamed(",
+        ] {
+            if text.contains(call) && !file.ends_with("recover.rs") {
+                lenient.push(format!("{}: {call}", file.display()));
+            }
+        }
+    }
+    assert!(files.len() > 10, "{files:?}");
+    assert_eq!(lenient, Vec::<String>::new());
 }

@@ -120,6 +120,17 @@ fn role(role: &str) -> ! {
                 s.join().unwrap();
             }
         }
+        "spinner" => {
+            // About 100 ms of CPU time inside one span, nothing else recorded.
+            let _span = fxt::trace_duration_scope!("tree", "spin");
+            let start = cpu_ns();
+            let mut x = 1u64;
+            while cpu_ns() - start < 100_000_000 {
+                for _ in 0..10_000 {
+                    x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                }
+            }
+        }
         "sleeper" => {
             println!("ready");
             std::thread::sleep(Duration::from_secs(60));
@@ -128,6 +139,17 @@ fn role(role: &str) -> ! {
     }
     session.finish().expect("finish");
     std::process::exit(0)
+}
+
+/// The calling thread's CPU time, in nanoseconds.
+fn cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is valid for the call.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// A traced function that sleeps 10 ms.
@@ -456,6 +478,48 @@ fn relative_output_and_cd() {
     assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
 }
 
+/// `--sample N` reaches the recorded process (`FXT_SAMPLE_HZ`, over its
+/// own config): its CPU samples are in the archive, on its own pid.
+fn sample_option() {
+    let dir = scratch("sample");
+    let out = dir.join("s.fxt");
+    let r = fxt_cmd()
+        .args(["record", "--sample", "1000", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(std::env::current_exe().unwrap())
+        .env(ROLE, "spinner")
+        .env_remove("FXT_SAMPLE_HZ")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{stderr}");
+    let records = decode_all(&std::fs::read(&out).unwrap()).unwrap();
+    let pids: Vec<u64> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Blob(b) if b.name.as_str() == Some("fxt.sample") => {
+                Some(u64::from_le_bytes(b.payload[8..16].try_into().unwrap()))
+            }
+            _ => None,
+        })
+        .collect();
+    // 100 ms of CPU time at 1 kHz (a CPU-time timer: at the kernel's tick,
+    // 100 Hz or more): some samples whatever the source.
+    assert!(pids.len() >= 5, "{} samples; {stderr}", pids.len());
+    let pid = records
+        .iter()
+        .find_map(|r| match r {
+            Record::Event(e) if e.name.as_str() == Some("spin") => match e.thread {
+                Thread::Known { process, .. } => Some(process),
+                _ => None,
+            },
+            _ => None,
+        })
+        .expect("the span is in the archive");
+    assert!(pids.iter().all(|&p| p == pid), "{pids:?} vs {pid}");
+}
+
 /// A symlink at the output is replaced, not written through.
 fn output_symlink() {
     let dir = scratch("symlink");
@@ -583,7 +647,7 @@ fn main() {
     if let Ok(r) = std::env::var(ROLE) {
         role(&r);
     }
-    let tests: [(&str, fn()); 7] = [
+    let tests: [(&str, fn()); 8] = [
         ("a process tree in one archive", process_tree),
         ("the recorder's options reach every process", options_apply),
         ("--sched: a 10 ms sleep in a traced function", sched),
@@ -593,6 +657,10 @@ fn main() {
         (
             "a relative -o, a command that changes folder",
             relative_output_and_cd,
+        ),
+        (
+            "--sample: CPU samples of the recorded process",
+            sample_option,
         ),
     ];
     for (name, test) in tests {

@@ -97,6 +97,13 @@ pub fn encode_request(r: &Request) -> Vec<u8> {
                 }
                 None => w.u8(0),
             }
+            match s.sample_hz {
+                Some(hz) => {
+                    w.u8(1);
+                    w.u32(hz);
+                }
+                None => w.u8(0),
+            }
         }
         Request::Stop { window } => {
             w.u8(kind::STOP);
@@ -175,6 +182,11 @@ pub fn decode_request(b: &[u8]) -> Result<Request, DecodeError> {
             buffer: match r.u8()? {
                 0 => None,
                 1 => Some(r.u64()?),
+                t => return Err(DecodeError::BadTag(t)),
+            },
+            sample_hz: match r.u8()? {
+                0 => None,
+                1 => Some(r.u32()?),
                 t => return Err(DecodeError::BadTag(t)),
             },
         }),

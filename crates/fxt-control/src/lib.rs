@@ -27,7 +27,7 @@
 //! | kind | message | fields |
 //! |---|---|---|
 //! | `0x01` | [`Request::Status`] | — |
-//! | `0x02` | [`Request::Start`] | window `u64`, categories `opt<str>`, mode `opt<mode>`, buffer `opt<u64>`; + the spool folder |
+//! | `0x02` | [`Request::Start`] | window `u64`, categories `opt<str>`, mode `opt<mode>`, buffer `opt<u64>`, sample rate `opt<u32>`; + the spool folder |
 //! | `0x03` | [`Request::Stop`] | window `u64` |
 //! | `0x04` | [`Request::Snapshot`] | —; + the snapshot folder |
 //! | `0x81` | [`Response::Status`] | pid `u32`, name `str`, state (`0` dormant, `1` tracing + window `u64`, `2` own session), count `u32`, that many category `str` |

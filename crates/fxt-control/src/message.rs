@@ -87,6 +87,9 @@ pub struct StartRequest {
     /// The buffer size in bytes, at most [`MAX_BUFFER`]; `None` is the
     /// runtime's default.
     pub buffer: Option<u64>,
+    /// CPU samples per second of each thread's CPU time; `None`: the
+    /// provider's own setting (`FXT_SAMPLE_HZ`).
+    pub sample_hz: Option<u32>,
 }
 
 /// What a provider answers.

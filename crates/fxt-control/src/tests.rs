@@ -16,6 +16,7 @@ fn requests() -> Vec<Request> {
             categories: Some("io,net".into()),
             mode: Some(Mode::Circular),
             buffer: Some(1 << 20),
+            sample_hz: Some(1000),
         }),
         Request::Start(StartRequest::default()),
         Request::Stop { window: u64::MAX },
@@ -77,8 +78,9 @@ fn exact_bytes() {
             categories: Some("a".into()),
             mode: Some(Mode::Streaming),
             buffer: None,
+            sample_hz: None,
         })),
-        [2, 0x02, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, b'a', 1, 2, 0]
+        [2, 0x02, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, b'a', 1, 2, 0, 0]
     );
     assert_eq!(encode_request(&Request::Snapshot), [2, 0x04]);
     assert_eq!(

@@ -170,7 +170,7 @@ pub(crate) struct EnvVar {
 }
 
 /// The variables `fxt record` passes on over a program's own config.
-const RECORDING_ENV_VARS: [&str; 3] = ["FXT_BUFFER", "FXT_MODE", "FXT_CATEGORIES"];
+const RECORDING_ENV_VARS: [&str; 4] = ["FXT_BUFFER", "FXT_MODE", "FXT_CATEGORIES", "FXT_SAMPLE_HZ"];
 
 /// The categories of a comma-separated list (blanks trimmed, empty items
 /// skipped), as `FXT_CATEGORIES` and a trace manager give them.
@@ -183,7 +183,7 @@ pub(crate) fn category_list(v: &str) -> Vec<&str> {
 
 /// Every variable [`Config::from_env`] parses (`FXT_OUTPUT`, any path, is
 /// read beside them).
-const ENV_VARS: [EnvVar; 11] = [
+const ENV_VARS: [EnvVar; 12] = [
     EnvVar {
         name: "FXT_BUFFER",
         expected: "bytes with an optional K/M/G suffix",
@@ -261,7 +261,24 @@ const ENV_VARS: [EnvVar; 11] = [
                 .is_some()
         },
     },
+    EnvVar {
+        name: "FXT_SAMPLE_HZ",
+        expected: "a rate in Hz, 0 (off) to 10000",
+        apply: |c, v| parse_sample_hz(v).map(|hz| c.sample_hz = hz).is_some(),
+    },
 ];
+
+/// The highest sampling rate (the kernel's perf events take no shorter
+/// period than 10 µs).
+pub const MAX_SAMPLE_HZ: u32 = 10_000;
+
+/// Parses `FXT_SAMPLE_HZ`: 0 to [`MAX_SAMPLE_HZ`].
+pub(crate) fn parse_sample_hz(v: &str) -> Option<u32> {
+    v.trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|&hz| hz <= MAX_SAMPLE_HZ)
+}
 
 /// `FXT_HELPER_SCHED` (parsed and reported as [`Config::from_env`] does),
 /// else the default: for fxt's threads that belong to no session (a
@@ -303,6 +320,8 @@ pub struct Config {
     pub(crate) helper_scheduling: HelperScheduling,
     /// `None`: [`DEFAULT_FILE_LIMIT`] bounded by the free space.
     pub(crate) file_limit: Option<u64>,
+    /// CPU samples per second of each thread's CPU time (0: off).
+    pub(crate) sample_hz: u32,
 }
 
 impl Default for Config {
@@ -330,6 +349,7 @@ impl Config {
             drain: true,
             helper_scheduling: HelperScheduling::Normal,
             file_limit: None,
+            sample_hz: 0,
         }
     }
 
@@ -599,6 +619,23 @@ impl Config {
     /// ```
     pub fn helper_scheduling(mut self, scheduling: HelperScheduling) -> Config {
         self.helper_scheduling = scheduling;
+        self
+    }
+
+    /// Samples each recording thread's stack `hz` times per second of its
+    /// CPU time (0, the default: off; at most [`MAX_SAMPLE_HZ`]). Each
+    /// sample is an `fxt.sample` record on the thread's timeline: the
+    /// interrupted code address and the return addresses of the stack,
+    /// walked with the unwind tables every Rust binary carries (no rebuild
+    /// needed), named at collection. The source is a per-thread
+    /// `perf_event_open` task clock where the kernel allows it (an ordinary
+    /// user at `perf_event_paranoid` <= 2), else a POSIX CPU-time timer
+    /// (whose rate the kernel's tick bounds, often 250 Hz); both deliver
+    /// `SIGPROF` (a handler the program installed before keeps getting its
+    /// own `SIGPROF`s). Linux x86-64 only; elsewhere nothing is sampled.
+    /// `FXT_SAMPLE_HZ` in [`Config::from_env`].
+    pub fn sample_hz(mut self, hz: u32) -> Config {
+        self.sample_hz = hz.min(MAX_SAMPLE_HZ);
         self
     }
 

@@ -10,6 +10,19 @@
 //! the nice value apply to the calling thread), before it does any work.
 //! Failing to is never fatal: it is reported once per process on stderr
 //! and counted ([`take_sched_failures`], in `Stats`).
+//!
+//! **Real-time writers.** A helper below real time that is queued on the
+//! CPU of a real-time thread does not run until the kernel's load balancer
+//! moves it, which can take longer than a whole burst of recording: a
+//! prefaulter starved that way leaves the writer to fault in every chunk
+//! itself, a streamer never hands chunks back. And the kernel puts a new
+//! real-time thread precisely on a CPU that runs no real-time thread (the
+//! helpers' one, when the program's other real-time thread is on the
+//! other). So a writer that finds a helper behind it calls
+//! [`keep_off_current_cpu`]: when the writer is real time, every helper
+//! below real time is moved off its CPU (`sched_setaffinity`, within the
+//! CPUs the helper may use; never its last one), and helpers started later
+//! keep off the CPUs real-time writers were seen on.
 
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -55,6 +68,11 @@ where
     std::thread::Builder::new()
         .name(own.clone())
         .spawn(move || {
+            // Registered first, while the thread still has its creator's
+            // priority: a helper about to drop below a real-time creator
+            // could otherwise wait on a real-time writer's CPU before it
+            // ever registers to be moved.
+            let _registered = registry::register_self(sched);
             if let Err(e) = set_own(sched) {
                 SCHED_FAILURES.fetch_add(1, Ordering::Relaxed);
                 if !WARNED.swap(true, Ordering::Relaxed) {
@@ -138,4 +156,259 @@ fn set_normal() -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// Called by a writer on its slow path when a helper is behind it (it
+/// overtook the prefaulter, or found no chunk written out to reuse): if
+/// the calling thread is real time, moves fxt's helper threads below real
+/// time off its CPU (see the module docs). Costs one relaxed load when
+/// that is done already for this CPU; else a system call or two, never a
+/// wait (the registry's lock is only tried).
+pub(crate) fn keep_off_current_cpu() {
+    #[cfg(all(not(loom), any(target_os = "linux", target_os = "android")))]
+    registry::keep_off_current_cpu();
+}
+
+/// Whether the calling thread runs at a real-time policy.
+#[cfg(all(not(loom), any(target_os = "linux", target_os = "android")))]
+fn is_real_time() -> bool {
+    // SAFETY: no arguments but the calling thread (0).
+    let policy = unsafe { libc::sched_getscheduler(0) };
+    // SCHED_DEADLINE (6) is real time too; libc names it on few targets.
+    policy >= 0
+        && matches!(
+            policy & !libc::SCHED_RESET_ON_FORK,
+            libc::SCHED_FIFO | libc::SCHED_RR | 6
+        )
+}
+
+#[cfg(not(all(not(loom), any(target_os = "linux", target_os = "android"))))]
+mod registry {
+    /// Nothing to register where affinity is not set.
+    pub(super) fn register_self(_sched: super::Sched) {}
+}
+
+/// The helper threads below real time and the CPUs they keep off.
+#[cfg(all(not(loom), any(target_os = "linux", target_os = "android")))]
+mod registry {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::{Mutex, MutexGuard, TryLockError};
+    use std::time::Duration;
+
+    use rustix::thread::{sched_getaffinity, sched_getcpu, sched_setaffinity, CpuSet, Pid};
+
+    use super::Sched;
+    use crate::config::HelperScheduling;
+
+    /// The helpers of this process below real time and the CPUs real-time
+    /// writers were seen on. Writers only ever try its lock.
+    struct Registry {
+        /// The process whose threads these are: a forked child starts
+        /// afresh (its parent's threads are not its own to move).
+        pid: u32,
+        helpers: Vec<Registered>,
+        /// CPUs a real-time writer found a helper behind it on.
+        avoided: CpuSet,
+    }
+
+    /// One helper thread.
+    struct Registered {
+        tid: Pid,
+        /// Its affinity when it registered: the CPUs it may use at all
+        /// (the program's own affinity and cpuset, which it inherited).
+        allowed: CpuSet,
+        /// Its affinity now.
+        mask: CpuSet,
+    }
+
+    static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
+
+    /// Bit `c` (CPUs below 64): writers on CPU `c` have nothing to do,
+    /// every helper keeps off it already or cannot. Relaxed: a hint that
+    /// saves a writer the lock; a stale bit delays a move by one chunk.
+    static SETTLED: AtomicU64 = AtomicU64::new(0);
+
+    /// Deregisters its helper when dropped (the helper thread's end).
+    pub(super) struct Registration(Pid);
+
+    impl Drop for Registration {
+        fn drop(&mut self) {
+            // Registered in this process, whose registry is taken only
+            // for moments: the lock is never held by a thread that is gone.
+            let mut guard = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+            let reg = current(&mut guard);
+            reg.helpers.retain(|h| h.tid != self.0);
+            reg.settle(None);
+        }
+    }
+
+    /// The registry of this process (a forked child's starts empty).
+    fn current<'a>(guard: &'a mut MutexGuard<'_, Option<Registry>>) -> &'a mut Registry {
+        let pid = std::process::id();
+        if guard.as_ref().is_none_or(|r| r.pid != pid) {
+            **guard = Some(Registry {
+                pid,
+                helpers: Vec::new(),
+                avoided: CpuSet::new(),
+            });
+        }
+        guard.as_mut().expect("just set")
+    }
+
+    /// Registers the calling helper thread, about to set its scheduling to
+    /// `sched`, if that is below real time: it keeps off the CPUs avoided
+    /// so far and is moved off those of later real-time writers. Never
+    /// blocks for long: a lock held since a `fork` (in this child, by a
+    /// thread of the parent) is given up on, and the helper is simply not
+    /// moved.
+    pub(super) fn register_self(sched: Sched) -> Option<Registration> {
+        let below = match sched {
+            Sched::Idle | Sched::Helper(HelperScheduling::Normal) => true,
+            // Still the creator's scheduling, which it keeps.
+            Sched::Helper(HelperScheduling::Inherit) => !super::is_real_time(),
+            Sched::Helper(HelperScheduling::Fifo(_) | HelperScheduling::RoundRobin(_)) => false,
+        };
+        if !below {
+            return None;
+        }
+        let tid = rustix::thread::gettid();
+        let allowed = sched_getaffinity(None).ok()?;
+        let mut guard = try_lock_for(Duration::from_millis(100))?;
+        let reg = current(&mut guard);
+        reg.helpers.push(Registered {
+            tid,
+            allowed,
+            mask: allowed,
+        });
+        reg.settle(None);
+        Some(Registration(tid))
+    }
+
+    /// The registry's lock, tried until `bound` has passed.
+    fn try_lock_for(bound: Duration) -> Option<MutexGuard<'static, Option<Registry>>> {
+        let t0 = std::time::Instant::now();
+        loop {
+            match REGISTRY.try_lock() {
+                Ok(g) => return Some(g),
+                Err(TryLockError::Poisoned(e)) => return Some(e.into_inner()),
+                Err(TryLockError::WouldBlock) if t0.elapsed() < bound => {
+                    std::thread::sleep(Duration::from_micros(50));
+                }
+                Err(TryLockError::WouldBlock) => return None,
+            }
+        }
+    }
+
+    /// [`super::keep_off_current_cpu`].
+    pub(super) fn keep_off_current_cpu() {
+        let cpu = sched_getcpu();
+        if cpu < 64 && SETTLED.load(Ordering::Relaxed) & (1 << cpu) != 0 {
+            return;
+        }
+        if !super::is_real_time() {
+            return;
+        }
+        let mut guard = match REGISTRY.try_lock() {
+            Ok(g) => g,
+            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            // Another writer or a helper holds it: try again at the next chunk.
+            Err(TryLockError::WouldBlock) => return,
+        };
+        let reg = current(&mut guard);
+        reg.avoided.set(cpu);
+        reg.settle(Some(cpu));
+    }
+
+    impl Registry {
+        /// Gives every helper the affinity it should have now (`writer`:
+        /// the CPU of the real-time writer asking) and publishes which
+        /// CPUs writers need not ask about again.
+        fn settle(&mut self, writer: Option<usize>) {
+            for h in &mut self.helpers {
+                let Some(want) = target(&h.allowed, &self.avoided, writer) else {
+                    continue;
+                };
+                // A failure (a cpuset changed under us) keeps the old mask.
+                if want != h.mask && sched_setaffinity(Some(h.tid), &want).is_ok() {
+                    h.mask = want;
+                }
+            }
+            let mut settled = 0u64;
+            for c in 0..64 {
+                let kept_off = self.helpers.iter().all(|h| !h.mask.is_set(c));
+                if (self.avoided.is_set(c) && kept_off) || writer == Some(c) {
+                    settled |= 1 << c;
+                }
+            }
+            SETTLED.store(settled, Ordering::Relaxed);
+        }
+    }
+
+    /// The affinity of a helper that may use `allowed`: without the
+    /// `avoided` CPUs, or if that leaves none, without the `writer`'s CPU;
+    /// `None` when that leaves none either, or no writer is asking (the
+    /// helper keeps the mask it has: it is never left without a CPU, nor
+    /// put back on a writer's by a helper registering).
+    pub(super) fn target(
+        allowed: &CpuSet,
+        avoided: &CpuSet,
+        writer: Option<usize>,
+    ) -> Option<CpuSet> {
+        let mut away = *allowed;
+        for c in (0..CpuSet::MAX_CPU).filter(|&c| avoided.is_set(c)) {
+            away.unset(c);
+        }
+        if away.count() > 0 {
+            return Some(away);
+        }
+        let mut away = *allowed;
+        away.unset(writer?);
+        (away.count() > 0).then_some(away)
+    }
+}
+
+#[cfg(all(test, not(loom), any(target_os = "linux", target_os = "android")))]
+mod tests {
+    use rustix::thread::CpuSet;
+
+    use super::registry::target;
+
+    fn set(cpus: &[usize]) -> CpuSet {
+        let mut s = CpuSet::new();
+        for &c in cpus {
+            s.set(c);
+        }
+        s
+    }
+
+    #[test]
+    fn a_helper_keeps_off_avoided_cpus_but_never_loses_its_last() {
+        // Off every avoided CPU when some allowed one is left.
+        assert_eq!(
+            target(&set(&[0, 1, 2, 3]), &set(&[1, 3]), Some(3)),
+            Some(set(&[0, 2]))
+        );
+        assert_eq!(
+            target(&set(&[0, 1, 2]), &set(&[1]), None),
+            Some(set(&[0, 2]))
+        );
+        // Avoided CPUs it may not use anyway change nothing.
+        assert_eq!(
+            target(&set(&[2, 3]), &set(&[0, 1]), Some(0)),
+            Some(set(&[2, 3]))
+        );
+        assert_eq!(
+            target(&set(&[0, 1]), &CpuSet::new(), None),
+            Some(set(&[0, 1]))
+        );
+        // Every allowed CPU avoided: off the asking writer's only...
+        assert_eq!(
+            target(&set(&[0, 1]), &set(&[0, 1]), Some(1)),
+            Some(set(&[0]))
+        );
+        // ... and with no writer asking (a helper registering), unchanged.
+        assert_eq!(target(&set(&[0, 1]), &set(&[0, 1]), None), None);
+        // One allowed CPU, the writer's: unchanged.
+        assert_eq!(target(&set(&[5]), &set(&[5]), Some(5)), None);
+    }
 }

@@ -118,6 +118,11 @@ mod provider;
 pub mod ring;
 #[cfg(not(loom))]
 mod ring;
+#[cfg_attr(
+    not(all(target_os = "linux", target_arch = "x86_64")),
+    path = "sample/off.rs"
+)]
+mod sample;
 mod session;
 mod snapshot;
 mod state;
@@ -136,7 +141,9 @@ mod macro_support;
 pub use args::{ArgScratch, CounterValue, IntoArgValue, Koid};
 pub use clock::tsc_usable;
 pub use collect::CollectError;
-pub use config::{parse_size, ClockSource, Config, HelperScheduling, Mode, Prefault};
+pub use config::{
+    parse_size, ClockSource, Config, HelperScheduling, Mode, Prefault, MAX_SAMPLE_HZ,
+};
 pub use output::RECORD_ENV;
 #[doc(hidden)]
 pub use provider::listener_wakeups;

@@ -83,6 +83,8 @@ pub(crate) struct Settings {
     pub(crate) mode: Option<Mode>,
     /// Comma-separated; empty or `*` = every category.
     pub(crate) categories: Option<String>,
+    /// CPU samples per second (`Config::sample_hz`).
+    pub(crate) sample_hz: Option<u32>,
 }
 
 /// The recording of `fxt record`, when this process runs under it.
@@ -107,6 +109,9 @@ pub(crate) fn for_recording(config: Config, recording: &Recording) -> Config {
             }
             if let Some(m) = given.mode {
                 config.mode = m;
+            }
+            if let Some(hz) = given.sample_hz {
+                config.sample_hz = hz;
             }
             match &given.categories {
                 Some(list) => config.categories(&category_list(list)),

@@ -30,6 +30,9 @@ pub struct Stats {
     /// memory the trace took. Drained, the chunks written out are reused,
     /// so this stays a few chunks per thread when the file keeps up.
     pub buffer_bytes_touched: u64,
+    /// CPU samples taken ([`crate::Config::sample_hz`]): each is in the
+    /// file as an `fxt.sample` record or counted in `records_dropped`.
+    pub samples: u64,
     /// Threads that recorded.
     pub threads: u64,
     /// Ticks per second written in the initialization record.

@@ -21,6 +21,7 @@ const LAYERS: &[&str] = &[
     "large",
     "state",
     "callsite",
+    "sample",
     "thread",
     "emit",
     "collect",

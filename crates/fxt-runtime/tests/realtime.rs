@@ -16,6 +16,14 @@
 //! streamer is `SCHED_RR` (what the default prevents, seen by the same
 //! reading). Without the privilege to become real time (not root: EPERM)
 //! it says so and checks the rest; with `CI` set it fails instead.
+//!
+//! Then, in a child process of its own (a fresh registry of helpers), it
+//! checks where the helpers may run (`Cpus_allowed_list` of
+//! `/proc/self/task/*/status`): a writer at the normal policy leaves every
+//! helper's affinity as the program's; a `SCHED_RR` writer (on a CPU the
+//! test pins it to, to know which) moves every helper below real time off
+//! its CPU, and helpers of a later session start off it; on a single
+//! allowed CPU nothing is taken from a helper.
 
 mod common;
 
@@ -154,11 +162,175 @@ fn wait_for(path: &Path) {
     }
 }
 
+/// The CPUs in a `Cpus_allowed_list` value (`0-3,6`).
+fn parse_cpus(list: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    for part in list.trim().split(',').filter(|p| !p.is_empty()) {
+        let (lo, hi) = part.split_once('-').unwrap_or((part, part));
+        out.extend(lo.parse::<usize>().unwrap()..=hi.parse::<usize>().unwrap());
+    }
+    out
+}
+
+/// The CPUs thread `tid` of this process may run on.
+fn cpus_of(tid: &str) -> Vec<usize> {
+    let status =
+        std::fs::read_to_string(format!("/proc/self/task/{tid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .map(parse_cpus)
+        .unwrap_or_default()
+}
+
+/// The allowed CPUs of each live `fxt-` thread, once `names` are all there.
+fn helper_cpus(names: &[&str]) -> Vec<(String, Vec<usize>)> {
+    let t0 = Instant::now();
+    loop {
+        let fxt: Vec<(String, Vec<usize>)> = threads()
+            .into_iter()
+            .filter(|(_, (name, _))| name.starts_with("fxt-"))
+            .map(|(tid, (name, _))| (name, cpus_of(&tid.to_string())))
+            .collect();
+        if names.iter().all(|n| fxt.iter().any(|(name, _)| name == n)) {
+            return fxt;
+        }
+        assert!(t0.elapsed() < BOUND, "helpers {names:?} missing: {fxt:?}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Records from a new thread pinned to `cpu`, at the normal policy or at
+/// the caller's (inherited) real-time one: enough events to lease fresh
+/// chunks of the drained ring (each one a point where helpers are behind).
+fn write_from(cpu: usize, normal: bool) {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            // SAFETY: zeroed is a valid empty cpu_set_t; CPU_SET with an
+            // index below CPU_SETSIZE; pid 0 is the calling thread.
+            unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(cpu, &mut set);
+                assert_eq!(
+                    libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set),
+                    0
+                );
+            }
+            if normal {
+                let param = libc::sched_param { sched_priority: 0 };
+                // SAFETY: pid 0 is the calling thread; `param` is valid.
+                assert_eq!(
+                    unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) },
+                    0
+                );
+            }
+            for i in 0..50_000 {
+                common::emit(0, i);
+            }
+        });
+    });
+}
+
+/// Child `--keep-off`: where the helpers may run beside a normal and a
+/// real-time writer (see the module docs).
+fn keep_off() {
+    let param = libc::sched_param { sched_priority: 1 };
+    // SAFETY: pid 0 is the calling (main) thread; `param` is valid.
+    if unsafe { libc::sched_setscheduler(0, libc::SCHED_RR, &param) } != 0 {
+        println!("keep-off: cannot become SCHED_RR: skipped");
+        return;
+    }
+    // SAFETY: no arguments.
+    let main_tid = unsafe { libc::gettid() }.to_string();
+    let allowed = cpus_of(&main_tid);
+    let cpu = *allowed.last().expect("an allowed CPU");
+    let names = ["fxt-stream", "fxt-prefault"];
+    let out = common::temp_path("keep-off.fxt");
+
+    // A normal-priority writer moves nothing.
+    let session = fxt_runtime::start(Config::new().output(&out)).expect("start");
+    write_from(cpu, true);
+    for (name, cpus) in helper_cpus(&names) {
+        assert_eq!(cpus, allowed, "{name} moved by a normal writer");
+    }
+    assert_eq!(session.finish().expect("finish").records_dropped, 0);
+
+    // A real-time writer moves every helper off its CPU if another one is
+    // allowed, and takes no helper's last CPU.
+    let session = fxt_runtime::start(Config::new().output(&out)).expect("start");
+    write_from(cpu, false);
+    // Polled until it holds (a helper registers when it starts, which a
+    // loaded machine may delay past its name showing), within BOUND.
+    let check = |label: &str| {
+        let t0 = Instant::now();
+        loop {
+            let wrong: Vec<(String, Vec<usize>)> = helper_cpus(&names)
+                .into_iter()
+                .filter(|(_, cpus)| {
+                    let within = !cpus.is_empty() && cpus.iter().all(|c| allowed.contains(c));
+                    let off = if allowed.len() > 1 {
+                        !cpus.contains(&cpu)
+                    } else {
+                        *cpus == allowed
+                    };
+                    !(within && off)
+                })
+                .collect();
+            if wrong.is_empty() {
+                break;
+            }
+            assert!(
+                t0.elapsed() < BOUND,
+                "{label}: helpers on the writer's CPU {cpu} (or without one of {allowed:?}): {wrong:?}"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(
+            cpus_of(&main_tid),
+            allowed,
+            "{label}: the program's own thread was moved"
+        );
+        if allowed.len() > 1 {
+            println!("keep-off: {label}: helpers off CPU {cpu} of {allowed:?}");
+        } else {
+            println!("keep-off: {label}: one CPU allowed ({cpu}): the helpers keep it");
+        }
+    };
+    check("real-time writer");
+    assert_eq!(session.finish().expect("finish").records_dropped, 0);
+
+    // Helpers started later keep off that CPU from the start.
+    let session = fxt_runtime::start(Config::new().output(&out)).expect("start");
+    check("next session");
+    session.finish().expect("finish");
+}
+
+/// Runs [`keep_off`] in a child process and fails if it does.
+fn run_keep_off() {
+    let exe = std::env::current_exe().expect("own path");
+    let out = std::process::Command::new(exe)
+        .arg("--keep-off")
+        .output()
+        .expect("run the child");
+    print!("{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.status.success(),
+        "keep-off child failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         println!("realtime: test");
         return;
     }
+    if std::env::args().any(|a| a == "--keep-off") {
+        keep_off();
+        let _ = std::fs::remove_dir_all(common::temp_path("x").parent().unwrap());
+        return;
+    }
+    run_keep_off();
     let param = libc::sched_param { sched_priority: 1 };
     // SAFETY: pid 0 is the calling (main) thread; `param` is valid.
     let realtime = unsafe { libc::sched_setscheduler(0, libc::SCHED_RR, &param) } == 0;

@@ -47,6 +47,10 @@ pub struct Args {
     /// Categories every traced process records (comma-separated; `*` = all).
     #[arg(long)]
     categories: Option<String>,
+    /// CPU samples: every recording thread's stack, this many times per
+    /// second of its CPU time (`FXT_SAMPLE_HZ`; up to 10000).
+    #[arg(long, value_name = "HZ")]
+    sample: Option<u32>,
     /// Seconds to wait, after the command exits, for descendants still
     /// writing their traces.
     #[arg(long, default_value_t = 2.0)]
@@ -206,6 +210,9 @@ fn spawn(args: &Args, spool: &Spool) -> Result<u32, Error> {
         if let Some(v) = value {
             cmd.env(var, v);
         }
+    }
+    if let Some(hz) = args.sample {
+        cmd.env("FXT_SAMPLE_HZ", hz.to_string());
     }
     match cmd.spawn() {
         Ok(child) => Ok(child.id()),

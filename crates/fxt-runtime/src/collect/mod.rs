@@ -335,6 +335,7 @@ impl<'r, W: Write> Collector<'r, W> {
             filler_records: fillers,
             buffer_bytes_touched: shared.buffers.ring.leased_frontier() as u64 * 8,
             threads: shared.thread_count(),
+            samples: 0,
             ticks_per_second: self.ticks_per_second,
             late_records_dropped: crate::state::control::LATE.swap(0, Ordering::Relaxed),
             helper_sched_failures: crate::helpers::take_sched_failures(),

@@ -11,7 +11,7 @@ use fxt_control::{
 
 use crate::callsite;
 use crate::collect::CollectError;
-use crate::config::{Config, Mode};
+use crate::config::{Config, Mode, MAX_SAMPLE_HZ};
 use crate::output::{Recording, Settings};
 use crate::session::{self, Session, StartError};
 use crate::snapshot::snapshot_current_to;
@@ -183,12 +183,18 @@ fn start(name: &str, req: &StartRequest, spool: &Folder) -> Result<Session, Stri
         }
         Some(b) => Some(b as usize),
     };
+    if let Some(hz) = req.sample_hz.filter(|&hz| hz > MAX_SAMPLE_HZ) {
+        return Err(format!(
+            "a sampling rate of {hz} Hz is over the limit ({MAX_SAMPLE_HZ} Hz)"
+        ));
+    }
     let recording = Recording {
         spool: spool.path(),
         given: Some(Settings {
             buffer,
             mode,
             categories: req.categories.clone(),
+            sample_hz: req.sample_hz,
         }),
     };
     let mut config = Config::new();

@@ -587,6 +587,10 @@ impl Ring {
         let (idx, fresh) = match recycler.take() {
             Some(idx) => (idx, false),
             None => {
+                // No chunk written out to reuse: the streamer is behind
+                // (a slow disk, or a streamer starved on a real-time
+                // writer's CPU, which this moves it off).
+                crate::helpers::keep_off_current_cpu();
                 let fresh = recycler.fresh.fetch_add(1, Ordering::Relaxed);
                 if fresh >= n {
                     // Every chunk holds data not written out yet (the
@@ -624,12 +628,16 @@ impl Ring {
     /// prefaulter already did: a writer that overtakes the prefaulter
     /// (or runs without one) pays one `MADV_POPULATE_WRITE` per chunk
     /// instead of a trap per page on its hot path, which makes a fresh
-    /// session's events cheaper (`bench-table --sections fresh`).
+    /// session's events cheaper (`bench-table --sections fresh`). A
+    /// real-time writer that overtakes it first moves it (and the other
+    /// helpers) off its CPU, where it would not run before the writer
+    /// stops (`crate::helpers`).
     #[inline]
     fn populate(&self, lease: &Lease) {
         let end = (lease.idx + 1) * self.chunk_words;
         // Relaxed: a hint; populating twice is harmless.
         if end as u64 > self.populated.load(Ordering::Relaxed) {
+            crate::helpers::keep_off_current_cpu();
             #[cfg(not(loom))]
             crate::memory::prefault::populate(self.chunk(lease).0);
         }

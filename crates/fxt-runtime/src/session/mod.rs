@@ -39,6 +39,7 @@ use crate::callsite::{self, STALE};
 use crate::collect::{self, CollectError};
 use crate::config::{Config, Mode};
 use crate::output;
+use crate::sample;
 use crate::snapshot::{snapshot_shared, snapshot_shared_to, write_renamed};
 use crate::state::control::{ACTIVE, CONTROL, FORKED, UNFINISHED};
 use crate::state::shared::lock;
@@ -281,7 +282,7 @@ fn finish_locked(
         // Already finished (by the panic hook).
         return Ok(stats.clone());
     }
-    stop(shared);
+    let samples = stop(shared);
     let written = match &target {
         Target::Configured => Some(shared.settings.output.clone()),
         Target::Path(p) => Some(p.to_path_buf()),
@@ -289,6 +290,7 @@ fn finish_locked(
     };
     let result = write_out(shared, target).map(|mut stats| {
         stats.output = written;
+        stats.samples = samples;
         stats
     });
     if shared.settings.recorded {
@@ -309,14 +311,17 @@ fn finish_locked(
 }
 
 /// Disables the session (if it is still the live one) and waits out the
-/// grace period.
-fn stop(shared: &Arc<Shared>) {
+/// grace period. Returns the CPU samples taken (their drops are counted
+/// with the session's).
+fn stop(shared: &Arc<Shared>) -> u64 {
+    let mut samples = None;
     {
         let mut ctl = control();
         if ctl.current.as_ref().is_some_and(|c| Arc::ptr_eq(c, shared)) {
             ctl.current = None;
             ACTIVE.store(false, Ordering::Relaxed);
             callsite::reset_all(&ctl, 0);
+            samples = sample::stop(shared.generation);
         }
     }
     // The prefaulter stops within one slice.
@@ -328,6 +333,12 @@ fn stop(shared: &Arc<Shared>) {
     // The calling thread may hold a chunk of this session: give it back
     // so circular/streaming bookkeeping sees it released.
     thread::detach_current(shared);
+    // After the grace period: a handler that was writing has finished.
+    let samples = samples.map(|_| sample::counts()).unwrap_or_default();
+    shared
+        .orphan_dropped
+        .fetch_add(samples.dropped, Ordering::Relaxed);
+    samples.taken
 }
 
 /// Writes the trace of a stopped session.

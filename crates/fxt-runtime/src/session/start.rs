@@ -24,9 +24,11 @@ use crate::memory::prefault;
 use crate::memory::words::Words;
 use crate::output::{self, Claim};
 use crate::ring::Ring;
+use crate::sample;
 use crate::state::control::{Control, Filter, ACTIVE, UNFINISHED};
 use crate::state::shared::{lock, Buffers, Drained, Helpers, Settings};
 use crate::state::{control, forked, Shared};
+use crate::thread;
 
 /// The name of this process: `/proc/self/comm`, else the executable's file
 /// name, else `"process"`.
@@ -106,6 +108,7 @@ pub(crate) fn start_recording(
             .provider_name
             .clone()
             .unwrap_or_else(|| pname.clone()),
+        sample_hz: config.sample_hz,
     };
     let buffers = make_buffers(&plan, &config, &settings, &clock, drained)?;
     let shared = Arc::new(Shared {
@@ -126,6 +129,9 @@ pub(crate) fn start_recording(
         .name_process(shared.settings.pid, &pname);
     spawn_helpers(&shared, &config, file)?;
     let shared = publish(ctl, shared, &config);
+    if shared.settings.sample_hz > 0 {
+        thread::join_current(shared.generation);
+    }
     if let Some(sig) = config.snapshot_signal {
         let sched = Sched::Helper(config.helper_scheduling);
         if let Err(e) = crate::snapshot::install_trigger(sig, sched) {
@@ -398,6 +404,15 @@ fn publish(mut ctl: MutexGuard<'_, Control>, shared: Arc<Shared>, config: &Confi
         None => Filter::all(),
     };
     UNFINISHED.fetch_add(1, Ordering::Relaxed);
+    if shared.settings.sample_hz > 0 {
+        // Before the call sites are enabled: threads arm as they register.
+        sample::start(
+            shared.generation,
+            shared.clock.use_tsc,
+            shared.settings.crash_safe,
+            shared.settings.pid,
+        );
+    }
     ctl.current = Some(shared.clone());
     ACTIVE.store(true, Ordering::Relaxed);
     callsite::reset_all(&ctl, STALE);

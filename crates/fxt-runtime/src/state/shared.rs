@@ -136,6 +136,8 @@ pub(crate) struct Settings {
     /// The process that started the session (a forked child is not it).
     pub(crate) start_pid: u32,
     pub(crate) provider_name: String,
+    /// CPU samples per second of each thread's CPU time (0: off).
+    pub(crate) sample_hz: u32,
 }
 
 /// What a drained session's streamer has written, between two passes.

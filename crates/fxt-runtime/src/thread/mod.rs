@@ -39,6 +39,7 @@ use std::sync::Arc;
 
 use crate::callsite::{self, Site};
 use crate::ring::{Cursor, Hold, Record, Refill, CLOSED};
+use crate::sample;
 use crate::state::{self, Shared, ThreadCounters};
 
 pub(crate) use identity::os_tid;
@@ -63,6 +64,9 @@ pub(crate) struct Writer {
     counters: Option<Arc<ThreadCounters>>,
     /// Name set with [`set_thread_name`].
     name: Option<String>,
+    /// The thread's CPU samples are armed for this session (its gate opens
+    /// for them even when the hot path may not write; see `crate::sample`).
+    sampled: bool,
 }
 
 impl Writer {
@@ -79,6 +83,7 @@ impl Writer {
             hold: Hold::new(),
             counters: None,
             name: None,
+            sampled: false,
         }
     }
 
@@ -101,6 +106,10 @@ impl Writer {
 
     /// Leaves the current session.
     fn detach(&mut self) {
+        if self.sampled {
+            sample::disarm_thread();
+            self.sampled = false;
+        }
         self.release_lease();
         self.hold = Hold::new();
         self.shared = None;
@@ -141,7 +150,18 @@ impl Writer {
         self.crash_safe = s.settings.crash_safe;
         self.use_tsc = s.clock.use_tsc;
         self.generation = s.generation;
+        let hz = s.settings.sample_hz;
         self.shared = Some(s);
+        if hz > 0 && !state::forked() {
+            self.sampled = sample::arm_thread(
+                &local().cursor,
+                self.tid,
+                self.generation,
+                hz,
+                refill_from_signal,
+            )
+            .is_some();
+        }
         true
     }
 
@@ -201,12 +221,15 @@ impl Writer {
     /// cursor (see the module docs). Called with the gate closed.
     #[inline]
     fn open_gate(&self, local: &Local) {
-        if self.generation == 0
-            || !self.hold.has_lease()
-            || self.inline_thread
-            || self.crash_safe
-            || state::forked()
-        {
+        if self.generation == 0 || !self.hold.has_lease() || state::forked() {
+            return;
+        }
+        if self.inline_thread || self.crash_safe {
+            if self.sampled {
+                local
+                    .cursor
+                    .set_token(sample::sample_token(self.generation));
+            }
             return;
         }
         let token = callsite::gate_token(self.generation);
@@ -221,6 +244,9 @@ impl Drop for Writer {
         // Closes the gate before the session `Arc` goes: an event emitted
         // later (another thread local's destructor) takes the slow path,
         // finds no writer and is dropped.
+        if self.sampled {
+            sample::disarm_thread();
+        }
         self.release_lease();
     }
 }
@@ -375,6 +401,64 @@ pub(crate) fn forget_after_fork() {
             }
             w.generation = 0;
         }
+    });
+}
+
+/// For a signal handler (a CPU sample) whose record found the gate open but
+/// no room in the chunk: attaches the cursor to a fresh chunk, if the
+/// interrupted code is not using the writer (then `false`, as when no chunk
+/// is available; the caller counts its record as dropped). Lock-free and
+/// allocation-free: the ring's release and acquire are atomics only, and
+/// the writer's thread local is initialized (the thread registered).
+pub(crate) fn refill_from_signal(words: usize) -> bool {
+    let local = local();
+    WRITER
+        .try_with(|cell| {
+            let Ok(mut w) = cell.try_borrow_mut() else {
+                return false;
+            };
+            let Some(shared) = w.shared.clone() else {
+                return false;
+            };
+            local.cursor.set_token(CLOSED);
+            // SAFETY: as in `Writer::refill`.
+            let ready = match unsafe { w.hold.refill(&shared.buffers.ring, &local.cursor, words) } {
+                Refill::Ready { overwritten } => {
+                    if overwritten > 0 {
+                        w.drop_records(overwritten);
+                    }
+                    true
+                }
+                Refill::NoChunk | Refill::TooLarge => false,
+            };
+            w.open_gate(local);
+            ready
+        })
+        .unwrap_or(false)
+}
+
+/// Registers the calling thread in the live session of `generation` and
+/// leases it a chunk, as its first record would: the thread that starts a
+/// sampling session is sampled from the start (other threads from their
+/// first record).
+pub(crate) fn join_current(generation: u32) {
+    let local = local();
+    if local.cursor.busy() {
+        return;
+    }
+    let _ = WRITER.try_with(|cell| {
+        let Ok(mut w) = cell.try_borrow_mut() else {
+            return;
+        };
+        local.cursor.set_token(CLOSED);
+        if (w.generation == generation || w.register(generation)) && !w.hold.has_lease() {
+            if let Some(shared) = w.shared.clone() {
+                // SAFETY: as in `Writer::refill`: the writer holds `shared`
+                // until it releases the hold; the cursor is this thread's.
+                let _ = unsafe { w.hold.refill(&shared.buffers.ring, &local.cursor, 1) };
+            }
+        }
+        w.open_gate(local);
     });
 }
 

@@ -85,7 +85,7 @@ pub fn table(out: &mut dyn Write, cx: &Context<'_>, rows: &[Row]) -> io::Result<
         "base: {} run(s), new: {} run(s); significance: {test}, two-sided, {}% confidence",
         cx.base_files.len(),
         cx.new_files.len(),
-        cx.confidence * 100.0
+        percent(cx.confidence)
     )?;
     let width = rows
         .iter()
@@ -130,7 +130,7 @@ pub fn table(out: &mut dyn Write, cx: &Context<'_>, rows: &[Row]) -> io::Result<
             }),
         )?;
     }
-    writeln!(out, "\n* significant at {}%", cx.confidence * 100.0)?;
+    writeln!(out, "\n* significant at {}%", percent(cx.confidence))?;
     for (status, what) in [
         (Status::Appeared, "appeared"),
         (Status::Vanished, "vanished"),
@@ -186,6 +186,11 @@ fn notes(out: &mut dyn Write, rows: &[Row]) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// A fraction as a percentage to a tenth (0.9 → `90`, not `90.00000000000001`).
+fn percent(fraction: f64) -> f64 {
+    (fraction * 1000.0).round() / 10.0
 }
 
 fn label(r: &Row) -> String {

@@ -45,7 +45,8 @@ pub struct Run {
 /// folded stacks if `stacks`). Damage is warned about on stderr by the
 /// walk and kept in [`Run::damage`].
 pub fn read(path: &str, select: &Select, stacks: bool) -> Result<Run, Error> {
-    let mut input = Input::open(path)?;
+    // Refuses what does not begin as a trace (exit 2), before reading.
+    let mut input = Input::open_trace(path)?;
     let mut matching = Durations::default();
     // (category, name) → (thread koid, ns): threads are selected at the
     // end, once every thread record has been seen.

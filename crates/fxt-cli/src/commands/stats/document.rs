@@ -48,6 +48,7 @@ pub fn document(r: &Report<'_>) -> Value {
             "blocked_ns": t.blocked_ns, "context_switches": t.context_switches,
             "preempted": t.preempted, "wakeups": t.wakeups,
         })).collect::<Vec<_>>(),
+        "locks": super::locks::document(r),
         "snapshot": s.snapshot,
         "buffer_filled": s.buffer_filled > 0,
         "buffer_filled_events": s.buffer_filled,

@@ -10,13 +10,15 @@
 //! An archive of several providers (`fxt merge`, `fxt record`) also gets a
 //! summary per provider (its processes, threads, records, events and time
 //! span), and one with scheduling records a summary per thread
-//! ([`scheduling`]).
+//! ([`scheduling`]); one with `fxt::sync`'s lock events, the contention
+//! per lock ([`locks`]).
 //!
 //! One walk feeds a [`tally::Tally`]; [`report::Report`] derives the
 //! figures, printed as tables ([`table`]) or JSON ([`document`]). CPU
 //! samples get a section of their own ([`samples`]).
 
 mod document;
+mod locks;
 mod report;
 mod samples;
 mod scheduling;

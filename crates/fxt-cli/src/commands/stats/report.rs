@@ -24,7 +24,7 @@ pub struct Summary {
 
 impl Summary {
     /// The summary of `v` (not empty; sorted in place).
-    fn of(v: &mut [u64]) -> Summary {
+    pub(super) fn of(v: &mut [u64]) -> Summary {
         v.sort_unstable();
         let total: u64 = v.iter().fold(0u64, |a, &d| a.saturating_add(d));
         let n = v.len();

@@ -11,6 +11,7 @@ pub fn write_table(w: &mut impl Write, r: &Report<'_>) -> io::Result<()> {
     names(w, r)?;
     providers(w, r)?;
     scheduling(w, r)?;
+    super::locks::write_table(w, r, fmt_ns)?;
     threads(w, r)
 }
 

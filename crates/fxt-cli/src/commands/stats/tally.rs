@@ -11,6 +11,7 @@ use rustc_hash::FxHashMap;
 use crate::input::ticks_to_ns;
 use crate::names::{event_kind_name, record_type_name};
 
+use super::locks::Locks;
 use super::scheduling::Sched;
 
 /// A category and name (`Text` clones without allocating for short strings).
@@ -86,6 +87,8 @@ pub struct Tally {
     pub per_provider: BTreeMap<Option<u32>, PerProvider>,
     /// Context switches and wakeups, in ns.
     pub sched: Vec<Sched>,
+    /// `fxt::sync`'s lock events.
+    pub locks: Locks,
 }
 
 impl Tally {
@@ -161,6 +164,7 @@ impl Tally {
             Thread::Undefined(_) => (0, 0),
         };
         *self.thread_events.entry((process, thread)).or_default() += 1;
+        self.locks.add(provider, tps, e);
         let per_name = self.names.entry(key.clone()).or_default();
         per_name.events += 1;
         let start = ticks_to_ns(e.timestamp, tps);

@@ -41,6 +41,10 @@ pub struct Args {
     /// Buffer size of every provider (bytes; suffixes K, M, G).
     #[arg(long, value_parser = parse_size)]
     buffer: Option<u64>,
+    /// CPU samples: every recording thread's stack, this many times per
+    /// second of its CPU time (up to 10000).
+    #[arg(long, value_name = "HZ", value_parser = clap::value_parser!(u32).range(0..=10_000))]
+    sample: Option<u32>,
     /// Also record the kernel's scheduling of the providers for the whole
     /// window (Linux; needs root, CAP_PERFMON or
     /// kernel.perf_event_paranoid <= -1).
@@ -162,6 +166,7 @@ pub fn open(runtime: &Path, args: &Args) -> Result<Window, Error> {
         categories: args.categories.clone(),
         mode: args.mode,
         buffer: args.buffer,
+        sample: args.sample,
         start,
         sched: None,
     };
@@ -271,6 +276,7 @@ fn start_in(
         categories: window.categories.clone(),
         mode: window.mode,
         buffer: window.buffer,
+        sample_hz: window.sample,
     };
     let targets: Vec<(u32, PathBuf)> = startable
         .iter()

@@ -48,6 +48,8 @@ pub struct Window {
     pub mode: Option<Mode>,
     /// Buffer size sent with Start.
     pub buffer: Option<u64>,
+    /// CPU sampling rate sent with Start.
+    pub sample: Option<u32>,
     /// The time base anchor taken when the window opened.
     pub start: Option<Anchor>,
     /// The scheduling recorder, with `--sched`.
@@ -107,6 +109,9 @@ impl Window {
         if let Some(b) = self.buffer {
             t.push_str(&format!("buffer {b}\n"));
         }
+        if let Some(hz) = self.sample {
+            t.push_str(&format!("sample {hz}\n"));
+        }
         if let Some(a) = self.start {
             t.push_str(&format!("start_tsc {}\nstart_ns {}\n", a.tsc, a.ns));
         }
@@ -161,6 +166,9 @@ impl Window {
                 .map(|m| Mode::from_name(m).ok_or(format!("bad mode: {m}")))
                 .transpose()?,
             buffer: num("buffer")?,
+            sample: num("sample")?
+                .map(|hz| u32::try_from(hz).map_err(|_| format!("bad sample: {hz}")))
+                .transpose()?,
             start,
             sched,
         })
@@ -245,6 +253,7 @@ mod tests {
             categories: Some("net,db".into()),
             mode: Some(Mode::Circular),
             buffer: Some(1 << 20),
+            sample: Some(1000),
             start: Some(Anchor { tsc: 7, ns: 9 }),
             sched: Some(Daemon {
                 pid: 77,
@@ -290,6 +299,7 @@ mod tests {
     fn minimal_and_damaged_states() {
         let mut w = window();
         (w.categories, w.mode, w.buffer, w.start, w.sched) = (None, None, None, None, None);
+        w.sample = None;
         w.providers.clear();
         assert_eq!(Window::parse(&w.to_text()).unwrap(), w);
         assert!(Window::parse("").is_err());

@@ -1,0 +1,236 @@
+//! `fxt::sync`'s lock events read by the tools: four threads take a named
+//! lock in turn, holding it a known time; `fxt stats` lists the lock with
+//! the waits the decoder reads and the holders that ended them; `fxt
+//! export parquet` has the waits as slices and the arrows as flows between
+//! threads (read with DuckDB); Perfetto's trace processor imports the
+//! slices and the flows without an error (when
+//! `/tmp/perfetto-src/out/tp/trace_processor_shell`, or
+//! `$TRACE_PROCESSOR_SHELL`, exists).
+
+mod cli_support;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use cli_support::*;
+use fxt::sync::Mutex;
+use fxt_format::decode::{ArgValue, EventKind, Record, SliceReader};
+use serde_json::Value;
+
+const THREADS: usize = 4;
+const ROUNDS: usize = 6;
+
+/// Writes the trace of four threads taking the lock "turns" in turn.
+fn contended_trace(name: &str) -> PathBuf {
+    let turns = Arc::new(Mutex::named("turns", 0u32));
+    let barrier = Arc::new(Barrier::new(THREADS));
+    let bytes = engine_trace(fxt::Config::new().buffer_size(4 << 20), || {
+        let workers: Vec<_> = (0..THREADS)
+            .map(|i| {
+                let (turns, barrier) = (turns.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    fxt::set_thread_name(&format!("worker-{i}"));
+                    barrier.wait();
+                    for _ in 0..ROUNDS {
+                        let mut g = turns.lock();
+                        *g += 1;
+                        std::thread::sleep(Duration::from_millis(2));
+                        drop(g);
+                        std::thread::sleep(Duration::from_micros(200));
+                    }
+                })
+            })
+            .collect();
+        workers.into_iter().for_each(|w| w.join().unwrap());
+    });
+    let path = tmp(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// The wait slices of "turns" as the decoder reads them: (count, total ns).
+fn decoded_waits(bytes: &[u8]) -> (u64, u64) {
+    let mut tps = 0;
+    let (mut n, mut total) = (0, 0);
+    for record in SliceReader::new(bytes).flatten() {
+        match record {
+            Record::Initialization { ticks_per_second } => tps = ticks_per_second,
+            Record::Event(e) if e.category == "lock" && e.name == "turns" => {
+                let wait = e.args.iter().any(|a| {
+                    a.name == "state" && matches!(&a.value, ArgValue::Str(s) if *s == "wait")
+                });
+                if let (true, EventKind::DurationComplete { end }) = (wait, e.kind) {
+                    let ns = |t| fxt_format::time::ticks_to_ns(t, tps);
+                    n += 1;
+                    total += ns(end) - ns(e.timestamp);
+                }
+            }
+            _ => {}
+        }
+    }
+    (n, total)
+}
+
+#[test]
+fn stats_lists_the_lock_its_waits_and_its_holders() {
+    let path = contended_trace("locks-stats.fxt");
+    let (waits, total) = decoded_waits(&std::fs::read(&path).unwrap());
+    assert!(waits >= ROUNDS as u64, "{waits} waits");
+
+    let out = fxt(&["stats", "--json", p(&path)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stats: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let locks = stats["locks"].as_array().unwrap();
+    let turns = locks
+        .iter()
+        .find(|l| l["name"] == "turns")
+        .expect("the lock is listed");
+    assert_eq!(turns["contended"], waits);
+    assert_eq!(turns["total_wait_ns"], total);
+    assert!(turns["p99_wait_ns"].as_u64().unwrap() <= turns["max_wait_ns"].as_u64().unwrap());
+    let holders = turns["holders"].as_array().unwrap();
+    assert!(!holders.is_empty() && holders.len() <= 3);
+    for h in holders {
+        assert!(h["name"].as_str().unwrap().starts_with("worker-"), "{h}");
+        assert!(h["wait_ns"].as_u64().unwrap() > 0);
+    }
+    let by_holder: Vec<u64> = holders
+        .iter()
+        .map(|h| h["wait_ns"].as_u64().unwrap())
+        .collect();
+    assert!(
+        by_holder.windows(2).all(|w| w[0] >= w[1]),
+        "longest first: {by_holder:?}"
+    );
+
+    let text = stdout(&fxt(&["stats", p(&path)]));
+    let line = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("contended"))
+        .find(|l| l.ends_with("  turns"))
+        .expect("a line for the lock in the locks section");
+    assert!(line.trim_start().starts_with(&waits.to_string()), "{line}");
+    assert!(
+        text.contains("thread ") && text.contains("\"worker-"),
+        "{text}"
+    );
+}
+
+fn duckdb(dir: &Path, queries: &[&str]) -> Vec<Value> {
+    let python = python_with(&[("duckdb", "duckdb==2.0.1")]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/duckdb_query.py");
+    let out = Command::new(python)
+        .arg(script)
+        .arg(dir)
+        .args(queries)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "duckdb: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice::<Value>(&out.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn export_has_the_waits_as_slices_and_the_arrows_as_flows() {
+    let path = contended_trace("locks-export.fxt");
+    let (waits, total) = decoded_waits(&std::fs::read(&path).unwrap());
+    let dir = tmp("locks-export");
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = fxt(&["export", "parquet", p(&path), "-o", p(&dir), "--host", "h"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = duckdb(
+        &dir,
+        &[
+            "select count(*), sum(dur) from {slices} \
+             where category = 'lock' and name = 'turns' and args['state'] = 'wait'",
+            // Flow ends inside a wait slice of their thread, whose begin is
+            // inside a `held` slice of another thread.
+            "select count(*) from {flows} e join {flows} b \
+               on b.flow_id = e.flow_id and b.pid = e.pid and b.phase = 'begin' \
+             where e.phase = 'end' and e.category = 'lock' and b.tid <> e.tid \
+               and exists (select 1 from {slices} s where s.tid = e.tid \
+                 and s.category = 'lock' and args['state'] = 'wait' \
+                 and s.ts <= e.ts and e.ts <= s.ts + s.dur) \
+               and exists (select 1 from {slices} s where s.tid = b.tid \
+                 and s.category = 'lock' and args['state'] = 'held' \
+                 and s.ts <= b.ts and b.ts <= s.ts + s.dur)",
+        ],
+    );
+    assert_eq!(r[0], serde_json::json!([[waits, total]]));
+    let arrows = r[1][0][0].as_u64().unwrap();
+    assert!(
+        arrows * 10 >= waits * 9,
+        "{arrows} arrows for {waits} waits"
+    );
+}
+
+/// Runs trace processor's `query` over `trace`; its output lines.
+fn trace_processor(shell: &Path, trace: &Path, query: &str) -> Vec<String> {
+    let file = trace.with_extension("sql");
+    std::fs::write(&file, query).unwrap();
+    let out = Command::new(shell)
+        .arg("-q")
+        .arg(&file)
+        .arg(trace)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn perfetto_shows_the_slices_and_the_arrows_between_threads() {
+    let shell = std::env::var_os("TRACE_PROCESSOR_SHELL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/tmp/perfetto-src/out/tp/trace_processor_shell"));
+    if !shell.exists() {
+        eprintln!("skipped: no trace processor at {}", shell.display());
+        return;
+    }
+    let path = contended_trace("locks-perfetto.fxt");
+    let (waits, _) = decoded_waits(&std::fs::read(&path).unwrap());
+    let slices = trace_processor(
+        &shell,
+        &path,
+        "select count(*) as n from slice where category = 'lock' and name = 'turns';",
+    );
+    let n: u64 = slices.last().unwrap().trim_matches('"').parse().unwrap();
+    assert!(n >= waits, "{slices:?}");
+    let flows = trace_processor(
+        &shell,
+        &path,
+        "select count(*) as n from flow f \
+           join slice o on f.slice_out = o.id join thread_track ot on o.track_id = ot.id \
+           join slice i on f.slice_in = i.id join thread_track it on i.track_id = it.id \
+         where o.category = 'lock' and i.category = 'lock' and ot.utid <> it.utid;",
+    );
+    let arrows: u64 = flows.last().unwrap().trim_matches('"').parse().unwrap();
+    assert!(
+        arrows * 10 >= waits * 9,
+        "{arrows} arrows for {waits} waits"
+    );
+    let errors = trace_processor(
+        &shell,
+        &path,
+        "select name, value from stats where severity in ('error', 'data_loss') and value > 0;",
+    );
+    let names: HashSet<&str> = errors.iter().skip(1).map(String::as_str).collect();
+    assert!(names.is_empty(), "import problems: {names:?}");
+}

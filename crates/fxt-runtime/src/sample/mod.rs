@@ -1,0 +1,428 @@
+//! CPU samples (`Config::sample_hz`): every thread that records in a
+//! sampling session is interrupted every 1/N seconds of its CPU time by a
+//! signal (`SIGPROF`, see [`source`]); the handler walks the interrupted
+//! stack ([`unwind`]) and writes one `fxt.sample` record ([`record`]) into
+//! the thread's own chunk, through its cursor's gate like any event.
+//!
+//! # Writing from the handler
+//!
+//! The handler writes only when the thread's gate is open for the
+//! sampling session: with the hot path's token (a normal session) or with
+//! the samples-only token [`sample_token`] that the writer opens instead
+//! when the hot path may not write (crash-safe session, inline thread ref;
+//! no call site's token ever equals it). When the gate is shut (the thread
+//! is writing a record: `BUSY`; in its slow path; between chunks) or the
+//! chunk has no room, the sample is dropped and counted. A handler never
+//! takes a lock, allocates, refills a chunk or touches the writer's
+//! `RefCell`.
+//!
+//! # Lifetime
+//!
+//! The signal handler is installed once per process, when the first
+//! sampling session starts, and stays (restoring the old disposition while
+//! a signal may be pending would let it kill the process); a signal that
+//! is not fxt's (not our timer's value, not our perf event's descriptor)
+//! goes to the handler that was there before, if any. [`start`] lists the
+//! loaded objects for the unwinder; [`arm_thread`] (a thread's
+//! registration in the session) opens its source; [`stop`] (finish) closes
+//! every source, and a thread that leaves the session disarms itself.
+
+mod record;
+mod source;
+mod unwind;
+
+use core::cell::Cell;
+use core::ops::Range;
+use core::sync::atomic::{compiler_fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, Once};
+
+use crate::callsite::{gate_token, GEN_MASK, INLINE};
+use crate::ring::Cursor;
+pub(crate) use source::SourceKind;
+use unwind::{Cache, Modules, Regs, MAX_FRAMES};
+
+/// The signal samples are delivered with.
+const SIGNAL: libc::c_int = libc::SIGPROF;
+
+/// The gate token a writer opens its cursor with when only samples may
+/// write through it (see the module docs): never a call site's token
+/// (those have `ENABLED` set), never `CLOSED` or `BUSY`.
+#[inline]
+pub(crate) fn sample_token(generation: u32) -> u32 {
+    (INLINE | (generation as u64 & GEN_MASK)) as u32
+}
+
+/// The sampling session's generation (0: not sampling).
+static ACTIVE: AtomicU32 = AtomicU32::new(0);
+/// Its clock and store protocol.
+static USE_TSC: AtomicBool = AtomicBool::new(false);
+static CRASH_SAFE: AtomicBool = AtomicBool::new(false);
+/// The process id samples carry.
+static PID: AtomicU64 = AtomicU64::new(0);
+/// The unwinder's modules of the sampling session (leaked: a handler on
+/// another thread may still read the previous session's).
+static MODULES: AtomicPtr<Modules> = AtomicPtr::new(core::ptr::null_mut());
+/// Samples taken in the session (the handler ran for one of its threads),
+/// and those of them not written.
+static TAKEN: AtomicU64 = AtomicU64::new(0);
+static DROPPED: AtomicU64 = AtomicU64::new(0);
+/// Whether to try `perf_event_open` first (cleared after it fails once).
+static TRY_PERF: AtomicBool = AtomicBool::new(true);
+/// Every armed source, by arm id; [`stop`] closes them all.
+static SOURCES: Mutex<Vec<(u64, source::Source)>> = Mutex::new(Vec::new());
+static NEXT_ARM: AtomicU64 = AtomicU64::new(1);
+/// The disposition of the signal before fxt's (to chain to).
+static PREVIOUS: Mutex<Option<libc::sigaction>> = Mutex::new(None);
+static PREVIOUS_COPY: AtomicPtr<libc::sigaction> = AtomicPtr::new(core::ptr::null_mut());
+
+/// What the handler needs of its thread; `const`, without a destructor
+/// (usable from a handler at any moment of the thread's life).
+struct ThreadSampler {
+    /// Armed in the session of this generation (0: not armed).
+    generation: Cell<u32>,
+    cursor: Cell<*const Cursor>,
+    stack: Cell<(u64, u64)>,
+    cache: Cell<*mut Cache>,
+    tid: Cell<u64>,
+    /// The perf event's descriptor (-1: a timer).
+    fd: Cell<i32>,
+    arm_id: Cell<u64>,
+    /// Gives the cursor a fresh chunk when a sample does not fit
+    /// (`crate::thread::refill_from_signal`, passed down by the writer).
+    refill: Cell<Option<Refill>>,
+}
+
+/// See [`ThreadSampler::refill`]: `true` when the cursor has a fresh chunk.
+pub(crate) type Refill = fn(usize) -> bool;
+
+thread_local! {
+    static THREAD: ThreadSampler = const {
+        ThreadSampler {
+            generation: Cell::new(0),
+            cursor: Cell::new(core::ptr::null()),
+            stack: Cell::new((0, 0)),
+            cache: Cell::new(core::ptr::null_mut()),
+            tid: Cell::new(0),
+            fd: Cell::new(-1),
+            arm_id: Cell::new(0),
+            refill: Cell::new(None),
+        }
+    };
+}
+
+/// Starts sampling the session of `generation` (its threads arm as they
+/// register). Installs the handler on first use.
+pub(crate) fn start(generation: u32, use_tsc: bool, crash_safe: bool, pid: u64) {
+    install_handler();
+    let modules = Box::into_raw(Box::new(Modules::discover()));
+    MODULES.store(modules, Ordering::Release);
+    USE_TSC.store(use_tsc, Ordering::Relaxed);
+    CRASH_SAFE.store(crash_safe, Ordering::Relaxed);
+    PID.store(pid, Ordering::Relaxed);
+    TAKEN.store(0, Ordering::Relaxed);
+    DROPPED.store(0, Ordering::Relaxed);
+    // Release: pairs with the handler's Acquire load; the settings above
+    // are visible to a handler that sees the session active.
+    ACTIVE.store(generation, Ordering::Release);
+}
+
+/// What a session's sampling did.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Counts {
+    /// Samples taken (the handler ran for a thread of the session).
+    pub(crate) taken: u64,
+    /// Of those, not written (the gate was shut or the chunk full).
+    pub(crate) dropped: u64,
+}
+
+/// Stops sampling `generation`: no handler writes for it after this
+/// returns, except one already past its check (the finish's grace period
+/// covers it, as for events), and every source is closed.
+pub(crate) fn stop(generation: u32) -> Option<Counts> {
+    if ACTIVE
+        .compare_exchange(generation, 0, Ordering::AcqRel, Ordering::Relaxed)
+        .is_err()
+    {
+        return None;
+    }
+    let sources = std::mem::take(&mut *lock_sources());
+    drop(sources);
+    Some(Counts {
+        taken: TAKEN.load(Ordering::Relaxed),
+        dropped: DROPPED.load(Ordering::Relaxed),
+    })
+}
+
+/// Reads the counts so far (collection of a running session).
+pub(crate) fn counts() -> Counts {
+    Counts {
+        taken: TAKEN.load(Ordering::Relaxed),
+        dropped: DROPPED.load(Ordering::Relaxed),
+    }
+}
+
+fn lock_sources() -> std::sync::MutexGuard<'static, Vec<(u64, source::Source)>> {
+    SOURCES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Arms the calling thread (`tid`, its cursor `cursor`) for the session
+/// of `generation`, sampled at `hz`. Returns the source kind, or `None`
+/// when the session is not sampling or no source could be opened.
+pub(crate) fn arm_thread(
+    cursor: &'static Cursor,
+    tid: u64,
+    generation: u32,
+    hz: u32,
+    refill: Refill,
+) -> Option<SourceKind> {
+    if hz == 0 || ACTIVE.load(Ordering::Acquire) != generation {
+        return None;
+    }
+    disarm_thread();
+    let stack = stack_bounds()?;
+    let period_ns = (1_000_000_000 / hz as u64).max(1);
+    let perf = TRY_PERF.load(Ordering::Relaxed);
+    let source = match source::Source::open(tid as i32, SIGNAL, period_ns, perf) {
+        Ok(s) => s,
+        Err(e) => {
+            report_once(&e);
+            return None;
+        }
+    };
+    if perf && source.kind() == SourceKind::CpuTimer {
+        TRY_PERF.store(false, Ordering::Relaxed);
+    }
+    let kind = source.kind();
+    let cache = Box::into_raw(Box::new(Cache::new_in()));
+    let id = NEXT_ARM.fetch_add(1, Ordering::Relaxed);
+    THREAD.with(|t| {
+        t.cursor.set(cursor);
+        t.stack.set(stack);
+        t.cache.set(cache);
+        t.tid.set(tid);
+        t.fd.set(source.fd());
+        t.arm_id.set(id);
+        t.refill.set(Some(refill));
+        // The handler reads the fields above only after seeing the
+        // generation (same thread: a compiler fence orders them).
+        compiler_fence(Ordering::SeqCst);
+        t.generation.set(generation);
+    });
+    lock_sources().push((id, source));
+    Some(kind)
+}
+
+/// Disarms the calling thread: closes its source (unless [`stop`] did)
+/// and frees its unwind cache. A signal already pending finds the thread
+/// disarmed.
+pub(crate) fn disarm_thread() {
+    let _ = THREAD.try_with(|t| {
+        if t.generation.get() == 0 {
+            return;
+        }
+        t.generation.set(0);
+        compiler_fence(Ordering::SeqCst);
+        let id = t.arm_id.get();
+        let source = {
+            let mut sources = lock_sources();
+            let i = sources.iter().position(|(s, _)| *s == id);
+            i.map(|i| sources.swap_remove(i))
+        };
+        drop(source);
+        let cache = t.cache.replace(core::ptr::null_mut());
+        if !cache.is_null() {
+            // SAFETY: `cache` came from `Box::into_raw` in `arm_thread`;
+            // the handler (which runs on this thread only) no longer
+            // reaches it: the generation is 0.
+            drop(unsafe { Box::from_raw(cache) });
+        }
+    });
+}
+
+fn report_once(e: &std::io::Error) {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| eprintln!("fxt: cannot sample this thread's CPU time: {e}"));
+}
+
+/// The calling thread's stack (`[low, high)`).
+fn stack_bounds() -> Option<(u64, u64)> {
+    // SAFETY: `attr` is initialized by `pthread_getattr_np` before it is
+    // read and destroyed after; the out-pointers are valid.
+    unsafe {
+        let mut attr: libc::pthread_attr_t = core::mem::zeroed();
+        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
+            return None;
+        }
+        let mut addr: *mut libc::c_void = core::ptr::null_mut();
+        let mut size: libc::size_t = 0;
+        let r = libc::pthread_attr_getstack(&attr, &mut addr, &mut size);
+        libc::pthread_attr_destroy(&mut attr);
+        (r == 0).then(|| (addr as u64, addr as u64 + size as u64))
+    }
+}
+
+fn install_handler() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        // SAFETY: a zeroed `sigaction` is a valid starting value; the
+        // handler has the `SA_SIGINFO` signature, the mask is emptied
+        // before use, and `sigaction` only reads `action` and writes
+        // `old`.
+        unsafe {
+            let mut action: libc::sigaction = core::mem::zeroed();
+            action.sa_sigaction = on_signal as *const () as usize;
+            action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            let mut old: libc::sigaction = core::mem::zeroed();
+            if libc::sigaction(SIGNAL, &action, &mut old) == 0 {
+                let mut previous = PREVIOUS.lock().unwrap_or_else(|e| e.into_inner());
+                let kept = previous.insert(old);
+                PREVIOUS_COPY.store(kept as *mut libc::sigaction, Ordering::Release);
+            }
+        }
+    });
+}
+
+/// The `siginfo_t` fields the handler reads: `si_code`, and the word at
+/// offset 24 of the union (a timer's `si_value`, an I/O signal's `si_fd`).
+fn siginfo_parts(info: *const libc::siginfo_t) -> (i32, u64) {
+    // SAFETY: the kernel passes a full `siginfo_t` (128 bytes) to an
+    // `SA_SIGINFO` handler; both fields lie within it, aligned.
+    unsafe {
+        let code = (*info).si_code;
+        let word = *info.cast::<u8>().add(24).cast::<u64>();
+        (code, word)
+    }
+}
+
+extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    // SAFETY: `__errno_location` returns this thread's errno.
+    let errno = unsafe { *libc::__errno_location() };
+    let (code, word) = siginfo_parts(info);
+    let ours = match code {
+        source::SI_TIMER => word as usize == source::TIMER_MAGIC,
+        source::POLL_IN..=source::POLL_HUP => THREAD
+            .try_with(|t| t.fd.get() >= 0 && t.fd.get() == word as u32 as i32)
+            .unwrap_or(false),
+        _ => false,
+    };
+    if ours {
+        take_sample(ctx);
+    } else {
+        chain(sig, info, ctx);
+    }
+    // SAFETY: as above.
+    unsafe { *libc::__errno_location() = errno };
+}
+
+/// Passes a signal that is not fxt's to the handler that was installed
+/// before (a default or ignored disposition: nothing happens).
+fn chain(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    let previous = PREVIOUS_COPY.load(Ordering::Acquire);
+    if previous.is_null() {
+        return;
+    }
+    // SAFETY: `previous` points into `PREVIOUS`, written once before the
+    // pointer was published and never again.
+    let previous = unsafe { &*previous };
+    let handler = previous.sa_sigaction;
+    if handler == libc::SIG_DFL || handler == libc::SIG_IGN {
+        return;
+    }
+    // SAFETY: the previous handler was installed with these flags, so it
+    // has the matching signature; it is called as the kernel would.
+    unsafe {
+        if previous.sa_flags & libc::SA_SIGINFO != 0 {
+            let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+                core::mem::transmute(handler);
+            f(sig, info, ctx);
+        } else {
+            let f: extern "C" fn(libc::c_int) = core::mem::transmute(handler);
+            f(sig);
+        }
+    }
+}
+
+/// The interrupted registers of an `SA_SIGINFO` handler's context.
+fn interrupted(ctx: *mut libc::c_void) -> Regs {
+    // SAFETY: the kernel passes a `ucontext_t` as the handler's third
+    // argument; its saved general registers are plain integers.
+    let gregs = unsafe { &(*ctx.cast::<libc::ucontext_t>()).uc_mcontext.gregs };
+    Regs {
+        pc: gregs[libc::REG_RIP as usize] as u64,
+        sp: gregs[libc::REG_RSP as usize] as u64,
+        bp: gregs[libc::REG_RBP as usize] as u64,
+    }
+}
+
+/// The handler's work for one of fxt's signals (see the module docs).
+fn take_sample(ctx: *mut libc::c_void) {
+    let generation = ACTIVE.load(Ordering::Acquire);
+    if generation == 0 {
+        return;
+    }
+    let _ = THREAD.try_with(|t| {
+        if t.generation.get() != generation {
+            return;
+        }
+        TAKEN.fetch_add(1, Ordering::Relaxed);
+        if !write_sample(t, generation, ctx) {
+            DROPPED.fetch_add(1, Ordering::Relaxed);
+        }
+    });
+}
+
+/// Walks the stack and writes the record; `false`: dropped.
+fn write_sample(t: &ThreadSampler, generation: u32, ctx: *mut libc::c_void) -> bool {
+    // SAFETY: set by `arm_thread` on this thread to its `Local`'s cursor,
+    // which lives (const, no destructor) as long as the thread.
+    let cursor = unsafe { &*t.cursor.get() };
+    let token = cursor.token();
+    if token != gate_token(generation) && token != sample_token(generation) {
+        // Busy (a record in progress), in the slow path, or detached.
+        return false;
+    }
+    let ts = crate::clock::read(USE_TSC.load(Ordering::Relaxed));
+    let regs = interrupted(ctx);
+    let (lo, hi) = t.stack.get();
+    let readable: Range<u64> = unwind::readable(regs.sp, &(lo..hi));
+    let modules = MODULES.load(Ordering::Acquire);
+    // SAFETY: `MODULES` is only ever set to a leaked box (never freed).
+    let modules = unsafe { modules.as_ref() };
+    // SAFETY: the cache was boxed by `arm_thread` for this thread and is
+    // freed only by `disarm_thread` on this thread after the generation
+    // is cleared; the handler does not nest (the signal is blocked while
+    // it runs), so this is the only reference.
+    let cache = unsafe { t.cache.get().as_mut() };
+    let mut frames = [0u64; MAX_FRAMES];
+    let (n, method, truncated) = unwind::walk(modules, cache, regs, &readable, &mut frames);
+    let sample = fxt_format::samples::Sample {
+        timestamp: ts,
+        pid: PID.load(Ordering::Relaxed),
+        tid: t.tid.get(),
+        walk: record::walk(method),
+        truncated,
+        frames: &frames[..n],
+    };
+    let words = record::words(n);
+    let slot = match cursor.reserve(token, words) {
+        Some(slot) => slot,
+        None => {
+            // The chunk is full: a thread that records nothing else (a long
+            // span) gets a fresh chunk here, not at its next event.
+            let refilled = t.refill.get().is_some_and(|refill| refill(words));
+            match refilled.then(|| cursor.reserve(token, words)).flatten() {
+                Some(slot) => slot,
+                None => return false,
+            }
+        }
+    };
+    let stored = record::store(&sample, slot.slots(), CRASH_SAFE.load(Ordering::Relaxed));
+    if !stored {
+        // Never (the walk keeps at most 256 frames): a filler of the
+        // reserved size keeps the chunk readable.
+        record::store_filler(slot.slots());
+    }
+    slot.publish();
+    stored
+}

@@ -1,0 +1,190 @@
+//! CPU samples (`Config::sample_hz`) landing on a thread that emits at full
+//! speed: a sample that interrupts a record in progress is dropped and
+//! counted, one between records is written whole; the thread's own events
+//! are never damaged; every sample taken is in the file or counted as
+//! dropped; each sample carries its thread and a timestamp between its
+//! neighbours'. Also in a crash-safe session (samples through the
+//! samples-only gate, filler protocol), and with the thread's chunks
+//! filling up (samples dropped at chunk boundaries, counted).
+//!
+//! No timing is asserted: the counts hold on a loaded machine and on one
+//! core (the thread runs long enough in CPU time for some samples to land
+//! whatever the kernel's tick).
+
+mod common;
+
+use fxt_format::decode::{ArgValue as DArg, Record, Thread};
+use fxt_runtime::__macro_support::{instant, ArgValue, Callsite, KeyCache};
+
+static KEYS: [KeyCache; 1] = [KeyCache::NEW];
+static LOOP: Callsite = Callsite::new("samples", "loop", &["n"], &KEYS);
+
+fn emit(n: u64) {
+    if let Some(site) = LOOP.site_with_keys(&KEYS) {
+        instant(site, &[ArgValue::U64(n)]);
+    }
+}
+
+/// The calling thread's CPU time, in nanoseconds.
+fn cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is valid for the call.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// A decoded `fxt.sample` payload.
+#[derive(Debug)]
+struct Sample {
+    ts: u64,
+    pid: u64,
+    tid: u64,
+    frames: Vec<u64>,
+}
+
+fn sample_of(r: &Record) -> Option<Sample> {
+    let Record::Blob(b) = r else { return None };
+    if b.name.as_str() != Some("fxt.sample") {
+        return None;
+    }
+    let w: Vec<u64> = b
+        .payload
+        .chunks(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let n = (w[3] & 0xffff) as usize;
+    let method = (w[3] >> 16) & 0xff;
+    assert!((1..=3).contains(&method), "walk method {method}");
+    assert_eq!(w[3] >> 25, 0, "reserved flag bits");
+    assert_eq!(w.len(), 4 + n, "frame count matches the payload");
+    assert!(n >= 1, "at least the interrupted pc");
+    Some(Sample {
+        ts: w[0],
+        pid: w[1],
+        tid: w[2],
+        frames: w[4..].to_vec(),
+    })
+}
+
+/// Runs a thread emitting `events` numbered events as fast as it can for
+/// at least `cpu_ms` of CPU time, sampled at `hz`; checks the trace.
+fn run(config: fxt_runtime::Config, min_events: u64, cpu_ms: u64) -> (u64, fxt_runtime::Stats) {
+    let session = fxt_runtime::start(config).unwrap();
+    // SAFETY: `gettid` has no preconditions.
+    let main_tid = unsafe { libc::gettid() } as u64;
+    let (tid, written) = std::thread::spawn(move || {
+        // SAFETY: `gettid` has no preconditions.
+        let tid = unsafe { libc::gettid() } as u64;
+        let start = cpu_ns();
+        let mut n = 0;
+        while n < min_events || cpu_ns() - start < cpu_ms * 1_000_000 {
+            for _ in 0..1000 {
+                emit(n);
+                n += 1;
+            }
+        }
+        (tid, n)
+    })
+    .join()
+    .unwrap();
+    let (bytes, stats) = session.finish_to_vec().unwrap();
+    let records = common::decode(&bytes);
+
+    let mut loop_ns = Vec::new();
+    let mut samples = 0u64;
+    let mut last_ts = 0u64;
+    for r in &records {
+        if let Some(s) = sample_of(r) {
+            assert_eq!(s.pid, std::process::id() as u64);
+            samples += 1;
+            if s.tid != tid {
+                // The thread that started the session (sampled from the
+                // start) waiting for the writer.
+                assert_eq!(s.tid, main_tid, "a sample of a recording thread");
+                continue;
+            }
+            assert!(s.ts >= last_ts, "sample at {} after {last_ts}", s.ts);
+            assert!(s.frames[0] != 0);
+            last_ts = s.ts;
+        } else if let Record::Event(e) = r {
+            let Some(DArg::U64(n)) = e.args.first().map(|a| &a.value) else {
+                panic!("event without its number: {e:?}");
+            };
+            let Thread::Known { thread, .. } = e.thread else {
+                panic!("unresolved thread in {e:?}");
+            };
+            assert_eq!(thread, tid);
+            assert!(
+                e.timestamp >= last_ts,
+                "event {n} before the sample before it"
+            );
+            last_ts = e.timestamp;
+            loop_ns.push(*n);
+        }
+    }
+    let kept = loop_ns.len() as u64;
+    if stats.records_dropped == 0 || kept == written {
+        assert_eq!(
+            loop_ns,
+            (0..written).collect::<Vec<_>>(),
+            "every event once, in order"
+        );
+    } else {
+        assert!(loop_ns.windows(2).all(|w| w[0] < w[1]), "events in order");
+    }
+    assert_eq!(
+        samples + kept + stats.records_dropped,
+        stats.samples + written,
+        "every sample and event written or counted as dropped ({stats:?})"
+    );
+    assert_eq!(samples + kept, stats.emitted_records_written, "({stats:?})");
+    assert!(samples > 0, "no sample written ({stats:?})");
+    eprintln!("{samples} samples written, {stats:?}");
+    (samples, stats)
+}
+
+#[test]
+fn samples_at_10khz_never_damage_a_full_speed_writer() {
+    let _serial = common::serial();
+    let config = fxt_runtime::Config::new()
+        .buffer_size(256 << 20)
+        .sample_hz(10_000)
+        .output(std::env::temp_dir().join("fxt-samples-unused.fxt"));
+    let (samples, stats) = run(config, 500_000, 300);
+    // The buffer is large enough for every event: only samples that
+    // interrupted a record (or hit a chunk's end) are dropped.
+    assert!(stats.records_dropped < stats.samples, "{stats:?}");
+    assert!(
+        samples + stats.records_dropped == stats.samples,
+        "{stats:?}"
+    );
+}
+
+#[test]
+fn samples_in_a_crash_safe_session() {
+    let _serial = common::serial();
+    let path = std::env::temp_dir().join(format!("fxt-samples-cs-{}.fxt", std::process::id()));
+    let config = fxt_runtime::Config::new()
+        .buffer_size(64 << 20)
+        .crash_safe(true)
+        .sample_hz(10_000)
+        .output(&path);
+    run(config, 200_000, 200);
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn samples_when_the_buffer_fills() {
+    let _serial = common::serial();
+    let config = fxt_runtime::Config::new()
+        .buffer_size(1 << 20)
+        .chunk_size(16 << 10)
+        .drain(false)
+        .sample_hz(10_000)
+        .output(std::env::temp_dir().join("fxt-samples-full-unused.fxt"));
+    let (_, stats) = run(config, 0, 200);
+    assert!(stats.limit_reached, "{stats:?}");
+}
