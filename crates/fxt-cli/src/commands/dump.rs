@@ -18,6 +18,11 @@
 //! records)`, at the offset of its first part; `--no-join` shows the parts
 //! as written. `--payloads` adds the bytes of blobs, large blobs and blob
 //! arguments in hex (`payload=0a1b..`).
+//!
+//! CPU samples, module lists and symbol tables (issue 31) have lines of
+//! their own ([`crate::samples::lines`]); a sample's stack shows function
+//! names where the trace holds symbols (read first, in a pass of their own,
+//! for a file; stdin shows addresses).
 
 use std::fmt::{self, Write as _};
 use std::io::{self, BufWriter, Write};
@@ -31,6 +36,7 @@ use fxt_format::decode::{
 use crate::error::Error;
 use crate::input::Input;
 use crate::names::event_kind_name;
+use crate::samples::{lines, Names};
 
 /// Arguments of `fxt dump`.
 #[derive(clap::Args)]
@@ -52,6 +58,7 @@ pub struct Args {
 /// Runs `fxt dump`.
 pub fn run(args: Args) -> Result<ExitCode, Error> {
     let mut input = Input::open_trace(&args.file)?;
+    let names = input.bytes().map(Names::from_trace).unwrap_or_default();
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut line = String::new();
@@ -63,7 +70,9 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         if args.offsets {
             let _ = write!(line, "{:#010x} ", joined.offset);
         }
-        format_record(&mut line, &record, args.payloads);
+        if args.payloads || !lines::format(&mut line, &record, &names) {
+            format_record(&mut line, &record, args.payloads);
+        }
         if joined.joined_parts > 0 {
             let _ = write!(line, " (joined from {} blob records)", joined.joined_parts);
         }
