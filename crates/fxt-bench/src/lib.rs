@@ -32,6 +32,7 @@ pub mod lifecycle;
 pub mod load;
 #[cfg(feature = "perfetto-sdk")]
 pub mod perfetto;
+pub mod reading;
 pub mod realtime;
 pub mod report;
 pub mod sinks;

@@ -95,6 +95,14 @@ impl Durations {
         Closed::Begin(begin, problems)
     }
 
+    /// Stacks the begins `later` left open (a later range of the walk)
+    /// above the ones open here.
+    pub fn append(&mut self, later: Durations) {
+        for (thread, stack) in later.open {
+            self.open.entry(thread).or_default().extend(stack);
+        }
+    }
+
     /// The begins still open (never ended), with their threads.
     pub fn never_ended(self) -> impl Iterator<Item = (Thread, Open)> {
         self.open

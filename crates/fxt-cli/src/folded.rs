@@ -85,6 +85,12 @@ pub struct Collector {
     thread_names: HashMap<u64, String>,
     order: u64,
     unmatched_ends: u64,
+    /// Duration ends with no begin open on their thread (thread, ns,
+    /// order), in file order, for [`Collector::merge`] to close against
+    /// the begins an earlier range left open.
+    pending_ends: Vec<(ThreadKey, u64, u64)>,
+    /// Async ends with no begin open (key, ns, order, name), likewise.
+    pending_async: Vec<(AsyncKey, u64, u64, u32)>,
 }
 
 impl Collector {
@@ -146,7 +152,7 @@ impl Collector {
                     };
                     self.threads.entry(t).or_default().push(span);
                 }
-                None => self.unmatched_ends += 1,
+                None => self.pending_ends.push((t, start, order)),
             },
             EventKind::AsyncBegin { id } => {
                 let k = (provider, process, e.category.clone(), e.name.clone(), id);
@@ -154,17 +160,15 @@ impl Collector {
             }
             EventKind::AsyncEnd { id } => {
                 let k = (provider, process, e.category.clone(), e.name.clone(), id);
+                let name = self.intern(&e.name);
                 match self.open_async.get_mut(&k).and_then(Vec::pop) {
-                    Some(begin) => {
-                        let name = self.intern(&e.name);
-                        self.async_spans.push(Span {
-                            start: begin,
-                            end: start.max(begin),
-                            name,
-                            order,
-                        });
-                    }
-                    None => self.unmatched_ends += 1,
+                    Some(begin) => self.async_spans.push(Span {
+                        start: begin,
+                        end: start.max(begin),
+                        name,
+                        order,
+                    }),
+                    None => self.pending_async.push((k, start, order, name)),
                 }
             }
             _ => {}
@@ -183,6 +187,71 @@ impl Collector {
         let id = self.names.len() as u32;
         self.names.push(name.clone());
         self.ids.insert(name, id);
+        id
+    }
+
+    /// Folds in the collector of the next range of the walk (ranges in
+    /// file order, each collected with the same filter): its spans, its
+    /// open begins above this one's, and its unmatched ends closed against
+    /// this one's open begins.
+    pub fn merge(&mut self, later: Collector) {
+        let ids: Vec<u32> = later.names.iter().map(|n| self.intern_name(n)).collect();
+        let base = self.order;
+        let fix = |s: Span| Span {
+            name: ids[s.name as usize],
+            order: s.order + base,
+            ..s
+        };
+        for (t, end, order) in later.pending_ends {
+            match self.open.get_mut(&t).and_then(Vec::pop) {
+                Some((name, begin)) => self.threads.entry(t).or_default().push(Span {
+                    start: begin,
+                    end: end.max(begin),
+                    name,
+                    order: order + base,
+                }),
+                None => self.unmatched_ends += 1,
+            }
+        }
+        for (k, end, order, name) in later.pending_async {
+            match self.open_async.get_mut(&k).and_then(Vec::pop) {
+                Some(begin) => self.async_spans.push(Span {
+                    start: begin,
+                    end: end.max(begin),
+                    name: ids[name as usize],
+                    order: order + base,
+                }),
+                None => self.unmatched_ends += 1,
+            }
+        }
+        for (t, spans) in later.threads {
+            self.threads
+                .entry(t)
+                .or_default()
+                .extend(spans.into_iter().map(fix));
+        }
+        for (t, open) in later.open {
+            let open = open.into_iter().map(|(name, ns)| (ids[name as usize], ns));
+            self.open.entry(t).or_default().extend(open);
+        }
+        for (k, open) in later.open_async {
+            self.open_async.entry(k).or_default().extend(open);
+        }
+        self.async_spans
+            .extend(later.async_spans.into_iter().map(fix));
+        self.thread_names.extend(later.thread_names);
+        self.order += later.order;
+        self.unmatched_ends += later.unmatched_ends;
+    }
+
+    /// The id of a frame name already made by [`frame_name`].
+    fn intern_name(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(name.to_owned());
+        self.ids.insert(name.to_owned(), id);
         id
     }
 

@@ -224,31 +224,143 @@ impl Input {
                     walk.records += 1;
                     f(&reader, record)?;
                 }
-                Err(error) => {
-                    walk.errors += 1;
-                    let fatal = error.is_fatal();
-                    if self.quiet {
-                        // The caller reports them.
-                    } else if fatal {
-                        progress.warn(&format!(
-                            "{name}: {error}; read {} records up to the damage",
-                            walk.records
-                        ));
-                    } else {
-                        progress.warn(&format!("{name}: {error}; record skipped"));
-                    }
-                    if fatal {
-                        walk.damage = Some(error);
-                    } else {
-                        walk.skipped.push(error);
-                    }
-                }
+                Err(error) => damaged(&name, self.quiet, &mut walk, error, |m| progress.warn(m)),
             }
         }
         walk.bytes = reader.position();
         progress.finish();
         Ok(walk)
     }
+
+    /// Like [`Input::walk`], on every core: an input in memory is cut
+    /// into ranges at record boundaries ([`SliceReader::split`]), each
+    /// range is walked on a thread of its own with its own state from
+    /// `init`, and the states come back in file order for the caller to
+    /// merge. Damage is reported as `walk` reports it, in file order. A
+    /// stream, or an input too small to be worth cutting, is one range.
+    pub fn walk_ranges<S, I, F>(
+        &mut self,
+        what: &str,
+        init: I,
+        f: F,
+    ) -> Result<(Walk, Vec<S>), Error>
+    where
+        S: Send,
+        I: Fn() -> S + Sync,
+        F: Fn(&mut S, &Reader<'_>, Record) -> Result<(), Error> + Sync,
+    {
+        let bytes: &[u8] = match &self.data {
+            Data::Mmap(m) => m,
+            Data::Bytes(b) => b,
+            Data::Stream(_) => &[],
+        };
+        let parts = reading_threads().min(bytes.len() / MIN_RANGE);
+        if parts <= 1 {
+            let mut state = init();
+            let walk = self.walk(what, |reader, record| f(&mut state, reader, record))?;
+            return Ok((walk, vec![state]));
+        }
+        let readers = SliceReader::split(bytes, parts);
+        let ranges: Vec<Result<Range<S>, Error>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = readers
+                .into_iter()
+                .map(|r| scope.spawn(|| walk_range(Reader::Slice(r, bytes), &init, &f)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
+        });
+        let mut walk = Walk::default();
+        let mut states = Vec::with_capacity(ranges.len());
+        for range in ranges {
+            let range = range?;
+            walk.records += range.records;
+            walk.bytes = range.end;
+            for error in range.errors {
+                damaged(&self.name, self.quiet, &mut walk, error, |message| {
+                    eprintln!("fxt: warning: {message}")
+                });
+            }
+            states.push(range.state);
+        }
+        Ok((walk, states))
+    }
+}
+
+/// Notes a decode error of input `name` in `walk` and, unless `quiet`,
+/// warns about it.
+fn damaged(name: &str, quiet: bool, walk: &mut Walk, error: DecodeError, warn: impl Fn(&str)) {
+    walk.errors += 1;
+    let fatal = error.is_fatal();
+    if quiet {
+        // The caller reports them.
+    } else if fatal {
+        warn(&format!(
+            "{name}: {error}; read {} records up to the damage",
+            walk.records
+        ));
+    } else {
+        warn(&format!("{name}: {error}; record skipped"));
+    }
+    if fatal {
+        walk.damage = Some(error);
+    } else {
+        walk.skipped.push(error);
+    }
+}
+
+/// The smallest range [`Input::walk_ranges`] gives a thread of its own.
+const MIN_RANGE: usize = 4 << 20;
+
+/// How many threads read one input: `FXT_THREADS` if set to a number,
+/// else the cores this process may run on.
+fn reading_threads() -> usize {
+    match std::env::var("FXT_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    }
+}
+
+/// What the walk of one range saw.
+struct Range<S> {
+    state: S,
+    records: u64,
+    /// Decode errors, in file order.
+    errors: Vec<DecodeError>,
+    /// Where the range's last framed record ends.
+    end: u64,
+}
+
+/// Walks one range of [`Input::walk_ranges`].
+fn walk_range<S, I, F>(mut reader: Reader<'_>, init: &I, f: &F) -> Result<Range<S>, Error>
+where
+    I: Fn() -> S,
+    F: Fn(&mut S, &Reader<'_>, Record) -> Result<(), Error>,
+{
+    let mut range = Range {
+        state: init(),
+        records: 0,
+        errors: Vec::new(),
+        end: 0,
+    };
+    while let Some(item) = reader.next() {
+        match item {
+            Ok(record) => {
+                range.records += 1;
+                f(&mut range.state, &reader, record)?;
+            }
+            Err(error) => range.errors.push(error),
+        }
+    }
+    range.end = reader.position();
+    Ok(range)
 }
 
 /// What a walk saw.

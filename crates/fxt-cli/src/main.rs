@@ -13,10 +13,11 @@
 //! | `fxt convert --perfetto FILE -o OUT` | a copy that `fxt check --perfetto` passes |
 //! | `fxt record -o OUT -- CMD ARGS...` | runs CMD, traces it and its descendants into one archive |
 //! | `fxt open FILE` | serves the trace to Perfetto UI on 127.0.0.1:9001 and opens it |
-//! | `fxt flame FILE [-o OUT.svg] [--folded]` | a flame graph of durations per thread, by self time |
+//! | `fxt flame FILE [-o OUT.svg] [--folded]` | a flame graph of durations per thread, by self time (`--samples [--inside NAME]`: of CPU samples) |
 //! | `fxt diff --base B... --new N... [--fail-above PCT] [-o OUT.svg]` | per name, the change of the median and whether it is significant; a CI gate; a differential flame graph |
 //! | `fxt trace list\|start\|stop\|snapshot\|record` | traces running provider processes for a window into one archive |
 //! | `fxt export parquet FILE... -o DIR` | Apache Parquet tables (slices, instants, counters, ...) for DuckDB, Spark, ClickHouse |
+//! | `fxt symbolize FILE [-o OUT]` | names the CPU samples of a trace that has no symbols, with this machine's binaries |
 //!
 //! `FILE` may be `-` for stdin. A damaged input is read up to the damage
 //! with a warning naming the file and byte offset; a file that does not
@@ -30,9 +31,9 @@
 //!
 //! | layer | modules | what |
 //! |---|---|---|
-//! | commands | [`commands`]`::{dump, stats, json, merge, check, recover, convert, record, trace, open, flame, export, diff}` | one subcommand each: `Args` and `run`; a command never imports another |
+//! | commands | [`commands`]`::{dump, stats, json, merge, check, recover, convert, record, trace, open, flame, export, diff, symbolize}` | one subcommand each: `Args` and `run`; a command never imports another |
 //! | recording | [`recording`]`::{spool, timebase, sched, capture, collect}` | tracing process trees into one archive on one clock (`fxt record`, and any command that collects running processes' traces) |
-//! | shared | [`archive`], [`keep`], [`problems`], [`durations`], [`folded`] | the archive writer (merge, record); which records `fxt recover` keeps (recover, export); the strict check's rules and begin/end matching (check, recover, diff); durations as folded stacks by self time (flame, diff) |
+//! | shared | [`archive`], [`keep`], [`samples`], [`problems`], [`durations`], [`folded`] | the archive writer (merge, record); which records `fxt recover` keeps (recover, export); CPU samples with their names and enclosing slices (dump, flame, stats, export); the strict check's rules and begin/end matching (check, recover, diff); durations as folded stacks by self time (flame, diff) |
 //! | reading | [`input`], [`names`] | opening and walking a trace; the names of record types and event kinds |
 //! | floor | [`error`], [`progress`], [`serve`] | the error that ends a command; the progress bar; serving one file over HTTP until it is fetched (open) |
 //!
@@ -46,7 +47,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use commands::{check, convert, diff, dump, export, flame, json, merge, open, recover, stats};
+use commands::{
+    check, convert, diff, dump, export, flame, json, merge, open, recover, stats, symbolize,
+};
 
 mod archive;
 mod commands;
@@ -60,6 +63,7 @@ mod problems;
 mod progress;
 #[cfg(unix)]
 mod recording;
+mod samples;
 mod serve;
 
 #[cfg(unix)]
@@ -111,6 +115,9 @@ enum Command {
     /// window: list, start, stop, snapshot, record --duration.
     #[cfg(unix)]
     Trace(trace::Args),
+    /// Name the CPU samples of a trace that has no symbols (a killed
+    /// process's crash-safe file), with the binaries on this machine.
+    Symbolize(symbolize::Args),
 }
 
 fn main() -> ExitCode {
@@ -131,6 +138,7 @@ fn main() -> ExitCode {
         Command::Diff(args) => diff::run(args),
         #[cfg(unix)]
         Command::Trace(args) => trace::run(args),
+        Command::Symbolize(args) => symbolize::run(args),
     };
     match result {
         Ok(code) => code,

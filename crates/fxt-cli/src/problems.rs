@@ -71,11 +71,19 @@ pub fn record_problems(offset: u64, record: &Record, raw: Option<&[u8]>) -> Vec<
         })
     };
     if let Some(raw) = raw {
-        let words: Vec<u64> = raw
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
-            .collect();
-        for r in reserved_bits(&words) {
+        // The words of the record: on the stack for all but large records.
+        let mut small = [0u64; 64];
+        let mut large = Vec::new();
+        let words = if raw.len() <= small.len() * 8 {
+            &mut small[..raw.len() / 8]
+        } else {
+            large.resize(raw.len() / 8, 0);
+            &mut large[..]
+        };
+        for (word, bytes) in words.iter_mut().zip(raw.chunks_exact(8)) {
+            *word = u64::from_le_bytes(bytes.try_into().unwrap_or_default());
+        }
+        for r in reserved_bits(words) {
             report(
                 Reason::ReservedBits,
                 format!("reserved bits {:#018x} of the {} are set", r.mask, r.what),
@@ -114,20 +122,25 @@ fn undefined_refs(record: &Record, report: &mut impl FnMut(String)) {
             report(format!("the {what} refers to undefined string #{i}"));
         }
     };
-    let mut threads: Vec<(&str, Thread)> = Vec::new();
+    // At most two threads per record: no allocation.
+    let mut threads: [Option<(&str, Thread)>; 2] = [None, None];
+    let mut push = |what, t| {
+        let slot = if threads[0].is_none() { 0 } else { 1 };
+        threads[slot] = Some((what, t));
+    };
     let mut args: &[Arg] = &[];
     match record {
         Record::Event(e) => {
             text("category", &e.category);
             text("name", &e.name);
-            threads.push(("thread", e.thread));
+            push("thread", e.thread);
             args = &e.args;
         }
         Record::Blob(b) => text("name", &b.name),
         Record::UserspaceObject(o) => {
             text("name", &o.name);
             if let Process::Undefined(i) = o.process {
-                threads.push(("process", Thread::Undefined(i)));
+                push("process", Thread::Undefined(i));
             }
             args = &o.args;
         }
@@ -138,14 +151,14 @@ fn undefined_refs(record: &Record, report: &mut impl FnMut(String)) {
         Record::ContextSwitch(c) => args = &c.args,
         Record::ThreadWakeup(w) => args = &w.args,
         Record::LegacyContextSwitch(c) => {
-            threads.push(("outgoing thread", c.outgoing_thread));
-            threads.push(("incoming thread", c.incoming_thread));
+            push("outgoing thread", c.outgoing_thread);
+            push("incoming thread", c.incoming_thread);
         }
-        Record::Log(l) => threads.push(("thread", l.thread)),
+        Record::Log(l) => push("thread", l.thread),
         Record::LargeBlobWithMetadata(b) => {
             text("category", &b.category);
             text("name", &b.name);
-            threads.push(("thread", b.thread));
+            push("thread", b.thread);
             args = &b.args;
         }
         Record::LargeBlobNoMetadata(b) => {
@@ -160,7 +173,7 @@ fn undefined_refs(record: &Record, report: &mut impl FnMut(String)) {
             text("string argument value", v);
         }
     }
-    for (what, t) in threads {
+    for (what, t) in threads.into_iter().flatten() {
         if let Thread::Undefined(i) = t {
             report(format!("the {what} refers to undefined thread #{i}"));
         }

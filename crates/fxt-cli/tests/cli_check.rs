@@ -168,3 +168,10 @@ fn garbage_is_not_a_trace() {
     );
     assert!(!stderr(&out).contains("panicked"));
 }
+
+#[test]
+fn check_on_several_threads_prints_what_one_thread_prints() {
+    // Problems on both sides of every cut: ends with no begin, begins
+    // never ended, ends whose name is not their begin's.
+    assert_same_on_any_threads("check_threads.fxt", &["check", "{}"]);
+}

@@ -511,3 +511,8 @@ fn a_trace_without_durations_is_a_clear_error() {
         stderr(&out)
     );
 }
+
+#[test]
+fn flame_on_several_threads_prints_what_one_thread_prints() {
+    assert_same_on_any_threads("flame_threads.fxt", &["flame", "--folded", "{}"]);
+}

@@ -274,3 +274,9 @@ fn stats_per_provider_and_scheduling() {
         "{text}"
     );
 }
+
+#[test]
+fn stats_on_several_threads_prints_what_one_thread_prints() {
+    assert_same_on_any_threads("stats_threads.fxt", &["stats", "{}"]);
+    assert_same_on_any_threads("stats_threads_json.fxt", &["stats", "--json", "{}"]);
+}

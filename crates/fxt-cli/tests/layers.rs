@@ -24,6 +24,7 @@ const LAYERS: &[&str] = &[
     "problems",
     "durations",
     "folded",
+    "samples",
     "keep",
     "archive",
     "recording",

@@ -1,8 +1,9 @@
 //! README's walkthrough of "Tracing running processes", as a newcomer
 //! types it: the provider example (`examples/provider.rs`) serving in one
 //! terminal, `fxt trace list`, `start`, `snapshot -o now.fxt`,
-//! `stop -o t.fxt` and `fxt stats t.fxt` in another, both in one folder
-//! with relative names.
+//! `stop -o t.fxt` and `fxt stats t.fxt` in another, each terminal in a
+//! folder of its own, with relative names: the traces land in the second
+//! terminal's folder, nothing in the server's.
 //!
 //! ```text
 //! cargo test -p fxt-cli --test provider_example
@@ -54,11 +55,13 @@ impl Walkthrough {
     fn start() -> Walkthrough {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("provider-example");
         let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("xdg")).unwrap();
+        for sub in ["xdg", "server", "client"] {
+            std::fs::create_dir_all(dir.join(sub)).unwrap();
+        }
         let mut server = Command::new(std::env::current_exe().unwrap())
             .env(ROLE, "server")
             .env("XDG_RUNTIME_DIR", dir.join("xdg"))
-            .current_dir(&dir)
+            .current_dir(dir.join("server"))
             .stdout(Stdio::piped())
             .spawn()
             .expect("start the example");
@@ -80,12 +83,12 @@ impl Walkthrough {
         }
     }
 
-    /// Runs `fxt ARGS` in the folder.
+    /// Runs `fxt ARGS` in the second terminal's folder.
     fn fxt(&self, args: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_fxt"))
             .args(args)
             .env("XDG_RUNTIME_DIR", self.dir.join("xdg"))
-            .current_dir(&self.dir)
+            .current_dir(self.dir.join("client"))
             .output()
             .unwrap()
     }
@@ -171,8 +174,8 @@ fn walkthrough() {
     let stopped_after = w.handled.load(Ordering::Acquire);
     w.ok(&["trace", "stop", "-o", "t.fxt"]);
 
-    let now = handled_ids(&w.dir.join("now.fxt"));
-    let all = handled_ids(&w.dir.join("t.fxt"));
+    let now = handled_ids(&w.dir.join("client/now.fxt"));
+    let all = handled_ids(&w.dir.join("client/t.fxt"));
     // A worker's request in hand when the window opened may be cut off.
     let in_hand = example::WORKERS;
     assert!(now.len() as u64 + in_hand >= snapped - opened, "{now:?}");
@@ -196,13 +199,18 @@ fn walkthrough() {
             "{name} in {stats}"
         );
     }
-    // Nothing of the window is left beside the traces.
-    let mut files: Vec<String> = std::fs::read_dir(&w.dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    files.sort();
-    assert_eq!(files, ["now.fxt", "t.fxt", "xdg"]);
+    // The traces are where terminal 2 named them; nothing of the window
+    // is left anywhere else.
+    let files = |sub: &str| -> Vec<String> {
+        let mut files: Vec<String> = std::fs::read_dir(w.dir.join(sub))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        files
+    };
+    assert_eq!(files("client"), ["now.fxt", "t.fxt"]);
+    assert_eq!(files("server"), Vec::<String>::new());
 }
 
 fn main() {

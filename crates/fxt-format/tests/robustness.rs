@@ -137,6 +137,25 @@ fn decode_both(bytes: &[u8]) -> Vec<Result<Record, DecodeError>> {
     let from_slice: Vec<_> = SliceReader::new(bytes).collect();
     let from_stream: Vec<_> = StreamReader::new(bytes).collect();
     assert_eq!(from_slice, from_stream);
+    // Cut into ranges (for reading on several cores), the readers yield
+    // the same items one after the other, with the same offsets.
+    let mut offsets = Vec::new();
+    let mut reader = SliceReader::new(bytes);
+    while reader.next().is_some() {
+        offsets.push(reader.record_offset());
+    }
+    for parts in 1..=5 {
+        let mut items = Vec::new();
+        let mut at = Vec::new();
+        for mut range in SliceReader::split(bytes, parts) {
+            while let Some(item) = range.next() {
+                items.push(item);
+                at.push(range.record_offset());
+            }
+        }
+        assert_eq!(items, from_slice, "cut into {parts} ranges");
+        assert_eq!(at, offsets, "cut into {parts} ranges");
+    }
     // Every item but a fatal error consumed at least one word.
     assert!(from_slice.len() <= bytes.len() / 8 + 1);
     from_slice

@@ -31,11 +31,11 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use fxt_format::compat::{check_perfetto, framing::decoder_walk};
-use fxt_format::decode::{EventKind, Record};
+use fxt_format::decode::{Event, EventKind, Record};
 
 use crate::durations::{end_without_begin, never_ended, Closed, Durations};
 use crate::error::Error;
-use crate::input::Input;
+use crate::input::{Input, Reader};
 use crate::problems::{record_problems, Problem, Reason};
 
 /// Arguments of `fxt check`.
@@ -57,35 +57,36 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         return run_perfetto(&input);
     }
     input.quiet = true;
+    let (walk, ranges) =
+        input.walk_ranges("check", RangeCheck::default, |range, reader, record| {
+            range.add(reader, record);
+            Ok(())
+        })?;
     let mut problems: Vec<Problem> = Vec::new();
     let mut durations = Durations::default();
-    let mut first = true;
+    let mut first_seen = false;
     let mut unknown = 0u64;
-    let walk = input.walk("check", |reader, record| {
-        let offset = reader.record_offset();
-        if first && record != Record::Magic {
-            problems.push(Problem {
-                offset,
-                reason: Reason::NoMagic,
-                message: "the trace does not start with a magic number record".into(),
-            });
+    for range in ranges {
+        if let (false, Some((offset, magic))) = (first_seen, range.first) {
+            first_seen = true;
+            if !magic {
+                problems.push(Problem {
+                    offset,
+                    reason: Reason::NoMagic,
+                    message: "the trace does not start with a magic number record".into(),
+                });
+            }
         }
-        first = false;
-        problems.extend(record_problems(offset, &record, reader.record_bytes()));
-        match &record {
-            Record::Unknown(_) => unknown += 1,
-            Record::Event(e) => match e.kind {
-                EventKind::DurationBegin => durations.begin(reader.provider_id(), offset, e),
-                EventKind::DurationEnd => match durations.end(reader.provider_id(), offset, e) {
-                    Closed::Nothing => problems.push(end_without_begin(offset, e)),
-                    Closed::Begin(_, pair) => problems.extend(pair),
-                },
-                _ => {}
-            },
-            _ => {}
+        problems.extend(range.problems);
+        for (provider, offset, e) in range.pending_ends {
+            match durations.end(provider, offset, &e) {
+                Closed::Nothing => problems.push(end_without_begin(offset, &e)),
+                Closed::Begin(_, pair) => problems.extend(pair),
+            }
         }
-        Ok(())
-    })?;
+        durations.append(range.durations);
+        unknown += range.unknown;
+    }
     for (t, begin) in durations.never_ended() {
         problems.push(never_ended(&t, &begin));
     }
@@ -124,6 +125,48 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             walk.records
         )?;
         Ok(ExitCode::from(1))
+    }
+}
+
+/// What the strict check finds in one range of the walk (see
+/// [`Input::walk_ranges`]); `run` merges the ranges in file order.
+#[derive(Default)]
+struct RangeCheck {
+    /// The offset of the range's first record, and whether it is a magic
+    /// number record.
+    first: Option<(u64, bool)>,
+    problems: Vec<Problem>,
+    durations: Durations,
+    /// Duration ends that closed no begin of this range, in file order:
+    /// the merge closes them against the begins earlier ranges left open.
+    pending_ends: Vec<(Option<u32>, u64, Event)>,
+    unknown: u64,
+}
+
+impl RangeCheck {
+    fn add(&mut self, reader: &Reader<'_>, record: Record) {
+        let offset = reader.record_offset();
+        if self.first.is_none() {
+            self.first = Some((offset, record == Record::Magic));
+        }
+        self.problems
+            .extend(record_problems(offset, &record, reader.record_bytes()));
+        match record {
+            Record::Unknown(_) => self.unknown += 1,
+            Record::Event(e) => match e.kind {
+                EventKind::DurationBegin => self.durations.begin(reader.provider_id(), offset, &e),
+                EventKind::DurationEnd => {
+                    match self.durations.end(reader.provider_id(), offset, &e) {
+                        Closed::Nothing => {
+                            self.pending_ends.push((reader.provider_id(), offset, e))
+                        }
+                        Closed::Begin(_, pair) => self.problems.extend(pair),
+                    }
+                }
+                _ => {}
+            },
+            _ => {}
+        }
     }
 }
 

@@ -18,6 +18,11 @@
 //! records)`, at the offset of its first part; `--no-join` shows the parts
 //! as written. `--payloads` adds the bytes of blobs, large blobs and blob
 //! arguments in hex (`payload=0a1b..`).
+//!
+//! CPU samples, module lists and symbol tables (issue 31) have lines of
+//! their own ([`crate::samples::lines`]); a sample's stack shows function
+//! names where the trace holds symbols (read first, in a pass of their own,
+//! for a file; stdin shows addresses).
 
 use std::fmt::{self, Write as _};
 use std::io::{self, BufWriter, Write};
@@ -31,6 +36,7 @@ use fxt_format::decode::{
 use crate::error::Error;
 use crate::input::Input;
 use crate::names::event_kind_name;
+use crate::samples::{lines, Names};
 
 /// Arguments of `fxt dump`.
 #[derive(clap::Args)]
@@ -52,6 +58,7 @@ pub struct Args {
 /// Runs `fxt dump`.
 pub fn run(args: Args) -> Result<ExitCode, Error> {
     let mut input = Input::open_trace(&args.file)?;
+    let names = input.bytes().map(Names::from_trace).unwrap_or_default();
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut line = String::new();
@@ -63,7 +70,9 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         if args.offsets {
             let _ = write!(line, "{:#010x} ", joined.offset);
         }
-        format_record(&mut line, &record, args.payloads);
+        if args.payloads || !lines::format(&mut line, &record, &names) {
+            format_record(&mut line, &record, args.payloads);
+        }
         if joined.joined_parts > 0 {
             let _ = write!(line, " (joined from {} blob records)", joined.joined_parts);
         }
@@ -105,27 +114,66 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
 /// Appends a quoted string field.
 fn text(out: &mut String, t: &Text) {
     let _ = match t.as_str() {
-        Some(s) => write!(out, "{s:?}"),
+        Some(s) => quoted(out, s),
         None => write!(out, "{t}"),
     };
 }
 
+/// Appends `s` quoted and escaped as `{s:?}` writes it, without the
+/// formatting machinery when nothing needs escaping (printable ASCII but
+/// `"` and `\`, which Debug writes as they are).
+fn quoted(out: &mut String, s: &str) -> fmt::Result {
+    if s.bytes()
+        .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+    {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+        Ok(())
+    } else {
+        write!(out, "{s:?}")
+    }
+}
+
+/// Appends an integer.
+fn int(out: &mut String, n: impl itoa::Integer) {
+    out.push_str(itoa::Buffer::new().format(n));
+}
+
 /// Appends a thread field (`process/thread`).
 fn thread(out: &mut String, t: &Thread) {
-    let _ = match t {
-        Thread::Known { process, thread } => write!(out, "{process}/{thread}"),
-        Thread::Undefined(i) => write!(out, "<undefined thread #{i}>"),
-    };
+    match t {
+        Thread::Known { process, thread } => {
+            int(out, *process);
+            out.push('/');
+            int(out, *thread);
+        }
+        Thread::Undefined(i) => {
+            let _ = write!(out, "<undefined thread #{i}>");
+        }
+    }
 }
 
 /// Appends an argument value.
 fn arg_value(out: &mut String, v: &ArgValue) {
     let _ = match v {
         ArgValue::Null => write!(out, "null"),
-        ArgValue::I32(x) => write!(out, "{x}"),
-        ArgValue::U32(x) => write!(out, "{x}"),
-        ArgValue::I64(x) => write!(out, "{x}"),
-        ArgValue::U64(x) => write!(out, "{x}"),
+        ArgValue::I32(x) => {
+            int(out, *x);
+            Ok(())
+        }
+        ArgValue::U32(x) => {
+            int(out, *x);
+            Ok(())
+        }
+        ArgValue::I64(x) => {
+            int(out, *x);
+            Ok(())
+        }
+        ArgValue::U64(x) => {
+            int(out, *x);
+            Ok(())
+        }
         ArgValue::F64(x) => write!(out, "{x:?}"),
         ArgValue::Str(t) => {
             text(out, t);
@@ -270,7 +318,9 @@ fn format_record(out: &mut String, record: &Record, payloads: bool) {
 
 /// An event: its kind, time, id or end, thread, category, name, arguments.
 fn event(out: &mut String, e: &Event, payloads: bool) -> fmt::Result {
-    write!(out, "{} ts={}", event_kind_name(&e.kind), e.timestamp)?;
+    out.push_str(event_kind_name(&e.kind));
+    out.push_str(" ts=");
+    int(out, e.timestamp);
     match e.kind {
         EventKind::Counter { id }
         | EventKind::AsyncBegin { id }
@@ -278,10 +328,16 @@ fn event(out: &mut String, e: &Event, payloads: bool) -> fmt::Result {
         | EventKind::AsyncEnd { id }
         | EventKind::FlowBegin { id }
         | EventKind::FlowStep { id }
-        | EventKind::FlowEnd { id } => write!(out, " id={id}"),
-        EventKind::DurationComplete { end } => write!(out, " end={end}"),
-        _ => Ok(()),
-    }?;
+        | EventKind::FlowEnd { id } => {
+            out.push_str(" id=");
+            int(out, id);
+        }
+        EventKind::DurationComplete { end } => {
+            out.push_str(" end=");
+            int(out, end);
+        }
+        _ => {}
+    }
     out.push_str(" thread=");
     thread(out, &e.thread);
     out.push_str(" category=");

@@ -5,6 +5,11 @@
 //! inferno, `flamegraph.pl` or speedscope; `-o OUT.svg` (default: the
 //! trace's name with `.svg`) draws them with inferno's renderer, an SVG
 //! with search, zoom and a title per frame giving its time.
+//!
+//! `--samples` draws the CPU samples instead (issue 31): each sample's
+//! stack, outermost function first, counted once; `--inside NAME` keeps the
+//! samples taken on a thread while a slice named NAME was open on it
+//! ([`crate::samples`]).
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -16,6 +21,7 @@ use inferno::flamegraph::{self, Options};
 use crate::error::Error;
 use crate::folded::{Collector, Filter, Folded};
 use crate::input::Input;
+use crate::samples::{self, Gather, Timeline};
 
 /// Arguments of `fxt flame`.
 #[derive(clap::Args)]
@@ -35,21 +41,90 @@ pub struct Args {
     /// Only spans of this category.
     #[arg(long)]
     category: Option<String>,
+    /// Draw the CPU samples (their stacks, by count) instead of durations.
+    #[arg(long)]
+    samples: bool,
+    /// With --samples: only samples taken while a slice of this name was
+    /// open on their thread.
+    #[arg(long, requires = "samples")]
+    inside: Option<String>,
 }
 
 /// Runs `fxt flame`.
 pub fn run(args: Args) -> Result<ExitCode, Error> {
+    if args.samples {
+        return run_samples(args);
+    }
     let mut input = Input::open_trace(&args.file)?;
-    let mut collector = Collector::new(Filter {
+    let filter = Filter {
         thread: args.thread.clone(),
         category: args.category.clone(),
-    });
-    input.walk("flame", |reader, record| {
+    };
+    let new = || Collector::new(filter.clone());
+    let (_, ranges) = input.walk_ranges("flame", new, |collector, reader, record| {
         collector.record(reader.provider_id(), reader.ticks_per_second(), &record);
         Ok(())
     })?;
+    let mut collector = new();
+    for range in ranges {
+        collector.merge(range);
+    }
     let folded = collector.finish();
     warn(&input.name, &folded);
+    output(&args, &input.name, &folded, DURATIONS)
+}
+
+/// What a graph shows: its subtitle, the unit of its counts, and what it
+/// has none of.
+struct Kind {
+    subtitle: &'static str,
+    unit: &'static str,
+    none: &'static str,
+}
+
+const DURATIONS: Kind = Kind {
+    subtitle: "durations per thread, by self time",
+    unit: "ns",
+    none: "durations",
+};
+
+const SAMPLES: Kind = Kind {
+    subtitle: "CPU samples, by count",
+    unit: "samples",
+    none: "samples",
+};
+
+/// `fxt flame --samples [--inside NAME]`.
+fn run_samples(args: Args) -> Result<ExitCode, Error> {
+    let mut input = Input::open_trace(&args.file)?;
+    let mut gather = Gather::default();
+    let mut collector = samples::Collector::default();
+    let mut timeline = Timeline::default();
+    let inside = args.inside.is_some();
+    input.walk("flame", |reader, record| {
+        let (provider, tps) = (reader.provider_id(), reader.ticks_per_second());
+        gather.see(reader.record_offset(), &record);
+        collector.see(provider, tps, &record);
+        if inside {
+            timeline.see(provider, tps, &record);
+        }
+        Ok(())
+    })?;
+    let names = gather.finish();
+    let enclosing = inside.then(|| timeline.enclosing(&collector.samples));
+    let filter = args.inside.as_deref().zip(enclosing.as_deref());
+    let folded = samples::fold::fold(&collector.samples, &names, filter);
+    if collector.malformed > 0 {
+        eprintln!(
+            "fxt: {}: {} malformed samples left out",
+            input.name, collector.malformed
+        );
+    }
+    output(&args, &input.name, &folded, SAMPLES)
+}
+
+/// Prints the folded stacks and/or draws the SVG, as the arguments say.
+fn output(args: &Args, trace: &str, folded: &Folded, kind: Kind) -> Result<ExitCode, Error> {
     if args.folded {
         let stdout = io::stdout();
         let mut out = BufWriter::new(stdout.lock());
@@ -71,26 +146,26 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     };
     if folded.stacks.is_empty() {
         return Err(Error::msg(format!(
-            "flame: {} has no durations to draw{}",
-            input.name,
-            if args.thread.is_some() || args.category.is_some() {
-                " (with --thread/--category as given)"
+            "flame: {trace} has no {} to draw{}",
+            kind.none,
+            if args.thread.is_some() || args.category.is_some() || args.inside.is_some() {
+                " (with --thread/--category/--inside as given)"
             } else {
                 ""
             }
         )));
     }
-    write_svg(&output, &input.name, &folded)?;
+    write_svg(&output, trace, folded, &kind)?;
     eprintln!("fxt: wrote {output}");
     Ok(ExitCode::SUCCESS)
 }
 
 /// Draws `folded` with inferno into the file `output`.
-fn write_svg(output: &str, trace: &str, folded: &Folded) -> Result<(), Error> {
+fn write_svg(output: &str, trace: &str, folded: &Folded, kind: &Kind) -> Result<(), Error> {
     let mut options = Options::default();
     options.title = format!("fxt flame {trace}");
-    options.subtitle = Some("durations per thread, by self time".into());
-    options.count_name = "ns".into();
+    options.subtitle = Some(kind.subtitle.into());
+    options.count_name = kind.unit.into();
     options.name_type = "Span:".into();
     // Frames keep their place (stacks are already sorted) and colors follow
     // names, so that two graphs of one program compare.

@@ -121,7 +121,9 @@ fn event<W: Write>(w: &mut W, e: &Event, tps: u64) -> io::Result<()> {
         EventKind::FlowStep { .. } => "t",
         EventKind::FlowEnd { .. } => "f",
     };
-    write!(w, "{{\"ph\":\"{ph}\",\"cat\":")?;
+    w.write_all(b"{\"ph\":\"")?;
+    w.write_all(ph.as_bytes())?;
+    w.write_all(b"\",\"cat\":")?;
     text(w, &e.category)?;
     w.write_all(b",\"name\":")?;
     text(w, &e.name)?;
@@ -157,25 +159,48 @@ fn pid_tid<W: Write>(w: &mut W, thread: &Thread) -> io::Result<()> {
         Thread::Known { process, thread } => (process, thread),
         Thread::Undefined(_) => (0, 0),
     };
-    write!(w, ",\"pid\":{p},\"tid\":{t}")
+    w.write_all(b",\"pid\":")?;
+    int(w, p)?;
+    w.write_all(b",\"tid\":")?;
+    int(w, t)
+}
+
+fn int<W: Write>(w: &mut W, n: impl itoa::Integer) -> io::Result<()> {
+    w.write_all(itoa::Buffer::new().format(n).as_bytes())
 }
 
 /// Nanoseconds as microseconds.
 fn micros<W: Write>(w: &mut W, ns: u64) -> io::Result<()> {
     let (whole, frac) = (ns / 1000, ns % 1000);
-    if frac == 0 {
-        write!(w, "{whole}")
+    int(w, whole)?;
+    let digits = [
+        b'.',
+        b'0' + (frac / 100) as u8,
+        b'0' + (frac / 10 % 10) as u8,
+        b'0' + (frac % 10) as u8,
+    ];
+    // The fraction without its trailing zeros (none when it is 0).
+    let len = if frac == 0 {
+        0
     } else if frac % 100 == 0 {
-        write!(w, "{whole}.{}", frac / 100)
+        2
     } else if frac % 10 == 0 {
-        write!(w, "{whole}.{:02}", frac / 10)
+        3
     } else {
-        write!(w, "{whole}.{frac:03}")
-    }
+        4
+    };
+    w.write_all(&digits[..len])
 }
 
 fn string<W: Write>(w: &mut W, s: &str) -> io::Result<()> {
-    serde_json::to_writer(w, s).map_err(io::Error::from)
+    // What serde_json escapes: control characters, `"` and `\`.
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        w.write_all(b"\"")?;
+        w.write_all(s.as_bytes())?;
+        w.write_all(b"\"")
+    } else {
+        serde_json::to_writer(w, s).map_err(io::Error::from)
+    }
 }
 
 fn text<W: Write>(w: &mut W, t: &Text) -> io::Result<()> {
@@ -195,10 +220,10 @@ fn args<W: Write>(w: &mut W, args: &[Arg]) -> io::Result<()> {
         w.write_all(b":")?;
         match &a.value {
             ArgValue::Null => w.write_all(b"null")?,
-            ArgValue::I32(x) => write!(w, "{x}")?,
-            ArgValue::U32(x) => write!(w, "{x}")?,
-            ArgValue::I64(x) => write!(w, "{x}")?,
-            ArgValue::U64(x) | ArgValue::Koid(x) => write!(w, "{x}")?,
+            ArgValue::I32(x) => int(w, *x)?,
+            ArgValue::U32(x) => int(w, *x)?,
+            ArgValue::I64(x) => int(w, *x)?,
+            ArgValue::U64(x) | ArgValue::Koid(x) => int(w, *x)?,
             ArgValue::F64(x) => serde_json::to_writer(&mut *w, x).map_err(io::Error::from)?,
             ArgValue::Str(t) => text(w, t)?,
             ArgValue::Pointer(p) => write!(w, "\"{p:#x}\"")?,

@@ -17,5 +17,6 @@ pub mod open;
 pub mod record;
 pub mod recover;
 pub mod stats;
+pub mod symbolize;
 #[cfg(unix)]
 pub mod trace;

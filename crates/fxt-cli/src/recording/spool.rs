@@ -85,10 +85,15 @@ impl Spool {
     }
 
     /// The folder as a path that leads through its open descriptor
-    /// (`/proc/self/fd/N`): what this process reads and removes in it is
-    /// in this very folder.
+    /// (`/proc/self/fd/N`, Linux): what this process reads and removes in
+    /// it is in this very folder. Elsewhere its name.
     pub fn via_fd(&self) -> PathBuf {
-        PathBuf::from(format!("/proc/self/fd/{}", self.folder.as_raw_fd()))
+        let through = PathBuf::from(format!("/proc/self/fd/{}", self.folder.as_raw_fd()));
+        if cfg!(target_os = "linux") && through.is_dir() {
+            through
+        } else {
+            self.dir.clone()
+        }
     }
 
     /// Writes `spool.txt`: the boot id and the start anchor (a new file,

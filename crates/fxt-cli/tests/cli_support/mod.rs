@@ -318,3 +318,139 @@ pub fn python_with(packages: &[(&str, &str)]) -> PathBuf {
     );
     python
 }
+
+/// A trace of about 10 MB that the reading commands cut into several
+/// ranges (one per thread): two providers taking turns by provider section
+/// records, each with string and thread tables defined as it goes (and a
+/// string redefined half-way), durations nested deep and long (an outer
+/// one open from the first record to the last), complete, counter, async
+/// and instant events, ends with no begin, and thread names given half-way.
+pub fn long_trace() -> Trace {
+    let mut t = Trace::with_provider(1, "first", 1_000_000_000)
+        .push(&ProviderInfo {
+            provider_id: 2,
+            name: "second",
+        })
+        .push(&Initialization {
+            ticks_per_second: 3_000_000_000,
+        });
+    for provider in [1, 2] {
+        t = t.push(&ProviderSection {
+            provider_id: provider,
+        });
+        for (index, value) in [(1, "cat"), (2, "outer"), (3, "inner"), (4, "n")] {
+            t = t.push(&StringRecord { index, value });
+        }
+        t = t.push(&ThreadRecord {
+            index: 1,
+            process: 10 * u64::from(provider),
+            thread: 11,
+        });
+    }
+    let outer = |kind, ts, thread| {
+        event(
+            kind,
+            ts,
+            thread,
+            StringRef::Index(1),
+            StringRef::Index(2),
+            &[],
+        )
+    };
+    t = t.push(&outer(EventKind::DurationBegin, 1, ThreadRef::Index(1)));
+    let mut ts = 10;
+    for i in 0..60_000u64 {
+        let provider = 1 + (i / 1000 % 2) as u32;
+        if i % 1000 == 0 {
+            t = t.push(&ProviderSection {
+                provider_id: provider,
+            });
+        }
+        if i == 30_000 {
+            let name = StringRecord {
+                index: 3,
+                value: "inner, renamed half-way through the trace",
+            };
+            t = t.push(&name).push(&ThreadRecord {
+                index: 2,
+                process: 10 * u64::from(provider),
+                thread: 12,
+            });
+        }
+        let thread = ThreadRef::Index(1 + (i % 3 == 0 && i > 30_000) as u8);
+        let args = [Arg::new(StringRef::Index(4), ArgValue::U64(i))];
+        let inner = |kind, ts| {
+            event(
+                kind,
+                ts,
+                thread,
+                StringRef::Index(1),
+                StringRef::Index(3),
+                &args,
+            )
+        };
+        ts += 7;
+        t = t.push(&inner(EventKind::DurationBegin, ts));
+        if i % 97 == 0 {
+            // Opened here, closed a few thousand records later.
+            t = t.push(&outer(EventKind::DurationBegin, ts + 1, thread));
+        }
+        if i % 97 == 50 && i > 97 {
+            t = t.push(&outer(EventKind::DurationEnd, ts + 2, thread));
+        }
+        t = t.push(&inner(EventKind::Counter { id: 1 }, ts + 3));
+        t = t.push(&inner(EventKind::AsyncBegin { id: i }, ts + 3));
+        t = t.push(&inner(EventKind::DurationComplete { end: ts + 5 }, ts + 4));
+        t = t.push(&inner(EventKind::AsyncEnd { id: i }, ts + 5));
+        t = t.push(&inner(EventKind::DurationEnd, ts + 6));
+        if i % 5000 == 1 {
+            t = t.push(&inner(EventKind::DurationEnd, ts + 6)); // no begin
+            t = t.push(&KernelObject {
+                koid: 11,
+                object_type: 2,
+                name: StringRef::Inline("worker"),
+                args: &[Arg::new(
+                    StringRef::Inline("process"),
+                    ArgValue::Koid(10 * u64::from(provider)),
+                )],
+            });
+        }
+    }
+    t.push(&ProviderSection { provider_id: 1 }).push(&outer(
+        EventKind::DurationEnd,
+        ts + 100,
+        ThreadRef::Index(1),
+    ))
+}
+
+/// Runs `fxt` with `args`, reading on `threads` threads (`FXT_THREADS`).
+pub fn fxt_threads(threads: usize, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fxt"))
+        .args(args)
+        .env("FXT_THREADS", threads.to_string())
+        .stdin(Stdio::null())
+        .output()
+        .expect("fxt runs")
+}
+
+/// Asserts that `fxt args` (`{}` standing for the trace) prints the same,
+/// byte for byte, and exits alike, on 1 to 4 threads, on [`long_trace`].
+pub fn assert_same_on_any_threads(name: &str, args: &[&str]) {
+    let bytes = long_trace().bytes();
+    assert!(bytes.len() > 8 << 20, "big enough to be cut");
+    let path = tmp(name);
+    std::fs::write(&path, &bytes).unwrap();
+    let args: Vec<&str> = args
+        .iter()
+        .map(|a| if *a == "{}" { p(&path) } else { a })
+        .collect();
+    let one = fxt_threads(1, &args);
+    assert!(!one.stdout.is_empty(), "{}", stderr(&one));
+    for threads in 2..=4 {
+        let many = fxt_threads(threads, &args);
+        assert_eq!(stdout(&many), stdout(&one), "stdout on {threads} threads");
+        assert_eq!(stderr(&many), stderr(&one), "stderr on {threads} threads");
+        assert_eq!(many.status.code(), one.status.code());
+    }
+    let _ = std::fs::remove_file(&path);
+}

@@ -64,6 +64,7 @@ mod parse;
 mod reader;
 mod record;
 mod resolve;
+mod split;
 mod tables;
 
 use std::io::Read;

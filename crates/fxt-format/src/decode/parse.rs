@@ -56,7 +56,7 @@ pub(crate) fn record_words(header: u64) -> u64 {
 }
 
 /// The reader state every record is decoded against.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct Decoder {
     pub(crate) providers: Providers,
 }

@@ -61,11 +61,7 @@ impl Text {
     /// The text, or `None` for an undefined index.
     pub fn as_str(&self) -> Option<&str> {
         match &self.0 {
-            // Always valid: built from a `&str` (checked again rather than
-            // trusted, as this crate has no unsafe code).
-            Repr::Small { len, bytes } => bytes
-                .get(..usize::from(*len))
-                .and_then(|b| std::str::from_utf8(b).ok()),
+            Repr::Small { len, bytes } => Some(small_str(bytes, *len)),
             Repr::Shared(s) => Some(s),
             Repr::Undefined(_) => None,
         }
@@ -89,17 +85,65 @@ impl Text {
     }
 }
 
+/// The text of a [`Repr::Small`]: the first `len` bytes of `bytes`.
+///
+/// Read for every hash and comparison of a name, so the UTF-8 is not
+/// checked again: [`Text::new`], the only place that builds a
+/// `Repr::Small`, copies the `len <= SMALL` bytes of a `&str`.
+#[allow(unsafe_code)]
+#[inline]
+fn small_str(bytes: &[u8; SMALL], len: u8) -> &str {
+    let Some(bytes) = bytes.get(..usize::from(len)) else {
+        return ""; // Never: `Text::new` keeps `len <= SMALL`.
+    };
+    // SAFETY: `Text::new` wrote the whole `&str` at the front of `bytes`
+    // and its length in `len`, and nothing else writes either field, so
+    // these bytes are that `&str`'s: valid UTF-8.
+    unsafe { std::str::from_utf8_unchecked(bytes) }
+}
+
+// Equality and hashing look at the representation, which is canonical: a
+// string of up to `SMALL` bytes is always `Small` (`Text::new`,
+// `From<Arc<str>>`), with the bytes past `len` zero, so two `Small`s are
+// equal exactly when their arrays are, compared and hashed as three words
+// (names are hashed and compared for every event a reader tallies).
 impl PartialEq for Text {
+    #[inline]
     fn eq(&self, other: &Self) -> bool {
-        self.key() == other.key()
+        match (&self.0, &other.0) {
+            (Repr::Small { len: a, bytes: x }, Repr::Small { len: b, bytes: y }) => {
+                a == b && x == y
+            }
+            (Repr::Shared(x), Repr::Shared(y)) => x == y,
+            (Repr::Undefined(i), Repr::Undefined(j)) => i == j,
+            _ => false,
+        }
     }
 }
 
 impl Eq for Text {}
 
 impl std::hash::Hash for Text {
+    #[inline]
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.key().hash(state);
+        match &self.0 {
+            Repr::Small { len, bytes } => {
+                let mut words = [0u8; 24];
+                words[0] = *len;
+                words[2..].copy_from_slice(bytes);
+                for word in words.chunks_exact(8) {
+                    state.write_u64(u64::from_le_bytes(word.try_into().unwrap_or_default()));
+                }
+            }
+            Repr::Shared(s) => {
+                state.write_u8(1);
+                s.hash(state);
+            }
+            Repr::Undefined(i) => {
+                state.write_u8(2);
+                state.write_u16(*i);
+            }
+        }
     }
 }
 
@@ -525,5 +569,34 @@ impl Record {
             Self::LargeBlobWithMetadata(b) => &b.args,
             _ => &[],
         }
+    }
+}
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+    use std::hash::{BuildHasher, RandomState};
+
+    #[test]
+    fn equality_and_hash_follow_the_string() {
+        let hasher = RandomState::new();
+        let strings: Vec<String> = (0..40)
+            .flat_map(|n| ["x".repeat(n), format!("{}y", "x".repeat(n))])
+            .chain(["é".into(), "e".into()])
+            .collect();
+        for a in &strings {
+            for b in &strings {
+                // Built from a `&str` and from a shared string alike.
+                let (x, y) = (Text::new(a), Text::from(Arc::<str>::from(b.as_str())));
+                assert_eq!(x == y, a == b, "{a:?} {b:?}");
+                assert_eq!(x.cmp(&y), a.cmp(b), "{a:?} {b:?}");
+                if a == b {
+                    assert_eq!(hasher.hash_one(&x), hasher.hash_one(&y));
+                }
+            }
+        }
+        assert_ne!(Text::undefined(1), Text::new(""));
+        assert_eq!(Text::undefined(1), Text::undefined(1));
+        assert_ne!(Text::undefined(1), Text::undefined(2));
     }
 }

@@ -25,6 +25,7 @@ const DENSE_SLACK: usize = 16;
 
 /// A table from small indices to values: an array for the indices a trace
 /// typically uses (dense from 1 up), a hash map for scattered ones.
+#[derive(Clone)]
 struct IndexTable<T> {
     dense: Vec<Option<T>>,
     /// Indices past the array. Std's hasher serves: a lookup reaches the
@@ -78,7 +79,7 @@ impl<T: Clone> IndexTable<T> {
 }
 
 /// What the reader knows about one provider.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct ProviderTables {
     strings: IndexTable<Text>,
     threads: IndexTable<(u64, u64)>,
@@ -130,7 +131,7 @@ impl ProviderTables {
 }
 
 /// The tables of every provider seen so far, with the current one at hand.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct Providers {
     current_id: Option<u32>,
     /// The current provider's tables, kept out of the map so that resolving

@@ -20,6 +20,7 @@ mod existing;
 mod labels;
 mod nesting;
 mod rows;
+mod samples;
 mod scan;
 mod schema;
 mod summary;
@@ -148,7 +149,7 @@ fn export_one(
         Some(b) => b.len() as u64,
         None => std::fs::metadata(file).map_or(0, |m| m.len()),
     };
-    let scan = scan::scan(&mut input, dir)?;
+    let mut scan = scan::scan(&mut input, dir)?;
     if streamed {
         input = Input::open_trace_streamed(file)?
             .ok_or_else(|| Error::msg(format!("{file}: no longer a regular file")))?;
@@ -168,7 +169,9 @@ fn export_one(
         walk.skipped.len() as u64,
         &mut summary.left_out,
     );
+    let names = std::mem::take(&mut scan.names);
     let mut rows = rows::Rows::new(file, host, &scan.labels, scan.nesting, tables, summary);
+    rows.names = names;
     rows.write(&mut input, &scan.fixes)?;
     let seen = std::mem::take(&mut rows.seen);
     drop(rows);

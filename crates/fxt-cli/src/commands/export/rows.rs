@@ -11,12 +11,14 @@ use fxt_format::decode::{
 
 use super::labels::{Labels, Seen};
 use super::nesting::Nesting;
+use super::samples::{Context, SampleRows};
 use super::scan::{async_key, ns as ticks_to_ns, AsyncKey, Stacks, ThreadKey};
 use super::schema::{self as row, ArgMaps, Tables};
 use super::summary::Summary;
 use crate::error::Error;
 use crate::input::Input;
 use crate::keep::Fix;
+use crate::samples::{sample_of, Names};
 
 /// An open duration begin or async begin.
 struct Open {
@@ -48,6 +50,10 @@ pub struct Rows<'a> {
     asyncs: Stacks<AsyncKey, Open>,
     /// Arrival index of the next slice (its `id`).
     next_id: u64,
+    /// The names of sampled addresses.
+    pub names: Names,
+    /// Samples waiting for the slice they were taken in.
+    samples: SampleRows,
 }
 
 /// The koids of a thread field (0 for an undefined one, which the first
@@ -86,6 +92,8 @@ impl<'a> Rows<'a> {
             durations: Stacks::default(),
             asyncs: Stacks::default(),
             next_id: 0,
+            names: Names::default(),
+            samples: SampleRows::default(),
         }
     }
 
@@ -110,6 +118,10 @@ impl<'a> Rows<'a> {
                     self.summary.buffer_filled += 1;
                     Ok(())
                 }
+                Record::Blob(_) if sample_of(&record).is_some() => {
+                    self.sample(provider, tps, &record);
+                    Ok(())
+                }
                 Record::Log(_)
                 | Record::Blob(_)
                 | Record::UserspaceObject(_)
@@ -124,7 +136,37 @@ impl<'a> Rows<'a> {
             }
         })?;
         self.summary.async_never_ended += self.asyncs.open();
-        Ok(())
+        let mut samples = std::mem::take(&mut self.samples);
+        samples.finish(&mut self.sample_context())
+    }
+
+    /// Where sample rows go.
+    fn sample_context(&mut self) -> Context<'a, '_> {
+        Context {
+            trace: self.trace,
+            host: self.host,
+            labels: self.labels,
+            table: &mut self.tables.samples,
+            summary: self.summary,
+        }
+    }
+
+    /// A sample waits for its slice ([`SampleRows`]); one that does not
+    /// decode is counted as not exported.
+    fn sample(&mut self, provider: Option<u32>, tps: u64, record: &Record) {
+        match sample_of(record) {
+            Some(Ok(s)) => {
+                let ts = ticks_to_ns(s.timestamp, tps);
+                self.samples.sample(provider, ts, &s, &self.names);
+            }
+            _ => {
+                *self
+                    .summary
+                    .not_exported
+                    .entry("malformed sample")
+                    .or_default() += 1
+            }
+        }
     }
 
     /// The columns every row recorded by `provider` begins with.
@@ -234,6 +276,13 @@ impl<'a> Rows<'a> {
             .next_place()
             .map_err(|e| Error::msg(format!("temporary file: {e}")))?;
         let ids = (begin.pid, begin.tid);
+        if async_id.is_none() {
+            let mut samples = std::mem::take(&mut self.samples);
+            let span = (begin.ts, end);
+            let written = samples.slice(provider, ids, span, id, &mut self.sample_context());
+            self.samples = samples;
+            written?;
+        }
         let event = self.event_columns(provider, ids, &begin.category, &begin.name, begin.ts);
         let slice = row::Slice {
             event,

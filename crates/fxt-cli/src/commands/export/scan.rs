@@ -15,6 +15,7 @@ use super::nesting::{Intervals, Nesting, NO_THREAD};
 use crate::error::Error;
 use crate::input::{Input, Walk};
 use crate::keep::{Fix, Keep, Verdict};
+use crate::samples::{Gather, Names};
 
 /// A thread of a provider (koids are the provider's).
 pub type ThreadKey = (Option<u32>, Thread);
@@ -81,6 +82,8 @@ pub struct Scan {
     pub out_of_order: u64,
     /// What the walk saw.
     pub walk: Walk,
+    /// The names of sampled addresses (the trace's `fxt.symbols`).
+    pub names: Names,
 }
 
 /// Runs the first pass over `input`, with temporary files in `dir`.
@@ -90,6 +93,7 @@ pub fn scan(input: &mut Input, dir: &Path) -> Result<Scan, Error> {
     let mut intervals = Intervals::new(dir).map_err(|e| temp_error(dir, e))?;
     let mut slots: HashMap<ThreadKey, u32> = HashMap::new();
     let mut asyncs: Stacks<AsyncKey, ()> = Stacks::default();
+    let mut gather = Gather::default();
     let walk = input.walk("export (1/2)", |reader, record| {
         let provider = reader.provider_id();
         let verdict = keep.see(
@@ -102,6 +106,7 @@ pub fn scan(input: &mut Input, dir: &Path) -> Result<Scan, Error> {
             return Ok(());
         }
         labels.see(&record);
+        gather.see(reader.record_offset(), &record);
         let Record::Event(e) = &record else {
             return Ok(());
         };
@@ -136,6 +141,7 @@ pub fn scan(input: &mut Input, dir: &Path) -> Result<Scan, Error> {
         nesting,
         out_of_order,
         walk,
+        names: gather.finish(),
     })
 }
 

@@ -183,6 +183,21 @@ row! {
     }
 }
 
+row! {
+    /// A CPU sample (issue 31).
+    SampleRow<'a> {
+        source: Source<'a>,
+        pid: Option<i64>,
+        tid: Option<i64>,
+        thread: Option<&'a str>,
+        ts: Option<i64>,
+        /// Function names, innermost first, inlined frames included.
+        frames: Option<&'a [String]>,
+        /// The `id` of the innermost slice open on its thread.
+        slice_id: Option<i64>,
+    }
+}
+
 table!(Slices = "slices" of Slice);
 table!(Instants = "instants" of Instant);
 table!(Counters = "counters" of Counter);
@@ -191,9 +206,10 @@ table!(Threads = "threads" of Thread);
 table!(Processes = "processes" of Process);
 table!(Sched = "sched" of Switch);
 table!(Wakeups = "wakeups" of Wakeup);
+table!(Samples = "samples" of SampleRow);
 
 /// The tables' names (their folders), in documentation order.
-pub const TABLES: [&str; 8] = [
+pub const TABLES: [&str; 9] = [
     Slices::NAME,
     Instants::NAME,
     Counters::NAME,
@@ -202,6 +218,7 @@ pub const TABLES: [&str; 8] = [
     Processes::NAME,
     Sched::NAME,
     Wakeups::NAME,
+    Samples::NAME,
 ];
 
 /// Every table of an export.
@@ -222,6 +239,8 @@ pub struct Tables {
     pub sched: TypedTable<Sched>,
     /// Thread wakeups.
     pub wakeups: TypedTable<Wakeups>,
+    /// CPU samples.
+    pub samples: TypedTable<Samples>,
 }
 
 /// A file name's safe form of a host name (letters, digits, `.`, `_`).
@@ -264,11 +283,12 @@ impl Tables {
             processes: create_taken(dir, &host, n)?,
             sched: create_taken(dir, &host, n)?,
             wakeups: create_taken(dir, &host, n)?,
+            samples: create_taken(dir, &host, n)?,
         })
     }
 
     /// Every table, in documentation order.
-    pub fn all(&mut self) -> [&mut Table; 8] {
+    pub fn all(&mut self) -> [&mut Table; 9] {
         [
             self.slices.table(),
             self.instants.table(),
@@ -278,6 +298,7 @@ impl Tables {
             self.processes.table(),
             self.sched.table(),
             self.wakeups.table(),
+            self.samples.table(),
         ]
     }
 }
@@ -369,6 +390,7 @@ mod tests {
             names::<Processes>(),
             names::<Sched>(),
             names::<Wakeups>(),
+            names::<Samples>(),
         ] {
             assert_eq!(columns[..3], ["trace", "host", "provider"]);
         }
@@ -399,6 +421,7 @@ mod tests {
             names::<Processes>(),
             names::<Sched>(),
             names::<Wakeups>(),
+            names::<Samples>(),
         ] {
             let mut unique = columns.clone();
             unique.sort_unstable();

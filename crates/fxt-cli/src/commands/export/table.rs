@@ -7,8 +7,9 @@
 //! both which columns it has (their names and [`Col`] types, in order) and
 //! how its fields fill them, so the schema and the writer cannot disagree;
 //! a [`TypedTable`] takes only its own row type. Only types every engine
-//! reads are used: signed 64- and 32-bit integers, doubles, UTF-8 strings
-//! and maps with string keys (no unsigned integers, no timestamp types).
+//! reads are used: signed 64- and 32-bit integers, doubles, UTF-8 strings,
+//! lists of strings and maps with string keys (no unsigned integers, no
+//! timestamp types).
 
 use std::fs::File;
 use std::marker::PhantomData;
@@ -16,8 +17,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    ArrayBuilder, Float64Builder, Int32Builder, Int64Builder, MapBuilder, MapFieldNames,
-    StringBuilder,
+    ArrayBuilder, Float64Builder, Int32Builder, Int64Builder, ListBuilder, MapBuilder,
+    MapFieldNames, StringBuilder,
 };
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{Field, Schema, SchemaRef};
@@ -58,6 +59,8 @@ pub enum Col {
     MapI64,
     /// `MAP<STRING, DOUBLE>`.
     MapF64,
+    /// `LIST<STRING>` (nullable).
+    ListStr,
 }
 
 /// The entry, key and value names the Parquet format documents for maps.
@@ -78,6 +81,7 @@ enum Builder {
     MapStr(MapBuilder<StringBuilder, StringBuilder>),
     MapI64(MapBuilder<StringBuilder, Int64Builder>),
     MapF64(MapBuilder<StringBuilder, Float64Builder>),
+    ListStr(ListBuilder<StringBuilder>),
 }
 
 impl Builder {
@@ -103,6 +107,7 @@ impl Builder {
                 StringBuilder::new(),
                 Float64Builder::new(),
             )),
+            Col::ListStr => Builder::ListStr(ListBuilder::new(StringBuilder::new())),
         }
     }
 
@@ -115,6 +120,7 @@ impl Builder {
             Builder::MapStr(b) => Arc::new(b.finish()),
             Builder::MapI64(b) => Arc::new(b.finish()),
             Builder::MapF64(b) => Arc::new(b.finish()),
+            Builder::ListStr(b) => Arc::new(b.finish()),
         }
     }
 
@@ -127,6 +133,7 @@ impl Builder {
             Builder::MapStr(b) => b.len(),
             Builder::MapI64(b) => b.len(),
             Builder::MapF64(b) => b.len(),
+            Builder::ListStr(b) => b.len(),
         }
     }
 }
@@ -270,6 +277,20 @@ impl Table {
         }
     }
 
+    /// Appends a list of strings (or null) to the next column.
+    fn list_str(&mut self, values: Option<&[String]>) -> Result<(), Error> {
+        match self.column()? {
+            Builder::ListStr(b) => {
+                for v in values.unwrap_or_default() {
+                    b.values().append_value(v);
+                }
+                b.append(values.is_some());
+                Ok(())
+            }
+            _ => Err(self.mismatch("a list of strings")),
+        }
+    }
+
     /// The next three columns, which must be the argument maps (text,
     /// integer, float), for the caller to fill one entry of each.
     pub fn arg_maps(&mut self) -> Result<[MapCol<'_>; 3], Error> {
@@ -363,6 +384,7 @@ macro_rules! scalar {
     };
 }
 scalar!(&str, Str, str);
+scalar!(&[String], ListStr, list_str);
 scalar!(i64, I64, i64);
 scalar!(i32, I32, i32);
 scalar!(f64, F64, f64);

@@ -13,12 +13,17 @@
 //! ([`scheduling`]); one with `fxt::sync`'s lock events, the contention
 //! per lock ([`locks`]).
 //!
-//! One walk feeds a [`tally::Tally`]; [`report::Report`] derives the
-//! figures, printed as tables ([`table`]) or JSON ([`document`]).
+//! One walk, its ranges on every core, feeds [`tally::RangeTally`]s merged
+//! into a [`tally::Tally`]; [`report::Report`] derives the
+//! figures, printed as tables ([`table`]) or JSON ([`document`]). CPU
+//! samples get a section of their own ([`samples`]): a trace that holds
+//! them is walked in one range, since the samples are matched with the
+//! slices open on their thread in file order.
 
 mod document;
 mod locks;
 mod report;
+mod samples;
 mod scheduling;
 mod table;
 mod tally;
@@ -30,7 +35,7 @@ use crate::error::Error;
 use crate::input::Input;
 
 use report::Report;
-use tally::Tally;
+use tally::{RangeTally, Tally};
 
 /// Arguments of `fxt stats`.
 #[derive(clap::Args)]
@@ -45,20 +50,40 @@ pub struct Args {
 /// Runs `fxt stats`.
 pub fn run(args: Args) -> Result<ExitCode, Error> {
     let mut input = Input::open_trace(&args.file)?;
+    let mut sampled = samples::SampleTally::new(input.bytes());
     let mut tally = Tally::default();
-    let walk = input.walk("stats", |reader, record| {
-        tally.add(reader.provider_id(), reader.ticks_per_second(), &record);
-        Ok(())
-    })?;
+    let walk = if sampled.active() {
+        let mut range = RangeTally::default();
+        let walk = input.walk("stats", |reader, record| {
+            sampled.see(reader, &record);
+            range.add(reader.provider_id(), reader.ticks_per_second(), record);
+            Ok(())
+        })?;
+        tally.merge(range);
+        walk
+    } else {
+        let (walk, ranges) =
+            input.walk_ranges("stats", RangeTally::default, |range, reader, record| {
+                range.add(reader.provider_id(), reader.ticks_per_second(), record);
+                Ok(())
+            })?;
+        for range in ranges {
+            tally.merge(range);
+        }
+        walk
+    };
     let report = Report::new(&input.name, &walk, tally);
+    let sampled = samples::report(sampled);
     let stdout = io::stdout();
     let mut out = stdout.lock();
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &document::document(&report))
-            .map_err(io::Error::from)?;
+        let mut doc = document::document(&report);
+        doc["samples"] = samples::document(&sampled);
+        serde_json::to_writer_pretty(&mut out, &doc).map_err(io::Error::from)?;
         writeln!(out)?;
     } else {
         table::write_table(&mut out, &report)?;
+        samples::write_table(&mut out, &sampled)?;
     }
     Ok(ExitCode::SUCCESS)
 }

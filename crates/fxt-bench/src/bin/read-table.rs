@@ -1,0 +1,267 @@
+//! How fast the reading commands go: generates traces of 0.1 and 1 GB (10
+//! GB with `--with-10g`; disk space is the limit), then runs each of
+//! `fxt stats`, `check`, `flame --folded`, `dump`, `json` and `export
+//! parquet` on each, in its own process, on one core (`taskset -c 0`) and
+//! on all, and prints per command the CPU seconds, wall seconds, MB/s,
+//! peak memory and the ratio to `cat FILE > /dev/null` measured in the same
+//! run; Perfetto's `trace_processor_shell` importing the trace and
+//! answering `select count(*) from slice` stands beside them when built.
+//! The tables go to `docs/PERFORMANCE.md` (region `reading`).
+//!
+//! ```text
+//! cargo build --release -p fxt-cli --bin fxt
+//! cargo run --release -p fxt-bench --bin read-table -- [--sizes 0.1,1] [--with-10g]
+//!     [--fxt target/release/fxt] [--dir /tmp] [--perfetto PATH] [--stdout]
+//! cargo run --release -p fxt-bench --bin read-table -- --generate FILE GB
+//! ```
+//!
+//! `dump`, `json` and `export` read a file on one thread: they run on one
+//! core only.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use fxt_bench::reading::{generate, run, Usage};
+use fxt_bench::report;
+
+/// The reading commands, by the name shown, their arguments (`{}` is the
+/// trace, `{out}` a scratch folder) and whether they read one file on
+/// several cores (the others are run on one core only).
+const COMMANDS: [(&str, &[&str], bool); 6] = [
+    ("stats", &["stats", "{}"], true),
+    ("check", &["check", "{}"], true),
+    ("flame --folded", &["flame", "--folded", "{}"], true),
+    ("dump", &["dump", "{}"], false),
+    ("json", &["json", "{}"], false),
+    (
+        "export parquet",
+        &["export", "parquet", "{}", "-o", "{out}", "--host", "bench"],
+        false,
+    ),
+];
+
+struct Options {
+    sizes_gb: Vec<f64>,
+    fxt: PathBuf,
+    dir: PathBuf,
+    perfetto: PathBuf,
+    stdout: bool,
+    out: PathBuf,
+}
+
+fn options() -> Result<Options, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut o = Options {
+        sizes_gb: vec![0.1, 1.0],
+        fxt: exe.with_file_name("fxt"),
+        dir: std::env::temp_dir(),
+        perfetto: "/tmp/perfetto-src/out/tp/trace_processor_shell".into(),
+        stdout: false,
+        out: report::default_path(),
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        let mut value = || args.next().ok_or(format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--sizes" => {
+                o.sizes_gb = value()?
+                    .split(',')
+                    .map(|s| s.parse().map_err(|e| format!("--sizes: {e}")))
+                    .collect::<Result<_, _>>()?
+            }
+            "--with-10g" => o.sizes_gb.push(10.0),
+            "--fxt" => o.fxt = value()?.into(),
+            "--dir" => o.dir = value()?.into(),
+            "--perfetto" => o.perfetto = value()?.into(),
+            "--stdout" => o.stdout = true,
+            "--out" => o.out = value()?.into(),
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    Ok(o)
+}
+
+/// A command line on `cores` (`Some(0)`: pinned to CPU 0 with taskset).
+fn command(program: &Path, args: &[String], one_core: bool) -> Command {
+    let mut c = if one_core {
+        let mut c = Command::new("taskset");
+        c.arg("-c").arg("0").arg(program);
+        c
+    } else {
+        Command::new(program)
+    };
+    c.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    c
+}
+
+/// The least CPU of three runs (the page cache warm).
+fn best_of_three(make: impl Fn() -> Command) -> Usage {
+    let mut best: Option<Usage> = None;
+    for _ in 0..3 {
+        let u = run(make()).unwrap_or_default();
+        if best.is_none_or(|b| u.cpu < b.cpu) {
+            best = Some(u);
+        }
+    }
+    best.unwrap_or_default()
+}
+
+/// One row: what a command costs on one core and on all.
+struct Row {
+    name: String,
+    one: Usage,
+    /// `None` for a command that reads on one thread.
+    all: Option<Usage>,
+}
+
+fn measure_size(o: &Options, gb: f64) -> Result<String, String> {
+    let path = o.dir.join(format!("read-table-{gb}g.fxt"));
+    let scratch = o.dir.join(format!("read-table-{gb}g-tables"));
+    let bytes = (gb * 1e9) as u64;
+    let records = generate(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let size = std::fs::metadata(&path).map_err(|e| e.to_string())?.len();
+    let file = path.to_string_lossy().into_owned();
+    let cat = best_of_three(|| command(Path::new("cat"), std::slice::from_ref(&file), true));
+    let mut rows = Vec::new();
+    for (name, args, parallel) in COMMANDS {
+        let args: Vec<String> = args
+            .iter()
+            .map(|a| match *a {
+                "{}" => file.clone(),
+                "{out}" => scratch.to_string_lossy().into_owned(),
+                a => a.to_owned(),
+            })
+            .collect();
+        let usage = |one_core| {
+            let _ = std::fs::remove_dir_all(&scratch);
+            let u = run(command(&o.fxt, &args, one_core)).unwrap_or_default();
+            let _ = std::fs::remove_dir_all(&scratch);
+            u
+        };
+        let one = usage(true);
+        let all = if parallel { Some(usage(false)) } else { None };
+        eprintln!("read-table: {gb} GB {name}: {one:?} / all cores {all:?}");
+        rows.push(Row {
+            name: format!("`fxt {name}`"),
+            one,
+            all,
+        });
+    }
+    if o.perfetto.exists() {
+        rows.push(perfetto_row(o, &file));
+    }
+    let _ = std::fs::remove_file(&path);
+    Ok(table(gb, size, records, cat, &rows))
+}
+
+/// Perfetto's trace processor importing the trace and counting its slices.
+fn perfetto_row(o: &Options, file: &str) -> Row {
+    let query = o.dir.join("read-table-query.sql");
+    let _ = std::fs::write(&query, "select count(*) from slice;\n");
+    let args = vec![
+        "-q".to_owned(),
+        query.to_string_lossy().into_owned(),
+        file.to_owned(),
+    ];
+    let one = run(command(&o.perfetto, &args, true)).unwrap_or_default();
+    let all = run(command(&o.perfetto, &args, false)).ok();
+    let _ = std::fs::remove_file(&query);
+    Row {
+        name: "Perfetto `trace_processor_shell` import + `select count(*) from slice`".into(),
+        one,
+        all,
+    }
+}
+
+fn table(gb: f64, size: u64, records: u64, cat: Usage, rows: &[Row]) -> String {
+    let mb = size as f64 / 1e6;
+    let mut t = format!(
+        "### {gb} GB trace ({mb:.0} MB, {records} records)\n\n\
+         `cat FILE > /dev/null` (page cache, one core): {:.3} CPU s, {:.0} MB/s.\n\n\
+         | command | CPU s, 1 core | wall s, 1 core | wall s, all cores | MB/s (1 core, CPU) | peak MB | × `cat` (CPU) |\n\
+         |---|---:|---:|---:|---:|---:|---:|\n",
+        cat.cpu,
+        mb / cat.cpu.max(1e-3),
+    );
+    for r in rows {
+        let failed = if r.one.ok && r.all.is_none_or(|a| a.ok) {
+            ""
+        } else {
+            " (failed)"
+        };
+        let all = r.all.map_or("–".into(), |a| format!("{:.2}", a.wall));
+        t.push_str(&format!(
+            "| {}{failed} | {:.2} | {:.2} | {all} | {:.0} | {:.0} | {:.1} |\n",
+            r.name,
+            r.one.cpu,
+            r.one.wall,
+            mb / r.one.cpu.max(1e-3),
+            r.one.max_rss as f64 / 1e6,
+            r.one.cpu / cat.cpu.max(1e-3),
+        ));
+    }
+    t
+}
+
+fn main() -> std::process::ExitCode {
+    // `read-table --generate FILE GB`: only write the trace (for profiling).
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, file, gb] = &args[..] {
+        if flag == "--generate" {
+            let bytes = (gb.parse::<f64>().unwrap_or(0.1) * 1e9) as u64;
+            return match generate(Path::new(file), bytes) {
+                Ok(records) => {
+                    eprintln!("read-table: wrote {file}: {records} records");
+                    std::process::ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("read-table: {file}: {e}");
+                    std::process::ExitCode::FAILURE
+                }
+            };
+        }
+    }
+    let o = match options() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("read-table: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut text = format!(
+        "Command: `cargo run --release -p fxt-bench --bin read-table --{}{}` \
+         (fxt built with `cargo build --release -p fxt-cli`). {} logical cores; \
+         load average at the start: {}.\n\n",
+        if args.is_empty() { "" } else { " " },
+        args.join(" "),
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" "),
+    );
+    for &gb in &o.sizes_gb {
+        match measure_size(&o, gb) {
+            Ok(t) => text.push_str(&t),
+            Err(e) => {
+                eprintln!("read-table: {e}");
+                return std::process::ExitCode::FAILURE;
+            }
+        }
+        text.push('\n');
+    }
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    text.push_str(&format!("Load average at the end: {}.\n", load.trim()));
+    if o.stdout {
+        println!("{text}");
+    } else if let Err(e) = report::write_sections(&o.out, &[("reading", text)]) {
+        eprintln!("read-table: {}: {e}", o.out.display());
+        return std::process::ExitCode::FAILURE;
+    }
+    std::process::ExitCode::SUCCESS
+}

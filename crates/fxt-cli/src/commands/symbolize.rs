@@ -1,0 +1,153 @@
+//! `fxt symbolize TRACE [-o OUT]`: names the CPU samples of a trace that
+//! has none (what a killed crash-safe process left, or a trace recorded
+//! where symbolizing was not possible), with the binaries on this machine.
+//!
+//! The trace's `fxt.modules` records say which file and build id each
+//! sampled address belongs to; [`fxt_symbols::appendix`] resolves them and
+//! builds the `fxt.symbols` and `fxt.perfetto` records, which are appended
+//! to the trace: in place, or after a copy into OUT. A file whose build id
+//! differs from the recorded one is not used (its addresses stay
+//! unnamed). A trace cut short inside a record (a killed writer) is written
+//! to OUT up to its last whole record, then the appendix; it is never
+//! changed in place. A trace that has Perfetto packets already (symbolized
+//! before, `--force`, or some addresses left unnamed then) is rewritten
+//! without them, so that Perfetto sees each sample once.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::process::ExitCode;
+
+use fxt_format::decode::{BlobType, Record, SliceReader};
+use fxt_format::samples::PERFETTO_NAME;
+use fxt_symbols::scan::TraceSamples;
+use fxt_symbols::{appendix, Request, Symbolizer};
+
+use crate::error::Error;
+use crate::input::Input;
+
+/// Arguments of `fxt symbolize`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The trace (`-` for stdin, then -o is required).
+    file: String,
+    /// Write the symbolized trace here instead of appending to FILE.
+    #[arg(short, long)]
+    output: Option<String>,
+    /// Resolve again the addresses of a trace that already has symbols
+    /// (only the addresses still without any are resolved otherwise).
+    #[arg(long)]
+    force: bool,
+}
+
+/// Runs `fxt symbolize`.
+pub fn run(args: Args) -> Result<ExitCode, Error> {
+    let input = Input::open_trace_bytes(&args.file)?;
+    let bytes = input.bytes().unwrap_or_default();
+    let mut scan = TraceSamples::read(bytes);
+    if scan.samples.is_empty() {
+        return Err(Error::msg(format!(
+            "symbolize: {} has no CPU samples",
+            input.name
+        )));
+    }
+    if scan.is_symbolized() && scan.perfetto_records > 0 && !args.force {
+        eprintln!(
+            "fxt: {} is symbolized already (--force resolves again)",
+            input.name
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.force {
+        scan.symbols.clear();
+    }
+    let request = Request {
+        samples: &scan.samples,
+        ticks_per_second: scan.ticks_per_second,
+        modules: &scan.modules,
+        symbols: &scan.symbols,
+        discover: false,
+    };
+    let out = appendix(&request, &mut Symbolizer::new())
+        .map_err(|e| Error::msg(format!("symbolize: {e}")))?;
+    let appended = fxt_format::encode::words_to_bytes(&out.words);
+    let whole = usize::try_from(scan.end)
+        .unwrap_or(bytes.len())
+        .min(bytes.len());
+    let rewrite = scan.perfetto_records > 0;
+    let data = || {
+        let mut data = if rewrite {
+            without_perfetto(&bytes[..whole])
+        } else {
+            bytes[..whole].to_vec()
+        };
+        data.extend_from_slice(&appended);
+        data
+    };
+    let target = match &args.output {
+        Some(path) => {
+            std::fs::write(path, data()).map_err(|e| Error::io(path, e))?;
+            path.clone()
+        }
+        None if args.file == "-" => {
+            return Err(Error::msg(
+                "symbolize: say where to write the trace (-o OUT)",
+            ))
+        }
+        None if whole < bytes.len() => {
+            return Err(Error::msg(format!(
+                "symbolize: {} ends inside a record at offset {whole:#x}; write a copy with -o OUT",
+                input.name
+            )))
+        }
+        None if rewrite => {
+            // Written beside it, then renamed over it: never half a trace.
+            let temp = format!("{}.symbolize-partial", args.file);
+            std::fs::write(&temp, data()).map_err(|e| Error::io(&temp, e))?;
+            std::fs::rename(&temp, &args.file).map_err(|e| Error::io(&args.file, e))?;
+            args.file.clone()
+        }
+        None => {
+            let mut file = OpenOptions::new()
+                .append(true)
+                .open(&args.file)
+                .map_err(|e| Error::io(&args.file, e))?;
+            file.write_all(&appended)
+                .map_err(|e| Error::io(&args.file, e))?;
+            args.file.clone()
+        }
+    };
+    eprintln!(
+        "fxt: {target}: {} samples of {} process{}, {} of {} addresses named{}",
+        out.samples,
+        out.processes,
+        if out.processes == 1 { "" } else { "es" },
+        out.resolved,
+        out.addresses,
+        if scan.modules.is_empty() {
+            " (the trace has no fxt.modules record: nothing says which binaries)"
+        } else {
+            ""
+        }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `trace` without its `fxt.perfetto` blob records (their names are
+/// inline, so no other record depends on them).
+fn without_perfetto(trace: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(trace.len());
+    let mut copied = 0;
+    let mut reader = SliceReader::new(trace);
+    while let Some(item) = reader.next() {
+        let Ok(Record::Blob(blob)) = item else {
+            continue;
+        };
+        if blob.blob_type == BlobType::Perfetto && blob.name == PERFETTO_NAME {
+            let start = reader.record_offset() as usize;
+            out.extend_from_slice(trace.get(copied..start).unwrap_or_default());
+            copied = reader.position() as usize;
+        }
+    }
+    out.extend_from_slice(trace.get(copied..).unwrap_or_default());
+    out
+}

@@ -1,0 +1,78 @@
+//! CPU samples (issue 31) for the commands that read them: the samples of
+//! a trace with the names of their frames ([`names`]), the slices open on
+//! a sample's thread when it was taken ([`timeline`]), and one line per
+//! sample, module list or symbol table for `fxt dump` ([`lines`]).
+//!
+//! The records themselves (`fxt.sample`, `fxt.modules`, `fxt.symbols`) are
+//! `fxt_format::samples`; what they become at collection is `fxt_symbols`.
+
+pub mod fold;
+pub mod lines;
+pub mod names;
+pub mod timeline;
+
+use fxt_format::decode::Record;
+use fxt_format::samples::{SampleBlob, SampleRecord};
+
+pub use names::{Gather, Names};
+pub use timeline::Timeline;
+
+/// Whether `trace` may hold a record named `name` inline: whether a word
+/// of it (records and their inline names are word-aligned) holds the
+/// name's first 8 bytes. Fast enough to skip a pass over a trace without
+/// samples.
+pub fn may_hold(trace: &[u8], name: &str) -> bool {
+    let Some(head) = name.as_bytes().first_chunk::<8>() else {
+        return true;
+    };
+    trace.chunks_exact(8).any(|w| w == head)
+}
+
+/// A sample and where it was read.
+#[derive(Debug, Clone)]
+pub struct Sampled {
+    /// The provider whose records it was among.
+    pub provider: Option<u32>,
+    /// Its timestamp in nanoseconds.
+    pub ns: u64,
+    /// The sample.
+    pub sample: SampleRecord,
+}
+
+/// The sample a record holds, if it is an `fxt.sample` blob that decodes
+/// (`Some(Err)` for one that does not).
+pub fn sample_of(record: &Record) -> Option<Result<SampleRecord, String>> {
+    let Record::Blob(blob) = record else {
+        return None;
+    };
+    match SampleBlob::from_blob(blob)? {
+        Ok(SampleBlob::Sample(s)) => Some(Ok(s)),
+        Ok(_) => None,
+        Err(e) => Some(Err(e.to_string())),
+    }
+}
+
+/// Collects a trace's samples during a walk, with their providers and
+/// timestamps in nanoseconds.
+#[derive(Default)]
+pub struct Collector {
+    /// The samples, in file order.
+    pub samples: Vec<Sampled>,
+    /// `fxt.sample` blobs whose payload did not decode.
+    pub malformed: u64,
+}
+
+impl Collector {
+    /// Takes the record if it is a sample.
+    pub fn see(&mut self, provider: Option<u32>, ticks_per_second: u64, record: &Record) {
+        match sample_of(record) {
+            Some(Ok(sample)) => self.samples.push(Sampled {
+                provider,
+                ns: fxt_format::time::ticks_to_ns(sample.timestamp, ticks_per_second),
+                sample,
+            }),
+            Some(Err(_)) => self.malformed += 1,
+            None => {}
+        }
+    }
+}

@@ -1,0 +1,486 @@
+//! CPU samples through the command line (issue 31), on traces built with
+//! the encoders whose samples hold real addresses of this test binary's
+//! functions, so that symbolization is real: `fxt symbolize` names them
+//! from the binary (the trace's `fxt.modules`), then `dump`, `flame
+//! --samples [--inside]` and `stats` show the names; `check`, `recover`
+//! and `merge` keep the sample, modules and symbols records whole.
+
+mod cli_support;
+use cli_support::*;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use fxt_format::samples::{Module, Modules, Sample, Walk};
+use fxt_symbols::scan::TraceSamples;
+
+#[inline(never)]
+fn worker_a(x: u64) -> u64 {
+    std::hint::black_box(x).wrapping_mul(3)
+}
+
+#[inline(never)]
+fn worker_b(x: u64) -> u64 {
+    std::hint::black_box(x).wrapping_add(5)
+}
+
+#[inline(never)]
+fn phase_driver(x: u64) -> u64 {
+    worker_a(x) ^ worker_b(x)
+}
+
+fn at(f: fn(u64) -> u64, offset: u64) -> u64 {
+    f as usize as u64 + offset
+}
+
+const PID_THREAD_A: u64 = 101;
+const PID_THREAD_B: u64 = 102;
+
+/// This process's pid: the modules record is this test binary's real one.
+fn pid() -> u64 {
+    u64::from(std::process::id())
+}
+
+/// Provider 1 (1 GHz): thread A runs "phase1" over [1000, 100000] (in it
+/// "inner_step" over [2000, 30000], holding 10 of its samples), thread
+/// B "phase2" (begin/end) over [200000, 300000]; 30 samples of worker_a in
+/// phase1, 10 of worker_b in phase2, 5 of phase_driver outside any slice;
+/// `extra` more samples of many distinct addresses (a symbol table large
+/// enough to be split over several records).
+fn sampled_trace(extra: usize) -> Trace {
+    let modules = fxt_symbols::process_modules(std::process::id()).unwrap();
+    let list: Vec<Module> = modules.modules.iter().map(|m| m.as_module()).collect();
+    let mut words = Vec::new();
+    Modules {
+        pid: pid(),
+        modules: &list,
+    }
+    .encode_records(
+        0,
+        ThreadRef::Inline {
+            process: pid(),
+            thread: PID_THREAD_A,
+        },
+        &mut words,
+    )
+    .unwrap();
+    let thread = |tid| ThreadRef::Inline {
+        process: pid(),
+        thread: tid,
+    };
+    let mut t = Trace::with_provider(1, "sampled", 1_000_000_000).raw(&words);
+    t = t.push(&event(
+        EventKind::DurationBegin,
+        200_000,
+        thread(PID_THREAD_B),
+        StringRef::Inline("demo"),
+        StringRef::Inline("phase2"),
+        &[],
+    ));
+    let sample = |ts, tid, frames: &[u64]| -> Vec<u64> {
+        encode_to_vec(&Sample {
+            timestamp: ts,
+            pid: pid(),
+            tid,
+            walk: Walk::FramePointers,
+            truncated: false,
+            frames,
+        })
+        .unwrap()
+    };
+    for i in 0..30 {
+        let stack = [at(worker_a, 1), at(phase_driver, 4)];
+        t = t.raw(&sample(2_000 + i * 3_000, PID_THREAD_A, &stack));
+    }
+    for i in 0..10 {
+        let stack = [at(worker_b, 1), at(phase_driver, 9)];
+        t = t.raw(&sample(210_000 + i * 5_000, PID_THREAD_B, &stack));
+    }
+    for i in 0..5 {
+        t = t.raw(&sample(400_000 + i, PID_THREAD_A, &[at(phase_driver, 2)]));
+    }
+    for i in 0..extra {
+        let stack: Vec<u64> = (0..200)
+            .map(|k| at(phase_driver, (i * 200 + k) as u64 % 4000))
+            .collect();
+        t = t.raw(&sample(500_000 + i as u64, PID_THREAD_A, &stack));
+    }
+    t.push(&event(
+        EventKind::DurationComplete { end: 30_000 },
+        2_000,
+        thread(PID_THREAD_A),
+        StringRef::Inline("demo"),
+        StringRef::Inline("inner_step"),
+        &[],
+    ))
+    .push(&event(
+        EventKind::DurationComplete { end: 100_000 },
+        1_000,
+        thread(PID_THREAD_A),
+        StringRef::Inline("demo"),
+        StringRef::Inline("phase1"),
+        &[],
+    ))
+    .push(&event(
+        EventKind::DurationEnd,
+        300_000,
+        thread(PID_THREAD_B),
+        StringRef::Inline("demo"),
+        StringRef::Inline("phase2"),
+        &[],
+    ))
+}
+
+fn symbolized(name: &str, extra: usize) -> std::path::PathBuf {
+    let path = sampled_trace(extra).file(name);
+    let out = fxt(&["symbolize", p(&path)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    path
+}
+
+/// `fxt flame --samples --folded ARGS`: stack → count.
+fn folded(path: &Path, args: &[&str]) -> BTreeMap<String, u64> {
+    let out = fxt(&[&["flame", "--samples", "--folded", p(path)], args].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out)
+        .lines()
+        .map(|l| {
+            let (stack, n) = l.rsplit_once(' ').unwrap();
+            (stack.to_owned(), n.parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn symbolize_names_the_samples_of_a_trace_without_symbols() {
+    let path = sampled_trace(0).file("unsymbolized.fxt");
+    let before = stdout(&fxt(&["dump", p(&path)]));
+    let line = before.lines().find(|l| l.starts_with("sample ")).unwrap();
+    assert!(
+        line.contains(&format!("stack={:#x} <- ", at(worker_a, 1))),
+        "{line}"
+    );
+
+    let out = fxt(&["symbolize", p(&path)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("45 samples of 1 process, 5 of 5 addresses named"),
+        "{}",
+        stderr(&out)
+    );
+    let scan = TraceSamples::read(&std::fs::read(&path).unwrap());
+    assert!(scan.is_symbolized());
+    assert!(scan.perfetto_records > 0);
+    // A second run has nothing to do.
+    let again = fxt(&["symbolize", p(&path)]);
+    assert!(
+        stderr(&again).contains("symbolized already"),
+        "{}",
+        stderr(&again)
+    );
+    // --force resolves again and replaces the Perfetto packets (each
+    // sample once).
+    let forced = fxt(&["symbolize", "--force", p(&path)]);
+    assert!(forced.status.success(), "{}", stderr(&forced));
+    let rescan = TraceSamples::read(&std::fs::read(&path).unwrap());
+    assert_eq!(rescan.perfetto_records, scan.perfetto_records);
+    assert_eq!(rescan.samples, scan.samples);
+    assert!(rescan.is_symbolized());
+
+    let after = stdout(&fxt(&["dump", p(&path)]));
+    let line = after.lines().find(|l| l.starts_with("sample ")).unwrap();
+    assert!(
+        line.ends_with("stack=cli_samples::worker_a <- cli_samples::phase_driver"),
+        "{line}"
+    );
+    assert!(
+        after.contains(&format!("symbols pid={} count=5", pid())),
+        "{after}"
+    );
+    assert!(after.contains(&format!("modules pid={} count=", pid())));
+}
+
+#[test]
+fn flame_draws_samples_and_only_those_inside_a_slice() {
+    let path = symbolized("flame_samples.fxt", 0);
+    let all = folded(&path, &[]);
+    let a = "cli_samples::phase_driver;cli_samples::worker_a";
+    let b = "cli_samples::phase_driver;cli_samples::worker_b";
+    assert_eq!(all.get(a), Some(&30), "{all:?}");
+    assert_eq!(all.get(b), Some(&10));
+    assert_eq!(all.get("cli_samples::phase_driver"), Some(&5));
+    assert_eq!(all.values().sum::<u64>(), 45);
+    let inside = folded(&path, &["--inside", "phase1"]);
+    assert_eq!(inside, BTreeMap::from([(a.to_owned(), 30)]));
+    let inside = folded(&path, &["--inside", "phase2"]);
+    assert_eq!(inside, BTreeMap::from([(b.to_owned(), 10)]));
+    let none = fxt(&[
+        "flame",
+        "--samples",
+        "--inside",
+        "nothing",
+        p(&path),
+        "-o",
+        p(&tmp("none.svg")),
+    ]);
+    assert!(!none.status.success());
+    assert!(
+        stderr(&none).contains("no samples to draw"),
+        "{}",
+        stderr(&none)
+    );
+    let svg = tmp("samples.svg");
+    let out = fxt(&["flame", "--samples", p(&path), "-o", p(&svg)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        svg.contains("cli_samples::worker_a (30 samples"),
+        "the frame's title counts samples"
+    );
+}
+
+#[test]
+fn stats_names_the_functions_sampled_most_per_duration() {
+    let path = symbolized("stats_samples.fxt", 0);
+    let out = fxt(&["stats", "--json", p(&path)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &doc["samples"];
+    assert_eq!(s["total"], 45);
+    assert_eq!(s["threads"], 2);
+    assert_eq!(s["symbolized"], true);
+    let inside = s["inside"].as_array().unwrap();
+    let names: Vec<_> = inside.iter().map(|d| d["name"].as_str().unwrap()).collect();
+    // Most samples first, then by name.
+    assert_eq!(names, ["phase1", "inner_step", "phase2"]);
+    let top = |i: usize| (inside[i]["samples"].clone(), inside[i]["top"][0].clone());
+    let function = |f: &str, n: u64| serde_json::json!({"function": f, "samples": n});
+    assert_eq!(top(0), (30.into(), function("cli_samples::worker_a", 30)));
+    assert_eq!(top(1), (10.into(), function("cli_samples::worker_a", 10)));
+    assert_eq!(top(2), (10.into(), function("cli_samples::worker_b", 10)));
+    let table = stdout(&fxt(&["stats", p(&path)]));
+    assert!(table.contains("CPU samples   45 on 2 threads"), "{table}");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("phase1") && l.contains("cli_samples::worker_a 100.0%")),
+        "{table}"
+    );
+    // A trace without samples has no such section.
+    let plain = golden().file("stats_plain.fxt");
+    let doc: serde_json::Value =
+        serde_json::from_slice(&fxt(&["stats", "--json", p(&plain)]).stdout).unwrap();
+    assert!(doc["samples"].is_null());
+}
+
+/// What a killed writer leaves: the trace cut inside a record. Symbolize
+/// refuses to append in place, and writes a whole copy with -o.
+#[test]
+fn symbolize_writes_a_cut_trace_whole_to_a_copy() {
+    let mut bytes = sampled_trace(0).bytes();
+    bytes.truncate(bytes.len() - 12);
+    let path = tmp("killed.fxt");
+    std::fs::write(&path, &bytes).unwrap();
+    let out = fxt(&["symbolize", p(&path)]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("ends inside a record"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        bytes,
+        "the input is untouched"
+    );
+    let copy = tmp("killed-symbolized.fxt");
+    let out = fxt(&["symbolize", p(&path), "-o", p(&copy)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let check = fxt(&["check", p(&copy)]);
+    // The cut record was the phase2 end: phase2 is never ended, the rest is whole.
+    let report = stdout(&check) + &stderr(&check);
+    assert!(!report.contains("truncated"), "{report}");
+    let scan = TraceSamples::read(&std::fs::read(&copy).unwrap());
+    assert_eq!(scan.samples.len(), 45);
+    assert!(scan.is_symbolized() && scan.errors.is_empty());
+}
+
+/// Sample, modules and symbols records, a symbol table split over several
+/// records included, survive `check`, `recover` and `merge` whole.
+#[test]
+fn check_recover_and_merge_keep_sample_records_whole() {
+    let path = symbolized("whole.fxt", 20);
+    let original = TraceSamples::read(&std::fs::read(&path).unwrap());
+    assert_eq!(original.samples.len(), 65);
+    let split = stdout(&fxt(&["dump", p(&path)]));
+    assert!(
+        split
+            .lines()
+            .any(|l| l.starts_with("symbols ") && l.contains("(joined from")),
+        "the big table is split"
+    );
+
+    for how in [&["check"][..], &["check", "--perfetto"]] {
+        let check = fxt(&[how, &[p(&path)]].concat());
+        assert!(
+            check.status.success(),
+            "{how:?}: {}{}",
+            stdout(&check),
+            stderr(&check)
+        );
+    }
+
+    let recovered = tmp("whole-recovered.fxt");
+    let out = fxt(&["recover", p(&path), "-o", p(&recovered)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let after = TraceSamples::read(&std::fs::read(&recovered).unwrap());
+    assert_eq!(after.samples, original.samples);
+    assert_eq!(after.symbols, original.symbols);
+    assert_eq!(after.modules, original.modules);
+    assert_eq!(after.perfetto_records, original.perfetto_records);
+
+    let other = symbolized("other.fxt", 0);
+    let merged = tmp("whole-merged.fxt");
+    let out = fxt(&["merge", p(&path), p(&other), "-o", p(&merged)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let m = TraceSamples::read(&std::fs::read(&merged).unwrap());
+    assert_eq!(m.samples.len(), 65 + 45);
+    assert!(m.errors.is_empty());
+    assert_eq!(m.symbols.len(), 2);
+    assert!(m.is_symbolized());
+    let check = fxt(&["check", p(&merged)]);
+    assert!(
+        check.status.success(),
+        "{}{}",
+        stdout(&check),
+        stderr(&check)
+    );
+}
+
+/// `fxt export parquet`: a `samples` table DuckDB reads, each sample with
+/// its named frames and the innermost slice it was taken in.
+#[test]
+fn export_writes_a_samples_table_joined_to_its_slices() {
+    let path = symbolized("export_samples.fxt", 0);
+    let dir = tmp("export_samples");
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = fxt(&["export", "parquet", p(&path), "-o", p(&dir), "--host", "h1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let python = python_with(&[("duckdb", "duckdb==2.0.1")]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/duckdb_query.py");
+    let queries = [
+        "select count(*), count(slice_id), min(pid) = max(pid), min(host) from {samples}",
+        "select typeof(pid), typeof(tid), typeof(ts), typeof(slice_id), typeof(frames) from {samples} limit 1",
+        // The innermost slice: inner_step for the first 10 of phase1's.
+        "select s.name, sm.frames[1], sm.frames[2], count(*) from {samples} sm \
+         join {slices} s on s.id = sm.slice_id and s.trace = sm.trace \
+         group by all order by 1",
+        "select count(*) from {samples} sm join {slices} s on s.id = sm.slice_id \
+         where sm.ts between s.ts and s.ts + s.dur and sm.tid = s.tid",
+        "select frames from {samples} where slice_id is null group by all",
+    ];
+    let out = std::process::Command::new(python)
+        .arg(script)
+        .arg(&dir)
+        .args(queries)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r[0], serde_json::json!([[45, 40, true, "h1"]]));
+    assert_eq!(
+        r[1],
+        serde_json::json!([["BIGINT", "BIGINT", "BIGINT", "BIGINT", "VARCHAR[]"]])
+    );
+    let (a, b, d) = (
+        "cli_samples::worker_a",
+        "cli_samples::worker_b",
+        "cli_samples::phase_driver",
+    );
+    assert_eq!(
+        r[2],
+        serde_json::json!([
+            ["inner_step", a, d, 10],
+            ["phase1", a, d, 20],
+            ["phase2", b, d, 10]
+        ])
+    );
+    assert_eq!(r[3], serde_json::json!([[40]]));
+    assert_eq!(r[4], serde_json::json!([[[d]]]));
+}
+
+/// Perfetto's trace_processor_shell at `$FXT_TRACE_PROCESSOR`, or where
+/// `shared/tools/perfetto-build.sh` builds it; `None` (the test then says
+/// so and passes) where there is none: CI does not build Perfetto.
+fn trace_processor() -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("FXT_TRACE_PROCESSOR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| "/tmp/perfetto-src/out/tp/trace_processor_shell".into());
+    path.is_file().then_some(path)
+}
+
+/// One row of numbers from trace_processor_shell's answer to `query`.
+fn perfetto_row(shell: &Path, trace: &Path, query: &str) -> Vec<i64> {
+    let file = tmp("perfetto_query.sql");
+    std::fs::write(&file, query).unwrap();
+    let out = std::process::Command::new(shell)
+        .args(["-q", p(&file), p(trace)])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
+    last.split(',')
+        .map(|v| {
+            v.trim()
+                .trim_matches('"')
+                .parse()
+                .unwrap_or_else(|_| panic!("{text}"))
+        })
+        .collect()
+}
+
+/// Perfetto reads the samples from the embedded packets: every sample is a
+/// row of `perf_sample`, its frames carry the names, it falls inside the
+/// slice it was taken in, and the import reports no error.
+#[test]
+fn perfetto_shows_the_samples_with_names_inside_their_slices() {
+    let Some(shell) = trace_processor() else {
+        eprintln!("skipped: no trace_processor_shell (set FXT_TRACE_PROCESSOR)");
+        return;
+    };
+    let path = symbolized("perfetto_samples.fxt", 0);
+    let leaf = "join stack_profile_callsite c on c.id = ps.callsite_id \
+                join stack_profile_frame f on f.id = c.frame_id";
+    let inside = |slice: &str, function: &str| {
+        format!(
+            "(select count(*) from perf_sample ps {leaf} \
+             join thread_track tt on tt.utid = ps.utid join slice s on s.track_id = tt.id \
+             where s.name = '{slice}' and f.name = 'cli_samples::{function}' \
+             and ps.ts between s.ts and s.ts + s.dur)"
+        )
+    };
+    let query = format!(
+        "select (select count(*) from perf_sample), \
+         (select count(*) from perf_sample ps {leaf} where f.name = 'cli_samples::worker_a'), \
+         (select count(*) from perf_sample ps {leaf} where f.name = 'cli_samples::phase_driver'), \
+         {}, {}, \
+         (select count(*) from perf_sample ps join thread using (utid) where thread.tid = {PID_THREAD_B}), \
+         (select count(*) from stats where severity in ('error', 'data_loss') and value > 0);",
+        inside("phase1", "worker_a"),
+        inside("phase2", "worker_b"),
+    );
+    assert_eq!(
+        perfetto_row(&shell, &path, &query),
+        [45, 30, 5, 30, 10, 10, 0],
+        "samples, worker_a leaves, phase_driver leaves, in phase1, in phase2, on thread B, import errors"
+    );
+}

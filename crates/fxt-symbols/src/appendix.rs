@@ -1,0 +1,222 @@
+//! The one entry point the runtime (at collection) and the CLI (`fxt
+//! symbolize`) share: from a trace's samples, the `fxt.modules`,
+//! `fxt.symbols` and `fxt.perfetto` records to append to it.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use fxt_format::encode::{encode_into_vec, Blob, BlobType, EncodeError, StringRef, ThreadRef};
+use fxt_format::samples::{
+    FrameEntry, ModuleEntry, Modules, ModulesRecord, SampleRecord, Symbol, Symbols, SymbolsRecord,
+    PERFETTO_NAME,
+};
+
+use crate::perfetto::{self, ProcessSamples};
+use crate::{process_modules, Symbolizer};
+
+/// What [`appendix`] works from.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// The trace's samples.
+    pub samples: &'a [SampleRecord],
+    /// The ticks per second of their timestamps.
+    pub ticks_per_second: u64,
+    /// The `fxt.modules` records the trace already holds (a reader takes
+    /// the union per process).
+    pub modules: &'a [ModulesRecord],
+    /// The `fxt.symbols` records the trace already holds: their addresses
+    /// are not resolved again (and no `fxt.symbols` is written for a
+    /// process whose sampled addresses all have symbols).
+    pub symbols: &'a [SymbolsRecord],
+    /// Read `/proc/PID/maps` of the sampled processes now, and append
+    /// `fxt.modules` for them. Only for processes known to be the ones that
+    /// were sampled and still running (the collecting process itself); a
+    /// pid may have been reused since.
+    pub discover: bool,
+}
+
+/// The records to append, and what went into them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Appendix {
+    /// FXT words: `fxt.modules` (if discovered), `fxt.symbols` per
+    /// process, then the `fxt.perfetto` blob records.
+    pub words: Vec<u64>,
+    /// Processes with samples.
+    pub processes: usize,
+    /// Samples.
+    pub samples: usize,
+    /// Distinct sampled addresses.
+    pub addresses: usize,
+    /// Of those, the ones with at least one named frame (from the trace's
+    /// symbols or resolved now).
+    pub resolved: usize,
+    /// Blob records of Perfetto packets.
+    pub perfetto_records: usize,
+}
+
+/// Builds the records to append to a trace holding `request.samples`,
+/// resolving addresses with `symbolizer` (the binaries on this machine,
+/// checked against the recorded build ids).
+pub fn appendix(
+    request: &Request<'_>,
+    symbolizer: &mut Symbolizer,
+) -> Result<Appendix, EncodeError> {
+    let mut by_pid: BTreeMap<u64, Vec<&SampleRecord>> = BTreeMap::new();
+    for sample in request.samples {
+        by_pid.entry(sample.pid).or_default().push(sample);
+    }
+    let mut out = Appendix {
+        processes: by_pid.len(),
+        samples: request.samples.len(),
+        ..Appendix::default()
+    };
+    let mut tables = Vec::with_capacity(by_pid.len());
+    for (&pid, samples) in &by_pid {
+        let last = samples.iter().map(|s| s.timestamp).max().unwrap_or(0);
+        let thread = ThreadRef::Inline {
+            process: pid,
+            thread: samples.first().map_or(0, |s| s.tid),
+        };
+        let mut modules = recorded_modules(request.modules, pid);
+        if request.discover {
+            if let Ok(found) = u32::try_from(pid)
+                .map_err(drop)
+                .and_then(|p| process_modules(p).map_err(drop))
+            {
+                let list: Vec<_> = found.modules.iter().map(ModuleEntry::as_module).collect();
+                Modules {
+                    pid,
+                    modules: &list,
+                }
+                .encode_records(last, thread, &mut out.words)?;
+                modules.extend(found.modules);
+            }
+        }
+        let modules: Vec<ModuleEntry> = modules.into_iter().collect();
+        let (symbols, new) = resolve(request.symbols, pid, samples, &modules, symbolizer);
+        out.addresses += symbols.len();
+        out.resolved += symbols.values().filter(|f| !f.is_empty()).count();
+        if !new.is_empty() {
+            write_symbols(pid, &new, &symbols, last, thread, &mut out.words)?;
+        }
+        tables.push((pid, samples, modules, symbols));
+    }
+    let ns: Vec<Vec<(u64, &SampleRecord)>> = tables
+        .iter()
+        .map(|(_, samples, _, _)| {
+            samples
+                .iter()
+                .map(|s| {
+                    (
+                        fxt_format::time::ticks_to_ns(s.timestamp, request.ticks_per_second),
+                        *s,
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    let processes: Vec<ProcessSamples> = tables
+        .iter()
+        .zip(&ns)
+        .map(|((pid, _, modules, symbols), samples)| ProcessSamples {
+            pid: *pid,
+            modules,
+            symbols,
+            samples,
+        })
+        .collect();
+    for chunk in perfetto::packets(&processes) {
+        let blob = Blob {
+            name: StringRef::Inline(PERFETTO_NAME),
+            blob_type: BlobType::Perfetto,
+            payload: &chunk,
+        };
+        encode_into_vec(&blob, &mut out.words)?;
+        out.perfetto_records += 1;
+    }
+    Ok(out)
+}
+
+/// The union of the recorded modules of `pid`.
+fn recorded_modules(records: &[ModulesRecord], pid: u64) -> BTreeSet<ModuleEntry> {
+    records
+        .iter()
+        .filter(|r| r.pid == pid)
+        .flat_map(|r| r.modules.iter().cloned())
+        .collect()
+}
+
+/// The frames of every sampled address of `pid`: from the trace's symbols
+/// where it has them, resolved now otherwise (those are also returned in
+/// order, to be written).
+fn resolve(
+    recorded: &[SymbolsRecord],
+    pid: u64,
+    samples: &[&SampleRecord],
+    modules: &[ModuleEntry],
+    symbolizer: &mut Symbolizer,
+) -> (HashMap<u64, Vec<FrameEntry>>, Vec<u64>) {
+    let mut symbols: HashMap<u64, Vec<FrameEntry>> = recorded
+        .iter()
+        .filter(|r| r.pid == pid)
+        .flat_map(|r| r.symbols.iter().map(|s| (s.address, s.frames.clone())))
+        .collect();
+    let mut new = Vec::new();
+    for sample in samples {
+        for (i, &address) in sample.frames.iter().enumerate() {
+            if symbols.contains_key(&address) {
+                continue;
+            }
+            symbols.insert(address, symbolizer.resolve(modules, address, i > 0));
+            new.push(address);
+        }
+    }
+    (symbols, new)
+}
+
+fn write_symbols(
+    pid: u64,
+    addresses: &[u64],
+    symbols: &HashMap<u64, Vec<FrameEntry>>,
+    timestamp: u64,
+    thread: ThreadRef,
+    out: &mut Vec<u64>,
+) -> Result<(), EncodeError> {
+    let frames: Vec<Vec<_>> = addresses
+        .iter()
+        .map(|a| {
+            symbols
+                .get(a)
+                .map_or_else(Vec::new, |f| f.iter().map(FrameEntry::as_frame).collect())
+        })
+        .collect();
+    let entries: Vec<Symbol> = addresses
+        .iter()
+        .zip(&frames)
+        .map(|(&address, frames)| Symbol { address, frames })
+        .collect();
+    Symbols {
+        pid,
+        symbols: &entries,
+    }
+    .encode_records(timestamp, thread, out)?;
+    Ok(())
+}
+
+/// [`appendix`] for a whole trace: its samples, modules and symbols read
+/// from `trace` ([`crate::scan::TraceSamples`]). What the runtime calls at
+/// collection (with `discover`: its own process is still running).
+pub fn appendix_of_trace(
+    trace: &[u8],
+    discover: bool,
+    symbolizer: &mut Symbolizer,
+) -> Result<Appendix, EncodeError> {
+    let scan = crate::scan::TraceSamples::read(trace);
+    let request = Request {
+        samples: &scan.samples,
+        ticks_per_second: scan.ticks_per_second,
+        modules: &scan.modules,
+        symbols: &scan.symbols,
+        discover,
+    };
+    appendix(&request, symbolizer)
+}

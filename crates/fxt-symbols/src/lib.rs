@@ -1,0 +1,29 @@
+//! CPU samples in FXT traces, made readable (issue 31): which code the
+//! sampled addresses belong to, their names, and packets that show them in
+//! Perfetto.
+//!
+//! * [`process_modules`]: the executable mappings of a running process
+//!   (`/proc/PID/maps`) with their files' build ids, for an `fxt.modules`
+//!   record.
+//! * [`Symbolizer`]: addresses to demangled Rust names (without the hash),
+//!   inlined frames and file:line where debug info exists, from the
+//!   binaries on this machine (`addr2line`'s loader and `object`), checked
+//!   against the recorded build ids.
+//! * [`perfetto`]: `PerfSample` packets with interned mappings, frames and
+//!   callstacks, in chunks that fit `fxt.perfetto` blob records.
+//! * [`appendix`]: the entry point of the runtime at collection and of
+//!   `fxt symbolize`: from a trace's samples, the records to append.
+//! * [`scan`]: the sample, modules and symbols records of a trace.
+//!
+//! The record layouts are in [`fxt_format::samples`].
+
+mod appendix;
+mod maps;
+pub mod perfetto;
+mod proto;
+pub mod scan;
+mod symbolize;
+
+pub use appendix::{appendix, appendix_of_trace, Appendix, Request};
+pub use maps::{build_id, process_modules};
+pub use symbolize::Symbolizer;

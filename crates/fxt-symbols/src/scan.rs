@@ -1,0 +1,87 @@
+//! The sample, modules and symbols records of a trace, read in one pass
+//! (split blob groups joined).
+
+use fxt_format::decode::{join_split_blobs, BlobType, Record};
+use fxt_format::samples::{
+    ModulesRecord, SampleBlob, SampleRecord, SamplesError, SymbolsRecord, PERFETTO_NAME,
+};
+use fxt_format::time::ticks_per_second_or_default;
+
+/// What a trace holds about CPU samples.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TraceSamples {
+    /// The samples, in file order.
+    pub samples: Vec<SampleRecord>,
+    /// Ticks per second of the samples' timestamps: the providers' common
+    /// rate, or 10⁹ when they differ (the timestamps are then converted to
+    /// nanoseconds).
+    pub ticks_per_second: u64,
+    /// The `fxt.modules` records.
+    pub modules: Vec<ModulesRecord>,
+    /// The `fxt.symbols` records.
+    pub symbols: Vec<SymbolsRecord>,
+    /// `fxt.perfetto` blob records.
+    pub perfetto_records: usize,
+    /// Sample blobs whose payload did not decode, with their byte offsets.
+    pub errors: Vec<(u64, SamplesError)>,
+    /// Bytes of whole records from the start: the trace's length, or the
+    /// offset of the damage that ends it (a record cut short, as a killed
+    /// writer leaves), where records can be appended.
+    pub end: u64,
+}
+
+impl TraceSamples {
+    /// Reads `trace` up to its end or its first fatal decode error.
+    pub fn read(trace: &[u8]) -> Self {
+        let mut out = Self::default();
+        let mut rates = Vec::new();
+        out.end = trace.len() as u64;
+        let mut records = join_split_blobs(trace);
+        while let Some(joined) = records.next() {
+            let blob = match joined.item {
+                Ok(Record::Blob(blob)) => blob,
+                Err(e) if e.is_fatal() => {
+                    out.end = e.offset();
+                    continue;
+                }
+                _ => continue,
+            };
+            if blob.blob_type == BlobType::Perfetto && blob.name == PERFETTO_NAME {
+                out.perfetto_records += 1;
+                continue;
+            }
+            match SampleBlob::from_blob(&blob) {
+                Some(Ok(SampleBlob::Sample(s))) => {
+                    rates.push(ticks_per_second_or_default(
+                        records.get_ref().ticks_per_second(),
+                    ));
+                    out.samples.push(s);
+                }
+                Some(Ok(SampleBlob::Modules(m))) => out.modules.push(m),
+                Some(Ok(SampleBlob::Symbols(s))) => out.symbols.push(s),
+                Some(Err(e)) => out.errors.push((joined.offset, e)),
+                None => {}
+            }
+        }
+        out.ticks_per_second = rates.first().copied().unwrap_or(1_000_000_000);
+        if rates.iter().any(|&r| r != out.ticks_per_second) {
+            for (sample, rate) in out.samples.iter_mut().zip(rates) {
+                sample.timestamp = fxt_format::time::ticks_to_ns(sample.timestamp, rate);
+            }
+            out.ticks_per_second = 1_000_000_000;
+        }
+        out
+    }
+
+    /// Whether every sampled address has an entry in the symbols records.
+    pub fn is_symbolized(&self) -> bool {
+        let known: std::collections::HashSet<(u64, u64)> = self
+            .symbols
+            .iter()
+            .flat_map(|r| r.symbols.iter().map(move |s| (r.pid, s.address)))
+            .collect();
+        self.samples
+            .iter()
+            .all(|s| s.frames.iter().all(|a| known.contains(&(s.pid, *a))))
+    }
+}
