@@ -15,13 +15,17 @@
 //! writes `trace.fxt` (or where `FXT_OUTPUT` says) and prints what the
 //! samples say: how many there are against what the thread's CPU time
 //! calls for, how they split between the workers, and how many of phase
-//! 1's are inside `worker_a`. (Until the trace carries symbol names, the
-//! program reads the workers' address ranges from its own symbol table.)
+//! 1's are inside `worker_a` — by the names the trace itself carries (its
+//! `fxt.symbols`, written when the session finished), as any machine
+//! without the binary reads them.
 
 use std::hint::black_box;
 
 use fxt::trace_duration_scope;
+use std::collections::HashMap;
+
 use fxt_format::decode::{EventKind, Record};
+use fxt_symbols::scan::TraceSamples;
 
 /// Iterations of `spin` per unit of work.
 pub const UNIT: u64 = 200_000;
@@ -86,6 +90,8 @@ pub fn cpu_ns() -> u64 {
 pub struct Report {
     /// `fxt.sample` records.
     pub samples: u64,
+    /// Samples whose interrupted pc has a name in the trace.
+    pub named: u64,
     /// Samples with `worker_a` / `worker_b` on their stack.
     pub in_a: u64,
     pub in_b: u64,
@@ -94,28 +100,6 @@ pub struct Report {
     pub phase1_in_a: u64,
     /// The largest stack depth seen.
     pub deepest: usize,
-}
-
-/// The address ranges of `worker_a` and `worker_b` in this process, from
-/// the executable's own symbol table (`object`), placed where the
-/// functions are loaded.
-fn worker_ranges() -> [std::ops::Range<u64>; 2] {
-    use object::{Object, ObjectSymbol};
-    let exe = std::fs::read("/proc/self/exe").expect("read the executable");
-    let file = object::File::parse(&*exe).expect("parse the executable");
-    let find = |name: &str| {
-        file.symbols()
-            .chain(file.dynamic_symbols())
-            .find(|s| {
-                s.name()
-                    .is_ok_and(|n| n.contains(name) && n.contains("samples"))
-            })
-            .map(|s| s.address()..s.address() + s.size())
-            .unwrap_or_else(|| panic!("{name} not in the symbol table"))
-    };
-    let (a, b) = (find("worker_a"), find("worker_b"));
-    let bias = (worker_a as fn() -> u64 as usize as u64).wrapping_sub(a.start);
-    [a, b].map(|r| r.start.wrapping_add(bias)..r.end.wrapping_add(bias))
 }
 
 /// Reads the samples of `bytes`.
@@ -132,28 +116,33 @@ pub fn analyse(bytes: &[u8]) -> Report {
         }
     }
     let phase1 = phase1.expect("phase 1 is in the trace");
-    let [a, b] = worker_ranges();
+    let trace = TraceSamples::read(bytes);
+    // Each address's function (the outermost of its inlined frames), from
+    // the trace's `fxt.symbols`.
+    let names: HashMap<(u64, u64), &str> = trace
+        .symbols
+        .iter()
+        .flat_map(|r| r.symbols.iter().map(move |s| (r.pid, s)))
+        .filter_map(|(pid, s)| Some(((pid, s.address), s.frames.last()?.function.as_str())))
+        .collect();
     let mut report = Report::default();
-    for r in &records {
-        let Record::Blob(blob) = r else { continue };
-        if blob.name.as_str() != Some("fxt.sample") {
-            continue;
-        }
-        let w: Vec<u64> = blob
-            .payload
-            .chunks(8)
-            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-            .collect();
-        let frames = &w[4..];
+    for s in &trace.samples {
+        let name = |f: &u64| names.get(&(s.pid, *f)).copied().unwrap_or("");
         report.samples += 1;
-        report.deepest = report.deepest.max(frames.len());
-        // Return addresses (frames after the first) of each worker.
-        // A return address (the call is the byte before it) in a worker.
-        let calls = |r: &std::ops::Range<u64>| frames.iter().skip(1).any(|&f| r.contains(&(f - 1)));
-        let (in_a, in_b) = (calls(&a), calls(&b));
+        report.named += s.frames.first().is_some_and(|f| !name(f).is_empty()) as u64;
+        report.deepest = report.deepest.max(s.frames.len());
+        // A worker on the stack: a return address (frames after the
+        // first) in it.
+        let calls = |worker: &str| {
+            s.frames
+                .iter()
+                .skip(1)
+                .any(|f| name(f).ends_with(&format!("::{worker}")))
+        };
+        let (in_a, in_b) = (calls("worker_a"), calls("worker_b"));
         report.in_a += in_a as u64;
         report.in_b += in_b as u64;
-        if phase1.contains(&w[0]) {
+        if phase1.contains(&s.timestamp) {
             report.phase1 += 1;
             report.phase1_in_a += in_a as u64;
         }
@@ -181,6 +170,10 @@ fn main() {
         stats.samples,
         r.samples,
         100.0 * r.samples as f64 / wanted.max(1.0)
+    );
+    println!(
+        "named (interrupted pc has a function name in the trace): {} of {}",
+        r.named, r.samples
     );
     println!(
         "worker_a {} : worker_b {} = {:.2} (work 3:1); phase 1: {} of {} samples in worker_a ({:.0}%); deepest stack {}",

@@ -479,7 +479,8 @@ fn relative_output_and_cd() {
 }
 
 /// `--sample N` reaches the recorded process (`FXT_SAMPLE_HZ`, over its
-/// own config): its CPU samples are in the archive, on its own pid.
+/// own config): its CPU samples are in the archive, on its own pid, named
+/// by the symbols and Perfetto packets its session appended at finish.
 fn sample_option() {
     let dir = scratch("sample");
     let out = dir.join("s.fxt");
@@ -518,6 +519,10 @@ fn sample_option() {
         })
         .expect("the span is in the archive");
     assert!(pids.iter().all(|&p| p == pid), "{pids:?} vs {pid}");
+    let scan = fxt_symbols::scan::TraceSamples::read(&std::fs::read(&out).unwrap());
+    assert!(scan.modules.iter().any(|m| m.pid == pid), "no fxt.modules");
+    assert!(scan.is_symbolized(), "a sampled address has no symbol");
+    assert!(scan.perfetto_records > 0, "no fxt.perfetto");
 }
 
 /// A symlink at the output is replaced, not written through.

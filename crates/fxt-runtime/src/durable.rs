@@ -75,6 +75,28 @@ impl Inner {
         }
     }
 
+    /// Appends already encoded whole `records` (each a normal record of at
+    /// most [`MAX_RECORD_WORDS`] words), all or none.
+    fn append_words(&mut self, records: &[&[u64]]) -> bool {
+        let words: usize = records.iter().map(|r| r.len()).sum();
+        let fits = self.words.len() + words <= self.budget
+            && records
+                .iter()
+                .all(|r| !r.is_empty() && r.len() <= MAX_RECORD_WORDS);
+        if !fits {
+            return false;
+        }
+        for record in records {
+            let start = self.words.len();
+            self.words.extend_from_slice(record);
+            self.records += 1;
+            if let Some(m) = &self.mirror {
+                crate::memory::filler::store_record(m.slice(start..self.words.len()), record);
+            }
+        }
+        true
+    }
+
     /// The string ref for `s`: 0 for "", an index, or `0x8000 | len`
     /// (inline) when the table or region is full.
     fn intern(&mut self, s: &str) -> u16 {
@@ -170,6 +192,12 @@ impl Durable {
     /// Names the process (kernel object record of type `ZX_OBJ_TYPE_PROCESS`).
     pub(crate) fn name_process(&self, pid: u64, name: &str) {
         self.lock().kernel_object(pid, OBJ_TYPE_PROCESS, name, None);
+    }
+
+    /// Appends encoded records (see [`Inner::append_words`]); false when
+    /// they do not fit (nothing is appended then).
+    pub(crate) fn append_records(&self, records: &[&[u64]]) -> bool {
+        self.lock().append_words(records)
     }
 
     /// Registers a thread: a thread record (if an index and room are left)

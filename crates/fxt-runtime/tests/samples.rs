@@ -110,6 +110,11 @@ fn run(config: fxt_runtime::Config, min_events: u64, cpu_ms: u64) -> (u64, fxt_r
             assert!(s.frames[0] != 0);
             last_ts = s.ts;
         } else if let Record::Event(e) = r {
+            if e.category.as_str() == Some(fxt_format::samples::CATEGORY) {
+                // The head of a split `fxt.symbols` blob in the samples'
+                // appendix (after every chunk).
+                continue;
+            }
             let Some(DArg::U64(n)) = e.args.first().map(|a| &a.value) else {
                 panic!("event without its number: {e:?}");
             };

@@ -18,6 +18,7 @@
 //! file order).
 
 pub(crate) mod direct;
+pub(crate) mod samples;
 mod stage;
 pub(crate) mod stream;
 
@@ -31,6 +32,7 @@ use crate::memory::atomic::Ordering;
 use crate::ring::ChunkSnapshot;
 use crate::state::Shared;
 use crate::stats::Stats;
+use samples::SampleTap;
 use stage::Stager;
 
 /// Provider id written in the trace.
@@ -118,6 +120,9 @@ pub(crate) struct Collector<'r, W: Write> {
     /// record's ticks per second, written with an estimate and corrected
     /// when the session finishes.
     tps_offset: Option<u64>,
+    /// A sampling session's samples, for the appendix [`Collector::finish`]
+    /// writes (see [`samples`]).
+    tap: Option<SampleTap>,
 }
 
 impl<'r> Collector<'r, io::Sink> {
@@ -128,6 +133,7 @@ impl<'r> Collector<'r, io::Sink> {
     pub(crate) fn start_direct(shared: &Shared, file: direct::DirectFile) -> Self {
         let tps = shared.clock.provisional_ticks_per_second();
         let mut c = Collector::resume(Stager::direct(file), 0, 0, tps);
+        c.tap = (shared.settings.sample_hz > 0).then(SampleTap::default);
         let pre = preamble(&shared.settings.provider_name, tps);
         c.tps_offset = Some((pre.len() as u64 - 1) * 8);
         let r = c.stage.words(&pre, 3);
@@ -163,6 +169,7 @@ impl<'r, W: Write> Collector<'r, W> {
     fn start_staged(shared: &Shared, stage: Stager<'r, W>) -> Self {
         let ticks_per_second = shared.clock.ticks_per_second();
         let mut c = Collector::resume(stage, 0, 0, ticks_per_second);
+        c.tap = (shared.settings.sample_hz > 0).then(SampleTap::default);
         let pre = preamble(&shared.settings.provider_name, ticks_per_second);
         let r = c.stage.words(&pre, 3);
         c.check(r);
@@ -188,6 +195,7 @@ impl<'r, W: Write> Collector<'r, W> {
             snapshot: None,
             live: false,
             tps_offset: None,
+            tap: None,
         }
     }
 
@@ -227,6 +235,9 @@ impl<'r, W: Write> Collector<'r, W> {
             self.check(r);
         }
         for record in &large {
+            if let Some(tap) = &mut self.tap {
+                tap.scan(&record.words);
+            }
             if self.error.is_none() {
                 let r = self.stage.words(&record.words, record.records);
                 if self.check(r) {
@@ -277,6 +288,15 @@ impl<'r, W: Write> Collector<'r, W> {
             // Released, not freed: no writer stores into it until we free
             // it after the write (`pass`).
             let whole = ring.chunk_words_of(snap);
+            if let Some(tap) = &mut self.tap {
+                copy.clear();
+                copy.extend(
+                    ring.chunk_data(snap)
+                        .iter()
+                        .map(|w| w.load(Ordering::Relaxed)),
+                );
+                tap.scan(copy);
+            }
             if self.stage.queue_chunk(whole, snap.words, snap.records) {
                 self.emitted += snap.records;
                 return;
@@ -293,8 +313,16 @@ impl<'r, W: Write> Collector<'r, W> {
                 self.lost += snap.records;
                 return;
             }
+            if let Some(tap) = &mut self.tap {
+                tap.scan(copy);
+            }
             self.stage.words(copy, snap.records)
         } else {
+            if let Some(tap) = &mut self.tap {
+                copy.clear();
+                copy.extend(data.iter().map(|w| w.load(Ordering::Relaxed)));
+                tap.scan(copy);
+            }
             self.stage.atomic_words(data, snap.records)
         };
         if self.check(r) {
@@ -304,11 +332,17 @@ impl<'r, W: Write> Collector<'r, W> {
         }
     }
 
-    /// Ends the trace: the "buffer filled up" event if anything was
-    /// dropped, then flushes.
+    /// Ends the trace: the CPU samples' appendix if the session sampled,
+    /// the "buffer filled up" event if anything was dropped, then flushes.
     pub(crate) fn finish(mut self, shared: &Shared) -> io::Result<Stats> {
         if let Some(e) = self.error.take() {
             return Err(e);
+        }
+        if let Some(tap) = self.tap.take() {
+            // Last but the "buffer filled up" event: every sample is in.
+            let words = tap.appendix(shared.clock.ticks_per_second());
+            self.stage
+                .words(&words, samples::records(&words).len() as u64)?;
         }
         let dropped = shared.dropped() + self.lost;
         if dropped > 0 {

@@ -127,6 +127,9 @@ pub(crate) fn start_recording(
         .buffers
         .durable
         .name_process(shared.settings.pid, &pname);
+    if shared.settings.sample_hz > 0 && shared.settings.crash_safe {
+        durable_modules(&shared);
+    }
     spawn_helpers(&shared, &config, file)?;
     let shared = publish(ctl, shared, &config);
     if shared.settings.sample_hz > 0 {
@@ -397,6 +400,22 @@ fn run_prefaulter(s: &Shared) {
 /// Makes `shared` the live session: sets the clock and the category
 /// filter, and turns the call sites on. The control lock, held since
 /// `start` checked that no session is live, is released at the end.
+/// A sampling crash-safe session's file names the process's modules from
+/// the start (see [`crate::collect::samples::modules_now`]).
+fn durable_modules(shared: &Shared) {
+    use fxt_format::encode::ThreadRef;
+    let thread = ThreadRef::Inline {
+        process: shared.settings.pid,
+        thread: crate::thread::os_tid(),
+    };
+    let now = crate::clock::read(shared.clock.use_tsc);
+    let words = crate::collect::samples::modules_now(shared.settings.pid, now, thread);
+    let records = crate::collect::samples::records(&words);
+    if !records.is_empty() && !shared.buffers.durable.append_records(&records) {
+        eprintln!("fxt: the modules do not fit in the durable region; they are written at finish");
+    }
+}
+
 fn publish(mut ctl: MutexGuard<'_, Control>, shared: Arc<Shared>, config: &Config) -> Arc<Shared> {
     clock::set_use_tsc(shared.clock.use_tsc);
     ctl.filter = match &config.categories {
