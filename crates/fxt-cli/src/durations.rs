@@ -136,3 +136,16 @@ pub fn never_ended(t: &Thread, begin: &Open) -> Problem {
         ),
     }
 }
+
+/// A duration in nanoseconds with a readable unit (`fxt stats`, `fxt diff`).
+pub fn readable_ns(ns: f64) -> String {
+    if ns < 1e3 {
+        format!("{ns:.0}ns")
+    } else if ns < 1e6 {
+        format!("{:.2}us", ns / 1e3)
+    } else if ns < 1e9 {
+        format!("{:.2}ms", ns / 1e6)
+    } else {
+        format!("{:.3}s", ns / 1e9)
+    }
+}

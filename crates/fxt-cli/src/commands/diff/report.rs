@@ -5,6 +5,7 @@ use std::io::{self, Write};
 use serde_json::{json, Value};
 
 use super::compare::{Row, Status, Summary, Test};
+use crate::durations::readable_ns;
 
 /// What the report says beyond the rows.
 pub struct Context<'a> {
@@ -197,15 +198,7 @@ fn label(r: &Row) -> String {
     format!("{}/{}", r.key.0, r.key.1)
 }
 
+/// A duration in nanoseconds with a readable unit.
 fn fmt_ns(ns: u64) -> String {
-    let ns = ns as f64;
-    if ns < 1e3 {
-        format!("{ns:.0}ns")
-    } else if ns < 1e6 {
-        format!("{:.2}us", ns / 1e3)
-    } else if ns < 1e9 {
-        format!("{:.2}ms", ns / 1e6)
-    } else {
-        format!("{:.3}s", ns / 1e9)
-    }
+    readable_ns(ns as f64)
 }

@@ -3,6 +3,7 @@
 use std::io::{self, Write};
 
 use super::report::Report;
+use crate::durations::readable_ns as fmt_ns;
 
 /// Writes every section of `r`.
 pub fn write_table(w: &mut impl Write, r: &Report<'_>) -> io::Result<()> {
@@ -212,17 +213,4 @@ fn threads(w: &mut impl Write, r: &Report<'_>) -> io::Result<()> {
         writeln!(w, "{count:>10}  {p:>10}  {t:>10}  {name}")?;
     }
     Ok(())
-}
-
-/// A duration with a readable unit.
-fn fmt_ns(ns: f64) -> String {
-    if ns < 1e3 {
-        format!("{ns:.0}ns")
-    } else if ns < 1e6 {
-        format!("{:.2}us", ns / 1e3)
-    } else if ns < 1e9 {
-        format!("{:.2}ms", ns / 1e6)
-    } else {
-        format!("{:.3}s", ns / 1e9)
-    }
 }
