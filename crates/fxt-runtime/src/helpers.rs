@@ -23,6 +23,18 @@
 //! below real time is moved off its CPU (`sched_setaffinity`, within the
 //! CPUs the helper may use; never its last one), and helpers started later
 //! keep off the CPUs real-time writers were seen on.
+//!
+//! **The prefaulter beside real-time writers.** At `SCHED_IDLE` the
+//! prefaulter runs only on a core nothing else wants; beside a real-time
+//! writer the one spare core also runs the streamer and the rest of the
+//! machine, and an idle-policy thread there went tens of milliseconds
+//! without a slice while the writer overtook it and faulted in its own
+//! chunks (those faults, not the events, were the writer's events over
+//! 50 µs). So a prefaulter started by a real-time thread takes the normal
+//! policy instead, and one started at `SCHED_IDLE` is raised to normal
+//! when a real-time writer first finds it behind (which needs the
+//! privilege to leave `SCHED_IDLE`: `CAP_SYS_NICE` or `RLIMIT_NICE`;
+//! without it the prefaulter stays idle).
 
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -101,6 +113,12 @@ fn set_own(sched: Sched) -> io::Result<()> {
         Sched::Helper(HelperScheduling::Normal) => return set_normal(),
         Sched::Helper(HelperScheduling::Fifo(p)) => (libc::SCHED_FIFO, p),
         Sched::Helper(HelperScheduling::RoundRobin(p)) => (libc::SCHED_RR, p),
+        // Created by a real-time thread: the program's real-time threads
+        // hold their cores, and a prefaulter at SCHED_IDLE on the spare one
+        // gets no time beside the streamer or any other normal thread, so
+        // a real-time writer would fault in its own pages (see the module
+        // docs): normal, as the other helpers.
+        Sched::Idle if is_real_time() => return set_normal(),
         Sched::Idle => (libc::SCHED_IDLE, 0),
     };
     set_policy(policy.0, policy.1.into())
@@ -214,6 +232,9 @@ mod registry {
     /// One helper thread.
     struct Registered {
         tid: Pid,
+        /// At `SCHED_IDLE` (the prefaulter), until a real-time writer
+        /// raises it to normal ([`raise_to_normal`]).
+        idle: bool,
         /// Its affinity when it registered: the CPUs it may use at all
         /// (the program's own affinity and cpuset, which it inherited).
         allowed: CpuSet,
@@ -224,7 +245,7 @@ mod registry {
     static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
 
     /// Bit `c` (CPUs below 64): writers on CPU `c` have nothing to do,
-    /// every helper keeps off it already or cannot. Relaxed: a hint that
+    /// every helper keeps off it already or cannot, and none is idle. Relaxed: a hint that
     /// saves a writer the lock; a stale bit delays a move by one chunk.
     static SETTLED: AtomicU64 = AtomicU64::new(0);
 
@@ -277,6 +298,7 @@ mod registry {
         let reg = current(&mut guard);
         reg.helpers.push(Registered {
             tid,
+            idle: sched == Sched::Idle && !super::is_real_time(),
             allowed,
             mask: allowed,
         });
@@ -316,7 +338,24 @@ mod registry {
         };
         let reg = current(&mut guard);
         reg.avoided.set(cpu);
+        for h in reg.helpers.iter_mut().filter(|h| h.idle) {
+            // Tried once: without the privilege it stays idle.
+            h.idle = false;
+            raise_to_normal(h.tid);
+        }
         reg.settle(Some(cpu));
+    }
+
+    /// Gives helper `tid` the normal policy (from `SCHED_IDLE`, which an
+    /// unprivileged thread may not leave: then it keeps it).
+    fn raise_to_normal(tid: Pid) {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: `tid` is a thread of this process (registered, and
+        // deregistered under the registry's lock before it ends); `param`
+        // is a valid sched_param. A failure changes nothing.
+        let _ = unsafe {
+            libc::sched_setscheduler(tid.as_raw_nonzero().get(), libc::SCHED_OTHER, &param)
+        };
     }
 
     impl Registry {
@@ -334,7 +373,10 @@ mod registry {
                 }
             }
             let mut settled = 0u64;
-            for c in 0..64 {
+            // An idle helper is there to be raised by the next real-time
+            // writer that finds it behind: no CPU is settled until then.
+            let idle = self.helpers.iter().any(|h| h.idle);
+            for c in (0..64).filter(|_| !idle) {
                 let kept_off = self.helpers.iter().all(|h| !h.mask.is_set(c));
                 if (self.avoided.is_set(c) && kept_off) || writer == Some(c) {
                     settled |= 1 << c;

@@ -11,8 +11,9 @@
 //! (`register_provider`: its listener thread), records from its own thread,
 //! and reads every thread's policy from `/proc/self/task/*/stat` (field 41)
 //! with its name (`comm`) while the session runs: no `fxt-` thread is at
-//! `SCHED_RR` or `SCHED_FIFO`, the prefaulter is at `SCHED_IDLE`, and the
-//! caller is still `SCHED_RR`. With `HelperScheduling::Inherit`, the
+//! `SCHED_RR` or `SCHED_FIFO`, the prefaulter is at the normal policy
+//! (started by a real-time thread; `SCHED_IDLE` when the caller could not
+//! become real time), and the caller is still `SCHED_RR`. With `HelperScheduling::Inherit`, the
 //! streamer is `SCHED_RR` (what the default prevents, seen by the same
 //! reading). Without the privilege to become real time (not root: EPERM)
 //! it says so and checks the rest; with `CI` set it fails instead.
@@ -23,7 +24,9 @@
 //! helper's affinity as the program's; a `SCHED_RR` writer (on a CPU the
 //! test pins it to, to know which) moves every helper below real time off
 //! its CPU, and helpers of a later session start off it; on a single
-//! allowed CPU nothing is taken from a helper.
+//! allowed CPU nothing is taken from a helper. A session started from a
+//! normal thread has its prefaulter at `SCHED_IDLE` until a real-time
+//! writer finds it behind, which raises it to the normal policy.
 
 mod common;
 
@@ -89,6 +92,12 @@ struct Expect {
 /// `expect`; panics with the last reading otherwise. A helper sets its
 /// policy first thing after it starts, so the wait only covers its start.
 fn check_threads(label: &str, expect: &Expect) {
+    // Started by this thread: normal beside a real-time caller, else idle.
+    let prefaulter = if own_policy() == libc::SCHED_RR {
+        libc::SCHED_OTHER
+    } else {
+        libc::SCHED_IDLE
+    };
     let t0 = Instant::now();
     loop {
         let seen = threads();
@@ -102,7 +111,7 @@ fn check_threads(label: &str, expect: &Expect) {
             .iter()
             .filter(|(name, policy)| {
                 if name == "fxt-prefault" {
-                    *policy != libc::SCHED_IDLE
+                    *policy != prefaulter
                 } else {
                     match expect.helpers {
                         Some(p) if expect.present.contains(&name.as_str()) => *policy != p,
@@ -303,6 +312,53 @@ fn keep_off() {
     let session = fxt_runtime::start(Config::new().output(&out)).expect("start");
     check("next session");
     session.finish().expect("finish");
+
+    // Started from a normal thread, the prefaulter is idle until a
+    // real-time writer finds it behind (this child may raise it: it could
+    // become SCHED_RR).
+    let session = std::thread::spawn(move || {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: pid 0 is the calling thread; `param` is valid.
+        assert_eq!(
+            unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) },
+            0
+        );
+        fxt_runtime::start(Config::new().output(common::temp_path("keep-off-idle.fxt")))
+            .expect("start")
+    })
+    .join()
+    .expect("the starting thread");
+    wait_for_prefaulter(libc::SCHED_IDLE, "started by a normal thread");
+    write_from(cpu, false);
+    wait_for_prefaulter(
+        libc::SCHED_OTHER,
+        "a real-time writer behind an idle prefaulter raises it",
+    );
+    println!("keep-off: an idle prefaulter is raised to SCHED_OTHER by a real-time writer");
+    session.finish().expect("finish");
+}
+
+/// Waits (at most [`BOUND`]) until this process's prefaulter is at
+/// `want` (it starts at its creator's policy and sets its own first
+/// thing, so a first reading may still show the creator's).
+fn wait_for_prefaulter(want: i32, why: &str) {
+    let t0 = Instant::now();
+    loop {
+        let policy = threads()
+            .into_values()
+            .find(|(name, _)| name == "fxt-prefault")
+            .map(|(_, p)| p);
+        if policy == Some(want) {
+            return;
+        }
+        assert!(
+            t0.elapsed() < BOUND,
+            "{why}: the prefaulter is at {:?}, not {}",
+            policy.map(policy_name),
+            policy_name(want)
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 /// Runs [`keep_off`] in a child process and fails if it does.
