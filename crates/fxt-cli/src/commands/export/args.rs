@@ -40,20 +40,15 @@ impl Columns for ArgMaps<'_> {
     }
 }
 
-/// Appends the argument maps of one row (the next three columns).
+/// Appends the argument maps of one row (the next three columns). Text
+/// values are written straight into the column's buffer: no allocation
+/// per row.
 fn push(table: &mut Table, args: &[&[Arg]], summary: &mut Summary) -> Result<(), Error> {
     let [MapCol::Str(text), MapCol::I64(ints), MapCol::F64(floats)] = table.arg_maps()? else {
         return Err(Error::msg("internal error: argument maps out of order"));
     };
-    let mut seen: Vec<&str> = Vec::new();
-    let mut buf = String::new();
-    for arg in args.iter().flat_map(|a| a.iter()) {
-        let key = arg.name.as_str().unwrap_or("");
-        if seen.contains(&key) {
-            summary.repeated_arg_names += 1;
-            continue;
-        }
-        buf.clear();
+    let all = || args.iter().flat_map(|a| a.iter());
+    for (i, arg) in all().enumerate() {
         let (int, float) = match &arg.value {
             ArgValue::Null => (None, None),
             ArgValue::I32(v) => (Some(i64::from(*v)), None),
@@ -69,14 +64,23 @@ fn push(table: &mut Table, args: &[&[Arg]], summary: &mut Summary) -> Result<(),
                 continue;
             }
         };
-        seen.push(key);
-        let is_null = matches!(arg.value, ArgValue::Null);
-        if !is_null {
-            text_of(&arg.value, &mut buf);
+        let key = arg.name.as_str().unwrap_or("");
+        // A name an earlier argument of a known type took: the first
+        // value is kept (records hold a few arguments: no set needed).
+        let repeated = all().take(i).any(|a| {
+            !matches!(a.value, ArgValue::Unknown { .. }) && a.name.as_str().unwrap_or("") == key
+        });
+        if repeated {
+            summary.repeated_arg_names += 1;
+            continue;
         }
         text.keys().append_value(key);
-        text.values()
-            .append_option((!is_null).then_some(buf.as_str()));
+        if matches!(arg.value, ArgValue::Null) {
+            text.values().append_null();
+        } else {
+            text_of(&arg.value, text.values());
+            text.values().append_value("");
+        }
         if let Some(v) = int {
             ints.keys().append_value(key);
             ints.values().append_value(v);
@@ -92,19 +96,24 @@ fn push(table: &mut Table, args: &[&[Arg]], summary: &mut Summary) -> Result<(),
     Ok(())
 }
 
-/// The text form of a value (see the module documentation).
-pub fn text_of(value: &ArgValue, out: &mut String) {
-    // Writing to a String cannot fail.
+/// The text form of a value (see the module documentation), appended
+/// to `out`.
+pub fn text_of(value: &ArgValue, out: &mut impl Write) {
+    let mut int = itoa::Buffer::new();
+    // Writing to a String or a string builder cannot fail.
     let _ = match value {
         ArgValue::Null | ArgValue::Unknown { .. } => Ok(()),
-        ArgValue::I32(v) => write!(out, "{v}"),
-        ArgValue::U32(v) => write!(out, "{v}"),
-        ArgValue::I64(v) => write!(out, "{v}"),
-        ArgValue::U64(v) | ArgValue::Koid(v) => write!(out, "{v}"),
+        ArgValue::I32(v) => out.write_str(int.format(*v)),
+        ArgValue::U32(v) => out.write_str(int.format(*v)),
+        ArgValue::I64(v) => out.write_str(int.format(*v)),
+        ArgValue::U64(v) | ArgValue::Koid(v) => out.write_str(int.format(*v)),
         ArgValue::F64(v) => write!(out, "{v}"),
-        ArgValue::Str(s) => write!(out, "{s}"),
+        ArgValue::Str(s) => match s.as_str() {
+            Some(s) => out.write_str(s),
+            None => write!(out, "{s}"),
+        },
         ArgValue::Pointer(p) => write!(out, "{p:#x}"),
-        ArgValue::Bool(b) => write!(out, "{b}"),
+        ArgValue::Bool(b) => out.write_str(if *b { "true" } else { "false" }),
         ArgValue::Blob(bytes) => bytes.iter().try_for_each(|b| write!(out, "{b:02x}")),
     };
 }

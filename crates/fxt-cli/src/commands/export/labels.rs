@@ -3,16 +3,18 @@
 //! provider of `fxt record --sched`), and the threads and processes the
 //! second pass saw, for the `threads` and `processes` tables.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+use rustc_hash::FxHashMap;
 
 use fxt_format::decode::Record;
 
 /// A process name, a thread name and its process, by koid.
 #[derive(Default)]
 pub struct Labels {
-    processes: HashMap<u64, String>,
-    threads: HashMap<u64, (u64, String)>,
-    providers: HashMap<u32, String>,
+    processes: FxHashMap<u64, String>,
+    threads: FxHashMap<u64, (u64, String)>,
+    providers: FxHashMap<u32, String>,
 }
 
 /// Kernel object types.
@@ -78,11 +80,17 @@ pub struct Seen {
     pub processes: BTreeMap<u64, Option<u32>>,
     /// Threads whose process is unknown (scheduling records name tids).
     pub bare_tids: BTreeSet<u64>,
+    /// The thread noted last (rows of one thread come in runs).
+    last: Option<(u64, u64)>,
 }
 
 impl Seen {
     /// Notes a thread of a known process.
     pub fn thread(&mut self, pid: u64, tid: u64, provider: Option<u32>) {
+        if self.last == Some((pid, tid)) {
+            return;
+        }
+        self.last = Some((pid, tid));
         self.threads.entry((pid, tid)).or_insert(provider);
         self.processes.entry(pid).or_insert(provider);
     }

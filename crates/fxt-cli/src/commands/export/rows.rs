@@ -54,7 +54,14 @@ pub struct Rows<'a> {
     pub names: Names,
     /// Samples waiting for the slice they were taken in.
     samples: SampleRows,
+    /// The names of the thread whose row was written last (rows of one
+    /// thread come in runs): provider, pid, tid and the provider's,
+    /// process's and thread's names.
+    last_names: Option<(Option<u32>, u64, u64, Names3<'a>)>,
 }
+
+/// The provider's, process's and thread's names of a row.
+type Names3<'a> = [Option<&'a str>; 3];
 
 /// The koids of a thread field (0 for an undefined one, which the first
 /// pass has already left out).
@@ -94,6 +101,25 @@ impl<'a> Rows<'a> {
             next_id: 0,
             names: Names::default(),
             samples: SampleRows::default(),
+            last_names: None,
+        }
+    }
+
+    /// The provider's, process's and thread's names of thread `(pid,
+    /// tid)` of `provider`.
+    fn names_of(&mut self, provider: Option<u32>, pid: u64, tid: u64) -> Names3<'a> {
+        match self.last_names {
+            Some((p, i, t, names)) if (p, i, t) == (provider, pid, tid) => names,
+            _ => {
+                let labels = self.labels;
+                let names = [
+                    labels.provider(provider),
+                    labels.process(pid, provider),
+                    labels.thread(tid),
+                ];
+                self.last_names = Some((provider, pid, tid, names));
+                names
+            }
         }
     }
 
@@ -191,12 +217,17 @@ impl<'a> Rows<'a> {
         'a: 'b,
     {
         self.seen.thread(pid, tid, provider);
+        let [provider_name, process, thread] = self.names_of(provider, pid, tid);
         row::Event {
-            source: self.source(provider),
+            source: row::Source {
+                trace: Some(self.trace),
+                host: Some(self.host),
+                provider: provider_name,
+            },
             pid: Some(signed(pid)),
-            process: self.labels.process(pid, provider),
+            process,
             tid: Some(signed(tid)),
-            thread: self.labels.thread(tid),
+            thread,
             category: category.as_str(),
             name: name.as_str(),
             ts: Some(ts),
@@ -276,7 +307,7 @@ impl<'a> Rows<'a> {
             .next_place()
             .map_err(|e| Error::msg(format!("temporary file: {e}")))?;
         let ids = (begin.pid, begin.tid);
-        if async_id.is_none() {
+        if async_id.is_none() && !self.samples.is_empty() {
             let mut samples = std::mem::take(&mut self.samples);
             let span = (begin.ts, end);
             let written = samples.slice(provider, ids, span, id, &mut self.sample_context());

@@ -51,6 +51,11 @@ pub struct Context<'a, 'b> {
 }
 
 impl SampleRows {
+    /// No sample is waiting.
+    pub fn is_empty(&self) -> bool {
+        self.waiting.is_empty()
+    }
+
     /// Takes a sample (`ts` in nanoseconds, as the tables hold times).
     pub fn sample(&mut self, provider: Option<u32>, ts: i64, sample: &SampleRecord, names: &Names) {
         self.seq += 1;

@@ -7,6 +7,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use rustc_hash::FxHashMap;
+
 use fxt_format::decode::{Event, EventKind, Record, Text, Thread};
 use fxt_format::time::ticks_to_ns;
 
@@ -24,11 +26,11 @@ pub type ThreadKey = (Option<u32>, Thread);
 pub type AsyncKey = (Option<u32>, u64, Text, Text, u64);
 
 /// Open spans per key, innermost last.
-pub struct Stacks<K, V>(HashMap<K, Vec<V>>);
+pub struct Stacks<K, V>(FxHashMap<K, Vec<V>>);
 
 impl<K: std::hash::Hash + Eq, V> Default for Stacks<K, V> {
     fn default() -> Self {
-        Stacks(HashMap::new())
+        Stacks(FxHashMap::default())
     }
 }
 
@@ -91,7 +93,7 @@ pub fn scan(input: &mut Input, dir: &Path) -> Result<Scan, Error> {
     let mut keep = Keep::new(false);
     let mut labels = Labels::default();
     let mut intervals = Intervals::new(dir).map_err(|e| temp_error(dir, e))?;
-    let mut slots: HashMap<ThreadKey, u32> = HashMap::new();
+    let mut slots: FxHashMap<ThreadKey, u32> = FxHashMap::default();
     let mut asyncs: Stacks<AsyncKey, ()> = Stacks::default();
     let mut gather = Gather::default();
     let walk = input.walk("export (1/2)", |reader, record| {

@@ -26,6 +26,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 
 use super::summary::Summary;
 use crate::error::Error;
@@ -33,9 +34,17 @@ use crate::error::Error;
 /// Rows per row group: what a table holds in memory before it is encoded.
 pub const ROW_GROUP: usize = 64 * 1024;
 
+/// Columns whose values are (nearly) all distinct: a dictionary would
+/// cost a hash per value and hold every value once more.
+const DISTINCT: [&str; 4] = ["ts", "dur", "id", "parent"];
+
 /// How every table file is written.
 pub fn writer_properties() -> WriterProperties {
-    WriterProperties::builder()
+    let mut builder = WriterProperties::builder();
+    for column in DISTINCT {
+        builder = builder.set_column_dictionary_enabled(ColumnPath::from(column), false);
+    }
+    builder
         .set_compression(Compression::SNAPPY)
         .set_max_row_group_row_count(Some(ROW_GROUP))
         .set_created_by(format!("fxt export parquet {}", env!("CARGO_PKG_VERSION")))
