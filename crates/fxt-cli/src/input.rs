@@ -318,7 +318,7 @@ const MIN_RANGE: usize = 4 << 20;
 
 /// How many threads read one input: `FXT_THREADS` if set to a number,
 /// else the cores this process may run on.
-fn reading_threads() -> usize {
+pub fn reading_threads() -> usize {
     match std::env::var("FXT_THREADS")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -47,12 +47,18 @@ fn folder(name: &str) -> PathBuf {
     dir
 }
 
-/// Runs `fxt export parquet FILES -o DIR --host HOST`; returns stderr.
+/// Runs `fxt export parquet FILES -o DIR --host HOST` on one thread (so
+/// one part per call, which the tests of parts count on); returns stderr.
 fn export(files: &[&Path], dir: &Path, host: &str) -> String {
+    export_on(1, files, dir, host)
+}
+
+/// [`export`] on `threads` threads (`FXT_THREADS`).
+fn export_on(threads: usize, files: &[&Path], dir: &Path, host: &str) -> String {
     let mut args = vec!["export", "parquet"];
     args.extend(files.iter().map(|f| p(f)));
     args.extend(["-o", p(dir), "--host", host]);
-    let out = fxt(&args);
+    let out = fxt_threads(threads, &args);
     let err = stderr(&out);
     assert!(out.status.success(), "fxt {args:?} failed: {err}");
     err
@@ -1028,6 +1034,149 @@ fn a_trace_exported_again_is_refused_unless_replaced() {
         r[0],
         json!([[a_name, "h", n], [a_name, "h2", n], [b_name, "h", n]])
     );
+}
+
+/// Every row of every table of the export in `dir`, in one order, as
+/// text (the maps included).
+fn every_row(dir: &Path) -> Vec<Value> {
+    let queries: Vec<String> = [
+        "slices",
+        "instants",
+        "counters",
+        "flows",
+        "threads",
+        "processes",
+        "sched",
+        "wakeups",
+        "samples",
+    ]
+    .iter()
+    .map(|t| format!("select * from {{{t}}} order by all"))
+    .collect();
+    let queries: Vec<&str> = queries.iter().map(String::as_str).collect();
+    duckdb(dir, &queries)
+}
+
+#[test]
+fn many_inputs_export_on_many_threads_as_one_at_a_time() {
+    let traces: Vec<PathBuf> = (0..4)
+        .map(|i| archive().file(&format!("export-many-{i}.fxt")))
+        .collect();
+    let all: Vec<&Path> = traces.iter().map(PathBuf::as_path).collect();
+    let one_at_a_time = folder("export-many-one");
+    for trace in &all {
+        export(&[trace], &one_at_a_time, "h");
+    }
+    let at_once = folder("export-many-at-once");
+    export_on(3, &all, &at_once, "h");
+    let rows = every_row(&one_at_a_time);
+    assert_eq!(rows[0].as_array().unwrap().len(), 4 * 5, "slices");
+    assert_eq!(every_row(&at_once), rows);
+    // Three threads, three parts (equal sizes: the first input's thread
+    // takes the fourth); each footer names exactly the traces its rows
+    // hold.
+    for (table, files) in part_files(&at_once) {
+        assert_eq!(
+            files,
+            ["part-h-0.parquet", "part-h-1.parquet", "part-h-2.parquet"],
+            "{table}"
+        );
+    }
+    let r = duckdb(
+        &at_once,
+        &[
+            "select parse_filename(filename), list(distinct trace order by trace) \
+             from read_parquet({slices_glob}, filename = true) group by all order by all",
+            "select parse_filename(file_name), decode(value) \
+             from parquet_kv_metadata({slices_glob}) where decode(key) = 'fxt.traces' order by all",
+        ]
+        .map(|q| {
+            q.replace(
+                "{slices_glob}",
+                &format!("'{}/slices/*.parquet'", p(&at_once)),
+            )
+        })
+        .each_ref()
+        .map(String::as_str),
+    );
+    let names: Vec<&str> = all.iter().map(|t| p(t)).collect();
+    let footers: Vec<(String, Vec<String>)> = r[1]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            let traces: Vec<String> = serde_json::from_str(row[1].as_str().unwrap()).unwrap();
+            (row[0].as_str().unwrap().to_owned(), traces)
+        })
+        .collect();
+    let mut held: Vec<(String, Vec<String>)> = r[0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            let traces = row[1].as_array().unwrap();
+            let traces = traces.iter().map(|t| t.as_str().unwrap().to_owned());
+            (row[0].as_str().unwrap().to_owned(), traces.collect())
+        })
+        .collect();
+    let mut sorted_footers = footers.clone();
+    for (_, t) in &mut sorted_footers {
+        t.sort();
+    }
+    held.sort();
+    assert_eq!(held, sorted_footers);
+    assert_eq!(
+        footers[0],
+        (
+            "part-h-0.parquet".to_owned(),
+            vec![names[0].to_owned(), names[3].to_owned()]
+        )
+    );
+}
+
+#[test]
+fn an_input_that_fails_on_one_thread_fails_the_export_on_every_thread() {
+    let dir = folder("export-many-failed");
+    let good: Vec<PathBuf> = (0..3)
+        .map(|i| archive().file(&format!("export-many-failed-{i}.fxt")))
+        .collect();
+    let not_fxt = dir.join("notes.txt");
+    std::fs::write(&not_fxt, b"not a trace, just some text\n").unwrap();
+    let out = fxt_threads(
+        2,
+        &[
+            "export",
+            "parquet",
+            p(&good[0]),
+            p(&good[1]),
+            p(&not_fxt),
+            p(&good[2]),
+            "-o",
+            p(&dir),
+            "--host",
+            "h",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("notes.txt"), "{}", stderr(&out));
+    for (table, files) in part_files(&dir) {
+        assert!(files.is_empty(), "{table}: {files:?}");
+    }
+    // Named twice: refused before any thread starts.
+    let out = fxt_threads(
+        2,
+        &[
+            "export",
+            "parquet",
+            p(&good[0]),
+            p(&good[1]),
+            p(&good[0]),
+            "-o",
+            p(&dir),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("named twice"), "{}", stderr(&out));
 }
 
 #[test]

@@ -13,12 +13,14 @@
 //! 2. [`rows`]: the rows, written a row group at a time ([`table`]).
 //!
 //! What is kept out of the tables is counted in the summary printed at the
-//! end ([`summary`]).
+//! end ([`summary`]). Many inputs are exported on as many threads
+//! ([`parallel`]), each writing a part of its own.
 
 mod args;
 mod existing;
 mod labels;
 mod nesting;
+mod parallel;
 mod rows;
 mod samples;
 mod scan;
@@ -102,16 +104,14 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     }
     std::fs::create_dir_all(&args.output)
         .map_err(|e| Error::msg(format!("cannot create {}: {e}", args.output.display())))?;
-    let mut tables = Tables::create(&args.output, &host)?;
-    let mut summary = Summary::default();
-    for file in &args.files {
-        export_one(file, &host, &args.output, &mut tables, &mut summary)?;
-    }
-    let metadata = existing::key_values(&host, &args.files);
-    let mut rows = Vec::new();
-    for t in tables.all() {
-        t.close(&metadata)?;
-        rows.push((t.name(), t.rows()));
+    let (parts, summary) = parallel::export_all(&args.files, &host, &args.output)?;
+    let mut rows: Vec<(&'static str, u64)> = schema::TABLES.iter().map(|t| (*t, 0)).collect();
+    for mut part in parts {
+        let metadata = existing::key_values(&host, &part.traces);
+        for (t, count) in part.tables.all().into_iter().zip(rows.iter_mut()) {
+            t.close(&metadata)?;
+            count.1 += t.rows();
+        }
     }
     // Only once the new rows are in place: a failure leaves the old ones.
     for part in clashing {

@@ -39,6 +39,43 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// Adds the counts of `other` (another thread's inputs). Destructured:
+    /// a new count cannot be left out of the sum.
+    pub fn add(&mut self, other: Summary) {
+        let Summary {
+            inputs,
+            records,
+            left_out,
+            damaged_inputs,
+            unread_bytes,
+            async_ends_without_begin,
+            async_never_ended,
+            nesting_out_of_order,
+            buffer_filled,
+            repeated_arg_names,
+            unknown_arg_types,
+            non_numeric_counter_values,
+            not_exported,
+        } = other;
+        self.inputs += inputs;
+        self.records += records;
+        for (reason, n) in left_out {
+            *self.left_out.entry(reason).or_default() += n;
+        }
+        self.damaged_inputs += damaged_inputs;
+        self.unread_bytes += unread_bytes;
+        self.async_ends_without_begin += async_ends_without_begin;
+        self.async_never_ended += async_never_ended;
+        self.nesting_out_of_order += nesting_out_of_order;
+        self.buffer_filled += buffer_filled;
+        self.repeated_arg_names += repeated_arg_names;
+        self.unknown_arg_types += unknown_arg_types;
+        self.non_numeric_counter_values += non_numeric_counter_values;
+        for (t, n) in not_exported {
+            *self.not_exported.entry(t).or_default() += n;
+        }
+    }
+
     /// Prints the summary on stderr: the rows per table, then every count
     /// that is not zero.
     pub fn print(&self, rows: &[(&'static str, u64)], out: &str) {

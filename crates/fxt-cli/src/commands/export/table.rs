@@ -215,11 +215,6 @@ impl Table {
         })
     }
 
-    /// The table's name (its folder).
-    pub fn name(&self) -> &'static str {
-        self.name
-    }
-
     /// Rows written so far (the row group in progress included).
     pub fn rows(&self) -> u64 {
         self.written + self.rows as u64
