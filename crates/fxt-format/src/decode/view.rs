@@ -111,7 +111,7 @@ const EVENT: u8 = 4;
 
 /// Decodes one framed record (`bytes`, at input offset `offset`) as a
 /// view: events of known types unresolved, anything else whole.
-#[inline]
+#[inline(always)]
 pub(crate) fn decode<'a>(
     decoder: &mut Decoder,
     bytes: &'a [u8],
