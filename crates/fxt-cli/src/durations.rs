@@ -3,9 +3,8 @@
 //! pair whose names or times disagree is a problem), shared by `fxt check`,
 //! `fxt recover` and `fxt diff`.
 
-use std::collections::HashMap;
-
 use fxt_format::decode::{Event, Text, Thread};
+use rustc_hash::FxHashMap;
 
 use crate::problems::{thread_label, Problem, Reason};
 
@@ -49,7 +48,7 @@ pub enum Closed {
 /// thread koids are the provider's).
 #[derive(Default)]
 pub struct Durations {
-    open: HashMap<(Option<u32>, Thread), Vec<Open>>,
+    open: FxHashMap<(Option<u32>, Thread), Vec<Open>>,
 }
 
 impl Durations {

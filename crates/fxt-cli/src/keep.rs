@@ -41,8 +41,6 @@ pub struct Keep {
     note_repairs: bool,
     fixes: HashMap<u64, Fix>,
     durations: Durations,
-    /// Timestamps of the open begins, by offset.
-    begins: HashMap<u64, u64>,
 }
 
 impl Keep {
@@ -79,7 +77,6 @@ impl Keep {
         match e.kind {
             EventKind::DurationBegin => {
                 self.durations.begin(provider, offset, e);
-                self.begins.insert(offset, e.timestamp);
                 Verdict::Kept
             }
             EventKind::DurationEnd => match self.durations.end(provider, offset, e) {
@@ -89,7 +86,7 @@ impl Keep {
                     Verdict::Dropped
                 }
                 Closed::Begin(begin, pair) => {
-                    let begin_ts = self.begins.remove(&begin.offset).unwrap_or(0);
+                    let begin_ts = begin.timestamp();
                     if pair.is_empty() {
                         return Verdict::Ended { begin_ts };
                     }

@@ -1135,6 +1135,29 @@ fn many_inputs_export_on_many_threads_as_one_at_a_time() {
 }
 
 #[test]
+fn one_input_on_two_cores_writes_the_same_bytes() {
+    // One input, a spare core: the tables' row groups are encoded on
+    // threads of their own; the files are those of one thread, byte for
+    // byte (a small archive: several row groups' worth would make the test
+    // slow; the hand-off is the same for the last, partial one).
+    let trace = archive().file("export-spare-core.fxt");
+    let one = folder("export-spare-core-1");
+    let two = folder("export-spare-core-2");
+    export_on(1, &[&trace], &one, "h");
+    export_on(2, &[&trace], &two, "h");
+    let listing = part_files(&one);
+    assert_eq!(listing, part_files(&two));
+    assert_eq!(listing.len(), 9);
+    for (table, files) in listing {
+        for file in files {
+            let a = std::fs::read(one.join(&table).join(&file)).unwrap();
+            let b = std::fs::read(two.join(&table).join(&file)).unwrap();
+            assert!(a == b, "{table}/{file} differs");
+        }
+    }
+}
+
+#[test]
 fn an_input_that_fails_on_one_thread_fails_the_export_on_every_thread() {
     let dir = folder("export-many-failed");
     let good: Vec<PathBuf> = (0..3)

@@ -18,15 +18,29 @@ use std::fmt::Write;
 
 use fxt_format::decode::{Arg, ArgValue};
 
+use std::sync::Arc;
+
+use arrow_array::builder::{Float64Builder, Int64Builder, MapBuilder, StringBuilder};
+use arrow_array::ArrayRef;
+
 use super::summary::Summary;
-use super::table::{Col, Columns, MapCol, Table};
+use super::table::{map_names, Col, Columns};
 use crate::error::Error;
 
 /// The argument maps of a row: the arguments of one record, or of a
 /// begin and its end (a name in both keeps the begin's value).
 pub struct ArgMaps<'a>(pub &'a [&'a [Arg]]);
 
+/// The builders of the three maps.
+pub struct MapBuilders {
+    text: MapBuilder<StringBuilder, StringBuilder>,
+    ints: MapBuilder<StringBuilder, Int64Builder>,
+    floats: MapBuilder<StringBuilder, Float64Builder>,
+}
+
 impl Columns for ArgMaps<'_> {
+    type Builders = MapBuilders;
+
     fn declare(_: &'static str, out: &mut Vec<(&'static str, Col)>) {
         out.extend([
             ("args", Col::MapStr),
@@ -35,18 +49,30 @@ impl Columns for ArgMaps<'_> {
         ]);
     }
 
-    fn fill(&self, table: &mut Table, summary: &mut Summary) -> Result<(), Error> {
-        push(table, self.0, summary)
+    fn builders() -> MapBuilders {
+        let names = || Some(map_names());
+        MapBuilders {
+            text: MapBuilder::new(names(), StringBuilder::new(), StringBuilder::new()),
+            ints: MapBuilder::new(names(), StringBuilder::new(), Int64Builder::new()),
+            floats: MapBuilder::new(names(), StringBuilder::new(), Float64Builder::new()),
+        }
+    }
+
+    fn append(&self, b: &mut MapBuilders, summary: &mut Summary) -> Result<(), Error> {
+        push(b, self.0, summary)
+    }
+
+    fn finish(b: &mut MapBuilders, out: &mut Vec<ArrayRef>) {
+        out.push(Arc::new(b.text.finish()));
+        out.push(Arc::new(b.ints.finish()));
+        out.push(Arc::new(b.floats.finish()));
     }
 }
 
-/// Appends the argument maps of one row (the next three columns). Text
-/// values are written straight into the column's buffer: no allocation
-/// per row.
-fn push(table: &mut Table, args: &[&[Arg]], summary: &mut Summary) -> Result<(), Error> {
-    let [MapCol::Str(text), MapCol::I64(ints), MapCol::F64(floats)] = table.arg_maps()? else {
-        return Err(Error::msg("internal error: argument maps out of order"));
-    };
+/// Appends the argument maps of one row. Text values are written straight
+/// into the column's buffer: no allocation per row.
+fn push(b: &mut MapBuilders, args: &[&[Arg]], summary: &mut Summary) -> Result<(), Error> {
+    let MapBuilders { text, ints, floats } = b;
     let all = || args.iter().flat_map(|a| a.iter());
     for (i, arg) in all().enumerate() {
         let (int, float) = match &arg.value {

@@ -108,7 +108,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     let mut rows: Vec<(&'static str, u64)> = schema::TABLES.iter().map(|t| (*t, 0)).collect();
     for mut part in parts {
         let metadata = existing::key_values(&host, &part.traces);
-        for (t, count) in part.tables.all().into_iter().zip(rows.iter_mut()) {
+        for (t, count) in part.tables.all()?.into_iter().zip(rows.iter_mut()) {
             t.close(&metadata)?;
             count.1 += t.rows();
         }

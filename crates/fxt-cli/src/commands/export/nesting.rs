@@ -19,10 +19,11 @@
 //! that arrives out of end order on its thread is counted: its depth and
 //! parent are then those of the nearest enclosing slice arriving after it.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
+
+use rustc_hash::FxHashMap;
 
 /// Marks a slice that has no place in a thread's nesting (async spans).
 pub const NO_THREAD: u32 = u32::MAX;
@@ -80,8 +81,8 @@ impl Intervals {
     pub fn resolve(self, dir: &Path) -> io::Result<(Nesting, u64)> {
         let mut input = self.file.into_inner().map_err(|e| e.into_error())?;
         let mut output = tempfile::tempfile_in(dir)?;
-        let mut stacks: HashMap<u32, Vec<Open>> = HashMap::new();
-        let mut last_end: HashMap<u32, i64> = HashMap::new();
+        let mut stacks: FxHashMap<u32, Vec<Open>> = FxHashMap::default();
+        let mut last_end: FxHashMap<u32, i64> = FxHashMap::default();
         let mut out_of_order = 0u64;
         let mut block = vec![0u8; BLOCK * INTERVAL];
         let mut results = vec![0u8; BLOCK * RESULT];

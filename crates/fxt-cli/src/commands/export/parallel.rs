@@ -53,13 +53,19 @@ impl Worker {
 /// Exports `files` into parts in `dir` for `host`: the parts (not yet
 /// closed) and the summed counts.
 pub fn export_all(files: &[String], host: &str, dir: &Path) -> Result<(Vec<Part>, Summary), Error> {
-    let threads = crate::input::reading_threads().clamp(1, files.len().max(1));
+    let cores = crate::input::reading_threads();
+    let threads = cores.clamp(1, files.len().max(1));
     let failed = AtomicBool::new(false);
     let lists = deal(files, threads);
     // Claimed here, in order: the n-th thread's part is the n-th number.
     let mut workers: Vec<Worker> = Vec::with_capacity(lists.len());
     for _ in &lists {
-        workers.push(Worker::new(Tables::create(dir, host)?));
+        let mut tables = Tables::create(dir, host)?;
+        if cores > lists.len() {
+            // Fewer inputs than cores: the spare ones encode.
+            tables.encode_on_threads();
+        }
+        workers.push(Worker::new(tables));
     }
     match &mut workers[..] {
         [one] => work(files, &lists[0], &failed, host, dir, one),

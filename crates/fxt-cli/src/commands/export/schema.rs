@@ -21,8 +21,10 @@ use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::path::Path;
 
-pub use super::args::ArgMaps;
 use super::summary::Summary;
+use arrow_array::ArrayRef;
+
+pub use super::args::ArgMaps;
 use super::table::{Col, Columns, Paths, Table, TableSchema, TypedTable};
 use crate::error::Error;
 
@@ -38,13 +40,26 @@ macro_rules! row {
         }
 
         impl<$lt> Columns for $row<$lt> {
+            type Builders = ($(<$ty as Columns>::Builders,)*);
+
             fn declare(_: &'static str, out: &mut Vec<(&'static str, Col)>) {
                 $(<$ty as Columns>::declare(stringify!($field), out);)*
             }
 
-            fn fill(&self, table: &mut Table, summary: &mut Summary) -> Result<(), Error> {
-                $(self.$field.fill(table, summary)?;)*
+            fn builders() -> Self::Builders {
+                ($(<$ty as Columns>::builders(),)*)
+            }
+
+            #[inline]
+            fn append(&self, b: &mut Self::Builders, summary: &mut Summary) -> Result<(), Error> {
+                let ($($field,)*) = b;
+                $(self.$field.append($field, summary)?;)*
                 Ok(())
+            }
+
+            fn finish(b: &mut Self::Builders, out: &mut Vec<ArrayRef>) {
+                let ($($field,)*) = b;
+                $(<$ty as Columns>::finish($field, out);)*
             }
         }
     };
@@ -58,6 +73,7 @@ macro_rules! table {
 
         impl TableSchema for $table {
             const NAME: &'static str = $name;
+            type Builders = <$row<'static> as Columns>::Builders;
             type Row<'a> = $row<'a>;
         }
     };
@@ -287,19 +303,32 @@ impl Tables {
         })
     }
 
-    /// Every table, in documentation order.
-    pub fn all(&mut self) -> [&mut Table; 9] {
-        [
-            self.slices.table(),
-            self.instants.table(),
-            self.counters.table(),
-            self.flows.table(),
-            self.threads.table(),
-            self.processes.table(),
-            self.sched.table(),
-            self.wakeups.table(),
-            self.samples.table(),
-        ]
+    /// Encodes every table's row groups on a thread of its own.
+    pub fn encode_on_threads(&mut self) {
+        self.slices.table_mut().encode_on_a_thread();
+        self.instants.table_mut().encode_on_a_thread();
+        self.counters.table_mut().encode_on_a_thread();
+        self.flows.table_mut().encode_on_a_thread();
+        self.threads.table_mut().encode_on_a_thread();
+        self.processes.table_mut().encode_on_a_thread();
+        self.sched.table_mut().encode_on_a_thread();
+        self.wakeups.table_mut().encode_on_a_thread();
+        self.samples.table_mut().encode_on_a_thread();
+    }
+
+    /// Every table's file, in documentation order, every row written.
+    pub fn all(&mut self) -> Result<[&mut Table; 9], Error> {
+        Ok([
+            self.slices.table()?,
+            self.instants.table()?,
+            self.counters.table()?,
+            self.flows.table()?,
+            self.threads.table()?,
+            self.processes.table()?,
+            self.sched.table()?,
+            self.wakeups.table()?,
+            self.samples.table()?,
+        ])
     }
 }
 

@@ -4,21 +4,23 @@
 //!
 //! A table's columns and the values of a row are one declaration: a row
 //! type ([`Columns`], written by [`super::schema`]'s `row!` macro) says
-//! both which columns it has (their names and [`Col`] types, in order) and
-//! how its fields fill them, so the schema and the writer cannot disagree;
-//! a [`TypedTable`] takes only its own row type. Only types every engine
+//! which columns it has (their names and [`Col`] types, in order), which
+//! typed builders hold them, and how its fields fill them, so the schema
+//! and the writer cannot disagree; a [`TypedTable`] takes only its own row
+//! type, and a value goes straight to its column's builder (no look-up or
+//! type check per value). Only types every engine
 //! reads are used: signed 64- and 32-bit integers, doubles, UTF-8 strings,
 //! lists of strings and maps with string keys (no unsigned integers, no
 //! timestamp types).
 
 use std::fs::File;
-use std::marker::PhantomData;
 use std::path::PathBuf;
+use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 
 use arrow_array::builder::{
-    ArrayBuilder, Float64Builder, Int32Builder, Int64Builder, ListBuilder, MapBuilder,
-    MapFieldNames, StringBuilder,
+    Float64Builder, Int32Builder, Int64Builder, ListBuilder, MapFieldNames, StringBuilder,
 };
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{Field, Schema, SchemaRef};
@@ -35,14 +37,24 @@ use crate::error::Error;
 pub const ROW_GROUP: usize = 64 * 1024;
 
 /// Columns whose values are (nearly) all distinct: a dictionary would
-/// cost a hash per value and hold every value once more.
-const DISTINCT: [&str; 4] = ["ts", "dur", "id", "parent"];
+/// cost a hash per value and hold every value once more. Argument values
+/// are mostly numbers, ids and sizes (their names stay dictionary-coded).
+const DISTINCT: [&str; 7] = [
+    "ts",
+    "dur",
+    "id",
+    "parent",
+    "args.key_value.value",
+    "args_int.key_value.value",
+    "args_float.key_value.value",
+];
 
 /// How every table file is written.
 pub fn writer_properties() -> WriterProperties {
     let mut builder = WriterProperties::builder();
     for column in DISTINCT {
-        builder = builder.set_column_dictionary_enabled(ColumnPath::from(column), false);
+        let path = ColumnPath::new(column.split('.').map(str::to_owned).collect());
+        builder = builder.set_column_dictionary_enabled(path, false);
     }
     builder
         .set_compression(Compression::SNAPPY)
@@ -73,88 +85,12 @@ pub enum Col {
 }
 
 /// The entry, key and value names the Parquet format documents for maps.
-fn map_names() -> MapFieldNames {
+pub fn map_names() -> MapFieldNames {
     MapFieldNames {
         entry: "key_value".into(),
         key: "key".into(),
         value: "value".into(),
     }
-}
-
-/// A column's builder.
-enum Builder {
-    Str(StringBuilder),
-    I64(Int64Builder),
-    I32(Int32Builder),
-    F64(Float64Builder),
-    MapStr(MapBuilder<StringBuilder, StringBuilder>),
-    MapI64(MapBuilder<StringBuilder, Int64Builder>),
-    MapF64(MapBuilder<StringBuilder, Float64Builder>),
-    ListStr(ListBuilder<StringBuilder>),
-}
-
-impl Builder {
-    fn new(col: Col) -> Builder {
-        let names = || Some(map_names());
-        match col {
-            Col::Str => Builder::Str(StringBuilder::new()),
-            Col::I64 => Builder::I64(Int64Builder::new()),
-            Col::I32 => Builder::I32(Int32Builder::new()),
-            Col::F64 => Builder::F64(Float64Builder::new()),
-            Col::MapStr => Builder::MapStr(MapBuilder::new(
-                names(),
-                StringBuilder::new(),
-                StringBuilder::new(),
-            )),
-            Col::MapI64 => Builder::MapI64(MapBuilder::new(
-                names(),
-                StringBuilder::new(),
-                Int64Builder::new(),
-            )),
-            Col::MapF64 => Builder::MapF64(MapBuilder::new(
-                names(),
-                StringBuilder::new(),
-                Float64Builder::new(),
-            )),
-            Col::ListStr => Builder::ListStr(ListBuilder::new(StringBuilder::new())),
-        }
-    }
-
-    fn finish(&mut self) -> ArrayRef {
-        match self {
-            Builder::Str(b) => Arc::new(b.finish()),
-            Builder::I64(b) => Arc::new(b.finish()),
-            Builder::I32(b) => Arc::new(b.finish()),
-            Builder::F64(b) => Arc::new(b.finish()),
-            Builder::MapStr(b) => Arc::new(b.finish()),
-            Builder::MapI64(b) => Arc::new(b.finish()),
-            Builder::MapF64(b) => Arc::new(b.finish()),
-            Builder::ListStr(b) => Arc::new(b.finish()),
-        }
-    }
-
-    fn len(&self) -> usize {
-        match self {
-            Builder::Str(b) => b.len(),
-            Builder::I64(b) => b.len(),
-            Builder::I32(b) => b.len(),
-            Builder::F64(b) => b.len(),
-            Builder::MapStr(b) => b.len(),
-            Builder::MapI64(b) => b.len(),
-            Builder::MapF64(b) => b.len(),
-            Builder::ListStr(b) => b.len(),
-        }
-    }
-}
-
-/// The builders of one map-valued argument column, for [`super::args`].
-pub enum MapCol<'a> {
-    /// Values as text.
-    Str(&'a mut MapBuilder<StringBuilder, StringBuilder>),
-    /// Integer values.
-    I64(&'a mut MapBuilder<StringBuilder, Int64Builder>),
-    /// Floating-point values.
-    F64(&'a mut MapBuilder<StringBuilder, Float64Builder>),
 }
 
 /// Where a table's file is written, and where it goes when complete.
@@ -165,163 +101,254 @@ pub struct Paths {
     pub done: PathBuf,
 }
 
-/// A table: its file, its schema and the row group in progress. Written
+/// A table's file: its schema and the row groups written so far. Written
 /// under a hidden name and renamed when complete, so that a query never
 /// reads a file still being written; one dropped before
 /// [`Table::close`] (the export failed) removes its file.
+///
+/// On a spare core ([`Table::encode_on_a_thread`]) the row groups are
+/// encoded by a thread of the table's own, handed over one at a time (a
+/// rendezvous channel), so the rows of the next are built meanwhile and
+/// at most two row groups per table are in memory.
 pub struct Table {
-    name: &'static str,
     path: String,
     paths: Paths,
     schema: SchemaRef,
-    builders: Vec<Builder>,
-    /// The column the next value goes to.
-    next: usize,
-    rows: usize,
     written: u64,
+    /// The writer, while it is not the encoder's.
     writer: Option<ArrowWriter<File>>,
+    encoder: Option<Encoder>,
+    on_a_thread: bool,
+    closed: bool,
+}
+
+/// The thread that encodes a table's row groups, and its channel.
+struct Encoder {
+    batches: SyncSender<RecordBatch>,
+    thread: JoinHandle<Result<ArrowWriter<File>, String>>,
+}
+
+impl Encoder {
+    /// Starts encoding with `writer`.
+    fn start(mut writer: ArrowWriter<File>) -> Encoder {
+        let (batches, rx) = sync_channel::<RecordBatch>(0);
+        let thread = std::thread::spawn(move || {
+            for batch in rx {
+                writer.write(&batch).map_err(|e| e.to_string())?;
+            }
+            Ok(writer)
+        });
+        Encoder { batches, thread }
+    }
+
+    /// Waits until every row group sent is written; the writer back.
+    fn stop(self) -> Result<ArrowWriter<File>, String> {
+        drop(self.batches);
+        self.thread
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    }
 }
 
 impl Table {
-    /// A table `name` of `columns`, written to `file` (at `paths.partial`).
+    /// A table of the columns `columns` (named by `names`, the schema
+    /// being what the builders build, so that the two can never disagree,
+    /// map entry nullability included), written to `file`.
     fn new(
-        name: &'static str,
-        columns: &[(&'static str, Col)],
+        names: &[(&'static str, Col)],
+        columns: Vec<ArrayRef>,
         file: File,
         paths: Paths,
     ) -> Result<Table, Error> {
         let path = paths.done.display().to_string();
-        let mut builders: Vec<Builder> = columns.iter().map(|(_, c)| Builder::new(*c)).collect();
-        // The schema is what the builders build, so that the two can never
-        // disagree (map entry nullability included).
-        let fields: Vec<Field> = columns
+        let fields: Vec<Field> = names
             .iter()
-            .zip(builders.iter_mut())
-            .map(|((n, _), b)| Field::new(*n, b.finish().data_type().clone(), true))
+            .zip(&columns)
+            .map(|((n, _), c)| Field::new(*n, c.data_type().clone(), true))
             .collect();
+        if fields.len() != names.len() || fields.len() != columns.len() {
+            return Err(Error::msg(format!(
+                "internal error: {path}: {} names for {} columns",
+                names.len(),
+                columns.len()
+            )));
+        }
         let schema = Arc::new(Schema::new(fields));
         let writer = ArrowWriter::try_new(file, schema.clone(), Some(writer_properties()))
             .map_err(|e| Error::msg(format!("{path}: {e}")))?;
         Ok(Table {
-            name,
             path,
             paths,
             schema,
-            builders,
-            next: 0,
-            rows: 0,
             written: 0,
             writer: Some(writer),
+            encoder: None,
+            on_a_thread: false,
+            closed: false,
         })
     }
 
-    /// Rows written so far (the row group in progress included).
+    /// Rows written.
     pub fn rows(&self) -> u64 {
-        self.written + self.rows as u64
+        self.written
     }
 
-    fn column(&mut self) -> Result<&mut Builder, Error> {
-        let i = self.next;
-        self.next += 1;
-        let name = self.name;
-        self.builders
-            .get_mut(i)
-            .ok_or_else(|| Error::msg(format!("internal error: table {name} has no column {i}")))
+    /// Encodes the row groups on a thread of their own (from the first).
+    pub fn encode_on_a_thread(&mut self) {
+        self.on_a_thread = true;
     }
 
-    fn mismatch(&self, what: &str) -> Error {
-        Error::msg(format!(
-            "internal error: column {} of table {} is not {what}",
-            self.next - 1,
-            self.name
-        ))
+    /// Writes `rows` rows of `columns` as a row group.
+    fn write(&mut self, columns: Vec<ArrayRef>, rows: usize) -> Result<(), Error> {
+        let batch = RecordBatch::try_new(self.schema.clone(), columns)
+            .map_err(|e| Error::msg(format!("{}: {e}", self.path)))?;
+        self.written += rows as u64;
+        if self.on_a_thread && self.encoder.is_none() {
+            self.encoder = self.writer.take().map(Encoder::start);
+        }
+        if let Some(encoder) = &self.encoder {
+            if encoder.batches.send(batch).is_err() {
+                // The encoder stopped: its error says why.
+                self.stop_encoder()?;
+                return Err(Error::msg(format!("{}: encoder stopped", self.path)));
+            }
+            return Ok(());
+        }
+        if let Some(w) = &mut self.writer {
+            w.write(&batch)
+                .map_err(|e| Error::msg(format!("{}: {e}", self.path)))?;
+        }
+        Ok(())
     }
 
-    /// Appends a string (or null) to the next column.
-    fn str(&mut self, value: Option<&str>) -> Result<(), Error> {
-        match self.column()? {
-            Builder::Str(b) => {
-                b.append_option(value);
+    /// Waits for the encoder, if any, to write what it was sent, and takes
+    /// the writer back.
+    fn stop_encoder(&mut self) -> Result<(), Error> {
+        if let Some(encoder) = self.encoder.take() {
+            let writer = encoder
+                .stop()
+                .map_err(|e| Error::msg(format!("{}: {e}", self.path)))?;
+            self.writer = Some(writer);
+        }
+        Ok(())
+    }
+
+    /// Writes the file's footer (with `metadata`), and gives the file its
+    /// name.
+    pub fn close(&mut self, metadata: &[KeyValue]) -> Result<(), Error> {
+        self.stop_encoder()?;
+        if let Some(w) = &mut self.writer {
+            for kv in metadata {
+                w.append_key_value_metadata(kv.clone());
+            }
+            w.finish()
+                .map_err(|e| Error::msg(format!("{}: {e}", self.path)))?;
+        }
+        std::fs::rename(&self.paths.partial, &self.paths.done)
+            .map_err(|e| Error::msg(format!("{}: {e}", self.path)))?;
+        self.closed = true;
+        Ok(())
+    }
+}
+
+/// Values of one or more columns of a row: a scalar fills one column,
+/// a group ([`super::schema`]'s event columns, the argument maps) several.
+pub trait Columns {
+    /// The builders of the columns.
+    type Builders;
+    /// Adds the columns, in order, to `out` (a scalar's named `name`).
+    fn declare(name: &'static str, out: &mut Vec<(&'static str, Col)>);
+    /// Empty builders (they grow as rows come: room for a whole row group
+    /// at once would hold more memory than the rows need).
+    fn builders() -> Self::Builders;
+    /// Appends the values to the builders.
+    fn append(&self, b: &mut Self::Builders, summary: &mut Summary) -> Result<(), Error>;
+    /// Takes the columns built so far, in order, leaving the builders
+    /// empty.
+    fn finish(b: &mut Self::Builders, out: &mut Vec<ArrayRef>);
+}
+
+/// A scalar column type: its [`Col`], its builder, and how a value is
+/// appended.
+macro_rules! scalar {
+    ($ty:ty, $col:ident, $builder:ty = $new:expr, |$b:ident, $v:ident| $append:expr) => {
+        impl Columns for Option<$ty> {
+            type Builders = $builder;
+            fn declare(name: &'static str, out: &mut Vec<(&'static str, Col)>) {
+                out.push((name, Col::$col));
+            }
+            fn builders() -> $builder {
+                $new
+            }
+            #[inline]
+            fn append(&self, $b: &mut $builder, _: &mut Summary) -> Result<(), Error> {
+                let $v = self;
+                $append;
                 Ok(())
             }
-            _ => Err(self.mismatch("a string")),
-        }
-    }
-
-    /// Appends a 64-bit integer (or null) to the next column.
-    fn i64(&mut self, value: Option<i64>) -> Result<(), Error> {
-        match self.column()? {
-            Builder::I64(b) => {
-                b.append_option(value);
-                Ok(())
+            fn finish(b: &mut $builder, out: &mut Vec<ArrayRef>) {
+                out.push(Arc::new(b.finish()));
             }
-            _ => Err(self.mismatch("a 64-bit integer")),
         }
+    };
+}
+scalar!(&str, Str, StringBuilder = StringBuilder::new(), |b, v| b
+    .append_option(*v));
+scalar!(i64, I64, Int64Builder = Int64Builder::new(), |b, v| b
+    .append_option(*v));
+scalar!(i32, I32, Int32Builder = Int32Builder::new(), |b, v| b
+    .append_option(*v));
+scalar!(f64, F64, Float64Builder = Float64Builder::new(), |b, v| b
+    .append_option(*v));
+scalar!(&[String], ListStr, ListBuilder<StringBuilder> = ListBuilder::new(StringBuilder::new()), |b, v| {
+    for s in v.unwrap_or_default() {
+        b.values().append_value(s);
+    }
+    b.append(v.is_some())
+});
+
+/// A table: its name, its row type (`Row<'a>` for any borrow) and the
+/// builders of its columns.
+pub trait TableSchema {
+    /// The table's name (its folder).
+    const NAME: &'static str;
+    /// The builders of a row's columns.
+    type Builders;
+    /// A row.
+    type Row<'a>: Columns<Builders = Self::Builders>;
+    /// The table's columns.
+    fn columns() -> Vec<(&'static str, Col)> {
+        let mut out = Vec::new();
+        Self::Row::declare("", &mut out);
+        out
+    }
+}
+
+/// A table that takes rows of `S` only: the row group in progress in its
+/// columns' builders.
+pub struct TypedTable<S: TableSchema> {
+    table: Table,
+    builders: S::Builders,
+    /// Rows in the builders.
+    rows: usize,
+}
+
+impl<S: TableSchema> TypedTable<S> {
+    /// A table of `S`'s columns, written to `file` (at `paths.partial`).
+    pub fn new(file: File, paths: Paths) -> Result<TypedTable<S>, Error> {
+        let mut builders = <S::Row<'static> as Columns>::builders();
+        let mut empty = Vec::new();
+        <S::Row<'static> as Columns>::finish(&mut builders, &mut empty);
+        Ok(TypedTable {
+            table: Table::new(&S::columns(), empty, file, paths)?,
+            builders,
+            rows: 0,
+        })
     }
 
-    /// Appends a 32-bit integer (or null) to the next column.
-    fn i32(&mut self, value: Option<i32>) -> Result<(), Error> {
-        match self.column()? {
-            Builder::I32(b) => {
-                b.append_option(value);
-                Ok(())
-            }
-            _ => Err(self.mismatch("a 32-bit integer")),
-        }
-    }
-
-    /// Appends a double (or null) to the next column.
-    fn f64(&mut self, value: Option<f64>) -> Result<(), Error> {
-        match self.column()? {
-            Builder::F64(b) => {
-                b.append_option(value);
-                Ok(())
-            }
-            _ => Err(self.mismatch("a double")),
-        }
-    }
-
-    /// Appends a list of strings (or null) to the next column.
-    fn list_str(&mut self, values: Option<&[String]>) -> Result<(), Error> {
-        match self.column()? {
-            Builder::ListStr(b) => {
-                for v in values.unwrap_or_default() {
-                    b.values().append_value(v);
-                }
-                b.append(values.is_some());
-                Ok(())
-            }
-            _ => Err(self.mismatch("a list of strings")),
-        }
-    }
-
-    /// The next three columns, which must be the argument maps (text,
-    /// integer, float), for the caller to fill one entry of each.
-    pub fn arg_maps(&mut self) -> Result<[MapCol<'_>; 3], Error> {
-        let i = self.next;
-        self.next += 3;
-        let name = self.name;
-        match self.builders.get_mut(i..i + 3) {
-            Some([Builder::MapStr(s), Builder::MapI64(n), Builder::MapF64(f)]) => {
-                Ok([MapCol::Str(s), MapCol::I64(n), MapCol::F64(f)])
-            }
-            _ => Err(Error::msg(format!(
-                "internal error: columns {i}.. of table {name} are not the argument maps"
-            ))),
-        }
-    }
-
-    /// Ends the row: every column must have had its value.
-    fn end_row(&mut self) -> Result<(), Error> {
-        if self.next != self.builders.len() {
-            return Err(Error::msg(format!(
-                "internal error: a row of table {} has {} values for {} columns",
-                self.name,
-                self.next,
-                self.builders.len()
-            )));
-        }
-        self.next = 0;
+    /// Appends a row.
+    pub fn push(&mut self, row: &S::Row<'_>, summary: &mut Summary) -> Result<(), Error> {
+        row.append(&mut self.builders, summary)?;
         self.rows += 1;
         if self.rows >= ROW_GROUP {
             self.flush()?;
@@ -334,110 +361,29 @@ impl Table {
         if self.rows == 0 {
             return Ok(());
         }
-        let columns: Vec<ArrayRef> = self.builders.iter_mut().map(Builder::finish).collect();
-        debug_assert!(self.builders.iter().all(|b| b.len() == 0));
-        let batch = RecordBatch::try_new(self.schema.clone(), columns)
-            .map_err(|e| Error::msg(format!("{}: {e}", self.path)))?;
-        if let Some(w) = &mut self.writer {
-            w.write(&batch)
-                .map_err(|e| Error::msg(format!("{}: {e}", self.path)))?;
-        }
-        self.written += self.rows as u64;
-        self.rows = 0;
-        Ok(())
+        let mut columns = Vec::new();
+        <S::Row<'static> as Columns>::finish(&mut self.builders, &mut columns);
+        let rows = std::mem::take(&mut self.rows);
+        self.table.write(columns, rows)
     }
 
-    /// Writes what is left and the file's footer (with `metadata`), and
-    /// gives the file its name.
-    pub fn close(&mut self, metadata: &[KeyValue]) -> Result<(), Error> {
-        self.flush()?;
-        if let Some(w) = &mut self.writer {
-            for kv in metadata {
-                w.append_key_value_metadata(kv.clone());
-            }
-            w.finish()
-                .map_err(|e| Error::msg(format!("{}: {e}", self.path)))?;
-        }
-        std::fs::rename(&self.paths.partial, &self.paths.done)
-            .map_err(|e| Error::msg(format!("{}: {e}", self.path)))?;
-        self.writer = None;
-        Ok(())
-    }
-}
-
-/// Values of one or more columns of a row: a scalar fills one column,
-/// a group ([`super::schema`]'s event columns, the argument maps) several.
-pub trait Columns {
-    /// Adds the columns, in order, to `out` (a scalar's named `name`).
-    fn declare(name: &'static str, out: &mut Vec<(&'static str, Col)>);
-    /// Fills them in `table`'s row in progress, in the same order.
-    fn fill(&self, table: &mut Table, summary: &mut Summary) -> Result<(), Error>;
-}
-
-/// A scalar column type: its [`Col`] and how a value is appended.
-macro_rules! scalar {
-    ($ty:ty, $col:ident, $append:ident) => {
-        impl Columns for Option<$ty> {
-            fn declare(name: &'static str, out: &mut Vec<(&'static str, Col)>) {
-                out.push((name, Col::$col));
-            }
-            fn fill(&self, table: &mut Table, _: &mut Summary) -> Result<(), Error> {
-                table.$append(*self)
-            }
-        }
-    };
-}
-scalar!(&str, Str, str);
-scalar!(&[String], ListStr, list_str);
-scalar!(i64, I64, i64);
-scalar!(i32, I32, i32);
-scalar!(f64, F64, f64);
-
-/// A table: its name and its row type (`Row<'a>` for any borrow).
-pub trait TableSchema {
-    /// The table's name (its folder).
-    const NAME: &'static str;
-    /// A row.
-    type Row<'a>: Columns;
-    /// The table's columns.
-    fn columns() -> Vec<(&'static str, Col)> {
-        let mut out = Vec::new();
-        Self::Row::declare("", &mut out);
-        out
-    }
-}
-
-/// A table that takes rows of `S` only.
-pub struct TypedTable<S: TableSchema> {
-    table: Table,
-    schema: PhantomData<S>,
-}
-
-impl<S: TableSchema> TypedTable<S> {
-    /// A table of `S`'s columns, written to `file` (at `paths.partial`).
-    pub fn new(file: File, paths: Paths) -> Result<TypedTable<S>, Error> {
-        Ok(TypedTable {
-            table: Table::new(S::NAME, &S::columns(), file, paths)?,
-            schema: PhantomData,
-        })
-    }
-
-    /// Appends a row.
-    pub fn push(&mut self, row: &S::Row<'_>, summary: &mut Summary) -> Result<(), Error> {
-        row.fill(&mut self.table, summary)?;
-        self.table.end_row()
-    }
-
-    /// The table, whatever its rows.
-    pub fn table(&mut self) -> &mut Table {
+    /// The table's file, as it is.
+    pub fn table_mut(&mut self) -> &mut Table {
         &mut self.table
+    }
+
+    /// The table's file, every row written (for its footer).
+    pub fn table(&mut self) -> Result<&mut Table, Error> {
+        self.flush()?;
+        Ok(&mut self.table)
     }
 }
 
 impl Drop for Table {
     fn drop(&mut self) {
-        if self.writer.is_some() {
+        if !self.closed {
             // Not closed: the export failed; what it wrote is no table.
+            let _ = self.stop_encoder();
             let _ = std::fs::remove_file(&self.paths.partial);
         }
     }
