@@ -27,7 +27,7 @@ use arrow_schema::{Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::metadata::KeyValue;
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 
 use super::summary::Summary;
@@ -49,12 +49,43 @@ const DISTINCT: [&str; 7] = [
     "args_float.key_value.value",
 ];
 
+/// Text columns without minimum and maximum in the footer: names that
+/// interleave all through a trace, so a row group's range spans nearly
+/// every value and prunes nothing, while computing it compares every value
+/// (a tenth of the export's instructions). `trace`, `host`, `provider` and
+/// every number keep theirs: those do prune (one trace's rows, a time
+/// range).
+const NO_RANGE: [&str; 14] = [
+    "process",
+    "thread",
+    "category",
+    "name",
+    "kind",
+    "phase",
+    "series",
+    "out_thread",
+    "in_thread",
+    "out_state",
+    "args.key_value.key",
+    "args.key_value.value",
+    "args_int.key_value.key",
+    "args_float.key_value.key",
+];
+
+/// A column's path from its dotted name.
+fn column_path(dotted: &str) -> ColumnPath {
+    ColumnPath::new(dotted.split('.').map(str::to_owned).collect())
+}
+
 /// How every table file is written.
 pub fn writer_properties() -> WriterProperties {
     let mut builder = WriterProperties::builder();
     for column in DISTINCT {
-        let path = ColumnPath::new(column.split('.').map(str::to_owned).collect());
-        builder = builder.set_column_dictionary_enabled(path, false);
+        builder = builder.set_column_dictionary_enabled(column_path(column), false);
+    }
+    for column in NO_RANGE {
+        builder =
+            builder.set_column_statistics_enabled(column_path(column), EnabledStatistics::None);
     }
     builder
         .set_compression(Compression::SNAPPY)
