@@ -3,7 +3,7 @@
 //! pair whose names or times disagree is a problem), shared by `fxt check`,
 //! `fxt recover` and `fxt diff`.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use fxt_format::decode::{Event, Text, Thread};
 
@@ -49,7 +49,9 @@ pub enum Closed {
 /// thread koids are the provider's).
 #[derive(Default)]
 pub struct Durations {
-    open: HashMap<(Option<u32>, Thread), Vec<Open>>,
+    /// Keyed by the trace's own thread koids with a fast hasher: a trace
+    /// that collides them only slows itself.
+    open: FxHashMap<(Option<u32>, Thread), Vec<Open>>,
 }
 
 impl Durations {

@@ -375,7 +375,8 @@ impl Collector {
             if !self.thread_selected(thread, &label) {
                 continue;
             }
-            spans.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end), s.order));
+            // Keys are unique (`order`), so an unstable sort orders as a stable one.
+            spans.sort_unstable_by_key(|s| (s.start, std::cmp::Reverse(s.end), s.order));
             let mut tree = Tree::default();
             folded.overlaps += tree.nest(&spans);
             tree.fold(&label, &self.names, &mut folded.stacks);
