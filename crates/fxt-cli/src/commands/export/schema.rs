@@ -1,5 +1,6 @@
 //! The tables, their columns, and where their files go:
-//! `DIR/<table>/part-<host>-<n>.parquet`, one file per table per export,
+//! `DIR/<table>/part-<host>-<n>.parquet`, one file per table per export
+//! (per thread of an export of several inputs, see [`super::parallel`]),
 //! `n` the smallest number no earlier export into `DIR` from that host
 //! used (claimed through the `slices` table's file, see [`create`], so two
 //! exports running at once never write the same file). Files are written
