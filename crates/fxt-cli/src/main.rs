@@ -59,6 +59,7 @@ mod folded;
 mod input;
 mod keep;
 mod names;
+mod ordered;
 mod problems;
 mod progress;
 #[cfg(unix)]
