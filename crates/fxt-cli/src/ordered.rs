@@ -18,7 +18,7 @@
 //! on the calling thread, its output spilling to the sink as it grows.
 
 use std::collections::BTreeMap;
-use std::io::{self, Write};
+use std::io::{self, BufWriter, Write};
 use std::panic::AssertUnwindSafe;
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::sync::{Mutex, PoisonError};
@@ -39,9 +39,6 @@ const RANGE_BYTES: usize = 1 << 20;
 /// worker busy while the writer waits for the slowest range.
 const WINDOW_PER_THREAD: usize = 2;
 
-/// Output held before it goes to the sink, when one thread reads.
-const SPILL: usize = 1 << 16;
-
 /// Input bytes per range: `FXT_RANGE_BYTES` (for tests, to cut small
 /// traces at many places), else [`RANGE_BYTES`].
 fn range_bytes() -> usize {
@@ -52,35 +49,42 @@ fn range_bytes() -> usize {
         .unwrap_or(RANGE_BYTES)
 }
 
-/// Where a range's output goes: a buffer, which spills to the sink as it
-/// fills when one thread reads the whole input.
+/// Where a range's output goes: a buffer of its own on several threads,
+/// straight to the (buffered) sink when one thread reads the whole input,
+/// so that its output and warnings interleave as they always did.
 pub struct Out<'s> {
     buf: Vec<u8>,
-    sink: Option<&'s mut dyn Write>,
+    sink: Option<&'s mut Sink>,
 }
 
+/// The output of a command that walks in order: buffered as the command
+/// always buffered it (a concrete type, so that the many small writes of
+/// one thread are inlined).
+pub type Sink = BufWriter<Box<dyn Write>>;
+
 impl Out<'_> {
-    /// Bytes held (on several threads, everything the range wrote so far).
+    /// Bytes held: on several threads, everything the range wrote so far.
     pub fn len(&self) -> usize {
         self.buf.len()
     }
 }
 
 impl Write for Out<'_> {
+    #[inline]
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
         self.write_all(data)?;
         Ok(data.len())
     }
 
+    #[inline]
     fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
-        self.buf.extend_from_slice(data);
-        if let Some(sink) = &mut self.sink {
-            if self.buf.len() >= SPILL {
-                sink.write_all(&self.buf)?;
-                self.buf.clear();
+        match &mut self.sink {
+            Some(sink) => sink.write_all(data),
+            None => {
+                self.buf.extend_from_slice(data);
+                Ok(())
             }
         }
-        Ok(())
     }
 
     /// Nothing: what is held goes to `merge` at the end of the range.
@@ -169,14 +173,14 @@ impl<'a> Records<'_, 'a> {
 pub fn walk_ordered<T, F, M>(
     input: &mut Input,
     what: &str,
-    sink: &mut dyn Write,
+    sink: &mut Sink,
     work: F,
     merge: M,
 ) -> Result<Walk, Error>
 where
     T: Send,
     F: Fn(&mut Records<'_, '_>, &mut Out<'_>) -> Result<T, Error> + Sync,
-    M: FnMut(&mut dyn Write, &[u8], T) -> Result<(), Error>,
+    M: FnMut(&mut Sink, &[u8], T) -> Result<(), Error>,
 {
     let threads = reading_threads();
     let range_bytes = range_bytes();
@@ -202,13 +206,13 @@ where
 fn one_thread<T, F, M>(
     input: &mut Input,
     what: &str,
-    sink: &mut dyn Write,
+    sink: &mut Sink,
     work: F,
     mut merge: M,
 ) -> Result<Walk, Error>
 where
     F: Fn(&mut Records<'_, '_>, &mut Out<'_>) -> Result<T, Error>,
-    M: FnMut(&mut dyn Write, &[u8], T) -> Result<(), Error>,
+    M: FnMut(&mut Sink, &[u8], T) -> Result<(), Error>,
 {
     let name = input.name.clone();
     let quiet = input.quiet;
@@ -216,7 +220,7 @@ where
     let mut progress = Progress::new(what, total);
     let mut walk = Walk::default();
     let mut out = Out {
-        buf: Vec::with_capacity(SPILL),
+        buf: Vec::new(),
         sink: Some(&mut *sink),
     };
     let mut records = Records {
@@ -266,14 +270,14 @@ fn on_threads<T, F, M>(
     bytes: &[u8],
     threads: usize,
     report: Report<'_>,
-    sink: &mut dyn Write,
+    sink: &mut Sink,
     work: &F,
     merge: M,
 ) -> Result<Walk, Error>
 where
     T: Send,
     F: Fn(&mut Records<'_, '_>, &mut Out<'_>) -> Result<T, Error> + Sync,
-    M: FnMut(&mut dyn Write, &[u8], T) -> Result<(), Error>,
+    M: FnMut(&mut Sink, &[u8], T) -> Result<(), Error>,
 {
     let ranges = Mutex::new(ranges.enumerate());
     let window = threads * WINDOW_PER_THREAD;
@@ -354,11 +358,11 @@ fn write_in_order<T, M>(
     done: Receiver<(usize, Finished<T>)>,
     free: SyncSender<Vec<u8>>,
     report: Report<'_>,
-    sink: &mut dyn Write,
+    sink: &mut Sink,
     mut merge: M,
 ) -> Result<Walk, Error>
 where
-    M: FnMut(&mut dyn Write, &[u8], T) -> Result<(), Error>,
+    M: FnMut(&mut Sink, &[u8], T) -> Result<(), Error>,
 {
     let mut progress = Progress::new(report.what, Some(report.total));
     let mut walk = Walk::default();

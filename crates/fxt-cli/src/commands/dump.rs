@@ -40,7 +40,7 @@ use fxt_format::decode::{
 use crate::error::Error;
 use crate::input::Input;
 use crate::names::event_kind_name;
-use crate::ordered::{walk_ordered, Out, Records};
+use crate::ordered::{walk_ordered, Out, Records, Sink};
 use crate::samples::{lines, Names};
 
 /// Arguments of `fxt dump`.
@@ -64,12 +64,11 @@ pub struct Args {
 pub fn run(args: Args) -> Result<ExitCode, Error> {
     let mut input = Input::open_trace(&args.file)?;
     let names = input.bytes().map(Names::from_trace).unwrap_or_default();
-    let stdout = io::stdout();
-    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut out: Sink = BufWriter::with_capacity(1 << 16, Box::new(io::stdout().lock()));
     // Where the blob records read past a cut by the range before end: the
     // next ranges' lines for them are dropped.
     let mut skip_until = 0u64;
-    let merge = |sink: &mut dyn Write, bytes: &[u8], range: RangeEnd| {
+    let merge = |sink: &mut Sink, bytes: &[u8], range: RangeEnd| {
         let from = range
             .lead
             .iter()

@@ -28,7 +28,7 @@ use fxt_format::decode::{Arg, ArgValue, Event, EventKind, Record, Text, Thread};
 
 use crate::error::Error;
 use crate::input::{ticks_to_ns, Input};
-use crate::ordered::{walk_ordered, Out, Records};
+use crate::ordered::{walk_ordered, Out, Records, Sink};
 
 /// Arguments of `fxt json`.
 #[derive(clap::Args)]
@@ -50,7 +50,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         ),
         _ => Box::new(io::stdout().lock()),
     };
-    let mut out = BufWriter::with_capacity(1 << 16, sink);
+    let mut out: Sink = BufWriter::with_capacity(1 << 16, sink);
     let io_err = |e: io::Error| Error::io(&out_name, e);
     out.write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[")
         .map_err(io_err)?;
@@ -66,7 +66,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         }
         Ok(!first)
     };
-    let merge = |sink: &mut dyn Write, bytes: &[u8], wrote: bool| {
+    let merge = |sink: &mut Sink, bytes: &[u8], wrote: bool| {
         if wrote && wrote_any {
             sink.write_all(b",").map_err(io_err)?;
         }
