@@ -16,7 +16,7 @@
 use std::fs::{File, Metadata};
 use std::io::{self, Read};
 
-use fxt_format::decode::{DecodeError, Record, SliceReader, StreamReader};
+use fxt_format::decode::{Context, DecodeError, Record, SliceReader, StreamReader, View};
 use fxt_format::encode::header::MAGIC_RECORD;
 
 use crate::error::Error;
@@ -267,10 +267,85 @@ impl Input {
             return Ok((walk, vec![state]));
         }
         let readers = SliceReader::split(bytes, parts);
+        self.in_parallel(readers, bytes, |reader| walk_range(reader, &init, &f))
+    }
+
+    /// Like [`Input::walk_ranges`], record by record as
+    /// [`fxt_format::decode::View`]s: events borrow the input and leave
+    /// their strings unresolved (the [`Context`] beside each view
+    /// resolves them), so a command that tallies by string index copies
+    /// nothing per event.
+    pub fn walk_view_ranges<S, I, F>(
+        &mut self,
+        what: &str,
+        init: I,
+        f: F,
+    ) -> Result<(Walk, Vec<S>), Error>
+    where
+        S: Send,
+        I: Fn() -> S + Sync,
+        F: Fn(&mut S, &Context<'_>, View<'_>) -> Result<(), Error> + Sync,
+    {
+        let bytes: &[u8] = match &self.data {
+            Data::Mmap(m) => m,
+            Data::Bytes(b) => b,
+            Data::Stream(_) => &[],
+        };
+        let parts = reading_threads().min(bytes.len() / MIN_RANGE);
+        if parts <= 1 {
+            return self.walk_views(what, init, f);
+        }
+        let readers = SliceReader::split(bytes, parts);
+        self.in_parallel(readers, bytes, |reader| walk_view_range(reader, &init, &f))
+    }
+
+    /// [`Input::walk_view_ranges`] in one range, with progress and
+    /// damage warnings as [`Input::walk`] gives them.
+    fn walk_views<S, I, F>(&mut self, what: &str, init: I, f: F) -> Result<(Walk, Vec<S>), Error>
+    where
+        I: Fn() -> S,
+        F: Fn(&mut S, &Context<'_>, View<'_>) -> Result<(), Error>,
+    {
+        let name = self.name.clone();
+        let (mut reader, total) = match &mut self.data {
+            Data::Mmap(m) => (Reader::Slice(SliceReader::new(m), m), Some(m.len() as u64)),
+            Data::Bytes(b) => (Reader::Slice(SliceReader::new(b), b), Some(b.len() as u64)),
+            Data::Stream(s) => (Reader::Stream(StreamReader::new(s.as_mut())), None),
+        };
+        let mut progress = Progress::new(what, total);
+        let mut walk = Walk::default();
+        let mut state = init();
+        while let Some((item, ctx)) = reader.next_view() {
+            match item {
+                Ok(view) => {
+                    walk.records += 1;
+                    f(&mut state, &ctx, view)?;
+                }
+                Err(error) => damaged(&name, self.quiet, &mut walk, error, |m| progress.warn(m)),
+            }
+            progress.tick(reader.position());
+        }
+        walk.bytes = reader.position();
+        progress.finish();
+        Ok((walk, vec![state]))
+    }
+
+    /// Walks `readers` (consecutive ranges of `bytes`) on a thread each
+    /// with `per_range`, then reports their damage in file order.
+    fn in_parallel<'b, S, W>(
+        &self,
+        readers: Vec<SliceReader<'b>>,
+        bytes: &'b [u8],
+        per_range: W,
+    ) -> Result<(Walk, Vec<S>), Error>
+    where
+        S: Send,
+        W: Fn(Reader<'b>) -> Result<Range<S>, Error> + Sync,
+    {
         let ranges: Vec<Result<Range<S>, Error>> = std::thread::scope(|scope| {
             let handles: Vec<_> = readers
                 .into_iter()
-                .map(|r| scope.spawn(|| walk_range(Reader::Slice(r, bytes), &init, &f)))
+                .map(|r| scope.spawn(|| per_range(Reader::Slice(r, bytes))))
                 .collect();
             handles
                 .into_iter()
@@ -369,6 +444,31 @@ where
     Ok(range)
 }
 
+/// Walks one range of [`Input::walk_view_ranges`].
+fn walk_view_range<S, I, F>(mut reader: Reader<'_>, init: &I, f: &F) -> Result<Range<S>, Error>
+where
+    I: Fn() -> S,
+    F: Fn(&mut S, &Context<'_>, View<'_>) -> Result<(), Error>,
+{
+    let mut range = Range {
+        state: init(),
+        records: 0,
+        errors: Vec::new(),
+        end: 0,
+    };
+    while let Some((item, ctx)) = reader.next_view() {
+        match item {
+            Ok(view) => {
+                range.records += 1;
+                f(&mut range.state, &ctx, view)?;
+            }
+            Err(error) => range.errors.push(error),
+        }
+    }
+    range.end = reader.position();
+    Ok(range)
+}
+
 /// What a walk saw.
 #[derive(Default)]
 pub struct Walk {
@@ -422,6 +522,16 @@ impl Reader<'_> {
         match self {
             Reader::Slice(r, _) => r.provider_id(),
             Reader::Stream(r) => r.provider_id(),
+        }
+    }
+
+    /// The next record as a view, with the reader's tables at it (see
+    /// [`Input::walk_view_ranges`]).
+    #[inline]
+    pub fn next_view(&mut self) -> Option<(Result<View<'_>, DecodeError>, Context<'_>)> {
+        match self {
+            Reader::Slice(r, _) => r.next_view(),
+            Reader::Stream(r) => r.next_view(),
         }
     }
 

@@ -57,6 +57,7 @@ mod durations;
 mod error;
 mod folded;
 mod input;
+mod interned;
 mod keep;
 mod names;
 mod ordered;

@@ -22,6 +22,7 @@ const LAYERS: &[&str] = &[
     "names",
     "input",
     "ordered",
+    "interned",
     "problems",
     "durations",
     "folded",

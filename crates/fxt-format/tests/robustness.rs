@@ -3,7 +3,7 @@
 
 use std::io::{self, Read};
 
-use fxt_format::decode::{self, DecodeError, Record, SliceReader, StreamReader};
+use fxt_format::decode::{self, Context, DecodeError, Record, SliceReader, StreamReader, View};
 use fxt_format::encode::{self as e, encode_into_vec, Arg, ArgValue, StringRef, ThreadRef};
 use proptest::prelude::*;
 
@@ -156,9 +156,49 @@ fn decode_both(bytes: &[u8]) -> Vec<Result<Record, DecodeError>> {
         assert_eq!(items, from_slice, "cut into {parts} ranges");
         assert_eq!(at, offsets, "cut into {parts} ranges");
     }
+    // Walked as views, both readers meet the same records and errors.
+    assert_eq!(slice_views(bytes), from_slice);
+    assert_eq!(stream_views(bytes), from_slice);
     // Every item but a fatal error consumed at least one word.
     assert!(from_slice.len() <= bytes.len() / 8 + 1);
     from_slice
+}
+
+/// What a view stands for, as iterating yields it; checks that its
+/// unresolved strings resolve to the decoded event's.
+fn whole(item: Result<View<'_>, DecodeError>, ctx: &Context<'_>) -> Result<Record, DecodeError> {
+    match item? {
+        View::Event(view) => {
+            let event = ctx.event(&view).expect("a view decodes whole");
+            assert_eq!(ctx.text(view.category), event.category);
+            assert_eq!(ctx.text(view.name), event.name);
+            assert_eq!((view.kind, view.timestamp), (event.kind, event.timestamp));
+            assert_eq!(view.thread, event.thread);
+            assert_eq!(usize::from(view.arg_count), event.args.len());
+            Ok(Record::Event(event))
+        }
+        View::Record(record) => Ok(record),
+    }
+}
+
+/// [`SliceReader::next_view`] over `bytes`, each view made whole.
+fn slice_views(bytes: &[u8]) -> Vec<Result<Record, DecodeError>> {
+    let mut reader = SliceReader::new(bytes);
+    let mut out = Vec::new();
+    while let Some((item, ctx)) = reader.next_view() {
+        out.push(whole(item, &ctx));
+    }
+    out
+}
+
+/// [`StreamReader::next_view`] over `bytes`, each view made whole.
+fn stream_views(bytes: &[u8]) -> Vec<Result<Record, DecodeError>> {
+    let mut reader = StreamReader::new(bytes);
+    let mut out = Vec::new();
+    while let Some((item, ctx)) = reader.next_view() {
+        out.push(whole(item, &ctx));
+    }
+    out
 }
 
 #[test]

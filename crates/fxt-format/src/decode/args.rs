@@ -10,7 +10,7 @@
 use super::cursor::{Cursor, Region};
 use super::error::DecodeError;
 use super::record::{Arg, ArgValue};
-use super::resolve::Resolver;
+use super::resolve::{string_ref, Resolver};
 
 /// Decodes `count` arguments (0..=15) starting at the cursor.
 #[inline(always)]
@@ -41,8 +41,10 @@ fn decode_some_args(
     Ok(args)
 }
 
-/// Decodes one argument and moves the cursor past its whole size.
-fn decode_arg(cursor: &mut Cursor<'_>, resolver: &Resolver<'_>) -> Result<Arg, DecodeError> {
+/// Frames one argument and moves the cursor past its whole size: its
+/// header word and a cursor over its words after the header.
+#[inline]
+fn frame_arg<'a>(cursor: &mut Cursor<'a>) -> Result<(u64, u16, Cursor<'a>), DecodeError> {
     let offset = cursor.offset();
     let header = cursor.peek_word()?;
     let size_words = ((header >> 4) & 0xfff) as u16;
@@ -60,7 +62,12 @@ fn decode_arg(cursor: &mut Cursor<'_>, resolver: &Resolver<'_>) -> Result<Arg, D
         })?;
     let mut arg = Cursor::new(bytes, base, Region::Argument);
     arg.word()?; // the header, peeked above
+    Ok((header, size_words, arg))
+}
 
+/// Decodes one argument and moves the cursor past its whole size.
+fn decode_arg(cursor: &mut Cursor<'_>, resolver: &Resolver<'_>) -> Result<Arg, DecodeError> {
+    let (header, size_words, mut arg) = frame_arg(cursor)?;
     let arg_type = (header & 0xf) as u8;
     let name = resolver.text((header >> 16) as u16, &mut arg)?;
     let high = (header >> 32) as u32;
@@ -83,4 +90,29 @@ fn decode_arg(cursor: &mut Cursor<'_>, resolver: &Resolver<'_>) -> Result<Arg, D
         },
     };
     Ok(Arg { name, value })
+}
+
+/// Moves the cursor past `count` arguments, checking each as
+/// [`decode_args`] would (the same reads, so the same errors) without
+/// building them.
+#[inline]
+pub(crate) fn skip_args(count: u64, cursor: &mut Cursor<'_>) -> Result<(), DecodeError> {
+    for _ in 0..count {
+        let (header, _, mut arg) = frame_arg(cursor)?;
+        let high = (header >> 32) as u32;
+        string_ref((header >> 16) as u16, &mut arg)?;
+        match header & 0xf {
+            3 | 4 | 5 | 7 | 8 => {
+                arg.word()?;
+            }
+            6 => {
+                string_ref(high as u16, &mut arg)?;
+            }
+            10 => {
+                arg.stream(u64::from(high))?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }

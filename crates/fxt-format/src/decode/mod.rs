@@ -51,6 +51,14 @@
 //!   turns a split blob group (an instant and its blob records, see
 //!   [`crate::encode::split_blob`]) into the instant and one blob with the
 //!   whole payload; the plain readers yield the group's records as written.
+//! * **Reads events without copying them, on request.**
+//!   [`SliceReader::next_view`] and [`StreamReader::next_view`] yield an
+//!   event as an [`EventView`] that borrows the input and leaves its
+//!   category and name unresolved ([`StrRef`]: an index or the inline
+//!   text), for readers that tally many events by a few names; the
+//!   [`Context`] beside it resolves them, or decodes the whole event. Other
+//!   records come out decoded. The records and errors met are those of
+//!   iterating.
 //! * **Is safe on any bytes.** It never panics, always terminates (each step
 //!   consumes at least one word), and allocates in proportion to the input
 //!   actually present: sizes from headers are checked against the slice, or
@@ -67,6 +75,7 @@ mod record;
 mod resolve;
 mod split;
 mod tables;
+mod view;
 
 use std::io::Read;
 
@@ -80,6 +89,7 @@ pub use record::{
     LargeBlobNoMetadata, LargeBlobWithMetadata, LegacyContextSwitch, Log, Process, Record, Text,
     Thread, ThreadState, ThreadWakeup, UnknownRecord, UserspaceObject,
 };
+pub use view::{Context, EventView, StrRef, View};
 
 /// Decodes a whole trace, failing at the first malformed record.
 pub fn decode_all(bytes: &[u8]) -> Result<Vec<Record>, DecodeError> {

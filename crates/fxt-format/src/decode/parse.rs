@@ -40,7 +40,7 @@ const MAGIC: u64 = 0x1654_7846;
 
 /// Extracts header bits `[lsb .. lsb + width - 1]`.
 #[inline(always)]
-fn bits(word: u64, lsb: u32, width: u32) -> u64 {
+pub(crate) fn bits(word: u64, lsb: u32, width: u32) -> u64 {
     (word >> lsb) & ((1u64 << width) - 1)
 }
 
@@ -205,14 +205,33 @@ impl Decoder {
 
 /// Event records (record type 4) of a known event type (0..=10).
 #[inline(always)]
-fn event(header: u64, cur: &mut Cursor<'_>, resolver: &Resolver<'_>) -> Result<Event, DecodeError> {
+pub(crate) fn event(
+    header: u64,
+    cur: &mut Cursor<'_>,
+    resolver: &Resolver<'_>,
+) -> Result<Event, DecodeError> {
     let event_type = bits(header, 16, 4);
     let timestamp = cur.word()?;
     let thread = resolver.thread(bits(header, 24, 8) as u8, cur)?;
     let category = resolver.text(bits(header, 32, 16) as u16, cur)?;
     let name = resolver.text(bits(header, 48, 16) as u16, cur)?;
     let args = decode_args(bits(header, 20, 4), cur, resolver)?;
-    let kind = match event_type {
+    let kind = event_kind(event_type, cur)?;
+    Ok(Event {
+        kind,
+        timestamp,
+        thread,
+        category,
+        name,
+        args,
+    })
+}
+
+/// An event's type (0..=10) and the word after its arguments that some
+/// types carry.
+#[inline(always)]
+pub(crate) fn event_kind(event_type: u64, cur: &mut Cursor<'_>) -> Result<EventKind, DecodeError> {
+    Ok(match event_type {
         0 => EventKind::Instant,
         1 => EventKind::Counter { id: cur.word()? },
         2 => EventKind::DurationBegin,
@@ -224,14 +243,6 @@ fn event(header: u64, cur: &mut Cursor<'_>, resolver: &Resolver<'_>) -> Result<E
         8 => EventKind::FlowBegin { id: cur.word()? },
         9 => EventKind::FlowStep { id: cur.word()? },
         _ => EventKind::FlowEnd { id: cur.word()? },
-    };
-    Ok(Event {
-        kind,
-        timestamp,
-        thread,
-        category,
-        name,
-        args,
     })
 }
 

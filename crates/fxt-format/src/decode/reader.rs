@@ -14,6 +14,7 @@ use std::iter::FusedIterator;
 use super::error::DecodeError;
 use super::parse::{record_words, Decoder};
 use super::record::Record;
+use super::view::{self, Context, View};
 
 /// Reads the header word at the front of `bytes`, if there are 8 bytes.
 #[inline]
@@ -126,21 +127,22 @@ impl<'a> SliceReader<'a> {
     reader_state_accessors!();
 
     #[cold]
-    fn fail(&mut self, error: DecodeError) -> Option<Result<Record, DecodeError>> {
+    fn fail<T>(&mut self, error: DecodeError) -> Option<Result<T, DecodeError>> {
         self.finished = true;
         Some(Err(error))
     }
 }
 
-impl Iterator for SliceReader<'_> {
-    type Item = Result<Record, DecodeError>;
-
+impl<'a> SliceReader<'a> {
+    /// Frames the next record: its bytes and offset, a fatal error (which
+    /// ends the reader), or `None` at the end.
     #[inline]
-    fn next(&mut self) -> Option<Self::Item> {
+    fn frame(&mut self) -> Option<Result<(&'a [u8], u64), DecodeError>> {
         if self.finished {
             return None;
         }
-        let rest = &self.input[self.pos..];
+        let input = self.input;
+        let rest = &input[self.pos..];
         let offset = self.pos as u64;
         self.record_offset = offset;
         let Some(header) = header_word(rest) else {
@@ -168,7 +170,38 @@ impl Iterator for SliceReader<'_> {
         // Fits in usize: it is at most `rest.len()`.
         let record = &rest[..size_bytes as usize];
         self.pos += record.len();
-        Some(self.decoder.decode_record(record, offset))
+        Some(Ok((record, offset)))
+    }
+
+    /// The next record as a [`View`]: an event borrowing the input, its
+    /// strings unresolved, or any other record decoded; with the reader's
+    /// tables at that record. Meets the same records and errors as
+    /// iterating: a view's arguments are read as decoding reads them, only
+    /// not kept ([`Context::event`] decodes them).
+    #[inline]
+    pub fn next_view(&mut self) -> Option<(Result<View<'a>, DecodeError>, Context<'_>)> {
+        let item = match self.frame()? {
+            Ok((record, offset)) => view::decode(&mut self.decoder, record, offset),
+            Err(e) => Err(e),
+        };
+        Some((
+            item,
+            Context {
+                decoder: &self.decoder,
+            },
+        ))
+    }
+}
+
+impl Iterator for SliceReader<'_> {
+    type Item = Result<Record, DecodeError>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        Some(match self.frame()? {
+            Ok((record, offset)) => self.decoder.decode_record(record, offset),
+            Err(e) => Err(e),
+        })
     }
 }
 
@@ -271,16 +304,16 @@ impl<R: Read> StreamReader<R> {
     }
 
     #[cold]
-    fn fail(&mut self, error: DecodeError) -> Option<Result<Record, DecodeError>> {
+    fn fail<T>(&mut self, error: DecodeError) -> Option<Result<T, DecodeError>> {
         self.finished = true;
         Some(Err(error))
     }
 }
 
-impl<R: Read> Iterator for StreamReader<R> {
-    type Item = Result<Record, DecodeError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
+impl<R: Read> StreamReader<R> {
+    /// Frames the next record: where its bytes are in the buffer and its
+    /// offset, a fatal error (which ends the reader), or `None` at the end.
+    fn frame(&mut self) -> Option<Result<(std::ops::Range<usize>, u64), DecodeError>> {
         if self.finished {
             return None;
         }
@@ -328,10 +361,36 @@ impl<R: Read> Iterator for StreamReader<R> {
             }
             Ok(true) => {}
         }
-        let record = &self.buf[self.start..self.start + needed];
+        let record = self.start..self.start + needed;
         self.start += needed;
         self.offset += size_bytes;
-        Some(self.decoder.decode_record(record, offset))
+        Some(Ok((record, offset)))
+    }
+
+    /// [`SliceReader::next_view`] for a stream: the view borrows the
+    /// reader's buffer until the next call.
+    pub fn next_view(&mut self) -> Option<(Result<View<'_>, DecodeError>, Context<'_>)> {
+        let item = match self.frame()? {
+            Ok((record, offset)) => view::decode(&mut self.decoder, &self.buf[record], offset),
+            Err(e) => Err(e),
+        };
+        Some((
+            item,
+            Context {
+                decoder: &self.decoder,
+            },
+        ))
+    }
+}
+
+impl<R: Read> Iterator for StreamReader<R> {
+    type Item = Result<Record, DecodeError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        Some(match self.frame()? {
+            Ok((record, offset)) => self.decoder.decode_record(&self.buf[record], offset),
+            Err(e) => Err(e),
+        })
     }
 }
 

@@ -5,6 +5,7 @@ use super::cursor::Cursor;
 use super::error::DecodeError;
 use super::record::{Process, Text, Thread};
 use super::tables::ProviderTables;
+use super::view::StrRef;
 
 /// Bit 15 of a string ref: set for inline strings, whose low 15 bits are
 /// the length.
@@ -70,4 +71,22 @@ impl Resolver<'_> {
 /// is indexed refs).
 fn inline_text(len: u16, cursor: &mut Cursor<'_>) -> Result<Text, DecodeError> {
     Ok(Text::new(cursor.utf8(u64::from(len))?))
+}
+
+/// A string ref as the record holds it, reading its stream from `cursor`
+/// if inline (the reads [`Resolver::text`] makes, without resolving).
+#[inline(always)]
+pub(crate) fn string_ref<'a>(
+    string_ref: u16,
+    cursor: &mut Cursor<'a>,
+) -> Result<StrRef<'a>, DecodeError> {
+    Ok(if string_ref & INLINE_STRING == 0 {
+        if string_ref == 0 {
+            StrRef::Empty
+        } else {
+            StrRef::Indexed(string_ref)
+        }
+    } else {
+        StrRef::Inline(cursor.utf8(u64::from(string_ref & !INLINE_STRING))?)
+    })
 }

@@ -14,7 +14,8 @@
 //! per lock ([`locks`]).
 //!
 //! One walk, its ranges on every core, feeds [`tally::RangeTally`]s merged
-//! into a [`tally::Tally`]; [`report::Report`] derives the
+//! into a [`tally::Tally`] (events as views, counted by string id:
+//! [`crate::interned`]); [`report::Report`] derives the
 //! figures, printed as tables ([`table`]) or JSON ([`document`]). CPU
 //! samples get a section of their own ([`samples`]): a trace that holds
 //! them is walked in one range, since the samples are matched with the
@@ -63,8 +64,8 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         walk
     } else {
         let (walk, ranges) =
-            input.walk_ranges("stats", RangeTally::default, |range, reader, record| {
-                range.add(reader.provider_id(), reader.ticks_per_second(), record);
+            input.walk_view_ranges("stats", RangeTally::default, |range, ctx, view| {
+                range.add_view(ctx, view);
                 Ok(())
             })?;
         for range in ranges {

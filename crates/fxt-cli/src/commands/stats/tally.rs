@@ -8,11 +8,13 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use fxt_format::decode::{ArgValue, Event, EventKind, Record, Text, Thread};
+use fxt_format::decode::{ArgValue, Context, Event, EventKind, Record, Text, Thread, View};
 use fxt_format::encode::{OBJ_TYPE_PROCESS, OBJ_TYPE_THREAD};
+use fxt_format::time::ticks_per_second_or_default;
 use rustc_hash::FxHashMap;
 
 use crate::input::ticks_to_ns;
+use crate::interned::Interned;
 use crate::names::{event_kind_name, record_type_name};
 
 use super::locks::Locks;
@@ -40,9 +42,20 @@ pub struct Span {
 }
 
 impl Span {
+    #[inline]
     fn add(&mut self, ns: u64) {
-        self.first_ns = Some(self.first_ns.map_or(ns, |f| f.min(ns)));
-        self.last_ns = Some(self.last_ns.map_or(ns, |l| l.max(ns)));
+        match (&mut self.first_ns, &mut self.last_ns) {
+            (Some(first), Some(last)) => {
+                *first = (*first).min(ns);
+                *last = (*last).max(ns);
+            }
+            _ => {
+                *self = Span {
+                    first_ns: Some(self.first_ns.map_or(ns, |f| f.min(ns))),
+                    last_ns: Some(self.last_ns.map_or(ns, |l| l.max(ns))),
+                }
+            }
+        }
     }
 
     fn merge(&mut self, other: Span) {
@@ -108,10 +121,18 @@ struct Counts(Vec<(&'static str, u64)>);
 impl Counts {
     #[inline]
     fn add(&mut self, name: &'static str) {
-        // The names are literals: the same pointer, but for a compiler
-        // that did not merge them.
-        let same = |n: &str| std::ptr::eq(n, name) || n == name;
-        match self.0.iter_mut().find(|(n, _)| same(n)) {
+        // The names are literals: the same pointer (compared first, for
+        // every entry), but for a compiler that did not merge them.
+        if let Some((_, count)) = self.0.iter_mut().find(|(n, _)| std::ptr::eq(*n, name)) {
+            *count += 1;
+        } else {
+            self.add_slowly(name);
+        }
+    }
+
+    #[cold]
+    fn add_slowly(&mut self, name: &'static str) {
+        match self.0.iter_mut().find(|(n, _)| *n == name) {
             Some((_, count)) => *count += 1,
             None => self.0.push((name, 1)),
         }
@@ -125,17 +146,41 @@ struct RangeProvider {
     span: Span,
 }
 
-/// What `fxt stats` gathers in one range of the walk.
+/// Events of one provider and thread within a range, and the stack of
+/// begins open on it.
+struct RangeThread {
+    key: (Option<u32>, Thread),
+    events: u64,
+    /// Index of its open stack in [`RangeTally::open`] (threads whose
+    /// koids are unknown share one, as begins and ends are matched by
+    /// [`ThreadKey`]).
+    open: usize,
+}
+
+/// What `fxt stats` gathers in one range of the walk. Names are counted by
+/// their [`Interned`] ids (category, name), turned back into texts by the
+/// merge.
 #[derive(Default)]
 pub struct RangeTally {
     by_type: Counts,
     by_kind: Counts,
-    providers: FxHashMap<Option<u32>, RangeProvider>,
-    /// Events per provider and thread.
-    threads: FxHashMap<(Option<u32>, Thread), u64>,
+    providers: Vec<(Option<u32>, RangeProvider)>,
+    /// Index in `providers` of the last record's provider.
+    last_provider: usize,
+    threads: Vec<RangeThread>,
+    thread_ids: FxHashMap<(Option<u32>, Thread), usize>,
+    /// Index in `threads` of the last event's thread.
+    last_thread: usize,
     span: Span,
-    names: FxHashMap<Key, PerName>,
-    open: FxHashMap<ThreadKey, Vec<(Key, u64)>>,
+    strings: Interned,
+    /// Per id of `strings`: what its text is to the tally ([`RangeTally::flags`]).
+    flags: Vec<u8>,
+    /// (category, name) ids -> index in `names`.
+    name_ids: FxHashMap<(u32, u32), usize>,
+    names: Vec<((u32, u32), PerName)>,
+    /// Open duration begins per thread: (index in `names`, start ns).
+    open: Vec<(ThreadKey, Vec<(usize, u64)>)>,
+    open_ids: FxHashMap<ThreadKey, usize>,
     /// Ends that found no begin open in this range (thread, end ns), in
     /// file order: the merge matches them with earlier ranges' begins.
     pending_ends: Vec<(ThreadKey, u64)>,
@@ -150,18 +195,54 @@ pub struct RangeTally {
     lock_events: Vec<(Option<u32>, u64, Event)>,
 }
 
+/// The text `lock` (a lock event's category).
+const LOCK: u8 = 1;
+/// The text `fxt` (the category of fxt's own events).
+const FXT: u8 = 2;
+/// The text `snapshot` (fxt's snapshot instant).
+const SNAPSHOT: u8 = 4;
+
+/// One event as the tally counts it: its names by id.
+struct Counted {
+    kind: EventKind,
+    thread: Thread,
+    category: u32,
+    name: u32,
+}
+
 impl RangeTally {
+    /// Counts one record of a view walk: an event by its string ids (the
+    /// whole event decoded only when its category is `lock` or it is
+    /// fxt's snapshot instant), any other record as [`RangeTally::add`].
+    pub fn add_view(&mut self, ctx: &Context<'_>, view: View<'_>) {
+        let tps = ticks_per_second_or_default(ctx.ticks_per_second());
+        let provider = ctx.provider_id();
+        let e = match view {
+            View::Record(record) => return self.add(provider, tps, record),
+            View::Event(e) => e,
+        };
+        let counted = Counted {
+            kind: e.kind,
+            thread: e.thread,
+            category: self.strings.id(ctx, e.category),
+            name: self.strings.id(ctx, e.name),
+        };
+        let whole = if self.wants_whole(&counted) {
+            ctx.event(&e).ok()
+        } else {
+            None
+        };
+        let start = ticks_to_ns(e.timestamp, tps);
+        self.count_record(provider, "event", Some(start));
+        self.count_event(provider, tps, start, counted, whole);
+    }
+
     /// Counts one record of `provider`, whose clock runs at `tps` ticks
     /// per second.
     pub fn add(&mut self, provider: Option<u32>, tps: u64, record: Record) {
-        self.by_type.add(record_type_name(&record));
-        let p = self.providers.entry(provider).or_default();
-        p.records += 1;
-        if let Some(ts) = record.timestamp() {
-            let ns = ticks_to_ns(ts, tps);
-            p.span.add(ns);
-            self.span.add(ns);
-        }
+        self.strings.see(&record);
+        let ns = record.timestamp().map(|ts| ticks_to_ns(ts, tps));
+        self.count_record(provider, record_type_name(&record), ns);
         match record {
             Record::ProviderInfo { .. } | Record::Initialization { .. } => {
                 self.rare.push((provider, record))
@@ -182,62 +263,195 @@ impl RangeTally {
             {
                 self.rare.push((provider, record))
             }
-            Record::Event(e) => self.add_event(provider, tps, e),
+            Record::Event(e) => {
+                let counted = Counted {
+                    kind: e.kind,
+                    thread: e.thread,
+                    category: self.strings.intern(e.category.clone()),
+                    name: self.strings.intern(e.name.clone()),
+                };
+                let start = ns.unwrap_or_default();
+                self.count_event(provider, tps, start, counted, Some(e));
+            }
             _ => {}
         }
     }
 
-    /// Counts an event and matches its durations.
-    fn add_event(&mut self, provider: Option<u32>, tps: u64, e: Event) {
-        if let Some(n) = snapshot_number(&e) {
-            self.snapshot = Some(n);
+    /// Whether an event needs decoding whole: a lock event (replayed by
+    /// the merge) or fxt's snapshot instant (its number is an argument).
+    fn wants_whole(&mut self, e: &Counted) -> bool {
+        let category = self.flags(e.category);
+        category & LOCK != 0 || (category & FXT != 0 && self.flags(e.name) & SNAPSHOT != 0)
+    }
+
+    /// What the text of id `id` is to the tally ([`LOCK`], [`FXT`],
+    /// [`SNAPSHOT`]), worked out once per id.
+    #[inline]
+    fn flags(&mut self, id: u32) -> u8 {
+        let id = id as usize;
+        while self.flags.len() <= id {
+            let text = self.strings.text(self.flags.len() as u32);
+            let flag = |name: &str, bit: u8| if text == name { bit } else { 0 };
+            let flags = flag("lock", LOCK) | flag("fxt", FXT) | flag("snapshot", SNAPSHOT);
+            self.flags.push(flags);
         }
-        self.by_kind.add(event_kind_name(&e.kind));
-        *self.threads.entry((provider, e.thread)).or_default() += 1;
-        let (process, thread) = match e.thread {
+        self.flags[id]
+    }
+
+    /// Counts a record by type, provider and time (ns).
+    #[inline]
+    fn count_record(&mut self, provider: Option<u32>, name: &'static str, ns: Option<u64>) {
+        self.by_type.add(name);
+        let at = self.provider_index(provider);
+        let p = &mut self.providers[at].1;
+        p.records += 1;
+        if let Some(ns) = ns {
+            p.span.add(ns);
+            self.span.add(ns);
+        }
+    }
+
+    /// The index of `provider` in `providers` (records come in long runs
+    /// of one provider: the last one is checked first).
+    #[inline]
+    fn provider_index(&mut self, provider: Option<u32>) -> usize {
+        if self
+            .providers
+            .get(self.last_provider)
+            .is_some_and(|p| p.0 == provider)
+        {
+            return self.last_provider;
+        }
+        let at = match self.providers.iter().position(|p| p.0 == provider) {
+            Some(at) => at,
+            None => {
+                self.providers.push((provider, RangeProvider::default()));
+                self.providers.len() - 1
+            }
+        };
+        self.last_provider = at;
+        at
+    }
+
+    /// The index of a provider's thread in `threads`.
+    #[inline]
+    fn thread_index(&mut self, provider: Option<u32>, thread: Thread) -> usize {
+        let key = (provider, thread);
+        if self
+            .threads
+            .get(self.last_thread)
+            .is_some_and(|t| t.key == key)
+        {
+            return self.last_thread;
+        }
+        let at = match self.thread_ids.get(&key) {
+            Some(&at) => at,
+            None => self.new_thread(key),
+        };
+        self.last_thread = at;
+        at
+    }
+
+    #[cold]
+    fn new_thread(&mut self, key: (Option<u32>, Thread)) -> usize {
+        let koids = match key.1 {
             Thread::Known { process, thread } => (process, thread),
             Thread::Undefined(_) => (0, 0),
         };
-        if e.category == "lock" {
-            // Rare: replayed in file order by the merge (`Locks` matches
-            // flows across threads).
-            self.lock_events.push((provider, tps, e.clone()));
+        let thread_key = (key.0, koids.0, koids.1);
+        let open = *self.open_ids.entry(thread_key).or_insert_with(|| {
+            self.open.push((thread_key, Vec::new()));
+            self.open.len() - 1
+        });
+        self.threads.push(RangeThread {
+            key,
+            events: 0,
+            open,
+        });
+        self.thread_ids.insert(key, self.threads.len() - 1);
+        self.threads.len() - 1
+    }
+
+    /// The index of a (category, name) in `names`.
+    #[inline]
+    fn name_index(&mut self, category: u32, name: u32) -> usize {
+        let names = &mut self.names;
+        *self.name_ids.entry((category, name)).or_insert_with(|| {
+            names.push(((category, name), PerName::default()));
+            names.len() - 1
+        })
+    }
+
+    /// Counts an event and matches its durations (`whole`: the event
+    /// decoded, when [`RangeTally::wants_whole`] or at hand anyway).
+    fn count_event(
+        &mut self,
+        provider: Option<u32>,
+        tps: u64,
+        start: u64,
+        e: Counted,
+        whole: Option<Event>,
+    ) {
+        if let Some(whole) = whole.filter(|_| self.wants_whole(&e)) {
+            if let Some(n) = snapshot_number(&whole) {
+                self.snapshot = Some(n);
+            }
+            if self.flags(e.category) & LOCK != 0 {
+                // Rare: replayed in file order by the merge (`Locks`
+                // matches flows across threads).
+                self.lock_events.push((provider, tps, whole));
+            }
         }
-        let thread_key = (provider, process, thread);
-        let start = ticks_to_ns(e.timestamp, tps);
-        let key: Key = (e.category, e.name);
+        self.by_kind.add(event_kind_name(&e.kind));
+        let thread = self.thread_index(provider, e.thread);
+        self.threads[thread].events += 1;
+        let open = self.threads[thread].open;
+        let key = self.name_index(e.category, e.name);
+        self.names[key].1.events += 1;
         match e.kind {
             EventKind::DurationComplete { end } => {
                 let end = ticks_to_ns(end, tps);
-                let per_name = self.names.entry(key).or_default();
-                per_name.events += 1;
-                per_name.durations.push(end.saturating_sub(start));
+                self.names[key].1.durations.push(end.saturating_sub(start));
                 self.span.add(end);
             }
-            EventKind::DurationBegin => {
-                self.names.entry(key.clone()).or_default().events += 1;
-                self.open.entry(thread_key).or_default().push((key, start));
-            }
-            EventKind::DurationEnd => {
-                self.names.entry(key).or_default().events += 1;
-                match self.open.get_mut(&thread_key).and_then(Vec::pop) {
-                    Some((begin_key, begin)) => self
-                        .names
-                        .entry(begin_key)
-                        .or_default()
-                        .durations
-                        .push(start.saturating_sub(begin)),
-                    None => self.pending_ends.push((thread_key, start)),
-                }
-            }
-            _ => self.names.entry(key).or_default().events += 1,
+            EventKind::DurationBegin => self.open[open].1.push((key, start)),
+            EventKind::DurationEnd => match self.open[open].1.pop() {
+                Some((begin_key, begin)) => self.names[begin_key]
+                    .1
+                    .durations
+                    .push(start.saturating_sub(begin)),
+                None => self.pending_ends.push((self.open[open].0, start)),
+            },
+            _ => {}
         }
+    }
+
+    /// The texts of a (category, name) by id.
+    fn key(&self, ids: (u32, u32)) -> Key {
+        (
+            self.strings.text(ids.0).clone(),
+            self.strings.text(ids.1).clone(),
+        )
     }
 }
 
 impl Tally {
     /// Folds in the next range of the walk (ranges in file order).
-    pub fn merge(&mut self, range: RangeTally) {
+    pub fn merge(&mut self, mut range: RangeTally) {
+        let names: Vec<(Key, PerName)> = std::mem::take(&mut range.names)
+            .into_iter()
+            .map(|(ids, n)| (range.key(ids), n))
+            .collect();
+        let open: Vec<(ThreadKey, Vec<(Key, u64)>)> = std::mem::take(&mut range.open)
+            .into_iter()
+            .map(|(thread, stack)| {
+                let stack = stack
+                    .into_iter()
+                    .map(|(at, ns)| (names[at].0.clone(), ns))
+                    .collect();
+                (thread, stack)
+            })
+            .collect();
         for (name, n) in range.by_type.0 {
             *self.records_by_type.entry(name).or_default() += n;
         }
@@ -249,7 +463,12 @@ impl Tally {
             p.records += r.records;
             p.span.merge(r.span);
         }
-        for ((provider, thread), events) in range.threads {
+        for RangeThread {
+            key: (provider, thread),
+            events,
+            ..
+        } in range.threads
+        {
             let p = self.per_provider.entry(provider).or_default();
             p.events += events;
             let koids = match thread {
@@ -274,7 +493,7 @@ impl Tally {
                 None => self.unmatched_ends += 1,
             }
         }
-        for (key, n) in range.names {
+        for (key, n) in names {
             let p = self.names.entry(key).or_default();
             p.events += n.events;
             if p.durations.is_empty() {
@@ -283,7 +502,7 @@ impl Tally {
                 p.durations.extend(n.durations);
             }
         }
-        for (thread, stack) in range.open {
+        for (thread, stack) in open {
             self.open.entry(thread).or_default().extend(stack);
         }
         for (provider, record) in range.rare {

@@ -1,0 +1,156 @@
+//! Reading events without copying them.
+//!
+//! [`SliceReader::next_view`](super::SliceReader::next_view) and
+//! [`StreamReader::next_view`](super::StreamReader::next_view) yield an
+//! event record as an [`EventView`], which borrows the trace's bytes and
+//! leaves its category and name as the record holds them ([`StrRef`]: a
+//! string-table index, or the inline text); every other record comes out
+//! decoded, as the iterators yield it. A reader that tallies many events
+//! under a few names (`fxt stats`) then resolves each index once and
+//! counts by index, instead of copying two strings and a vector of
+//! arguments per event. The reader's tables at that record come with each
+//! view ([`Context`]): string look-ups, and the whole [`Event`] when one is
+//! wanted after all.
+//!
+//! A view is checked as the record would be decoded: its arguments are
+//! read as [`Record::Event`]'s would be (the same reads, so the same
+//! errors), only not kept. Walking views therefore meets exactly the
+//! records and errors that iterating meets.
+
+use super::args::skip_args;
+use super::cursor::{Cursor, Region};
+use super::error::DecodeError;
+use super::parse::{bits, event, event_kind, Decoder};
+use super::record::{Event, EventKind, Record, Text, Thread};
+use super::resolve::{string_ref, Resolver};
+
+/// A string field as the record holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StrRef<'a> {
+    /// String ref 0: the empty string.
+    Empty,
+    /// An index into the provider's string table (1..=0x7fff), resolved
+    /// with [`Context::text`]; it may be undefined.
+    Indexed(u16),
+    /// The text, held in the record.
+    Inline(&'a str),
+}
+
+/// An event record, its strings unresolved and its arguments unread.
+#[derive(Debug, Clone, Copy)]
+pub struct EventView<'a> {
+    /// The event type and its type-specific data.
+    pub kind: EventKind,
+    /// When, in ticks of the provider's clock.
+    pub timestamp: u64,
+    /// Where (resolved: a thread ref is a copy of two words).
+    pub thread: Thread,
+    /// The category.
+    pub category: StrRef<'a>,
+    /// The event's name.
+    pub name: StrRef<'a>,
+    /// How many arguments the record carries.
+    pub arg_count: u8,
+    /// The record's bytes, to decode it whole ([`Context::event`]).
+    bytes: &'a [u8],
+    offset: u64,
+}
+
+/// One record of a view walk.
+#[derive(Debug, Clone)]
+pub enum View<'a> {
+    /// An event record of a known event type.
+    Event(EventView<'a>),
+    /// Any other record, decoded (table records applied, as iterating
+    /// does).
+    Record(Record),
+}
+
+/// The reader's state at the record of a view: the tables its references
+/// resolve against.
+pub struct Context<'r> {
+    pub(crate) decoder: &'r Decoder,
+}
+
+impl Context<'_> {
+    /// Id of the provider whose section the record is in.
+    pub fn provider_id(&self) -> Option<u32> {
+        self.decoder.providers.current_id()
+    }
+
+    /// Ticks per second of the current provider, if it sent an
+    /// initialization record.
+    pub fn ticks_per_second(&self) -> Option<u64> {
+        self.decoder.providers.ticks_per_second()
+    }
+
+    /// The text of a string field (an undefined index gives an undefined
+    /// [`Text`], as decoding the record does).
+    pub fn text(&self, s: StrRef<'_>) -> Text {
+        match s {
+            StrRef::Empty => Text::default(),
+            StrRef::Indexed(index) => self.decoder.providers.current.string(index),
+            StrRef::Inline(text) => Text::new(text),
+        }
+    }
+
+    /// The whole event a view stands for, arguments included: what
+    /// iterating yields as [`Record::Event`].
+    pub fn event(&self, view: &EventView<'_>) -> Result<Event, DecodeError> {
+        let mut cur = Cursor::new(view.bytes, view.offset, Region::Record(EVENT));
+        let header = cur.word()?;
+        let resolver = Resolver {
+            tables: &self.decoder.providers.current,
+        };
+        event(header, &mut cur, &resolver)
+    }
+}
+
+/// Record type of events.
+const EVENT: u8 = 4;
+
+/// Decodes one framed record (`bytes`, at input offset `offset`) as a
+/// view: events of known types unresolved, anything else whole.
+#[inline(always)]
+pub(crate) fn decode<'a>(
+    decoder: &mut Decoder,
+    bytes: &'a [u8],
+    offset: u64,
+) -> Result<View<'a>, DecodeError> {
+    let header = Cursor::new(bytes, offset, Region::Record(0)).peek_word()?;
+    if header & 0xf == u64::from(EVENT) && bits(header, 16, 4) <= 10 {
+        let tables = &decoder.providers.current;
+        return event_view(header, bytes, offset, &Resolver { tables }).map(View::Event);
+    }
+    decoder.decode_record(bytes, offset).map(View::Record)
+}
+
+/// An event record's view: the reads `parse::event` makes, in its order,
+/// without resolving strings or keeping arguments.
+#[inline(always)]
+fn event_view<'a>(
+    header: u64,
+    bytes: &'a [u8],
+    offset: u64,
+    resolver: &Resolver<'_>,
+) -> Result<EventView<'a>, DecodeError> {
+    let mut cur = Cursor::new(bytes, offset, Region::Record(EVENT));
+    cur.word()?;
+    let timestamp = cur.word()?;
+    let thread = resolver.thread(bits(header, 24, 8) as u8, &mut cur)?;
+    let category = string_ref(bits(header, 32, 16) as u16, &mut cur)?;
+    let name = string_ref(bits(header, 48, 16) as u16, &mut cur)?;
+    let arg_count = bits(header, 20, 4);
+    skip_args(arg_count, &mut cur)?;
+    let kind = event_kind(bits(header, 16, 4), &mut cur)?;
+    Ok(EventView {
+        kind,
+        timestamp,
+        thread,
+        category,
+        name,
+        arg_count: arg_count as u8,
+        bytes,
+        offset,
+    })
+}
