@@ -15,7 +15,7 @@
 //! or waiting to be written, however far ahead the fast workers get.
 //!
 //! A stream, one thread (`FXT_THREADS=1`) or a small file is one range read
-//! on the calling thread, its output spilling to the sink as it grows.
+//! on the calling thread, its output going straight to the sink.
 
 use std::collections::BTreeMap;
 use std::io::{self, BufWriter, Write};
@@ -30,9 +30,9 @@ use crate::input::{damaged, reading_threads, Input, Reader, Walk};
 use crate::progress::Progress;
 
 /// Input bytes per range: small enough that the window of output buffers
-/// stays a few tens of megabytes (`fxt dump` prints about five times its
-/// input), large enough that the cost of a cut (a copy of the tables, a
-/// hand-off between threads) is lost in the decoding.
+/// stays a few megabytes per thread (`fxt dump` prints about three times
+/// its input), large enough that the cost of a cut (a copy of the tables,
+/// a hand-off between threads) is lost in the decoding.
 const RANGE_BYTES: usize = 1 << 20;
 
 /// Ranges in flight or waiting to be written, per thread: two keeps every
