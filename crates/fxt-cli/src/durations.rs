@@ -3,11 +3,32 @@
 //! pair whose names or times disagree is a problem), shared by `fxt check`,
 //! `fxt recover` and `fxt diff`.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use fxt_format::decode::{Event, Text, Thread};
 
 use crate::problems::{thread_label, Problem, Reason};
+
+/// A duration begin or end as matching sees it: where, what and when
+/// (from a decoded event, or from a view's fields).
+pub struct Mark {
+    pub thread: Thread,
+    pub category: Text,
+    pub name: Text,
+    /// In its provider's ticks.
+    pub timestamp: u64,
+}
+
+impl From<&Event> for Mark {
+    fn from(e: &Event) -> Mark {
+        Mark {
+            thread: e.thread,
+            category: e.category.clone(),
+            name: e.name.clone(),
+            timestamp: e.timestamp,
+        }
+    }
+}
 
 /// An open duration begin.
 pub struct Open {
@@ -49,25 +70,27 @@ pub enum Closed {
 /// thread koids are the provider's).
 #[derive(Default)]
 pub struct Durations {
-    open: HashMap<(Option<u32>, Thread), Vec<Open>>,
+    /// Keyed by the trace's own thread koids with a fast hasher: a trace
+    /// that collides them only slows itself.
+    open: FxHashMap<(Option<u32>, Thread), Vec<Open>>,
 }
 
 impl Durations {
     /// Opens a duration begin.
-    pub fn begin(&mut self, provider: Option<u32>, offset: u64, e: &Event) {
+    pub fn begin(&mut self, provider: Option<u32>, offset: u64, e: Mark) {
         self.open
             .entry((provider, e.thread))
             .or_default()
             .push(Open {
                 offset,
-                category: e.category.clone(),
-                name: e.name.clone(),
+                category: e.category,
+                name: e.name,
                 timestamp: e.timestamp,
             });
     }
 
     /// Closes the innermost open begin of the end's thread.
-    pub fn end(&mut self, provider: Option<u32>, offset: u64, e: &Event) -> Closed {
+    pub fn end(&mut self, provider: Option<u32>, offset: u64, e: &Mark) -> Closed {
         let Some(begin) = self.open.get_mut(&(provider, e.thread)).and_then(Vec::pop) else {
             return Closed::Nothing;
         };
@@ -112,7 +135,7 @@ impl Durations {
 }
 
 /// The problem of a duration end that closes no begin.
-pub fn end_without_begin(offset: u64, e: &Event) -> Problem {
+pub fn end_without_begin(offset: u64, e: &Mark) -> Problem {
     Problem {
         offset,
         reason: Reason::EndWithoutBegin,

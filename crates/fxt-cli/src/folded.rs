@@ -22,8 +22,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use fxt_format::decode::{EventKind, Record, Text, Thread};
-use fxt_format::time::ticks_to_ns;
+use fxt_format::decode::{Context, Event, EventKind, Record, StrRef, Text, Thread, View};
+use fxt_format::time::{ticks_per_second_or_default, ticks_to_ns};
+use rustc_hash::FxHashMap;
+
+use crate::interned::Interned;
 
 /// Which spans to fold.
 #[derive(Default, Clone)]
@@ -72,15 +75,41 @@ type ThreadKey = (Option<u32>, u64, u64);
 /// An async operation: provider, process, category, name, id.
 type AsyncKey = (Option<u32>, u64, Text, Text, u64);
 
+/// An event's category and name, as a decoded record or a view holds them.
+enum Names<'e, 'c> {
+    Decoded(&'e Event),
+    Viewed(&'e Context<'c>, StrRef<'e>, StrRef<'e>),
+}
+
+impl Names<'_, '_> {
+    fn category(&self) -> Text {
+        match self {
+            Names::Decoded(e) => e.category.clone(),
+            Names::Viewed(ctx, category, _) => ctx.text(*category),
+        }
+    }
+
+    fn name(&self) -> Text {
+        match self {
+            Names::Decoded(e) => e.name.clone(),
+            Names::Viewed(ctx, _, name) => ctx.text(*name),
+        }
+    }
+}
+
 /// Collects the spans of a trace, record by record.
 #[derive(Default)]
 pub struct Collector {
     filter: Filter,
     names: Vec<String>,
     ids: HashMap<String, u32>,
-    threads: HashMap<ThreadKey, Vec<Span>>,
-    open: HashMap<ThreadKey, Vec<(u32, u64)>>,
-    open_async: HashMap<AsyncKey, Vec<u64>>,
+    /// Strings of a view walk by id, and each id's name id (or
+    /// `u32::MAX`): a name is interned once per string index.
+    strings: Interned,
+    by_string: Vec<u32>,
+    threads: FxHashMap<ThreadKey, Vec<Span>>,
+    open: FxHashMap<ThreadKey, Vec<(u32, u64)>>,
+    open_async: FxHashMap<AsyncKey, Vec<u64>>,
     async_spans: Vec<Span>,
     thread_names: HashMap<u64, String>,
     order: u64,
@@ -105,6 +134,7 @@ impl Collector {
     /// Takes one record of provider `provider` (whose clock runs at `tps`
     /// ticks per second).
     pub fn record(&mut self, provider: Option<u32>, tps: u64, record: &Record) {
+        self.strings.see(record);
         let e = match record {
             Record::KernelObject(o) if o.object_type == 2 => {
                 self.thread_names.insert(o.koid, o.name.to_string());
@@ -113,22 +143,54 @@ impl Collector {
             Record::Event(e) => e,
             _ => return,
         };
+        let at = (e.kind, e.timestamp, e.thread);
+        self.event(provider, tps, at, Names::Decoded(e));
+    }
+
+    /// Takes one record of a view walk
+    /// ([`crate::input::Input::walk_view_ranges`]): an event's name is
+    /// looked up by its string index, once per index.
+    pub fn view(&mut self, ctx: &Context<'_>, view: View<'_>) {
+        let tps = ticks_per_second_or_default(ctx.ticks_per_second());
+        match view {
+            View::Record(record) => self.record(ctx.provider_id(), tps, &record),
+            View::Event(e) => {
+                let at = (e.kind, e.timestamp, e.thread);
+                self.event(
+                    ctx.provider_id(),
+                    tps,
+                    at,
+                    Names::Viewed(ctx, e.category, e.name),
+                );
+            }
+        }
+    }
+
+    /// Takes one event: what it is, when and where (`at`), and its names.
+    fn event(
+        &mut self,
+        provider: Option<u32>,
+        tps: u64,
+        at: (EventKind, u64, Thread),
+        names: Names<'_, '_>,
+    ) {
+        let (kind, timestamp, thread) = at;
         if let Some(c) = &self.filter.category {
-            if e.category != c.as_str() {
+            if names.category() != c.as_str() {
                 return;
             }
         }
-        let (process, thread) = match e.thread {
+        let (process, thread) = match thread {
             Thread::Known { process, thread } => (process, thread),
             Thread::Undefined(_) => (0, 0),
         };
         let t = (provider, process, thread);
-        let start = ticks_to_ns(e.timestamp, tps);
+        let start = ticks_to_ns(timestamp, tps);
         self.order += 1;
         let order = self.order;
-        match e.kind {
+        match kind {
             EventKind::DurationComplete { end } => {
-                let name = self.intern(&e.name);
+                let name = self.name_id(&names);
                 let end = ticks_to_ns(end, tps).max(start);
                 let span = Span {
                     start,
@@ -139,7 +201,7 @@ impl Collector {
                 self.threads.entry(t).or_default().push(span);
             }
             EventKind::DurationBegin => {
-                let name = self.intern(&e.name);
+                let name = self.name_id(&names);
                 self.open.entry(t).or_default().push((name, start));
             }
             EventKind::DurationEnd => match self.open.get_mut(&t).and_then(Vec::pop) {
@@ -155,12 +217,12 @@ impl Collector {
                 None => self.pending_ends.push((t, start, order)),
             },
             EventKind::AsyncBegin { id } => {
-                let k = (provider, process, e.category.clone(), e.name.clone(), id);
+                let k = (provider, process, names.category(), names.name(), id);
                 self.open_async.entry(k).or_default().push(start);
             }
             EventKind::AsyncEnd { id } => {
-                let k = (provider, process, e.category.clone(), e.name.clone(), id);
-                let name = self.intern(&e.name);
+                let k = (provider, process, names.category(), names.name(), id);
+                let name = self.name_id(&names);
                 match self.open_async.get_mut(&k).and_then(Vec::pop) {
                     Some(begin) => self.async_spans.push(Span {
                         start: begin,
@@ -172,6 +234,27 @@ impl Collector {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// The id of an event's name: by its string index for a view (the
+    /// text interned once per index), by its text for a decoded event.
+    #[inline]
+    fn name_id(&mut self, names: &Names<'_, '_>) -> u32 {
+        let Names::Viewed(ctx, _, name) = *names else {
+            return self.intern(&names.name());
+        };
+        let string = self.strings.id(ctx, name) as usize;
+        match self.by_string.get(string) {
+            Some(&id) if id != u32::MAX => id,
+            _ => {
+                let id = self.intern(&names.name());
+                if string >= self.by_string.len() {
+                    self.by_string.resize(string + 1, u32::MAX);
+                }
+                self.by_string[string] = id;
+                id
+            }
         }
     }
 
@@ -292,7 +375,8 @@ impl Collector {
             if !self.thread_selected(thread, &label) {
                 continue;
             }
-            spans.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end), s.order));
+            // Keys are unique (`order`), so an unstable sort orders as a stable one.
+            spans.sort_unstable_by_key(|s| (s.start, std::cmp::Reverse(s.end), s.order));
             let mut tree = Tree::default();
             folded.overlaps += tree.nest(&spans);
             tree.fold(&label, &self.names, &mut folded.stacks);

@@ -238,43 +238,16 @@ impl Input {
         }
     }
 
-    /// Like [`Input::walk`], on every core: an input in memory is cut
-    /// into ranges at record boundaries ([`SliceReader::split`]), each
-    /// range is walked on a thread of its own with its own state from
-    /// `init`, and the states come back in file order for the caller to
-    /// merge. Damage is reported as `walk` reports it, in file order. A
-    /// stream, or an input too small to be worth cutting, is one range.
-    pub fn walk_ranges<S, I, F>(
-        &mut self,
-        what: &str,
-        init: I,
-        f: F,
-    ) -> Result<(Walk, Vec<S>), Error>
-    where
-        S: Send,
-        I: Fn() -> S + Sync,
-        F: Fn(&mut S, &Reader<'_>, Record) -> Result<(), Error> + Sync,
-    {
-        let bytes: &[u8] = match &self.data {
-            Data::Mmap(m) => m,
-            Data::Bytes(b) => b,
-            Data::Stream(_) => &[],
-        };
-        let parts = reading_threads().min(bytes.len() / MIN_RANGE);
-        if parts <= 1 {
-            let mut state = init();
-            let walk = self.walk(what, |reader, record| f(&mut state, reader, record))?;
-            return Ok((walk, vec![state]));
-        }
-        let readers = SliceReader::split(bytes, parts);
-        self.in_parallel(readers, bytes, |reader| walk_range(reader, &init, &f))
-    }
-
-    /// Like [`Input::walk_ranges`], record by record as
-    /// [`fxt_format::decode::View`]s: events borrow the input and leave
-    /// their strings unresolved (the [`Context`] beside each view
-    /// resolves them), so a command that tallies by string index copies
-    /// nothing per event.
+    /// Like [`Input::walk`], on every core and record by record as
+    /// [`fxt_format::decode::View`]s: an input in memory is cut into
+    /// ranges at record boundaries ([`SliceReader::split`]), each range is
+    /// walked on a thread of its own with its own state from `init`, and
+    /// the states come back in file order for the caller to merge. Damage
+    /// is reported as `walk` reports it, in file order. A stream, or an
+    /// input too small to be worth cutting, is one range. Events borrow
+    /// the input and leave their strings unresolved (the [`Context`]
+    /// beside each view resolves them), so a command that tallies by
+    /// string index copies nothing per event.
     pub fn walk_view_ranges<S, I, F>(
         &mut self,
         what: &str,
@@ -394,7 +367,7 @@ pub fn damaged(name: &str, quiet: bool, walk: &mut Walk, error: DecodeError, war
     }
 }
 
-/// The smallest range [`Input::walk_ranges`] gives a thread of its own.
+/// The smallest range [`Input::walk_view_ranges`] gives a thread of its own.
 const MIN_RANGE: usize = 4 << 20;
 
 /// How many threads read one input: `FXT_THREADS` if set to a number,
@@ -417,31 +390,6 @@ struct Range<S> {
     errors: Vec<DecodeError>,
     /// Where the range's last framed record ends.
     end: u64,
-}
-
-/// Walks one range of [`Input::walk_ranges`].
-fn walk_range<S, I, F>(mut reader: Reader<'_>, init: &I, f: &F) -> Result<Range<S>, Error>
-where
-    I: Fn() -> S,
-    F: Fn(&mut S, &Reader<'_>, Record) -> Result<(), Error>,
-{
-    let mut range = Range {
-        state: init(),
-        records: 0,
-        errors: Vec::new(),
-        end: 0,
-    };
-    while let Some(item) = reader.next() {
-        match item {
-            Ok(record) => {
-                range.records += 1;
-                f(&mut range.state, &reader, record)?;
-            }
-            Err(error) => range.errors.push(error),
-        }
-    }
-    range.end = reader.position();
-    Ok(range)
 }
 
 /// Walks one range of [`Input::walk_view_ranges`].

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use fxt_format::decode::{EventKind, Record};
 
-use crate::durations::{Closed, Durations};
+use crate::durations::{Closed, Durations, Mark};
 use crate::problems::{record_problems, Reason};
 
 /// What happens to a well-formed record that is not kept as it is.
@@ -78,11 +78,11 @@ impl Keep {
         };
         match e.kind {
             EventKind::DurationBegin => {
-                self.durations.begin(provider, offset, e);
+                self.durations.begin(provider, offset, Mark::from(e));
                 self.begins.insert(offset, e.timestamp);
                 Verdict::Kept
             }
-            EventKind::DurationEnd => match self.durations.end(provider, offset, e) {
+            EventKind::DurationEnd => match self.durations.end(provider, offset, &Mark::from(e)) {
                 Closed::Nothing => {
                     self.fixes
                         .insert(offset, Fix::Drop(Reason::EndWithoutBegin));

@@ -4,7 +4,9 @@
 //! reports them; `fxt recover` drops or repairs the records they name, so
 //! that what it writes passes the check.
 
-use fxt_format::decode::{Arg, ArgValue, EventKind, Process, Record, Text, Thread};
+use fxt_format::decode::{
+    Arg, ArgValue, Context, EventKind, EventView, Process, Record, StrRef, Text, Thread,
+};
 use fxt_format::reserved::reserved_bits;
 
 /// Why a record fails the strict check (what `fxt recover` counts).
@@ -62,15 +64,65 @@ pub struct Problem {
 /// bytes, undefined references, a complete duration ending before it
 /// begins.
 pub fn record_problems(offset: u64, record: &Record, raw: Option<&[u8]>) -> Vec<Problem> {
-    let mut problems = Vec::new();
-    let mut report = |reason, message| {
-        problems.push(Problem {
-            offset,
-            reason,
-            message,
-        })
+    let mut found = Found {
+        offset,
+        problems: Vec::new(),
     };
     if let Some(raw) = raw {
+        found.reserved_bits(raw);
+    }
+    undefined_refs(record, &mut |m| found.push(Reason::UndefinedRef, m));
+    if let Record::Event(e) = record {
+        found.backwards(e.kind, e.timestamp, || e.name.clone());
+    }
+    found.problems
+}
+
+/// [`record_problems`] of an event walked as a view (the same problems,
+/// in the same order, as of the decoded event), without decoding it.
+pub fn event_problems(ctx: &Context<'_>, e: &EventView<'_>) -> Vec<Problem> {
+    let mut found = Found {
+        offset: e.offset(),
+        problems: Vec::new(),
+    };
+    found.reserved_bits(e.bytes());
+    let text = |found: &mut Found, what: &str, s: StrRef<'_>| {
+        if let Some(i) = ctx.undefined_index(s) {
+            found.push(Reason::UndefinedRef, undefined_string(what, i));
+        }
+    };
+    text(&mut found, "category", e.category);
+    text(&mut found, "name", e.name);
+    for (name, value) in e.arg_refs() {
+        text(&mut found, "argument name", name);
+        if let Some(value) = value {
+            text(&mut found, "string argument value", value);
+        }
+    }
+    if let Thread::Undefined(i) = e.thread {
+        found.push(Reason::UndefinedRef, undefined_thread("thread", i));
+    }
+    found.backwards(e.kind, e.timestamp, || ctx.text(e.name));
+    found.problems
+}
+
+/// The problems found in one record, at its offset.
+struct Found {
+    offset: u64,
+    problems: Vec<Problem>,
+}
+
+impl Found {
+    fn push(&mut self, reason: Reason, message: String) {
+        self.problems.push(Problem {
+            offset: self.offset,
+            reason,
+            message,
+        });
+    }
+
+    /// Reserved bits set in the record's bytes.
+    fn reserved_bits(&mut self, raw: &[u8]) {
         // The words of the record: on the stack for all but large records.
         let mut small = [0u64; 64];
         let mut large = Vec::new();
@@ -84,27 +136,35 @@ pub fn record_problems(offset: u64, record: &Record, raw: Option<&[u8]>) -> Vec<
             *word = u64::from_le_bytes(bytes.try_into().unwrap_or_default());
         }
         for r in reserved_bits(words) {
-            report(
+            self.push(
                 Reason::ReservedBits,
                 format!("reserved bits {:#018x} of the {} are set", r.mask, r.what),
             );
         }
     }
-    undefined_refs(record, &mut |m| report(Reason::UndefinedRef, m));
-    if let Record::Event(e) = record {
-        if let EventKind::DurationComplete { end } = e.kind {
-            if end < e.timestamp {
-                report(
-                    Reason::BackwardsDuration,
-                    format!(
-                        "duration complete event {} ends (ts {end}) before it begins (ts {})",
-                        e.name, e.timestamp
-                    ),
+
+    /// A complete duration that ends before it begins.
+    fn backwards(&mut self, kind: EventKind, timestamp: u64, name: impl FnOnce() -> Text) {
+        if let EventKind::DurationComplete { end } = kind {
+            if end < timestamp {
+                let message = format!(
+                    "duration complete event {} ends (ts {end}) before it begins (ts {timestamp})",
+                    name()
                 );
+                self.push(Reason::BackwardsDuration, message);
             }
         }
     }
-    problems
+}
+
+/// The message of a reference to an undefined string index.
+fn undefined_string(what: &str, index: u16) -> String {
+    format!("the {what} refers to undefined string #{index}")
+}
+
+/// The message of a reference to an undefined thread index.
+fn undefined_thread(what: &str, index: u8) -> String {
+    format!("the {what} refers to undefined thread #{index}")
 }
 
 /// A thread as `process/thread`.
@@ -119,7 +179,7 @@ pub fn thread_label(t: &Thread) -> String {
 fn undefined_refs(record: &Record, report: &mut impl FnMut(String)) {
     let mut text = |what: &str, t: &Text| {
         if let Some(i) = t.undefined_index() {
-            report(format!("the {what} refers to undefined string #{i}"));
+            report(undefined_string(what, i));
         }
     };
     // At most two threads per record: no allocation.
@@ -175,7 +235,7 @@ fn undefined_refs(record: &Record, report: &mut impl FnMut(String)) {
     }
     for (what, t) in threads.into_iter().flatten() {
         if let Thread::Undefined(i) = t {
-            report(format!("the {what} refers to undefined thread #{i}"));
+            report(undefined_thread(what, i));
         }
     }
 }

@@ -4,7 +4,8 @@
 use std::io::{self, Read};
 
 use fxt_format::decode::{
-    self, Context, DecodeError, Record, RecordRanges, SliceReader, StreamReader, View,
+    self, ArgValue as DecodedValue, Context, DecodeError, Record, RecordRanges, SliceReader,
+    StreamReader, View,
 };
 use fxt_format::encode::{self as e, encode_into_vec, Arg, ArgValue, StringRef, ThreadRef};
 use proptest::prelude::*;
@@ -174,8 +175,11 @@ fn decode_both(bytes: &[u8]) -> Vec<Result<Record, DecodeError>> {
         assert_eq!(items, from_slice, "ranges of {range_bytes} bytes");
         assert_eq!(at, offsets, "ranges of {range_bytes} bytes");
     }
-    // Walked as views, both readers meet the same records and errors.
-    assert_eq!(slice_views(bytes), from_slice);
+    // Walked as views, both readers meet the same records and errors, at
+    // the same offsets.
+    let (records, at) = slice_views(bytes);
+    assert_eq!(records, from_slice);
+    assert_eq!(at, offsets);
     assert_eq!(stream_views(bytes), from_slice);
     // Every item but a fatal error consumed at least one word.
     assert!(from_slice.len() <= bytes.len() / 8 + 1);
@@ -190,23 +194,43 @@ fn whole(item: Result<View<'_>, DecodeError>, ctx: &Context<'_>) -> Result<Recor
             let event = ctx.event(&view).expect("a view decodes whole");
             assert_eq!(ctx.text(view.category), event.category);
             assert_eq!(ctx.text(view.name), event.name);
+            assert_eq!(
+                ctx.undefined_index(view.category),
+                event.category.undefined_index()
+            );
+            assert_eq!(ctx.undefined_index(view.name), event.name.undefined_index());
+            assert_eq!(ctx.record_bytes(), view.bytes());
+            assert_eq!(ctx.record_offset(), view.offset());
             assert_eq!((view.kind, view.timestamp), (event.kind, event.timestamp));
             assert_eq!(view.thread, event.thread);
             assert_eq!(usize::from(view.arg_count), event.args.len());
+            assert_eq!(view.arg_refs().count(), event.args.len());
+            for ((name, value), arg) in view.arg_refs().zip(&event.args) {
+                assert_eq!(ctx.text(name), arg.name);
+                match (&arg.value, value) {
+                    (DecodedValue::Str(text), Some(value)) => assert_eq!(ctx.text(value), *text),
+                    (DecodedValue::Str(_), None) => {
+                        panic!("a string argument without its value ref")
+                    }
+                    (_, value) => assert_eq!(value, None),
+                }
+            }
             Ok(Record::Event(event))
         }
         View::Record(record) => Ok(record),
     }
 }
 
-/// [`SliceReader::next_view`] over `bytes`, each view made whole.
-fn slice_views(bytes: &[u8]) -> Vec<Result<Record, DecodeError>> {
+/// [`SliceReader::next_view`] over `bytes`, each view made whole, and
+/// the offsets the contexts give.
+fn slice_views(bytes: &[u8]) -> (Vec<Result<Record, DecodeError>>, Vec<u64>) {
     let mut reader = SliceReader::new(bytes);
-    let mut out = Vec::new();
+    let (mut out, mut at) = (Vec::new(), Vec::new());
     while let Some((item, ctx)) = reader.next_view() {
+        at.push(ctx.record_offset());
         out.push(whole(item, &ctx));
     }
-    out
+    (out, at)
 }
 
 /// [`StreamReader::next_view`] over `bytes`, each view made whole.

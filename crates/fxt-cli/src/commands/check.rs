@@ -31,12 +31,12 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use fxt_format::compat::{check_perfetto, framing::decoder_walk};
-use fxt_format::decode::{Event, EventKind, Record};
+use fxt_format::decode::{Context, EventKind, Record, View};
 
-use crate::durations::{end_without_begin, never_ended, Closed, Durations};
+use crate::durations::{end_without_begin, never_ended, Closed, Durations, Mark};
 use crate::error::Error;
-use crate::input::{Input, Reader};
-use crate::problems::{record_problems, Problem, Reason};
+use crate::input::Input;
+use crate::problems::{event_problems, record_problems, Problem, Reason};
 
 /// Arguments of `fxt check`.
 #[derive(clap::Args)]
@@ -58,8 +58,8 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     }
     input.quiet = true;
     let (walk, ranges) =
-        input.walk_ranges("check", RangeCheck::default, |range, reader, record| {
-            range.add(reader, record);
+        input.walk_view_ranges("check", RangeCheck::default, |range, ctx, view| {
+            range.add(ctx, view);
             Ok(())
         })?;
     let mut problems: Vec<Problem> = Vec::new();
@@ -129,7 +129,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
 }
 
 /// What the strict check finds in one range of the walk (see
-/// [`Input::walk_ranges`]); `run` merges the ranges in file order.
+/// [`Input::walk_view_ranges`]); `run` merges the ranges in file order.
 #[derive(Default)]
 struct RangeCheck {
     /// The offset of the range's first record, and whether it is a magic
@@ -139,32 +139,66 @@ struct RangeCheck {
     durations: Durations,
     /// Duration ends that closed no begin of this range, in file order:
     /// the merge closes them against the begins earlier ranges left open.
-    pending_ends: Vec<(Option<u32>, u64, Event)>,
+    pending_ends: Vec<(Option<u32>, u64, Mark)>,
     unknown: u64,
 }
 
 impl RangeCheck {
-    fn add(&mut self, reader: &Reader<'_>, record: Record) {
-        let offset = reader.record_offset();
+    /// Checks one record of a view walk: an event from its view (decoded
+    /// whole only by its texts: see [`event_problems`]), anything else
+    /// decoded.
+    fn add(&mut self, ctx: &Context<'_>, view: View<'_>) {
+        let offset = ctx.record_offset();
+        let provider = ctx.provider_id();
+        let e = match view {
+            View::Record(record) => return self.add_record(ctx, record),
+            View::Event(e) => e,
+        };
+        if self.first.is_none() {
+            self.first = Some((offset, false));
+        }
+        self.problems.extend(event_problems(ctx, &e));
+        let mark = || Mark {
+            thread: e.thread,
+            category: ctx.text(e.category),
+            name: ctx.text(e.name),
+            timestamp: e.timestamp,
+        };
+        self.duration(provider, offset, e.kind, mark);
+    }
+
+    /// Checks a record that is not an event view.
+    fn add_record(&mut self, ctx: &Context<'_>, record: Record) {
+        let offset = ctx.record_offset();
         if self.first.is_none() {
             self.first = Some((offset, record == Record::Magic));
         }
-        self.problems
-            .extend(record_problems(offset, &record, reader.record_bytes()));
+        let raw = Some(ctx.record_bytes());
+        self.problems.extend(record_problems(offset, &record, raw));
         match record {
             Record::Unknown(_) => self.unknown += 1,
-            Record::Event(e) => match e.kind {
-                EventKind::DurationBegin => self.durations.begin(reader.provider_id(), offset, &e),
-                EventKind::DurationEnd => {
-                    match self.durations.end(reader.provider_id(), offset, &e) {
-                        Closed::Nothing => {
-                            self.pending_ends.push((reader.provider_id(), offset, e))
-                        }
-                        Closed::Begin(_, pair) => self.problems.extend(pair),
-                    }
+            Record::Event(e) => self.duration(ctx.provider_id(), offset, e.kind, || Mark::from(&e)),
+            _ => {}
+        }
+    }
+
+    /// Matches a duration begin or end (`mark`: made only for those).
+    fn duration(
+        &mut self,
+        provider: Option<u32>,
+        offset: u64,
+        kind: EventKind,
+        mark: impl FnOnce() -> Mark,
+    ) {
+        match kind {
+            EventKind::DurationBegin => self.durations.begin(provider, offset, mark()),
+            EventKind::DurationEnd => {
+                let mark = mark();
+                match self.durations.end(provider, offset, &mark) {
+                    Closed::Nothing => self.pending_ends.push((provider, offset, mark)),
+                    Closed::Begin(_, pair) => self.problems.extend(pair),
                 }
-                _ => {}
-            },
+            }
             _ => {}
         }
     }

@@ -61,8 +61,8 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         category: args.category.clone(),
     };
     let new = || Collector::new(filter.clone());
-    let (_, ranges) = input.walk_ranges("flame", new, |collector, reader, record| {
-        collector.record(reader.provider_id(), reader.ticks_per_second(), &record);
+    let (_, ranges) = input.walk_view_ranges("flame", new, |collector, ctx, view| {
+        collector.view(ctx, view);
         Ok(())
     })?;
     let mut collector = new();

@@ -44,7 +44,9 @@ fn decode_some_args(
 /// Frames one argument and moves the cursor past its whole size: its
 /// header word and a cursor over its words after the header.
 #[inline]
-fn frame_arg<'a>(cursor: &mut Cursor<'a>) -> Result<(u64, u16, Cursor<'a>), DecodeError> {
+pub(crate) fn frame_arg<'a>(
+    cursor: &mut Cursor<'a>,
+) -> Result<(u64, u16, Cursor<'a>), DecodeError> {
     let offset = cursor.offset();
     let header = cursor.peek_word()?;
     let size_words = ((header >> 4) & 0xfff) as u16;

@@ -180,16 +180,16 @@ impl<'a> SliceReader<'a> {
     /// not kept ([`Context::event`] decodes them).
     #[inline]
     pub fn next_view(&mut self) -> Option<(Result<View<'a>, DecodeError>, Context<'_>)> {
-        let item = match self.frame()? {
-            Ok((record, offset)) => view::decode(&mut self.decoder, record, offset),
-            Err(e) => Err(e),
+        let (item, record) = match self.frame()? {
+            Ok((record, offset)) => (view::decode(&mut self.decoder, record, offset), record),
+            Err(e) => (Err(e), &[][..]),
         };
-        Some((
-            item,
-            Context {
-                decoder: &self.decoder,
-            },
-        ))
+        let context = Context {
+            decoder: &self.decoder,
+            record,
+            offset: self.record_offset,
+        };
+        Some((item, context))
     }
 }
 
@@ -370,16 +370,19 @@ impl<R: Read> StreamReader<R> {
     /// [`SliceReader::next_view`] for a stream: the view borrows the
     /// reader's buffer until the next call.
     pub fn next_view(&mut self) -> Option<(Result<View<'_>, DecodeError>, Context<'_>)> {
-        let item = match self.frame()? {
-            Ok((record, offset)) => view::decode(&mut self.decoder, &self.buf[record], offset),
-            Err(e) => Err(e),
+        let (item, record) = match self.frame()? {
+            Ok((record, offset)) => {
+                let record = &self.buf[record];
+                (view::decode(&mut self.decoder, record, offset), record)
+            }
+            Err(e) => (Err(e), &[][..]),
         };
-        Some((
-            item,
-            Context {
-                decoder: &self.decoder,
-            },
-        ))
+        let context = Context {
+            decoder: &self.decoder,
+            record,
+            offset: self.record_offset,
+        };
+        Some((item, context))
     }
 }
 

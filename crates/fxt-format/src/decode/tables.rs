@@ -97,6 +97,12 @@ impl ProviderTables {
         }
     }
 
+    /// Whether the table holds index `index`.
+    #[inline]
+    pub(crate) fn has_string(&self, index: u16) -> bool {
+        self.strings.get(usize::from(index)).is_some()
+    }
+
     /// Resolves an indexed thread ref (1..=255).
     #[inline]
     pub(crate) fn thread(&self, index: u8) -> Thread {

@@ -17,7 +17,7 @@
 //! errors), only not kept. Walking views therefore meets exactly the
 //! records and errors that iterating meets.
 
-use super::args::skip_args;
+use super::args::{frame_arg, skip_args};
 use super::cursor::{Cursor, Region};
 use super::error::DecodeError;
 use super::parse::{bits, event, event_kind, Decoder};
@@ -54,6 +54,54 @@ pub struct EventView<'a> {
     /// The record's bytes, to decode it whole ([`Context::event`]).
     bytes: &'a [u8],
     offset: u64,
+    /// Where its arguments start in `bytes`.
+    args_at: usize,
+}
+
+impl<'a> EventView<'a> {
+    /// The record's bytes.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// The record's byte offset in the input.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// The string refs of each argument: its name, and its value for a
+    /// string argument.
+    pub fn arg_refs(&self) -> ArgRefs<'a> {
+        let at = self.offset + self.args_at as u64;
+        ArgRefs {
+            cursor: Cursor::new(&self.bytes[self.args_at..], at, Region::Record(EVENT)),
+            left: self.arg_count,
+        }
+    }
+}
+
+/// The string refs of an event's arguments ([`EventView::arg_refs`]): per
+/// argument, its name and, for a string argument, its value.
+pub struct ArgRefs<'a> {
+    cursor: Cursor<'a>,
+    left: u8,
+}
+
+impl<'a> Iterator for ArgRefs<'a> {
+    type Item = (StrRef<'a>, Option<StrRef<'a>>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        // The view was checked when it was made: these reads succeed.
+        self.left = self.left.checked_sub(1)?;
+        let (header, _, mut arg) = frame_arg(&mut self.cursor).ok()?;
+        let name = string_ref((header >> 16) as u16, &mut arg).ok()?;
+        let value = if header & 0xf == 6 {
+            Some(string_ref((header >> 32) as u16, &mut arg).ok()?)
+        } else {
+            None
+        };
+        Some((name, value))
+    }
 }
 
 /// One record of a view walk.
@@ -70,9 +118,34 @@ pub enum View<'a> {
 /// resolve against.
 pub struct Context<'r> {
     pub(crate) decoder: &'r Decoder,
+    /// The record's bytes (empty for an error) and its offset.
+    pub(crate) record: &'r [u8],
+    pub(crate) offset: u64,
 }
 
-impl Context<'_> {
+impl<'r> Context<'r> {
+    /// The record's bytes (empty when the step is an error).
+    pub fn record_bytes(&self) -> &'r [u8] {
+        self.record
+    }
+
+    /// The record's byte offset in the input (where an error was met).
+    pub fn record_offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// The index of a string field that refers to an index the
+    /// provider's table does not hold (what decoding it gives as an
+    /// undefined [`Text`]).
+    pub fn undefined_index(&self, s: StrRef<'_>) -> Option<u16> {
+        match s {
+            StrRef::Indexed(index) if !self.decoder.providers.current.has_string(index) => {
+                Some(index)
+            }
+            _ => None,
+        }
+    }
+
     /// Id of the provider whose section the record is in.
     pub fn provider_id(&self) -> Option<u32> {
         self.decoder.providers.current_id()
@@ -141,6 +214,8 @@ fn event_view<'a>(
     let category = string_ref(bits(header, 32, 16) as u16, &mut cur)?;
     let name = string_ref(bits(header, 48, 16) as u16, &mut cur)?;
     let arg_count = bits(header, 20, 4);
+    // Fits: the cursor is within the record.
+    let args_at = (cur.offset() - offset) as usize;
     skip_args(arg_count, &mut cur)?;
     let kind = event_kind(bits(header, 16, 4), &mut cur)?;
     Ok(EventView {
@@ -152,5 +227,6 @@ fn event_view<'a>(
         arg_count: arg_count as u8,
         bytes,
         offset,
+        args_at,
     })
 }

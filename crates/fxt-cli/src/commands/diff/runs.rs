@@ -9,7 +9,7 @@ use fxt_format::decode::{EventKind, Record, Text, Thread};
 use fxt_format::encode::OBJ_TYPE_THREAD;
 use rustc_hash::FxHashMap;
 
-use crate::durations::{Closed, Durations};
+use crate::durations::{Closed, Durations, Mark};
 use crate::error::Error;
 use crate::folded::{Collector, Filter};
 use crate::input::{ticks_to_ns, Input};
@@ -83,18 +83,20 @@ pub fn read(path: &str, select: &Select, stacks: bool) -> Result<Run, Error> {
                 ticks_to_ns(end, tps).saturating_sub(ticks_to_ns(e.timestamp, tps)),
             ),
             EventKind::DurationBegin => {
-                matching.begin(provider, reader.record_offset(), e);
+                matching.begin(provider, reader.record_offset(), Mark::from(e));
                 return Ok(());
             }
-            EventKind::DurationEnd => match matching.end(provider, reader.record_offset(), e) {
-                Closed::Begin(open, _) => (
-                    open.category().clone(),
-                    open.name().clone(),
-                    ticks_to_ns(e.timestamp, tps)
-                        .saturating_sub(ticks_to_ns(open.timestamp(), tps)),
-                ),
-                Closed::Nothing => return Ok(()),
-            },
+            EventKind::DurationEnd => {
+                match matching.end(provider, reader.record_offset(), &Mark::from(e)) {
+                    Closed::Begin(open, _) => (
+                        open.category().clone(),
+                        open.name().clone(),
+                        ticks_to_ns(e.timestamp, tps)
+                            .saturating_sub(ticks_to_ns(open.timestamp(), tps)),
+                    ),
+                    Closed::Nothing => return Ok(()),
+                }
+            }
             _ => return Ok(()),
         };
         if selected(select, &category, &name) {

@@ -1,5 +1,5 @@
 //! The accumulator of `fxt stats`. Each range of the walk (see
-//! [`crate::input::Input::walk_ranges`]) feeds a [`RangeTally`] record by
+//! [`crate::input::Input::walk_view_ranges`]) feeds a [`RangeTally`] record by
 //! record, with hash tables only (one look-up per record for its thread);
 //! [`Tally::merge`] then folds the ranges in file order into the sorted
 //! counts, names and durations (8 bytes each, for exact percentiles) the
