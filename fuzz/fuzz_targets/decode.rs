@@ -1,17 +1,44 @@
-//! Fuzz the decoder: any bytes, through both readers.
+//! Fuzz the decoder: any bytes, through both readers, as records and as
+//! views.
 //!
 //! Promises checked: no panic, termination, and agreement between the slice
-//! reader and the streaming reader on what they decode. Run with
-//! `RUSTC_BOOTSTRAP=1 cargo fuzz run decode` from the repository root.
+//! reader and the streaming reader on what they decode, and between
+//! iterating and walking views (`next_view`, each event view decoded whole
+//! by its context). Run with `RUSTC_BOOTSTRAP=1 cargo fuzz run decode` from
+//! the repository root.
 #![no_main]
 
-use fxt_format::decode::{decode_all_lossy, read_all_lossy};
+use fxt_format::decode::{
+    decode_all_lossy, read_all_lossy, DecodeError, Record, SliceReader, View,
+};
 use libfuzzer_sys::fuzz_target;
+
+/// The records and first error a view walk meets, events made whole.
+fn views(data: &[u8]) -> (Vec<Record>, Option<DecodeError>) {
+    let mut reader = SliceReader::new(data);
+    let mut out = Vec::new();
+    while let Some((item, ctx)) = reader.next_view() {
+        match item {
+            Ok(View::Event(e)) => {
+                out.push(Record::Event(ctx.event(&e).expect("a view decodes whole")))
+            }
+            Ok(View::Record(r)) => out.push(r),
+            Err(e) => return (out, Some(e)),
+        }
+    }
+    (out, None)
+}
 
 fuzz_target!(|data: &[u8]| {
     let (from_slice, slice_err) = decode_all_lossy(data);
     let (from_stream, stream_err) = read_all_lossy(data);
     // Compare by Debug text: a NaN argument is not equal to itself.
     assert_eq!(format!("{from_slice:?}"), format!("{from_stream:?}"));
-    assert_eq!(slice_err.map(|e| e.offset()), stream_err.map(|e| e.offset()));
+    assert_eq!(
+        slice_err.as_ref().map(|e| e.offset()),
+        stream_err.map(|e| e.offset())
+    );
+    let (from_views, views_err) = views(data);
+    assert_eq!(format!("{from_slice:?}"), format!("{from_views:?}"));
+    assert_eq!(slice_err.map(|e| e.offset()), views_err.map(|e| e.offset()));
 });

@@ -17,15 +17,12 @@ use fxt_format::samples::{SampleBlob, SampleRecord};
 pub use names::{Gather, Names};
 pub use timeline::Timeline;
 
-/// Whether `trace` may hold a record named `name` inline: whether a word
-/// of it (records and their inline names are word-aligned) holds the
-/// name's first 8 bytes. Fast enough to skip a pass over a trace without
-/// samples.
+/// Whether `trace` may hold a record named `name`: whether its bytes
+/// hold the name anywhere (a string record or an inline name holds it
+/// whole). A SIMD search (`memchr`), so that a trace without samples is
+/// not walked a second time at the cost of a first.
 pub fn may_hold(trace: &[u8], name: &str) -> bool {
-    let Some(head) = name.as_bytes().first_chunk::<8>() else {
-        return true;
-    };
-    trace.chunks_exact(8).any(|w| w == head)
+    memchr::memmem::find(trace, name.as_bytes()).is_some()
 }
 
 /// A sample and where it was read.

@@ -114,17 +114,25 @@ pub struct Tally {
     pub locks: Locks,
 }
 
-/// Counts by a static name: a handful of names, so a short list.
+/// Counts by a static name: a handful of names, so a short list, and
+/// the entry counted last (records of one type come in runs).
 #[derive(Default)]
-struct Counts(Vec<(&'static str, u64)>);
+struct Counts(Vec<(&'static str, u64)>, usize);
 
 impl Counts {
     #[inline]
     fn add(&mut self, name: &'static str) {
         // The names are literals: the same pointer (compared first, for
         // every entry), but for a compiler that did not merge them.
-        if let Some((_, count)) = self.0.iter_mut().find(|(n, _)| std::ptr::eq(*n, name)) {
-            *count += 1;
+        if let Some((n, count)) = self.0.get_mut(self.1) {
+            if std::ptr::eq(*n, name) {
+                *count += 1;
+                return;
+            }
+        }
+        if let Some(at) = self.0.iter().position(|(n, _)| std::ptr::eq(*n, name)) {
+            self.0[at].1 += 1;
+            self.1 = at;
         } else {
             self.add_slowly(name);
         }
@@ -132,10 +140,43 @@ impl Counts {
 
     #[cold]
     fn add_slowly(&mut self, name: &'static str) {
-        match self.0.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, count)) => *count += 1,
+        match self.0.iter().position(|(n, _)| *n == name) {
+            Some(at) => self.0[at].1 += 1,
             None => self.0.push((name, 1)),
         }
+    }
+}
+
+/// Events by kind: a slot per event type (0..=10), named by
+/// [`event_kind_name`].
+#[derive(Default)]
+struct KindCounts([(&'static str, u64); 11]);
+
+impl KindCounts {
+    #[inline]
+    fn add(&mut self, kind: &EventKind) {
+        let slot = &mut self.0[kind_index(kind)];
+        if slot.1 == 0 {
+            slot.0 = event_kind_name(kind);
+        }
+        slot.1 += 1;
+    }
+}
+
+/// The event type (0..=10) of a kind.
+fn kind_index(kind: &EventKind) -> usize {
+    match kind {
+        EventKind::Instant => 0,
+        EventKind::Counter { .. } => 1,
+        EventKind::DurationBegin => 2,
+        EventKind::DurationEnd => 3,
+        EventKind::DurationComplete { .. } => 4,
+        EventKind::AsyncBegin { .. } => 5,
+        EventKind::AsyncInstant { .. } => 6,
+        EventKind::AsyncEnd { .. } => 7,
+        EventKind::FlowBegin { .. } => 8,
+        EventKind::FlowStep { .. } => 9,
+        EventKind::FlowEnd { .. } => 10,
     }
 }
 
@@ -163,7 +204,7 @@ struct RangeThread {
 #[derive(Default)]
 pub struct RangeTally {
     by_type: Counts,
-    by_kind: Counts,
+    by_kind: KindCounts,
     providers: Vec<(Option<u32>, RangeProvider)>,
     /// Index in `providers` of the last record's provider.
     last_provider: usize,
@@ -402,7 +443,7 @@ impl RangeTally {
                 self.lock_events.push((provider, tps, whole));
             }
         }
-        self.by_kind.add(event_kind_name(&e.kind));
+        self.by_kind.add(&e.kind);
         let thread = self.thread_index(provider, e.thread);
         self.threads[thread].events += 1;
         let open = self.threads[thread].open;
@@ -455,7 +496,7 @@ impl Tally {
         for (name, n) in range.by_type.0 {
             *self.records_by_type.entry(name).or_default() += n;
         }
-        for (name, n) in range.by_kind.0 {
+        for (name, n) in range.by_kind.0.into_iter().filter(|(_, n)| *n > 0) {
             *self.events_by_kind.entry(name).or_default() += n;
         }
         for (provider, r) in range.providers {
