@@ -210,11 +210,8 @@ impl Input {
         F: FnMut(&Reader<'_>, Record) -> Result<(), Error>,
     {
         let name = self.name.clone();
-        let (mut reader, total) = match &mut self.data {
-            Data::Mmap(m) => (Reader::Slice(SliceReader::new(m), m), Some(m.len() as u64)),
-            Data::Bytes(b) => (Reader::Slice(SliceReader::new(b), b), Some(b.len() as u64)),
-            Data::Stream(s) => (Reader::Stream(StreamReader::new(s.as_mut())), None),
-        };
+        let quiet = self.quiet;
+        let (mut reader, total) = self.reader();
         let mut progress = Progress::new(what, total);
         let mut walk = Walk::default();
         while let Some(item) = reader.next() {
@@ -224,12 +221,21 @@ impl Input {
                     walk.records += 1;
                     f(&reader, record)?;
                 }
-                Err(error) => damaged(&name, self.quiet, &mut walk, error, |m| progress.warn(m)),
+                Err(error) => damaged(&name, quiet, &mut walk, error, |m| progress.warn(m)),
             }
         }
         walk.bytes = reader.position();
         progress.finish();
         Ok(walk)
+    }
+
+    /// A reader of the whole input, and its size if known (for progress).
+    pub fn reader(&mut self) -> (Reader<'_>, Option<u64>) {
+        match &mut self.data {
+            Data::Mmap(m) => (Reader::Slice(SliceReader::new(m), m), Some(m.len() as u64)),
+            Data::Bytes(b) => (Reader::Slice(SliceReader::new(b), b), Some(b.len() as u64)),
+            Data::Stream(s) => (Reader::Stream(StreamReader::new(s.as_mut())), None),
+        }
     }
 
     /// Like [`Input::walk`], on every core and record by record as
@@ -341,7 +347,7 @@ impl Input {
 
 /// Notes a decode error of input `name` in `walk` and, unless `quiet`,
 /// warns about it.
-fn damaged(name: &str, quiet: bool, walk: &mut Walk, error: DecodeError, warn: impl Fn(&str)) {
+pub fn damaged(name: &str, quiet: bool, walk: &mut Walk, error: DecodeError, warn: impl Fn(&str)) {
     walk.errors += 1;
     let fatal = error.is_fatal();
     if quiet {

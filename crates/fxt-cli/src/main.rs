@@ -60,6 +60,7 @@ mod input;
 mod interned;
 mod keep;
 mod names;
+mod ordered;
 mod problems;
 mod progress;
 #[cfg(unix)]

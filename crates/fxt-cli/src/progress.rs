@@ -58,7 +58,8 @@ impl Progress {
         }
     }
 
-    fn update(&mut self, position: u64) {
+    /// Notes that `position` bytes are done, now.
+    pub fn update(&mut self, position: u64) {
         if !self.terminal {
             return;
         }

@@ -251,3 +251,36 @@ fn dump_shows_the_bytes_of_an_engine_blob_whole_split_or_large() {
         assert!(arg.ends_with("b=blob(2 bytes: 0908)"), "{arg}");
     }
 }
+
+#[test]
+fn dump_on_several_threads_prints_what_one_thread_prints() {
+    // Cut at many places, with every option: split blob groups straddle
+    // the cuts (joined, or shown as written), as do malformed records and
+    // the damaged tail.
+    for (i, options) in [
+        &[][..],
+        &["--offsets"],
+        &["--payloads", "--offsets"],
+        &["--no-join", "--offsets"],
+        &["--no-join", "--payloads"],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut args = vec!["dump"];
+        args.extend_from_slice(options);
+        args.push("{}");
+        let (one, _) = assert_same_when_cut(&format!("dump_cut_{i}.fxt"), &args, None);
+        let (text, err) = (stdout(&one), stderr(&one));
+        let joined = text.matches("blob records)").count();
+        if options.contains(&"--no-join") {
+            assert_eq!(joined, 0, "{options:?}");
+        } else {
+            assert!(joined > 100, "{joined} groups joined");
+        }
+        assert_eq!(err.matches("record skipped").count(), 27, "{err}");
+        assert!(err.contains("up to the damage"), "{err}");
+    }
+    // Cut once, where one thread reads the default ranges.
+    assert_same_on_any_threads("dump_threads.fxt", &["dump", "--offsets", "{}"]);
+}

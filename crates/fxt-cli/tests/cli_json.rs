@@ -168,3 +168,27 @@ fn json_of_empty_trace() {
     let file = Trace::new().push(&MagicNumber).file("json_empty.fxt");
     assert!(events(&fxt(&["json", p(&file)])).is_empty());
 }
+
+#[test]
+fn json_on_several_threads_prints_what_one_thread_prints() {
+    // Cut at many places: ranges without events, commas between ranges,
+    // ticks per second of two providers, malformed records, a damaged tail.
+    let (one, _) = assert_same_when_cut("json_cut.fxt", &["json", "{}"], None);
+    let v: Value = serde_json::from_slice(&one.stdout).expect("valid JSON");
+    let events = v["traceEvents"].as_array().unwrap();
+    let begins = events.iter().filter(|e| e["ph"] == "B").count();
+    assert_eq!(begins, 240, "one open begin per step of the trace");
+    assert!(
+        stderr(&one).contains("up to the damage"),
+        "{}",
+        stderr(&one)
+    );
+    let file = tmp("json_cut_out.json");
+    let (_, written) = assert_same_when_cut(
+        "json_cut_o.fxt",
+        &["json", "-o", p(&file), "{}"],
+        Some(&file),
+    );
+    assert_eq!(written, one.stdout);
+    assert_same_on_any_threads("json_threads.fxt", &["json", "{}"]);
+}

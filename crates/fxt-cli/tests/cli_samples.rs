@@ -188,6 +188,12 @@ fn symbolize_names_the_samples_of_a_trace_without_symbols() {
     assert!(rescan.is_symbolized());
 
     let after = stdout(&fxt(&["dump", p(&path)]));
+    // Cut into small ranges on several threads, every range names the
+    // samples with the symbols read first (they follow the samples).
+    for threads in [2, 5] {
+        let cut = fxt_cut(threads, 500, &["dump", p(&path)]);
+        assert!(stdout(&cut) == after, "dump on {threads} threads");
+    }
     let line = after.lines().find(|l| l.starts_with("sample ")).unwrap();
     assert!(
         line.ends_with("stack=cli_samples::worker_a <- cli_samples::phase_driver"),

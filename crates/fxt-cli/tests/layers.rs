@@ -21,6 +21,7 @@ const LAYERS: &[&str] = &[
     "serve",
     "names",
     "input",
+    "ordered",
     "interned",
     "problems",
     "durations",

@@ -4,7 +4,8 @@
 use std::io::{self, Read};
 
 use fxt_format::decode::{
-    self, ArgValue as DecodedValue, Context, DecodeError, Record, SliceReader, StreamReader, View,
+    self, ArgValue as DecodedValue, Context, DecodeError, Record, RecordRanges, SliceReader,
+    StreamReader, View,
 };
 use fxt_format::encode::{self as e, encode_into_vec, Arg, ArgValue, StringRef, ThreadRef};
 use proptest::prelude::*;
@@ -157,6 +158,22 @@ fn decode_both(bytes: &[u8]) -> Vec<Result<Record, DecodeError>> {
         }
         assert_eq!(items, from_slice, "cut into {parts} ranges");
         assert_eq!(at, offsets, "cut into {parts} ranges");
+    }
+    // Cut lazily into small ranges, each read up to its end, likewise.
+    for range_bytes in [1, 24, 100, 1 << 20] {
+        let mut items = Vec::new();
+        let mut at = Vec::new();
+        for mut range in RecordRanges::new(bytes, range_bytes) {
+            while range.reader.position() < range.end {
+                let Some(item) = range.reader.next() else {
+                    break;
+                };
+                items.push(item);
+                at.push(range.reader.record_offset());
+            }
+        }
+        assert_eq!(items, from_slice, "ranges of {range_bytes} bytes");
+        assert_eq!(at, offsets, "ranges of {range_bytes} bytes");
     }
     // Walked as views, both readers meet the same records and errors, at
     // the same offsets.

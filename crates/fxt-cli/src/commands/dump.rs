@@ -23,6 +23,10 @@
 //! their own ([`crate::samples::lines`]); a sample's stack shows function
 //! names where the trace holds symbols (read first, in a pass of their own,
 //! for a file; stdin shows addresses).
+//!
+//! A file is read on every core ([`crate::ordered`]); a split blob group
+//! that straddles the cut between two ranges is joined as on one thread
+//! (see `RangeEnd`).
 
 use std::fmt::{self, Write as _};
 use std::io::{self, BufWriter, Write};
@@ -36,6 +40,7 @@ use fxt_format::decode::{
 use crate::error::Error;
 use crate::input::Input;
 use crate::names::event_kind_name;
+use crate::ordered::{walk_ordered, Out, Records, Sink};
 use crate::samples::{lines, Names};
 
 /// Arguments of `fxt dump`.
@@ -59,56 +64,136 @@ pub struct Args {
 pub fn run(args: Args) -> Result<ExitCode, Error> {
     let mut input = Input::open_trace(&args.file)?;
     let names = input.bytes().map(Names::from_trace).unwrap_or_default();
-    let stdout = io::stdout();
-    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
-    let mut line = String::new();
-    let mut print = |joined: Joined| -> Result<(), Error> {
-        let Ok(record) = joined.item else {
-            return Ok(()); // the walk warns about it
-        };
-        line.clear();
-        if args.offsets {
-            let _ = write!(line, "{:#010x} ", joined.offset);
-        }
-        if args.payloads || !lines::format(&mut line, &record, &names) {
-            format_record(&mut line, &record, args.payloads);
-        }
-        if joined.joined_parts > 0 {
-            let _ = write!(line, " (joined from {} blob records)", joined.joined_parts);
-        }
-        line.push('\n');
-        out.write_all(line.as_bytes())
+    let mut out: Sink = BufWriter::with_capacity(1 << 16, Box::new(io::stdout().lock()));
+    // Where the blob records read past a cut by the range before end: the
+    // next ranges' lines for them are dropped.
+    let mut skip_until = 0u64;
+    let merge = |sink: &mut Sink, bytes: &[u8], range: RangeEnd| {
+        let from = range
+            .lead
+            .iter()
+            .take_while(|&&(record_end, _)| record_end <= skip_until)
+            .last()
+            .map_or(0, |&(_, line_end)| line_end);
+        skip_until = skip_until.max(range.overran_to);
+        sink.write_all(&bytes[from..])
             .map_err(|e| Error::io("stdout", e))
     };
-    let mut joiner = BlobJoiner::new();
-    // Where the record after the last one seen starts: a record starting
-    // elsewhere means the walk skipped a malformed one, which ends a group.
-    let mut next_offset = 0u64;
-    input.walk("dump", |reader, record| {
-        let offset = reader.record_offset();
-        if args.no_join {
-            return print(Joined {
+    walk_ordered(
+        &mut input,
+        "dump",
+        &mut out,
+        |records, out| dump_range(records, out, &args, &names),
+        merge,
+    )?;
+    out.flush().map_err(|e| Error::io("stdout", e))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What the merge needs of a range to join split blob groups across cuts.
+///
+/// A group open at the end of a range (its instant, maybe some parts) takes
+/// the blob records right after the cut, as one reader would: the range
+/// reads on past its end while the group collects and the next records are
+/// blobs. The ranges after it have printed those records as plain blobs
+/// (a blob never opens a group, so their own state is the same from there
+/// on); the merge drops those lines.
+#[derive(Default)]
+struct RangeEnd {
+    /// For each blob record the range starts with (after a cut: the ones a
+    /// range before may have taken), where the record ends in the file and
+    /// where its lines end in the range's output.
+    lead: Vec<(u64, usize)>,
+    /// Where the last record read past the range's end ends (0 if none).
+    overran_to: u64,
+}
+
+/// Prints the records of one range, joining split blob groups unless
+/// `--no-join`.
+fn dump_range(
+    records: &mut Records<'_, '_>,
+    out: &mut Out<'_>,
+    args: &Args,
+    names: &Names,
+) -> Result<RangeEnd, Error> {
+    let mut line = String::new();
+    let mut print = |out: &mut Out<'_>, joined: Joined| {
+        print_joined(out, &mut line, joined, args, names).map_err(|e| Error::io("stdout", e))
+    };
+    let mut end = RangeEnd::default();
+    if args.no_join {
+        while let Some(record) = records.next_record() {
+            let offset = records.reader().record_offset();
+            let joined = Joined {
                 offset,
                 item: Ok(record),
                 joined_parts: 0,
-            });
+            };
+            print(out, joined)?;
         }
+        return Ok(end);
+    }
+    let mut joiner = BlobJoiner::new();
+    // Where the record after the last one seen starts: a record starting
+    // elsewhere means the walk skipped a malformed one, which ends a group.
+    let mut next_offset = records.start();
+    let mut leading = records.start() > 0;
+    while let Some(record) = records.next_record() {
+        let offset = records.reader().record_offset();
         if offset != next_offset {
             joiner.finish();
+            leading = false;
         }
-        next_offset = reader.position();
+        next_offset = records.reader().position();
+        leading &= matches!(record, Record::Blob(_));
         joiner.push(offset, Ok(record));
         while let Some(joined) = joiner.pop() {
-            print(joined)?;
+            print(out, joined)?;
         }
-        Ok(())
-    })?;
+        if leading {
+            end.lead.push((next_offset, out.len()));
+        }
+    }
+    while joiner.is_collecting() {
+        let Some(Ok(Record::Blob(blob))) = records.next_beyond() else {
+            break; // anything else ends the group, as in one reader
+        };
+        joiner.push(records.reader().record_offset(), Ok(Record::Blob(blob)));
+        end.overran_to = records.reader().position();
+        while let Some(joined) = joiner.pop() {
+            print(out, joined)?;
+        }
+    }
     joiner.finish();
     while let Some(joined) = joiner.pop() {
-        print(joined)?;
+        print(out, joined)?;
     }
-    out.flush().map_err(|e| Error::io("stdout", e))?;
-    Ok(ExitCode::SUCCESS)
+    Ok(end)
+}
+
+/// Prints one record (or joined blob) as a line, built in `line`.
+fn print_joined(
+    out: &mut Out<'_>,
+    line: &mut String,
+    joined: Joined,
+    args: &Args,
+    names: &Names,
+) -> io::Result<()> {
+    let Ok(record) = joined.item else {
+        return Ok(()); // the walk warns about it
+    };
+    line.clear();
+    if args.offsets {
+        let _ = write!(line, "{:#010x} ", joined.offset);
+    }
+    if args.payloads || !lines::format(line, &record, names) {
+        format_record(line, &record, args.payloads);
+    }
+    if joined.joined_parts > 0 {
+        let _ = write!(line, " (joined from {} blob records)", joined.joined_parts);
+    }
+    line.push('\n');
+    out.write_all(line.as_bytes())
 }
 
 /// Appends a quoted string field.

@@ -2,7 +2,9 @@
 //!
 //! Each event is written as soon as it is decoded (the array and object
 //! framing is written by hand), so memory stays bounded whatever the size of
-//! the trace.
+//! the trace. A file is read on every core ([`crate::ordered`]): each range
+//! of records is written into a buffer of its own, and the buffers go out in
+//! file order, with the comma between two ranges' events added there.
 //!
 //! | FXT | Chrome `ph` |
 //! |---|---|
@@ -26,6 +28,7 @@ use fxt_format::decode::{Arg, ArgValue, Event, EventKind, Record, Text, Thread};
 
 use crate::error::Error;
 use crate::input::{ticks_to_ns, Input};
+use crate::ordered::{walk_ordered, Out, Records, Sink};
 
 /// Arguments of `fxt json`.
 #[derive(clap::Args)]
@@ -47,17 +50,30 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         ),
         _ => Box::new(io::stdout().lock()),
     };
-    let mut out = BufWriter::with_capacity(1 << 16, sink);
+    let mut out: Sink = BufWriter::with_capacity(1 << 16, sink);
     let io_err = |e: io::Error| Error::io(&out_name, e);
     out.write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[")
         .map_err(io_err)?;
-    let mut first = true;
-    input.walk("json", |reader, record| {
-        let tps = reader.ticks_per_second();
-        let written = write_record(&mut out, &record, tps, first).map_err(io_err)?;
-        first &= !written;
-        Ok(())
-    })?;
+    // Each range starts its events with "\n"; the comma between the last
+    // event of one range and the first of the next is written at the merge.
+    let mut wrote_any = false;
+    let work = |records: &mut Records<'_, '_>, out: &mut Out<'_>| {
+        let mut first = true;
+        while let Some(record) = records.next_record() {
+            let tps = records.reader().ticks_per_second();
+            let written = write_record(out, &record, tps, first).map_err(io_err)?;
+            first &= !written;
+        }
+        Ok(!first)
+    };
+    let merge = |sink: &mut Sink, bytes: &[u8], wrote: bool| {
+        if wrote && wrote_any {
+            sink.write_all(b",").map_err(io_err)?;
+        }
+        wrote_any |= wrote;
+        sink.write_all(bytes).map_err(io_err)
+    };
+    walk_ordered(&mut input, "json", &mut out, work, merge)?;
     out.write_all(b"\n]}\n").map_err(io_err)?;
     out.flush().map_err(io_err)?;
     Ok(ExitCode::SUCCESS)

@@ -454,3 +454,211 @@ pub fn assert_same_on_any_threads(name: &str, args: &[&str]) {
     }
     let _ = std::fs::remove_file(&path);
 }
+
+/// A string record whose stream is not UTF-8, its size intact: a reader
+/// reports it and skips it.
+pub const MALFORMED_RECORD: [u64; 2] = [0x0000_0001_0002_0022 | (2 << 32), 0xffff];
+
+/// Appends a split blob group by hand: an instant named `name` whose
+/// arguments announce `size` bytes in `parts` parts, then a blob record
+/// per slice of `blobs` (name, payload), so that a test can write groups
+/// that match, run short, run long or break.
+pub fn blob_group(t: Trace, name: &str, size: u64, parts: u64, blobs: &[(&str, &[u8])]) -> Trace {
+    let args = [
+        Arg::new(StringRef::Inline("fxt.blob.size"), ArgValue::U64(size)),
+        Arg::new(StringRef::Inline("fxt.blob.parts"), ArgValue::U64(parts)),
+    ];
+    let thread = ThreadRef::Index(1);
+    let mut t = t.push(&event(
+        EventKind::Instant,
+        size,
+        thread,
+        StringRef::Index(1),
+        StringRef::Inline(name),
+        &args,
+    ));
+    for (blob_name, payload) in blobs {
+        t = t.push(&Blob {
+            name: StringRef::Inline(blob_name),
+            blob_type: BlobType::Data,
+            payload,
+        });
+    }
+    t
+}
+
+/// A trace of about a megabyte for cutting at many places
+/// (`FXT_RANGE_BYTES`): two providers with indexed strings and threads
+/// (one redefined half-way), open duration begins, logs, thread names,
+/// and split blob groups of 1 to 40 parts — whole, back to back, followed
+/// by a plain blob, cut short by an event, by a part of another name or
+/// by a malformed record, announcing the wrong size — and real
+/// [`SplitBlob`]s of full parts; it ends in a record cut short.
+pub fn cut_trace() -> Trace {
+    let mut t = Trace::with_provider(1, "one", 1_000_000_000)
+        .push(&ProviderInfo {
+            provider_id: 2,
+            name: "two",
+        })
+        .push(&Initialization {
+            ticks_per_second: 3_000_000_000,
+        });
+    for provider in [1, 2] {
+        t = t.push(&ProviderSection {
+            provider_id: provider,
+        });
+        for (index, value) in [(1, "cat"), (2, "span"), (3, "n")] {
+            t = t.push(&StringRecord { index, value });
+        }
+        t = t.push(&ThreadRecord {
+            index: 1,
+            process: 10 * u64::from(provider),
+            thread: 11,
+        });
+    }
+    let bytes: Vec<u8> = (0..20_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    let thread = ThreadRef::Index(1);
+    for i in 0..240u64 {
+        if i % 30 == 0 {
+            t = t.push(&ProviderSection {
+                provider_id: 1 + (i / 30 % 2) as u32,
+            });
+        }
+        if i == 120 {
+            t = t.push(&StringRecord {
+                index: 2,
+                value: "span, renamed half-way",
+            });
+        }
+        let args = [Arg::new(StringRef::Index(3), ArgValue::U64(i))];
+        let span = |kind, ts| {
+            event(
+                kind,
+                ts,
+                thread,
+                StringRef::Index(1),
+                StringRef::Index(2),
+                &args,
+            )
+        };
+        t = t.push(&span(EventKind::DurationBegin, 10 * i));
+        let parts = 1 + (i * 7 % 40) as usize;
+        let part = 8 + (i * 13 % 200) as usize;
+        let slices: Vec<(&str, &[u8])> = (0..parts)
+            .map(|p| ("img", &bytes[p * part..(p + 1) * part]))
+            .collect();
+        let size = (parts * part) as u64;
+        t = match i % 9 {
+            0 | 1 => blob_group(t, "img", size, parts as u64, &slices),
+            2 => {
+                let t = blob_group(t, "img", size, parts as u64, &slices);
+                let t = blob_group(t, "img", size, parts as u64, &slices);
+                t.push(&Blob {
+                    name: StringRef::Inline("img"),
+                    blob_type: BlobType::Data,
+                    payload: &bytes[..part],
+                })
+            }
+            3 => blob_group(t, "img", size + 8, parts as u64 + 1, &slices)
+                .push(&span(EventKind::Instant, 10 * i + 1)),
+            4 => {
+                let mut other = slices.clone();
+                other[parts / 2].0 = "other";
+                blob_group(t, "img", size, parts as u64, &other)
+            }
+            5 => {
+                let t = blob_group(t, "img", size, parts as u64, &slices[..parts / 2]);
+                blob_group(t.raw(&MALFORMED_RECORD), "x", 0, 1, &[]).push(&Blob {
+                    name: StringRef::Inline("img"),
+                    blob_type: BlobType::Data,
+                    payload: slices[parts / 2].1,
+                })
+            }
+            6 => blob_group(t, "img", size - 1, parts as u64, &slices),
+            7 => t.push(&SplitBlob::new(
+                StringRef::Index(1),
+                StringRef::Inline("big"),
+                10 * i,
+                thread,
+                &bytes[..(i as usize * 331) % 20_000 + 1],
+            )),
+            _ => t
+                .push(&Log {
+                    timestamp: 10 * i,
+                    thread,
+                    message: "log line",
+                })
+                .push(&KernelObject {
+                    koid: 11,
+                    object_type: 2,
+                    name: StringRef::Inline("worker"),
+                    args: &[Arg::new(StringRef::Inline("process"), ArgValue::Koid(10))],
+                }),
+        };
+    }
+    // The last record, cut short: the file ends inside it.
+    let last = encode_to_vec(&event(
+        EventKind::Instant,
+        1,
+        thread,
+        StringRef::Index(1),
+        StringRef::Inline("cut short"),
+        &[],
+    ))
+    .unwrap();
+    t.raw(&last[..last.len() - 1])
+}
+
+/// Runs `fxt` with `args` on `threads` threads cutting the input into
+/// ranges of `range_bytes` (`FXT_RANGE_BYTES`).
+pub fn fxt_cut(threads: usize, range_bytes: usize, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fxt"))
+        .args(args)
+        .env("FXT_THREADS", threads.to_string())
+        .env("FXT_RANGE_BYTES", range_bytes.to_string())
+        .stdin(Stdio::null())
+        .output()
+        .expect("fxt runs")
+}
+
+/// Asserts that `fxt args` (`{}` standing for [`cut_trace`]) prints the
+/// same, byte for byte, on stdout, stderr and into `output` if given, and
+/// exits alike, on 2 and 5 threads cutting the trace into ranges of a
+/// hundred bytes to a few ten thousand (every blob group straddles some
+/// cut) as on one thread; returns the output on one thread and what it
+/// wrote into `output`.
+pub fn assert_same_when_cut(
+    name: &str,
+    args: &[&str],
+    output: Option<&std::path::Path>,
+) -> (Output, Vec<u8>) {
+    let path = cut_trace().file(name);
+    let args: Vec<&str> = args
+        .iter()
+        .map(|a| if *a == "{}" { p(&path) } else { a })
+        .collect();
+    let written = || {
+        output
+            .map(|o| std::fs::read(o).unwrap())
+            .unwrap_or_default()
+    };
+    let one = fxt_threads(1, &args);
+    let one_written = written();
+    assert!(
+        !one.stdout.is_empty() || !one_written.is_empty(),
+        "{}",
+        stderr(&one)
+    );
+    for range_bytes in [97, 1000, 6000, 50_000] {
+        for threads in [2, 5] {
+            let many = fxt_cut(threads, range_bytes, &args);
+            let what = format!("{threads} threads, ranges of {range_bytes} bytes");
+            assert!(stdout(&many) == stdout(&one), "stdout on {what}");
+            assert!(written() == one_written, "output file on {what}");
+            assert_eq!(stderr(&many), stderr(&one), "stderr on {what}");
+            assert_eq!(many.status.code(), one.status.code(), "{what}");
+        }
+    }
+    let _ = std::fs::remove_file(&path);
+    (one, one_written)
+}

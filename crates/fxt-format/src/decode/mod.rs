@@ -69,6 +69,7 @@ mod cursor;
 mod error;
 mod join;
 mod parse;
+mod ranges;
 mod reader;
 mod record;
 mod resolve;
@@ -81,6 +82,7 @@ use std::io::Read;
 pub use error::DecodeError;
 pub use join::{join_split_blobs, BlobJoiner, JoinSplitBlobs, Joined, LocatedRecords};
 pub(crate) use parse::record_words;
+pub use ranges::{RecordRange, RecordRanges};
 pub use reader::{SliceReader, StreamReader};
 pub use record::{
     Arg, ArgValue, Blob, BlobType, ContextSwitch, Event, EventKind, KernelObject,

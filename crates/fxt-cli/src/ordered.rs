@@ -1,0 +1,391 @@
+//! Reading one input on every core for a command whose output follows the
+//! file (`fxt dump`, `fxt json`): the output, the warnings and the exit
+//! status are those of one thread, byte for byte, and memory is bounded by
+//! the number of threads, not by the trace or its output.
+//!
+//! A file in memory is cut lazily into ranges of about a megabyte at record
+//! boundaries ([`RecordRanges`]: each range's reader starts with the string
+//! and thread tables in force there). A pool of `FXT_THREADS` workers takes
+//! the ranges in file order and formats each into a buffer of its own; the
+//! calling thread hands the buffers to the command's `merge` in file order,
+//! which writes them out (fixing up what crosses a cut), and warns about the
+//! range's damage. Buffers are the tokens of a bounded window: a worker takes
+//! a free buffer before it takes a range, and a buffer is free again only once
+//! written, so at most [`WINDOW_PER_THREAD`] ranges per thread are in flight
+//! or waiting to be written, however far ahead the fast workers get.
+//!
+//! A stream, one thread (`FXT_THREADS=1`) or a small file is one range read
+//! on the calling thread, its output going straight to the sink.
+
+use std::collections::BTreeMap;
+use std::io::{self, BufWriter, Write};
+use std::panic::AssertUnwindSafe;
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
+use std::sync::{Mutex, PoisonError};
+
+use fxt_format::decode::{DecodeError, Record, RecordRange, RecordRanges};
+
+use crate::error::Error;
+use crate::input::{damaged, reading_threads, Input, Reader, Walk};
+use crate::progress::Progress;
+
+/// Input bytes per range: small enough that the window of output buffers
+/// stays a few megabytes per thread (`fxt dump` prints about three times
+/// its input), large enough that the cost of a cut (a copy of the tables,
+/// a hand-off between threads) is lost in the decoding.
+const RANGE_BYTES: usize = 1 << 20;
+
+/// Ranges in flight or waiting to be written, per thread: two keeps every
+/// worker busy while the writer waits for the slowest range.
+const WINDOW_PER_THREAD: usize = 2;
+
+/// Input bytes per range: `FXT_RANGE_BYTES` (for tests, to cut small
+/// traces at many places), else [`RANGE_BYTES`].
+fn range_bytes() -> usize {
+    std::env::var("FXT_RANGE_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n: &usize| n > 0)
+        .unwrap_or(RANGE_BYTES)
+}
+
+/// Where a range's output goes: a buffer of its own on several threads,
+/// straight to the (buffered) sink when one thread reads the whole input,
+/// so that its output and warnings interleave as they always did.
+pub struct Out<'s> {
+    buf: Vec<u8>,
+    sink: Option<&'s mut Sink>,
+}
+
+/// The output of a command that walks in order: buffered as the command
+/// always buffered it (a concrete type, so that the many small writes of
+/// one thread are inlined).
+pub type Sink = BufWriter<Box<dyn Write>>;
+
+impl Out<'_> {
+    /// Bytes held: on several threads, everything the range wrote so far.
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+}
+
+impl Write for Out<'_> {
+    #[inline]
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.write_all(data)?;
+        Ok(data.len())
+    }
+
+    #[inline]
+    fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
+        match &mut self.sink {
+            Some(sink) => sink.write_all(data),
+            None => {
+                self.buf.extend_from_slice(data);
+                Ok(())
+            }
+        }
+    }
+
+    /// Nothing: what is held goes to `merge` at the end of the range.
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The walk reporting damage as it goes (one thread).
+struct Live<'r> {
+    name: &'r str,
+    quiet: bool,
+    walk: &'r mut Walk,
+    progress: &'r mut Progress,
+}
+
+/// The records of one range, for the command's `work`.
+pub struct Records<'r, 'a> {
+    reader: Reader<'a>,
+    start: u64,
+    end: u64,
+    records: u64,
+    /// Decode errors, in file order, for the writer to report (several
+    /// threads).
+    errors: Vec<DecodeError>,
+    live: Option<Live<'r>>,
+}
+
+impl<'a> Records<'_, 'a> {
+    /// Byte offset of the range's first record (0 for the whole input).
+    pub fn start(&self) -> u64 {
+        self.start
+    }
+
+    /// The reader, for the offsets and provider state of the record most
+    /// recently yielded.
+    pub fn reader(&self) -> &Reader<'a> {
+        &self.reader
+    }
+
+    /// The range's next record; decode errors are reported (by file and
+    /// offset, in file order) and skipped, as [`Input::walk`] does.
+    pub fn next_record(&mut self) -> Option<Record> {
+        loop {
+            if self.reader.position() >= self.end {
+                return None;
+            }
+            let item = self.reader.next()?;
+            if let Some(live) = &mut self.live {
+                live.progress.tick(self.reader.position());
+            }
+            match item {
+                Ok(record) => {
+                    self.records += 1;
+                    if let Some(live) = &mut self.live {
+                        live.walk.records += 1;
+                    }
+                    return Some(record);
+                }
+                Err(error) => match &mut self.live {
+                    Some(live) => damaged(live.name, live.quiet, live.walk, error, |m| {
+                        live.progress.warn(m)
+                    }),
+                    None => self.errors.push(error),
+                },
+            }
+        }
+    }
+
+    /// Once [`Records::next_record`] is done, the next item past the
+    /// range's end (for a group of records that straddles the cut; the
+    /// range after this one reads and reports it as its own). `None` at
+    /// the end of the input.
+    pub fn next_beyond(&mut self) -> Option<Result<Record, DecodeError>> {
+        if self.live.is_some() || self.reader.position() < self.end {
+            return None; // the whole input, or the range is not done
+        }
+        self.reader.next()
+    }
+}
+
+/// Walks every record of `input` with `work`, on every core for a file in
+/// memory (see the module documentation), and hands each range's output
+/// and the state `work` returned for it to `merge`, in file order, to
+/// write to `sink`. Damage is reported as [`Input::walk`] reports it.
+pub fn walk_ordered<T, F, M>(
+    input: &mut Input,
+    what: &str,
+    sink: &mut Sink,
+    work: F,
+    merge: M,
+) -> Result<Walk, Error>
+where
+    T: Send,
+    F: Fn(&mut Records<'_, '_>, &mut Out<'_>) -> Result<T, Error> + Sync,
+    M: FnMut(&mut Sink, &[u8], T) -> Result<(), Error>,
+{
+    let threads = reading_threads();
+    let range_bytes = range_bytes();
+    let name = input.name.clone();
+    let quiet = input.quiet;
+    match input.bytes() {
+        Some(bytes) if threads > 1 && bytes.len() >= 2 * range_bytes => {
+            let ranges = RecordRanges::new(bytes, range_bytes);
+            let threads = threads.min(bytes.len() / range_bytes);
+            let report = Report {
+                name: &name,
+                quiet,
+                what,
+                total: bytes.len() as u64,
+            };
+            on_threads(ranges, bytes, threads, report, sink, &work, merge)
+        }
+        _ => one_thread(input, what, sink, work, merge),
+    }
+}
+
+/// [`walk_ordered`] on the calling thread, as one range.
+fn one_thread<T, F, M>(
+    input: &mut Input,
+    what: &str,
+    sink: &mut Sink,
+    work: F,
+    mut merge: M,
+) -> Result<Walk, Error>
+where
+    F: Fn(&mut Records<'_, '_>, &mut Out<'_>) -> Result<T, Error>,
+    M: FnMut(&mut Sink, &[u8], T) -> Result<(), Error>,
+{
+    let name = input.name.clone();
+    let quiet = input.quiet;
+    let (reader, total) = input.reader();
+    let mut progress = Progress::new(what, total);
+    let mut walk = Walk::default();
+    let mut out = Out {
+        buf: Vec::new(),
+        sink: Some(&mut *sink),
+    };
+    let mut records = Records {
+        reader,
+        start: 0,
+        end: u64::MAX,
+        records: 0,
+        errors: Vec::new(),
+        live: Some(Live {
+            name: &name,
+            quiet,
+            walk: &mut walk,
+            progress: &mut progress,
+        }),
+    };
+    let state = work(&mut records, &mut out)?;
+    let bytes = records.reader.position();
+    drop(records);
+    let held = out.buf;
+    merge(sink, &held, state)?;
+    walk.bytes = bytes;
+    progress.finish();
+    Ok(walk)
+}
+
+/// How the writer names the input and shows progress.
+struct Report<'n> {
+    name: &'n str,
+    quiet: bool,
+    what: &'n str,
+    total: u64,
+}
+
+/// What a worker hands the writer for one range.
+struct Finished<T> {
+    out: Vec<u8>,
+    state: Result<T, Error>,
+    records: u64,
+    errors: Vec<DecodeError>,
+    end: u64,
+}
+
+/// [`walk_ordered`] on `threads` workers and the calling thread, which
+/// writes.
+fn on_threads<T, F, M>(
+    ranges: RecordRanges<'_>,
+    bytes: &[u8],
+    threads: usize,
+    report: Report<'_>,
+    sink: &mut Sink,
+    work: &F,
+    merge: M,
+) -> Result<Walk, Error>
+where
+    T: Send,
+    F: Fn(&mut Records<'_, '_>, &mut Out<'_>) -> Result<T, Error> + Sync,
+    M: FnMut(&mut Sink, &[u8], T) -> Result<(), Error>,
+{
+    let ranges = Mutex::new(ranges.enumerate());
+    let window = threads * WINDOW_PER_THREAD;
+    let (free_tx, free_rx) = sync_channel::<Vec<u8>>(window);
+    for _ in 0..window {
+        // Never blocks: the channel holds the whole window.
+        let _ = free_tx.send(Vec::new());
+    }
+    let free_rx = Mutex::new(free_rx);
+    let (done_tx, done_rx) = channel();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let done_tx = done_tx.clone();
+            let (ranges, free_rx) = (&ranges, &free_rx);
+            scope.spawn(move || worker(ranges, free_rx, done_tx, bytes, work));
+        }
+        drop(done_tx);
+        // Returning drops `free_tx` and `done_rx`, which stops the workers
+        // (a worker's panic is raised again when the scope ends).
+        write_in_order(done_rx, free_tx, report, sink, merge)
+    })
+}
+
+/// The next ranges of the cut, numbered in file order.
+type Ranges<'a> = Mutex<std::iter::Enumerate<RecordRanges<'a>>>;
+
+/// One worker of [`on_threads`]: takes a free buffer, then the next range,
+/// formats the range into the buffer and hands both to the writer, until
+/// the ranges run out or the writer stops.
+fn worker<'a, T, F>(
+    ranges: &Ranges<'a>,
+    free: &Mutex<Receiver<Vec<u8>>>,
+    done: Sender<(usize, Finished<T>)>,
+    bytes: &'a [u8],
+    work: &F,
+) where
+    F: Fn(&mut Records<'_, '_>, &mut Out<'_>) -> Result<T, Error>,
+{
+    loop {
+        let buffer = free.lock().unwrap_or_else(PoisonError::into_inner).recv();
+        let Ok(mut buf) = buffer else {
+            return; // the writer stopped
+        };
+        let next = ranges.lock().unwrap_or_else(PoisonError::into_inner).next();
+        let Some((seq, RecordRange { start, end, reader })) = next else {
+            return;
+        };
+        buf.clear();
+        let mut records = Records {
+            reader: Reader::Slice(reader, bytes),
+            start,
+            end,
+            records: 0,
+            errors: Vec::new(),
+            live: None,
+        };
+        let mut out = Out { buf, sink: None };
+        // A panic must reach the writer, which would otherwise wait for
+        // this range forever (the default hook has printed it).
+        let state = std::panic::catch_unwind(AssertUnwindSafe(|| work(&mut records, &mut out)))
+            .unwrap_or_else(|_| Err(Error::msg("a reading thread panicked")));
+        let finished = Finished {
+            out: out.buf,
+            state,
+            records: records.records,
+            errors: records.errors,
+            end,
+        };
+        if done.send((seq, finished)).is_err() {
+            return;
+        }
+    }
+}
+
+/// The writer of [`on_threads`]: hands finished ranges to `merge` in file
+/// order, reports their damage, and frees their buffers.
+fn write_in_order<T, M>(
+    done: Receiver<(usize, Finished<T>)>,
+    free: SyncSender<Vec<u8>>,
+    report: Report<'_>,
+    sink: &mut Sink,
+    mut merge: M,
+) -> Result<Walk, Error>
+where
+    M: FnMut(&mut Sink, &[u8], T) -> Result<(), Error>,
+{
+    let mut progress = Progress::new(report.what, Some(report.total));
+    let mut walk = Walk::default();
+    // At most the window: a range is taken only with a free buffer.
+    let mut waiting = BTreeMap::new();
+    let mut next = 0usize;
+    for (seq, finished) in done {
+        waiting.insert(seq, finished);
+        while let Some(range) = waiting.remove(&next) {
+            next += 1;
+            walk.records += range.records;
+            walk.bytes = range.end;
+            for error in range.errors {
+                damaged(report.name, report.quiet, &mut walk, error, |m| {
+                    progress.warn(m)
+                });
+            }
+            merge(sink, &range.out, range.state?)?;
+            progress.update(range.end);
+            // Fails only once the workers are gone.
+            let _ = free.send(range.out);
+        }
+    }
+    progress.finish();
+    Ok(walk)
+}
