@@ -16,7 +16,11 @@
 use std::fs::{File, Metadata};
 use std::io::{self, Read};
 
-use fxt_format::decode::{Context, DecodeError, Record, SliceReader, StreamReader, View};
+use std::sync::{Mutex, PoisonError};
+
+use fxt_format::decode::{
+    Context, DecodeError, Record, RecordRanges, SliceReader, StreamReader, View,
+};
 use fxt_format::encode::header::MAGIC_RECORD;
 
 use crate::error::Error;
@@ -264,12 +268,36 @@ impl Input {
             Data::Bytes(b) => b,
             Data::Stream(_) => &[],
         };
-        let parts = reading_threads().min(bytes.len() / MIN_RANGE);
-        if parts <= 1 {
+        let (threads, range_bytes) = (reading_threads(), range_bytes(VIEW_RANGE_BYTES));
+        if threads <= 1 || bytes.len() < 2 * range_bytes {
             return self.walk_views(what, init, f);
         }
-        let readers = SliceReader::split(bytes, parts);
-        self.in_parallel(readers, bytes, |reader| walk_view_range(reader, &init, &f))
+        let threads = threads.min(bytes.len() / range_bytes);
+        let ranges = Mutex::new(RecordRanges::new(bytes, range_bytes).enumerate());
+        let done = Mutex::new(Vec::new());
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(|| loop {
+                    // The cut is made by whichever thread asks next, a
+                    // range at a time, while the others walk theirs.
+                    let next = ranges.lock().unwrap_or_else(PoisonError::into_inner).next();
+                    let Some((seq, range)) = next else {
+                        break;
+                    };
+                    let reader = Reader::Slice(range.reader, bytes);
+                    let walked = walk_view_range(reader, range.end, &init, &f);
+                    let failed = walked.is_err();
+                    let mut done = done.lock().unwrap_or_else(PoisonError::into_inner);
+                    done.push((seq, walked));
+                    if failed {
+                        break;
+                    }
+                });
+            }
+        });
+        let mut done = done.into_inner().unwrap_or_else(PoisonError::into_inner);
+        done.sort_unstable_by_key(|(seq, _)| *seq);
+        self.merge_ranges(done.into_iter().map(|(_, range)| range))
     }
 
     /// [`Input::walk_view_ranges`] in one range, with progress and
@@ -303,31 +331,12 @@ impl Input {
         Ok((walk, vec![state]))
     }
 
-    /// Walks `readers` (consecutive ranges of `bytes`) on a thread each
-    /// with `per_range`, then reports their damage in file order.
-    fn in_parallel<'b, S, W>(
+    /// The walks of consecutive ranges, in file order, as one walk: their
+    /// damage reported in file order, their states in order.
+    fn merge_ranges<S>(
         &self,
-        readers: Vec<SliceReader<'b>>,
-        bytes: &'b [u8],
-        per_range: W,
-    ) -> Result<(Walk, Vec<S>), Error>
-    where
-        S: Send,
-        W: Fn(Reader<'b>) -> Result<Range<S>, Error> + Sync,
-    {
-        let ranges: Vec<Result<Range<S>, Error>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = readers
-                .into_iter()
-                .map(|r| scope.spawn(|| per_range(Reader::Slice(r, bytes))))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                })
-                .collect()
-        });
+        ranges: impl ExactSizeIterator<Item = Result<Range<S>, Error>>,
+    ) -> Result<(Walk, Vec<S>), Error> {
         let mut walk = Walk::default();
         let mut states = Vec::with_capacity(ranges.len());
         for range in ranges {
@@ -367,8 +376,22 @@ pub fn damaged(name: &str, quiet: bool, walk: &mut Walk, error: DecodeError, war
     }
 }
 
-/// The smallest range [`Input::walk_view_ranges`] gives a thread of its own.
-const MIN_RANGE: usize = 4 << 20;
+/// Input bytes per range of [`Input::walk_view_ranges`]: few enough
+/// ranges that their states (and the copies of the tables each starts
+/// with) cost little to make and merge, small enough that every thread has
+/// one to walk after a fraction of the cut.
+const VIEW_RANGE_BYTES: usize = 4 << 20;
+
+/// Input bytes per range when a command reads one file on several
+/// threads: `FXT_RANGE_BYTES` (for tests, to cut small traces at many
+/// places), else `default`.
+pub fn range_bytes(default: usize) -> usize {
+    std::env::var("FXT_RANGE_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n: &usize| n > 0)
+        .unwrap_or(default)
+}
 
 /// How many threads read one input: `FXT_THREADS` if set to a number,
 /// else the cores this process may run on.
@@ -392,8 +415,14 @@ struct Range<S> {
     end: u64,
 }
 
-/// Walks one range of [`Input::walk_view_ranges`].
-fn walk_view_range<S, I, F>(mut reader: Reader<'_>, init: &I, f: &F) -> Result<Range<S>, Error>
+/// Walks one range of [`Input::walk_view_ranges`]: from the reader's
+/// position to `end`.
+fn walk_view_range<S, I, F>(
+    mut reader: Reader<'_>,
+    end: u64,
+    init: &I,
+    f: &F,
+) -> Result<Range<S>, Error>
 where
     I: Fn() -> S,
     F: Fn(&mut S, &Context<'_>, View<'_>) -> Result<(), Error>,
@@ -404,7 +433,10 @@ where
         errors: Vec::new(),
         end: 0,
     };
-    while let Some((item, ctx)) = reader.next_view() {
+    while reader.position() < end {
+        let Some((item, ctx)) = reader.next_view() else {
+            break;
+        };
         match item {
             Ok(view) => {
                 range.records += 1;

@@ -26,7 +26,7 @@ use std::sync::{Mutex, PoisonError};
 use fxt_format::decode::{DecodeError, Record, RecordRange, RecordRanges};
 
 use crate::error::Error;
-use crate::input::{damaged, reading_threads, Input, Reader, Walk};
+use crate::input::{damaged, range_bytes, reading_threads, Input, Reader, Walk};
 use crate::progress::Progress;
 
 /// Input bytes per range: small enough that the window of output buffers
@@ -38,16 +38,6 @@ const RANGE_BYTES: usize = 1 << 20;
 /// Ranges in flight or waiting to be written, per thread: two keeps every
 /// worker busy while the writer waits for the slowest range.
 const WINDOW_PER_THREAD: usize = 2;
-
-/// Input bytes per range: `FXT_RANGE_BYTES` (for tests, to cut small
-/// traces at many places), else [`RANGE_BYTES`].
-fn range_bytes() -> usize {
-    std::env::var("FXT_RANGE_BYTES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|&n: &usize| n > 0)
-        .unwrap_or(RANGE_BYTES)
-}
 
 /// Where a range's output goes: a buffer of its own on several threads,
 /// straight to the (buffered) sink when one thread reads the whole input,
@@ -183,7 +173,7 @@ where
     M: FnMut(&mut Sink, &[u8], T) -> Result<(), Error>,
 {
     let threads = reading_threads();
-    let range_bytes = range_bytes();
+    let range_bytes = range_bytes(RANGE_BYTES);
     let name = input.name.clone();
     let quiet = input.quiet;
     match input.bytes() {

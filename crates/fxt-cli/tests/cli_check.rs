@@ -174,4 +174,9 @@ fn check_on_several_threads_prints_what_one_thread_prints() {
     // Problems on both sides of every cut: ends with no begin, begins
     // never ended, ends whose name is not their begin's.
     assert_same_on_any_threads("check_threads.fxt", &["check", "{}"]);
+    // Cut at many places: two providers' tables, renamed strings, open
+    // begins, malformed records and a damaged tail on both sides of cuts.
+    let (one, _) = assert_same_when_cut("check_cut.fxt", &["check", "{}"], None);
+    assert_eq!(one.status.code(), Some(1), "{}", stdout(&one));
+    assert_same_when_long_cut("check_long_cut.fxt", &["check", "{}"]);
 }

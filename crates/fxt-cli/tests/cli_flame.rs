@@ -515,4 +515,8 @@ fn a_trace_without_durations_is_a_clear_error() {
 #[test]
 fn flame_on_several_threads_prints_what_one_thread_prints() {
     assert_same_on_any_threads("flame_threads.fxt", &["flame", "--folded", "{}"]);
+    // Cut at many places, with a category filter too.
+    assert_same_when_long_cut("flame_cut.fxt", &["flame", "--folded", "{}"]);
+    let filtered = ["flame", "--folded", "--category", "cat", "{}"];
+    assert_same_when_long_cut("flame_cut_category.fxt", &filtered);
 }

@@ -279,4 +279,9 @@ fn stats_per_provider_and_scheduling() {
 fn stats_on_several_threads_prints_what_one_thread_prints() {
     assert_same_on_any_threads("stats_threads.fxt", &["stats", "{}"]);
     assert_same_on_any_threads("stats_threads_json.fxt", &["stats", "--json", "{}"]);
+    // Cut at many places (see `cut_trace`): strings renamed between
+    // ranges, two providers, begins open across cuts, damage.
+    assert_same_when_cut("stats_cut.fxt", &["stats", "{}"], None);
+    assert_same_when_cut("stats_cut_json.fxt", &["stats", "--json", "{}"], None);
+    assert_same_when_long_cut("stats_long_cut.fxt", &["stats", "{}"]);
 }

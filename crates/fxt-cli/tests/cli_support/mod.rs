@@ -455,6 +455,30 @@ pub fn assert_same_on_any_threads(name: &str, args: &[&str]) {
     let _ = std::fs::remove_file(&path);
 }
 
+/// Asserts that `fxt args` (`{}` standing for [`long_trace`]) prints the
+/// same, byte for byte, and exits alike, on 2 and 5 threads cutting the
+/// trace into ranges of 50 kB and 1 MB (durations open across many cuts)
+/// as on one thread.
+pub fn assert_same_when_long_cut(name: &str, args: &[&str]) {
+    let path = long_trace().file(name);
+    let args: Vec<&str> = args
+        .iter()
+        .map(|a| if *a == "{}" { p(&path) } else { a })
+        .collect();
+    let one = fxt_threads(1, &args);
+    assert!(!one.stdout.is_empty(), "{}", stderr(&one));
+    for range_bytes in [50_000, 1 << 20] {
+        for threads in [2, 5] {
+            let many = fxt_cut(threads, range_bytes, &args);
+            let what = format!("{threads} threads, ranges of {range_bytes} bytes");
+            assert!(stdout(&many) == stdout(&one), "stdout on {what}");
+            assert_eq!(stderr(&many), stderr(&one), "stderr on {what}");
+            assert_eq!(many.status.code(), one.status.code(), "{what}");
+        }
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
 /// A string record whose stream is not UTF-8, its size intact: a reader
 /// reports it and skips it.
 pub const MALFORMED_RECORD: [u64; 2] = [0x0000_0001_0002_0022 | (2 << 32), 0xffff];
