@@ -146,7 +146,9 @@ fn dump_range(
         }
         next_offset = records.reader().position();
         leading &= matches!(record, Record::Blob(_));
-        joiner.push(offset, Ok(record));
+        if let Some(joined) = joiner.push_direct(offset, Ok(record)) {
+            print(out, joined)?;
+        }
         while let Some(joined) = joiner.pop() {
             print(out, joined)?;
         }

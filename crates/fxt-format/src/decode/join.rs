@@ -130,6 +130,26 @@ impl BlobJoiner {
         }
     }
 
+    /// [`push`](Self::push), handing the result straight back when it is
+    /// ready at once: nothing is pending and the record neither starts
+    /// nor continues a group (most records: no queue, no copy into it).
+    /// `None`: the record was taken in; [`pop`](Self::pop) the results.
+    #[inline]
+    pub fn push_direct(
+        &mut self,
+        offset: u64,
+        item: Result<Record, DecodeError>,
+    ) -> Option<Joined> {
+        if self.group.is_none() && self.ready.is_empty() {
+            let starts = matches!(&item, Ok(Record::Event(e)) if group_header(e).is_some());
+            if !starts {
+                return Some(Joined::pass(offset, item));
+            }
+        }
+        self.push(offset, item);
+        None
+    }
+
     /// Marks the end of the input: a group still being collected is
     /// released unchanged.
     pub fn finish(&mut self) {
@@ -288,7 +308,9 @@ impl<I: LocatedRecords> Iterator for JoinSplitBlobs<I> {
             match self.records.next() {
                 Some(item) => {
                     let offset = self.records.last_offset();
-                    self.joiner.push(offset, item);
+                    if let Some(out) = self.joiner.push_direct(offset, item) {
+                        return Some(out);
+                    }
                 }
                 None => {
                     self.done = true;
