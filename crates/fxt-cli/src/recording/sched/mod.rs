@@ -620,13 +620,34 @@ mod tests {
     /// A thread that sleeps 10 ms is switched out blocked, woken and
     /// switched in, all between two reads of the archive's clock, on CPUs
     /// that exist; with `Keep::Tree` of another process, it is left out.
+    /// The kernel sometimes records neither the wakeup nor the switch of
+    /// a sleep's end (see [`sleep_once`]; about one run in sixteen beside
+    /// the other tests of this binary): the sleep is tried up to three
+    /// times, and one must be seen whole.
     #[test]
     fn a_sleep_is_switched_out_woken_and_switched_in() {
+        for attempt in 1..=3 {
+            match sleep_once() {
+                Some(true) => return,
+                Some(false) if attempt < 3 => {
+                    println!("attempt {attempt}: the sleep's end was not recorded")
+                }
+                Some(false) => panic!("a sleep's end was not recorded in 3 attempts"),
+                None => return,
+            }
+        }
+    }
+
+    /// One capture around a 10 ms sleep: `Some(true)` when the sleep was
+    /// seen switched out, woken and switched in (and everything else
+    /// checked), `Some(false)` when its end was not recorded, `None` when
+    /// no capture is possible here.
+    fn sleep_once() -> Option<bool> {
         let capture = match Capture::start() {
             Ok(c) => c,
             Err(Unavailable(why)) => {
                 println!("skipped: scheduling capture unavailable here: {why}");
-                return;
+                return None;
             }
         };
         // Keep every CPU busy: on an idle CPU this kernel sometimes records
@@ -696,7 +717,9 @@ mod tests {
                 _ => {}
             }
         }
-        let (out, woken, back) = (out.unwrap(), woken.unwrap(), back.unwrap());
+        let (Some(out), Some(woken), Some(back)) = (out, woken, back) else {
+            return Some(false);
+        };
         assert!(out < woken && woken <= back);
         // The sleep is 10 ms long: out to back spans most of it.
         assert!(back - out >= 9_000_000, "{}", back - out);
@@ -704,6 +727,7 @@ mod tests {
         // Kernel objects name the sleeping thread with its process.
         assert!(records.iter().any(|r| matches!(r, Record::KernelObject(k)
             if k.koid == tid && k.process_koid() == Some(u64::from(std::process::id())))));
+        Some(true)
     }
 
     #[test]
