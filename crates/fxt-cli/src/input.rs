@@ -244,9 +244,10 @@ impl Input {
 
     /// Like [`Input::walk`], on every core and record by record as
     /// [`fxt_format::decode::View`]s: an input in memory is cut into
-    /// ranges at record boundaries ([`SliceReader::split`]), each range is
-    /// walked on a thread of its own with its own state from `init`, and
-    /// the states come back in file order for the caller to merge. Damage
+    /// ranges at record boundaries ([`RecordRanges`], cut one at a time
+    /// by whichever of the `FXT_THREADS` threads needs the next), each
+    /// range is walked with its own state from `init`, and the states come
+    /// back in file order for the caller to merge. Damage
     /// is reported as `walk` reports it, in file order. A stream, or an
     /// input too small to be worth cutting, is one range. Events borrow
     /// the input and leave their strings unresolved (the [`Context`]

@@ -140,27 +140,15 @@ fn decode_both(bytes: &[u8]) -> Vec<Result<Record, DecodeError>> {
     let from_slice: Vec<_> = SliceReader::new(bytes).collect();
     let from_stream: Vec<_> = StreamReader::new(bytes).collect();
     assert_eq!(from_slice, from_stream);
-    // Cut into ranges (for reading on several cores), the readers yield
-    // the same items one after the other, with the same offsets.
     let mut offsets = Vec::new();
     let mut reader = SliceReader::new(bytes);
     while reader.next().is_some() {
         offsets.push(reader.record_offset());
     }
-    for parts in 1..=5 {
-        let mut items = Vec::new();
-        let mut at = Vec::new();
-        for mut range in SliceReader::split(bytes, parts) {
-            while let Some(item) = range.next() {
-                items.push(item);
-                at.push(range.record_offset());
-            }
-        }
-        assert_eq!(items, from_slice, "cut into {parts} ranges");
-        assert_eq!(at, offsets, "cut into {parts} ranges");
-    }
-    // Cut lazily into small ranges, each read up to its end, likewise.
-    for range_bytes in [1, 24, 100, 1 << 20] {
+    // Cut lazily into ranges (for reading on several cores), each read
+    // up to its end, the readers yield the same items one after the
+    // other, with the same offsets.
+    for range_bytes in [1, 24, 100, 1000, 1 << 20] {
         let mut items = Vec::new();
         let mut at = Vec::new();
         for mut range in RecordRanges::new(bytes, range_bytes) {

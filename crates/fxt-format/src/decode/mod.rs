@@ -73,7 +73,6 @@ mod ranges;
 mod reader;
 mod record;
 mod resolve;
-mod split;
 mod tables;
 mod view;
 

@@ -1,14 +1,16 @@
-//! Cutting a trace held in memory into many small ranges, one at a time,
-//! for readers that stream their output in file order from several cores
-//! (`fxt dump`, `fxt json`): unlike [`SliceReader::split`], which cuts the
-//! whole trace up front into one range per thread, [`RecordRanges`] walks
-//! the headers only as far as the next cut each time it is asked, so the
-//! readers (and the copies of the tables they start with) that exist at
-//! once are only those a bounded pipeline holds.
+//! Cutting a trace held in memory into ranges that decode on their own,
+//! so that one file is read on several cores (`fxt stats`, `check`,
+//! `flame`, `dump`, `json`). [`RecordRanges`] walks the headers (each
+//! holds its record's size, so the walk touches one word per record) only
+//! as far as the next cut each time it is asked, so the readers (and the
+//! copies of the tables they start with) that exist at once are only
+//! those the caller holds, and the walk overlaps the decoding.
 //!
-//! Cuts and tables follow the same rules as [`SliceReader::split`]: a range
-//! starts at a record boundary with the string and thread tables in force
-//! there, and the last range runs to the end of the input from where the
+//! References resolve against the string and thread tables of the records
+//! before them, so the walk applies the table-building records (metadata,
+//! initialization, string and thread records) as it passes them, and each
+//! range's reader starts with a copy of the tables in force at its first
+//! record. The last range runs to the end of the input from where the
 //! framing breaks (a size-0 header, a record running past the end).
 
 use super::parse::{record_words, Decoder};

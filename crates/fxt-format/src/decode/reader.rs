@@ -91,34 +91,6 @@ impl<'a> SliceReader<'a> {
         }
     }
 
-    /// Cuts `input` into at most `parts` readers of consecutive ranges that
-    /// decode independently (on as many threads) and yield, one after the
-    /// other, exactly what `SliceReader::new(input)` yields; offsets stay
-    /// those of `input`.
-    ///
-    /// Cuts fall at the first record boundary at or after each `1/parts`
-    /// of the input, found by walking the headers (one word per record);
-    /// the walk applies the table-building records it passes (metadata,
-    /// initialization, string, thread), so each reader starts with the
-    /// tables in force at its first record. Cutting stops where the
-    /// framing breaks (a size-0 header, a record running past the end):
-    /// the last range reaches the end of the input and its reader meets
-    /// the damage as a single reader would. Ranges are never empty; an
-    /// empty input gives one reader, which yields nothing.
-    ///
-    /// ```
-    /// use fxt_format::decode::SliceReader;
-    /// let magic = 0x0016_5478_4604_0010u64.to_le_bytes();
-    /// let bytes: Vec<u8> = magic.iter().copied().cycle().take(8 * 10).collect();
-    /// let readers = SliceReader::split(&bytes, 3);
-    /// assert_eq!(readers.len(), 3);
-    /// let records: usize = readers.into_iter().map(|r| r.count()).sum();
-    /// assert_eq!(records, 10);
-    /// ```
-    pub fn split(input: &'a [u8], parts: usize) -> Vec<SliceReader<'a>> {
-        super::split::split(input, parts)
-    }
-
     /// Byte offset of the next record to read.
     pub fn position(&self) -> u64 {
         self.pos as u64
