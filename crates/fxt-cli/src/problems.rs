@@ -7,7 +7,7 @@
 use fxt_format::decode::{
     Arg, ArgValue, Context, EventKind, EventView, Process, Record, StrRef, Text, Thread,
 };
-use fxt_format::reserved::reserved_bits_in;
+use fxt_format::reserved::{arg_reserved_mask, reserved_bits_in};
 
 /// Why a record fails the strict check (what `fxt recover` counts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -79,13 +79,20 @@ pub fn record_problems(offset: u64, record: &Record, raw: Option<&[u8]>) -> Vec<
 }
 
 /// [`record_problems`] of an event walked as a view (the same problems,
-/// in the same order, as of the decoded event), without decoding it.
-pub fn event_problems(ctx: &Context<'_>, e: &EventView<'_>) -> Vec<Problem> {
+/// in the same order, as of the decoded event), without decoding it;
+/// added to `problems` (nothing is allocated for an event without any).
+pub fn event_problems(ctx: &Context<'_>, e: &EventView<'_>, problems: &mut Vec<Problem>) {
     let mut found = Found {
         offset: e.offset(),
-        problems: Vec::new(),
+        problems: std::mem::take(problems),
     };
-    found.reserved_bits(e.bytes());
+    // An event's reserved bits are those of its argument headers: the
+    // record is looked at whole only when one of them has any set.
+    if e.args()
+        .any(|a| a.header & arg_reserved_mask(a.header) != 0)
+    {
+        found.reserved_bits(e.bytes());
+    }
     let text = |found: &mut Found, what: &str, s: StrRef<'_>| {
         if let Some(i) = ctx.undefined_index(s) {
             found.push(Reason::UndefinedRef, undefined_string(what, i));
@@ -103,7 +110,7 @@ pub fn event_problems(ctx: &Context<'_>, e: &EventView<'_>) -> Vec<Problem> {
         found.push(Reason::UndefinedRef, undefined_thread("thread", i));
     }
     found.backwards(e.kind, e.timestamp, || ctx.text(e.name));
-    found.problems
+    *problems = found.problems;
 }
 
 /// The problems found in one record, at its offset.

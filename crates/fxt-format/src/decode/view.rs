@@ -17,7 +17,7 @@
 //! errors), only not kept. Walking views therefore meets exactly the
 //! records and errors that iterating meets.
 
-use super::args::{frame_arg, skip_args};
+use super::args::skip_args;
 use super::cursor::{Cursor, Region};
 use super::error::DecodeError;
 use super::parse::{bits, event, event_kind, Decoder};
@@ -72,36 +72,97 @@ impl<'a> EventView<'a> {
 
     /// The string refs of each argument: its name, and its value for a
     /// string argument.
+    #[inline]
     pub fn arg_refs(&self) -> ArgRefs<'a> {
-        let at = self.offset + self.args_at as u64;
-        ArgRefs {
-            cursor: Cursor::new(&self.bytes[self.args_at..], at, Region::Record(EVENT)),
+        ArgRefs { args: self.args() }
+    }
+
+    /// Each argument's words, its header first.
+    #[inline]
+    pub fn args(&self) -> Args<'a> {
+        Args {
+            bytes: &self.bytes[self.args_at..],
             left: self.arg_count,
         }
+    }
+}
+
+/// The words of an event's arguments ([`EventView::args`]), each
+/// argument's header first.
+pub struct Args<'a> {
+    bytes: &'a [u8],
+    left: u8,
+}
+
+impl<'a> Iterator for Args<'a> {
+    type Item = ArgWords<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<ArgWords<'a>> {
+        // The view was checked when it was made: every argument's size is
+        // at least one word and within the record.
+        self.left = self.left.checked_sub(1)?;
+        let header = word_at(self.bytes, 0)?;
+        let size = bits(header, 4, 12) as usize * 8;
+        let (arg, rest) = self.bytes.split_at_checked(size)?;
+        self.bytes = rest;
+        Some(ArgWords { header, bytes: arg })
+    }
+}
+
+/// One argument of an event view: its header and its bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct ArgWords<'a> {
+    /// The argument's header word.
+    pub header: u64,
+    /// The argument's bytes, its header included.
+    bytes: &'a [u8],
+}
+
+impl<'a> ArgWords<'a> {
+    /// The argument's name and, for a string argument, its value, as
+    /// string refs.
+    #[inline]
+    pub fn refs(&self) -> (StrRef<'a>, Option<StrRef<'a>>) {
+        let (name, value) = ((self.header >> 16) as u16, (self.header >> 32) as u16);
+        let string = self.header & 0xf == 6;
+        let plain_value = if string {
+            plain_ref(value).map(Some)
+        } else {
+            Some(None)
+        };
+        if let (Some(name), Some(value)) = (plain_ref(name), plain_value) {
+            return (name, value);
+        }
+        self.inline_refs()
+    }
+
+    /// [`ArgWords::refs`] of an argument with an inline text: read as
+    /// decoding reads it (the view was checked, so the reads succeed).
+    #[cold]
+    fn inline_refs(&self) -> (StrRef<'a>, Option<StrRef<'a>>) {
+        let (name, value) = ((self.header >> 16) as u16, (self.header >> 32) as u16);
+        let string = self.header & 0xf == 6;
+        let mut arg = Cursor::new(self.bytes, 0, Region::Argument);
+        let _ = arg.word();
+        let name = string_ref(name, &mut arg).unwrap_or(StrRef::Empty);
+        let value = string.then(|| string_ref(value, &mut arg).unwrap_or(StrRef::Empty));
+        (name, value)
     }
 }
 
 /// The string refs of an event's arguments ([`EventView::arg_refs`]): per
 /// argument, its name and, for a string argument, its value.
 pub struct ArgRefs<'a> {
-    cursor: Cursor<'a>,
-    left: u8,
+    args: Args<'a>,
 }
 
 impl<'a> Iterator for ArgRefs<'a> {
     type Item = (StrRef<'a>, Option<StrRef<'a>>);
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        // The view was checked when it was made: these reads succeed.
-        self.left = self.left.checked_sub(1)?;
-        let (header, _, mut arg) = frame_arg(&mut self.cursor).ok()?;
-        let name = string_ref((header >> 16) as u16, &mut arg).ok()?;
-        let value = if header & 0xf == 6 {
-            Some(string_ref((header >> 32) as u16, &mut arg).ok()?)
-        } else {
-            None
-        };
-        Some((name, value))
+        self.args.next().map(|arg| arg.refs())
     }
 }
 
@@ -138,6 +199,7 @@ impl<'r> Context<'r> {
     /// The index of a string field that refers to an index the
     /// provider's table does not hold (what decoding it gives as an
     /// undefined [`Text`]).
+    #[inline]
     pub fn undefined_index(&self, s: StrRef<'_>) -> Option<u16> {
         match s {
             StrRef::Indexed(index) if !self.decoder.providers.current.has_string(index) => {
