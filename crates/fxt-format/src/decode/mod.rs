@@ -88,7 +88,7 @@ pub use record::{
     LargeBlobNoMetadata, LargeBlobWithMetadata, LegacyContextSwitch, Log, Process, Record, Text,
     Thread, ThreadState, ThreadWakeup, UnknownRecord, UserspaceObject,
 };
-pub use view::{ArgRefs, Context, EventView, StrRef, View};
+pub use view::{ArgRefs, ArgValueView, ArgView, ArgViews, Context, EventView, StrRef, View};
 
 /// Decodes a whole trace, failing at the first malformed record.
 pub fn decode_all(bytes: &[u8]) -> Result<Vec<Record>, DecodeError> {
