@@ -308,28 +308,36 @@ impl Input {
         I: Fn() -> S,
         F: Fn(&mut S, &Context<'_>, View<'_>) -> Result<(), Error>,
     {
+        let mut state = init();
+        let walk = self.walk_views_in_order(what, |ctx, view| f(&mut state, ctx, view))?;
+        Ok((walk, vec![state]))
+    }
+
+    /// Like [`Input::walk`], record by record as
+    /// [`fxt_format::decode::View`]s, in file order on this thread (for a
+    /// command whose state runs through the whole input).
+    pub fn walk_views_in_order<F>(&mut self, what: &str, mut f: F) -> Result<Walk, Error>
+    where
+        F: FnMut(&Context<'_>, View<'_>) -> Result<(), Error>,
+    {
         let name = self.name.clone();
-        let (mut reader, total) = match &mut self.data {
-            Data::Mmap(m) => (Reader::Slice(SliceReader::new(m), m), Some(m.len() as u64)),
-            Data::Bytes(b) => (Reader::Slice(SliceReader::new(b), b), Some(b.len() as u64)),
-            Data::Stream(s) => (Reader::Stream(StreamReader::new(s.as_mut())), None),
-        };
+        let quiet = self.quiet;
+        let (mut reader, total) = self.reader();
         let mut progress = Progress::new(what, total);
         let mut walk = Walk::default();
-        let mut state = init();
         while let Some((item, ctx)) = reader.next_view() {
             match item {
                 Ok(view) => {
                     walk.records += 1;
-                    f(&mut state, &ctx, view)?;
+                    f(&ctx, view)?;
                 }
-                Err(error) => damaged(&name, self.quiet, &mut walk, error, |m| progress.warn(m)),
+                Err(error) => damaged(&name, quiet, &mut walk, error, |m| progress.warn(m)),
             }
             progress.tick(reader.position());
         }
         walk.bytes = reader.position();
         progress.finish();
-        Ok((walk, vec![state]))
+        Ok(walk)
     }
 
     /// The walks of consecutive ranges, in file order, as one walk: their

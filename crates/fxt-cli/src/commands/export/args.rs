@@ -16,7 +16,7 @@
 
 use std::fmt::Write;
 
-use fxt_format::decode::{Arg, ArgValue};
+use fxt_format::decode::{Arg, ArgValue, ArgValueView, ArgView, Context, EventView, Text};
 
 use std::sync::Arc;
 
@@ -29,7 +29,106 @@ use crate::error::Error;
 
 /// The argument maps of a row: the arguments of one record, or of a
 /// begin and its end (a name in both keeps the begin's value).
-pub struct ArgMaps<'a>(pub &'a [&'a [Arg]]);
+pub struct ArgMaps<'a>(pub &'a [Args<'a>]);
+
+/// The arguments of one record: decoded, or read from its view (strings
+/// borrowed from the record or the provider's table).
+#[derive(Clone, Copy)]
+pub enum Args<'a> {
+    /// Decoded arguments.
+    Decoded(&'a [Arg]),
+    /// The arguments of an event view, resolved in its context.
+    View(&'a EventView<'a>, &'a Context<'a>),
+}
+
+/// One argument, from either kind of [`Args`].
+#[derive(Clone, Copy)]
+pub enum Item<'a> {
+    /// A decoded argument.
+    Decoded(&'a Arg),
+    /// An argument of a view, resolved in its context.
+    View(ArgView<'a>, &'a Context<'a>),
+}
+
+/// An argument's value, as the tables see it.
+pub enum Value<'a> {
+    /// No value.
+    Null,
+    /// An integer of one of FXT's signed types.
+    Signed(i64),
+    /// An integer of one of FXT's unsigned types (and koids).
+    Unsigned(u64),
+    /// A double.
+    F64(f64),
+    /// A string (`Err`: an undefined string, shown as its [`Text`] is).
+    Str(Result<&'a str, Text>),
+    /// A pointer.
+    Pointer(u64),
+    /// A boolean.
+    Bool(bool),
+    /// Bytes.
+    Blob(&'a [u8]),
+    /// A type this decoder does not know.
+    Unknown,
+}
+
+impl<'a> Args<'a> {
+    /// The arguments, in order.
+    pub fn items(self) -> impl Iterator<Item = Item<'a>> {
+        let (decoded, view) = match self {
+            Args::Decoded(args) => (Some(args.iter().map(Item::Decoded)), None),
+            Args::View(e, ctx) => (None, Some(e.args().map(move |a| Item::View(a, ctx)))),
+        };
+        decoded
+            .into_iter()
+            .flatten()
+            .chain(view.into_iter().flatten())
+    }
+}
+
+impl<'a> Item<'a> {
+    /// The argument's name (`None`: undefined).
+    #[inline]
+    pub fn name(self) -> Option<&'a str> {
+        match self {
+            Item::Decoded(a) => a.name.as_str(),
+            Item::View(a, ctx) => ctx.str(a.name),
+        }
+    }
+
+    /// The argument's value.
+    #[inline]
+    pub fn value(self) -> Value<'a> {
+        match self {
+            Item::Decoded(a) => match &a.value {
+                ArgValue::Null => Value::Null,
+                ArgValue::I32(v) => Value::Signed(i64::from(*v)),
+                ArgValue::U32(v) => Value::Unsigned(u64::from(*v)),
+                ArgValue::I64(v) => Value::Signed(*v),
+                ArgValue::U64(v) | ArgValue::Koid(v) => Value::Unsigned(*v),
+                ArgValue::F64(v) => Value::F64(*v),
+                ArgValue::Str(s) => Value::Str(s.as_str().ok_or_else(|| s.clone())),
+                ArgValue::Pointer(p) => Value::Pointer(*p),
+                ArgValue::Bool(b) => Value::Bool(*b),
+                ArgValue::Blob(b) => Value::Blob(b),
+                ArgValue::Unknown { .. } => Value::Unknown,
+            },
+            Item::View(a, ctx) => match a.value {
+                ArgValueView::Null => Value::Null,
+                ArgValueView::I32(v) => Value::Signed(i64::from(v)),
+                ArgValueView::U32(v) => Value::Unsigned(u64::from(v)),
+                ArgValueView::I64(v) => Value::Signed(v),
+                ArgValueView::U64(v) | ArgValueView::Koid(v) => Value::Unsigned(v),
+                ArgValueView::F64(v) => Value::F64(v),
+                ArgValueView::Str(s) => Value::Str(ctx.str(s).ok_or_else(|| ctx.text(s))),
+                ArgValueView::Pointer(p) => Value::Pointer(p),
+                ArgValueView::Bool(b) => Value::Bool(b),
+                ArgValueView::Blob(b) => Value::Blob(b),
+                ArgValueView::Unknown { .. } => Value::Unknown,
+            },
+        }
+    }
+}
 
 /// The builders of the three maps.
 pub struct MapBuilders {
@@ -71,40 +170,36 @@ impl Columns for ArgMaps<'_> {
 
 /// Appends the argument maps of one row. Text values are written straight
 /// into the column's buffer: no allocation per row.
-fn push(b: &mut MapBuilders, args: &[&[Arg]], summary: &mut Summary) -> Result<(), Error> {
+fn push(b: &mut MapBuilders, args: &[Args<'_>], summary: &mut Summary) -> Result<(), Error> {
     let MapBuilders { text, ints, floats } = b;
-    let all = || args.iter().flat_map(|a| a.iter());
+    let all = || args.iter().flat_map(|a| a.items());
     for (i, arg) in all().enumerate() {
-        let (int, float) = match &arg.value {
-            ArgValue::Null => (None, None),
-            ArgValue::I32(v) => (Some(i64::from(*v)), None),
-            ArgValue::U32(v) => (Some(i64::from(*v)), None),
-            ArgValue::I64(v) => (Some(*v), None),
-            ArgValue::U64(v) | ArgValue::Koid(v) => (i64::try_from(*v).ok(), None),
-            ArgValue::F64(v) => (None, Some(*v)),
-            ArgValue::Str(_) | ArgValue::Pointer(_) | ArgValue::Bool(_) | ArgValue::Blob(_) => {
-                (None, None)
-            }
-            ArgValue::Unknown { .. } => {
+        let value = arg.value();
+        let (int, float) = match value {
+            Value::Signed(v) => (Some(v), None),
+            Value::Unsigned(v) => (i64::try_from(v).ok(), None),
+            Value::F64(v) => (None, Some(v)),
+            Value::Unknown => {
                 summary.unknown_arg_types += 1;
                 continue;
             }
+            _ => (None, None),
         };
-        let key = arg.name.as_str().unwrap_or("");
+        let key = arg.name().unwrap_or("");
         // A name an earlier argument of a known type took: the first
         // value is kept (records hold a few arguments: no set needed).
-        let repeated = all().take(i).any(|a| {
-            !matches!(a.value, ArgValue::Unknown { .. }) && a.name.as_str().unwrap_or("") == key
-        });
+        let repeated = all()
+            .take(i)
+            .any(|a| !matches!(a.value(), Value::Unknown) && a.name().unwrap_or("") == key);
         if repeated {
             summary.repeated_arg_names += 1;
             continue;
         }
         text.keys().append_value(key);
-        if matches!(arg.value, ArgValue::Null) {
+        if matches!(value, Value::Null) {
             text.values().append_null();
         } else {
-            text_of(&arg.value, text.values());
+            text_of(&value, text.values());
             text.values().append_value("");
         }
         if let Some(v) = int {
@@ -124,22 +219,18 @@ fn push(b: &mut MapBuilders, args: &[&[Arg]], summary: &mut Summary) -> Result<(
 
 /// The text form of a value (see the module documentation), appended
 /// to `out`.
-pub fn text_of(value: &ArgValue, out: &mut impl Write) {
+pub fn text_of(value: &Value<'_>, out: &mut impl Write) {
     let mut int = itoa::Buffer::new();
     // Writing to a String or a string builder cannot fail.
     let _ = match value {
-        ArgValue::Null | ArgValue::Unknown { .. } => Ok(()),
-        ArgValue::I32(v) => out.write_str(int.format(*v)),
-        ArgValue::U32(v) => out.write_str(int.format(*v)),
-        ArgValue::I64(v) => out.write_str(int.format(*v)),
-        ArgValue::U64(v) | ArgValue::Koid(v) => out.write_str(int.format(*v)),
-        ArgValue::F64(v) => write!(out, "{v}"),
-        ArgValue::Str(s) => match s.as_str() {
-            Some(s) => out.write_str(s),
-            None => write!(out, "{s}"),
-        },
-        ArgValue::Pointer(p) => write!(out, "{p:#x}"),
-        ArgValue::Bool(b) => out.write_str(if *b { "true" } else { "false" }),
-        ArgValue::Blob(bytes) => bytes.iter().try_for_each(|b| write!(out, "{b:02x}")),
+        Value::Null | Value::Unknown => Ok(()),
+        Value::Signed(v) => out.write_str(int.format(*v)),
+        Value::Unsigned(v) => out.write_str(int.format(*v)),
+        Value::F64(v) => write!(out, "{v}"),
+        Value::Str(Ok(s)) => out.write_str(s),
+        Value::Str(Err(s)) => write!(out, "{s}"),
+        Value::Pointer(p) => write!(out, "{p:#x}"),
+        Value::Bool(b) => out.write_str(if *b { "true" } else { "false" }),
+        Value::Blob(bytes) => bytes.iter().try_for_each(|b| write!(out, "{b:02x}")),
     };
 }
