@@ -21,7 +21,7 @@ use fxt_format::decode::{Arg, ArgValue, ArgValueView, ArgView, Context, EventVie
 use std::sync::Arc;
 
 use arrow_array::builder::{Float64Builder, Int64Builder, MapBuilder, StringBuilder};
-use arrow_array::ArrayRef;
+use arrow_array::{Array, ArrayRef, StringArray};
 
 use super::summary::Summary;
 use super::table::{map_names, Col, Columns};
@@ -162,18 +162,59 @@ impl Columns for ArgMaps<'_> {
     }
 
     fn finish(b: &mut MapBuilders, out: &mut Vec<ArrayRef>) {
-        out.push(Arc::new(b.text.finish()));
-        out.push(Arc::new(b.ints.finish()));
-        out.push(Arc::new(b.floats.finish()));
+        let text = b.text.finish();
+        let ints = b.ints.finish();
+        let floats = b.floats.finish();
+        // The next row group's builders, with room for as many entries as
+        // this one's (see `Columns::finish`).
+        let names = || Some(map_names());
+        let rows = text.len();
+        b.text = MapBuilder::with_capacity(
+            names(),
+            strings_like(text.keys()),
+            strings_like(text.values()),
+            rows,
+        );
+        b.ints = MapBuilder::with_capacity(
+            names(),
+            strings_like(ints.keys()),
+            Int64Builder::with_capacity(ints.values().len()),
+            rows,
+        );
+        b.floats = MapBuilder::with_capacity(
+            names(),
+            strings_like(floats.keys()),
+            Float64Builder::with_capacity(floats.values().len()),
+            rows,
+        );
+        out.push(Arc::new(text));
+        out.push(Arc::new(ints));
+        out.push(Arc::new(floats));
     }
+}
+
+/// Most arguments a row has: 15 per record (a 4-bit count), a begin's
+/// and its end's.
+const MOST: usize = 30;
+
+/// A string builder with room for as many strings and bytes as `array`
+/// holds.
+fn strings_like(array: &ArrayRef) -> StringBuilder {
+    let bytes = array
+        .as_any()
+        .downcast_ref::<StringArray>()
+        .map_or(0, |a| a.value_data().len());
+    StringBuilder::with_capacity(array.len(), bytes)
 }
 
 /// Appends the argument maps of one row. Text values are written straight
 /// into the column's buffer: no allocation per row.
-fn push(b: &mut MapBuilders, args: &[Args<'_>], summary: &mut Summary) -> Result<(), Error> {
-    let MapBuilders { text, ints, floats } = b;
-    let all = || args.iter().flat_map(|a| a.items());
-    for (i, arg) in all().enumerate() {
+fn push<'x>(b: &mut MapBuilders, args: &[Args<'x>], summary: &mut Summary) -> Result<(), Error> {
+    // The names written so far (records hold a few arguments: no set
+    // needed).
+    let mut seen: [&'x str; MOST] = [""; MOST];
+    let mut n = 0;
+    let mut one = |arg: Item<'x>| {
         let value = arg.value();
         let (int, float) = match value {
             Value::Signed(v) => (Some(v), None),
@@ -181,20 +222,21 @@ fn push(b: &mut MapBuilders, args: &[Args<'_>], summary: &mut Summary) -> Result
             Value::F64(v) => (None, Some(v)),
             Value::Unknown => {
                 summary.unknown_arg_types += 1;
-                continue;
+                return;
             }
             _ => (None, None),
         };
         let key = arg.name().unwrap_or("");
-        // A name an earlier argument of a known type took: the first
-        // value is kept (records hold a few arguments: no set needed).
-        let repeated = all()
-            .take(i)
-            .any(|a| !matches!(a.value(), Value::Unknown) && a.name().unwrap_or("") == key);
-        if repeated {
+        // A name an earlier argument took: the first value is kept.
+        if seen[..n].contains(&key) {
             summary.repeated_arg_names += 1;
-            continue;
+            return;
         }
+        if n < MOST {
+            seen[n] = key;
+            n += 1;
+        }
+        let MapBuilders { text, ints, floats } = &mut *b;
         text.keys().append_value(key);
         if matches!(value, Value::Null) {
             text.values().append_null();
@@ -210,7 +252,14 @@ fn push(b: &mut MapBuilders, args: &[Args<'_>], summary: &mut Summary) -> Result
             floats.keys().append_value(key);
             floats.values().append_value(v);
         }
+    };
+    for source in args {
+        match *source {
+            Args::Decoded(args) => args.iter().for_each(|a| one(Item::Decoded(a))),
+            Args::View(e, ctx) => e.args().for_each(|a| one(Item::View(a, ctx))),
+        }
     }
+    let MapBuilders { text, ints, floats } = b;
     for result in [text.append(true), ints.append(true), floats.append(true)] {
         result.map_err(|e| Error::msg(format!("internal error: argument map: {e}")))?;
     }
