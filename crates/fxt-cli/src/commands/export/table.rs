@@ -331,14 +331,34 @@ macro_rules! scalar {
         }
     };
 }
-scalar!(&str, Str, StringBuilder = StringBuilder::new(), |b, v| b
-    .append_option(*v), |a| StringBuilder::with_capacity(a.len(), a.value_data().len()));
-scalar!(i64, I64, Int64Builder = Int64Builder::new(), |b, v| b
-    .append_option(*v), |a| Int64Builder::with_capacity(a.len()));
-scalar!(i32, I32, Int32Builder = Int32Builder::new(), |b, v| b
-    .append_option(*v), |a| Int32Builder::with_capacity(a.len()));
-scalar!(f64, F64, Float64Builder = Float64Builder::new(), |b, v| b
-    .append_option(*v), |a| Float64Builder::with_capacity(a.len()));
+scalar!(
+    &str,
+    Str,
+    StringBuilder = StringBuilder::new(),
+    |b, v| b.append_option(*v),
+    |a| StringBuilder::with_capacity(a.len(), a.value_data().len())
+);
+scalar!(
+    i64,
+    I64,
+    Int64Builder = Int64Builder::new(),
+    |b, v| b.append_option(*v),
+    |a| Int64Builder::with_capacity(a.len())
+);
+scalar!(
+    i32,
+    I32,
+    Int32Builder = Int32Builder::new(),
+    |b, v| b.append_option(*v),
+    |a| Int32Builder::with_capacity(a.len())
+);
+scalar!(
+    f64,
+    F64,
+    Float64Builder = Float64Builder::new(),
+    |b, v| b.append_option(*v),
+    |a| Float64Builder::with_capacity(a.len())
+);
 scalar!(&[String], ListStr, ListBuilder<StringBuilder> = ListBuilder::new(StringBuilder::new()), |b, v| {
     for s in v.unwrap_or_default() {
         b.values().append_value(s);
