@@ -274,7 +274,8 @@ impl Input {
         };
         let (threads, range_bytes) = (reading_threads(), range_bytes(VIEW_RANGE_BYTES));
         if threads <= 1 || bytes.len() < 2 * range_bytes {
-            return self.walk_views(what, init, f);
+            let (walk, state) = self.walk_views(what, init(), f)?;
+            return Ok((walk, vec![state]));
         }
         let threads = threads.min(bytes.len() / range_bytes);
         let ranges = Mutex::new(RecordRanges::new(bytes, range_bytes).enumerate());
@@ -309,16 +310,14 @@ impl Input {
 
     /// [`Input::walk_view_ranges`] in one range, with progress and
     /// damage warnings as [`Input::walk`] gives them.
-    fn walk_views<S, I, F>(&mut self, what: &str, init: I, f: F) -> Result<(Walk, Vec<S>), Error>
+    fn walk_views<S, F>(&mut self, what: &str, mut state: S, mut f: F) -> Result<(Walk, S), Error>
     where
-        I: Fn() -> S,
-        F: Fn(&mut S, &mut Views<'_>) -> Result<(), Error>,
+        F: FnMut(&mut S, &mut Views<'_>) -> Result<(), Error>,
     {
         let name = self.name.clone();
         let quiet = self.quiet;
         let (reader, total) = self.reader();
         let mut views = Views::new(reader, u64::MAX, Some(Progress::new(what, total)));
-        let mut state = init();
         f(&mut state, &mut views)?;
         views.drain();
         let Views {
@@ -341,7 +340,18 @@ impl Input {
             damaged(&name, quiet, &mut walk, error, |m| progress.warn(m));
         }
         progress.finish();
-        Ok((walk, vec![state]))
+        Ok((walk, state))
+    }
+
+    /// Like [`Input::walk`], record by record as
+    /// [`fxt_format::decode::View`]s (lent to `f`), in file order on this
+    /// thread (for a command whose state runs through the whole input).
+    pub fn walk_views_in_order<F>(&mut self, what: &str, mut f: F) -> Result<Walk, Error>
+    where
+        F: FnMut(&Context<'_>, &View<'_>) -> Result<(), Error>,
+    {
+        let (walk, ()) = self.walk_views(what, (), |_, views| views.each(&mut f))?;
+        Ok(walk)
     }
 
     /// The walks of consecutive ranges, in file order, as one walk: their

@@ -4,8 +4,8 @@
 use std::io::{self, Read};
 
 use fxt_format::decode::{
-    self, ArgValue as DecodedValue, Context, DecodeError, Record, RecordRanges, SliceReader,
-    StreamReader, View,
+    self, ArgValue as DecodedValue, ArgValueView, Context, DecodeError, Record, RecordRanges,
+    SliceReader, StreamReader, View,
 };
 use fxt_format::encode::{self as e, encode_into_vec, Arg, ArgValue, StringRef, ThreadRef};
 use proptest::prelude::*;
@@ -203,9 +203,49 @@ fn whole(item: Result<View<'_>, DecodeError>, ctx: &Context<'_>) -> Result<Recor
                     (_, value) => assert_eq!(value, None),
                 }
             }
+            // Read as views, the arguments are the decoded ones.
+            assert_eq!(view.args().count(), event.args.len());
+            for (a, arg) in view.args().zip(&event.args) {
+                assert_eq!(ctx.text(a.name), arg.name);
+                assert_eq!(ctx.str(a.name), arg.name.as_str());
+                match (a.value, &arg.value) {
+                    (
+                        ArgValueView::Unknown { arg_type },
+                        DecodedValue::Unknown { arg_type: t, .. },
+                    ) => {
+                        assert_eq!(arg_type, *t)
+                    }
+                    (value, decoded) => assert_eq!(owned_value(ctx, value), *decoded),
+                }
+            }
+            for s in [view.category, view.name] {
+                assert_eq!(ctx.str(s), ctx.text(s).as_str());
+            }
             Ok(Record::Event(event))
         }
         View::Record(record) => Ok(record),
+    }
+}
+
+/// An argument's value view as decoding gives it (of a known type): its
+/// string resolved, its bytes copied.
+fn owned_value(ctx: &Context<'_>, value: ArgValueView<'_>) -> DecodedValue {
+    match value {
+        ArgValueView::Null => DecodedValue::Null,
+        ArgValueView::I32(v) => DecodedValue::I32(v),
+        ArgValueView::U32(v) => DecodedValue::U32(v),
+        ArgValueView::I64(v) => DecodedValue::I64(v),
+        ArgValueView::U64(v) => DecodedValue::U64(v),
+        ArgValueView::F64(v) => DecodedValue::F64(v),
+        ArgValueView::Str(s) => {
+            assert_eq!(ctx.str(s), ctx.text(s).as_str());
+            DecodedValue::Str(ctx.text(s))
+        }
+        ArgValueView::Pointer(v) => DecodedValue::Pointer(v),
+        ArgValueView::Koid(v) => DecodedValue::Koid(v),
+        ArgValueView::Bool(v) => DecodedValue::Bool(v),
+        ArgValueView::Blob(b) => DecodedValue::Blob(b.to_vec()),
+        ArgValueView::Unknown { .. } => panic!("an argument of an unknown type"),
     }
 }
 

@@ -88,7 +88,10 @@ pub use record::{
     LargeBlobNoMetadata, LargeBlobWithMetadata, LegacyContextSwitch, Log, Process, Record, Text,
     Thread, ThreadState, ThreadWakeup, UnknownRecord, UserspaceObject,
 };
-pub use view::{ArgRefs, ArgWords, Args, Context, EventView, StrRef, View};
+pub use view::{
+    ArgRefs, ArgValueView, ArgView, ArgViews, ArgWordIter, ArgWords, Context, EventView, StrRef,
+    View,
+};
 
 /// Decodes a whole trace, failing at the first malformed record.
 pub fn decode_all(bytes: &[u8]) -> Result<Vec<Record>, DecodeError> {

@@ -17,7 +17,7 @@
 //! errors), only not kept. Walking views therefore meets exactly the
 //! records and errors that iterating meets.
 
-use super::args::skip_args;
+use super::args::{arg_view, skip_args};
 use super::cursor::{Cursor, Region};
 use super::error::DecodeError;
 use super::parse::{bits, event, event_kind, Decoder};
@@ -70,31 +70,43 @@ impl<'a> EventView<'a> {
         self.offset
     }
 
+    /// The arguments, their values read but their strings unresolved
+    /// ([`Context::str`] resolves them without copying).
+    pub fn args(&self) -> ArgViews<'a> {
+        let at = self.offset + self.args_at as u64;
+        ArgViews {
+            cursor: Cursor::new(&self.bytes[self.args_at..], at, Region::Record(EVENT)),
+            left: self.arg_count,
+        }
+    }
+
     /// The string refs of each argument: its name, and its value for a
     /// string argument.
     #[inline]
     pub fn arg_refs(&self) -> ArgRefs<'a> {
-        ArgRefs { args: self.args() }
+        ArgRefs {
+            args: self.arg_words(),
+        }
     }
 
     /// Each argument's words, its header first.
     #[inline]
-    pub fn args(&self) -> Args<'a> {
-        Args {
+    pub fn arg_words(&self) -> ArgWordIter<'a> {
+        ArgWordIter {
             bytes: &self.bytes[self.args_at..],
             left: self.arg_count,
         }
     }
 }
 
-/// The words of an event's arguments ([`EventView::args`]), each
+/// The words of an event's arguments ([`EventView::arg_words`]), each
 /// argument's header first.
-pub struct Args<'a> {
+pub struct ArgWordIter<'a> {
     bytes: &'a [u8],
     left: u8,
 }
 
-impl<'a> Iterator for Args<'a> {
+impl<'a> Iterator for ArgWordIter<'a> {
     type Item = ArgWords<'a>;
 
     #[inline]
@@ -154,7 +166,7 @@ impl<'a> ArgWords<'a> {
 /// The string refs of an event's arguments ([`EventView::arg_refs`]): per
 /// argument, its name and, for a string argument, its value.
 pub struct ArgRefs<'a> {
-    args: Args<'a>,
+    args: ArgWordIter<'a>,
 }
 
 impl<'a> Iterator for ArgRefs<'a> {
@@ -163,6 +175,65 @@ impl<'a> Iterator for ArgRefs<'a> {
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         self.args.next().map(|arg| arg.refs())
+    }
+}
+
+/// An argument of an event view ([`EventView::args`]): its name and
+/// value as the record holds them, strings unresolved.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ArgView<'a> {
+    /// The argument's name.
+    pub name: StrRef<'a>,
+    /// The argument's value.
+    pub value: ArgValueView<'a>,
+}
+
+/// The value of an [`ArgView`]: [`super::ArgValue`] borrowing the record.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ArgValueView<'a> {
+    /// Type 0: no value.
+    Null,
+    /// Type 1: 32-bit signed integer.
+    I32(i32),
+    /// Type 2: 32-bit unsigned integer.
+    U32(u32),
+    /// Type 3: 64-bit signed integer.
+    I64(i64),
+    /// Type 4: 64-bit unsigned integer.
+    U64(u64),
+    /// Type 5: double-precision float.
+    F64(f64),
+    /// Type 6: string, unresolved.
+    Str(StrRef<'a>),
+    /// Type 7: pointer.
+    Pointer(u64),
+    /// Type 8: kernel object id.
+    Koid(u64),
+    /// Type 9: boolean.
+    Bool(bool),
+    /// Type 10: opaque bytes (padding removed).
+    Blob(&'a [u8]),
+    /// An argument type this decoder does not know (11..=15).
+    Unknown {
+        /// The argument type field.
+        arg_type: u8,
+    },
+}
+
+/// The arguments of an event view ([`EventView::args`]).
+pub struct ArgViews<'a> {
+    cursor: Cursor<'a>,
+    left: u8,
+}
+
+impl<'a> Iterator for ArgViews<'a> {
+    type Item = ArgView<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        // The view was checked when it was made: these reads succeed.
+        self.left = self.left.checked_sub(1)?;
+        arg_view(&mut self.cursor).ok()
     }
 }
 
@@ -227,6 +298,20 @@ impl<'r> Context<'r> {
             StrRef::Empty => Text::default(),
             StrRef::Indexed(index) => self.decoder.providers.current.string(index),
             StrRef::Inline(text) => Text::new(text),
+        }
+    }
+
+    /// The text of a string field, borrowed from the record or from the
+    /// provider's table (no copy); `None` for an undefined index.
+    #[inline]
+    pub fn str<'s>(&self, s: StrRef<'s>) -> Option<&'s str>
+    where
+        'r: 's,
+    {
+        match s {
+            StrRef::Empty => Some(""),
+            StrRef::Indexed(index) => self.decoder.providers.current.str(index),
+            StrRef::Inline(text) => Some(text),
         }
     }
 
