@@ -22,7 +22,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use fxt_format::decode::{Context, Event, EventKind, Record, StrRef, Text, Thread, View};
+use fxt_format::decode::{
+    Context, Event, EventKind, EventView, Record, StrRef, Text, Thread, View,
+};
 use fxt_format::time::{ticks_per_second_or_default, ticks_to_ns};
 use rustc_hash::FxHashMap;
 
@@ -150,21 +152,27 @@ impl Collector {
     /// Takes one record of a view walk
     /// ([`crate::input::Input::walk_view_ranges`]): an event's name is
     /// looked up by its string index, once per index.
+    /// Nothing but the kind is looked at for an event that is no part of
+    /// a span (an instant, a counter...).
     #[inline(always)]
     pub fn view(&mut self, ctx: &Context<'_>, view: &View<'_>) {
-        let tps = ticks_per_second_or_default(ctx.ticks_per_second());
         match view {
-            View::Record(record) => self.record(ctx.provider_id(), tps, record),
-            View::Event(e) => {
-                let at = (e.kind, e.timestamp, e.thread);
-                self.event(
-                    ctx.provider_id(),
-                    tps,
-                    at,
-                    Names::Viewed(ctx, e.category, e.name),
-                );
+            View::Event(e) if !is_span_part(e.kind) => {}
+            View::Event(e) => self.span_view(ctx, e),
+            View::Record(record) => {
+                let tps = ticks_per_second_or_default(ctx.ticks_per_second());
+                self.record(ctx.provider_id(), tps, record)
             }
         }
+    }
+
+    /// [`Collector::view`] of an event that is part of a span.
+    #[inline(never)]
+    fn span_view(&mut self, ctx: &Context<'_>, e: &EventView<'_>) {
+        let tps = ticks_per_second_or_default(ctx.ticks_per_second());
+        let at = (e.kind, e.timestamp, e.thread);
+        let names = Names::Viewed(ctx, e.category, e.name);
+        self.event(ctx.provider_id(), tps, at, names);
     }
 
     /// Takes one event: what it is, when and where (`at`), and its names.
@@ -176,6 +184,10 @@ impl Collector {
         names: Names<'_, '_>,
     ) {
         let (kind, timestamp, thread) = at;
+        if !is_span_part(kind) {
+            // Nothing to do.
+            return;
+        }
         if let Some(c) = &self.filter.category {
             if names.category() != c.as_str() {
                 return;
@@ -186,19 +198,10 @@ impl Collector {
             Thread::Undefined(_) => (0, 0),
         };
         let t = (provider, process, thread);
+        // Numbers the spans' events in file order (what sorting spans
+        // that start and end together falls back to).
         self.order += 1;
         let order = self.order;
-        if !matches!(
-            kind,
-            EventKind::DurationComplete { .. }
-                | EventKind::DurationBegin
-                | EventKind::DurationEnd
-                | EventKind::AsyncBegin { .. }
-                | EventKind::AsyncEnd { .. }
-        ) {
-            // Not part of a span: nothing more to do.
-            return;
-        }
         let start = ticks_to_ns(timestamp, tps);
         match kind {
             EventKind::DurationComplete { end } => {
@@ -401,6 +404,20 @@ impl Collector {
         }
         folded
     }
+}
+
+/// Whether an event of kind `kind` begins, ends or is a span (what
+/// [`Collector`] folds).
+#[inline(always)]
+fn is_span_part(kind: EventKind) -> bool {
+    matches!(
+        kind,
+        EventKind::DurationComplete { .. }
+            | EventKind::DurationBegin
+            | EventKind::DurationEnd
+            | EventKind::AsyncBegin { .. }
+            | EventKind::AsyncEnd { .. }
+    )
 }
 
 /// One thread's call tree: nodes by (parent, name), with their self time.

@@ -81,7 +81,20 @@ pub fn record_problems(offset: u64, record: &Record, raw: Option<&[u8]>) -> Vec<
 /// [`record_problems`] of an event walked as a view (the same problems,
 /// in the same order, as of the decoded event), without decoding it;
 /// added to `problems` (nothing is allocated for an event without any).
+#[inline(always)]
 pub fn event_problems(ctx: &Context<'_>, e: &EventView<'_>, problems: &mut Vec<Problem>) {
+    // Nearly every event has none: a few tests on words the view holds
+    // tell, and only an event that fails one is looked at again in full.
+    if !event_may_have_problems(ctx, e, true) {
+        return;
+    }
+    event_problems_in_full(ctx, e, problems);
+}
+
+/// [`event_problems`] of an event that may have some.
+#[cold]
+#[inline(never)]
+fn event_problems_in_full(ctx: &Context<'_>, e: &EventView<'_>, problems: &mut Vec<Problem>) {
     let mut found = Found {
         offset: e.offset(),
         problems: std::mem::take(problems),
@@ -104,8 +117,48 @@ pub fn event_problems_but_reserved(ctx: &Context<'_>, e: &EventView<'_>) -> Vec<
         offset: e.offset(),
         problems: Vec::new(),
     };
-    event_references(ctx, e, &mut found);
+    if event_may_have_problems(ctx, e, false) {
+        event_references(ctx, e, &mut found);
+    }
     found.problems
+}
+
+/// False when the event has none of [`event_problems`]' problems (of
+/// reserved bits too when `reserved`); true when it may have some. The
+/// same rules, read straight from the view's fields and argument header
+/// words: a string ref is undefined only when it is an index (not 0, its
+/// top bit clear) the provider's table lacks; an inline text is always
+/// defined.
+#[inline(always)]
+fn event_may_have_problems(ctx: &Context<'_>, e: &EventView<'_>, reserved: bool) -> bool {
+    if ctx.undefined_index(e.category).is_some() || ctx.undefined_index(e.name).is_some() {
+        return true;
+    }
+    if let Thread::Undefined(_) = e.thread {
+        return true;
+    }
+    if let EventKind::DurationComplete { end } = e.kind {
+        if end < e.timestamp {
+            return true;
+        }
+    }
+    for a in e.arg_words() {
+        let h = a.header;
+        if (reserved && h & arg_reserved_mask(h) != 0)
+            || undefined_ref(ctx, (h >> 16) as u16)
+            || (h & 0xf == 6 && undefined_ref(ctx, (h >> 32) as u16))
+        {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether the string ref `r` of an argument header is an index (not 0,
+/// its top bit clear: not an inline text) the provider's table lacks.
+#[inline(always)]
+fn undefined_ref(ctx: &Context<'_>, r: u16) -> bool {
+    r != 0 && r & 0x8000 == 0 && ctx.undefined_index(StrRef::Indexed(r)).is_some()
 }
 
 /// The problems of an event view's references and times.

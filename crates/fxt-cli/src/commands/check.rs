@@ -150,23 +150,23 @@ impl RangeCheck {
     /// decoded.
     #[inline(always)]
     fn add(&mut self, ctx: &Context<'_>, view: &View<'_>) {
-        let offset = ctx.record_offset();
-        let provider = ctx.provider_id();
         let e = match view {
             View::Record(record) => return self.add_record(ctx, record),
             View::Event(e) => e,
         };
         if self.first.is_none() {
-            self.first = Some((offset, false));
+            self.first = Some((ctx.record_offset(), false));
         }
         event_problems(ctx, e, &mut self.problems);
-        let mark = || Mark {
-            thread: e.thread,
-            category: ctx.text(e.category),
-            name: ctx.text(e.name),
-            timestamp: e.timestamp,
-        };
-        self.duration(provider, offset, e.kind, mark);
+        if is_begin_or_end(e.kind) {
+            let mark = || Mark {
+                thread: e.thread,
+                category: ctx.text(e.category),
+                name: ctx.text(e.name),
+                timestamp: e.timestamp,
+            };
+            self.duration(ctx.provider_id(), ctx.record_offset(), e.kind, mark);
+        }
     }
 
     /// Checks a record that is not an event view.
@@ -185,6 +185,7 @@ impl RangeCheck {
     }
 
     /// Matches a duration begin or end (`mark`: made only for those).
+    #[inline(never)]
     fn duration(
         &mut self,
         provider: Option<u32>,
@@ -204,6 +205,13 @@ impl RangeCheck {
             _ => {}
         }
     }
+}
+
+/// Whether an event of kind `kind` is a duration begin or end, the
+/// events [`RangeCheck::duration`] matches.
+#[inline(always)]
+fn is_begin_or_end(kind: EventKind) -> bool {
+    matches!(kind, EventKind::DurationBegin | EventKind::DurationEnd)
 }
 
 fn plural(n: usize) -> &'static str {
