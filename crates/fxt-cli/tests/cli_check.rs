@@ -122,6 +122,87 @@ fn every_kind_of_problem_is_reported_with_its_offset() {
     assert_eq!(stdout(&out).lines().collect::<Vec<_>>(), want);
 }
 
+/// Argument names and string values by index are checked against the
+/// table like an event's own; inline texts and the empty string are never
+/// undefined, whatever the table holds. Every event but one problem clean,
+/// so that each line comes from the test of that one field.
+#[test]
+fn undefined_argument_strings_are_reported_and_defined_ones_not() {
+    let (c, n) = (StringRef::Index(1), StringRef::Index(2));
+    let t1 = ThreadRef::Index(1);
+    let mut t = Trace::with_provider(1, "app", 1_000_000_000)
+        .push(&StringRecord {
+            index: 1,
+            value: "c",
+        })
+        .push(&StringRecord {
+            index: 2,
+            value: "n",
+        })
+        .push(&ThreadRecord {
+            index: 1,
+            process: 1,
+            thread: 2,
+        });
+    let mut expect = Vec::new();
+    let cases: [(&[Arg], Option<&str>); 6] = [
+        (
+            &[Arg::new(StringRef::Index(77), ArgValue::U64(1))],
+            Some("the argument name refers to undefined string #77"),
+        ),
+        (
+            &[
+                Arg::new(n, ArgValue::I64(-1)),
+                Arg::new(c, ArgValue::Str(StringRef::Index(0x7fff))),
+            ],
+            Some("the string argument value refers to undefined string #32767"),
+        ),
+        (
+            &[Arg::new(
+                StringRef::Inline("x"),
+                ArgValue::Str(StringRef::Index(300)),
+            )],
+            Some("the string argument value refers to undefined string #300"),
+        ),
+        (
+            &[Arg::new(
+                StringRef::Inline("x"),
+                ArgValue::Str(StringRef::Inline("y")),
+            )],
+            None,
+        ),
+        (
+            &[
+                Arg::new(StringRef::Empty, ArgValue::Str(StringRef::Empty)),
+                Arg::new(n, ArgValue::Str(c)),
+            ],
+            None,
+        ),
+        (
+            &[
+                Arg::new(n, ArgValue::Bool(true)),
+                Arg::new(c, ArgValue::Null),
+            ],
+            None,
+        ),
+    ];
+    for (args, problem) in cases {
+        let at = t.offset();
+        t = t.push(&event(EventKind::Instant, 1, t1, c, n, args));
+        if let Some(problem) = problem {
+            expect.push(format!("offset {at:#x}: {problem}"));
+        }
+    }
+    let file = tmp("check_argument_refs.fxt");
+    std::fs::write(&file, t.bytes()).unwrap();
+    let out = fxt(&["check", p(&file)]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let name = p(&file);
+    let mut want: Vec<String> = expect.iter().map(|e| format!("{name}: {e}")).collect();
+    want.push(format!("{name}: 3 problems in 12 records"));
+    assert_eq!(stdout(&out).lines().collect::<Vec<_>>(), want);
+}
+
 #[test]
 fn mismatched_end_names() {
     let t1 = ThreadRef::Inline {
