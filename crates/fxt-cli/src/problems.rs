@@ -91,6 +91,85 @@ pub fn event_problems(ctx: &Context<'_>, e: &EventView<'_>, problems: &mut Vec<P
     event_problems_in_full(ctx, e, problems);
 }
 
+/// The header words (the record's, then its arguments') of the last event
+/// [`event_problems_after`] found without problems. Whether an event has
+/// any is a function of these words and of the reader's tables, but for a
+/// complete event's times: an event with the same words, when no other
+/// record came between to change the tables, has none either. A trace
+/// repeats a few shapes of event, so most events are this one word for
+/// word.
+#[derive(Default)]
+pub struct LastClean {
+    words: [u64; 16],
+    /// How many of `words` are the last clean event's; 0 for none.
+    len: usize,
+}
+
+impl LastClean {
+    /// Forgets the last clean event: a record that may change the reader's
+    /// tables came.
+    #[inline(always)]
+    pub fn forget(&mut self) {
+        self.len = 0;
+    }
+
+    /// Whether `e`'s header words are the last clean event's.
+    #[inline(always)]
+    fn matches(&self, e: &EventView<'_>) -> bool {
+        // An event has at most 15 arguments: its count is 4 bits.
+        if usize::from(e.arg_count) + 1 != self.len || header_word(e) != Some(self.words[0]) {
+            return false;
+        }
+        e.arg_words()
+            .zip(&self.words[1..])
+            .all(|(a, &w)| a.header == w)
+    }
+
+    /// Remembers `e`, found without problems.
+    #[cold]
+    fn remember(&mut self, e: &EventView<'_>) {
+        self.len = 0;
+        let Some(header) = header_word(e) else {
+            return;
+        };
+        self.words[0] = header;
+        let mut len = 1;
+        for (a, w) in e.arg_words().zip(&mut self.words[1..]) {
+            *w = a.header;
+            len += 1;
+        }
+        // Fewer arguments read than counted never match (see `matches`).
+        self.len = len;
+    }
+}
+
+/// The first word of an event's record.
+#[inline(always)]
+fn header_word(e: &EventView<'_>) -> Option<u64> {
+    let b: [u8; 8] = e.bytes().get(..8)?.try_into().ok()?;
+    Some(u64::from_le_bytes(b))
+}
+
+/// [`event_problems`], for a walk that remembers the last event without
+/// any (`last`; [`LastClean::forget`] at every other record): an event of
+/// the same header words is not looked at again.
+#[inline(always)]
+pub fn event_problems_after(
+    ctx: &Context<'_>,
+    e: &EventView<'_>,
+    last: &mut LastClean,
+    problems: &mut Vec<Problem>,
+) {
+    let backwards = matches!(e.kind, EventKind::DurationComplete { end } if end < e.timestamp);
+    if !backwards && last.matches(e) {
+        return;
+    }
+    if backwards || event_may_have_problems(ctx, e, true) {
+        return event_problems_in_full(ctx, e, problems);
+    }
+    last.remember(e);
+}
+
 /// [`event_problems`] of an event that may have some.
 #[cold]
 #[inline(never)]

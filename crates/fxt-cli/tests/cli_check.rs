@@ -203,6 +203,57 @@ fn undefined_argument_strings_are_reported_and_defined_ones_not() {
     assert_eq!(stdout(&out).lines().collect::<Vec<_>>(), want);
 }
 
+/// An event the check found clean is checked again when the same words
+/// come after a record that changed the tables: here a switch to a
+/// provider that defined neither its strings nor its thread, then back.
+#[test]
+fn an_event_repeated_word_for_word_is_checked_again_after_a_provider_switch() {
+    let (c, n) = (StringRef::Index(1), StringRef::Index(2));
+    let args = [Arg::new(StringRef::Index(3), ArgValue::U64(7))];
+    let e = event(EventKind::Instant, 1, ThreadRef::Index(1), c, n, &args);
+    let mut t = Trace::with_provider(1, "app", 1_000_000_000);
+    for (index, value) in [(1, "c"), (2, "n"), (3, "a")] {
+        t = t.push(&StringRecord { index, value });
+    }
+    t = t
+        .push(&ThreadRecord {
+            index: 1,
+            process: 1,
+            thread: 2,
+        })
+        .push(&e)
+        .push(&e)
+        .push(&ProviderInfo {
+            provider_id: 2,
+            name: "other",
+        });
+    let at = t.offset();
+    t = t.push(&e);
+    let again = t.offset();
+    t = t
+        .push(&e)
+        .push(&ProviderSection { provider_id: 1 })
+        .push(&e);
+    let mut want = Vec::new();
+    for offset in [at, again] {
+        for problem in [
+            "the category refers to undefined string #1",
+            "the name refers to undefined string #2",
+            "the argument name refers to undefined string #3",
+            "the thread refers to undefined thread #1",
+        ] {
+            want.push(format!("offset {offset:#x}: {problem}"));
+        }
+    }
+    let file = tmp("check_repeated_event.fxt");
+    std::fs::write(&file, t.bytes()).unwrap();
+    let out = fxt(&["check", p(&file)]);
+    let name = p(&file);
+    let mut want: Vec<String> = want.iter().map(|e| format!("{name}: {e}")).collect();
+    want.push(format!("{name}: 8 problems in 14 records"));
+    assert_eq!(stdout(&out).lines().collect::<Vec<_>>(), want);
+}
+
 #[test]
 fn mismatched_end_names() {
     let t1 = ThreadRef::Inline {

@@ -36,7 +36,7 @@ use fxt_format::decode::{Context, EventKind, Record, View};
 use crate::durations::{end_without_begin, never_ended, Closed, Durations, Mark};
 use crate::error::Error;
 use crate::input::Input;
-use crate::problems::{event_problems, record_problems, Problem, Reason};
+use crate::problems::{event_problems_after, record_problems, LastClean, Problem, Reason};
 
 /// Arguments of `fxt check`.
 #[derive(clap::Args)]
@@ -146,11 +146,13 @@ struct RangeCheck {
     /// the merge closes them against the begins earlier ranges left open.
     pending_ends: Vec<(Option<u32>, u64, Mark)>,
     unknown: u64,
+    /// The last event without problems (see [`event_problems_after`]).
+    last_clean: LastClean,
 }
 
 impl RangeCheck {
     /// Checks one record of a view walk: an event from its view (decoded
-    /// whole only by its texts: see [`event_problems`]), anything else
+    /// whole only by its texts: see [`event_problems_after`]), anything else
     /// decoded.
     #[inline(always)]
     fn add(&mut self, ctx: &Context<'_>, view: &View<'_>) {
@@ -161,7 +163,7 @@ impl RangeCheck {
         if self.first.is_none() {
             self.first = Some((ctx.record_offset(), false));
         }
-        event_problems(ctx, e, &mut self.problems);
+        event_problems_after(ctx, e, &mut self.last_clean, &mut self.problems);
         if is_begin_or_end(e.kind) {
             let mark = || Mark {
                 thread: e.thread,
@@ -175,6 +177,8 @@ impl RangeCheck {
 
     /// Checks a record that is not an event view.
     fn add_record(&mut self, ctx: &Context<'_>, record: &Record) {
+        // It may change what the string and thread indices mean.
+        self.last_clean.forget();
         let offset = ctx.record_offset();
         if self.first.is_none() {
             self.first = Some((offset, *record == Record::Magic));
