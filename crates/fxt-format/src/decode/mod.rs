@@ -64,6 +64,7 @@
 //!   actually present: sizes from headers are checked against the slice, or
 //!   read incrementally from a stream, never used to pre-allocate.
 
+mod arg_view;
 mod args;
 mod cursor;
 mod error;
@@ -78,6 +79,7 @@ mod view;
 
 use std::io::Read;
 
+pub use arg_view::{ArgValueView, ArgView, ArgViews};
 pub use error::DecodeError;
 pub use join::{join_split_blobs, BlobJoiner, JoinSplitBlobs, Joined, LocatedRecords};
 pub(crate) use parse::record_words;

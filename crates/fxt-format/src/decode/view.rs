@@ -17,6 +17,7 @@
 //! errors), only not kept. Walking views therefore meets exactly the
 //! records and errors that iterating meets.
 
+use super::arg_view::ArgViews;
 use super::args::{frame_arg, skip_args};
 use super::cursor::{Cursor, Region};
 use super::error::DecodeError;
@@ -77,6 +78,13 @@ impl<'a> EventView<'a> {
             cursor: Cursor::new(&self.bytes[self.args_at..], at, Region::Record(EVENT)),
             left: self.arg_count,
         }
+    }
+
+    /// The event's arguments, read in place ([`ArgViews`]).
+    pub fn args(&self) -> ArgViews<'a> {
+        let at = self.offset + self.args_at as u64;
+        let cursor = Cursor::new(&self.bytes[self.args_at..], at, Region::Record(EVENT));
+        ArgViews::new(cursor, self.arg_count)
     }
 }
 

@@ -1,0 +1,202 @@
+//! Reading an event view's arguments in place ([`EventView::args`]): each
+//! argument's name as a [`StrRef`] and its value borrowing the record, for
+//! a reader that formats every argument of every event (`fxt dump`,
+//! `fxt json`) without building a `Vec<Arg>` and its strings per record.
+//!
+//! The reads are those of decoding an argument (`decode_arg`): the same
+//! framing ([`frame_arg`]), the same string refs, the same value words, so
+//! an argument reads here exactly when it decodes, with the same values.
+//!
+//! [`EventView::args`]: super::EventView::args
+
+use super::args::frame_arg;
+use super::cursor::Cursor;
+use super::error::DecodeError;
+use super::resolve::string_ref;
+use super::view::StrRef;
+
+/// An argument's value as the record holds it: [`super::ArgValue`] with
+/// its string unresolved and its blob borrowed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ArgValueView<'a> {
+    /// Type 0: no value.
+    Null,
+    /// Type 1: 32-bit signed integer.
+    I32(i32),
+    /// Type 2: 32-bit unsigned integer.
+    U32(u32),
+    /// Type 3: 64-bit signed integer.
+    I64(i64),
+    /// Type 4: 64-bit unsigned integer.
+    U64(u64),
+    /// Type 5: double-precision float.
+    F64(f64),
+    /// Type 6: string (resolve with [`super::Context::text`]).
+    Str(StrRef<'a>),
+    /// Type 7: pointer.
+    Pointer(u64),
+    /// Type 8: kernel object id.
+    Koid(u64),
+    /// Type 9: boolean.
+    Bool(bool),
+    /// Type 10: opaque bytes (padding removed).
+    Blob(&'a [u8]),
+    /// An argument type this decoder does not know (11..=15).
+    Unknown {
+        /// The argument type field.
+        arg_type: u8,
+        /// The argument's header word.
+        header: u64,
+        /// The argument's size in words, header included.
+        size_words: u16,
+    },
+}
+
+/// One argument of an event view: its name and value, unresolved.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ArgView<'a> {
+    /// The argument's name (resolve with [`super::Context::text`]).
+    pub name: StrRef<'a>,
+    /// Its value.
+    pub value: ArgValueView<'a>,
+}
+
+/// The arguments of an event view, in record order.
+///
+/// A view was checked when it was made (its arguments read as decoding
+/// reads them), so every item is `Ok` for a view the reader yielded; an
+/// `Err` (and the end of the iteration after it) would be the error
+/// decoding gives.
+pub struct ArgViews<'a> {
+    cursor: Cursor<'a>,
+    left: u8,
+}
+
+impl<'a> ArgViews<'a> {
+    /// `count` arguments starting at `cursor`.
+    pub(crate) fn new(cursor: Cursor<'a>, count: u8) -> Self {
+        Self {
+            cursor,
+            left: count,
+        }
+    }
+}
+
+impl<'a> Iterator for ArgViews<'a> {
+    type Item = Result<ArgView<'a>, DecodeError>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        self.left = self.left.checked_sub(1)?;
+        let item = read_arg(&mut self.cursor);
+        if item.is_err() {
+            self.left = 0;
+        }
+        Some(item)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(usize::from(self.left)))
+    }
+}
+
+/// Reads one argument and moves the cursor past its whole size.
+#[inline]
+fn read_arg<'a>(cursor: &mut Cursor<'a>) -> Result<ArgView<'a>, DecodeError> {
+    let (header, size_words, mut arg) = frame_arg(cursor)?;
+    let arg_type = (header & 0xf) as u8;
+    let name = string_ref((header >> 16) as u16, &mut arg)?;
+    let high = (header >> 32) as u32;
+    let value = match arg_type {
+        0 => ArgValueView::Null,
+        1 => ArgValueView::I32(high as i32),
+        2 => ArgValueView::U32(high),
+        3 => ArgValueView::I64(arg.word()? as i64),
+        4 => ArgValueView::U64(arg.word()?),
+        5 => ArgValueView::F64(f64::from_bits(arg.word()?)),
+        6 => ArgValueView::Str(string_ref(high as u16, &mut arg)?),
+        7 => ArgValueView::Pointer(arg.word()?),
+        8 => ArgValueView::Koid(arg.word()?),
+        9 => ArgValueView::Bool(high & 1 == 1),
+        10 => ArgValueView::Blob(arg.stream(u64::from(high))?),
+        _ => ArgValueView::Unknown {
+            arg_type,
+            header,
+            size_words,
+        },
+    };
+    Ok(ArgView { name, value })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::{ArgValue, SliceReader, View};
+    use crate::encode::{self as e, encode_into_vec, Arg, StringRef, ThreadRef};
+
+    /// An event with one argument of every type, names and strings both
+    /// inline and indexed, read in place and decoded whole.
+    #[test]
+    fn every_argument_type_reads_as_it_decodes() {
+        let blob = [7u8, 8, 9, 10, 11];
+        let args = [
+            Arg::new(StringRef::Index(1), e::ArgValue::Null),
+            Arg::new(StringRef::Inline("i32"), e::ArgValue::I32(-5)),
+            Arg::new(StringRef::Index(1), e::ArgValue::U32(7)),
+            Arg::new(StringRef::Inline("i64"), e::ArgValue::I64(-1 << 40)),
+            Arg::new(StringRef::Index(1), e::ArgValue::U64(u64::MAX)),
+            Arg::new(StringRef::Index(1), e::ArgValue::F64(-0.25)),
+            Arg::new(
+                StringRef::Index(1),
+                e::ArgValue::Str(StringRef::Inline("v")),
+            ),
+            Arg::new(StringRef::Index(2), e::ArgValue::Str(StringRef::Index(1))),
+            Arg::new(StringRef::Index(1), e::ArgValue::Pointer(0xdead)),
+            Arg::new(StringRef::Index(1), e::ArgValue::Koid(42)),
+            Arg::new(StringRef::Index(1), e::ArgValue::Bool(true)),
+            Arg::new(StringRef::Index(1), e::ArgValue::Blob(&blob)),
+        ];
+        let mut words = Vec::new();
+        encode_into_vec(
+            &e::StringRecord {
+                index: 1,
+                value: "k",
+            },
+            &mut words,
+        )
+        .unwrap();
+        let event = e::Event {
+            kind: e::EventKind::Instant,
+            timestamp: 5,
+            thread: ThreadRef::Inline {
+                process: 1,
+                thread: 2,
+            },
+            category: StringRef::Index(1),
+            name: StringRef::Inline("n"),
+            args: &args,
+        };
+        encode_into_vec(&event, &mut words).unwrap();
+        let bytes = e::words_to_bytes(&words);
+        let mut reader = SliceReader::new(&bytes);
+        reader.next_view();
+        let (item, ctx) = reader.next_view().unwrap();
+        let Ok(View::Event(view)) = item else {
+            panic!("an event view: {item:?}");
+        };
+        let decoded = ctx.event(&view).unwrap();
+        let read: Vec<_> = view.args().map(Result::unwrap).collect();
+        assert_eq!(read.len(), args.len());
+        let text = |s| ctx.text(s).to_string();
+        for (arg, whole) in read.iter().zip(&decoded.args) {
+            assert_eq!(text(arg.name), whole.name.to_string());
+            match (arg.value, &whole.value) {
+                (ArgValueView::Str(s), ArgValue::Str(t)) => assert_eq!(text(s), t.to_string()),
+                (ArgValueView::Blob(b), ArgValue::Blob(w)) => assert_eq!(b, w.as_slice()),
+                (value, whole) => assert_eq!(format!("{value:?}"), format!("{whole:?}")),
+            }
+        }
+        assert_eq!(read[7].value, ArgValueView::Str(StrRef::Indexed(1)));
+        assert_eq!(read[11].value, ArgValueView::Blob(&blob));
+    }
+}
