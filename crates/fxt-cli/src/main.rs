@@ -56,6 +56,7 @@ mod commands;
 mod durations;
 mod error;
 mod folded;
+mod formatted;
 mod input;
 mod interned;
 mod keep;

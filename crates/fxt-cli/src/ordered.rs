@@ -23,7 +23,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::sync::{Mutex, PoisonError};
 
-use fxt_format::decode::{DecodeError, Record, RecordRange, RecordRanges};
+use fxt_format::decode::{Context, DecodeError, Record, RecordRange, RecordRanges, View};
 
 use crate::error::Error;
 use crate::input::{damaged, range_bytes, reading_threads, Input, Reader, Walk};
@@ -115,36 +115,64 @@ impl<'a> Records<'_, 'a> {
         &self.reader
     }
 
-    /// The range's next record; decode errors are reported (by file and
-    /// offset, in file order) and skipped, as [`Input::walk`] does.
-    pub fn next_record(&mut self) -> Option<Record> {
+    /// The range's next record as a view ([`Reader::next_view`]), handed
+    /// to `f` with the reader's tables at it; what `f` returns comes back
+    /// (`None` at the range's end). Events come unresolved and unbuilt,
+    /// for a command that formats them straight from the record's bytes;
+    /// every other record comes decoded. Decode errors are reported (by
+    /// file and offset, in file order) and skipped, as [`Input::walk`]
+    /// does.
+    #[inline]
+    pub fn next_view_with<R>(&mut self, f: impl FnOnce(&Context<'_>, View<'_>) -> R) -> Option<R> {
         loop {
             if self.reader.position() >= self.end {
                 return None;
             }
-            let item = self.reader.next()?;
-            if let Some(live) = &mut self.live {
-                live.progress.tick(self.reader.position());
-            }
+            let (item, ctx) = self.reader.next_view()?;
             match item {
-                Ok(record) => {
-                    self.records += 1;
-                    if let Some(live) = &mut self.live {
-                        live.walk.records += 1;
-                    }
-                    return Some(record);
+                Ok(view) => {
+                    let result = f(&ctx, view);
+                    self.tick();
+                    self.count();
+                    return Some(result);
                 }
-                Err(error) => match &mut self.live {
-                    Some(live) => damaged(live.name, live.quiet, live.walk, error, |m| {
-                        live.progress.warn(m)
-                    }),
-                    None => self.errors.push(error),
-                },
+                Err(error) => {
+                    self.tick();
+                    self.report(error);
+                }
             }
         }
     }
 
-    /// Once [`Records::next_record`] is done, the next item past the
+    /// Shows the progress up to the reader's position (one thread).
+    #[inline]
+    fn tick(&mut self) {
+        if let Some(live) = &mut self.live {
+            live.progress.tick(self.reader.position());
+        }
+    }
+
+    /// Counts a record read.
+    #[inline]
+    fn count(&mut self) {
+        self.records += 1;
+        if let Some(live) = &mut self.live {
+            live.walk.records += 1;
+        }
+    }
+
+    /// Reports (one thread) or keeps for the writer (several) a decode
+    /// error.
+    fn report(&mut self, error: DecodeError) {
+        match &mut self.live {
+            Some(live) => damaged(live.name, live.quiet, live.walk, error, |m| {
+                live.progress.warn(m)
+            }),
+            None => self.errors.push(error),
+        }
+    }
+
+    /// Once [`Records::next_view_with`] is done, the next item past the
     /// range's end (for a group of records that straddles the cut; the
     /// range after this one reads and reports it as its own). `None` at
     /// the end of the input.

@@ -23,6 +23,7 @@ const LAYERS: &[&str] = &[
     "input",
     "ordered",
     "interned",
+    "formatted",
     "problems",
     "durations",
     "folded",

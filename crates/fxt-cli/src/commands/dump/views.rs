@@ -1,0 +1,213 @@
+//! `fxt dump`'s event lines written straight from the record's bytes
+//! ([`EventView`]): no [`fxt_format::decode::Event`], no argument vector,
+//! each string index quoted once ([`Formatted`]). The line is the one the
+//! decoded path prints for the event, byte for byte.
+
+use std::io::Write as _;
+
+use fxt_format::decode::{ArgValueView, Context, EventKind, EventView, Record, StrRef, Thread};
+use fxt_format::encode::split_blob::{PARTS_KEY, SIZE_KEY};
+
+use crate::formatted::{Form, Formatted};
+use crate::names::event_kind_name;
+
+/// Category, name and string values: quoted and escaped as `{s:?}`.
+pub struct Quoted;
+
+impl Form for Quoted {
+    fn text(out: &mut Vec<u8>, s: &str) {
+        quoted(out, s);
+    }
+
+    fn undefined(out: &mut Vec<u8>, index: u16) {
+        let _ = write!(out, "<undefined string #{index}>");
+    }
+}
+
+/// Argument names: as they are.
+pub struct Plain;
+
+impl Form for Plain {
+    fn text(out: &mut Vec<u8>, s: &str) {
+        out.extend_from_slice(s.as_bytes());
+    }
+
+    fn undefined(out: &mut Vec<u8>, index: u16) {
+        Quoted::undefined(out, index);
+    }
+}
+
+/// Appends `s` as `{s:?}` writes it, without the formatting machinery
+/// when nothing needs escaping (printable ASCII but `"` and `\`).
+pub fn quoted(out: &mut Vec<u8>, s: &str) {
+    if s.bytes()
+        .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+    {
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+    } else {
+        let _ = write!(out, "{s:?}");
+    }
+}
+
+/// The strings of one range's event lines.
+#[derive(Default)]
+pub struct EventLines {
+    quoted: Formatted<Quoted>,
+    plain: Formatted<Plain>,
+}
+
+impl EventLines {
+    /// Notes a record that changes what string indices mean.
+    pub fn see(&mut self, record: &Record) {
+        self.quoted.see(record);
+        self.plain.see(record);
+    }
+
+    /// Whether the event may start a split blob group (an instant whose
+    /// arguments are `fxt.blob.size` and `fxt.blob.parts ≥ 1`, both
+    /// uint64): those take the decoded path, through the joiner.
+    pub fn may_start_group(&mut self, ctx: &Context<'_>, view: &EventView<'_>) -> bool {
+        if view.kind != EventKind::Instant || view.arg_count != 2 {
+            return false;
+        }
+        let mut args = view.args();
+        let (Some(Ok(size)), Some(Ok(parts))) = (args.next(), args.next()) else {
+            return true; // the decoded path decides
+        };
+        let (ArgValueView::U64(_), ArgValueView::U64(count)) = (size.value, parts.value) else {
+            return false;
+        };
+        count >= 1 && self.names(ctx, size.name, SIZE_KEY) && self.names(ctx, parts.name, PARTS_KEY)
+    }
+
+    /// Whether string field `s` is the text `key`.
+    fn names(&mut self, ctx: &Context<'_>, s: StrRef<'_>, key: &str) -> bool {
+        match s {
+            StrRef::Inline(text) => text == key,
+            StrRef::Empty => key.is_empty(),
+            // An undefined index prints as `<undefined string #N>`, never
+            // a key.
+            StrRef::Indexed(index) => self.plain.indexed(ctx, index) == key.as_bytes(),
+        }
+    }
+
+    /// Appends the line of the event (without the newline), with the
+    /// bytes of its blob arguments if `payloads`; `false` (and the line
+    /// as it was) if an argument does not read, for the decoded path.
+    #[inline]
+    pub fn event(
+        &mut self,
+        line: &mut Vec<u8>,
+        ctx: &Context<'_>,
+        view: &EventView<'_>,
+        payloads: bool,
+    ) -> bool {
+        let start = line.len();
+        line.extend_from_slice(event_kind_name(&view.kind).as_bytes());
+        line.extend_from_slice(b" ts=");
+        int(line, view.timestamp);
+        match view.kind {
+            EventKind::Counter { id }
+            | EventKind::AsyncBegin { id }
+            | EventKind::AsyncInstant { id }
+            | EventKind::AsyncEnd { id }
+            | EventKind::FlowBegin { id }
+            | EventKind::FlowStep { id }
+            | EventKind::FlowEnd { id } => {
+                line.extend_from_slice(b" id=");
+                int(line, id);
+            }
+            EventKind::DurationComplete { end } => {
+                line.extend_from_slice(b" end=");
+                int(line, end);
+            }
+            _ => {}
+        }
+        line.extend_from_slice(b" thread=");
+        thread(line, &view.thread);
+        line.extend_from_slice(b" category=");
+        self.quoted.write(line, ctx, view.category);
+        line.extend_from_slice(b" name=");
+        self.quoted.write(line, ctx, view.name);
+        for arg in view.args() {
+            let Ok(arg) = arg else {
+                line.truncate(start);
+                return false;
+            };
+            line.push(b' ');
+            self.plain.write(line, ctx, arg.name);
+            line.push(b'=');
+            self.value(line, ctx, arg.value, payloads);
+        }
+        true
+    }
+
+    /// Appends an argument's value.
+    #[inline]
+    fn value(&mut self, out: &mut Vec<u8>, ctx: &Context<'_>, v: ArgValueView<'_>, payloads: bool) {
+        match v {
+            ArgValueView::Null => out.extend_from_slice(b"null"),
+            ArgValueView::I32(x) => int(out, x),
+            ArgValueView::U32(x) => int(out, x),
+            ArgValueView::I64(x) => int(out, x),
+            ArgValueView::U64(x) => int(out, x),
+            ArgValueView::F64(x) => {
+                let _ = write!(out, "{x:?}");
+            }
+            ArgValueView::Str(s) => self.quoted.write(out, ctx, s),
+            ArgValueView::Pointer(p) => {
+                let _ = write!(out, "{p:#x}");
+            }
+            ArgValueView::Koid(k) => {
+                out.extend_from_slice(b"koid(");
+                int(out, k);
+                out.push(b')');
+            }
+            ArgValueView::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
+            ArgValueView::Blob(b) if payloads => {
+                let _ = write!(out, "blob({} bytes: ", b.len());
+                hex(out, b);
+                out.push(b')');
+            }
+            ArgValueView::Blob(b) => {
+                let _ = write!(out, "blob({} bytes)", b.len());
+            }
+            ArgValueView::Unknown { arg_type, .. } => {
+                let _ = write!(out, "unknown(type {arg_type})");
+            }
+        }
+    }
+}
+
+/// Appends an integer.
+#[inline]
+fn int(out: &mut Vec<u8>, n: impl itoa::Integer) {
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+}
+
+/// Appends a thread field (`process/thread`).
+#[inline]
+fn thread(out: &mut Vec<u8>, t: &Thread) {
+    match *t {
+        Thread::Known { process, thread } => {
+            int(out, process);
+            out.push(b'/');
+            int(out, thread);
+        }
+        Thread::Undefined(i) => {
+            let _ = write!(out, "<undefined thread #{i}>");
+        }
+    }
+}
+
+/// Appends `bytes` in lowercase hex.
+fn hex(out: &mut Vec<u8>, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(bytes.len() * 2);
+    for &b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)]);
+        out.push(DIGITS[usize::from(b & 0xf)]);
+    }
+}

@@ -1,0 +1,142 @@
+//! `fxt json`'s events written straight from the record's bytes
+//! ([`EventView`]): no [`fxt_format::decode::Event`], no argument vector,
+//! each string index escaped once ([`Formatted`]). The object is the one
+//! the decoded path writes for the event, byte for byte.
+
+use std::io::Write as _;
+
+use fxt_format::decode::{ArgValueView, Context, EventKind, EventView, Record};
+
+use super::{int, micros, pid_tid, string};
+use crate::formatted::{Form, Formatted};
+use crate::input::ticks_to_ns;
+
+/// Strings as JSON strings; an undefined index as the text
+/// `<undefined string #N>`.
+pub struct Json;
+
+impl Form for Json {
+    fn text(out: &mut Vec<u8>, s: &str) {
+        let _ = string(out, s);
+    }
+
+    fn undefined(out: &mut Vec<u8>, index: u16) {
+        let _ = string(out, &format!("<undefined string #{index}>"));
+    }
+}
+
+/// The strings of one range's events.
+#[derive(Default)]
+pub struct EventObjects {
+    strings: Formatted<Json>,
+}
+
+impl EventObjects {
+    /// Notes a record that changes what string indices mean.
+    pub fn see(&mut self, record: &Record) {
+        self.strings.see(record);
+    }
+
+    /// Appends the Chrome event of the event (`tps`: the provider's ticks
+    /// per second); `false` (and `w` as it was) if an argument does not
+    /// read, for the decoded path.
+    #[inline]
+    pub fn event(
+        &mut self,
+        w: &mut Vec<u8>,
+        ctx: &Context<'_>,
+        view: &EventView<'_>,
+        tps: u64,
+    ) -> bool {
+        let start = w.len();
+        w.extend_from_slice(b"{\"ph\":\"");
+        w.extend_from_slice(phase(&view.kind));
+        w.extend_from_slice(b"\",\"cat\":");
+        self.strings.write(w, ctx, view.category);
+        w.extend_from_slice(b",\"name\":");
+        self.strings.write(w, ctx, view.name);
+        w.extend_from_slice(b",\"ts\":");
+        let begin = ticks_to_ns(view.timestamp, tps);
+        let _ = micros(w, begin);
+        let _ = pid_tid(w, &view.thread);
+        match view.kind {
+            EventKind::Instant => w.extend_from_slice(b",\"s\":\"t\""),
+            EventKind::DurationComplete { end } => {
+                w.extend_from_slice(b",\"dur\":");
+                let _ = micros(w, ticks_to_ns(end, tps).saturating_sub(begin));
+            }
+            EventKind::Counter { id } if id != 0 => {
+                let _ = write!(w, ",\"id\":\"{id:#x}\"");
+            }
+            EventKind::AsyncBegin { id }
+            | EventKind::AsyncInstant { id }
+            | EventKind::AsyncEnd { id }
+            | EventKind::FlowBegin { id } => {
+                let _ = write!(w, ",\"id\":\"{id:#x}\"");
+            }
+            EventKind::FlowStep { id } | EventKind::FlowEnd { id } => {
+                let _ = write!(w, ",\"id\":\"{id:#x}\",\"bp\":\"e\"");
+            }
+            _ => {}
+        }
+        if view.arg_count > 0 && !self.args(w, ctx, view) {
+            w.truncate(start);
+            return false;
+        }
+        w.push(b'}');
+        true
+    }
+
+    /// Appends `,"args":{...}`; `false` if an argument does not read.
+    #[inline]
+    fn args(&mut self, w: &mut Vec<u8>, ctx: &Context<'_>, view: &EventView<'_>) -> bool {
+        w.extend_from_slice(b",\"args\":{");
+        for (i, arg) in view.args().enumerate() {
+            let Ok(arg) = arg else {
+                return false;
+            };
+            if i > 0 {
+                w.push(b',');
+            }
+            self.strings.write(w, ctx, arg.name);
+            w.push(b':');
+            let _ = match arg.value {
+                ArgValueView::Null => w.write_all(b"null"),
+                ArgValueView::I32(x) => int(w, x),
+                ArgValueView::U32(x) => int(w, x),
+                ArgValueView::I64(x) => int(w, x),
+                ArgValueView::U64(x) | ArgValueView::Koid(x) => int(w, x),
+                ArgValueView::F64(x) => serde_json::to_writer(&mut *w, &x).map_err(Into::into),
+                ArgValueView::Str(s) => {
+                    self.strings.write(w, ctx, s);
+                    Ok(())
+                }
+                ArgValueView::Pointer(p) => write!(w, "\"{p:#x}\""),
+                ArgValueView::Bool(b) => write!(w, "{b}"),
+                ArgValueView::Blob(b) => write!(w, "\"<blob of {} bytes>\"", b.len()),
+                ArgValueView::Unknown { arg_type, .. } => {
+                    write!(w, "\"<unknown argument type {arg_type}>\"")
+                }
+            };
+        }
+        w.push(b'}');
+        true
+    }
+}
+
+/// The Chrome phase of an event type.
+fn phase(kind: &EventKind) -> &'static [u8] {
+    match kind {
+        EventKind::Instant => b"i",
+        EventKind::Counter { .. } => b"C",
+        EventKind::DurationBegin => b"B",
+        EventKind::DurationEnd => b"E",
+        EventKind::DurationComplete { .. } => b"X",
+        EventKind::AsyncBegin { .. } => b"b",
+        EventKind::AsyncInstant { .. } => b"n",
+        EventKind::AsyncEnd { .. } => b"e",
+        EventKind::FlowBegin { .. } => b"s",
+        EventKind::FlowStep { .. } => b"t",
+        EventKind::FlowEnd { .. } => b"f",
+    }
+}
