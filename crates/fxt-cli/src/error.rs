@@ -9,6 +9,7 @@ use std::io;
 pub struct Error {
     message: String,
     broken_pipe: bool,
+    in_file_order: bool,
 }
 
 impl Error {
@@ -17,7 +18,24 @@ impl Error {
         Error {
             message: message.into(),
             broken_pipe: false,
+            in_file_order: false,
         }
+    }
+
+    /// Not a failure: a walk of ranges met a record that its command reads
+    /// only in file order (`fxt stats` and a CPU sample), so the command
+    /// walks the input again in one range. The walk that returns it has
+    /// reported nothing.
+    pub fn in_file_order() -> Error {
+        Error {
+            in_file_order: true,
+            ..Error::msg("the trace must be read in file order")
+        }
+    }
+
+    /// Whether this is [`Error::in_file_order`].
+    pub fn is_in_file_order(&self) -> bool {
+        self.in_file_order
     }
 
     /// An I/O error on `what` (a file name or "stdout").
@@ -25,6 +43,7 @@ impl Error {
         Error {
             broken_pipe: error.kind() == io::ErrorKind::BrokenPipe,
             message: format!("{what}: {error}"),
+            in_file_order: false,
         }
     }
 

@@ -16,6 +16,7 @@
 use std::fs::{File, Metadata};
 use std::io::{self, Read};
 
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Mutex, PoisonError};
 
 use fxt_format::decode::{
@@ -276,23 +277,26 @@ impl Input {
         let threads = threads.min(bytes.len() / range_bytes);
         let ranges = Mutex::new(RecordRanges::new(bytes, range_bytes).enumerate());
         let done = Mutex::new(Vec::new());
+        // Set by the first range that fails: the others stop taking ranges
+        // (the result is that failure). Relaxed: only a hint to stop; the
+        // ranges' results pass through `done`'s lock.
+        let failed = AtomicBool::new(false);
         std::thread::scope(|scope| {
             for _ in 0..threads {
                 scope.spawn(|| loop {
                     // The cut is made by whichever thread asks next, a
                     // range at a time, while the others walk theirs.
                     let next = ranges.lock().unwrap_or_else(PoisonError::into_inner).next();
-                    let Some((seq, range)) = next else {
+                    let Some((seq, range)) = next.filter(|_| !failed.load(Relaxed)) else {
                         break;
                     };
                     let reader = Reader::Slice(range.reader, bytes);
                     let walked = walk_view_range(reader, range.end, &init, &f);
-                    let failed = walked.is_err();
+                    if walked.is_err() {
+                        failed.store(true, Relaxed);
+                    }
                     let mut done = done.lock().unwrap_or_else(PoisonError::into_inner);
                     done.push((seq, walked));
-                    if failed {
-                        break;
-                    }
                 });
             }
         });
@@ -317,17 +321,24 @@ impl Input {
         let mut progress = Progress::new(what, total);
         let mut walk = Walk::default();
         let mut state = init();
+        // Damage is reported once the walk is through, as a walk of
+        // several ranges reports it, so that one `f` ends early
+        // ([`Error::in_file_order`]) has reported nothing.
+        let mut errors = Vec::new();
         while let Some((item, ctx)) = reader.next_view() {
             match item {
                 Ok(view) => {
                     walk.records += 1;
                     f(&mut state, &ctx, view)?;
                 }
-                Err(error) => damaged(&name, self.quiet, &mut walk, error, |m| progress.warn(m)),
+                Err(error) => errors.push(error),
             }
             progress.tick(reader.position());
         }
         walk.bytes = reader.position();
+        for error in errors {
+            damaged(&name, self.quiet, &mut walk, error, |m| progress.warn(m));
+        }
         progress.finish();
         Ok((walk, vec![state]))
     }
@@ -340,8 +351,9 @@ impl Input {
     ) -> Result<(Walk, Vec<S>), Error> {
         let mut walk = Walk::default();
         let mut states = Vec::with_capacity(ranges.len());
+        // Every range first, so that a failed one has nothing reported.
+        let ranges = ranges.collect::<Result<Vec<_>, Error>>()?;
         for range in ranges {
-            let range = range?;
             walk.records += range.records;
             walk.bytes = range.end;
             for error in range.errors {

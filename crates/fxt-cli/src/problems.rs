@@ -7,7 +7,7 @@
 use fxt_format::decode::{
     Arg, ArgValue, Context, EventKind, EventView, Process, Record, StrRef, Text, Thread,
 };
-use fxt_format::reserved::reserved_bits;
+use fxt_format::reserved::reserved_bits_in;
 
 /// Why a record fails the strict check (what `fxt recover` counts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -123,19 +123,7 @@ impl Found {
 
     /// Reserved bits set in the record's bytes.
     fn reserved_bits(&mut self, raw: &[u8]) {
-        // The words of the record: on the stack for all but large records.
-        let mut small = [0u64; 64];
-        let mut large = Vec::new();
-        let words = if raw.len() <= small.len() * 8 {
-            &mut small[..raw.len() / 8]
-        } else {
-            large.resize(raw.len() / 8, 0);
-            &mut large[..]
-        };
-        for (word, bytes) in words.iter_mut().zip(raw.chunks_exact(8)) {
-            *word = u64::from_le_bytes(bytes.try_into().unwrap_or_default());
-        }
-        for r in reserved_bits(words) {
+        for r in reserved_bits_in(raw) {
             self.push(
                 Reason::ReservedBits,
                 format!("reserved bits {:#018x} of the {} are set", r.mask, r.what),

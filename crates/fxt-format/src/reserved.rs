@@ -52,8 +52,24 @@ fn inline_words(string_ref: u64) -> usize {
 /// first), in word order. Argument headers past the record's end, or after
 /// an argument of size 0, are not looked at (the decoder reports those).
 pub fn reserved_bits(words: &[u64]) -> Vec<ReservedBits> {
+    reserved_bits_of(|i| words.get(i).copied())
+}
+
+/// [`reserved_bits`] of a record as it lies in a trace's bytes (a whole
+/// record, header first; a last partial word is not looked at), without
+/// copying its words.
+pub fn reserved_bits_in(bytes: &[u8]) -> Vec<ReservedBits> {
+    reserved_bits_of(|i| {
+        let word = bytes.get(i * 8..i * 8 + 8)?;
+        Some(u64::from_le_bytes(word.try_into().ok()?))
+    })
+}
+
+/// [`reserved_bits`] of the record whose word `i` is `word(i)`.
+#[inline]
+fn reserved_bits_of(word: impl Fn(usize) -> Option<u64>) -> Vec<ReservedBits> {
     let mut found = Vec::new();
-    let Some(&h) = words.first() else {
+    let Some(h) = word(0) else {
         return found;
     };
     let mut check = |what: &'static str, word: usize, value: u64, mask: u64| {
@@ -114,7 +130,7 @@ pub fn reserved_bits(words: &[u64]) -> Vec<ReservedBits> {
         record_type::LOG => check("log record header", 0, h, range(31, 31) | range(40, 63)),
         record_type::LARGE => {
             check("large record header", 0, h, range(44, 63));
-            if let (0, Some(&f)) = (field(h, 36, 39), words.get(1)) {
+            if let (0, Some(f)) = (field(h, 36, 39), word(1)) {
                 match field(h, 40, 43) {
                     0 => {
                         check("large blob format header", 1, f, range(44, 63));
@@ -136,7 +152,7 @@ pub fn reserved_bits(words: &[u64]) -> Vec<ReservedBits> {
         return found;
     };
     for _ in 0..count {
-        let Some(&a) = words.get(pos) else {
+        let Some(a) = word(pos) else {
             break;
         };
         let size = field(a, 4, 15) as usize;

@@ -3,7 +3,7 @@
 
 use fxt_format::decode::SliceReader;
 use fxt_format::encode::{encode_to_vec, Initialization, MagicNumber};
-use fxt_format::reserved::{clear_reserved_bits, reserved_bits, ReservedBits};
+use fxt_format::reserved::{clear_reserved_bits, reserved_bits, reserved_bits_in, ReservedBits};
 use proptest::prelude::*;
 
 #[test]
@@ -52,5 +52,15 @@ proptest! {
         clear_reserved_bits(&mut words);
         prop_assert!(reserved_bits(&words).is_empty());
         prop_assert_eq!(before, decode(&words));
+    }
+
+    /// Reading a record's words from its bytes finds what reading them
+    /// from the words finds.
+    #[test]
+    fn bytes_and_words_find_the_same(mut words in prop::collection::vec(any::<u64>(), 1..12), record_type in 0u64..16) {
+        let len = words.len() as u64;
+        words[0] = (words[0] & !0xffff) | (len << 4) | record_type;
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        prop_assert_eq!(reserved_bits_in(&bytes), reserved_bits(&words));
     }
 }

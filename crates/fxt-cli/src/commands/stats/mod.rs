@@ -33,7 +33,10 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use crate::error::Error;
-use crate::input::Input;
+use fxt_format::decode::View;
+
+use crate::input::{Input, Walk};
+use crate::samples::sample_of;
 
 use report::Report;
 use tally::{RangeTally, Tally};
@@ -51,27 +54,27 @@ pub struct Args {
 /// Runs `fxt stats`.
 pub fn run(args: Args) -> Result<ExitCode, Error> {
     let mut input = Input::open_trace(&args.file)?;
-    let mut sampled = samples::SampleTally::new(input.bytes());
     let mut tally = Tally::default();
-    let walk = if sampled.active() {
-        let mut range = RangeTally::default();
-        let walk = input.walk("stats", |reader, record| {
-            sampled.see(reader, &record);
-            range.add(reader.provider_id(), reader.ticks_per_second(), record);
-            Ok(())
-        })?;
-        tally.merge(range);
-        walk
-    } else {
-        let (walk, ranges) =
-            input.walk_view_ranges("stats", RangeTally::default, |range, ctx, view| {
-                range.add_view(ctx, view);
+    // A stream cannot be walked twice: it is walked in file order, for the
+    // samples it may hold.
+    let ranged = match input.bytes() {
+        Some(_) => walk_ranges(&mut input, &mut tally),
+        None => Err(Error::in_file_order()),
+    };
+    let (walk, sampled) = match ranged {
+        Ok(walk) => (walk, samples::SampleTally::new(false)),
+        Err(e) if e.is_in_file_order() => {
+            let mut sampled = samples::SampleTally::new(true);
+            let mut range = RangeTally::default();
+            let walk = input.walk("stats", |reader, record| {
+                sampled.see(reader, &record);
+                range.add(reader.provider_id(), reader.ticks_per_second(), record);
                 Ok(())
             })?;
-        for range in ranges {
             tally.merge(range);
+            (walk, sampled)
         }
-        walk
+        Err(e) => return Err(e),
     };
     let report = Report::new(&input.name, &walk, tally);
     let sampled = samples::report(sampled);
@@ -87,4 +90,24 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         samples::write_table(&mut out, &sampled)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Walks the input's ranges on every core into `tally`; a CPU sample ends
+/// the walk with [`Error::in_file_order`] (the samples are matched with
+/// the slices open on their thread in file order).
+fn walk_ranges(input: &mut Input, tally: &mut Tally) -> Result<Walk, Error> {
+    let (walk, ranges) =
+        input.walk_view_ranges("stats", RangeTally::default, |range, ctx, view| {
+            if let View::Record(record) = &view {
+                if sample_of(record).is_some() {
+                    return Err(Error::in_file_order());
+                }
+            }
+            range.add_view(ctx, view);
+            Ok(())
+        })?;
+    for range in ranges {
+        tally.merge(range);
+    }
+    Ok(walk)
 }

@@ -7,17 +7,16 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{self, Write};
 
 use fxt_format::decode::Record;
-use fxt_format::samples::SAMPLE_NAME;
 use serde_json::{json, Value};
 
 use crate::input::Reader;
-use crate::samples::{may_hold, Collector, Gather, Timeline};
+use crate::samples::{Collector, Gather, Timeline};
 
 /// Functions listed per duration name.
 const TOP: usize = 3;
 
-/// Samples and slices, collected during the walk (nothing when the trace,
-/// read from a file, holds no sample).
+/// Samples and slices, collected during a walk in file order (nothing when
+/// the trace, read from a file, holds no sample: it was walked in ranges).
 pub struct SampleTally {
     active: bool,
     collector: Collector,
@@ -26,20 +25,14 @@ pub struct SampleTally {
 }
 
 impl SampleTally {
-    /// A tally for a trace of these bytes (`None`: a stream, which may hold
-    /// samples).
-    pub fn new(bytes: Option<&[u8]>) -> Self {
+    /// A tally that collects (`active`), or one that stays empty.
+    pub fn new(active: bool) -> Self {
         Self {
-            active: bytes.is_none_or(|b| may_hold(b, SAMPLE_NAME)),
+            active,
             collector: Collector::default(),
             timeline: Timeline::default(),
             gather: Gather::default(),
         }
-    }
-
-    /// Whether the trace may hold samples (then it is walked in one range).
-    pub fn active(&self) -> bool {
-        self.active
     }
 
     /// Takes a record.

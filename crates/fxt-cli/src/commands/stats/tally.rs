@@ -218,7 +218,15 @@ pub struct RangeTally {
     flags: Vec<u8>,
     /// (category, name) ids -> index in `names`.
     name_ids: FxHashMap<(u32, u32), usize>,
+    /// The last (category, name) ids looked up, and their index.
+    last_name: Option<((u32, u32), usize)>,
     names: Vec<((u32, u32), PerName)>,
+    /// Per entry of `names`: whether its events are decoded whole
+    /// ([`RangeTally::wants_whole`]).
+    whole: Vec<bool>,
+    /// The span of the current run of records of one provider and clock,
+    /// in ticks ([`RangeTally::span_ticks`]).
+    run: TickRun,
     /// Open duration begins per thread: (index in `names`, start ns).
     open: Vec<(ThreadKey, Vec<(usize, u64)>)>,
     open_ids: FxHashMap<ThreadKey, usize>,
@@ -243,18 +251,43 @@ const FXT: u8 = 2;
 /// The text `snapshot` (fxt's snapshot instant).
 const SNAPSHOT: u8 = 4;
 
-/// One event as the tally counts it: its names by id.
+/// One event as the tally counts it: its (category, name) by index in
+/// [`RangeTally::names`], its time in ticks.
 struct Counted {
     kind: EventKind,
     thread: Thread,
-    category: u32,
-    name: u32,
+    key: usize,
+    ticks: u64,
+}
+
+/// The first and last ticks of a run of records of one provider (by
+/// index in [`RangeTally::providers`]) at one clock rate. Converting
+/// ticks to nanoseconds keeps their order, so the run's span converts
+/// once, when the run ends, instead of every timestamp.
+struct TickRun {
+    provider: usize,
+    tps: u64,
+    first: u64,
+    last: u64,
+}
+
+impl Default for TickRun {
+    fn default() -> Self {
+        // Empty: `first` after `last`.
+        TickRun {
+            provider: 0,
+            tps: 0,
+            first: u64::MAX,
+            last: 0,
+        }
+    }
 }
 
 impl RangeTally {
     /// Counts one record of a view walk: an event by its string ids (the
     /// whole event decoded only when its category is `lock` or it is
     /// fxt's snapshot instant), any other record as [`RangeTally::add`].
+    #[inline(always)]
     pub fn add_view(&mut self, ctx: &Context<'_>, view: View<'_>) {
         let tps = ticks_per_second_or_default(ctx.ticks_per_second());
         let provider = ctx.provider_id();
@@ -262,28 +295,30 @@ impl RangeTally {
             View::Record(record) => return self.add(provider, tps, record),
             View::Event(e) => e,
         };
-        let counted = Counted {
-            kind: e.kind,
-            thread: e.thread,
-            category: self.strings.id(ctx, e.category),
-            name: self.strings.id(ctx, e.name),
-        };
-        let whole = if self.wants_whole(&counted) {
+        let category = self.strings.id(ctx, e.category);
+        let name = self.strings.id(ctx, e.name);
+        let key = self.name_index(category, name);
+        let whole = if self.whole[key] {
             ctx.event(&e).ok()
         } else {
             None
         };
-        let start = ticks_to_ns(e.timestamp, tps);
-        self.count_record(provider, "event", Some(start));
-        self.count_event(provider, tps, start, counted, whole);
+        self.count_record(provider, "event", tps, Some(e.timestamp));
+        let counted = Counted {
+            kind: e.kind,
+            thread: e.thread,
+            key,
+            ticks: e.timestamp,
+        };
+        self.count_event(provider, tps, counted, whole);
     }
 
     /// Counts one record of `provider`, whose clock runs at `tps` ticks
     /// per second.
     pub fn add(&mut self, provider: Option<u32>, tps: u64, record: Record) {
         self.strings.see(&record);
-        let ns = record.timestamp().map(|ts| ticks_to_ns(ts, tps));
-        self.count_record(provider, record_type_name(&record), ns);
+        let ticks = record.timestamp();
+        self.count_record(provider, record_type_name(&record), tps, ticks);
         match record {
             Record::ProviderInfo { .. } | Record::Initialization { .. } => {
                 self.rare.push((provider, record))
@@ -305,24 +340,26 @@ impl RangeTally {
                 self.rare.push((provider, record))
             }
             Record::Event(e) => {
+                let category = self.strings.intern(e.category.clone());
+                let name = self.strings.intern(e.name.clone());
                 let counted = Counted {
                     kind: e.kind,
                     thread: e.thread,
-                    category: self.strings.intern(e.category.clone()),
-                    name: self.strings.intern(e.name.clone()),
+                    key: self.name_index(category, name),
+                    ticks: e.timestamp,
                 };
-                let start = ns.unwrap_or_default();
-                self.count_event(provider, tps, start, counted, Some(e));
+                self.count_event(provider, tps, counted, Some(e));
             }
             _ => {}
         }
     }
 
-    /// Whether an event needs decoding whole: a lock event (replayed by
-    /// the merge) or fxt's snapshot instant (its number is an argument).
-    fn wants_whole(&mut self, e: &Counted) -> bool {
-        let category = self.flags(e.category);
-        category & LOCK != 0 || (category & FXT != 0 && self.flags(e.name) & SNAPSHOT != 0)
+    /// Whether the events of a (category, name) need decoding whole: lock
+    /// events (replayed by the merge) and fxt's snapshot instant (its
+    /// number is an argument).
+    fn wants_whole(&mut self, category: u32, name: u32) -> bool {
+        let category = self.flags(category);
+        category & LOCK != 0 || (category & FXT != 0 && self.flags(name) & SNAPSHOT != 0)
     }
 
     /// What the text of id `id` is to the tally ([`LOCK`], [`FXT`],
@@ -339,16 +376,46 @@ impl RangeTally {
         self.flags[id]
     }
 
-    /// Counts a record by type, provider and time (ns).
+    /// Counts a record by type, provider and time (`ticks` of a clock of
+    /// `tps` ticks per second).
     #[inline]
-    fn count_record(&mut self, provider: Option<u32>, name: &'static str, ns: Option<u64>) {
+    fn count_record(
+        &mut self,
+        provider: Option<u32>,
+        name: &'static str,
+        tps: u64,
+        ticks: Option<u64>,
+    ) {
         self.by_type.add(name);
         let at = self.provider_index(provider);
-        let p = &mut self.providers[at].1;
-        p.records += 1;
-        if let Some(ns) = ns {
-            p.span.add(ns);
-            self.span.add(ns);
+        self.providers[at].1.records += 1;
+        if let Some(ticks) = ticks {
+            self.span_ticks(at, tps, ticks);
+        }
+    }
+
+    /// Adds a time to the spans of the range and of provider `at`.
+    #[inline]
+    fn span_ticks(&mut self, at: usize, tps: u64, ticks: u64) {
+        if self.run.provider != at || self.run.tps != tps {
+            self.end_run();
+            self.run.provider = at;
+            self.run.tps = tps;
+        }
+        self.run.first = self.run.first.min(ticks);
+        self.run.last = self.run.last.max(ticks);
+    }
+
+    /// Adds the current run's span to the spans, and empties it.
+    #[cold]
+    fn end_run(&mut self) {
+        let run = std::mem::take(&mut self.run);
+        if run.first <= run.last {
+            for ticks in [run.first, run.last] {
+                let ns = ticks_to_ns(ticks, run.tps);
+                self.providers[run.provider].1.span.add(ns);
+                self.span.add(ns);
+            }
         }
     }
 
@@ -416,28 +483,38 @@ impl RangeTally {
     /// The index of a (category, name) in `names`.
     #[inline]
     fn name_index(&mut self, category: u32, name: u32) -> usize {
-        let names = &mut self.names;
-        *self.name_ids.entry((category, name)).or_insert_with(|| {
-            names.push(((category, name), PerName::default()));
-            names.len() - 1
-        })
+        match self.last_name {
+            Some((ids, at)) if ids == (category, name) => at,
+            _ => self.find_name(category, name),
+        }
+    }
+
+    /// [`RangeTally::name_index`] of another name than the last.
+    fn find_name(&mut self, category: u32, name: u32) -> usize {
+        let at = match self.name_ids.get(&(category, name)) {
+            Some(&at) => at,
+            None => {
+                let whole = self.wants_whole(category, name);
+                self.names.push(((category, name), PerName::default()));
+                self.whole.push(whole);
+                self.name_ids.insert((category, name), self.names.len() - 1);
+                self.names.len() - 1
+            }
+        };
+        self.last_name = Some(((category, name), at));
+        at
     }
 
     /// Counts an event and matches its durations (`whole`: the event
     /// decoded, when [`RangeTally::wants_whole`] or at hand anyway).
-    fn count_event(
-        &mut self,
-        provider: Option<u32>,
-        tps: u64,
-        start: u64,
-        e: Counted,
-        whole: Option<Event>,
-    ) {
-        if let Some(whole) = whole.filter(|_| self.wants_whole(&e)) {
+    #[inline(always)]
+    fn count_event(&mut self, provider: Option<u32>, tps: u64, e: Counted, whole: Option<Event>) {
+        if let Some(whole) = whole.filter(|_| self.whole[e.key]) {
             if let Some(n) = snapshot_number(&whole) {
                 self.snapshot = Some(n);
             }
-            if self.flags(e.category) & LOCK != 0 {
+            let category = self.names[e.key].0 .0;
+            if self.flags(category) & LOCK != 0 {
                 // Rare: replayed in file order by the merge (`Locks`
                 // matches flows across threads).
                 self.lock_events.push((provider, tps, whole));
@@ -447,22 +524,25 @@ impl RangeTally {
         let thread = self.thread_index(provider, e.thread);
         self.threads[thread].events += 1;
         let open = self.threads[thread].open;
-        let key = self.name_index(e.category, e.name);
+        let key = e.key;
         self.names[key].1.events += 1;
         match e.kind {
             EventKind::DurationComplete { end } => {
-                let end = ticks_to_ns(end, tps);
+                let (start, end) = (ticks_to_ns(e.ticks, tps), ticks_to_ns(end, tps));
                 self.names[key].1.durations.push(end.saturating_sub(start));
                 self.span.add(end);
             }
-            EventKind::DurationBegin => self.open[open].1.push((key, start)),
-            EventKind::DurationEnd => match self.open[open].1.pop() {
-                Some((begin_key, begin)) => self.names[begin_key]
-                    .1
-                    .durations
-                    .push(start.saturating_sub(begin)),
-                None => self.pending_ends.push((self.open[open].0, start)),
-            },
+            EventKind::DurationBegin => self.open[open].1.push((key, ticks_to_ns(e.ticks, tps))),
+            EventKind::DurationEnd => {
+                let end = ticks_to_ns(e.ticks, tps);
+                match self.open[open].1.pop() {
+                    Some((begin_key, begin)) => self.names[begin_key]
+                        .1
+                        .durations
+                        .push(end.saturating_sub(begin)),
+                    None => self.pending_ends.push((self.open[open].0, end)),
+                }
+            }
             _ => {}
         }
     }
@@ -479,6 +559,7 @@ impl RangeTally {
 impl Tally {
     /// Folds in the next range of the walk (ranges in file order).
     pub fn merge(&mut self, mut range: RangeTally) {
+        range.end_run();
         let names: Vec<(Key, PerName)> = std::mem::take(&mut range.names)
             .into_iter()
             .map(|(ids, n)| (range.key(ids), n))
