@@ -84,8 +84,8 @@ impl<'a> EventView<'a> {
     /// The event's arguments, read in place ([`ArgViews`]).
     pub fn args(&self) -> ArgViews<'a> {
         let at = self.offset + self.args_at as u64;
-        let cursor = Cursor::new(&self.bytes[self.args_at..], at, Region::Record(EVENT));
-        ArgViews::new(cursor, self.arg_count)
+        let bytes = &self.bytes[self.args_at..];
+        ArgViews::new(bytes, at, Region::Record(EVENT), self.arg_count)
     }
 }
 

@@ -46,7 +46,7 @@ use crate::samples::{lines, Names};
 
 mod views;
 
-use views::EventLines;
+use views::{EventLines, Line};
 
 /// Arguments of `fxt dump`.
 #[derive(clap::Args)]
@@ -182,7 +182,7 @@ impl Dumper<'_> {
         let offset = ctx.record_offset();
         if self.args.no_join {
             return match view {
-                View::Event(event) => self.print_event(out, ctx, &event, offset),
+                View::Event(event) => self.print_event(out, ctx, &event, offset).map(|_| ()),
                 View::Record(record) => {
                     self.lines.see(&record);
                     self.print(out, pass(offset, Ok(record)))
@@ -196,12 +196,12 @@ impl Dumper<'_> {
         self.next_offset = offset + ctx.record_bytes().len() as u64;
         self.leading &= matches!(view, View::Record(Record::Blob(_)));
         let item = match view {
-            View::Event(event)
-                if !self.joiner.is_collecting() && !self.lines.may_start_group(ctx, &event) =>
-            {
+            View::Event(event) if !self.joiner.is_collecting() => {
                 self.drain(out)?;
-                self.print_event(out, ctx, &event, offset)?;
-                None
+                match self.print_event(out, ctx, &event, offset)? {
+                    Line::GroupStart => Some(ctx.event(&event).map(Record::Event)),
+                    _ => None,
+                }
             }
             View::Event(event) => Some(ctx.event(&event).map(Record::Event)),
             View::Record(record) => {
@@ -222,7 +222,8 @@ impl Dumper<'_> {
     }
 
     /// Prints an event from its view (decoded if an argument does not
-    /// read).
+    /// read), unless it may start a split blob group (when joining): that
+    /// one is for the joiner, and nothing is printed.
     #[inline]
     fn print_event(
         &mut self,
@@ -230,20 +231,27 @@ impl Dumper<'_> {
         ctx: &Context<'_>,
         event: &EventView<'_>,
         offset: u64,
-    ) -> io::Result<()> {
+    ) -> io::Result<Line> {
         self.bytes.clear();
         if self.args.offsets {
             let _ = write!(self.bytes, "{offset:#010x} ");
         }
-        if !self
+        let join = !self.args.no_join;
+        let line = self
             .lines
-            .event(&mut self.bytes, ctx, event, self.args.payloads)
-        {
-            let item = ctx.event(event).map(Record::Event);
-            return self.print(out, pass(offset, item));
+            .event(&mut self.bytes, ctx, event, self.args.payloads, join);
+        match line {
+            Line::Written => {
+                self.bytes.push(b'\n');
+                out.write_all(&self.bytes)?;
+            }
+            Line::GroupStart => {}
+            Line::Unreadable => {
+                let item = ctx.event(event).map(Record::Event);
+                self.print(out, pass(offset, item))?;
+            }
         }
-        self.bytes.push(b'\n');
-        out.write_all(&self.bytes)
+        Ok(line)
     }
 
     /// Prints what the joiner has ready.

@@ -56,46 +56,52 @@ pub fn quoted(out: &mut Vec<u8>, s: &str) {
 pub struct EventLines {
     quoted: Formatted<Quoted>,
     plain: Formatted<Plain>,
+    /// The last ` thread=… category=… name=…` written, for events whose
+    /// strings are by index: what it was written for, and its bytes.
+    tail_of: Option<(Thread, u16, u16)>,
+    tail: Vec<u8>,
+}
+
+/// What [`EventLines::event`] did.
+#[derive(Debug, PartialEq)]
+pub enum Line {
+    /// Wrote the event's line.
+    Written,
+    /// Wrote nothing: the event may start a split blob group (an instant
+    /// whose arguments are `fxt.blob.size` and `fxt.blob.parts ≥ 1`, both
+    /// uint64), for the joiner.
+    GroupStart,
+    /// Wrote nothing: an argument does not read.
+    Unreadable,
+}
+
+/// The index of a string field that is not inline (0 for the empty
+/// string).
+fn index(s: StrRef<'_>) -> Option<u16> {
+    match s {
+        StrRef::Empty => Some(0),
+        StrRef::Indexed(i) => Some(i),
+        StrRef::Inline(_) => None,
+    }
 }
 
 impl EventLines {
     /// Notes a record that changes what string indices mean.
     pub fn see(&mut self, record: &Record) {
+        if matches!(
+            record,
+            Record::String { .. } | Record::ProviderInfo { .. } | Record::ProviderSection { .. }
+        ) {
+            self.tail_of = None;
+        }
         self.quoted.see(record);
         self.plain.see(record);
     }
 
-    /// Whether the event may start a split blob group (an instant whose
-    /// arguments are `fxt.blob.size` and `fxt.blob.parts ≥ 1`, both
-    /// uint64): those take the decoded path, through the joiner.
-    pub fn may_start_group(&mut self, ctx: &Context<'_>, view: &EventView<'_>) -> bool {
-        if view.kind != EventKind::Instant || view.arg_count != 2 {
-            return false;
-        }
-        let mut args = view.args();
-        let (Some(Ok(size)), Some(Ok(parts))) = (args.next(), args.next()) else {
-            return true; // the decoded path decides
-        };
-        let (ArgValueView::U64(_), ArgValueView::U64(count)) = (size.value, parts.value) else {
-            return false;
-        };
-        count >= 1 && self.names(ctx, size.name, SIZE_KEY) && self.names(ctx, parts.name, PARTS_KEY)
-    }
-
-    /// Whether string field `s` is the text `key`.
-    fn names(&mut self, ctx: &Context<'_>, s: StrRef<'_>, key: &str) -> bool {
-        match s {
-            StrRef::Inline(text) => text == key,
-            StrRef::Empty => key.is_empty(),
-            // An undefined index prints as `<undefined string #N>`, never
-            // a key.
-            StrRef::Indexed(index) => self.plain.indexed(ctx, index) == key.as_bytes(),
-        }
-    }
-
     /// Appends the line of the event (without the newline), with the
-    /// bytes of its blob arguments if `payloads`; `false` (and the line
-    /// as it was) if an argument does not read, for the decoded path.
+    /// bytes of its blob arguments if `payloads`. Writes nothing (the line
+    /// as it was) if an argument does not read, or if `join` and the event
+    /// may start a split blob group: those take the decoded path.
     #[inline]
     pub fn event(
         &mut self,
@@ -103,7 +109,8 @@ impl EventLines {
         ctx: &Context<'_>,
         view: &EventView<'_>,
         payloads: bool,
-    ) -> bool {
+        join: bool,
+    ) -> Line {
         let start = line.len();
         line.extend_from_slice(event_kind_name(&view.kind).as_bytes());
         line.extend_from_slice(b" ts=");
@@ -125,23 +132,74 @@ impl EventLines {
             }
             _ => {}
         }
-        line.extend_from_slice(b" thread=");
-        thread(line, &view.thread);
-        line.extend_from_slice(b" category=");
-        self.quoted.write(line, ctx, view.category);
-        line.extend_from_slice(b" name=");
-        self.quoted.write(line, ctx, view.name);
-        for arg in view.args() {
+        match (index(view.category), index(view.name)) {
+            (Some(category), Some(name)) => {
+                let key = Some((view.thread, category, name));
+                if self.tail_of != key {
+                    let mut tail = std::mem::take(&mut self.tail);
+                    tail.clear();
+                    self.thread_category_name(&mut tail, ctx, view);
+                    (self.tail, self.tail_of) = (tail, key);
+                }
+                line.extend_from_slice(&self.tail);
+            }
+            _ => self.thread_category_name(line, ctx, view),
+        }
+        let line_is = self.args(line, ctx, view, payloads, join);
+        if line_is != Line::Written {
+            line.truncate(start);
+        }
+        line_is
+    }
+
+    /// Appends ` thread=… category=… name=…`.
+    fn thread_category_name(&mut self, out: &mut Vec<u8>, ctx: &Context<'_>, view: &EventView<'_>) {
+        out.extend_from_slice(b" thread=");
+        thread(out, &view.thread);
+        out.extend_from_slice(b" category=");
+        self.quoted.write(out, ctx, view.category);
+        out.extend_from_slice(b" name=");
+        self.quoted.write(out, ctx, view.name);
+    }
+
+    /// Appends ` key=value` per argument; whether the event may start a
+    /// split blob group is seen on the way (if `join`).
+    #[inline]
+    fn args(
+        &mut self,
+        line: &mut Vec<u8>,
+        ctx: &Context<'_>,
+        view: &EventView<'_>,
+        payloads: bool,
+        join: bool,
+    ) -> Line {
+        let candidate = join && view.kind == EventKind::Instant && view.arg_count == 2;
+        let mut group = candidate;
+        for (i, arg) in view.args().enumerate() {
             let Ok(arg) = arg else {
-                line.truncate(start);
-                return false;
+                return Line::Unreadable;
             };
             line.push(b' ');
+            let name_at = line.len();
+            // An undefined index prints as `<undefined string #N>`,
+            // never a key.
             self.plain.write(line, ctx, arg.name);
+            if candidate {
+                let name = &line[name_at..];
+                group &= match (i, arg.value) {
+                    (0, ArgValueView::U64(_)) => name == SIZE_KEY.as_bytes(),
+                    (1, ArgValueView::U64(parts)) => parts >= 1 && name == PARTS_KEY.as_bytes(),
+                    _ => false,
+                };
+            }
             line.push(b'=');
             self.value(line, ctx, arg.value, payloads);
         }
-        true
+        if group {
+            Line::GroupStart
+        } else {
+            Line::Written
+        }
     }
 
     /// Appends an argument's value.

@@ -5,7 +5,7 @@
 
 use std::io::Write as _;
 
-use fxt_format::decode::{ArgValueView, Context, EventKind, EventView, Record};
+use fxt_format::decode::{ArgValueView, Context, EventKind, EventView, Record, StrRef, Thread};
 
 use super::{int, micros, pid_tid, string};
 use crate::formatted::{Form, Formatted};
@@ -29,12 +29,76 @@ impl Form for Json {
 #[derive(Default)]
 pub struct EventObjects {
     strings: Formatted<Json>,
+    /// The last `{"ph":…,"cat":…,"name":…,"ts":` written, for events whose
+    /// strings are by index: its phase and indices, and its bytes.
+    head_of: Option<(u8, u16, u16)>,
+    head: Vec<u8>,
+    /// The last `,"pid":…,"tid":…` written: its thread, and its bytes.
+    ids_of: Option<Thread>,
+    ids: Vec<u8>,
+}
+
+/// The index of a string field that is not inline (0 for the empty
+/// string).
+fn index(s: StrRef<'_>) -> Option<u16> {
+    match s {
+        StrRef::Empty => Some(0),
+        StrRef::Indexed(i) => Some(i),
+        StrRef::Inline(_) => None,
+    }
 }
 
 impl EventObjects {
     /// Notes a record that changes what string indices mean.
     pub fn see(&mut self, record: &Record) {
+        if matches!(
+            record,
+            Record::String { .. } | Record::ProviderInfo { .. } | Record::ProviderSection { .. }
+        ) {
+            self.head_of = None;
+        }
         self.strings.see(record);
+    }
+
+    /// Appends `{"ph":…,"cat":…,"name":…,"ts":`.
+    #[inline]
+    fn head(&mut self, w: &mut Vec<u8>, ctx: &Context<'_>, view: &EventView<'_>) {
+        let phase = phase(&view.kind);
+        match (index(view.category), index(view.name)) {
+            (Some(category), Some(name)) => {
+                let key = Some((phase[0], category, name));
+                if self.head_of != key {
+                    let mut head = std::mem::take(&mut self.head);
+                    head.clear();
+                    self.write_head(&mut head, ctx, view, phase);
+                    (self.head, self.head_of) = (head, key);
+                }
+                w.extend_from_slice(&self.head);
+            }
+            _ => self.write_head(w, ctx, view, phase),
+        }
+    }
+
+    /// Writes [`EventObjects::head`]'s bytes.
+    fn write_head(&mut self, w: &mut Vec<u8>, ctx: &Context<'_>, view: &EventView<'_>, ph: &[u8]) {
+        w.extend_from_slice(b"{\"ph\":\"");
+        w.extend_from_slice(ph);
+        w.extend_from_slice(b"\",\"cat\":");
+        self.strings.write(w, ctx, view.category);
+        w.extend_from_slice(b",\"name\":");
+        self.strings.write(w, ctx, view.name);
+        w.extend_from_slice(b",\"ts\":");
+    }
+
+    /// Appends `,"pid":…,"tid":…`.
+    #[inline]
+    fn ids(&mut self, w: &mut Vec<u8>, thread: Thread) {
+        if self.ids_of != Some(thread) {
+            self.ids.clear();
+            let _ = pid_tid(&mut self.ids, &thread);
+            self.ids_of = Some(thread);
+        }
+        w.extend_from_slice(&self.ids);
     }
 
     /// Appends the Chrome event of the event (`tps`: the provider's ticks
@@ -49,16 +113,10 @@ impl EventObjects {
         tps: u64,
     ) -> bool {
         let start = w.len();
-        w.extend_from_slice(b"{\"ph\":\"");
-        w.extend_from_slice(phase(&view.kind));
-        w.extend_from_slice(b"\",\"cat\":");
-        self.strings.write(w, ctx, view.category);
-        w.extend_from_slice(b",\"name\":");
-        self.strings.write(w, ctx, view.name);
-        w.extend_from_slice(b",\"ts\":");
+        self.head(w, ctx, view);
         let begin = ticks_to_ns(view.timestamp, tps);
         let _ = micros(w, begin);
-        let _ = pid_tid(w, &view.thread);
+        self.ids(w, view.thread);
         match view.kind {
             EventKind::Instant => w.extend_from_slice(b",\"s\":\"t\""),
             EventKind::DurationComplete { end } => {
