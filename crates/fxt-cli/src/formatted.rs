@@ -12,6 +12,8 @@ use std::marker::PhantomData;
 
 use fxt_format::decode::{Context, Record, StrRef};
 
+use crate::piece::Piece;
+
 /// How a command prints a string field.
 pub trait Form {
     /// Appends a defined string.
@@ -33,7 +35,7 @@ pub struct Formatted<F> {
 #[derive(Default)]
 struct Slot {
     known: bool,
-    bytes: Vec<u8>,
+    bytes: Piece,
 }
 
 impl<F: Form> Default for Formatted<F> {
@@ -50,7 +52,7 @@ impl<F: Form> Formatted<F> {
     #[inline]
     pub fn write(&mut self, out: &mut Vec<u8>, ctx: &Context<'_>, s: StrRef<'_>) {
         match s {
-            StrRef::Indexed(index) => out.extend_from_slice(self.indexed(ctx, index)),
+            StrRef::Indexed(index) => self.indexed(ctx, index).put(out),
             StrRef::Empty => F::text(out, ""),
             StrRef::Inline(text) => F::text(out, text),
         }
@@ -59,7 +61,7 @@ impl<F: Form> Formatted<F> {
     /// The printed bytes of string index `index` at the record `ctx` is
     /// at.
     #[inline]
-    pub fn indexed(&mut self, ctx: &Context<'_>, index: u16) -> &[u8] {
+    pub fn indexed(&mut self, ctx: &Context<'_>, index: u16) -> &Piece {
         let at = usize::from(index);
         if !self.slots.get(at).is_some_and(|slot| slot.known) {
             self.resolve(ctx, index);
@@ -75,13 +77,14 @@ impl<F: Form> Formatted<F> {
             // At most 32768 slots: indices are 15 bits.
             self.slots.resize_with(at + 1, Slot::default);
         }
-        let slot = &mut self.slots[at];
-        slot.bytes.clear();
+        let mut bytes = Vec::new();
         let text = ctx.text(StrRef::Indexed(index));
         match text.as_str() {
-            Some(s) => F::text(&mut slot.bytes, s),
-            None => F::undefined(&mut slot.bytes, index),
+            Some(s) => F::text(&mut bytes, s),
+            None => F::undefined(&mut bytes, index),
         }
+        let slot = &mut self.slots[at];
+        slot.bytes.set(&bytes);
         slot.known = true;
     }
 

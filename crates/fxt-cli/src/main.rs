@@ -62,6 +62,7 @@ mod interned;
 mod keep;
 mod names;
 mod ordered;
+mod piece;
 mod problems;
 mod progress;
 #[cfg(unix)]

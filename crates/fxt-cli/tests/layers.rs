@@ -20,6 +20,7 @@ const LAYERS: &[&str] = &[
     "progress",
     "serve",
     "names",
+    "piece",
     "input",
     "ordered",
     "interned",

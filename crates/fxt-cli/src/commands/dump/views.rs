@@ -10,6 +10,7 @@ use fxt_format::encode::split_blob::{PARTS_KEY, SIZE_KEY};
 
 use crate::formatted::{Form, Formatted};
 use crate::names::event_kind_name;
+use crate::piece::{put_u64, Piece};
 
 /// Category, name and string values: quoted and escaped as `{s:?}`.
 pub struct Quoted;
@@ -59,7 +60,7 @@ pub struct EventLines {
     /// The last ` thread=… category=… name=…` written, for events whose
     /// strings are by index: what it was written for, and its bytes.
     tail_of: Option<(Thread, u16, u16)>,
-    tail: Vec<u8>,
+    tail: Piece,
 }
 
 /// What [`EventLines::event`] did.
@@ -114,7 +115,7 @@ impl EventLines {
         let start = line.len();
         line.extend_from_slice(event_kind_name(&view.kind).as_bytes());
         line.extend_from_slice(b" ts=");
-        int(line, view.timestamp);
+        put_u64(line, view.timestamp);
         match view.kind {
             EventKind::Counter { id }
             | EventKind::AsyncBegin { id }
@@ -124,11 +125,11 @@ impl EventLines {
             | EventKind::FlowStep { id }
             | EventKind::FlowEnd { id } => {
                 line.extend_from_slice(b" id=");
-                int(line, id);
+                put_u64(line, id);
             }
             EventKind::DurationComplete { end } => {
                 line.extend_from_slice(b" end=");
-                int(line, end);
+                put_u64(line, end);
             }
             _ => {}
         }
@@ -136,12 +137,12 @@ impl EventLines {
             (Some(category), Some(name)) => {
                 let key = Some((view.thread, category, name));
                 if self.tail_of != key {
-                    let mut tail = std::mem::take(&mut self.tail);
-                    tail.clear();
+                    let mut tail = Vec::new();
                     self.thread_category_name(&mut tail, ctx, view);
-                    (self.tail, self.tail_of) = (tail, key);
+                    self.tail.set(&tail);
+                    self.tail_of = key;
                 }
-                line.extend_from_slice(&self.tail);
+                self.tail.put(line);
             }
             _ => self.thread_category_name(line, ctx, view),
         }
@@ -210,7 +211,7 @@ impl EventLines {
             ArgValueView::I32(x) => int(out, x),
             ArgValueView::U32(x) => int(out, x),
             ArgValueView::I64(x) => int(out, x),
-            ArgValueView::U64(x) => int(out, x),
+            ArgValueView::U64(x) => put_u64(out, x),
             ArgValueView::F64(x) => {
                 let _ = write!(out, "{x:?}");
             }
@@ -220,7 +221,7 @@ impl EventLines {
             }
             ArgValueView::Koid(k) => {
                 out.extend_from_slice(b"koid(");
-                int(out, k);
+                put_u64(out, k);
                 out.push(b')');
             }
             ArgValueView::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
@@ -250,9 +251,9 @@ fn int(out: &mut Vec<u8>, n: impl itoa::Integer) {
 fn thread(out: &mut Vec<u8>, t: &Thread) {
     match *t {
         Thread::Known { process, thread } => {
-            int(out, process);
+            put_u64(out, process);
             out.push(b'/');
-            int(out, thread);
+            put_u64(out, thread);
         }
         Thread::Undefined(i) => {
             let _ = write!(out, "<undefined thread #{i}>");

@@ -7,9 +7,10 @@ use std::io::Write as _;
 
 use fxt_format::decode::{ArgValueView, Context, EventKind, EventView, Record, StrRef, Thread};
 
-use super::{int, micros, pid_tid, string};
+use super::{int, pid_tid, string};
 use crate::formatted::{Form, Formatted};
 use crate::input::ticks_to_ns;
+use crate::piece::{put_u64, Piece};
 
 /// Strings as JSON strings; an undefined index as the text
 /// `<undefined string #N>`.
@@ -32,10 +33,10 @@ pub struct EventObjects {
     /// The last `{"ph":…,"cat":…,"name":…,"ts":` written, for events whose
     /// strings are by index: its phase and indices, and its bytes.
     head_of: Option<(u8, u16, u16)>,
-    head: Vec<u8>,
+    head: Piece,
     /// The last `,"pid":…,"tid":…` written: its thread, and its bytes.
     ids_of: Option<Thread>,
-    ids: Vec<u8>,
+    ids: Piece,
 }
 
 /// The index of a string field that is not inline (0 for the empty
@@ -68,12 +69,12 @@ impl EventObjects {
             (Some(category), Some(name)) => {
                 let key = Some((phase[0], category, name));
                 if self.head_of != key {
-                    let mut head = std::mem::take(&mut self.head);
-                    head.clear();
+                    let mut head = Vec::new();
                     self.write_head(&mut head, ctx, view, phase);
-                    (self.head, self.head_of) = (head, key);
+                    self.head.set(&head);
+                    self.head_of = key;
                 }
-                w.extend_from_slice(&self.head);
+                self.head.put(w);
             }
             _ => self.write_head(w, ctx, view, phase),
         }
@@ -94,11 +95,12 @@ impl EventObjects {
     #[inline]
     fn ids(&mut self, w: &mut Vec<u8>, thread: Thread) {
         if self.ids_of != Some(thread) {
-            self.ids.clear();
-            let _ = pid_tid(&mut self.ids, &thread);
+            let mut ids = Vec::new();
+            let _ = pid_tid(&mut ids, &thread);
+            self.ids.set(&ids);
             self.ids_of = Some(thread);
         }
-        w.extend_from_slice(&self.ids);
+        self.ids.put(w);
     }
 
     /// Appends the Chrome event of the event (`tps`: the provider's ticks
@@ -115,13 +117,13 @@ impl EventObjects {
         let start = w.len();
         self.head(w, ctx, view);
         let begin = ticks_to_ns(view.timestamp, tps);
-        let _ = micros(w, begin);
+        micros(w, begin);
         self.ids(w, view.thread);
         match view.kind {
             EventKind::Instant => w.extend_from_slice(b",\"s\":\"t\""),
             EventKind::DurationComplete { end } => {
                 w.extend_from_slice(b",\"dur\":");
-                let _ = micros(w, ticks_to_ns(end, tps).saturating_sub(begin));
+                micros(w, ticks_to_ns(end, tps).saturating_sub(begin));
             }
             EventKind::Counter { id } if id != 0 => {
                 let _ = write!(w, ",\"id\":\"{id:#x}\"");
@@ -163,7 +165,10 @@ impl EventObjects {
                 ArgValueView::I32(x) => int(w, x),
                 ArgValueView::U32(x) => int(w, x),
                 ArgValueView::I64(x) => int(w, x),
-                ArgValueView::U64(x) | ArgValueView::Koid(x) => int(w, x),
+                ArgValueView::U64(x) | ArgValueView::Koid(x) => {
+                    put_u64(w, x);
+                    Ok(())
+                }
                 ArgValueView::F64(x) => serde_json::to_writer(&mut *w, &x).map_err(Into::into),
                 ArgValueView::Str(s) => {
                     self.strings.write(w, ctx, s);
@@ -197,4 +202,30 @@ fn phase(kind: &EventKind) -> &'static [u8] {
         EventKind::FlowStep { .. } => b"t",
         EventKind::FlowEnd { .. } => b"f",
     }
+}
+
+/// Nanoseconds as microseconds (as `super::micros` writes them).
+#[inline]
+fn micros(w: &mut Vec<u8>, ns: u64) {
+    let (whole, frac) = (ns / 1000, ns % 1000);
+    put_u64(w, whole);
+    let digits = [
+        b'.',
+        b'0' + (frac / 100) as u8,
+        b'0' + (frac / 10 % 10) as u8,
+        b'0' + (frac % 10) as u8,
+    ];
+    // The fraction without its trailing zeros (none when it is 0).
+    let len = if frac == 0 {
+        0
+    } else if frac % 100 == 0 {
+        2
+    } else if frac % 10 == 0 {
+        3
+    } else {
+        4
+    };
+    let end = w.len() + len;
+    w.extend_from_slice(&digits);
+    w.truncate(end);
 }
