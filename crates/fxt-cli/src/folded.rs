@@ -150,10 +150,11 @@ impl Collector {
     /// Takes one record of a view walk
     /// ([`crate::input::Input::walk_view_ranges`]): an event's name is
     /// looked up by its string index, once per index.
-    pub fn view(&mut self, ctx: &Context<'_>, view: View<'_>) {
+    #[inline(always)]
+    pub fn view(&mut self, ctx: &Context<'_>, view: &View<'_>) {
         let tps = ticks_per_second_or_default(ctx.ticks_per_second());
         match view {
-            View::Record(record) => self.record(ctx.provider_id(), tps, &record),
+            View::Record(record) => self.record(ctx.provider_id(), tps, record),
             View::Event(e) => {
                 let at = (e.kind, e.timestamp, e.thread);
                 self.event(
@@ -185,9 +186,20 @@ impl Collector {
             Thread::Undefined(_) => (0, 0),
         };
         let t = (provider, process, thread);
-        let start = ticks_to_ns(timestamp, tps);
         self.order += 1;
         let order = self.order;
+        if !matches!(
+            kind,
+            EventKind::DurationComplete { .. }
+                | EventKind::DurationBegin
+                | EventKind::DurationEnd
+                | EventKind::AsyncBegin { .. }
+                | EventKind::AsyncEnd { .. }
+        ) {
+            // Not part of a span: nothing more to do.
+            return;
+        }
+        let start = ticks_to_ns(timestamp, tps);
         match kind {
             EventKind::DurationComplete { end } => {
                 let name = self.name_id(&names);

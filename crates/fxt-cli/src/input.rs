@@ -253,7 +253,9 @@ impl Input {
     /// input too small to be worth cutting, is one range. Events borrow
     /// the input and leave their strings unresolved (the [`Context`]
     /// beside each view resolves them), so a command that tallies by
-    /// string index copies nothing per event.
+    /// string index copies nothing per event. `f` reads its range's
+    /// records itself ([`Views`]), so that its work per record is
+    /// compiled into the loop that reads them.
     pub fn walk_view_ranges<S, I, F>(
         &mut self,
         what: &str,
@@ -263,7 +265,7 @@ impl Input {
     where
         S: Send,
         I: Fn() -> S + Sync,
-        F: Fn(&mut S, &Context<'_>, View<'_>) -> Result<(), Error> + Sync,
+        F: Fn(&mut S, &mut Views<'_>) -> Result<(), Error> + Sync,
     {
         let bytes: &[u8] = match &self.data {
             Data::Mmap(m) => m,
@@ -272,7 +274,8 @@ impl Input {
         };
         let (threads, range_bytes) = (reading_threads(), range_bytes(VIEW_RANGE_BYTES));
         if threads <= 1 || bytes.len() < 2 * range_bytes {
-            return self.walk_views(what, init, f);
+            let (walk, state) = self.walk_views(what, init(), f)?;
+            return Ok((walk, vec![state]));
         }
         let threads = threads.min(bytes.len() / range_bytes);
         let ranges = Mutex::new(RecordRanges::new(bytes, range_bytes).enumerate());
@@ -307,40 +310,48 @@ impl Input {
 
     /// [`Input::walk_view_ranges`] in one range, with progress and
     /// damage warnings as [`Input::walk`] gives them.
-    fn walk_views<S, I, F>(&mut self, what: &str, init: I, f: F) -> Result<(Walk, Vec<S>), Error>
+    fn walk_views<S, F>(&mut self, what: &str, mut state: S, mut f: F) -> Result<(Walk, S), Error>
     where
-        I: Fn() -> S,
-        F: Fn(&mut S, &Context<'_>, View<'_>) -> Result<(), Error>,
+        F: FnMut(&mut S, &mut Views<'_>) -> Result<(), Error>,
     {
         let name = self.name.clone();
-        let (mut reader, total) = match &mut self.data {
-            Data::Mmap(m) => (Reader::Slice(SliceReader::new(m), m), Some(m.len() as u64)),
-            Data::Bytes(b) => (Reader::Slice(SliceReader::new(b), b), Some(b.len() as u64)),
-            Data::Stream(s) => (Reader::Stream(StreamReader::new(s.as_mut())), None),
+        let quiet = self.quiet;
+        let (reader, total) = self.reader();
+        let mut views = Views::new(reader, u64::MAX, Some(Progress::new(what, total)));
+        f(&mut state, &mut views)?;
+        views.drain();
+        let Views {
+            reader,
+            records,
+            errors,
+            progress,
+            ..
+        } = views;
+        let mut walk = Walk {
+            records,
+            bytes: reader.position(),
+            ..Walk::default()
         };
-        let mut progress = Progress::new(what, total);
-        let mut walk = Walk::default();
-        let mut state = init();
+        let progress = progress.unwrap_or_else(|| Progress::new(what, total));
         // Damage is reported once the walk is through, as a walk of
-        // several ranges reports it, so that one `f` ends early
+        // several ranges reports it, so that an `f` that ends early
         // ([`Error::in_file_order`]) has reported nothing.
-        let mut errors = Vec::new();
-        while let Some((item, ctx)) = reader.next_view() {
-            match item {
-                Ok(view) => {
-                    walk.records += 1;
-                    f(&mut state, &ctx, view)?;
-                }
-                Err(error) => errors.push(error),
-            }
-            progress.tick(reader.position());
-        }
-        walk.bytes = reader.position();
         for error in errors {
-            damaged(&name, self.quiet, &mut walk, error, |m| progress.warn(m));
+            damaged(&name, quiet, &mut walk, error, |m| progress.warn(m));
         }
         progress.finish();
-        Ok((walk, vec![state]))
+        Ok((walk, state))
+    }
+
+    /// Like [`Input::walk`], record by record as
+    /// [`fxt_format::decode::View`]s (lent to `f`), in file order on this
+    /// thread (for a command whose state runs through the whole input).
+    pub fn walk_views_in_order<F>(&mut self, what: &str, mut f: F) -> Result<Walk, Error>
+    where
+        F: FnMut(&Context<'_>, &View<'_>) -> Result<(), Error>,
+    {
+        let (walk, ()) = self.walk_views(what, (), |_, views| views.each(&mut f))?;
+        Ok(walk)
     }
 
     /// The walks of consecutive ranges, in file order, as one walk: their
@@ -431,35 +442,97 @@ struct Range<S> {
 /// Walks one range of [`Input::walk_view_ranges`]: from the reader's
 /// position to `end`.
 fn walk_view_range<S, I, F>(
-    mut reader: Reader<'_>,
+    reader: Reader<'_>,
     end: u64,
     init: &I,
     f: &F,
 ) -> Result<Range<S>, Error>
 where
     I: Fn() -> S,
-    F: Fn(&mut S, &Context<'_>, View<'_>) -> Result<(), Error>,
+    F: Fn(&mut S, &mut Views<'_>) -> Result<(), Error>,
 {
-    let mut range = Range {
-        state: init(),
-        records: 0,
-        errors: Vec::new(),
-        end: 0,
-    };
-    while reader.position() < end {
-        let Some((item, ctx)) = reader.next_view() else {
-            break;
-        };
-        match item {
-            Ok(view) => {
-                range.records += 1;
-                f(&mut range.state, &ctx, view)?;
-            }
-            Err(error) => range.errors.push(error),
+    let mut views = Views::new(reader, end, None);
+    let mut state = init();
+    f(&mut state, &mut views)?;
+    views.drain();
+    Ok(Range {
+        state,
+        records: views.records,
+        end: views.reader.position(),
+        errors: views.errors,
+    })
+}
+
+/// The records of one range of [`Input::walk_view_ranges`], which the
+/// command reads with [`Views::each`], so that its work per record is
+/// compiled into the reader's loop.
+pub struct Views<'i> {
+    reader: Reader<'i>,
+    /// Where the range ends.
+    end: u64,
+    /// Records read.
+    records: u64,
+    /// Decode errors, in file order (reported by the walk).
+    errors: Vec<DecodeError>,
+    /// The progress bar of a walk in one range.
+    progress: Option<Progress>,
+}
+
+impl<'i> Views<'i> {
+    fn new(reader: Reader<'i>, end: u64, progress: Option<Progress>) -> Self {
+        Views {
+            reader,
+            end,
+            records: 0,
+            errors: Vec::new(),
+            progress,
         }
     }
-    range.end = reader.position();
-    Ok(range)
+
+    /// Calls `f` with each record of the range that could be read, and
+    /// the reader's tables at it (a record that could not be read is
+    /// kept, and reported by the walk in file order once it is through).
+    /// The view is lent, not moved, so that nothing copies it.
+    #[inline(always)]
+    pub fn each(
+        &mut self,
+        mut f: impl FnMut(&Context<'_>, &View<'_>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let (records, errors) = (&mut self.records, &mut self.errors);
+        let mut take = |item: Result<&View<'_>, DecodeError>, ctx: &Context<'_>| match item {
+            Ok(view) => {
+                *records += 1;
+                f(ctx, view)
+            }
+            Err(error) => {
+                errors.push(error);
+                Ok(())
+            }
+        };
+        match (&mut self.reader, &mut self.progress) {
+            // A range of a file: the reader's own loop (no progress bar).
+            (Reader::Slice(reader, _), None) => reader.views_until(self.end, take),
+            (reader, progress) => {
+                while Reader::position(reader) < self.end {
+                    if let Some(progress) = progress.as_mut() {
+                        progress.tick(Reader::position(reader));
+                    }
+                    let Some((item, ctx)) = reader.next_view() else {
+                        break;
+                    };
+                    take(item.as_ref().map_err(Clone::clone), &ctx)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Reads what the command left of the range, so that the walk counts
+    /// every record and keeps every error.
+    fn drain(&mut self) {
+        // `f` never fails.
+        let _ = self.each(|_, _| Ok(()));
+    }
 }
 
 /// What a walk saw.

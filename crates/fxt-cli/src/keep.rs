@@ -5,10 +5,12 @@
 
 use std::collections::HashMap;
 
-use fxt_format::decode::{EventKind, Record};
+use fxt_format::decode::{Context, EventKind, EventView, Record};
 
 use crate::durations::{Closed, Durations, Mark};
-use crate::problems::{record_problems, Reason};
+use crate::problems::{
+    event_problems, event_problems_but_reserved, record_problems, Problem, Reason,
+};
 
 /// What happens to a well-formed record that is not kept as it is.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -64,6 +66,49 @@ impl Keep {
         raw: Option<&[u8]>,
     ) -> Verdict {
         let problems = record_problems(offset, record, raw);
+        match record {
+            Record::Event(e) => self.decide(provider, offset, &problems, e.kind, || Mark::from(e)),
+            _ => self.decide(provider, offset, &problems, EventKind::Instant, || {
+                unreachable!("only duration events are matched")
+            }),
+        }
+    }
+
+    /// [`Keep::see`] of an event walked as a view: the same decision,
+    /// without decoding the event (its texts only for duration matching).
+    pub fn see_view(
+        &mut self,
+        provider: Option<u32>,
+        ctx: &Context<'_>,
+        e: &EventView<'_>,
+    ) -> Verdict {
+        let problems = if self.note_repairs {
+            let mut problems = Vec::new();
+            event_problems(ctx, e, &mut problems);
+            problems
+        } else {
+            // Repairs are not noted: reserved bits change no decision.
+            event_problems_but_reserved(ctx, e)
+        };
+        let mark = || Mark {
+            thread: e.thread,
+            category: ctx.text(e.category),
+            name: ctx.text(e.name),
+            timestamp: e.timestamp,
+        };
+        self.decide(provider, e.offset(), &problems, e.kind, mark)
+    }
+
+    /// Decides about a record with `problems`, of event kind `kind` (any
+    /// other record passes as an instant), `mark` its duration's.
+    fn decide(
+        &mut self,
+        provider: Option<u32>,
+        offset: u64,
+        problems: &[Problem],
+        kind: EventKind,
+        mark: impl FnOnce() -> Mark,
+    ) -> Verdict {
         if let Some(p) = problems.iter().find(|p| p.reason != Reason::ReservedBits) {
             self.fixes.insert(offset, Fix::Drop(p.reason));
             return Verdict::Dropped;
@@ -71,15 +116,12 @@ impl Keep {
         if !problems.is_empty() && self.note_repairs {
             self.fixes.insert(offset, Fix::ClearReserved);
         }
-        let Record::Event(e) = record else {
-            return Verdict::Kept;
-        };
-        match e.kind {
+        match kind {
             EventKind::DurationBegin => {
-                self.durations.begin(provider, offset, Mark::from(e));
+                self.durations.begin(provider, offset, mark());
                 Verdict::Kept
             }
-            EventKind::DurationEnd => match self.durations.end(provider, offset, &Mark::from(e)) {
+            EventKind::DurationEnd => match self.durations.end(provider, offset, &mark()) {
                 Closed::Nothing => {
                     self.fixes
                         .insert(offset, Fix::Drop(Reason::EndWithoutBegin));

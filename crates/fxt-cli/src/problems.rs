@@ -7,7 +7,7 @@
 use fxt_format::decode::{
     Arg, ArgValue, Context, EventKind, EventView, Process, Record, StrRef, Text, Thread,
 };
-use fxt_format::reserved::reserved_bits_in;
+use fxt_format::reserved::{arg_reserved_mask, reserved_bits_in};
 
 /// Why a record fails the strict check (what `fxt recover` counts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -79,31 +79,55 @@ pub fn record_problems(offset: u64, record: &Record, raw: Option<&[u8]>) -> Vec<
 }
 
 /// [`record_problems`] of an event walked as a view (the same problems,
-/// in the same order, as of the decoded event), without decoding it.
-pub fn event_problems(ctx: &Context<'_>, e: &EventView<'_>) -> Vec<Problem> {
+/// in the same order, as of the decoded event), without decoding it;
+/// added to `problems` (nothing is allocated for an event without any).
+pub fn event_problems(ctx: &Context<'_>, e: &EventView<'_>, problems: &mut Vec<Problem>) {
+    let mut found = Found {
+        offset: e.offset(),
+        problems: std::mem::take(problems),
+    };
+    // An event's reserved bits are those of its argument headers: the
+    // record is looked at whole only when one of them has any set.
+    if e.arg_words()
+        .any(|a| a.header & arg_reserved_mask(a.header) != 0)
+    {
+        found.reserved_bits(e.bytes());
+    }
+    event_references(ctx, e, &mut found);
+    *problems = found.problems;
+}
+
+/// [`event_problems`] but reserved bits (for a reader, to whom a record
+/// with reserved bits set reads as it would cleared).
+pub fn event_problems_but_reserved(ctx: &Context<'_>, e: &EventView<'_>) -> Vec<Problem> {
     let mut found = Found {
         offset: e.offset(),
         problems: Vec::new(),
     };
-    found.reserved_bits(e.bytes());
+    event_references(ctx, e, &mut found);
+    found.problems
+}
+
+/// The problems of an event view's references and times.
+#[inline]
+fn event_references(ctx: &Context<'_>, e: &EventView<'_>, found: &mut Found) {
     let text = |found: &mut Found, what: &str, s: StrRef<'_>| {
         if let Some(i) = ctx.undefined_index(s) {
             found.push(Reason::UndefinedRef, undefined_string(what, i));
         }
     };
-    text(&mut found, "category", e.category);
-    text(&mut found, "name", e.name);
+    text(found, "category", e.category);
+    text(found, "name", e.name);
     for (name, value) in e.arg_refs() {
-        text(&mut found, "argument name", name);
+        text(found, "argument name", name);
         if let Some(value) = value {
-            text(&mut found, "string argument value", value);
+            text(found, "string argument value", value);
         }
     }
     if let Thread::Undefined(i) = e.thread {
         found.push(Reason::UndefinedRef, undefined_thread("thread", i));
     }
     found.backwards(e.kind, e.timestamp, || ctx.text(e.name));
-    found.problems
 }
 
 /// The problems found in one record, at its offset.

@@ -419,6 +419,58 @@ fn export_writes_a_samples_table_joined_to_its_slices() {
     assert_eq!(r[4], serde_json::json!([[[d]]]));
 }
 
+/// Samples in no slice are written thread by thread in (pid, tid) order,
+/// each thread's in time order, whatever the run (they wait in a hash map,
+/// whose order differs from run to run): eight threads' samples, exported
+/// three times, come out in the same order every time.
+#[test]
+fn export_writes_samples_in_no_slice_in_thread_order() {
+    let mut t = Trace::with_provider(1, "sampled", 1_000_000_000);
+    let mut expected = Vec::new();
+    for (i, tid) in [7u64, 3, 8, 1, 5, 2, 6, 4].into_iter().enumerate() {
+        for k in 0..2u64 {
+            let ts = 1_000 + 10 * i as u64 + k;
+            let sample = Sample {
+                timestamp: ts,
+                pid: pid(),
+                tid,
+                walk: Walk::FramePointers,
+                truncated: false,
+                frames: &[at(phase_driver, 2)],
+            };
+            t = t.raw(&encode_to_vec(&sample).unwrap());
+            expected.push(serde_json::json!([tid, ts]));
+        }
+    }
+    expected.sort_by_key(|v| v[0].as_u64());
+    let path = t.file("export_samples_order.fxt");
+    let python = python_with(&[("duckdb", "duckdb==2.0.1")]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/duckdb_query.py");
+    for run in 0..3 {
+        let dir = tmp(&format!("export_samples_order_{run}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        let out = fxt(&["export", "parquet", p(&path), "-o", p(&dir), "--host", "h1"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let out = std::process::Command::new(&python)
+            .arg(&script)
+            .arg(&dir)
+            .arg("select tid, ts from {samples}")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            r[0],
+            serde_json::Value::Array(expected.clone()),
+            "run {run}"
+        );
+    }
+}
+
 /// Perfetto's trace_processor_shell at `$FXT_TRACE_PROCESSOR`, or where
 /// `shared/tools/perfetto-build.sh` builds it; `None` (the test then says
 /// so and passes) where there is none: CI does not build Perfetto.

@@ -30,7 +30,8 @@
 //! let words = encode_to_vec(&MagicNumber).unwrap();
 //! assert_eq!(words, [0x0016_5478_4604_0010]);
 //! ```
-// One audited `unsafe` block: `decode::record::small_str`.
+// Two audited `unsafe` blocks: `decode::record::small_str`, and the
+// prefetch of `decode::reader::prefetch_ahead`.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -48,6 +48,22 @@ fn inline_words(string_ref: u64) -> usize {
     }
 }
 
+/// The reserved bits of an argument header `header` (by its type).
+#[inline]
+pub fn arg_reserved_mask(header: u64) -> u64 {
+    match field(header, 0, 3) {
+        arg_type::NULL
+        | arg_type::I64
+        | arg_type::U64
+        | arg_type::F64
+        | arg_type::POINTER
+        | arg_type::KOID => range(32, 63),
+        arg_type::STRING => range(48, 63),
+        arg_type::BOOL => range(33, 63),
+        _ => 0,
+    }
+}
+
 /// Every reserved bit set in the record `words` (a whole record, header
 /// first), in word order. Argument headers past the record's end, or after
 /// an argument of size 0, are not looked at (the decoder reports those).
@@ -159,18 +175,7 @@ fn reserved_bits_of(word: impl Fn(usize) -> Option<u64>) -> Vec<ReservedBits> {
         if size == 0 {
             break;
         }
-        let mask = match field(a, 0, 3) {
-            arg_type::NULL
-            | arg_type::I64
-            | arg_type::U64
-            | arg_type::F64
-            | arg_type::POINTER
-            | arg_type::KOID => range(32, 63),
-            arg_type::STRING => range(48, 63),
-            arg_type::BOOL => range(33, 63),
-            _ => 0,
-        };
-        check("argument header", pos, a, mask);
+        check("argument header", pos, a, arg_reserved_mask(a));
         pos += size;
     }
     found

@@ -4,8 +4,8 @@
 use std::io::{self, Read};
 
 use fxt_format::decode::{
-    self, ArgValue as DecodedValue, ArgValueView, ArgView, Context, DecodeError, Event, EventView,
-    Record, RecordRanges, SliceReader, StreamReader, View,
+    self, ArgValue as DecodedValue, ArgValueView, Context, DecodeError, Record, RecordRanges,
+    SliceReader, StreamReader, View,
 };
 use fxt_format::encode::{self as e, encode_into_vec, Arg, ArgValue, StringRef, ThreadRef};
 use proptest::prelude::*;
@@ -203,51 +203,49 @@ fn whole(item: Result<View<'_>, DecodeError>, ctx: &Context<'_>) -> Result<Recor
                     (_, value) => assert_eq!(value, None),
                 }
             }
-            check_arg_views(ctx, &view, &event);
+            // Read as views, the arguments are the decoded ones.
+            assert_eq!(view.args().count(), event.args.len());
+            for (a, arg) in view.args().zip(&event.args) {
+                assert_eq!(ctx.text(a.name), arg.name);
+                assert_eq!(ctx.str(a.name), arg.name.as_str());
+                match (a.value, &arg.value) {
+                    (
+                        ArgValueView::Unknown { arg_type },
+                        DecodedValue::Unknown { arg_type: t, .. },
+                    ) => {
+                        assert_eq!(arg_type, *t)
+                    }
+                    (value, decoded) => assert_eq!(owned_value(ctx, value), *decoded),
+                }
+            }
+            for s in [view.category, view.name] {
+                assert_eq!(ctx.str(s), ctx.text(s).as_str());
+            }
             Ok(Record::Event(event))
         }
         View::Record(record) => Ok(record),
     }
 }
 
-/// Checks that a view's arguments read in place ([`EventView::args`]) are
-/// the decoded event's, one for one: names and strings resolving to the
-/// same text, every other value equal.
-fn check_arg_views(ctx: &Context<'_>, view: &EventView<'_>, event: &Event) {
-    let read: Vec<ArgView<'_>> = view
-        .args()
-        .collect::<Result<_, _>>()
-        .expect("a view's arguments read");
-    assert_eq!(read.len(), event.args.len());
-    for (arg, decoded) in read.iter().zip(&event.args) {
-        assert_eq!(ctx.text(arg.name), decoded.name);
-        let same = match (arg.value, &decoded.value) {
-            (ArgValueView::Null, DecodedValue::Null) => true,
-            (ArgValueView::I32(a), DecodedValue::I32(b)) => a == *b,
-            (ArgValueView::U32(a), DecodedValue::U32(b)) => a == *b,
-            (ArgValueView::I64(a), DecodedValue::I64(b)) => a == *b,
-            (ArgValueView::U64(a), DecodedValue::U64(b)) => a == *b,
-            (ArgValueView::F64(a), DecodedValue::F64(b)) => a.to_bits() == b.to_bits(),
-            (ArgValueView::Str(a), DecodedValue::Str(b)) => ctx.text(a) == *b,
-            (ArgValueView::Pointer(a), DecodedValue::Pointer(b)) => a == *b,
-            (ArgValueView::Koid(a), DecodedValue::Koid(b)) => a == *b,
-            (ArgValueView::Bool(a), DecodedValue::Bool(b)) => a == *b,
-            (ArgValueView::Blob(a), DecodedValue::Blob(b)) => a == b.as_slice(),
-            (
-                ArgValueView::Unknown {
-                    arg_type,
-                    header,
-                    size_words,
-                },
-                DecodedValue::Unknown {
-                    arg_type: t,
-                    header: h,
-                    size_words: s,
-                },
-            ) => (arg_type, header, size_words) == (*t, *h, *s),
-            _ => false,
-        };
-        assert!(same, "{:?} read as {:?}", decoded.value, arg.value);
+/// An argument's value view as decoding gives it (of a known type): its
+/// string resolved, its bytes copied.
+fn owned_value(ctx: &Context<'_>, value: ArgValueView<'_>) -> DecodedValue {
+    match value {
+        ArgValueView::Null => DecodedValue::Null,
+        ArgValueView::I32(v) => DecodedValue::I32(v),
+        ArgValueView::U32(v) => DecodedValue::U32(v),
+        ArgValueView::I64(v) => DecodedValue::I64(v),
+        ArgValueView::U64(v) => DecodedValue::U64(v),
+        ArgValueView::F64(v) => DecodedValue::F64(v),
+        ArgValueView::Str(s) => {
+            assert_eq!(ctx.str(s), ctx.text(s).as_str());
+            DecodedValue::Str(ctx.text(s))
+        }
+        ArgValueView::Pointer(v) => DecodedValue::Pointer(v),
+        ArgValueView::Koid(v) => DecodedValue::Koid(v),
+        ArgValueView::Bool(v) => DecodedValue::Bool(v),
+        ArgValueView::Blob(b) => DecodedValue::Blob(b.to_vec()),
+        ArgValueView::Unknown { .. } => panic!("an argument of an unknown type"),
     }
 }
 

@@ -57,11 +57,12 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         return run_perfetto(&input);
     }
     input.quiet = true;
-    let (walk, ranges) =
-        input.walk_view_ranges("check", RangeCheck::default, |range, ctx, view| {
+    let (walk, ranges) = input.walk_view_ranges("check", RangeCheck::default, |range, views| {
+        views.each(|ctx, view| {
             range.add(ctx, view);
             Ok(())
-        })?;
+        })
+    })?;
     let mut problems: Vec<Problem> = Vec::new();
     let mut durations = Durations::default();
     let mut first_seen = false;
@@ -147,7 +148,8 @@ impl RangeCheck {
     /// Checks one record of a view walk: an event from its view (decoded
     /// whole only by its texts: see [`event_problems`]), anything else
     /// decoded.
-    fn add(&mut self, ctx: &Context<'_>, view: View<'_>) {
+    #[inline(always)]
+    fn add(&mut self, ctx: &Context<'_>, view: &View<'_>) {
         let offset = ctx.record_offset();
         let provider = ctx.provider_id();
         let e = match view {
@@ -157,7 +159,7 @@ impl RangeCheck {
         if self.first.is_none() {
             self.first = Some((offset, false));
         }
-        self.problems.extend(event_problems(ctx, &e));
+        event_problems(ctx, e, &mut self.problems);
         let mark = || Mark {
             thread: e.thread,
             category: ctx.text(e.category),
@@ -168,16 +170,16 @@ impl RangeCheck {
     }
 
     /// Checks a record that is not an event view.
-    fn add_record(&mut self, ctx: &Context<'_>, record: Record) {
+    fn add_record(&mut self, ctx: &Context<'_>, record: &Record) {
         let offset = ctx.record_offset();
         if self.first.is_none() {
-            self.first = Some((offset, record == Record::Magic));
+            self.first = Some((offset, *record == Record::Magic));
         }
         let raw = Some(ctx.record_bytes());
-        self.problems.extend(record_problems(offset, &record, raw));
+        self.problems.extend(record_problems(offset, record, raw));
         match record {
             Record::Unknown(_) => self.unknown += 1,
-            Record::Event(e) => self.duration(ctx.provider_id(), offset, e.kind, || Mark::from(&e)),
+            Record::Event(e) => self.duration(ctx.provider_id(), offset, e.kind, || Mark::from(e)),
             _ => {}
         }
     }

@@ -61,9 +61,11 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         category: args.category.clone(),
     };
     let new = || Collector::new(filter.clone());
-    let (_, ranges) = input.walk_view_ranges("flame", new, |collector, ctx, view| {
-        collector.view(ctx, view);
-        Ok(())
+    let (_, ranges) = input.walk_view_ranges("flame", new, |collector, views| {
+        views.each(|ctx, view| {
+            collector.view(ctx, view);
+            Ok(())
+        })
     })?;
     let mut collector = new();
     for range in ranges {

@@ -11,6 +11,7 @@ use super::cursor::{Cursor, Region};
 use super::error::DecodeError;
 use super::record::{Arg, ArgValue};
 use super::resolve::{string_ref, Resolver};
+use super::view::{ArgValueView, ArgView};
 
 /// Decodes `count` arguments (0..=15) starting at the cursor.
 #[inline(always)]
@@ -92,6 +93,31 @@ fn decode_arg(cursor: &mut Cursor<'_>, resolver: &Resolver<'_>) -> Result<Arg, D
         },
     };
     Ok(Arg { name, value })
+}
+
+/// Reads one argument as a view ([`ArgView`]) and moves the cursor past
+/// its whole size: the reads [`decode_arg`] makes, strings unresolved.
+#[inline]
+pub(crate) fn arg_view<'a>(cursor: &mut Cursor<'a>) -> Result<ArgView<'a>, DecodeError> {
+    let (header, _, mut arg) = frame_arg(cursor)?;
+    let arg_type = (header & 0xf) as u8;
+    let name = string_ref((header >> 16) as u16, &mut arg)?;
+    let high = (header >> 32) as u32;
+    let value = match arg_type {
+        0 => ArgValueView::Null,
+        1 => ArgValueView::I32(high as i32),
+        2 => ArgValueView::U32(high),
+        3 => ArgValueView::I64(arg.word()? as i64),
+        4 => ArgValueView::U64(arg.word()?),
+        5 => ArgValueView::F64(f64::from_bits(arg.word()?)),
+        6 => ArgValueView::Str(string_ref(high as u16, &mut arg)?),
+        7 => ArgValueView::Pointer(arg.word()?),
+        8 => ArgValueView::Koid(arg.word()?),
+        9 => ArgValueView::Bool(high & 1 == 1),
+        10 => ArgValueView::Blob(arg.stream(u64::from(high))?),
+        _ => ArgValueView::Unknown { arg_type },
+    };
+    Ok(ArgView { name, value })
 }
 
 /// Moves the cursor past `count` arguments, checking each as

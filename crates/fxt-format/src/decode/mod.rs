@@ -64,7 +64,6 @@
 //!   actually present: sizes from headers are checked against the slice, or
 //!   read incrementally from a stream, never used to pre-allocate.
 
-mod arg_view;
 mod args;
 mod cursor;
 mod error;
@@ -79,7 +78,6 @@ mod view;
 
 use std::io::Read;
 
-pub use arg_view::{ArgValueView, ArgView, ArgViews};
 pub use error::DecodeError;
 pub use join::{join_split_blobs, BlobJoiner, JoinSplitBlobs, Joined, LocatedRecords};
 pub(crate) use parse::record_words;
@@ -90,7 +88,10 @@ pub use record::{
     LargeBlobNoMetadata, LargeBlobWithMetadata, LegacyContextSwitch, Log, Process, Record, Text,
     Thread, ThreadState, ThreadWakeup, UnknownRecord, UserspaceObject,
 };
-pub use view::{ArgRefs, Context, EventView, StrRef, View};
+pub use view::{
+    ArgRefs, ArgValueView, ArgView, ArgViews, ArgWordIter, ArgWords, Context, EventView, StrRef,
+    View,
+};
 
 /// Decodes a whole trace, failing at the first malformed record.
 pub fn decode_all(bytes: &[u8]) -> Result<Vec<Record>, DecodeError> {

@@ -14,7 +14,7 @@
 //! framing breaks (a size-0 header, a record running past the end).
 
 use super::parse::{record_words, Decoder};
-use super::reader::{header_word, touch_ahead, SliceReader};
+use super::reader::{header_word, prefetch_ahead, SliceReader};
 
 /// The highest record type whose records change the reader's tables
 /// (metadata 0, initialization 1, string 2, thread 3).
@@ -95,7 +95,7 @@ impl<'a> Iterator for RecordRanges<'a> {
         let cut = start.saturating_add(self.range_bytes);
         let mut pos = start;
         while pos < cut {
-            touch_ahead(self.input, pos);
+            prefetch_ahead(self.input, pos);
             let rest = &self.input[pos..];
             let header = header_word(rest).unwrap_or(0);
             let size = record_words(header) * 8;

@@ -97,6 +97,12 @@ impl ProviderTables {
         }
     }
 
+    /// The text of an indexed string ref, borrowed (`None` if undefined).
+    #[inline]
+    pub(crate) fn str(&self, index: u16) -> Option<&str> {
+        self.strings.get(usize::from(index)).and_then(Text::as_str)
+    }
+
     /// Whether the table holds index `index`.
     #[inline]
     pub(crate) fn has_string(&self, index: u16) -> bool {

@@ -17,8 +17,7 @@
 //! errors), only not kept. Walking views therefore meets exactly the
 //! records and errors that iterating meets.
 
-use super::arg_view::ArgViews;
-use super::args::{frame_arg, skip_args};
+use super::args::{arg_view, skip_args};
 use super::cursor::{Cursor, Region};
 use super::error::DecodeError;
 use super::parse::{bits, event, event_kind, Decoder};
@@ -71,45 +70,170 @@ impl<'a> EventView<'a> {
         self.offset
     }
 
-    /// The string refs of each argument: its name, and its value for a
-    /// string argument.
-    pub fn arg_refs(&self) -> ArgRefs<'a> {
+    /// The arguments, their values read but their strings unresolved
+    /// ([`Context::str`] resolves them without copying).
+    pub fn args(&self) -> ArgViews<'a> {
         let at = self.offset + self.args_at as u64;
-        ArgRefs {
+        ArgViews {
             cursor: Cursor::new(&self.bytes[self.args_at..], at, Region::Record(EVENT)),
             left: self.arg_count,
         }
     }
 
-    /// The event's arguments, read in place ([`ArgViews`]).
-    pub fn args(&self) -> ArgViews<'a> {
-        let at = self.offset + self.args_at as u64;
-        let bytes = &self.bytes[self.args_at..];
-        ArgViews::new(bytes, at, Region::Record(EVENT), self.arg_count)
+    /// The string refs of each argument: its name, and its value for a
+    /// string argument.
+    #[inline]
+    pub fn arg_refs(&self) -> ArgRefs<'a> {
+        ArgRefs {
+            args: self.arg_words(),
+        }
+    }
+
+    /// Each argument's words, its header first.
+    #[inline]
+    pub fn arg_words(&self) -> ArgWordIter<'a> {
+        ArgWordIter {
+            bytes: &self.bytes[self.args_at..],
+            left: self.arg_count,
+        }
+    }
+}
+
+/// The words of an event's arguments ([`EventView::arg_words`]), each
+/// argument's header first.
+pub struct ArgWordIter<'a> {
+    bytes: &'a [u8],
+    left: u8,
+}
+
+impl<'a> Iterator for ArgWordIter<'a> {
+    type Item = ArgWords<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<ArgWords<'a>> {
+        // The view was checked when it was made: every argument's size is
+        // at least one word and within the record.
+        self.left = self.left.checked_sub(1)?;
+        let header = word_at(self.bytes, 0)?;
+        let size = bits(header, 4, 12) as usize * 8;
+        let (arg, rest) = self.bytes.split_at_checked(size)?;
+        self.bytes = rest;
+        Some(ArgWords { header, bytes: arg })
+    }
+}
+
+/// One argument of an event view: its header and its bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct ArgWords<'a> {
+    /// The argument's header word.
+    pub header: u64,
+    /// The argument's bytes, its header included.
+    bytes: &'a [u8],
+}
+
+impl<'a> ArgWords<'a> {
+    /// The argument's name and, for a string argument, its value, as
+    /// string refs.
+    #[inline]
+    pub fn refs(&self) -> (StrRef<'a>, Option<StrRef<'a>>) {
+        let (name, value) = ((self.header >> 16) as u16, (self.header >> 32) as u16);
+        let string = self.header & 0xf == 6;
+        let plain_value = if string {
+            plain_ref(value).map(Some)
+        } else {
+            Some(None)
+        };
+        if let (Some(name), Some(value)) = (plain_ref(name), plain_value) {
+            return (name, value);
+        }
+        self.inline_refs()
+    }
+
+    /// [`ArgWords::refs`] of an argument with an inline text: read as
+    /// decoding reads it (the view was checked, so the reads succeed).
+    #[cold]
+    fn inline_refs(&self) -> (StrRef<'a>, Option<StrRef<'a>>) {
+        let (name, value) = ((self.header >> 16) as u16, (self.header >> 32) as u16);
+        let string = self.header & 0xf == 6;
+        let mut arg = Cursor::new(self.bytes, 0, Region::Argument);
+        let _ = arg.word();
+        let name = string_ref(name, &mut arg).unwrap_or(StrRef::Empty);
+        let value = string.then(|| string_ref(value, &mut arg).unwrap_or(StrRef::Empty));
+        (name, value)
     }
 }
 
 /// The string refs of an event's arguments ([`EventView::arg_refs`]): per
 /// argument, its name and, for a string argument, its value.
 pub struct ArgRefs<'a> {
-    cursor: Cursor<'a>,
-    left: u8,
+    args: ArgWordIter<'a>,
 }
 
 impl<'a> Iterator for ArgRefs<'a> {
     type Item = (StrRef<'a>, Option<StrRef<'a>>);
 
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        self.args.next().map(|arg| arg.refs())
+    }
+}
+
+/// An argument of an event view ([`EventView::args`]): its name and
+/// value as the record holds them, strings unresolved.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ArgView<'a> {
+    /// The argument's name.
+    pub name: StrRef<'a>,
+    /// The argument's value.
+    pub value: ArgValueView<'a>,
+}
+
+/// The value of an [`ArgView`]: [`super::ArgValue`] borrowing the record.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ArgValueView<'a> {
+    /// Type 0: no value.
+    Null,
+    /// Type 1: 32-bit signed integer.
+    I32(i32),
+    /// Type 2: 32-bit unsigned integer.
+    U32(u32),
+    /// Type 3: 64-bit signed integer.
+    I64(i64),
+    /// Type 4: 64-bit unsigned integer.
+    U64(u64),
+    /// Type 5: double-precision float.
+    F64(f64),
+    /// Type 6: string, unresolved.
+    Str(StrRef<'a>),
+    /// Type 7: pointer.
+    Pointer(u64),
+    /// Type 8: kernel object id.
+    Koid(u64),
+    /// Type 9: boolean.
+    Bool(bool),
+    /// Type 10: opaque bytes (padding removed).
+    Blob(&'a [u8]),
+    /// An argument type this decoder does not know (11..=15).
+    Unknown {
+        /// The argument type field.
+        arg_type: u8,
+    },
+}
+
+/// The arguments of an event view ([`EventView::args`]).
+pub struct ArgViews<'a> {
+    cursor: Cursor<'a>,
+    left: u8,
+}
+
+impl<'a> Iterator for ArgViews<'a> {
+    type Item = ArgView<'a>;
+
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         // The view was checked when it was made: these reads succeed.
         self.left = self.left.checked_sub(1)?;
-        let (header, _, mut arg) = frame_arg(&mut self.cursor).ok()?;
-        let name = string_ref((header >> 16) as u16, &mut arg).ok()?;
-        let value = if header & 0xf == 6 {
-            Some(string_ref((header >> 32) as u16, &mut arg).ok()?)
-        } else {
-            None
-        };
-        Some((name, value))
+        arg_view(&mut self.cursor).ok()
     }
 }
 
@@ -146,6 +270,7 @@ impl<'r> Context<'r> {
     /// The index of a string field that refers to an index the
     /// provider's table does not hold (what decoding it gives as an
     /// undefined [`Text`]).
+    #[inline]
     pub fn undefined_index(&self, s: StrRef<'_>) -> Option<u16> {
         match s {
             StrRef::Indexed(index) if !self.decoder.providers.current.has_string(index) => {
@@ -173,6 +298,20 @@ impl<'r> Context<'r> {
             StrRef::Empty => Text::default(),
             StrRef::Indexed(index) => self.decoder.providers.current.string(index),
             StrRef::Inline(text) => Text::new(text),
+        }
+    }
+
+    /// The text of a string field, borrowed from the record or from the
+    /// provider's table (no copy); `None` for an undefined index.
+    #[inline]
+    pub fn str<'s>(&self, s: StrRef<'s>) -> Option<&'s str>
+    where
+        'r: 's,
+    {
+        match s {
+            StrRef::Empty => Some(""),
+            StrRef::Indexed(index) => self.decoder.providers.current.str(index),
+            StrRef::Inline(text) => Some(text),
         }
     }
 

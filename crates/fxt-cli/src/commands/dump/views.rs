@@ -176,10 +176,9 @@ impl EventLines {
     ) -> Line {
         let candidate = join && view.kind == EventKind::Instant && view.arg_count == 2;
         let mut group = candidate;
+        let mut read = 0;
         for (i, arg) in view.args().enumerate() {
-            let Ok(arg) = arg else {
-                return Line::Unreadable;
-            };
+            read += 1;
             line.push(b' ');
             let name_at = line.len();
             // An undefined index prints as `<undefined string #N>`,
@@ -196,7 +195,11 @@ impl EventLines {
             line.push(b'=');
             self.value(line, ctx, arg.value, payloads);
         }
-        if group {
+        // The walk ends early on an argument that does not read (not met:
+        // the view was checked when it was made).
+        if read != usize::from(view.arg_count) {
+            Line::Unreadable
+        } else if group {
             Line::GroupStart
         } else {
             Line::Written
@@ -233,7 +236,7 @@ impl EventLines {
             ArgValueView::Blob(b) => {
                 let _ = write!(out, "blob({} bytes)", b.len());
             }
-            ArgValueView::Unknown { arg_type, .. } => {
+            ArgValueView::Unknown { arg_type } => {
                 let _ = write!(out, "unknown(type {arg_type})");
             }
         }

@@ -16,12 +16,12 @@
 
 use std::fmt::Write;
 
-use fxt_format::decode::{Arg, ArgValue};
+use fxt_format::decode::{Arg, ArgValue, ArgValueView, ArgView, Context, EventView, Text};
 
 use std::sync::Arc;
 
 use arrow_array::builder::{Float64Builder, Int64Builder, MapBuilder, StringBuilder};
-use arrow_array::ArrayRef;
+use arrow_array::{Array, ArrayRef, StringArray};
 
 use super::summary::Summary;
 use super::table::{map_names, Col, Columns};
@@ -29,7 +29,106 @@ use crate::error::Error;
 
 /// The argument maps of a row: the arguments of one record, or of a
 /// begin and its end (a name in both keeps the begin's value).
-pub struct ArgMaps<'a>(pub &'a [&'a [Arg]]);
+pub struct ArgMaps<'a>(pub &'a [Args<'a>]);
+
+/// The arguments of one record: decoded, or read from its view (strings
+/// borrowed from the record or the provider's table).
+#[derive(Clone, Copy)]
+pub enum Args<'a> {
+    /// Decoded arguments.
+    Decoded(&'a [Arg]),
+    /// The arguments of an event view, resolved in its context.
+    View(&'a EventView<'a>, &'a Context<'a>),
+}
+
+/// One argument, from either kind of [`Args`].
+#[derive(Clone, Copy)]
+pub enum Item<'a> {
+    /// A decoded argument.
+    Decoded(&'a Arg),
+    /// An argument of a view, resolved in its context.
+    View(ArgView<'a>, &'a Context<'a>),
+}
+
+/// An argument's value, as the tables see it.
+pub enum Value<'a> {
+    /// No value.
+    Null,
+    /// An integer of one of FXT's signed types.
+    Signed(i64),
+    /// An integer of one of FXT's unsigned types (and koids).
+    Unsigned(u64),
+    /// A double.
+    F64(f64),
+    /// A string (`Err`: an undefined string, shown as its [`Text`] is).
+    Str(Result<&'a str, Text>),
+    /// A pointer.
+    Pointer(u64),
+    /// A boolean.
+    Bool(bool),
+    /// Bytes.
+    Blob(&'a [u8]),
+    /// A type this decoder does not know.
+    Unknown,
+}
+
+impl<'a> Args<'a> {
+    /// The arguments, in order.
+    pub fn items(self) -> impl Iterator<Item = Item<'a>> {
+        let (decoded, view) = match self {
+            Args::Decoded(args) => (Some(args.iter().map(Item::Decoded)), None),
+            Args::View(e, ctx) => (None, Some(e.args().map(move |a| Item::View(a, ctx)))),
+        };
+        decoded
+            .into_iter()
+            .flatten()
+            .chain(view.into_iter().flatten())
+    }
+}
+
+impl<'a> Item<'a> {
+    /// The argument's name (`None`: undefined).
+    #[inline]
+    pub fn name(self) -> Option<&'a str> {
+        match self {
+            Item::Decoded(a) => a.name.as_str(),
+            Item::View(a, ctx) => ctx.str(a.name),
+        }
+    }
+
+    /// The argument's value.
+    #[inline]
+    pub fn value(self) -> Value<'a> {
+        match self {
+            Item::Decoded(a) => match &a.value {
+                ArgValue::Null => Value::Null,
+                ArgValue::I32(v) => Value::Signed(i64::from(*v)),
+                ArgValue::U32(v) => Value::Unsigned(u64::from(*v)),
+                ArgValue::I64(v) => Value::Signed(*v),
+                ArgValue::U64(v) | ArgValue::Koid(v) => Value::Unsigned(*v),
+                ArgValue::F64(v) => Value::F64(*v),
+                ArgValue::Str(s) => Value::Str(s.as_str().ok_or_else(|| s.clone())),
+                ArgValue::Pointer(p) => Value::Pointer(*p),
+                ArgValue::Bool(b) => Value::Bool(*b),
+                ArgValue::Blob(b) => Value::Blob(b),
+                ArgValue::Unknown { .. } => Value::Unknown,
+            },
+            Item::View(a, ctx) => match a.value {
+                ArgValueView::Null => Value::Null,
+                ArgValueView::I32(v) => Value::Signed(i64::from(v)),
+                ArgValueView::U32(v) => Value::Unsigned(u64::from(v)),
+                ArgValueView::I64(v) => Value::Signed(v),
+                ArgValueView::U64(v) | ArgValueView::Koid(v) => Value::Unsigned(v),
+                ArgValueView::F64(v) => Value::F64(v),
+                ArgValueView::Str(s) => Value::Str(ctx.str(s).ok_or_else(|| ctx.text(s))),
+                ArgValueView::Pointer(p) => Value::Pointer(p),
+                ArgValueView::Bool(b) => Value::Bool(b),
+                ArgValueView::Blob(b) => Value::Blob(b),
+                ArgValueView::Unknown { .. } => Value::Unknown,
+            },
+        }
+    }
+}
 
 /// The builders of the three maps.
 pub struct MapBuilders {
@@ -63,48 +162,86 @@ impl Columns for ArgMaps<'_> {
     }
 
     fn finish(b: &mut MapBuilders, out: &mut Vec<ArrayRef>) {
-        out.push(Arc::new(b.text.finish()));
-        out.push(Arc::new(b.ints.finish()));
-        out.push(Arc::new(b.floats.finish()));
+        let text = b.text.finish();
+        let ints = b.ints.finish();
+        let floats = b.floats.finish();
+        // The next row group's builders, with room for as many entries as
+        // this one's (see `Columns::finish`).
+        let names = || Some(map_names());
+        let rows = text.len();
+        b.text = MapBuilder::with_capacity(
+            names(),
+            strings_like(text.keys()),
+            strings_like(text.values()),
+            rows,
+        );
+        b.ints = MapBuilder::with_capacity(
+            names(),
+            strings_like(ints.keys()),
+            Int64Builder::with_capacity(ints.values().len()),
+            rows,
+        );
+        b.floats = MapBuilder::with_capacity(
+            names(),
+            strings_like(floats.keys()),
+            Float64Builder::with_capacity(floats.values().len()),
+            rows,
+        );
+        out.push(Arc::new(text));
+        out.push(Arc::new(ints));
+        out.push(Arc::new(floats));
     }
+}
+
+/// Most arguments a row has: 15 per record (a 4-bit count), a begin's
+/// and its end's.
+const MOST: usize = 30;
+
+/// A string builder with room for as many strings and bytes as `array`
+/// holds.
+fn strings_like(array: &ArrayRef) -> StringBuilder {
+    let bytes = array
+        .as_any()
+        .downcast_ref::<StringArray>()
+        .map_or(0, |a| a.value_data().len());
+    StringBuilder::with_capacity(array.len(), bytes)
 }
 
 /// Appends the argument maps of one row. Text values are written straight
 /// into the column's buffer: no allocation per row.
-fn push(b: &mut MapBuilders, args: &[&[Arg]], summary: &mut Summary) -> Result<(), Error> {
-    let MapBuilders { text, ints, floats } = b;
-    let all = || args.iter().flat_map(|a| a.iter());
-    for (i, arg) in all().enumerate() {
-        let (int, float) = match &arg.value {
-            ArgValue::Null => (None, None),
-            ArgValue::I32(v) => (Some(i64::from(*v)), None),
-            ArgValue::U32(v) => (Some(i64::from(*v)), None),
-            ArgValue::I64(v) => (Some(*v), None),
-            ArgValue::U64(v) | ArgValue::Koid(v) => (i64::try_from(*v).ok(), None),
-            ArgValue::F64(v) => (None, Some(*v)),
-            ArgValue::Str(_) | ArgValue::Pointer(_) | ArgValue::Bool(_) | ArgValue::Blob(_) => {
-                (None, None)
-            }
-            ArgValue::Unknown { .. } => {
+fn push<'x>(b: &mut MapBuilders, args: &[Args<'x>], summary: &mut Summary) -> Result<(), Error> {
+    // The names written so far (records hold a few arguments: no set
+    // needed).
+    let mut seen: [&'x str; MOST] = [""; MOST];
+    let mut n = 0;
+    let mut one = |arg: Item<'x>| {
+        let value = arg.value();
+        let (int, float) = match value {
+            Value::Signed(v) => (Some(v), None),
+            Value::Unsigned(v) => (i64::try_from(v).ok(), None),
+            Value::F64(v) => (None, Some(v)),
+            Value::Unknown => {
                 summary.unknown_arg_types += 1;
-                continue;
+                return;
             }
+            _ => (None, None),
         };
-        let key = arg.name.as_str().unwrap_or("");
-        // A name an earlier argument of a known type took: the first
-        // value is kept (records hold a few arguments: no set needed).
-        let repeated = all().take(i).any(|a| {
-            !matches!(a.value, ArgValue::Unknown { .. }) && a.name.as_str().unwrap_or("") == key
-        });
-        if repeated {
+        let key = arg.name().unwrap_or("");
+        // A name an earlier argument took: the first value is kept.
+        if seen[..n].contains(&key) {
             summary.repeated_arg_names += 1;
-            continue;
+            return;
         }
+        if n < MOST {
+            seen[n] = key;
+            n += 1;
+        }
+        let MapBuilders { text, ints, floats } = &mut *b;
         text.keys().append_value(key);
-        if matches!(arg.value, ArgValue::Null) {
+        if matches!(value, Value::Null) {
             text.values().append_null();
         } else {
-            text_of(&arg.value, text.values());
+            text_of(&value, text.values());
             text.values().append_value("");
         }
         if let Some(v) = int {
@@ -115,7 +252,14 @@ fn push(b: &mut MapBuilders, args: &[&[Arg]], summary: &mut Summary) -> Result<(
             floats.keys().append_value(key);
             floats.values().append_value(v);
         }
+    };
+    for source in args {
+        match *source {
+            Args::Decoded(args) => args.iter().for_each(|a| one(Item::Decoded(a))),
+            Args::View(e, ctx) => e.args().for_each(|a| one(Item::View(a, ctx))),
+        }
     }
+    let MapBuilders { text, ints, floats } = b;
     for result in [text.append(true), ints.append(true), floats.append(true)] {
         result.map_err(|e| Error::msg(format!("internal error: argument map: {e}")))?;
     }
@@ -124,22 +268,18 @@ fn push(b: &mut MapBuilders, args: &[&[Arg]], summary: &mut Summary) -> Result<(
 
 /// The text form of a value (see the module documentation), appended
 /// to `out`.
-pub fn text_of(value: &ArgValue, out: &mut impl Write) {
+pub fn text_of(value: &Value<'_>, out: &mut impl Write) {
     let mut int = itoa::Buffer::new();
     // Writing to a String or a string builder cannot fail.
     let _ = match value {
-        ArgValue::Null | ArgValue::Unknown { .. } => Ok(()),
-        ArgValue::I32(v) => out.write_str(int.format(*v)),
-        ArgValue::U32(v) => out.write_str(int.format(*v)),
-        ArgValue::I64(v) => out.write_str(int.format(*v)),
-        ArgValue::U64(v) | ArgValue::Koid(v) => out.write_str(int.format(*v)),
-        ArgValue::F64(v) => write!(out, "{v}"),
-        ArgValue::Str(s) => match s.as_str() {
-            Some(s) => out.write_str(s),
-            None => write!(out, "{s}"),
-        },
-        ArgValue::Pointer(p) => write!(out, "{p:#x}"),
-        ArgValue::Bool(b) => out.write_str(if *b { "true" } else { "false" }),
-        ArgValue::Blob(bytes) => bytes.iter().try_for_each(|b| write!(out, "{b:02x}")),
+        Value::Null | Value::Unknown => Ok(()),
+        Value::Signed(v) => out.write_str(int.format(*v)),
+        Value::Unsigned(v) => out.write_str(int.format(*v)),
+        Value::F64(v) => write!(out, "{v}"),
+        Value::Str(Ok(s)) => out.write_str(s),
+        Value::Str(Err(s)) => write!(out, "{s}"),
+        Value::Pointer(p) => write!(out, "{p:#x}"),
+        Value::Bool(b) => out.write_str(if *b { "true" } else { "false" }),
+        Value::Blob(bytes) => bytes.iter().try_for_each(|b| write!(out, "{b:02x}")),
     };
 }

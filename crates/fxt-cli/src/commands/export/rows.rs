@@ -5,14 +5,16 @@
 //! open async spans (their arguments included), and the row groups.
 
 use fxt_format::decode::{
-    Arg, ArgValue, ContextSwitch, Event, EventKind, LegacyContextSwitch, Record, Text, Thread,
-    ThreadState, ThreadWakeup,
+    Arg, Context as At, ContextSwitch, Event, EventKind, EventView, LegacyContextSwitch, Record,
+    Text, Thread, ThreadState, ThreadWakeup, View,
 };
+use fxt_format::time::ticks_per_second_or_default;
 
+use super::args::{Args, Value};
 use super::labels::{Labels, Seen};
 use super::nesting::Nesting;
 use super::samples::{Context, SampleRows};
-use super::scan::{async_key, ns as ticks_to_ns, AsyncKey, Stacks, ThreadKey};
+use super::scan::{async_key, ns as ticks_to_ns, pid_of, AsyncKey, Stacks, ThreadKey};
 use super::schema::{self as row, ArgMaps, Tables};
 use super::summary::Summary;
 use crate::error::Error;
@@ -59,6 +61,9 @@ pub struct Rows<'a> {
     /// process's and thread's names.
     last_names: Option<(Option<u32>, u64, u64, Names3<'a>)>,
 }
+
+/// A row's category and name (`None`: undefined).
+type Texts<'b> = (Option<&'b str>, Option<&'b str>);
 
 /// The provider's, process's and thread's names of a row.
 type Names3<'a> = [Option<&'a str>; 3];
@@ -124,46 +129,109 @@ impl<'a> Rows<'a> {
     }
 
     /// Runs the second pass over `input`, leaving out what `fixes` drops.
+    /// Events are walked as views: a row's strings are borrowed from the
+    /// record or the provider's table, its arguments read from the record
+    /// as they are written (only begins, which wait for their end, and
+    /// complete events are decoded whole).
     pub fn write(
         &mut self,
         input: &mut Input,
         fixes: &std::collections::HashMap<u64, Fix>,
     ) -> Result<(), Error> {
-        input.walk("export (2/2)", |reader, record| {
-            if matches!(fixes.get(&reader.record_offset()), Some(Fix::Drop(_))) {
+        input.walk_views_in_order("export (2/2)", |ctx, view| {
+            // Most traces need no fix: no look-up per record then.
+            if !fixes.is_empty() && matches!(fixes.get(&ctx.record_offset()), Some(Fix::Drop(_))) {
                 return Ok(());
             }
-            let tps = reader.ticks_per_second();
-            let provider = reader.provider_id();
-            match record {
-                Record::Event(e) => self.event(provider, tps, e),
-                Record::ContextSwitch(c) => self.switch(provider, &c, tps),
-                Record::LegacyContextSwitch(c) => self.legacy_switch(provider, &c, tps),
-                Record::ThreadWakeup(w) => self.wakeup(provider, &w, tps),
-                Record::ProviderEvent { event: 0, .. } => {
-                    self.summary.buffer_filled += 1;
-                    Ok(())
-                }
-                Record::Blob(_) if sample_of(&record).is_some() => {
-                    self.sample(provider, tps, &record);
-                    Ok(())
-                }
-                Record::Log(_)
-                | Record::Blob(_)
-                | Record::UserspaceObject(_)
-                | Record::LargeBlobWithMetadata(_)
-                | Record::LargeBlobNoMetadata(_)
-                | Record::Unknown(_) => {
-                    let t = crate::names::record_type_name(&record);
-                    *self.summary.not_exported.entry(t).or_default() += 1;
-                    Ok(())
-                }
-                _ => Ok(()),
+            match view {
+                View::Event(e) => self.event_view(ctx, e),
+                View::Record(record) => self.record(ctx, record.clone()),
             }
         })?;
         self.summary.async_never_ended += self.asyncs.open();
         let mut samples = std::mem::take(&mut self.samples);
         samples.finish(&mut self.sample_context())
+    }
+
+    /// A record that is not an event view.
+    fn record(&mut self, ctx: &At<'_>, record: Record) -> Result<(), Error> {
+        let tps = ticks_per_second_or_default(ctx.ticks_per_second());
+        let provider = ctx.provider_id();
+        match record {
+            Record::Event(e) => self.event(provider, tps, e),
+            Record::ContextSwitch(c) => self.switch(provider, &c, tps),
+            Record::LegacyContextSwitch(c) => self.legacy_switch(provider, &c, tps),
+            Record::ThreadWakeup(w) => self.wakeup(provider, &w, tps),
+            Record::ProviderEvent { event: 0, .. } => {
+                self.summary.buffer_filled += 1;
+                Ok(())
+            }
+            Record::Blob(_) if sample_of(&record).is_some() => {
+                self.sample(provider, tps, &record);
+                Ok(())
+            }
+            Record::Log(_)
+            | Record::Blob(_)
+            | Record::UserspaceObject(_)
+            | Record::LargeBlobWithMetadata(_)
+            | Record::LargeBlobNoMetadata(_)
+            | Record::Unknown(_) => {
+                let t = crate::names::record_type_name(&record);
+                *self.summary.not_exported.entry(t).or_default() += 1;
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// An event view: its row written from the view, or a begin kept
+    /// (decoded) for its end.
+    fn event_view(&mut self, ctx: &At<'_>, e: &EventView<'_>) -> Result<(), Error> {
+        let tps = ticks_per_second_or_default(ctx.ticks_per_second());
+        let provider = ctx.provider_id();
+        let ts = ticks_to_ns(e.timestamp, tps);
+        let ids = koids(e.thread);
+        let args = Args::View(e, ctx);
+        let texts = (ctx.str(e.category), ctx.str(e.name));
+        match e.kind {
+            EventKind::DurationBegin
+            | EventKind::DurationComplete { .. }
+            | EventKind::AsyncBegin { .. } => {
+                let event = ctx.event(e).map_err(|err| {
+                    Error::msg(format!("internal error: a view does not decode: {err}"))
+                })?;
+                self.event(provider, tps, event)
+            }
+            EventKind::DurationEnd => match self.durations.pop(&(provider, e.thread)) {
+                Some(begin) => self.slice(provider, begin, ts, "duration", None, args),
+                // The first pass left out every end without a begin.
+                None => Err(Error::msg("internal error: a kept end has no begin")),
+            },
+            EventKind::AsyncEnd { id } => {
+                let key = (
+                    provider,
+                    pid_of(e.thread),
+                    ctx.text(e.category),
+                    ctx.text(e.name),
+                    id,
+                );
+                match self.asyncs.pop(&key) {
+                    Some(begin) => self.slice(provider, begin, ts, "async", Some(id), args),
+                    None => {
+                        self.summary.async_ends_without_begin += 1;
+                        Ok(())
+                    }
+                }
+            }
+            EventKind::Instant => self.instant(provider, ids, texts, args, ts, "instant", None),
+            EventKind::AsyncInstant { id } => {
+                self.instant(provider, ids, texts, args, ts, "async", Some(id))
+            }
+            EventKind::Counter { id } => self.counter(provider, ids, texts, args, ts, id),
+            EventKind::FlowBegin { id } => self.flow(provider, ids, texts, args, ts, id, "begin"),
+            EventKind::FlowStep { id } => self.flow(provider, ids, texts, args, ts, id, "step"),
+            EventKind::FlowEnd { id } => self.flow(provider, ids, texts, args, ts, id, "end"),
+        }
     }
 
     /// Where sample rows go.
@@ -209,8 +277,7 @@ impl<'a> Rows<'a> {
         &mut self,
         provider: Option<u32>,
         (pid, tid): (u64, u64),
-        category: &'b Text,
-        name: &'b Text,
+        (category, name): Texts<'b>,
         ts: i64,
     ) -> row::Event<'b>
     where
@@ -228,15 +295,18 @@ impl<'a> Rows<'a> {
             process,
             tid: Some(signed(tid)),
             thread,
-            category: category.as_str(),
-            name: name.as_str(),
+            category,
+            name,
             ts: Some(ts),
         }
     }
 
+    /// A decoded event.
     fn event(&mut self, provider: Option<u32>, tps: u64, e: Event) -> Result<(), Error> {
         let ts = ticks_to_ns(e.timestamp, tps);
         let ids = koids(e.thread);
+        let texts = (e.category.as_str(), e.name.as_str());
+        let args = Args::Decoded(&e.args);
         match e.kind {
             EventKind::DurationBegin => {
                 let key = (provider, e.thread);
@@ -245,14 +315,14 @@ impl<'a> Rows<'a> {
                 Ok(())
             }
             EventKind::DurationEnd => match self.durations.pop(&(provider, e.thread)) {
-                Some(begin) => self.slice(provider, begin, ts, "duration", None, &e.args),
+                Some(begin) => self.slice(provider, begin, ts, "duration", None, args),
                 // The first pass left out every end without a begin.
                 None => Err(Error::msg("internal error: a kept end has no begin")),
             },
             EventKind::DurationComplete { end } => {
                 let end = ticks_to_ns(end, tps);
                 let open = self.open(ts, ids, e);
-                self.slice(provider, open, end, "complete", None, &[])
+                self.slice(provider, open, end, "complete", None, Args::Decoded(&[]))
             }
             EventKind::AsyncBegin { id } => {
                 let key = async_key(provider, &e, id);
@@ -261,20 +331,20 @@ impl<'a> Rows<'a> {
                 Ok(())
             }
             EventKind::AsyncEnd { id } => match self.asyncs.pop(&async_key(provider, &e, id)) {
-                Some(begin) => self.slice(provider, begin, ts, "async", Some(id), &e.args),
+                Some(begin) => self.slice(provider, begin, ts, "async", Some(id), args),
                 None => {
                     self.summary.async_ends_without_begin += 1;
                     Ok(())
                 }
             },
-            EventKind::Instant => self.instant(provider, ids, &e, ts, "instant", None),
+            EventKind::Instant => self.instant(provider, ids, texts, args, ts, "instant", None),
             EventKind::AsyncInstant { id } => {
-                self.instant(provider, ids, &e, ts, "async", Some(id))
+                self.instant(provider, ids, texts, args, ts, "async", Some(id))
             }
-            EventKind::Counter { id } => self.counter(provider, ids, &e, ts, id),
-            EventKind::FlowBegin { id } => self.flow(provider, ids, &e, ts, id, "begin"),
-            EventKind::FlowStep { id } => self.flow(provider, ids, &e, ts, id, "step"),
-            EventKind::FlowEnd { id } => self.flow(provider, ids, &e, ts, id, "end"),
+            EventKind::Counter { id } => self.counter(provider, ids, texts, args, ts, id),
+            EventKind::FlowBegin { id } => self.flow(provider, ids, texts, args, ts, id, "begin"),
+            EventKind::FlowStep { id } => self.flow(provider, ids, texts, args, ts, id, "step"),
+            EventKind::FlowEnd { id } => self.flow(provider, ids, texts, args, ts, id, "end"),
         }
     }
 
@@ -298,7 +368,7 @@ impl<'a> Rows<'a> {
         end: i64,
         kind: &str,
         async_id: Option<u64>,
-        end_args: &[Arg],
+        end_args: Args<'_>,
     ) -> Result<(), Error> {
         let id = self.next_id;
         self.next_id += 1;
@@ -314,7 +384,9 @@ impl<'a> Rows<'a> {
             self.samples = samples;
             written?;
         }
-        let event = self.event_columns(provider, ids, &begin.category, &begin.name, begin.ts);
+        let texts = (begin.category.as_str(), begin.name.as_str());
+        let event = self.event_columns(provider, ids, texts, begin.ts);
+        let args = [Args::Decoded(&begin.args), end_args];
         let slice = row::Slice {
             event,
             dur: Some(end.saturating_sub(begin.ts)),
@@ -323,45 +395,49 @@ impl<'a> Rows<'a> {
             parent: place.parent.map(signed),
             kind: Some(kind),
             async_id: async_id.map(signed),
-            args: ArgMaps(&[&begin.args[..], end_args]),
+            args: ArgMaps(&args),
         };
         self.tables.slices.push(&slice, self.summary)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn instant(
         &mut self,
         provider: Option<u32>,
         ids: (u64, u64),
-        e: &Event,
+        texts: Texts<'_>,
+        args: Args<'_>,
         ts: i64,
         kind: &str,
         async_id: Option<u64>,
     ) -> Result<(), Error> {
-        let event = self.event_columns(provider, ids, &e.category, &e.name, ts);
+        let event = self.event_columns(provider, ids, texts, ts);
         let instant = row::Instant {
             event,
             kind: Some(kind),
             async_id: async_id.map(signed),
-            args: ArgMaps(&[&e.args[..]]),
+            args: ArgMaps(&[args]),
         };
         self.tables.instants.push(&instant, self.summary)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn flow(
         &mut self,
         provider: Option<u32>,
         ids: (u64, u64),
-        e: &Event,
+        texts: Texts<'_>,
+        args: Args<'_>,
         ts: i64,
         id: u64,
         phase: &str,
     ) -> Result<(), Error> {
-        let event = self.event_columns(provider, ids, &e.category, &e.name, ts);
+        let event = self.event_columns(provider, ids, texts, ts);
         let flow = row::Flow {
             event,
             flow_id: Some(signed(id)),
             phase: Some(phase),
-            args: ArgMaps(&[&e.args[..]]),
+            args: ArgMaps(&[args]),
         };
         self.tables.flows.push(&flow, self.summary)
     }
@@ -371,27 +447,26 @@ impl<'a> Rows<'a> {
         &mut self,
         provider: Option<u32>,
         ids: (u64, u64),
-        e: &Event,
+        texts: Texts<'_>,
+        args: Args<'_>,
         ts: i64,
         id: u64,
     ) -> Result<(), Error> {
-        for arg in &e.args {
-            let (value, int) = match arg.value {
-                ArgValue::I32(v) => (f64::from(v), Some(i64::from(v))),
-                ArgValue::U32(v) => (f64::from(v), Some(i64::from(v))),
-                ArgValue::I64(v) => (v as f64, Some(v)),
-                ArgValue::U64(v) => (v as f64, i64::try_from(v).ok()),
-                ArgValue::F64(v) => (v, None),
+        for arg in args.items() {
+            let (value, int) = match arg.value() {
+                Value::Signed(v) => (v as f64, Some(v)),
+                Value::Unsigned(v) => (v as f64, i64::try_from(v).ok()),
+                Value::F64(v) => (v, None),
                 _ => {
                     self.summary.non_numeric_counter_values += 1;
                     continue;
                 }
             };
-            let event = self.event_columns(provider, ids, &e.category, &e.name, ts);
+            let event = self.event_columns(provider, ids, texts, ts);
             let counter = row::Counter {
                 event,
                 counter_id: Some(signed(id)),
-                series: arg.name.as_str(),
+                series: arg.name(),
                 value: Some(value),
                 int_value: int,
             };

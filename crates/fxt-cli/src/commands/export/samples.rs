@@ -95,9 +95,13 @@ impl SampleRows {
         Ok(())
     }
 
-    /// Writes the samples in no slice.
+    /// Writes the samples in no slice, thread by thread in key order (not
+    /// the map's, which differs from run to run: the same input must give
+    /// the same rows in the same order).
     pub fn finish(&mut self, cx: &mut Context<'_, '_>) -> Result<(), Error> {
-        for (key, waiting) in std::mem::take(&mut self.waiting) {
+        let mut threads: Vec<_> = std::mem::take(&mut self.waiting).into_iter().collect();
+        threads.sort_unstable_by_key(|(key, _)| *key);
+        for (key, waiting) in threads {
             for ((ts, _), w) in waiting {
                 row(cx, key, ts, &w.frames, None)?;
             }

@@ -9,8 +9,9 @@ use std::path::Path;
 
 use rustc_hash::FxHashMap;
 
-use fxt_format::decode::{Event, EventKind, Record, Text, Thread};
-use fxt_format::time::ticks_to_ns;
+use fxt_format::decode::{Context, Event, EventKind, EventView, Record, Text, Thread, View};
+use fxt_format::samples::SYMBOLS_NAME;
+use fxt_format::time::{ticks_per_second_or_default, ticks_to_ns};
 
 use super::labels::Labels;
 use super::nesting::{Intervals, Nesting, NO_THREAD};
@@ -65,11 +66,13 @@ pub fn ns(ticks: u64, ticks_per_second: u64) -> i64 {
 
 /// The key of an async event.
 pub fn async_key(provider: Option<u32>, e: &Event, id: u64) -> AsyncKey {
-    let pid = match e.thread {
-        Thread::Known { process, .. } => process,
-        Thread::Undefined(_) => 0,
-    };
-    (provider, pid, e.category.clone(), e.name.clone(), id)
+    (
+        provider,
+        pid_of(e.thread),
+        e.category.clone(),
+        e.name.clone(),
+        id,
+    )
 }
 
 /// What the first pass found.
@@ -88,54 +91,41 @@ pub struct Scan {
     pub names: Names,
 }
 
+/// The state of the first pass.
+struct Pass<'d> {
+    dir: &'d Path,
+    keep: Keep,
+    labels: Labels,
+    intervals: Intervals,
+    slots: FxHashMap<ThreadKey, u32>,
+    asyncs: Stacks<AsyncKey, ()>,
+    gather: Gather,
+}
+
 /// Runs the first pass over `input`, with temporary files in `dir`.
+/// Events are walked as views: only a duration's or async span's texts
+/// are read, and only an event named as the symbols are decoded whole.
 pub fn scan(input: &mut Input, dir: &Path) -> Result<Scan, Error> {
-    let mut keep = Keep::new(false);
-    let mut labels = Labels::default();
-    let mut intervals = Intervals::new(dir).map_err(|e| temp_error(dir, e))?;
-    let mut slots: FxHashMap<ThreadKey, u32> = FxHashMap::default();
-    let mut asyncs: Stacks<AsyncKey, ()> = Stacks::default();
-    let mut gather = Gather::default();
-    let walk = input.walk("export (1/2)", |reader, record| {
-        let provider = reader.provider_id();
-        let verdict = keep.see(
-            provider,
-            reader.record_offset(),
-            &record,
-            reader.record_bytes(),
-        );
-        if verdict == Verdict::Dropped {
-            return Ok(());
-        }
-        labels.see(&record);
-        gather.see(reader.record_offset(), &record);
-        let Record::Event(e) = &record else {
-            return Ok(());
-        };
-        let tps = reader.ticks_per_second();
-        let next = slots.len() as u32;
-        let mut slot = || *slots.entry((provider, e.thread)).or_insert(next);
-        let interval = match (e.kind, verdict) {
-            (EventKind::DurationComplete { end }, _) => Some((slot(), e.timestamp, end)),
-            (EventKind::DurationEnd, Verdict::Ended { begin_ts }) => {
-                Some((slot(), begin_ts, e.timestamp))
-            }
-            (EventKind::AsyncBegin { id }, _) => {
-                asyncs.push(async_key(provider, e, id), ());
-                None
-            }
-            (EventKind::AsyncEnd { id }, _) => asyncs
-                .pop(&async_key(provider, e, id))
-                .map(|()| (NO_THREAD, 0, 0)),
-            _ => None,
-        };
-        if let Some((slot, begin, end)) = interval {
-            intervals
-                .push(slot, ns(begin, tps), ns(end, tps))
-                .map_err(|e| temp_error(dir, e))?;
-        }
-        Ok(())
+    let mut pass = Pass {
+        dir,
+        keep: Keep::new(false),
+        labels: Labels::default(),
+        intervals: Intervals::new(dir).map_err(|e| temp_error(dir, e))?,
+        slots: FxHashMap::default(),
+        asyncs: Stacks::default(),
+        gather: Gather::default(),
+    };
+    let walk = input.walk_views_in_order("export (1/2)", |ctx, view| match view {
+        View::Event(e) => pass.event_view(ctx, e),
+        View::Record(record) => pass.record(ctx, record),
     })?;
+    let Pass {
+        keep,
+        labels,
+        intervals,
+        gather,
+        ..
+    } = pass;
     let (nesting, out_of_order) = intervals.resolve(dir).map_err(|e| temp_error(dir, e))?;
     Ok(Scan {
         fixes: keep.finish(),
@@ -145,6 +135,91 @@ pub fn scan(input: &mut Input, dir: &Path) -> Result<Scan, Error> {
         walk,
         names: gather.finish(),
     })
+}
+
+impl Pass<'_> {
+    /// A record that is not an event view. Its reserved bits are not
+    /// looked at: they change no decision of a reader ([`Keep::new`]).
+    fn record(&mut self, ctx: &Context<'_>, record: &Record) -> Result<(), Error> {
+        let (provider, offset) = (ctx.provider_id(), ctx.record_offset());
+        let verdict = self.keep.see(provider, offset, record, None);
+        if verdict == Verdict::Dropped {
+            return Ok(());
+        }
+        self.labels.see(record);
+        self.gather.see(offset, record);
+        let Record::Event(e) = record else {
+            return Ok(());
+        };
+        let texts = || (e.category.clone(), e.name.clone());
+        self.event(ctx, e.kind, e.timestamp, e.thread, verdict, texts)
+    }
+
+    /// An event view.
+    fn event_view(&mut self, ctx: &Context<'_>, e: &EventView<'_>) -> Result<(), Error> {
+        let verdict = self.keep.see_view(ctx.provider_id(), ctx, e);
+        if verdict == Verdict::Dropped {
+            return Ok(());
+        }
+        if ctx.str(e.name) == Some(SYMBOLS_NAME) {
+            let event = ctx.event(e).map_err(|err| {
+                Error::msg(format!("internal error: a view does not decode: {err}"))
+            })?;
+            self.gather.see(ctx.record_offset(), &Record::Event(event));
+        }
+        let texts = || (ctx.text(e.category), ctx.text(e.name));
+        self.event(ctx, e.kind, e.timestamp, e.thread, verdict, texts)
+    }
+
+    /// A kept event: a slice's interval, an async span opened or closed
+    /// (`texts`: its category and name).
+    fn event(
+        &mut self,
+        ctx: &Context<'_>,
+        kind: EventKind,
+        timestamp: u64,
+        thread: Thread,
+        verdict: Verdict,
+        texts: impl FnOnce() -> (Text, Text),
+    ) -> Result<(), Error> {
+        let provider = ctx.provider_id();
+        let tps = ticks_per_second_or_default(ctx.ticks_per_second());
+        let next = self.slots.len() as u32;
+        let slots = &mut self.slots;
+        let mut slot = || *slots.entry((provider, thread)).or_insert(next);
+        let key = |id| {
+            let (category, name) = texts();
+            (provider, pid_of(thread), category, name, id)
+        };
+        let interval = match (kind, verdict) {
+            (EventKind::DurationComplete { end }, _) => Some((slot(), timestamp, end)),
+            (EventKind::DurationEnd, Verdict::Ended { begin_ts }) => {
+                Some((slot(), begin_ts, timestamp))
+            }
+            (EventKind::AsyncBegin { id }, _) => {
+                self.asyncs.push(key(id), ());
+                None
+            }
+            (EventKind::AsyncEnd { id }, _) => {
+                self.asyncs.pop(&key(id)).map(|()| (NO_THREAD, 0, 0))
+            }
+            _ => None,
+        };
+        if let Some((slot, begin, end)) = interval {
+            self.intervals
+                .push(slot, ns(begin, tps), ns(end, tps))
+                .map_err(|e| temp_error(self.dir, e))?;
+        }
+        Ok(())
+    }
+}
+
+/// The process of a thread field (0 for an undefined one).
+pub fn pid_of(t: Thread) -> u64 {
+    match t {
+        Thread::Known { process, .. } => process,
+        Thread::Undefined(_) => 0,
+    }
 }
 
 /// An error on the temporary files.

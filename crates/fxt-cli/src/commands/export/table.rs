@@ -22,7 +22,7 @@ use std::thread::JoinHandle;
 use arrow_array::builder::{
     Float64Builder, Int32Builder, Int64Builder, ListBuilder, MapFieldNames, StringBuilder,
 };
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
@@ -290,7 +290,9 @@ pub trait Columns {
     /// Adds the columns, in order, to `out` (a scalar's named `name`).
     fn declare(name: &'static str, out: &mut Vec<(&'static str, Col)>);
     /// Empty builders (they grow as rows come: room for a whole row group
-    /// at once would hold more memory than the rows need).
+    /// at once would hold more memory than the rows of a small table need;
+    /// [`Columns::finish`] gives the next row group room for as many as
+    /// the last).
     fn builders() -> Self::Builders;
     /// Appends the values to the builders.
     fn append(&self, b: &mut Self::Builders, summary: &mut Summary) -> Result<(), Error>;
@@ -299,10 +301,13 @@ pub trait Columns {
     fn finish(b: &mut Self::Builders, out: &mut Vec<ArrayRef>);
 }
 
-/// A scalar column type: its [`Col`], its builder, and how a value is
-/// appended.
+/// A scalar column type: its [`Col`], its builder, how a value is
+/// appended, and the builder of the next row group once one is finished
+/// (room for as many values as the last one held: a builder that grows
+/// value by value copies its buffer at every doubling, a twentieth of the
+/// export's instructions).
 macro_rules! scalar {
-    ($ty:ty, $col:ident, $builder:ty = $new:expr, |$b:ident, $v:ident| $append:expr) => {
+    ($ty:ty, $col:ident, $builder:ty = $new:expr, |$b:ident, $v:ident| $append:expr, |$a:ident| $next:expr) => {
         impl Columns for Option<$ty> {
             type Builders = $builder;
             fn declare(name: &'static str, out: &mut Vec<(&'static str, Col)>) {
@@ -318,25 +323,48 @@ macro_rules! scalar {
                 Ok(())
             }
             fn finish(b: &mut $builder, out: &mut Vec<ArrayRef>) {
-                out.push(Arc::new(b.finish()));
+                let array = b.finish();
+                let $a = &array;
+                *b = $next;
+                out.push(Arc::new(array));
             }
         }
     };
 }
-scalar!(&str, Str, StringBuilder = StringBuilder::new(), |b, v| b
-    .append_option(*v));
-scalar!(i64, I64, Int64Builder = Int64Builder::new(), |b, v| b
-    .append_option(*v));
-scalar!(i32, I32, Int32Builder = Int32Builder::new(), |b, v| b
-    .append_option(*v));
-scalar!(f64, F64, Float64Builder = Float64Builder::new(), |b, v| b
-    .append_option(*v));
+scalar!(
+    &str,
+    Str,
+    StringBuilder = StringBuilder::new(),
+    |b, v| b.append_option(*v),
+    |a| StringBuilder::with_capacity(a.len(), a.value_data().len())
+);
+scalar!(
+    i64,
+    I64,
+    Int64Builder = Int64Builder::new(),
+    |b, v| b.append_option(*v),
+    |a| Int64Builder::with_capacity(a.len())
+);
+scalar!(
+    i32,
+    I32,
+    Int32Builder = Int32Builder::new(),
+    |b, v| b.append_option(*v),
+    |a| Int32Builder::with_capacity(a.len())
+);
+scalar!(
+    f64,
+    F64,
+    Float64Builder = Float64Builder::new(),
+    |b, v| b.append_option(*v),
+    |a| Float64Builder::with_capacity(a.len())
+);
 scalar!(&[String], ListStr, ListBuilder<StringBuilder> = ListBuilder::new(StringBuilder::new()), |b, v| {
     for s in v.unwrap_or_default() {
         b.values().append_value(s);
     }
     b.append(v.is_some())
-});
+}, |_a| ListBuilder::new(StringBuilder::new()));
 
 /// A table: its name, its row type (`Row<'a>` for any borrow) and the
 /// builders of its columns.

@@ -151,10 +151,9 @@ impl EventObjects {
     #[inline]
     fn args(&mut self, w: &mut Vec<u8>, ctx: &Context<'_>, view: &EventView<'_>) -> bool {
         w.extend_from_slice(b",\"args\":{");
+        let mut read = 0;
         for (i, arg) in view.args().enumerate() {
-            let Ok(arg) = arg else {
-                return false;
-            };
+            read += 1;
             if i > 0 {
                 w.push(b',');
             }
@@ -177,13 +176,15 @@ impl EventObjects {
                 ArgValueView::Pointer(p) => write!(w, "\"{p:#x}\""),
                 ArgValueView::Bool(b) => write!(w, "{b}"),
                 ArgValueView::Blob(b) => write!(w, "\"<blob of {} bytes>\"", b.len()),
-                ArgValueView::Unknown { arg_type, .. } => {
+                ArgValueView::Unknown { arg_type } => {
                     write!(w, "\"<unknown argument type {arg_type}>\"")
                 }
             };
         }
         w.push(b'}');
-        true
+        // The walk ends early on an argument that does not read (not met:
+        // the view was checked when it was made).
+        read == usize::from(view.arg_count)
     }
 }
 

@@ -96,16 +96,17 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
 /// the walk with [`Error::in_file_order`] (the samples are matched with
 /// the slices open on their thread in file order).
 fn walk_ranges(input: &mut Input, tally: &mut Tally) -> Result<Walk, Error> {
-    let (walk, ranges) =
-        input.walk_view_ranges("stats", RangeTally::default, |range, ctx, view| {
-            if let View::Record(record) = &view {
+    let (walk, ranges) = input.walk_view_ranges("stats", RangeTally::default, |range, views| {
+        views.each(|ctx, view| {
+            if let View::Record(record) = view {
                 if sample_of(record).is_some() {
                     return Err(Error::in_file_order());
                 }
             }
             range.add_view(ctx, view);
             Ok(())
-        })?;
+        })
+    })?;
     for range in ranges {
         tally.merge(range);
     }

@@ -288,18 +288,18 @@ impl RangeTally {
     /// whole event decoded only when its category is `lock` or it is
     /// fxt's snapshot instant), any other record as [`RangeTally::add`].
     #[inline(always)]
-    pub fn add_view(&mut self, ctx: &Context<'_>, view: View<'_>) {
+    pub fn add_view(&mut self, ctx: &Context<'_>, view: &View<'_>) {
         let tps = ticks_per_second_or_default(ctx.ticks_per_second());
         let provider = ctx.provider_id();
         let e = match view {
-            View::Record(record) => return self.add(provider, tps, record),
+            View::Record(record) => return self.add(provider, tps, record.clone()),
             View::Event(e) => e,
         };
         let category = self.strings.id(ctx, e.category);
         let name = self.strings.id(ctx, e.name);
         let key = self.name_index(category, name);
         let whole = if self.whole[key] {
-            ctx.event(&e).ok()
+            ctx.event(e).ok()
         } else {
             None
         };
