@@ -91,6 +91,17 @@ struct Live<'r> {
     progress: &'r mut Progress,
 }
 
+/// Reports (one thread: `live`) or keeps for the writer (several) a
+/// decode error.
+fn report(live: &mut Option<Live<'_>>, errors: &mut Vec<DecodeError>, error: DecodeError) {
+    match live {
+        Some(live) => damaged(live.name, live.quiet, live.walk, error, |m| {
+            live.progress.warn(m)
+        }),
+        None => errors.push(error),
+    }
+}
+
 /// The records of one range, for the command's `work`.
 pub struct Records<'r, 'a> {
     reader: Reader<'a>,
@@ -115,64 +126,63 @@ impl<'a> Records<'_, 'a> {
         &self.reader
     }
 
-    /// The range's next record as a view ([`Reader::next_view`]), handed
-    /// to `f` with the reader's tables at it; what `f` returns comes back
-    /// (`None` at the range's end). Events come unresolved and unbuilt,
-    /// for a command that formats them straight from the record's bytes;
-    /// every other record comes decoded. Decode errors are reported (by
-    /// file and offset, in file order) and skipped, as [`Input::walk`]
-    /// does.
+    /// Hands every record of the range to `f` as a view, with the
+    /// reader's tables at it, until `f`'s first error. Events come
+    /// unresolved and unbuilt, for a command that formats them straight
+    /// from the record's bytes; every other record comes decoded. A view is
+    /// lent where it is made ([`SliceReader::views_until`] for a file), not
+    /// moved out per record. Decode errors are reported (by file and
+    /// offset, in file order) and skipped, as [`Input::walk`] does.
+    ///
+    /// [`SliceReader::views_until`]: fxt_format::decode::SliceReader::views_until
+    /// [`Input::walk`]: crate::input::Input::walk
     #[inline]
-    pub fn next_view_with<R>(&mut self, f: impl FnOnce(&Context<'_>, View<'_>) -> R) -> Option<R> {
-        loop {
-            if self.reader.position() >= self.end {
-                return None;
+    pub fn each_view<E>(
+        &mut self,
+        mut f: impl FnMut(&Context<'_>, &View<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let Records {
+            reader,
+            end,
+            records,
+            errors,
+            live,
+            ..
+        } = self;
+        let mut take = |item: Result<&View<'_>, DecodeError>, ctx: &Context<'_>| {
+            if let Some(live) = live.as_mut() {
+                let position = ctx.record_offset() + ctx.record_bytes().len() as u64;
+                live.progress.tick(position);
             }
-            let (item, ctx) = self.reader.next_view()?;
             match item {
                 Ok(view) => {
-                    let result = f(&ctx, view);
-                    self.tick();
-                    self.count();
-                    return Some(result);
+                    *records += 1;
+                    if let Some(live) = live.as_mut() {
+                        live.walk.records += 1;
+                    }
+                    f(ctx, view)
                 }
                 Err(error) => {
-                    self.tick();
-                    self.report(error);
+                    report(live, errors, error);
+                    Ok(())
                 }
+            }
+        };
+        match reader {
+            Reader::Slice(reader, _) => reader.views_until(*end, take),
+            reader => {
+                while Reader::position(reader) < *end {
+                    let Some((item, ctx)) = reader.next_view() else {
+                        break;
+                    };
+                    take(item.as_ref().map_err(Clone::clone), &ctx)?;
+                }
+                Ok(())
             }
         }
     }
 
-    /// Shows the progress up to the reader's position (one thread).
-    #[inline]
-    fn tick(&mut self) {
-        if let Some(live) = &mut self.live {
-            live.progress.tick(self.reader.position());
-        }
-    }
-
-    /// Counts a record read.
-    #[inline]
-    fn count(&mut self) {
-        self.records += 1;
-        if let Some(live) = &mut self.live {
-            live.walk.records += 1;
-        }
-    }
-
-    /// Reports (one thread) or keeps for the writer (several) a decode
-    /// error.
-    fn report(&mut self, error: DecodeError) {
-        match &mut self.live {
-            Some(live) => damaged(live.name, live.quiet, live.walk, error, |m| {
-                live.progress.warn(m)
-            }),
-            None => self.errors.push(error),
-        }
-    }
-
-    /// Once [`Records::next_view_with`] is done, the next item past the
+    /// Once [`Records::each_view`] is done, the next item past the
     /// range's end (for a group of records that straddles the cut; the
     /// range after this one reads and reports it as its own). `None` at
     /// the end of the input.

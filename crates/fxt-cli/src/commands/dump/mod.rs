@@ -31,6 +31,7 @@
 use std::fmt::{self, Write as _};
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
+use std::sync::OnceLock;
 
 use fxt_format::decode::{
     Arg, ArgValue, BlobJoiner, Context, DecodeError, Event, EventKind, EventView, Joined,
@@ -39,7 +40,7 @@ use fxt_format::decode::{
 };
 
 use crate::error::Error;
-use crate::input::Input;
+use crate::input::{Input, Reader};
 use crate::names::event_kind_name;
 use crate::ordered::{walk_ordered, Out, Records, Sink};
 use crate::samples::{lines, Names};
@@ -68,7 +69,7 @@ pub struct Args {
 /// Runs `fxt dump`.
 pub fn run(args: Args) -> Result<ExitCode, Error> {
     let mut input = Input::open_trace(&args.file)?;
-    let names = input.bytes().map(Names::from_trace).unwrap_or_default();
+    let names = OnceLock::new();
     let mut out: Sink = BufWriter::with_capacity(1 << 16, Box::new(io::stdout().lock()));
     // Where the blob records read past a cut by the range before end: the
     // next ranges' lines for them are dropped.
@@ -119,11 +120,17 @@ fn dump_range(
     records: &mut Records<'_, '_>,
     out: &mut Out<'_>,
     args: &Args,
-    names: &Names,
+    names: &OnceLock<Names>,
 ) -> Result<RangeEnd, Error> {
+    // The whole file, which the function names of samples are searched
+    // for (none for a stream).
+    let trace = match records.reader() {
+        Reader::Slice(_, bytes) => Some(*bytes),
+        Reader::Stream(_) => None,
+    };
     let mut dumper = Dumper {
         args,
-        names,
+        names: LazyNames { names, trace },
         lines: EventLines::default(),
         joiner: BlobJoiner::new(),
         line: String::new(),
@@ -133,9 +140,9 @@ fn dump_range(
         end: RangeEnd::default(),
     };
     let io_err = |e| Error::io("stdout", e);
-    while let Some(step) = records.next_view_with(|ctx, view| dumper.step(out, ctx, view)) {
-        step.map_err(io_err)?;
-    }
+    records
+        .each_view(|ctx, view| dumper.step(out, ctx, view))
+        .map_err(io_err)?;
     if args.no_join {
         return Ok(dumper.end);
     }
@@ -159,7 +166,7 @@ fn dump_range(
 /// joiner.
 struct Dumper<'x> {
     args: &'x Args,
-    names: &'x Names,
+    names: LazyNames<'x>,
     lines: EventLines,
     joiner: BlobJoiner,
     /// The line of a decoded record, being built.
@@ -178,14 +185,14 @@ struct Dumper<'x> {
 impl Dumper<'_> {
     /// Prints the record of `view` (or takes it into the joiner).
     #[inline]
-    fn step(&mut self, out: &mut Out<'_>, ctx: &Context<'_>, view: View<'_>) -> io::Result<()> {
+    fn step(&mut self, out: &mut Out<'_>, ctx: &Context<'_>, view: &View<'_>) -> io::Result<()> {
         let offset = ctx.record_offset();
         if self.args.no_join {
             return match view {
-                View::Event(event) => self.print_event(out, ctx, &event, offset).map(|_| ()),
+                View::Event(event) => self.print_event(out, ctx, event, offset).map(|_| ()),
                 View::Record(record) => {
-                    self.lines.see(&record);
-                    self.print(out, pass(offset, Ok(record)))
+                    self.lines.see(record);
+                    self.print(out, pass(offset, Ok(record.clone())))
                 }
             };
         }
@@ -198,15 +205,15 @@ impl Dumper<'_> {
         let item = match view {
             View::Event(event) if !self.joiner.is_collecting() => {
                 self.drain(out)?;
-                match self.print_event(out, ctx, &event, offset)? {
-                    Line::GroupStart => Some(ctx.event(&event).map(Record::Event)),
+                match self.print_event(out, ctx, event, offset)? {
+                    Line::GroupStart => Some(ctx.event(event).map(Record::Event)),
                     _ => None,
                 }
             }
-            View::Event(event) => Some(ctx.event(&event).map(Record::Event)),
+            View::Event(event) => Some(ctx.event(event).map(Record::Event)),
             View::Record(record) => {
-                self.lines.see(&record);
-                Some(Ok(record))
+                self.lines.see(record);
+                Some(Ok(record.clone()))
             }
         };
         if let Some(item) = item {
@@ -264,7 +271,23 @@ impl Dumper<'_> {
 
     /// Prints a decoded record.
     fn print(&mut self, out: &mut Out<'_>, joined: Joined) -> io::Result<()> {
-        print_joined(out, &mut self.line, joined, self.args, self.names)
+        print_joined(out, &mut self.line, joined, self.args, &self.names)
+    }
+}
+
+/// The function names of the trace's symbols records, found (a search
+/// of the whole file) only once a blob may need them: most traces have no
+/// samples, and the search was a tenth of a dump.
+struct LazyNames<'x> {
+    names: &'x OnceLock<Names>,
+    trace: Option<&'x [u8]>,
+}
+
+impl LazyNames<'_> {
+    /// The names (the same whichever range asks first).
+    fn get(&self) -> &Names {
+        self.names
+            .get_or_init(|| self.trace.map(Names::from_trace).unwrap_or_default())
     }
 }
 
@@ -283,7 +306,7 @@ fn print_joined(
     line: &mut String,
     joined: Joined,
     args: &Args,
-    names: &Names,
+    names: &LazyNames<'_>,
 ) -> io::Result<()> {
     let Ok(record) = joined.item else {
         return Ok(()); // the walk warns about it
@@ -292,7 +315,11 @@ fn print_joined(
     if args.offsets {
         let _ = write!(line, "{:#010x} ", joined.offset);
     }
-    if args.payloads || !lines::format(line, &record, names) {
+    // Only blobs have lines of their own (samples, modules, symbols).
+    let own_line = |line: &mut String| {
+        matches!(record, Record::Blob(_)) && lines::format(line, &record, names.get())
+    };
+    if args.payloads || !own_line(line) {
         format_record(line, &record, args.payloads);
     }
     if joined.joined_parts > 0 {

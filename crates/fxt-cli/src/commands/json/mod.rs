@@ -66,11 +66,12 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         let mut objects = EventObjects::default();
         let mut buf = Vec::new();
         let mut first = true;
-        while let Some(written) = records
-            .next_view_with(|ctx, view| write_view(out, &mut buf, &mut objects, ctx, view, first))
-        {
-            first &= !written.map_err(io_err)?;
-        }
+        records
+            .each_view(|ctx, view| {
+                first &= !write_view(out, &mut buf, &mut objects, ctx, view, first)?;
+                Ok(())
+            })
+            .map_err(io_err)?;
         Ok(!first)
     };
     let merge = |sink: &mut Sink, bytes: &[u8], wrote: bool| {
@@ -94,7 +95,7 @@ fn write_view(
     buf: &mut Vec<u8>,
     objects: &mut EventObjects,
     ctx: &Context<'_>,
-    view: View<'_>,
+    view: &View<'_>,
     first: bool,
 ) -> io::Result<bool> {
     let tps = ticks_per_second_or_default(ctx.ticks_per_second());
@@ -102,18 +103,18 @@ fn write_view(
         View::Event(event) => {
             buf.clear();
             buf.extend_from_slice(if first { b"\n" } else { b",\n" });
-            if objects.event(buf, ctx, &event, tps) {
+            if objects.event(buf, ctx, event, tps) {
                 out.write_all(buf)?;
                 return Ok(true);
             }
-            match ctx.event(&event) {
+            match ctx.event(event) {
                 Ok(event) => write_record(out, &Record::Event(event), tps, first),
                 Err(_) => Ok(false), // not met: the view read as the event decodes
             }
         }
         View::Record(record) => {
-            objects.see(&record);
-            write_record(out, &record, tps, first)
+            objects.see(record);
+            write_record(out, record, tps, first)
         }
     }
 }
