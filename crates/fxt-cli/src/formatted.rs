@@ -49,7 +49,7 @@ impl<F: Form> Default for Formatted<F> {
 
 impl<F: Form> Formatted<F> {
     /// Appends string field `s` of the record `ctx` is at.
-    #[inline]
+    #[inline(always)]
     pub fn write(&mut self, out: &mut Vec<u8>, ctx: &Context<'_>, s: StrRef<'_>) {
         match s {
             StrRef::Indexed(index) => self.indexed(ctx, index).put(out),
@@ -60,7 +60,7 @@ impl<F: Form> Formatted<F> {
 
     /// The printed bytes of string index `index` at the record `ctx` is
     /// at.
-    #[inline]
+    #[inline(always)]
     pub fn indexed(&mut self, ctx: &Context<'_>, index: u16) -> &Piece {
         let at = usize::from(index);
         if !self.slots.get(at).is_some_and(|slot| slot.known) {

@@ -136,13 +136,14 @@ impl EventLines {
         match (index(view.category), index(view.name)) {
             (Some(category), Some(name)) => {
                 let key = Some((view.thread, category, name));
-                if self.tail_of != key {
-                    let mut tail = Vec::new();
-                    self.thread_category_name(&mut tail, ctx, view);
-                    self.tail.set(&tail);
+                if self.tail_of == key {
+                    self.tail.put(line);
+                } else {
+                    let at = line.len();
+                    self.thread_category_name(line, ctx, view);
+                    self.tail.set(&line[at..]);
                     self.tail_of = key;
                 }
-                self.tail.put(line);
             }
             _ => self.thread_category_name(line, ctx, view),
         }

@@ -68,13 +68,14 @@ impl EventObjects {
         match (index(view.category), index(view.name)) {
             (Some(category), Some(name)) => {
                 let key = Some((phase[0], category, name));
-                if self.head_of != key {
-                    let mut head = Vec::new();
-                    self.write_head(&mut head, ctx, view, phase);
-                    self.head.set(&head);
+                if self.head_of == key {
+                    self.head.put(w);
+                } else {
+                    let at = w.len();
+                    self.write_head(w, ctx, view, phase);
+                    self.head.set(&w[at..]);
                     self.head_of = key;
                 }
-                self.head.put(w);
             }
             _ => self.write_head(w, ctx, view, phase),
         }
@@ -94,13 +95,14 @@ impl EventObjects {
     /// Appends `,"pid":…,"tid":…`.
     #[inline]
     fn ids(&mut self, w: &mut Vec<u8>, thread: Thread) {
-        if self.ids_of != Some(thread) {
-            let mut ids = Vec::new();
-            let _ = pid_tid(&mut ids, &thread);
-            self.ids.set(&ids);
+        if self.ids_of == Some(thread) {
+            self.ids.put(w);
+        } else {
+            let at = w.len();
+            let _ = pid_tid(w, &thread);
+            self.ids.set(&w[at..]);
             self.ids_of = Some(thread);
         }
-        self.ids.put(w);
     }
 
     /// Appends the Chrome event of the event (`tps`: the provider's ticks
