@@ -499,7 +499,7 @@ impl<'i> Views<'i> {
         mut f: impl FnMut(&Context<'_>, &View<'_>) -> Result<(), Error>,
     ) -> Result<(), Error> {
         let (records, errors) = (&mut self.records, &mut self.errors);
-        let mut take = |item: Result<&View<'_>, DecodeError>, ctx: &Context<'_>| match item {
+        let take = |item: Result<&View<'_>, DecodeError>, ctx: &Context<'_>| match item {
             Ok(view) => {
                 *records += 1;
                 f(ctx, view)
@@ -510,20 +510,26 @@ impl<'i> Views<'i> {
             }
         };
         match (&mut self.reader, &mut self.progress) {
-            // A range of a file: the reader's own loop (no progress bar).
+            // A range of a file: the reader's own loop.
             (Reader::Slice(reader, _), None) => reader.views_until(self.end, take),
-            (reader, progress) => {
-                while Reader::position(reader) < self.end {
-                    if let Some(progress) = progress.as_mut() {
-                        progress.tick(Reader::position(reader));
-                    }
-                    let Some((item, ctx)) = reader.next_view() else {
+            // A whole file: the reader's own loop, a stretch at a time
+            // between updates of the progress bar.
+            (Reader::Slice(reader, _), Some(progress)) => {
+                let mut take = take;
+                loop {
+                    let from = SliceReader::position(reader);
+                    let stretch = from.saturating_add(PROGRESS_BYTES).min(self.end);
+                    reader.views_until(stretch, &mut take)?;
+                    let to = SliceReader::position(reader);
+                    progress.update(to);
+                    // A stretch that read nothing: the input is through.
+                    if to >= self.end || to == from {
                         break;
-                    };
-                    take(item.as_ref().map_err(Clone::clone), &ctx)?;
+                    }
                 }
                 Ok(())
             }
+            (reader, progress) => each_with_progress(reader, progress.as_mut(), self.end, take),
         }
     }
 
@@ -533,6 +539,31 @@ impl<'i> Views<'i> {
         // `f` never fails.
         let _ = self.each(|_, _| Ok(()));
     }
+}
+
+/// Bytes a walk of a whole file reads between updates of its progress bar.
+const PROGRESS_BYTES: u64 = 1 << 20;
+
+/// [`Views::each`] of a stream: a function of its own, so that the
+/// compiler keeps its loop apart from the reader's loop of a file (merged,
+/// every view was copied to one place first).
+#[inline(never)]
+fn each_with_progress(
+    reader: &mut Reader<'_>,
+    mut progress: Option<&mut Progress>,
+    end: u64,
+    mut take: impl FnMut(Result<&View<'_>, DecodeError>, &Context<'_>) -> Result<(), Error>,
+) -> Result<(), Error> {
+    while Reader::position(reader) < end {
+        if let Some(progress) = progress.as_mut() {
+            progress.tick(Reader::position(reader));
+        }
+        let Some((item, ctx)) = reader.next_view() else {
+            break;
+        };
+        take(item.as_ref().map_err(Clone::clone), &ctx)?;
+    }
+    Ok(())
 }
 
 /// What a walk saw.

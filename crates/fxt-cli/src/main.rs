@@ -56,11 +56,13 @@ mod commands;
 mod durations;
 mod error;
 mod folded;
+mod formatted;
 mod input;
 mod interned;
 mod keep;
 mod names;
 mod ordered;
+mod piece;
 mod problems;
 mod progress;
 #[cfg(unix)]

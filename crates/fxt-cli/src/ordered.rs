@@ -23,7 +23,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::sync::{Mutex, PoisonError};
 
-use fxt_format::decode::{DecodeError, Record, RecordRange, RecordRanges};
+use fxt_format::decode::{Context, DecodeError, Record, RecordRange, RecordRanges, View};
 
 use crate::error::Error;
 use crate::input::{damaged, range_bytes, reading_threads, Input, Reader, Walk};
@@ -91,6 +91,17 @@ struct Live<'r> {
     progress: &'r mut Progress,
 }
 
+/// Reports (one thread: `live`) or keeps for the writer (several) a
+/// decode error.
+fn report(live: &mut Option<Live<'_>>, errors: &mut Vec<DecodeError>, error: DecodeError) {
+    match live {
+        Some(live) => damaged(live.name, live.quiet, live.walk, error, |m| {
+            live.progress.warn(m)
+        }),
+        None => errors.push(error),
+    }
+}
+
 /// The records of one range, for the command's `work`.
 pub struct Records<'r, 'a> {
     reader: Reader<'a>,
@@ -115,36 +126,63 @@ impl<'a> Records<'_, 'a> {
         &self.reader
     }
 
-    /// The range's next record; decode errors are reported (by file and
+    /// Hands every record of the range to `f` as a view, with the
+    /// reader's tables at it, until `f`'s first error. Events come
+    /// unresolved and unbuilt, for a command that formats them straight
+    /// from the record's bytes; every other record comes decoded. A view is
+    /// lent where it is made ([`SliceReader::views_until`] for a file), not
+    /// moved out per record. Decode errors are reported (by file and
     /// offset, in file order) and skipped, as [`Input::walk`] does.
-    pub fn next_record(&mut self) -> Option<Record> {
-        loop {
-            if self.reader.position() >= self.end {
-                return None;
-            }
-            let item = self.reader.next()?;
-            if let Some(live) = &mut self.live {
-                live.progress.tick(self.reader.position());
+    ///
+    /// [`SliceReader::views_until`]: fxt_format::decode::SliceReader::views_until
+    /// [`Input::walk`]: crate::input::Input::walk
+    #[inline]
+    pub fn each_view<E>(
+        &mut self,
+        mut f: impl FnMut(&Context<'_>, &View<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let Records {
+            reader,
+            end,
+            records,
+            errors,
+            live,
+            ..
+        } = self;
+        let mut take = |item: Result<&View<'_>, DecodeError>, ctx: &Context<'_>| {
+            if let Some(live) = live.as_mut() {
+                let position = ctx.record_offset() + ctx.record_bytes().len() as u64;
+                live.progress.tick(position);
             }
             match item {
-                Ok(record) => {
-                    self.records += 1;
-                    if let Some(live) = &mut self.live {
+                Ok(view) => {
+                    *records += 1;
+                    if let Some(live) = live.as_mut() {
                         live.walk.records += 1;
                     }
-                    return Some(record);
+                    f(ctx, view)
                 }
-                Err(error) => match &mut self.live {
-                    Some(live) => damaged(live.name, live.quiet, live.walk, error, |m| {
-                        live.progress.warn(m)
-                    }),
-                    None => self.errors.push(error),
-                },
+                Err(error) => {
+                    report(live, errors, error);
+                    Ok(())
+                }
+            }
+        };
+        match reader {
+            Reader::Slice(reader, _) => reader.views_until(*end, take),
+            reader => {
+                while Reader::position(reader) < *end {
+                    let Some((item, ctx)) = reader.next_view() else {
+                        break;
+                    };
+                    take(item.as_ref().map_err(Clone::clone), &ctx)?;
+                }
+                Ok(())
             }
         }
     }
 
-    /// Once [`Records::next_record`] is done, the next item past the
+    /// Once [`Records::each_view`] is done, the next item past the
     /// range's end (for a group of records that straddles the cut; the
     /// range after this one reads and reports it as its own). `None` at
     /// the end of the input.

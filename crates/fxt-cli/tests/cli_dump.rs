@@ -26,6 +26,31 @@ fn dump_prints_one_line_per_record() {
 }
 
 #[test]
+fn dump_follows_string_indices_that_change_meaning() {
+    let file = redefined_strings_trace().file("dump_redefined.fxt");
+    let out = fxt(&["dump", p(&file)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let events: Vec<_> = stdout(&out)
+        .lines()
+        .filter(|l| l.starts_with("instant") || l.starts_with("blob"))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(
+        events,
+        [
+            r#"instant ts=1 thread=1/2 category="x" name="x" k=7"#,
+            r#"instant ts=2 thread=1/2 category="y\"q" name="y\"q" k=7"#,
+            "instant ts=3 thread=1/2 category=<undefined string #1> name=<undefined string #1> <undefined string #2>=7",
+            r#"instant ts=4 thread=1/2 category="y\"q" name="y\"q" k=7"#,
+            r#"instant ts=5 thread=1/2 category="k" name="k" fxt.blob.size=4 fxt.blob.parts=1"#,
+            r#"blob name="k" type=Data size=4 (joined from 1 blob records)"#,
+        ]
+    );
+    let out = fxt(&["dump", "--no-join", p(&file)]);
+    assert!(stdout(&out).contains("blob name=\"k\" type=Data size=4\n"));
+}
+
+#[test]
 fn dump_offsets() {
     let trace = golden();
     let file = trace.file("dump_offsets.fxt");

@@ -192,3 +192,36 @@ fn json_on_several_threads_prints_what_one_thread_prints() {
     assert_eq!(written, one.stdout);
     assert_same_on_any_threads("json_threads.fxt", &["json", "{}"]);
 }
+
+#[test]
+fn json_follows_string_indices_that_change_meaning() {
+    let file = redefined_strings_trace().file("json_redefined.fxt");
+    let out = fxt(&["json", p(&file)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let names: Vec<_> = v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["cat"].clone(), e["name"].clone(), e["args"].clone()))
+        .collect();
+    let undefined = |i: u16| json!(format!("<undefined string #{i}>"));
+    assert_eq!(
+        names,
+        [
+            (json!("x"), json!("x"), json!({"k": 7})),
+            (json!("y\"q"), json!("y\"q"), json!({"k": 7})),
+            (
+                undefined(1),
+                undefined(1),
+                json!({"<undefined string #2>": 7})
+            ),
+            (json!("y\"q"), json!("y\"q"), json!({"k": 7})),
+            (
+                json!("k"),
+                json!("k"),
+                json!({"fxt.blob.size": 4, "fxt.blob.parts": 1})
+            ),
+        ]
+    );
+}

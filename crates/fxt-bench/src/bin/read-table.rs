@@ -6,12 +6,15 @@
 //! peak memory and the ratio to `cat FILE > /dev/null` measured in the same
 //! run; Perfetto's `trace_processor_shell` importing the trace and
 //! answering `select count(*) from slice` stands beside them when built.
-//! The tables go to `docs/PERFORMANCE.md` (region `reading`).
+//! `--trace FILE` measures a trace of one's own as well (issue 33's was
+//! written by `stress --threads 4 --events 10000000 --buffer 3G`). Each
+//! command's CPU seconds are the least of three runs, as `cat`'s. The
+//! tables go to `docs/PERFORMANCE.md` (region `reading`).
 //!
 //! ```text
 //! cargo build --release -p fxt-cli --bin fxt
 //! cargo run --release -p fxt-bench --bin read-table -- [--sizes 0.1,1] [--with-10g]
-//!     [--fxt target/release/fxt] [--dir /tmp] [--perfetto PATH] [--stdout]
+//!     [--trace FILE]... [--fxt target/release/fxt] [--dir /tmp] [--perfetto PATH] [--stdout]
 //! cargo run --release -p fxt-bench --bin read-table -- --generate FILE GB
 //! ```
 //!
@@ -43,6 +46,7 @@ const COMMANDS: [(&str, &[&str], bool); 6] = [
 
 struct Options {
     sizes_gb: Vec<f64>,
+    traces: Vec<PathBuf>,
     fxt: PathBuf,
     dir: PathBuf,
     perfetto: PathBuf,
@@ -54,6 +58,7 @@ fn options() -> Result<Options, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut o = Options {
         sizes_gb: vec![0.1, 1.0],
+        traces: Vec::new(),
         fxt: exe.with_file_name("fxt"),
         dir: std::env::temp_dir(),
         perfetto: "/tmp/perfetto-src/out/tp/trace_processor_shell".into(),
@@ -71,6 +76,7 @@ fn options() -> Result<Options, String> {
                     .collect::<Result<_, _>>()?
             }
             "--with-10g" => o.sizes_gb.push(10.0),
+            "--trace" => o.traces.push(value()?.into()),
             "--fxt" => o.fxt = value()?.into(),
             "--dir" => o.dir = value()?.into(),
             "--perfetto" => o.perfetto = value()?.into(),
@@ -118,12 +124,23 @@ struct Row {
     all: Option<Usage>,
 }
 
+/// The table of a generated trace of `gb` GB (deleted once measured).
 fn measure_size(o: &Options, gb: f64) -> Result<String, String> {
     let path = o.dir.join(format!("read-table-{gb}g.fxt"));
-    let scratch = o.dir.join(format!("read-table-{gb}g-tables"));
     let bytes = (gb * 1e9) as u64;
     let records = generate(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-    let size = std::fs::metadata(&path).map_err(|e| e.to_string())?.len();
+    let title = format!("{gb} GB trace");
+    let table = measure_file(o, &path, &title, records);
+    let _ = std::fs::remove_file(&path);
+    table
+}
+
+/// The table of the trace at `path`, of `records` records.
+fn measure_file(o: &Options, path: &Path, title: &str, records: u64) -> Result<String, String> {
+    let scratch = o.dir.join("read-table-tables");
+    let size = std::fs::metadata(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .len();
     let file = path.to_string_lossy().into_owned();
     let cat = best_of_three(|| command(Path::new("cat"), std::slice::from_ref(&file), true));
     let mut rows = Vec::new();
@@ -138,13 +155,16 @@ fn measure_size(o: &Options, gb: f64) -> Result<String, String> {
             .collect();
         let usage = |one_core| {
             let _ = std::fs::remove_dir_all(&scratch);
-            let u = run(command(&o.fxt, &args, one_core)).unwrap_or_default();
+            let u = best_of_three(|| {
+                let _ = std::fs::remove_dir_all(&scratch);
+                command(&o.fxt, &args, one_core)
+            });
             let _ = std::fs::remove_dir_all(&scratch);
             u
         };
         let one = usage(true);
         let all = if parallel { Some(usage(false)) } else { None };
-        eprintln!("read-table: {gb} GB {name}: {one:?} / all cores {all:?}");
+        eprintln!("read-table: {title} {name}: {one:?} / all cores {all:?}");
         rows.push(Row {
             name: format!("`fxt {name}`"),
             one,
@@ -154,8 +174,7 @@ fn measure_size(o: &Options, gb: f64) -> Result<String, String> {
     if o.perfetto.exists() {
         rows.push(perfetto_row(o, &file));
     }
-    let _ = std::fs::remove_file(&path);
-    Ok(table(gb, size, records, cat, &rows))
+    Ok(table(title, size, records, cat, &rows))
 }
 
 /// Perfetto's trace processor importing the trace and counting its slices.
@@ -177,10 +196,10 @@ fn perfetto_row(o: &Options, file: &str) -> Row {
     }
 }
 
-fn table(gb: f64, size: u64, records: u64, cat: Usage, rows: &[Row]) -> String {
+fn table(title: &str, size: u64, records: u64, cat: Usage, rows: &[Row]) -> String {
     let mb = size as f64 / 1e6;
     let mut t = format!(
-        "### {gb} GB trace ({mb:.0} MB, {records} records)\n\n\
+        "### {title} ({mb:.0} MB, {records} records)\n\n\
          `cat FILE > /dev/null` (page cache, one core): {:.3} CPU s, {:.0} MB/s.\n\n\
          | command | CPU s, 1 core | wall s, 1 core | wall s, all cores | MB/s (1 core, CPU) | peak MB | × `cat` (CPU) |\n\
          |---|---:|---:|---:|---:|---:|---:|\n",
@@ -205,6 +224,13 @@ fn table(gb: f64, size: u64, records: u64, cat: Usage, rows: &[Row]) -> String {
         ));
     }
     t
+}
+
+/// The records of the trace at `path` (every step of the decoder, damage
+/// included).
+fn count_records(path: &Path) -> std::io::Result<u64> {
+    let bytes = std::fs::read(path)?;
+    Ok(fxt_format::decode::SliceReader::new(&bytes).count() as u64)
 }
 
 fn main() -> std::process::ExitCode {
@@ -248,6 +274,24 @@ fn main() -> std::process::ExitCode {
     );
     for &gb in &o.sizes_gb {
         match measure_size(&o, gb) {
+            Ok(t) => text.push_str(&t),
+            Err(e) => {
+                eprintln!("read-table: {e}");
+                return std::process::ExitCode::FAILURE;
+            }
+        }
+        text.push('\n');
+    }
+    for path in &o.traces {
+        let records = match count_records(path) {
+            Ok(n) => n,
+            Err(e) => {
+                eprintln!("read-table: {}: {e}", path.display());
+                return std::process::ExitCode::FAILURE;
+            }
+        };
+        let title = format!("`{}`", path.display());
+        match measure_file(&o, path, &title, records) {
             Ok(t) => text.push_str(&t),
             Err(e) => {
                 eprintln!("read-table: {e}");

@@ -686,3 +686,73 @@ pub fn assert_same_when_cut(
     let _ = std::fs::remove_file(&path);
     (one, one_written)
 }
+
+/// A trace whose string indices change meaning between events of the
+/// same shape (for the commands that keep each index's printed bytes):
+/// index 1 redefined (to a text that needs escaping), a second provider
+/// with fresh tables (its events' indices undefined), a switch back to the
+/// first; then a split blob group whose argument names are by index.
+pub fn redefined_strings_trace() -> Trace {
+    let thread = ThreadRef::Inline {
+        process: 1,
+        thread: 2,
+    };
+    let args = [Arg::new(StringRef::Index(2), ArgValue::U64(7))];
+    let ev = |ts| {
+        event(
+            EventKind::Instant,
+            ts,
+            thread,
+            StringRef::Index(1),
+            StringRef::Index(1),
+            &args,
+        )
+    };
+    let group_args = [
+        Arg::new(StringRef::Index(3), ArgValue::U64(4)),
+        Arg::new(StringRef::Index(4), ArgValue::U64(1)),
+    ];
+    Trace::with_provider(1, "a", 1_000_000_000)
+        .push(&StringRecord {
+            index: 1,
+            value: "x",
+        })
+        .push(&StringRecord {
+            index: 2,
+            value: "k",
+        })
+        .push(&ev(1))
+        .push(&StringRecord {
+            index: 1,
+            value: "y\"q",
+        })
+        .push(&ev(2))
+        .push(&ProviderInfo {
+            provider_id: 2,
+            name: "b",
+        })
+        .push(&ev(3))
+        .push(&ProviderSection { provider_id: 1 })
+        .push(&ev(4))
+        .push(&StringRecord {
+            index: 3,
+            value: "fxt.blob.size",
+        })
+        .push(&StringRecord {
+            index: 4,
+            value: "fxt.blob.parts",
+        })
+        .push(&event(
+            EventKind::Instant,
+            5,
+            thread,
+            StringRef::Index(2),
+            StringRef::Index(2),
+            &group_args,
+        ))
+        .push(&Blob {
+            name: StringRef::Index(2),
+            blob_type: BlobType::Data,
+            payload: b"abcd",
+        })
+}

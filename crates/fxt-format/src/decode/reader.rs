@@ -215,27 +215,46 @@ impl<'a> SliceReader<'a> {
             let (record, offset) = match framed {
                 Ok(framed) => framed,
                 Err(error) => {
-                    let context = Context {
-                        decoder: &self.decoder,
-                        record: &[],
-                        offset: self.record_offset,
-                    };
-                    f(Err(error), &context)?;
+                    self.lend_other(Err(error), &[], &mut f)?;
                     continue;
                 }
             };
-            let item = view::decode(&mut self.decoder, record, offset);
-            let context = Context {
-                decoder: &self.decoder,
-                record,
-                offset,
-            };
-            match &item {
-                Ok(view) => f(Ok(view), &context)?,
-                Err(error) => f(Err(error.clone()), &context)?,
+            // The usual event, lent where it was made.
+            let plain = view::plain(&self.decoder, record, offset);
+            if let Some(view) = &plain {
+                let context = Context {
+                    decoder: &self.decoder,
+                    record,
+                    offset,
+                };
+                f(Ok(view), &context)?;
+                continue;
             }
+            let item = view::decode(&mut self.decoder, record, offset);
+            self.lend_other(item, record, &mut f)?;
         }
         Ok(())
+    }
+
+    /// [`SliceReader::views_until`]'s step for anything but the usual event:
+    /// a call of its own, so that the compiler does not merge it with the
+    /// usual one, which would move every view to one place first.
+    #[inline(never)]
+    fn lend_other<E>(
+        &self,
+        item: Result<View<'a>, DecodeError>,
+        record: &[u8],
+        f: &mut impl FnMut(Result<&View<'a>, DecodeError>, &Context<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let context = Context {
+            decoder: &self.decoder,
+            record,
+            offset: self.record_offset,
+        };
+        match item {
+            Ok(ref view) => f(Ok(view), &context),
+            Err(error) => f(Err(error), &context),
+        }
     }
 }
 

@@ -56,7 +56,8 @@ pub struct EventView<'a> {
     bytes: &'a [u8],
     offset: u64,
     /// Where its arguments start in `bytes`.
-    args_at: usize,
+    /// (Fits: an event record is at most 4095 words.)
+    args_at: u16,
 }
 
 impl<'a> EventView<'a> {
@@ -73,9 +74,13 @@ impl<'a> EventView<'a> {
     /// The arguments, their values read but their strings unresolved
     /// ([`Context::str`] resolves them without copying).
     pub fn args(&self) -> ArgViews<'a> {
-        let at = self.offset + self.args_at as u64;
+        let at = self.offset + u64::from(self.args_at);
         ArgViews {
-            cursor: Cursor::new(&self.bytes[self.args_at..], at, Region::Record(EVENT)),
+            cursor: Cursor::new(
+                &self.bytes[usize::from(self.args_at)..],
+                at,
+                Region::Record(EVENT),
+            ),
             left: self.arg_count,
         }
     }
@@ -93,7 +98,7 @@ impl<'a> EventView<'a> {
     #[inline]
     pub fn arg_words(&self) -> ArgWordIter<'a> {
         ArgWordIter {
-            bytes: &self.bytes[self.args_at..],
+            bytes: &self.bytes[usize::from(self.args_at)..],
             left: self.arg_count,
         }
     }
@@ -342,11 +347,24 @@ pub(crate) fn decode<'a>(
     if header & 0xf == u64::from(EVENT) && bits(header, 16, 4) <= 10 {
         let tables = &decoder.providers.current;
         if let Some(view) = plain_event_view(header, bytes, offset, tables) {
-            return Ok(View::Event(view));
+            return Ok(view);
         }
         return event_view(header, bytes, offset, &Resolver { tables }).map(View::Event);
     }
     decoder.decode_record(bytes, offset).map(View::Record)
+}
+
+/// The view of a framed record that is an event of the usual shape
+/// ([`plain_event_view`]), made where it is returned; `None` for any other
+/// record, which [`decode`] then reads.
+#[inline(always)]
+pub(crate) fn plain<'a>(decoder: &Decoder, bytes: &'a [u8], offset: u64) -> Option<View<'a>> {
+    let header = word_at(bytes, 0)?;
+    if header & 0xf != u64::from(EVENT) || bits(header, 16, 4) > 10 {
+        return None;
+    }
+    let tables = &decoder.providers.current;
+    plain_event_view(header, bytes, offset, tables)
 }
 
 /// Word `at` of a record's bytes, if it has that many.
@@ -380,7 +398,7 @@ fn plain_event_view<'a>(
     bytes: &'a [u8],
     offset: u64,
     tables: &ProviderTables,
-) -> Option<EventView<'a>> {
+) -> Option<View<'a>> {
     let timestamp = word_at(bytes, 1)?;
     let mut at = 2;
     let thread = match bits(header, 24, 8) as u8 {
@@ -395,7 +413,7 @@ fn plain_event_view<'a>(
     let category = plain_ref(bits(header, 32, 16) as u16)?;
     let name = plain_ref(bits(header, 48, 16) as u16)?;
     let arg_count = bits(header, 20, 4);
-    let args_at = at * 8;
+    let args_at = (at * 8) as u16;
     for _ in 0..arg_count {
         let arg = word_at(bytes, at)?;
         let size = bits(arg, 4, 12) as usize;
@@ -436,7 +454,9 @@ fn plain_event_view<'a>(
             }
         }
     };
-    Some(EventView {
+    // Made as the `View` it is returned as, so that it is written where
+    // the caller keeps it rather than copied there.
+    Some(View::Event(EventView {
         kind,
         timestamp,
         thread,
@@ -446,7 +466,7 @@ fn plain_event_view<'a>(
         bytes,
         offset,
         args_at,
-    })
+    }))
 }
 
 /// An event record's view: the reads `parse::event` makes, in its order,
@@ -466,7 +486,7 @@ fn event_view<'a>(
     let name = string_ref(bits(header, 48, 16) as u16, &mut cur)?;
     let arg_count = bits(header, 20, 4);
     // Fits: the cursor is within the record.
-    let args_at = (cur.offset() - offset) as usize;
+    let args_at = (cur.offset() - offset) as u16;
     skip_args(arg_count, &mut cur)?;
     let kind = event_kind(bits(header, 16, 4), &mut cur)?;
     Ok(EventView {

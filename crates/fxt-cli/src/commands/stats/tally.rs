@@ -378,7 +378,7 @@ impl RangeTally {
 
     /// Counts a record by type, provider and time (`ticks` of a clock of
     /// `tps` ticks per second).
-    #[inline]
+    #[inline(always)]
     fn count_record(
         &mut self,
         provider: Option<u32>,
@@ -441,8 +441,9 @@ impl RangeTally {
         at
     }
 
-    /// The index of a provider's thread in `threads`.
-    #[inline]
+    /// The index of a provider's thread in `threads` (events come in runs
+    /// of one thread: the last one is checked first).
+    #[inline(always)]
     fn thread_index(&mut self, provider: Option<u32>, thread: Thread) -> usize {
         let key = (provider, thread);
         if self
@@ -452,6 +453,12 @@ impl RangeTally {
         {
             return self.last_thread;
         }
+        self.find_thread(key)
+    }
+
+    /// [`RangeTally::thread_index`] of another thread than the last.
+    #[inline(never)]
+    fn find_thread(&mut self, key: (Option<u32>, Thread)) -> usize {
         let at = match self.thread_ids.get(&key) {
             Some(&at) => at,
             None => self.new_thread(key),

@@ -31,17 +31,23 @@
 use std::fmt::{self, Write as _};
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
+use std::sync::OnceLock;
 
 use fxt_format::decode::{
-    Arg, ArgValue, BlobJoiner, Event, EventKind, Joined, LargeBlobWithMetadata,
-    LegacyContextSwitch, Process, Record, Text, Thread, UserspaceObject,
+    Arg, ArgValue, BlobJoiner, Context, DecodeError, Event, EventKind, EventView, Joined,
+    LargeBlobWithMetadata, LegacyContextSwitch, Process, Record, Text, Thread, UserspaceObject,
+    View,
 };
 
 use crate::error::Error;
-use crate::input::Input;
+use crate::input::{Input, Reader};
 use crate::names::event_kind_name;
 use crate::ordered::{walk_ordered, Out, Records, Sink};
 use crate::samples::{lines, Names};
+
+mod views;
+
+use views::{EventLines, Line};
 
 /// Arguments of `fxt dump`.
 #[derive(clap::Args)]
@@ -63,7 +69,7 @@ pub struct Args {
 /// Runs `fxt dump`.
 pub fn run(args: Args) -> Result<ExitCode, Error> {
     let mut input = Input::open_trace(&args.file)?;
-    let names = input.bytes().map(Names::from_trace).unwrap_or_default();
+    let names = OnceLock::new();
     let mut out: Sink = BufWriter::with_capacity(1 << 16, Box::new(io::stdout().lock()));
     // Where the blob records read past a cut by the range before end: the
     // next ranges' lines for them are dropped.
@@ -114,63 +120,184 @@ fn dump_range(
     records: &mut Records<'_, '_>,
     out: &mut Out<'_>,
     args: &Args,
-    names: &Names,
+    names: &OnceLock<Names>,
 ) -> Result<RangeEnd, Error> {
-    let mut line = String::new();
-    let mut print = |out: &mut Out<'_>, joined: Joined| {
-        print_joined(out, &mut line, joined, args, names).map_err(|e| Error::io("stdout", e))
+    // The whole file, which the function names of samples are searched
+    // for (none for a stream).
+    let trace = match records.reader() {
+        Reader::Slice(_, bytes) => Some(*bytes),
+        Reader::Stream(_) => None,
     };
-    let mut end = RangeEnd::default();
+    let mut dumper = Dumper {
+        args,
+        names: LazyNames { names, trace },
+        lines: EventLines::default(),
+        joiner: BlobJoiner::new(),
+        line: String::new(),
+        bytes: Vec::new(),
+        next_offset: records.start(),
+        leading: records.start() > 0,
+        end: RangeEnd::default(),
+    };
+    let io_err = |e| Error::io("stdout", e);
+    records
+        .each_view(|ctx, view| dumper.step(out, ctx, view))
+        .map_err(io_err)?;
     if args.no_join {
-        while let Some(record) = records.next_record() {
-            let offset = records.reader().record_offset();
-            let joined = Joined {
-                offset,
-                item: Ok(record),
-                joined_parts: 0,
-            };
-            print(out, joined)?;
-        }
-        return Ok(end);
+        return Ok(dumper.end);
     }
-    let mut joiner = BlobJoiner::new();
-    // Where the record after the last one seen starts: a record starting
-    // elsewhere means the walk skipped a malformed one, which ends a group.
-    let mut next_offset = records.start();
-    let mut leading = records.start() > 0;
-    while let Some(record) = records.next_record() {
-        let offset = records.reader().record_offset();
-        if offset != next_offset {
-            joiner.finish();
-            leading = false;
-        }
-        next_offset = records.reader().position();
-        leading &= matches!(record, Record::Blob(_));
-        if let Some(joined) = joiner.push_direct(offset, Ok(record)) {
-            print(out, joined)?;
-        }
-        while let Some(joined) = joiner.pop() {
-            print(out, joined)?;
-        }
-        if leading {
-            end.lead.push((next_offset, out.len()));
-        }
-    }
-    while joiner.is_collecting() {
+    while dumper.joiner.is_collecting() {
         let Some(Ok(Record::Blob(blob))) = records.next_beyond() else {
             break; // anything else ends the group, as in one reader
         };
-        joiner.push(records.reader().record_offset(), Ok(Record::Blob(blob)));
-        end.overran_to = records.reader().position();
-        while let Some(joined) = joiner.pop() {
-            print(out, joined)?;
+        let offset = records.reader().record_offset();
+        dumper.joiner.push(offset, Ok(Record::Blob(blob)));
+        dumper.end.overran_to = records.reader().position();
+        dumper.drain(out).map_err(io_err)?;
+    }
+    dumper.joiner.finish();
+    dumper.drain(out).map_err(io_err)?;
+    Ok(dumper.end)
+}
+
+/// The walk of one range: events straight from their views
+/// ([`EventLines`]), every other record (and an event that may start a
+/// split blob group, or comes while one is collected) decoded, through the
+/// joiner.
+struct Dumper<'x> {
+    args: &'x Args,
+    names: LazyNames<'x>,
+    lines: EventLines,
+    joiner: BlobJoiner,
+    /// The line of a decoded record, being built.
+    line: String,
+    /// The line of an event view, being built.
+    bytes: Vec<u8>,
+    /// Where the record after the last one seen starts: a record starting
+    /// elsewhere means the walk skipped a malformed one, which ends a
+    /// group.
+    next_offset: u64,
+    /// Whether every record so far is a blob, after a cut.
+    leading: bool,
+    end: RangeEnd,
+}
+
+impl Dumper<'_> {
+    /// Prints the record of `view` (or takes it into the joiner).
+    #[inline]
+    fn step(&mut self, out: &mut Out<'_>, ctx: &Context<'_>, view: &View<'_>) -> io::Result<()> {
+        let offset = ctx.record_offset();
+        if self.args.no_join {
+            return match view {
+                View::Event(event) => self.print_event(out, ctx, event, offset).map(|_| ()),
+                View::Record(record) => {
+                    self.lines.see(record);
+                    self.print(out, pass(offset, Ok(record.clone())))
+                }
+            };
         }
+        if offset != self.next_offset {
+            self.joiner.finish();
+            self.leading = false;
+        }
+        self.next_offset = offset + ctx.record_bytes().len() as u64;
+        self.leading &= matches!(view, View::Record(Record::Blob(_)));
+        let item = match view {
+            View::Event(event) if !self.joiner.is_collecting() => {
+                self.drain(out)?;
+                match self.print_event(out, ctx, event, offset)? {
+                    Line::GroupStart => Some(ctx.event(event).map(Record::Event)),
+                    _ => None,
+                }
+            }
+            View::Event(event) => Some(ctx.event(event).map(Record::Event)),
+            View::Record(record) => {
+                self.lines.see(record);
+                Some(Ok(record.clone()))
+            }
+        };
+        if let Some(item) = item {
+            if let Some(joined) = self.joiner.push_direct(offset, item) {
+                self.print(out, joined)?;
+            }
+            self.drain(out)?;
+        }
+        if self.leading {
+            self.end.lead.push((self.next_offset, out.len()));
+        }
+        Ok(())
     }
-    joiner.finish();
-    while let Some(joined) = joiner.pop() {
-        print(out, joined)?;
+
+    /// Prints an event from its view (decoded if an argument does not
+    /// read), unless it may start a split blob group (when joining): that
+    /// one is for the joiner, and nothing is printed.
+    #[inline]
+    fn print_event(
+        &mut self,
+        out: &mut Out<'_>,
+        ctx: &Context<'_>,
+        event: &EventView<'_>,
+        offset: u64,
+    ) -> io::Result<Line> {
+        self.bytes.clear();
+        if self.args.offsets {
+            let _ = write!(self.bytes, "{offset:#010x} ");
+        }
+        let join = !self.args.no_join;
+        let line = self
+            .lines
+            .event(&mut self.bytes, ctx, event, self.args.payloads, join);
+        match line {
+            Line::Written => {
+                self.bytes.push(b'\n');
+                out.write_all(&self.bytes)?;
+            }
+            Line::GroupStart => {}
+            Line::Unreadable => {
+                let item = ctx.event(event).map(Record::Event);
+                self.print(out, pass(offset, item))?;
+            }
+        }
+        Ok(line)
     }
-    Ok(end)
+
+    /// Prints what the joiner has ready.
+    fn drain(&mut self, out: &mut Out<'_>) -> io::Result<()> {
+        while let Some(joined) = self.joiner.pop() {
+            self.print(out, joined)?;
+        }
+        Ok(())
+    }
+
+    /// Prints a decoded record.
+    fn print(&mut self, out: &mut Out<'_>, joined: Joined) -> io::Result<()> {
+        print_joined(out, &mut self.line, joined, self.args, &self.names)
+    }
+}
+
+/// The function names of the trace's symbols records, found (a search
+/// of the whole file) only once a blob may need them: most traces have no
+/// samples, and the search was a tenth of a dump.
+struct LazyNames<'x> {
+    names: &'x OnceLock<Names>,
+    trace: Option<&'x [u8]>,
+}
+
+impl LazyNames<'_> {
+    /// The names (the same whichever range asks first).
+    fn get(&self) -> &Names {
+        self.names
+            .get_or_init(|| self.trace.map(Names::from_trace).unwrap_or_default())
+    }
+}
+
+/// A record as it was read, not joined.
+fn pass(offset: u64, item: Result<Record, DecodeError>) -> Joined {
+    Joined {
+        offset,
+        item,
+        joined_parts: 0,
+    }
 }
 
 /// Prints one record (or joined blob) as a line, built in `line`.
@@ -179,7 +306,7 @@ fn print_joined(
     line: &mut String,
     joined: Joined,
     args: &Args,
-    names: &Names,
+    names: &LazyNames<'_>,
 ) -> io::Result<()> {
     let Ok(record) = joined.item else {
         return Ok(()); // the walk warns about it
@@ -188,7 +315,11 @@ fn print_joined(
     if args.offsets {
         let _ = write!(line, "{:#010x} ", joined.offset);
     }
-    if args.payloads || !lines::format(line, &record, names) {
+    // Only blobs have lines of their own (samples, modules, symbols).
+    let own_line = |line: &mut String| {
+        matches!(record, Record::Blob(_)) && lines::format(line, &record, names.get())
+    };
+    if args.payloads || !own_line(line) {
         format_record(line, &record, args.payloads);
     }
     if joined.joined_parts > 0 {

@@ -24,11 +24,16 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
-use fxt_format::decode::{Arg, ArgValue, Event, EventKind, Record, Text, Thread};
+use fxt_format::decode::{Arg, ArgValue, Context, Event, EventKind, Record, Text, Thread, View};
+use fxt_format::time::ticks_per_second_or_default;
 
 use crate::error::Error;
 use crate::input::{ticks_to_ns, Input};
 use crate::ordered::{walk_ordered, Out, Records, Sink};
+
+mod views;
+
+use views::EventObjects;
 
 /// Arguments of `fxt json`.
 #[derive(clap::Args)]
@@ -58,12 +63,15 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     // event of one range and the first of the next is written at the merge.
     let mut wrote_any = false;
     let work = |records: &mut Records<'_, '_>, out: &mut Out<'_>| {
+        let mut objects = EventObjects::default();
+        let mut buf = Vec::new();
         let mut first = true;
-        while let Some(record) = records.next_record() {
-            let tps = records.reader().ticks_per_second();
-            let written = write_record(out, &record, tps, first).map_err(io_err)?;
-            first &= !written;
-        }
+        records
+            .each_view(|ctx, view| {
+                first &= !write_view(out, &mut buf, &mut objects, ctx, view, first)?;
+                Ok(())
+            })
+            .map_err(io_err)?;
         Ok(!first)
     };
     let merge = |sink: &mut Sink, bytes: &[u8], wrote: bool| {
@@ -77,6 +85,38 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     out.write_all(b"\n]}\n").map_err(io_err)?;
     out.flush().map_err(io_err)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the Chrome event for the record of `view`, if it has one (an
+/// event straight from its view, built in `buf`); returns whether it wrote
+/// anything.
+fn write_view(
+    out: &mut Out<'_>,
+    buf: &mut Vec<u8>,
+    objects: &mut EventObjects,
+    ctx: &Context<'_>,
+    view: &View<'_>,
+    first: bool,
+) -> io::Result<bool> {
+    let tps = ticks_per_second_or_default(ctx.ticks_per_second());
+    match view {
+        View::Event(event) => {
+            buf.clear();
+            buf.extend_from_slice(if first { b"\n" } else { b",\n" });
+            if objects.event(buf, ctx, event, tps) {
+                out.write_all(buf)?;
+                return Ok(true);
+            }
+            match ctx.event(event) {
+                Ok(event) => write_record(out, &Record::Event(event), tps, first),
+                Err(_) => Ok(false), // not met: the view read as the event decodes
+            }
+        }
+        View::Record(record) => {
+            objects.see(record);
+            write_record(out, record, tps, first)
+        }
+    }
 }
 
 /// Writes the Chrome event for `record`, if it has one; returns whether it

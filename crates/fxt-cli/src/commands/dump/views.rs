@@ -1,0 +1,276 @@
+//! `fxt dump`'s event lines written straight from the record's bytes
+//! ([`EventView`]): no [`fxt_format::decode::Event`], no argument vector,
+//! each string index quoted once ([`Formatted`]). The line is the one the
+//! decoded path prints for the event, byte for byte.
+
+use std::io::Write as _;
+
+use fxt_format::decode::{ArgValueView, Context, EventKind, EventView, Record, StrRef, Thread};
+use fxt_format::encode::split_blob::{PARTS_KEY, SIZE_KEY};
+
+use crate::formatted::{Form, Formatted};
+use crate::names::event_kind_name;
+use crate::piece::{put_u64, Piece};
+
+/// Category, name and string values: quoted and escaped as `{s:?}`.
+pub struct Quoted;
+
+impl Form for Quoted {
+    fn text(out: &mut Vec<u8>, s: &str) {
+        quoted(out, s);
+    }
+
+    fn undefined(out: &mut Vec<u8>, index: u16) {
+        let _ = write!(out, "<undefined string #{index}>");
+    }
+}
+
+/// Argument names: as they are.
+pub struct Plain;
+
+impl Form for Plain {
+    fn text(out: &mut Vec<u8>, s: &str) {
+        out.extend_from_slice(s.as_bytes());
+    }
+
+    fn undefined(out: &mut Vec<u8>, index: u16) {
+        Quoted::undefined(out, index);
+    }
+}
+
+/// Appends `s` as `{s:?}` writes it, without the formatting machinery
+/// when nothing needs escaping (printable ASCII but `"` and `\`).
+pub fn quoted(out: &mut Vec<u8>, s: &str) {
+    if s.bytes()
+        .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+    {
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+    } else {
+        let _ = write!(out, "{s:?}");
+    }
+}
+
+/// The strings of one range's event lines.
+#[derive(Default)]
+pub struct EventLines {
+    quoted: Formatted<Quoted>,
+    plain: Formatted<Plain>,
+    /// The last ` thread=… category=… name=…` written, for events whose
+    /// strings are by index: what it was written for, and its bytes.
+    tail_of: Option<(Thread, u16, u16)>,
+    tail: Piece,
+}
+
+/// What [`EventLines::event`] did.
+#[derive(Debug, PartialEq)]
+pub enum Line {
+    /// Wrote the event's line.
+    Written,
+    /// Wrote nothing: the event may start a split blob group (an instant
+    /// whose arguments are `fxt.blob.size` and `fxt.blob.parts ≥ 1`, both
+    /// uint64), for the joiner.
+    GroupStart,
+    /// Wrote nothing: an argument does not read.
+    Unreadable,
+}
+
+/// The index of a string field that is not inline (0 for the empty
+/// string).
+fn index(s: StrRef<'_>) -> Option<u16> {
+    match s {
+        StrRef::Empty => Some(0),
+        StrRef::Indexed(i) => Some(i),
+        StrRef::Inline(_) => None,
+    }
+}
+
+impl EventLines {
+    /// Notes a record that changes what string indices mean.
+    pub fn see(&mut self, record: &Record) {
+        if matches!(
+            record,
+            Record::String { .. } | Record::ProviderInfo { .. } | Record::ProviderSection { .. }
+        ) {
+            self.tail_of = None;
+        }
+        self.quoted.see(record);
+        self.plain.see(record);
+    }
+
+    /// Appends the line of the event (without the newline), with the
+    /// bytes of its blob arguments if `payloads`. Writes nothing (the line
+    /// as it was) if an argument does not read, or if `join` and the event
+    /// may start a split blob group: those take the decoded path.
+    #[inline]
+    pub fn event(
+        &mut self,
+        line: &mut Vec<u8>,
+        ctx: &Context<'_>,
+        view: &EventView<'_>,
+        payloads: bool,
+        join: bool,
+    ) -> Line {
+        let start = line.len();
+        line.extend_from_slice(event_kind_name(&view.kind).as_bytes());
+        line.extend_from_slice(b" ts=");
+        put_u64(line, view.timestamp);
+        match view.kind {
+            EventKind::Counter { id }
+            | EventKind::AsyncBegin { id }
+            | EventKind::AsyncInstant { id }
+            | EventKind::AsyncEnd { id }
+            | EventKind::FlowBegin { id }
+            | EventKind::FlowStep { id }
+            | EventKind::FlowEnd { id } => {
+                line.extend_from_slice(b" id=");
+                put_u64(line, id);
+            }
+            EventKind::DurationComplete { end } => {
+                line.extend_from_slice(b" end=");
+                put_u64(line, end);
+            }
+            _ => {}
+        }
+        match (index(view.category), index(view.name)) {
+            (Some(category), Some(name)) => {
+                let key = Some((view.thread, category, name));
+                if self.tail_of == key {
+                    self.tail.put(line);
+                } else {
+                    let at = line.len();
+                    self.thread_category_name(line, ctx, view);
+                    self.tail.set(&line[at..]);
+                    self.tail_of = key;
+                }
+            }
+            _ => self.thread_category_name(line, ctx, view),
+        }
+        let line_is = self.args(line, ctx, view, payloads, join);
+        if line_is != Line::Written {
+            line.truncate(start);
+        }
+        line_is
+    }
+
+    /// Appends ` thread=… category=… name=…`.
+    fn thread_category_name(&mut self, out: &mut Vec<u8>, ctx: &Context<'_>, view: &EventView<'_>) {
+        out.extend_from_slice(b" thread=");
+        thread(out, &view.thread);
+        out.extend_from_slice(b" category=");
+        self.quoted.write(out, ctx, view.category);
+        out.extend_from_slice(b" name=");
+        self.quoted.write(out, ctx, view.name);
+    }
+
+    /// Appends ` key=value` per argument; whether the event may start a
+    /// split blob group is seen on the way (if `join`).
+    #[inline]
+    fn args(
+        &mut self,
+        line: &mut Vec<u8>,
+        ctx: &Context<'_>,
+        view: &EventView<'_>,
+        payloads: bool,
+        join: bool,
+    ) -> Line {
+        let candidate = join && view.kind == EventKind::Instant && view.arg_count == 2;
+        let mut group = candidate;
+        let mut read = 0;
+        for (i, arg) in view.args().enumerate() {
+            read += 1;
+            line.push(b' ');
+            let name_at = line.len();
+            // An undefined index prints as `<undefined string #N>`,
+            // never a key.
+            self.plain.write(line, ctx, arg.name);
+            if candidate {
+                let name = &line[name_at..];
+                group &= match (i, arg.value) {
+                    (0, ArgValueView::U64(_)) => name == SIZE_KEY.as_bytes(),
+                    (1, ArgValueView::U64(parts)) => parts >= 1 && name == PARTS_KEY.as_bytes(),
+                    _ => false,
+                };
+            }
+            line.push(b'=');
+            self.value(line, ctx, arg.value, payloads);
+        }
+        // The walk ends early on an argument that does not read (not met:
+        // the view was checked when it was made).
+        if read != usize::from(view.arg_count) {
+            Line::Unreadable
+        } else if group {
+            Line::GroupStart
+        } else {
+            Line::Written
+        }
+    }
+
+    /// Appends an argument's value.
+    #[inline]
+    fn value(&mut self, out: &mut Vec<u8>, ctx: &Context<'_>, v: ArgValueView<'_>, payloads: bool) {
+        match v {
+            ArgValueView::Null => out.extend_from_slice(b"null"),
+            ArgValueView::I32(x) => int(out, x),
+            ArgValueView::U32(x) => int(out, x),
+            ArgValueView::I64(x) => int(out, x),
+            ArgValueView::U64(x) => put_u64(out, x),
+            ArgValueView::F64(x) => {
+                let _ = write!(out, "{x:?}");
+            }
+            ArgValueView::Str(s) => self.quoted.write(out, ctx, s),
+            ArgValueView::Pointer(p) => {
+                let _ = write!(out, "{p:#x}");
+            }
+            ArgValueView::Koid(k) => {
+                out.extend_from_slice(b"koid(");
+                put_u64(out, k);
+                out.push(b')');
+            }
+            ArgValueView::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
+            ArgValueView::Blob(b) if payloads => {
+                let _ = write!(out, "blob({} bytes: ", b.len());
+                hex(out, b);
+                out.push(b')');
+            }
+            ArgValueView::Blob(b) => {
+                let _ = write!(out, "blob({} bytes)", b.len());
+            }
+            ArgValueView::Unknown { arg_type } => {
+                let _ = write!(out, "unknown(type {arg_type})");
+            }
+        }
+    }
+}
+
+/// Appends an integer.
+#[inline]
+fn int(out: &mut Vec<u8>, n: impl itoa::Integer) {
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+}
+
+/// Appends a thread field (`process/thread`).
+#[inline]
+fn thread(out: &mut Vec<u8>, t: &Thread) {
+    match *t {
+        Thread::Known { process, thread } => {
+            put_u64(out, process);
+            out.push(b'/');
+            put_u64(out, thread);
+        }
+        Thread::Undefined(i) => {
+            let _ = write!(out, "<undefined thread #{i}>");
+        }
+    }
+}
+
+/// Appends `bytes` in lowercase hex.
+fn hex(out: &mut Vec<u8>, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(bytes.len() * 2);
+    for &b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)]);
+        out.push(DIGITS[usize::from(b & 0xf)]);
+    }
+}
