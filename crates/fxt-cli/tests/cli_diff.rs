@@ -234,7 +234,8 @@ fn svg_frames(svg: &str) -> Vec<(String, f64, (u8, u8, u8))> {
 
 #[test]
 fn five_more_unchanged_runs_pass_the_gate() {
-    let base = runs("base", 1, 5, 0.0);
+    // Files of its own: tests run at once, and another writes `base-N`.
+    let base = runs("unchanged-base", 1, 5, 0.0);
     let same = runs("same", 201, 5, 0.0);
     let out = diff(&base, &same, &["--fail-above", "10", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

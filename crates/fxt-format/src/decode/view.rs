@@ -238,8 +238,39 @@ impl<'a> Iterator for ArgViews<'a> {
     fn next(&mut self) -> Option<Self::Item> {
         // The view was checked when it was made: these reads succeed.
         self.left = self.left.checked_sub(1)?;
-        arg_view(&mut self.cursor).ok()
+        let header = self.cursor.peek_word().ok()?;
+        let (bytes, at) = self.cursor.take(bits(header, 4, 12) as usize * 8)?;
+        if let Some(arg) = plain_arg(header, bytes) {
+            return Some(arg);
+        }
+        arg_view(&mut Cursor::new(bytes, at, Region::Record(EVENT))).ok()
     }
+}
+
+/// An argument of the usual shape read from its header and words (`bytes`,
+/// the whole argument): a name by index, a value that is a number or an
+/// indexed string. `None` for anything else, which `arg_view` reads.
+#[inline(always)]
+fn plain_arg(header: u64, bytes: &[u8]) -> Option<ArgView<'_>> {
+    let name = plain_ref((header >> 16) as u16)?;
+    let high = (header >> 32) as u32;
+    let value = match header & 0xf {
+        0 => ArgValueView::Null,
+        1 => ArgValueView::I32(high as i32),
+        2 => ArgValueView::U32(high),
+        3 => ArgValueView::I64(word_at(bytes, 1)? as i64),
+        4 => ArgValueView::U64(word_at(bytes, 1)?),
+        5 => ArgValueView::F64(f64::from_bits(word_at(bytes, 1)?)),
+        6 => ArgValueView::Str(plain_ref(high as u16)?),
+        7 => ArgValueView::Pointer(word_at(bytes, 1)?),
+        8 => ArgValueView::Koid(word_at(bytes, 1)?),
+        9 => ArgValueView::Bool(high & 1 == 1),
+        10 => return None,
+        arg_type => ArgValueView::Unknown {
+            arg_type: arg_type as u8,
+        },
+    };
+    Some(ArgView { name, value })
 }
 
 /// One record of a view walk.
