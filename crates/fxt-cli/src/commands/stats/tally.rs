@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use fxt_format::decode::{ArgValue, Context, Event, EventKind, Record, Text, Thread, View};
+use fxt_format::decode::{ArgValue, Context, Event, EventKind, Record, StrRef, Text, Thread, View};
 use fxt_format::encode::{OBJ_TYPE_PROCESS, OBJ_TYPE_THREAD};
 use fxt_format::time::ticks_per_second_or_default;
 use rustc_hash::FxHashMap;
@@ -220,6 +220,9 @@ pub struct RangeTally {
     name_ids: FxHashMap<(u32, u32), usize>,
     /// The last (category, name) ids looked up, and their index.
     last_name: Option<((u32, u32), usize)>,
+    /// The last (category, name) string indices looked up, and their
+    /// index in `names` (forgotten at any record that is not an event).
+    last_refs: (Option<(u16, u16)>, usize),
     names: Vec<((u32, u32), PerName)>,
     /// Per entry of `names`: whether its events are decoded whole
     /// ([`RangeTally::wants_whole`]).
@@ -295,9 +298,12 @@ impl RangeTally {
             View::Record(record) => return self.add(provider, tps, record.clone()),
             View::Event(e) => e,
         };
-        let category = self.strings.id(ctx, e.category);
-        let name = self.strings.id(ctx, e.name);
-        let key = self.name_index(category, name);
+        let key = match (e.category, e.name) {
+            (StrRef::Indexed(c), StrRef::Indexed(n)) if self.last_refs.0 == Some((c, n)) => {
+                self.last_refs.1
+            }
+            _ => self.name_key(ctx, e.category, e.name),
+        };
         let whole = if self.whole[key] {
             ctx.event(e).ok()
         } else {
@@ -317,6 +323,8 @@ impl RangeTally {
     /// per second.
     pub fn add(&mut self, provider: Option<u32>, tps: u64, record: Record) {
         self.strings.see(&record);
+        // It may change what the string indices mean.
+        self.last_refs.0 = None;
         let ticks = record.timestamp();
         self.count_record(provider, record_type_name(&record), tps, ticks);
         match record {
@@ -485,6 +493,20 @@ impl RangeTally {
         });
         self.thread_ids.insert(key, self.threads.len() - 1);
         self.threads.len() - 1
+    }
+
+    /// The index in `names` of an event's (category, name), remembered by
+    /// their string indices.
+    #[inline(never)]
+    fn name_key(&mut self, ctx: &Context<'_>, category: StrRef<'_>, name: StrRef<'_>) -> usize {
+        let ids = (self.strings.id(ctx, category), self.strings.id(ctx, name));
+        let key = self.name_index(ids.0, ids.1);
+        self.last_refs.0 = match (category, name) {
+            (StrRef::Indexed(c), StrRef::Indexed(n)) => Some((c, n)),
+            _ => None,
+        };
+        self.last_refs.1 = key;
+        key
     }
 
     /// The index of a (category, name) in `names`.
