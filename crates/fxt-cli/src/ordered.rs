@@ -52,10 +52,36 @@ pub struct Out<'s> {
 /// one thread are inlined).
 pub type Sink = BufWriter<Box<dyn Write>>;
 
+/// Bytes one thread reading the whole input holds before it passes them
+/// on to the sink.
+const SINK_CHUNK: usize = 1 << 16;
+
 impl Out<'_> {
     /// Bytes held: on several threads, everything the range wrote so far.
     pub fn len(&self) -> usize {
         self.buf.len()
+    }
+
+    /// The buffer to write a line into in place (no copy): call
+    /// [`Out::settle`] once it is written, or cut the buffer back to where
+    /// the line began to drop it.
+    #[inline]
+    pub fn lines(&mut self) -> &mut Vec<u8> {
+        &mut self.buf
+    }
+
+    /// Passes what one thread holds on to the sink once it is a chunk (on
+    /// several threads a range's output goes to the writer whole).
+    #[inline]
+    pub fn settle(&mut self) -> io::Result<()> {
+        match &mut self.sink {
+            Some(sink) if self.buf.len() >= SINK_CHUNK => {
+                sink.write_all(&self.buf)?;
+                self.buf.clear();
+                Ok(())
+            }
+            _ => Ok(()),
+        }
     }
 }
 
@@ -68,13 +94,8 @@ impl Write for Out<'_> {
 
     #[inline]
     fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
-        match &mut self.sink {
-            Some(sink) => sink.write_all(data),
-            None => {
-                self.buf.extend_from_slice(data);
-                Ok(())
-            }
-        }
+        self.buf.extend_from_slice(data);
+        self.settle()
     }
 
     /// Nothing: what is held goes to `merge` at the end of the range.

@@ -134,7 +134,6 @@ fn dump_range(
         lines: EventLines::default(),
         joiner: BlobJoiner::new(),
         line: String::new(),
-        bytes: Vec::new(),
         next_offset: records.start(),
         leading: records.start() > 0,
         end: RangeEnd::default(),
@@ -171,8 +170,6 @@ struct Dumper<'x> {
     joiner: BlobJoiner,
     /// The line of a decoded record, being built.
     line: String,
-    /// The line of an event view, being built.
-    bytes: Vec<u8>,
     /// Where the record after the last one seen starts: a record starting
     /// elsewhere means the walk skipped a malformed one, which ends a
     /// group.
@@ -239,21 +236,24 @@ impl Dumper<'_> {
         event: &EventView<'_>,
         offset: u64,
     ) -> io::Result<Line> {
-        self.bytes.clear();
+        // Written in place in the output, and cut back if not printed.
+        let bytes = out.lines();
+        let start = bytes.len();
         if self.args.offsets {
-            let _ = write!(self.bytes, "{offset:#010x} ");
+            let _ = write!(bytes, "{offset:#010x} ");
         }
         let join = !self.args.no_join;
         let line = self
             .lines
-            .event(&mut self.bytes, ctx, event, self.args.payloads, join);
+            .event(bytes, ctx, event, self.args.payloads, join);
         match line {
             Line::Written => {
-                self.bytes.push(b'\n');
-                out.write_all(&self.bytes)?;
+                bytes.push(b'\n');
+                out.settle()?;
             }
-            Line::GroupStart => {}
+            Line::GroupStart => bytes.truncate(start),
             Line::Unreadable => {
+                bytes.truncate(start);
                 let item = ctx.event(event).map(Record::Event);
                 self.print(out, pass(offset, item))?;
             }

@@ -64,11 +64,10 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     let mut wrote_any = false;
     let work = |records: &mut Records<'_, '_>, out: &mut Out<'_>| {
         let mut objects = EventObjects::default();
-        let mut buf = Vec::new();
         let mut first = true;
         records
             .each_view(|ctx, view| {
-                first &= !write_view(out, &mut buf, &mut objects, ctx, view, first)?;
+                first &= !write_view(out, &mut objects, ctx, view, first)?;
                 Ok(())
             })
             .map_err(io_err)?;
@@ -88,11 +87,10 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
 }
 
 /// Writes the Chrome event for the record of `view`, if it has one (an
-/// event straight from its view, built in `buf`); returns whether it wrote
-/// anything.
+/// event straight from its view, built in place in the output); returns
+/// whether it wrote anything.
 fn write_view(
     out: &mut Out<'_>,
-    buf: &mut Vec<u8>,
     objects: &mut EventObjects,
     ctx: &Context<'_>,
     view: &View<'_>,
@@ -101,12 +99,15 @@ fn write_view(
     let tps = ticks_per_second_or_default(ctx.ticks_per_second());
     match view {
         View::Event(event) => {
-            buf.clear();
-            buf.extend_from_slice(if first { b"\n" } else { b",\n" });
-            if objects.event(buf, ctx, event, tps) {
-                out.write_all(buf)?;
+            // Written in place in the output, and cut back if not printed.
+            let line = out.lines();
+            let start = line.len();
+            line.extend_from_slice(if first { b"\n" } else { b",\n" });
+            if objects.event(line, ctx, event, tps) {
+                out.settle()?;
                 return Ok(true);
             }
+            line.truncate(start);
             match ctx.event(event) {
                 Ok(event) => write_record(out, &Record::Event(event), tps, first),
                 Err(_) => Ok(false), // not met: the view read as the event decodes
