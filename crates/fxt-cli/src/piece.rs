@@ -75,7 +75,7 @@ mod tests {
         let mut values = vec![0, 1, 9, 10, 11, 99, 100, 101, u64::MAX, u64::MAX - 1];
         for power in 1..20 {
             let p = 10u64.pow(power);
-            values.extend([p - 1, p, p + 1, p * 3 + 7]);
+            values.extend([p - 1, p, p + 1, p.saturating_mul(3).saturating_add(7)]);
         }
         let mut x = 0x2545_f491_4f6c_dd1du64;
         for _ in 0..10_000 {
