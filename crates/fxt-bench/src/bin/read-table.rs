@@ -22,6 +22,7 @@
 //! `dump` and `json` cut it into ranges; `export` encodes its tables on a
 //! core of their own), so each runs on one core and on all.
 
+use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -228,9 +229,17 @@ fn table(title: &str, size: u64, records: u64, cat: Usage, rows: &[Row]) -> Stri
 
 /// The records of the trace at `path` (every step of the decoder, damage
 /// included), read as a stream: a copy of the file in this process would
-/// be counted in its children's peak memory.
-fn count_records(path: &Path) -> std::io::Result<u64> {
-    let file = std::fs::File::open(path)?;
+/// be counted in its children's peak memory. A file that does not begin
+/// with the magic number record is not a trace.
+fn count_records(path: &Path) -> Result<u64, String> {
+    let shown = |e: std::io::Error| format!("{}: {e}", path.display());
+    let mut file = std::fs::File::open(path).map_err(shown)?;
+    let mut head = [0u8; 8];
+    let magic = fxt_format::encode::header::MAGIC_RECORD.to_le_bytes();
+    if file.read_exact(&mut head).is_err() || head != magic {
+        return Err(format!("{}: not an FXT trace", path.display()));
+    }
+    file.rewind().map_err(shown)?;
     Ok(fxt_format::decode::StreamReader::new(file).count() as u64)
 }
 
@@ -259,6 +268,17 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
+    // Every trace named is looked at before anything is measured.
+    let mut traces = Vec::new();
+    for path in &o.traces {
+        match count_records(path) {
+            Ok(records) => traces.push((path, records)),
+            Err(e) => {
+                eprintln!("read-table: {e}");
+                return std::process::ExitCode::from(2);
+            }
+        }
+    }
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut text = format!(
@@ -283,14 +303,7 @@ fn main() -> std::process::ExitCode {
         }
         text.push('\n');
     }
-    for path in &o.traces {
-        let records = match count_records(path) {
-            Ok(n) => n,
-            Err(e) => {
-                eprintln!("read-table: {}: {e}", path.display());
-                return std::process::ExitCode::FAILURE;
-            }
-        };
+    for (path, records) in traces {
         let title = format!("`{}`", path.display());
         match measure_file(&o, path, &title, records) {
             Ok(t) => text.push_str(&t),

@@ -463,28 +463,14 @@ fn plain_event_view<'a>(
         }
         at += size;
     }
-    if at * 8 > bytes.len() {
-        return None;
-    }
-    let event_type = bits(header, 16, 4);
-    let kind = match event_type {
-        0 => EventKind::Instant,
-        2 => EventKind::DurationBegin,
-        3 => EventKind::DurationEnd,
-        _ => {
-            let word = word_at(bytes, at)?;
-            match event_type {
-                1 => EventKind::Counter { id: word },
-                4 => EventKind::DurationComplete { end: word },
-                5 => EventKind::AsyncBegin { id: word },
-                6 => EventKind::AsyncInstant { id: word },
-                7 => EventKind::AsyncEnd { id: word },
-                8 => EventKind::FlowBegin { id: word },
-                9 => EventKind::FlowStep { id: word },
-                _ => EventKind::FlowEnd { id: word },
-            }
-        }
-    };
+    // The word after the arguments, for the event types that carry one
+    // (`None` if the arguments run past the record).
+    let rest = bytes.get(at * 8..)?;
+    let kind = event_kind(
+        bits(header, 16, 4),
+        &mut Cursor::new(rest, 0, Region::Argument),
+    )
+    .ok()?;
     // Made as the `View` it is returned as, so that it is written where
     // the caller keeps it rather than copied there.
     Some(View::Event(EventView {

@@ -228,25 +228,32 @@ fn int<W: Write>(w: &mut W, n: impl itoa::Integer) -> io::Result<()> {
 
 /// Nanoseconds as microseconds.
 fn micros<W: Write>(w: &mut W, ns: u64) -> io::Result<()> {
-    let (whole, frac) = (ns / 1000, ns % 1000);
-    int(w, whole)?;
+    int(w, ns / 1000)?;
+    let (digits, len) = micros_fraction(ns);
+    w.write_all(&digits[..len])
+}
+
+/// The fraction of nanoseconds as microseconds: `.` and three digits, of
+/// which the first `len` are written (trailing zeros dropped, none at all
+/// when the fraction is 0).
+fn micros_fraction(ns: u64) -> ([u8; 4], usize) {
+    let frac = ns % 1000;
     let digits = [
         b'.',
         b'0' + (frac / 100) as u8,
         b'0' + (frac / 10 % 10) as u8,
         b'0' + (frac % 10) as u8,
     ];
-    // The fraction without its trailing zeros (none when it is 0).
     let len = if frac == 0 {
         0
-    } else if frac % 100 == 0 {
+    } else if frac.is_multiple_of(100) {
         2
-    } else if frac % 10 == 0 {
+    } else if frac.is_multiple_of(10) {
         3
     } else {
         4
     };
-    w.write_all(&digits[..len])
+    (digits, len)
 }
 
 fn string<W: Write>(w: &mut W, s: &str) -> io::Result<()> {

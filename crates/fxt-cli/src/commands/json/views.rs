@@ -207,27 +207,12 @@ fn phase(kind: &EventKind) -> &'static [u8] {
     }
 }
 
-/// Nanoseconds as microseconds (as `super::micros` writes them).
+/// Nanoseconds as microseconds (as `super::micros` writes them; the
+/// fraction appended as a block of known size and cut back).
 #[inline]
 fn micros(w: &mut Vec<u8>, ns: u64) {
-    let (whole, frac) = (ns / 1000, ns % 1000);
-    put_u64(w, whole);
-    let digits = [
-        b'.',
-        b'0' + (frac / 100) as u8,
-        b'0' + (frac / 10 % 10) as u8,
-        b'0' + (frac % 10) as u8,
-    ];
-    // The fraction without its trailing zeros (none when it is 0).
-    let len = if frac == 0 {
-        0
-    } else if frac % 100 == 0 {
-        2
-    } else if frac % 10 == 0 {
-        3
-    } else {
-        4
-    };
+    put_u64(w, ns / 1000);
+    let (digits, len) = super::micros_fraction(ns);
     let end = w.len() + len;
     w.extend_from_slice(&digits);
     w.truncate(end);
