@@ -74,12 +74,16 @@ pub fn column_chunk(
         )));
     }
     let stats = statistics.then(|| statistics_of(&values, levels.nulls(), descr));
-    let mut sink = TrackedWrite::new(Vec::new());
+    // Room for the pages as they are before compression: growing a buffer
+    // of a row group's values copies it at every doubling.
+    let room = plain_size(&values) + levels.count / 2 + 64;
+    let mut sink = TrackedWrite::new(Vec::with_capacity(room));
     let mut writer = SerializedPageWriter::new(&mut sink);
     let mut encodings = vec![Encoding::RLE];
     let mut dictionary_len = None;
     // The data page: levels, then the values behind them.
-    let mut data = levels_of(&levels, descr);
+    let mut data = Vec::with_capacity(room);
+    levels_of(&levels, descr, &mut data);
     let encoding = match values {
         Values::Dict { page, ids } => {
             let spec = write_page(&mut writer, snappy, &page.bytes, |buf| {
@@ -160,8 +164,7 @@ fn write_page(
 /// A data page's levels: repetition levels (a nested leaf), then
 /// definition levels (any but a required column), each behind its
 /// length in four bytes.
-fn levels_of(levels: &Levels, descr: &ColumnDescPtr) -> Vec<u8> {
-    let mut out = Vec::new();
+fn levels_of(levels: &Levels, descr: &ColumnDescPtr, out: &mut Vec<u8>) {
     let section = |values: &[u8], max: i16, out: &mut Vec<u8>| {
         let at = out.len();
         out.extend_from_slice(&[0; 4]);
@@ -176,12 +179,23 @@ fn levels_of(levels: &Levels, descr: &ColumnDescPtr) -> Vec<u8> {
         out[at..at + 4].copy_from_slice(&len.to_le_bytes());
     };
     if descr.max_rep_level() > 0 {
-        section(&levels.reps, descr.max_rep_level(), &mut out);
+        section(&levels.reps, descr.max_rep_level(), out);
     }
     if descr.max_def_level() > 0 {
-        section(&levels.defs, descr.max_def_level(), &mut out);
+        section(&levels.defs, descr.max_def_level(), out);
     }
-    out
+}
+
+/// The size of the values' encoding: PLAIN, or a dictionary's ids (at
+/// most four bytes each, mostly far less: an estimate).
+fn plain_size(values: &Values) -> usize {
+    match values {
+        Values::I64(v) => v.len() * 8,
+        Values::I32(v) => v.len() * 4,
+        Values::F64(v) => v.len() * 8,
+        Values::Text(bytes) => bytes.len(),
+        Values::Dict { ids, .. } => ids.len() / 2,
+    }
 }
 
 /// Appends the PLAIN encoding of numbers or text.

@@ -105,7 +105,7 @@ impl Dictionary {
 }
 
 /// Whether `a` and `b` hold the same bytes: names are short, and two
-/// overlapping words compare them without a call.
+/// overlapping words (or halves) compare them without a call.
 #[inline]
 fn same(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {

@@ -115,7 +115,11 @@ fn pack_group<T: Level>(group: &[T], width: u8, out: &mut Vec<u8>) {
         for (k, v) in group.iter().enumerate() {
             bits |= u128::from(v.get()) << (k as u32 * width);
         }
-        out.extend_from_slice(&bits.to_le_bytes()[..width as usize]);
+        // All sixteen bytes copied, the ones past the group's cut off: a
+        // copy of one size, not a call per group.
+        let at = out.len();
+        out.extend_from_slice(&bits.to_le_bytes());
+        out.truncate(at + width as usize);
         return;
     }
     // Wider values (dictionaries of over 65,536 entries) a byte at a time.

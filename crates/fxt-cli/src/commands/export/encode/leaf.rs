@@ -106,6 +106,44 @@ pub struct StrLeaf {
     pub levels: Levels,
     dictionary: Dictionary,
     ids: Vec<u32>,
+    /// The last value, if short enough to compare from here.
+    last: Option<Last>,
+}
+
+/// A short string as a few words that compare it whole (see
+/// [`Last::of`]), and its id: a column's next value is most often its
+/// last, which is then known without touching the dictionary.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Last {
+    len: usize,
+    words: (u64, u64),
+    id: u32,
+}
+
+impl Last {
+    /// Words that hold every byte of `s` when it is 16 bytes or shorter
+    /// (two that overlap, or the first, middle and last byte), so that two
+    /// strings of one length are equal exactly when their words are.
+    #[inline]
+    fn words(s: &[u8]) -> Option<(u64, u64)> {
+        let n = s.len();
+        Some(match n {
+            0 => (0, 0),
+            1..4 => (
+                u64::from(s[0]) | u64::from(s[n / 2]) << 8 | u64::from(s[n - 1]) << 16,
+                0,
+            ),
+            4..8 => (
+                u64::from(u32::from_le_bytes(*s.first_chunk::<4>()?)),
+                u64::from(u32::from_le_bytes(*s.last_chunk::<4>()?)),
+            ),
+            8..=16 => (
+                u64::from_le_bytes(*s.first_chunk::<8>()?),
+                u64::from_le_bytes(*s.last_chunk::<8>()?),
+            ),
+            _ => return None,
+        })
+    }
 }
 
 impl StrLeaf {
@@ -115,18 +153,34 @@ impl StrLeaf {
             levels: Levels::new(max_def, nested),
             dictionary: Dictionary::default(),
             ids: Vec::new(),
+            last: None,
         }
     }
 
     /// Adds a present value (its level pushed apart).
     #[inline]
     pub fn value(&mut self, s: &str) {
-        let id = self.dictionary.id(s.as_bytes());
+        let s = s.as_bytes();
+        let words = Last::words(s);
+        let id = match (self.last, words) {
+            (Some(last), Some(words)) if last.len == s.len() && last.words == words => last.id,
+            _ => {
+                let id = self.dictionary.id(s);
+                self.last = words.map(|words| Last {
+                    len: s.len(),
+                    words,
+                    id,
+                });
+                id
+            }
+        };
         self.ids.push(id);
     }
 
     /// Takes the row group's leaf.
     pub fn finish(&mut self) -> Leaf {
+        // The next row group numbers its values anew.
+        self.last = None;
         let ids = take_like(&mut self.ids);
         Leaf {
             levels: self.levels.take(),
@@ -276,5 +330,65 @@ impl<T: Number> NumLeaf<T> {
             levels: self.levels.take(),
             values: T::values(values),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_strings_of_one_length_have_equal_words_exactly_when_equal() {
+        for len in 0..=16usize {
+            let base: Vec<u8> = (0..len as u8).map(|b| b'a' + b).collect();
+            let words = Last::words(&base).unwrap();
+            // Each byte changed alone changes the words.
+            for at in 0..len {
+                let mut other = base.clone();
+                other[at] ^= 0x20;
+                assert_ne!(Last::words(&other), Some(words), "len {len} byte {at}");
+            }
+            assert_eq!(Last::words(&base.clone()), Some(words));
+        }
+        assert_eq!(Last::words(&[b'x'; 17]), None);
+    }
+
+    #[test]
+    fn a_leaf_numbers_values_that_come_back_with_their_first_id() {
+        let mut leaf = StrLeaf::new(1, false);
+        let long = "a value longer than sixteen bytes";
+        for v in ["ab", "ab", "abc", "ab", long, long, "", "abc"] {
+            leaf.levels.push(1, 0);
+            leaf.value(v);
+        }
+        let Leaf {
+            values: Values::Dict { page, ids },
+            levels,
+        } = leaf.finish()
+        else {
+            panic!("not a dictionary leaf");
+        };
+        assert_eq!(ids, [0, 0, 1, 0, 2, 2, 3, 1]);
+        assert_eq!(page.value(2), long.as_bytes());
+        assert_eq!(levels.count, 8);
+        // The next row group starts its dictionary over.
+        leaf.value("abc");
+        let Values::Dict { ids, .. } = leaf.finish().values else {
+            panic!("not a dictionary leaf");
+        };
+        assert_eq!(ids, [0]);
+    }
+
+    #[test]
+    fn definition_levels_are_kept_from_the_first_null() {
+        let mut levels = Levels::new(1, false);
+        levels.push(1, 0);
+        levels.push(1, 0);
+        assert!(levels.defs.is_empty());
+        levels.push(0, 0);
+        levels.push(1, 0);
+        assert_eq!(levels.defs, [1, 1, 0, 1]);
+        assert_eq!(levels.nulls(), 1);
+        assert!(levels.reps.is_empty());
     }
 }
