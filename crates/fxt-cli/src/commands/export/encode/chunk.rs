@@ -1,5 +1,6 @@
 //! One leaf of one row group as a Parquet column chunk: its dictionary
-//! page (strings), one data page (levels, then values), each compressed
+//! page (strings), one data page (levels, then values: dictionary ids,
+//! delta-coded integers, PLAIN doubles and free text), each compressed
 //! with Snappy, and the chunk's metadata and statistics, for
 //! `SerializedRowGroupWriter::append_column`.
 //!
@@ -19,6 +20,7 @@ use parquet::file::statistics::{Statistics, ValueStatistics};
 use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
 
+use super::delta;
 use super::hybrid::{encode, repeat, width_of};
 use super::leaf::{Leaf, Levels, Values};
 
@@ -100,6 +102,15 @@ pub fn column_chunk(
             data.push(width);
             encode(&ids, width, &mut data);
             Encoding::RLE_DICTIONARY
+        }
+        Values::I64(v) => {
+            delta::encode(&v, 64, &mut data);
+            Encoding::DELTA_BINARY_PACKED
+        }
+        Values::I32(v) => {
+            let wide: Vec<i64> = v.iter().map(|&x| i64::from(x)).collect();
+            delta::encode(&wide, 32, &mut data);
+            Encoding::DELTA_BINARY_PACKED
         }
         other => {
             plain(other, &mut data);
@@ -198,20 +209,15 @@ fn plain_size(values: &Values) -> usize {
     }
 }
 
-/// Appends the PLAIN encoding of numbers or text.
+/// Appends the PLAIN encoding of doubles or text (integers are
+/// delta-coded, strings dictionary-coded).
 fn plain(values: Values, out: &mut Vec<u8>) {
     match values {
-        Values::I64(v) => v
-            .iter()
-            .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
-        Values::I32(v) => v
-            .iter()
-            .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
         Values::F64(v) => v
             .iter()
             .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
         Values::Text(bytes) => out.extend_from_slice(&bytes),
-        Values::Dict { .. } => {}
+        Values::I64(_) | Values::I32(_) | Values::Dict { .. } => {}
     }
 }
 

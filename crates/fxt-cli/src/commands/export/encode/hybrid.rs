@@ -61,6 +61,12 @@ impl Level for u32 {
     }
 }
 
+impl Level for u64 {
+    fn get(self) -> u64 {
+        self
+    }
+}
+
 /// Appends `values`, each below `2^width`, in the hybrid encoding.
 pub fn encode<T: Level>(values: &[T], width: u8, out: &mut Vec<u8>) {
     let mut packed_from = 0;
@@ -115,7 +121,7 @@ fn bit_pack<T: Level>(values: &[T], width: u8, out: &mut Vec<u8>) {
 
 /// Appends one group: eight values of `width` bits are `width` bytes
 /// (values missing from a short last group are zeros).
-fn pack_group<T: Level>(group: &[T], width: u8, out: &mut Vec<u8>) {
+pub fn pack_group<T: Level>(group: &[T], width: u8, out: &mut Vec<u8>) {
     let width = u32::from(width);
     if width <= 8 {
         let mut bits: u64 = 0;
@@ -139,10 +145,11 @@ fn pack_group<T: Level>(group: &[T], width: u8, out: &mut Vec<u8>) {
         out.truncate(at + width as usize);
         return;
     }
-    // Wider values (dictionaries of over 65,536 entries) a byte at a time.
-    let (mut bits, mut held) = (0u64, 0u32);
+    // Wider values (dictionaries of over 65,536 entries, differences of
+    // far-apart integers) a byte at a time.
+    let (mut bits, mut held) = (0u128, 0u32);
     for k in 0..GROUP {
-        bits |= group.get(k).map_or(0, |v| v.get()) << held;
+        bits |= u128::from(group.get(k).map_or(0, |v| v.get())) << held;
         held += width;
         while held >= 8 {
             out.push(bits as u8);

@@ -111,7 +111,7 @@ pub struct StrLeaf {
 }
 
 /// A short string as a few words that compare it whole (see
-/// [`Last::of`]), and its id: a column's next value is most often its
+/// [`Last::words`]), and its id: a column's next value is most often its
 /// last, which is then known without touching the dictionary.
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct Last {

@@ -1,6 +1,7 @@
 //! Parquet pages written by fxt: the row group being built as leaf
 //! columns ([`leaf`]), strings numbered by a per-column [`dictionary`],
-//! levels and ids in the RLE / bit-packing [`hybrid`], each leaf made a
+//! levels and ids in the RLE / bit-packing [`hybrid`], integers as
+//! differences ([`delta`]), each leaf made a
 //! column chunk ([`chunk`]) and appended to the file by the Apache
 //! writer, which keeps the file's layout, schema and footer.
 //!
@@ -10,6 +11,7 @@
 //! by block.
 
 mod chunk;
+mod delta;
 mod dictionary;
 mod hybrid;
 mod leaf;
