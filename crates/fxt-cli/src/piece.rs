@@ -174,12 +174,41 @@ impl<'b> Blocks<'b> {
         }
     }
 
+    /// [`Blocks::u64`] of a number close to the last one appended with
+    /// `last` (a timestamp): the digits above its last eight are those of
+    /// the last one more often than not, and are then not made again.
+    #[inline(always)]
+    pub fn u64_near(&mut self, n: u64, last: &mut HighDigits) -> Option<()> {
+        if !(100_000_000..10_000_000_000_000_000).contains(&n) {
+            return self.u64(n);
+        }
+        let high = n / 100_000_000;
+        if last.high != high {
+            (last.word, last.len) = short(high as u32);
+            last.high = high;
+        }
+        self.put(&last.word.to_le_bytes(), last.len)?;
+        self.put(&ascii(digits8((n % 100_000_000) as u32)).to_le_bytes(), 8)
+    }
+
     /// Appends `n` in decimal, as `Display` writes it.
     #[inline(always)]
     pub fn i64(&mut self, n: i64) -> Option<()> {
         self.put(b"-", usize::from(n < 0))?;
         self.u64(n.unsigned_abs())
     }
+}
+
+/// The digits above the last eight of the last number appended with
+/// [`Blocks::u64_near`].
+#[derive(Default)]
+pub struct HighDigits {
+    /// The number divided by 10^8 (0 for none yet: a number below 10^8
+    /// does not use it).
+    high: u64,
+    /// Its digits ([`short`]).
+    word: u64,
+    len: usize,
 }
 
 /// The digits of `n` (below 10^8) without leading zeros ("0" for 0), in
@@ -192,6 +221,9 @@ fn short(n: u32) -> (u64, usize) {
         return (u64::from(b'0') + u64::from(n), 1);
     }
     let len = digit_count(n);
+    if n < 10_000 {
+        return (ascii(digits4(n)) >> (8 * (4 - len)), len);
+    }
     (ascii(digits8(n)) >> (8 * (8 - len)), len)
 }
 
@@ -269,6 +301,16 @@ fn digits8(n: u32) -> u64 {
     tens | ((quarters - tens * 10) << 8)
 }
 
+/// [`digits8`] of `n` below 10^4: its four digits in the low bytes.
+#[inline(always)]
+fn digits4(n: u32) -> u64 {
+    let n = u64::from(n);
+    let hundreds = (n * 10_486) >> 20;
+    let quarters = hundreds | ((n - hundreds * 100) << 16);
+    let tens = ((quarters * 103) >> 10) & 0x000f_000f;
+    tens | ((quarters - tens * 10) << 8)
+}
+
 /// Digit values (0 to 9 per byte) as ASCII.
 #[inline(always)]
 fn ascii(digits: u64) -> u64 {
@@ -285,8 +327,8 @@ fn joined(high: u64, len: usize, low: u64) -> u128 {
 mod tests {
     use super::*;
 
-    #[test]
-    fn numbers_print_as_display_prints_them() {
+    /// Every number of each digit count's edges and 10,000 others.
+    fn numbers() -> Vec<u64> {
         let mut values = vec![0, 1, 9, 10, 11, 99, 100, 101, u64::MAX, u64::MAX - 1];
         for power in 1..20 {
             let p = 10u64.pow(power);
@@ -299,7 +341,64 @@ mod tests {
             x ^= x << 17;
             values.push(x >> (x % 64));
         }
+        values
+    }
+
+    #[test]
+    fn lines_in_blocks_print_numbers_as_display_prints_them() {
+        let mut buf = [0xff; LINE];
+        for n in numbers() {
+            let mut line = Blocks::new(&mut buf);
+            line.text(b"x=").unwrap();
+            line.u64(n).unwrap();
+            line.text(b";").unwrap();
+            line.i64(n as i64).unwrap();
+            line.text(b";").unwrap();
+            line.int(IntArg::U32(n as u32)).unwrap();
+            line.text(b";").unwrap();
+            line.int(IntArg::I32(n as i32)).unwrap();
+            line.text(b";").unwrap();
+            let len = line.len();
+            let expected = format!("x={n};{};{};{};", n as i64, n as u32, n as i32);
+            assert_eq!(&buf[..len], expected.as_bytes());
+        }
+    }
+
+    #[test]
+    fn numbers_near_the_last_print_as_display_prints_them() {
+        let mut buf = [0; LINE];
+        let mut last = HighDigits::default();
+        let mut values = numbers();
+        // Runs of numbers with the same digits above the last eight.
+        values.extend((0..300).map(|i| 81_489_443_543_892 + i * 7_919_111));
         for n in values {
+            let mut line = Blocks::new(&mut buf);
+            line.u64_near(n, &mut last).unwrap();
+            let len = line.len();
+            assert_eq!(&buf[..len], n.to_string().as_bytes());
+        }
+    }
+
+    #[test]
+    fn a_line_that_does_not_fit_its_blocks_is_refused() {
+        let mut buf = [0; LINE];
+        let mut line = Blocks::new(&mut buf);
+        let mut written = 0;
+        while line.u64(u64::MAX).is_some() {
+            written += 20;
+            assert_eq!(line.len(), written);
+        }
+        // The last block would have run past the buffer.
+        assert!(written + 24 > LINE);
+        let mut long = Piece::default();
+        long.set(&[b'a'; BLOCK + 1]);
+        let mut line = Blocks::new(&mut buf);
+        assert_eq!(line.piece(&long), None);
+    }
+
+    #[test]
+    fn numbers_print_as_display_prints_them() {
+        for n in numbers() {
             let mut out = b"x=".to_vec();
             put_u64(&mut out, n);
             out.push(b';');

@@ -14,7 +14,7 @@ use fxt_format::encode::split_blob::{PARTS_KEY, SIZE_KEY};
 
 use crate::formatted::{Form, Formatted};
 use crate::names::event_kind_name;
-use crate::piece::{put_i64, put_u64, Blocks, Piece};
+use crate::piece::{put_i64, put_u64, Blocks, HighDigits, Piece};
 
 /// Category, name and string values: quoted and escaped as `{s:?}`.
 pub struct Quoted;
@@ -70,6 +70,8 @@ pub struct EventLines {
     /// bytes.
     head_of: Option<Discriminant<EventKind>>,
     head: Piece,
+    /// The leading digits of the last timestamp.
+    ts_digits: HighDigits,
     /// The last ` thread=… category=… name=…` written, for events whose
     /// strings are by index: what it was written for, and its bytes.
     tail_of: Option<(Thread, u16, u16)>,
@@ -192,7 +194,7 @@ impl EventLines {
             return None;
         }
         line.piece(&self.head)?;
-        line.u64(view.timestamp)?;
+        line.u64_near(view.timestamp, &mut self.ts_digits)?;
         match view.kind {
             EventKind::Counter { id }
             | EventKind::AsyncBegin { id }
@@ -365,11 +367,13 @@ fn put_int(out: &mut Vec<u8>, value: IntArg) -> Option<u64> {
 }
 
 /// Whether printed key ` name=` is ` {key}=`.
+#[inline]
 fn is_key(printed: &[u8], key: &str) -> bool {
-    printed
-        .strip_prefix(b" ")
-        .and_then(|k| k.strip_suffix(b"="))
-        == Some(key.as_bytes())
+    printed.len() == key.len() + 2
+        && printed
+            .strip_prefix(b" ")
+            .and_then(|k| k.strip_suffix(b"="))
+            == Some(key.as_bytes())
 }
 
 /// Appends a thread field (`process/thread`).

@@ -11,7 +11,7 @@ use super::clock::Clock;
 use super::{pid_tid, string};
 use crate::formatted::{Form, Formatted};
 use crate::input::ticks_to_ns;
-use crate::piece::{put_i64, put_u64, Blocks, Piece};
+use crate::piece::{put_i64, put_u64, Blocks, HighDigits, Piece};
 
 /// Strings as JSON strings; an undefined index as the text
 /// `<undefined string #N>`.
@@ -52,6 +52,8 @@ pub struct EventObjects {
     object: Vec<u8>,
     /// The clock of the last event (`None` before the first).
     clock: Option<Clock>,
+    /// The leading digits of the last timestamp's microseconds.
+    ts_digits: HighDigits,
     /// The last `{"ph":…,"cat":…,"name":…,"ts":` written, for events whose
     /// strings are by index: its phase and indices, and its bytes.
     head_of: Option<(u8, u16, u16)>,
@@ -231,11 +233,14 @@ impl EventObjects {
         line.piece(&self.head)?;
         let clock = self.clock(tps);
         let begin = clock.ns(view.timestamp);
-        micros_block(line, begin)?;
+        line.u64_near(begin / 1000, &mut self.ts_digits)?;
+        fraction_block(line, begin)?;
         line.piece(&self.after_ts)?;
         if let Some(end) = end {
             line.text(b",\"dur\":")?;
-            micros_block(line, clock.ns(end).saturating_sub(begin))?;
+            let dur = clock.ns(end).saturating_sub(begin);
+            line.u64(dur / 1000)?;
+            fraction_block(line, dur)?;
             if view.arg_count > 0 {
                 line.text(b",\"args\":{")?;
             }
@@ -367,10 +372,9 @@ fn phase(kind: &EventKind) -> &'static [u8] {
     }
 }
 
-/// [`micros`] into a [`Blocks`] line.
+/// The fraction of [`micros`] into a [`Blocks`] line.
 #[inline(always)]
-fn micros_block(line: &mut Blocks<'_>, ns: u64) -> Option<()> {
-    line.u64(ns / 1000)?;
+fn fraction_block(line: &mut Blocks<'_>, ns: u64) -> Option<()> {
     let (digits, len) = super::micros_fraction(ns);
     line.put(&digits, len)
 }
