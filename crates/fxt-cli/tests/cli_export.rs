@@ -5,7 +5,9 @@
 //! engine, a hand-built archive of several processes with scheduling
 //! records, two hosts exporting into one folder, and a damaged trace (which
 //! exports what `fxt recover` keeps). The schema uses only types Spark and
-//! ClickHouse accept (read from the Parquet metadata).
+//! ClickHouse accept, and every row group's statistics (which fxt's own
+//! page writer computes, and DuckDB prunes by) hold its values: both read
+//! from the Parquet metadata with the Apache reader.
 //!
 //! Python: `$FXT_PYTHON`, else `target/pyfxt-venv` (see
 //! `cli_support::python_with`), with `duckdb` pinned below.
@@ -1261,4 +1263,164 @@ fn rows_name_the_provider_that_recorded_them() {
     assert_eq!(r[0], json!([["kernel scheduler"]]));
     assert_eq!(r[1], json!([["kernel scheduler"]]));
     assert_eq!(r[2], json!([["alpha"]]));
+}
+
+/// Row `i` of the statistics test: pid, tid, name and arguments vary in
+/// runs and cycles, some rows have no arguments, doubles include NaN and
+/// zero.
+fn varied_instant(i: u64) -> (u64, u64, &'static str, Option<i64>, Option<f64>) {
+    const NAMES: [&str; 5] = ["a", "bb", "a-name-longer-than-sixteen", "ccc", "dddd"];
+    let pid = 100 + i / 40_000;
+    let tid = 1_000 + i % 3;
+    let name = NAMES[(i / 7 % 5) as usize];
+    let int = (i % 4 == 1 || i % 4 == 3).then(|| (i as i64 - 75_000) * 3);
+    let float = (i % 4 == 2).then(|| match i {
+        _ if i.is_multiple_of(7) => f64::NAN,
+        _ if i.is_multiple_of(11) => 0.0,
+        _ => i as f64 * -0.5,
+    });
+    (pid, tid, name, int, float)
+}
+
+#[test]
+fn every_row_groups_statistics_hold_its_values() {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::file::statistics::Statistics;
+
+    const ROWS: u64 = 150_000;
+    const GROUP: u64 = 64 * 1024;
+    let mut trace = Trace::with_provider(1, "p", 1_000_000_000);
+    for i in 0..ROWS {
+        let (pid, tid, name, int, float) = varied_instant(i);
+        let mut args = Vec::new();
+        if let Some(v) = int {
+            args.push(Arg::new(StringRef::Inline("v"), ArgValue::I64(v)));
+        }
+        if let Some(f) = float {
+            args.push(Arg::new(StringRef::Inline("f"), ArgValue::F64(f)));
+        }
+        if i % 4 == 3 {
+            args.push(Arg::new(StringRef::Inline("s"), ArgValue::Null));
+        }
+        trace = trace.push(&ev(
+            EventKind::Instant,
+            5_000 + i * 7,
+            pid,
+            tid,
+            name,
+            &args,
+        ));
+    }
+    let file = trace.file("export-statistics.fxt");
+    let dir = folder("export-statistics");
+    export(&[&file], &dir, "h");
+
+    let path = std::fs::read_dir(dir.join("instants"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "parquet"))
+        .unwrap();
+    let reader = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+    let groups = reader.metadata().row_groups();
+    assert_eq!(groups.len(), ROWS.div_ceil(GROUP) as usize);
+    for (g, group) in groups.iter().enumerate() {
+        let rows: Vec<u64> = (g as u64 * GROUP..((g as u64 + 1) * GROUP).min(ROWS)).collect();
+        assert_eq!(group.num_rows(), rows.len() as i64);
+        let stats = |column: &str| {
+            group
+                .columns()
+                .iter()
+                .find(|c| c.column_path().string() == column)
+                .unwrap()
+                .statistics()
+                .cloned()
+        };
+        let range = |values: Vec<i64>| (values.iter().min().copied(), values.iter().max().copied());
+        let int_range = |stats: Option<Statistics>| match stats {
+            Some(Statistics::Int64(s)) => (
+                s.min_opt().copied(),
+                s.max_opt().copied(),
+                s.null_count_opt(),
+            ),
+            other => panic!("{other:?}"),
+        };
+        let ts = range(rows.iter().map(|&i| 5_000 + i as i64 * 7).collect());
+        assert_eq!(int_range(stats("ts")), (ts.0, ts.1, Some(0)), "group {g}");
+        let pid = range(rows.iter().map(|&i| varied_instant(i).0 as i64).collect());
+        assert_eq!(
+            int_range(stats("pid")),
+            (pid.0, pid.1, Some(0)),
+            "group {g}"
+        );
+        // A map value's nulls are its rows without an entry.
+        let ints: Vec<i64> = rows.iter().filter_map(|&i| varied_instant(i).3).collect();
+        let v = range(ints.clone());
+        let empty = rows.len() - ints.len();
+        assert_eq!(
+            int_range(stats("args_int.key_value.value")),
+            (v.0, v.1, Some(empty as u64)),
+            "group {g}"
+        );
+        let floats: Vec<f64> = rows
+            .iter()
+            .filter_map(|&i| varied_instant(i).4)
+            .filter(|f| !f.is_nan())
+            .collect();
+        let lo = floats.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = floats.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        match stats("args_float.key_value.value") {
+            Some(Statistics::Double(s)) => {
+                assert_eq!(
+                    s.min_opt().map(|v| v.to_bits()),
+                    Some(lo.to_bits()),
+                    "group {g}"
+                );
+                assert_eq!(
+                    s.max_opt().map(|v| v.to_bits()),
+                    Some(if hi == 0.0 { 0.0f64 } else { hi }.to_bits())
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        // Text the footer ranges (the source columns) and text it does not.
+        match stats("trace") {
+            Some(Statistics::ByteArray(s)) => {
+                assert_eq!(s.min_opt().unwrap().data(), p(&file).as_bytes());
+                assert_eq!(s.max_opt().unwrap().data(), p(&file).as_bytes());
+                assert_eq!(s.null_count_opt(), Some(0));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(stats("name").is_none());
+    }
+
+    // Queries whose filters DuckDB answers from those ranges agree with a
+    // count of the rows generated.
+    let count = |f: &dyn Fn(u64) -> bool| (0..ROWS).filter(|&i| f(i)).count() as u64;
+    let r = duckdb(
+        &dir,
+        &[
+            "select count(*) from {instants} where ts >= 600000",
+            "select count(*) from {instants} where pid = 101",
+            "select count(*) from {instants} where args_int['v'] < -100000",
+            "select count(*) from {instants} where name = 'a-name-longer-than-sixteen' and tid = 1001",
+            "select count(*) from {instants} where cardinality(args) = 0",
+            "select count(*) from {instants} where args['s'] is null and map_contains(args, 's')",
+            "select count(*) from {instants} where isnan(args_float['f'])",
+        ],
+    );
+    let expected = [
+        count(&|i| 5_000 + i * 7 >= 600_000),
+        count(&|i| varied_instant(i).0 == 101),
+        count(&|i| varied_instant(i).3.is_some_and(|v| v < -100_000)),
+        count(&|i| {
+            varied_instant(i).2 == "a-name-longer-than-sixteen" && varied_instant(i).1 == 1001
+        }),
+        count(&|i| i % 4 == 0),
+        count(&|i| i % 4 == 3),
+        count(&|i| varied_instant(i).4.is_some_and(f64::is_nan)),
+    ];
+    for (got, want) in r.iter().zip(expected) {
+        assert_eq!(got, &json!([[want]]));
+    }
 }

@@ -18,13 +18,9 @@ use std::fmt::Write;
 
 use fxt_format::decode::{Arg, ArgValue, ArgValueView, ArgView, Context, EventView, Text};
 
-use std::sync::Arc;
-
-use arrow_array::builder::{Float64Builder, Int64Builder, MapBuilder, StringBuilder};
-use arrow_array::{Array, ArrayRef, StringArray};
-
+use super::encode::{Dictionary, IdLeaf, Leaf, NumLeaf, TextLeaf};
 use super::summary::Summary;
-use super::table::{map_names, Col, Columns};
+use super::table::{Col, Columns};
 use crate::error::Error;
 
 /// The argument maps of a row: the arguments of one record, or of a
@@ -130,11 +126,15 @@ impl<'a> Item<'a> {
     }
 }
 
-/// The builders of the three maps.
+/// The leaves of the three maps: each map's keys and values, the keys of
+/// all three numbered by one dictionary (a name is looked up once). A map
+/// is never null; an empty map is definition level 1 in both its leaves,
+/// a key 2, a value 3 (2 if null); every entry but a row's first repeats.
 pub struct MapBuilders {
-    text: MapBuilder<StringBuilder, StringBuilder>,
-    ints: MapBuilder<StringBuilder, Int64Builder>,
-    floats: MapBuilder<StringBuilder, Float64Builder>,
+    keys: Dictionary,
+    text: (IdLeaf, TextLeaf),
+    ints: (IdLeaf, NumLeaf<i64>),
+    floats: (IdLeaf, NumLeaf<f64>),
 }
 
 impl Columns for ArgMaps<'_> {
@@ -149,47 +149,29 @@ impl Columns for ArgMaps<'_> {
     }
 
     fn builders() -> MapBuilders {
-        let names = || Some(map_names());
         MapBuilders {
-            text: MapBuilder::new(names(), StringBuilder::new(), StringBuilder::new()),
-            ints: MapBuilder::new(names(), StringBuilder::new(), Int64Builder::new()),
-            floats: MapBuilder::new(names(), StringBuilder::new(), Float64Builder::new()),
+            keys: Dictionary::default(),
+            text: (IdLeaf::new(2, true), TextLeaf::new(3, true)),
+            ints: (IdLeaf::new(2, true), NumLeaf::new(3, true)),
+            floats: (IdLeaf::new(2, true), NumLeaf::new(3, true)),
         }
     }
 
     fn append(&self, b: &mut MapBuilders, summary: &mut Summary) -> Result<(), Error> {
-        push(b, self.0, summary)
+        push(b, self.0, summary);
+        Ok(())
     }
 
-    fn finish(b: &mut MapBuilders, out: &mut Vec<ArrayRef>) {
-        let text = b.text.finish();
-        let ints = b.ints.finish();
-        let floats = b.floats.finish();
-        // The next row group's builders, with room for as many entries as
-        // this one's (see `Columns::finish`).
-        let names = || Some(map_names());
-        let rows = text.len();
-        b.text = MapBuilder::with_capacity(
-            names(),
-            strings_like(text.keys()),
-            strings_like(text.values()),
-            rows,
-        );
-        b.ints = MapBuilder::with_capacity(
-            names(),
-            strings_like(ints.keys()),
-            Int64Builder::with_capacity(ints.values().len()),
-            rows,
-        );
-        b.floats = MapBuilder::with_capacity(
-            names(),
-            strings_like(floats.keys()),
-            Float64Builder::with_capacity(floats.values().len()),
-            rows,
-        );
-        out.push(Arc::new(text));
-        out.push(Arc::new(ints));
-        out.push(Arc::new(floats));
+    fn finish(b: &mut MapBuilders, out: &mut Vec<Leaf>) {
+        let keys = b.keys.finish();
+        out.extend([
+            b.text.0.finish(keys.clone()),
+            b.text.1.finish(),
+            b.ints.0.finish(keys.clone()),
+            b.ints.1.finish(),
+            b.floats.0.finish(keys),
+            b.floats.1.finish(),
+        ]);
     }
 }
 
@@ -197,23 +179,31 @@ impl Columns for ArgMaps<'_> {
 /// and its end's.
 const MOST: usize = 30;
 
-/// A string builder with room for as many strings and bytes as `array`
-/// holds.
-fn strings_like(array: &ArrayRef) -> StringBuilder {
-    let bytes = array
-        .as_any()
-        .downcast_ref::<StringArray>()
-        .map_or(0, |a| a.value_data().len());
-    StringBuilder::with_capacity(array.len(), bytes)
+/// The entries of each map in the row being appended.
+#[derive(Default)]
+struct Entries {
+    text: u8,
+    ints: u8,
+    floats: u8,
+}
+
+/// The repetition level of a map's next entry (0 for a row's first), and
+/// one more entry counted.
+#[inline]
+fn next_rep(entries: &mut u8) -> u8 {
+    let rep = u8::from(*entries > 0);
+    *entries = entries.saturating_add(1);
+    rep
 }
 
 /// Appends the argument maps of one row. Text values are written straight
-/// into the column's buffer: no allocation per row.
-fn push<'x>(b: &mut MapBuilders, args: &[Args<'x>], summary: &mut Summary) -> Result<(), Error> {
+/// into the column's page: no allocation per row.
+fn push<'x>(b: &mut MapBuilders, args: &[Args<'x>], summary: &mut Summary) {
     // The names written so far (records hold a few arguments: no set
     // needed).
     let mut seen: [&'x str; MOST] = [""; MOST];
     let mut n = 0;
+    let mut entries = Entries::default();
     let mut one = |arg: Item<'x>| {
         let value = arg.value();
         let (int, float) = match value {
@@ -236,21 +226,35 @@ fn push<'x>(b: &mut MapBuilders, args: &[Args<'x>], summary: &mut Summary) -> Re
             seen[n] = key;
             n += 1;
         }
-        let MapBuilders { text, ints, floats } = &mut *b;
-        text.keys().append_value(key);
+        let MapBuilders {
+            keys,
+            text,
+            ints,
+            floats,
+        } = &mut *b;
+        let key = keys.id(key.as_bytes());
+        let rep = next_rep(&mut entries.text);
+        text.0.levels.push(2, rep);
+        text.0.id(key);
         if matches!(value, Value::Null) {
-            text.values().append_null();
+            text.1.levels.push(2, rep);
         } else {
-            text_of(&value, text.values());
-            text.values().append_value("");
+            text.1.levels.push(3, rep);
+            text.1.value_with(|out| text_of(&value, out));
         }
         if let Some(v) = int {
-            ints.keys().append_value(key);
-            ints.values().append_value(v);
+            let rep = next_rep(&mut entries.ints);
+            ints.0.levels.push(2, rep);
+            ints.0.id(key);
+            ints.1.levels.push(3, rep);
+            ints.1.value(v);
         }
         if let Some(v) = float {
-            floats.keys().append_value(key);
-            floats.values().append_value(v);
+            let rep = next_rep(&mut entries.floats);
+            floats.0.levels.push(2, rep);
+            floats.0.id(key);
+            floats.1.levels.push(3, rep);
+            floats.1.value(v);
         }
     };
     for source in args {
@@ -259,11 +263,22 @@ fn push<'x>(b: &mut MapBuilders, args: &[Args<'x>], summary: &mut Summary) -> Re
             Args::View(e, ctx) => e.args().for_each(|a| one(Item::View(a, ctx))),
         }
     }
-    let MapBuilders { text, ints, floats } = b;
-    for result in [text.append(true), ints.append(true), floats.append(true)] {
-        result.map_err(|e| Error::msg(format!("internal error: argument map: {e}")))?;
+    // A map without entries: empty, not null.
+    let MapBuilders {
+        text, ints, floats, ..
+    } = b;
+    if entries.text == 0 {
+        text.0.levels.push(1, 0);
+        text.1.levels.push(1, 0);
     }
-    Ok(())
+    if entries.ints == 0 {
+        ints.0.levels.push(1, 0);
+        ints.1.levels.push(1, 0);
+    }
+    if entries.floats == 0 {
+        floats.0.levels.push(1, 0);
+        floats.1.levels.push(1, 0);
+    }
 }
 
 /// The text form of a value (see the module documentation), appended

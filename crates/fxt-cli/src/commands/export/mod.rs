@@ -17,6 +17,7 @@
 //! ([`parallel`]), each writing a part of its own.
 
 mod args;
+mod encode;
 mod existing;
 mod labels;
 mod nesting;

@@ -22,8 +22,8 @@ use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::path::Path;
 
+use super::encode::Leaf;
 use super::summary::Summary;
-use arrow_array::ArrayRef;
 
 pub use super::args::ArgMaps;
 use super::table::{Col, Columns, Paths, Table, TableSchema, TypedTable};
@@ -58,7 +58,7 @@ macro_rules! row {
                 Ok(())
             }
 
-            fn finish(b: &mut Self::Builders, out: &mut Vec<ArrayRef>) {
+            fn finish(b: &mut Self::Builders, out: &mut Vec<Leaf>) {
                 let ($($field,)*) = b;
                 $(<$ty as Columns>::finish($field, out);)*
             }

@@ -1,17 +1,18 @@
-//! One Parquet table being written: Arrow column builders for the rows of
-//! the row group in progress, flushed to an [`ArrowWriter`] every
+//! One Parquet table being written: the leaf columns of the row group in
+//! progress ([`super::encode`]), written as a row group every
 //! [`ROW_GROUP`] rows, so memory follows the row group, not the trace.
 //!
 //! A table's columns and the values of a row are one declaration: a row
 //! type ([`Columns`], written by [`super::schema`]'s `row!` macro) says
 //! which columns it has (their names and [`Col`] types, in order), which
-//! typed builders hold them, and how its fields fill them, so the schema
-//! and the writer cannot disagree; a [`TypedTable`] takes only its own row
-//! type, and a value goes straight to its column's builder (no look-up or
-//! type check per value). Only types every engine
-//! reads are used: signed 64- and 32-bit integers, doubles, UTF-8 strings,
-//! lists of strings and maps with string keys (no unsigned integers, no
-//! timestamp types).
+//! leaves hold them, and how its fields fill them, so the schema and the
+//! writer cannot disagree; a [`TypedTable`] takes only its own row type,
+//! and a value goes straight to its column's leaf (no look-up or type
+//! check per value). The schema is the one Arrow's writer gives those
+//! types (and is kept in the footer as Arrow's writer keeps it). Only
+//! types every engine reads are used: signed 64- and 32-bit integers,
+//! doubles, UTF-8 strings, lists of strings and maps with string keys (no
+//! unsigned integers, no timestamp types).
 
 use std::fs::File;
 use std::path::PathBuf;
@@ -20,16 +21,19 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use arrow_array::builder::{
-    Float64Builder, Int32Builder, Int64Builder, ListBuilder, MapFieldNames, StringBuilder,
+    Float64Builder, Int64Builder, ListBuilder, MapBuilder, MapFieldNames, StringBuilder,
 };
-use arrow_array::{Array, ArrayRef, RecordBatch};
-use arrow_schema::{Field, Schema, SchemaRef};
-use parquet::arrow::ArrowWriter;
+use arrow_array::Array;
+use arrow_schema::{DataType, Field, Schema};
+use parquet::arrow::{add_encoded_arrow_schema_to_metadata, ArrowSchemaConverter};
 use parquet::basic::Compression;
+use parquet::errors::ParquetError;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
 
+use super::encode::{write_row_group, Leaf, NumLeaf, Snappy, StrLeaf};
 use super::summary::Summary;
 use crate::error::Error;
 
@@ -144,75 +148,114 @@ pub struct Paths {
 pub struct Table {
     path: String,
     paths: Paths,
-    schema: SchemaRef,
     written: u64,
     /// The writer, while it is not the encoder's.
-    writer: Option<ArrowWriter<File>>,
+    writer: Option<Writer>,
     encoder: Option<Encoder>,
     on_a_thread: bool,
     closed: bool,
 }
 
+/// The file's writer and the compressor of its pages.
+struct Writer {
+    file: SerializedFileWriter<File>,
+    snappy: Snappy,
+}
+
+impl Writer {
+    /// Writes a row group of `rows` rows.
+    fn write(&mut self, leaves: Vec<Leaf>, rows: usize) -> Result<(), ParquetError> {
+        write_row_group(&mut self.file, leaves, rows, &NO_RANGE, &mut self.snappy)
+    }
+}
+
+/// A row group: its leaves and rows.
+type RowGroup = (Vec<Leaf>, usize);
+
 /// The thread that encodes a table's row groups, and its channel.
 struct Encoder {
-    batches: SyncSender<RecordBatch>,
-    thread: JoinHandle<Result<ArrowWriter<File>, String>>,
+    groups: SyncSender<RowGroup>,
+    thread: JoinHandle<Result<Writer, String>>,
 }
 
 impl Encoder {
     /// Starts encoding with `writer`.
-    fn start(mut writer: ArrowWriter<File>) -> Encoder {
-        let (batches, rx) = sync_channel::<RecordBatch>(0);
+    fn start(mut writer: Writer) -> Encoder {
+        let (groups, rx) = sync_channel::<RowGroup>(0);
         let thread = std::thread::spawn(move || {
-            for batch in rx {
-                writer.write(&batch).map_err(|e| e.to_string())?;
+            for (leaves, rows) in rx {
+                writer.write(leaves, rows).map_err(|e| e.to_string())?;
             }
             Ok(writer)
         });
-        Encoder { batches, thread }
+        Encoder { groups, thread }
     }
 
     /// Waits until every row group sent is written; the writer back.
-    fn stop(self) -> Result<ArrowWriter<File>, String> {
-        drop(self.batches);
+    fn stop(self) -> Result<Writer, String> {
+        drop(self.groups);
         self.thread
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     }
 }
 
+/// The Arrow type of a column of type `col`: the type of what Arrow's
+/// builders of it build (map entry nullability included), so that the
+/// schema is the one Arrow's writer would give the table.
+fn data_type(col: Col) -> DataType {
+    let names = || Some(map_names());
+    match col {
+        Col::Str => DataType::Utf8,
+        Col::I64 => DataType::Int64,
+        Col::I32 => DataType::Int32,
+        Col::F64 => DataType::Float64,
+        Col::MapStr => MapBuilder::new(names(), StringBuilder::new(), StringBuilder::new())
+            .finish()
+            .data_type()
+            .clone(),
+        Col::MapI64 => MapBuilder::new(names(), StringBuilder::new(), Int64Builder::new())
+            .finish()
+            .data_type()
+            .clone(),
+        Col::MapF64 => MapBuilder::new(names(), StringBuilder::new(), Float64Builder::new())
+            .finish()
+            .data_type()
+            .clone(),
+        Col::ListStr => ListBuilder::new(StringBuilder::new())
+            .finish()
+            .data_type()
+            .clone(),
+    }
+}
+
 impl Table {
-    /// A table of the columns `columns` (named by `names`, the schema
-    /// being what the builders build, so that the two can never disagree,
-    /// map entry nullability included), written to `file`.
-    fn new(
-        names: &[(&'static str, Col)],
-        columns: Vec<ArrayRef>,
-        file: File,
-        paths: Paths,
-    ) -> Result<Table, Error> {
+    /// A table of the columns `columns` (name and type, in order), written
+    /// to `file`.
+    fn new(columns: &[(&'static str, Col)], file: File, paths: Paths) -> Result<Table, Error> {
         let path = paths.done.display().to_string();
-        let fields: Vec<Field> = names
+        let fields: Vec<Field> = columns
             .iter()
-            .zip(&columns)
-            .map(|((n, _), c)| Field::new(*n, c.data_type().clone(), true))
+            .map(|(n, c)| Field::new(*n, data_type(*c), true))
             .collect();
-        if fields.len() != names.len() || fields.len() != columns.len() {
-            return Err(Error::msg(format!(
-                "internal error: {path}: {} names for {} columns",
-                names.len(),
-                columns.len()
-            )));
-        }
-        let schema = Arc::new(Schema::new(fields));
-        let writer = ArrowWriter::try_new(file, schema.clone(), Some(writer_properties()))
-            .map_err(|e| Error::msg(format!("{path}: {e}")))?;
+        let schema = Schema::new(fields);
+        let failed = |e: ParquetError| Error::msg(format!("{path}: {e}"));
+        let parquet_schema = ArrowSchemaConverter::new()
+            .convert(&schema)
+            .map_err(failed)?;
+        let mut properties = writer_properties();
+        add_encoded_arrow_schema_to_metadata(&schema, &mut properties);
+        let file =
+            SerializedFileWriter::new(file, parquet_schema.root_schema_ptr(), Arc::new(properties))
+                .map_err(failed)?;
         Ok(Table {
             path,
             paths,
-            schema,
             written: 0,
-            writer: Some(writer),
+            writer: Some(Writer {
+                file,
+                snappy: Snappy::new(),
+            }),
             encoder: None,
             on_a_thread: false,
             closed: false,
@@ -229,16 +272,14 @@ impl Table {
         self.on_a_thread = true;
     }
 
-    /// Writes `rows` rows of `columns` as a row group.
-    fn write(&mut self, columns: Vec<ArrayRef>, rows: usize) -> Result<(), Error> {
-        let batch = RecordBatch::try_new(self.schema.clone(), columns)
-            .map_err(|e| Error::msg(format!("{}: {e}", self.path)))?;
+    /// Writes `rows` rows of `leaves` as a row group.
+    fn write(&mut self, leaves: Vec<Leaf>, rows: usize) -> Result<(), Error> {
         self.written += rows as u64;
         if self.on_a_thread && self.encoder.is_none() {
             self.encoder = self.writer.take().map(Encoder::start);
         }
         if let Some(encoder) = &self.encoder {
-            if encoder.batches.send(batch).is_err() {
+            if encoder.groups.send((leaves, rows)).is_err() {
                 // The encoder stopped: its error says why.
                 self.stop_encoder()?;
                 return Err(Error::msg(format!("{}: encoder stopped", self.path)));
@@ -246,7 +287,7 @@ impl Table {
             return Ok(());
         }
         if let Some(w) = &mut self.writer {
-            w.write(&batch)
+            w.write(leaves, rows)
                 .map_err(|e| Error::msg(format!("{}: {e}", self.path)))?;
         }
         Ok(())
@@ -270,9 +311,10 @@ impl Table {
         self.stop_encoder()?;
         if let Some(w) = &mut self.writer {
             for kv in metadata {
-                w.append_key_value_metadata(kv.clone());
+                w.file.append_key_value_metadata(kv.clone());
             }
-            w.finish()
+            w.file
+                .finish()
                 .map_err(|e| Error::msg(format!("{}: {e}", self.path)))?;
         }
         std::fs::rename(&self.paths.partial, &self.paths.done)
@@ -285,86 +327,85 @@ impl Table {
 /// Values of one or more columns of a row: a scalar fills one column,
 /// a group ([`super::schema`]'s event columns, the argument maps) several.
 pub trait Columns {
-    /// The builders of the columns.
+    /// The leaves of the columns, being filled.
     type Builders;
     /// Adds the columns, in order, to `out` (a scalar's named `name`).
     fn declare(name: &'static str, out: &mut Vec<(&'static str, Col)>);
-    /// Empty builders (they grow as rows come: room for a whole row group
+    /// Empty leaves (they grow as rows come: room for a whole row group
     /// at once would hold more memory than the rows of a small table need;
     /// [`Columns::finish`] gives the next row group room for as many as
     /// the last).
     fn builders() -> Self::Builders;
-    /// Appends the values to the builders.
+    /// Appends the values to the leaves.
     fn append(&self, b: &mut Self::Builders, summary: &mut Summary) -> Result<(), Error>;
-    /// Takes the columns built so far, in order, leaving the builders
+    /// Takes the leaves filled so far, in schema order, leaving them
     /// empty.
-    fn finish(b: &mut Self::Builders, out: &mut Vec<ArrayRef>);
+    fn finish(b: &mut Self::Builders, out: &mut Vec<Leaf>);
 }
 
-/// A scalar column type: its [`Col`], its builder, how a value is
-/// appended, and the builder of the next row group once one is finished
-/// (room for as many values as the last one held: a builder that grows
-/// value by value copies its buffer at every doubling, a twentieth of the
-/// export's instructions).
+/// A top-level column of type `$ty`: its [`Col`], its leaf, and how a
+/// present value goes in (a top-level column's value is present at
+/// definition level 1, a null at 0).
 macro_rules! scalar {
-    ($ty:ty, $col:ident, $builder:ty = $new:expr, |$b:ident, $v:ident| $append:expr, |$a:ident| $next:expr) => {
+    ($ty:ty, $col:ident, $leaf:ty, |$b:ident, $v:ident| $value:expr) => {
         impl Columns for Option<$ty> {
-            type Builders = $builder;
+            type Builders = $leaf;
             fn declare(name: &'static str, out: &mut Vec<(&'static str, Col)>) {
                 out.push((name, Col::$col));
             }
-            fn builders() -> $builder {
-                $new
+            fn builders() -> $leaf {
+                <$leaf>::new(1, false)
             }
             #[inline]
-            fn append(&self, $b: &mut $builder, _: &mut Summary) -> Result<(), Error> {
-                let $v = self;
-                $append;
+            fn append(&self, $b: &mut $leaf, _: &mut Summary) -> Result<(), Error> {
+                match *self {
+                    Some($v) => {
+                        $b.levels.push(1, 0);
+                        $value;
+                    }
+                    None => $b.levels.push(0, 0),
+                }
                 Ok(())
             }
-            fn finish(b: &mut $builder, out: &mut Vec<ArrayRef>) {
-                let array = b.finish();
-                let $a = &array;
-                *b = $next;
-                out.push(Arc::new(array));
+            fn finish(b: &mut $leaf, out: &mut Vec<Leaf>) {
+                out.push(b.finish());
             }
         }
     };
 }
-scalar!(
-    &str,
-    Str,
-    StringBuilder = StringBuilder::new(),
-    |b, v| b.append_option(*v),
-    |a| StringBuilder::with_capacity(a.len(), a.value_data().len())
-);
-scalar!(
-    i64,
-    I64,
-    Int64Builder = Int64Builder::new(),
-    |b, v| b.append_option(*v),
-    |a| Int64Builder::with_capacity(a.len())
-);
-scalar!(
-    i32,
-    I32,
-    Int32Builder = Int32Builder::new(),
-    |b, v| b.append_option(*v),
-    |a| Int32Builder::with_capacity(a.len())
-);
-scalar!(
-    f64,
-    F64,
-    Float64Builder = Float64Builder::new(),
-    |b, v| b.append_option(*v),
-    |a| Float64Builder::with_capacity(a.len())
-);
-scalar!(&[String], ListStr, ListBuilder<StringBuilder> = ListBuilder::new(StringBuilder::new()), |b, v| {
-    for s in v.unwrap_or_default() {
-        b.values().append_value(s);
+scalar!(&str, Str, StrLeaf, |b, v| b.value(v));
+scalar!(i64, I64, NumLeaf<i64>, |b, v| b.value(v));
+scalar!(i32, I32, NumLeaf<i32>, |b, v| b.value(v));
+scalar!(f64, F64, NumLeaf<f64>, |b, v| b.value(v));
+
+/// A list of strings: a null list is definition level 0, an empty one 1,
+/// an item 3 (the list, its repeated group and the nullable item each add
+/// one); every item but a list's first repeats (level 1).
+impl Columns for Option<&[String]> {
+    type Builders = StrLeaf;
+    fn declare(name: &'static str, out: &mut Vec<(&'static str, Col)>) {
+        out.push((name, Col::ListStr));
     }
-    b.append(v.is_some())
-}, |_a| ListBuilder::new(StringBuilder::new()));
+    fn builders() -> StrLeaf {
+        StrLeaf::new(3, true)
+    }
+    fn append(&self, b: &mut StrLeaf, _: &mut Summary) -> Result<(), Error> {
+        match self {
+            None => b.levels.push(0, 0),
+            Some([]) => b.levels.push(1, 0),
+            Some(items) => {
+                for (k, item) in items.iter().enumerate() {
+                    b.levels.push(3, u8::from(k > 0));
+                    b.value(item);
+                }
+            }
+        }
+        Ok(())
+    }
+    fn finish(b: &mut StrLeaf, out: &mut Vec<Leaf>) {
+        out.push(b.finish());
+    }
+}
 
 /// A table: its name, its row type (`Row<'a>` for any borrow) and the
 /// builders of its columns.
@@ -395,12 +436,9 @@ pub struct TypedTable<S: TableSchema> {
 impl<S: TableSchema> TypedTable<S> {
     /// A table of `S`'s columns, written to `file` (at `paths.partial`).
     pub fn new(file: File, paths: Paths) -> Result<TypedTable<S>, Error> {
-        let mut builders = <S::Row<'static> as Columns>::builders();
-        let mut empty = Vec::new();
-        <S::Row<'static> as Columns>::finish(&mut builders, &mut empty);
         Ok(TypedTable {
-            table: Table::new(&S::columns(), empty, file, paths)?,
-            builders,
+            table: Table::new(&S::columns(), file, paths)?,
+            builders: <S::Row<'static> as Columns>::builders(),
             rows: 0,
         })
     }
@@ -420,10 +458,10 @@ impl<S: TableSchema> TypedTable<S> {
         if self.rows == 0 {
             return Ok(());
         }
-        let mut columns = Vec::new();
-        <S::Row<'static> as Columns>::finish(&mut self.builders, &mut columns);
+        let mut leaves = Vec::new();
+        <S::Row<'static> as Columns>::finish(&mut self.builders, &mut leaves);
         let rows = std::mem::take(&mut self.rows);
-        self.table.write(columns, rows)
+        self.table.write(leaves, rows)
     }
 
     /// The table's file, as it is.

@@ -1,0 +1,311 @@
+//! One leaf of one row group as a Parquet column chunk: its dictionary
+//! page (strings), one data page (levels, then values), each compressed
+//! with Snappy, and the chunk's metadata and statistics, for
+//! `SerializedRowGroupWriter::append_column`.
+//!
+//! fxt encodes its pages itself because it knows what a general writer
+//! must find out: which strings repeat (their dictionary ids come from a
+//! lookup by address, not a hash per value) and that most levels are one
+//! run.
+
+use bytes::Bytes;
+use parquet::basic::{Compression, Encoding, EncodingMask, PageType};
+use parquet::column::page::{CompressedPage, Page, PageWriter};
+use parquet::column::writer::ColumnCloseResult;
+use parquet::data_type::ByteArray;
+use parquet::errors::ParquetError;
+use parquet::file::metadata::ColumnChunkMetaData;
+use parquet::file::statistics::{Statistics, ValueStatistics};
+use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
+use parquet::schema::types::ColumnDescPtr;
+
+use super::hybrid::{encode, repeat, width_of};
+use super::leaf::{Leaf, Levels, Values};
+
+/// Compresses pages (one per encoding thread: it keeps its tables and
+/// its output buffer, which is not cleared again for each page).
+pub struct Snappy {
+    encoder: snap::raw::Encoder,
+    out: Vec<u8>,
+}
+
+impl Snappy {
+    /// A compressor.
+    pub fn new() -> Snappy {
+        Snappy {
+            encoder: snap::raw::Encoder::new(),
+            out: Vec::new(),
+        }
+    }
+
+    /// `bytes`, compressed.
+    fn compress(&mut self, bytes: &[u8]) -> Result<Bytes, ParquetError> {
+        let most = snap::raw::max_compress_len(bytes.len());
+        if self.out.len() < most {
+            self.out.resize(most, 0);
+        }
+        let n = self
+            .encoder
+            .compress(bytes, &mut self.out)
+            .map_err(|e| ParquetError::General(format!("snappy: {e}")))?;
+        Ok(Bytes::copy_from_slice(&self.out[..n]))
+    }
+}
+
+/// The column chunk of `leaf` (a row group of `rows` rows) for column
+/// `descr`, with statistics if `statistics`.
+pub fn column_chunk(
+    leaf: Leaf,
+    descr: &ColumnDescPtr,
+    rows: usize,
+    statistics: bool,
+    snappy: &mut Snappy,
+) -> Result<(Bytes, ColumnCloseResult), ParquetError> {
+    let Leaf { levels, values } = leaf;
+    if i16::from(levels.max_def) != descr.max_def_level()
+        || levels.nested != (descr.max_rep_level() > 0)
+    {
+        return Err(ParquetError::General(format!(
+            "internal error: column {} has levels up to {} (nested: {}), its leaf {}",
+            descr.path(),
+            descr.max_def_level(),
+            descr.max_rep_level() > 0,
+            levels.max_def
+        )));
+    }
+    let stats = statistics.then(|| statistics_of(&values, levels.nulls(), descr));
+    // Room for the pages as they are before compression: growing a buffer
+    // of a row group's values copies it at every doubling.
+    let room = plain_size(&values) + levels.count / 2 + 64;
+    let mut sink = TrackedWrite::new(Vec::with_capacity(room));
+    let mut writer = SerializedPageWriter::new(&mut sink);
+    let mut encodings = vec![Encoding::RLE];
+    let mut dictionary_len = None;
+    // The data page: levels, then the values behind them.
+    let mut data = Vec::with_capacity(room);
+    levels_of(&levels, descr, &mut data);
+    let encoding = match values {
+        Values::Dict { page, ids } => {
+            let spec = write_page(&mut writer, snappy, &page.bytes, |buf| {
+                Page::DictionaryPage {
+                    buf,
+                    num_values: page.spans.len() as u32,
+                    encoding: Encoding::PLAIN,
+                    is_sorted: false,
+                }
+            })?;
+            dictionary_len = Some(spec);
+            encodings.push(Encoding::PLAIN);
+            let width = width_of(page.spans.len().saturating_sub(1) as u64);
+            data.push(width);
+            encode(&ids, width, &mut data);
+            Encoding::RLE_DICTIONARY
+        }
+        other => {
+            plain(other, &mut data);
+            Encoding::PLAIN
+        }
+    };
+    encodings.push(encoding);
+    let count = levels.count as u32;
+    let data_spec = write_page(&mut writer, snappy, &data, |buf| Page::DataPage {
+        buf,
+        num_values: count,
+        encoding,
+        def_level_encoding: Encoding::RLE,
+        rep_level_encoding: Encoding::RLE,
+        statistics: None,
+    })?;
+    let bytes = Bytes::from(sink.into_inner()?);
+    let (dict_offset, dict_compressed, dict_uncompressed) = match dictionary_len {
+        Some(spec) => (Some(0), spec.1, spec.2),
+        None => (None, 0, 0),
+    };
+    let mut metadata = ColumnChunkMetaData::builder(descr.clone())
+        .set_compression(Compression::SNAPPY)
+        .set_encodings_mask(EncodingMask::new_from_encodings(encodings.iter()))
+        .set_total_compressed_size((dict_compressed + data_spec.1) as i64)
+        .set_total_uncompressed_size((dict_uncompressed + data_spec.2) as i64)
+        .set_num_values(i64::from(count))
+        .set_data_page_offset(data_spec.0 as i64)
+        .set_dictionary_page_offset(dict_offset);
+    if let Some(stats) = stats {
+        metadata = metadata.set_statistics(stats);
+    }
+    let close = ColumnCloseResult {
+        bytes_written: bytes.len() as u64,
+        rows_written: rows as u64,
+        metadata: metadata.build()?,
+        bloom_filter: None,
+        column_index: None,
+        offset_index: None,
+    };
+    Ok((bytes, close))
+}
+
+/// Writes `bytes`, compressed, as the page `page` makes of them; its
+/// offset, and its compressed and uncompressed sizes with its header.
+fn write_page(
+    writer: &mut SerializedPageWriter<'_, Vec<u8>>,
+    snappy: &mut Snappy,
+    bytes: &[u8],
+    page: impl FnOnce(Bytes) -> Page,
+) -> Result<(u64, usize, usize), ParquetError> {
+    let compressed = snappy.compress(bytes)?;
+    let page = CompressedPage::new(page(compressed), bytes.len());
+    debug_assert!(matches!(
+        page.page_type(),
+        PageType::DATA_PAGE | PageType::DICTIONARY_PAGE
+    ));
+    let spec = writer.write_page(page)?;
+    Ok((spec.offset, spec.compressed_size, spec.uncompressed_size))
+}
+
+/// A data page's levels: repetition levels (a nested leaf), then
+/// definition levels (any but a required column), each behind its
+/// length in four bytes.
+fn levels_of(levels: &Levels, descr: &ColumnDescPtr, out: &mut Vec<u8>) {
+    let section = |values: &[u8], max: i16, out: &mut Vec<u8>| {
+        let at = out.len();
+        out.extend_from_slice(&[0; 4]);
+        let width = width_of(max as u64);
+        if values.is_empty() && levels.count > 0 {
+            // Every level the maximum: one run.
+            repeat(u64::from(max as u8), levels.count, width, out);
+        } else {
+            encode(values, width, out);
+        }
+        let len = (out.len() - at - 4) as u32;
+        out[at..at + 4].copy_from_slice(&len.to_le_bytes());
+    };
+    if descr.max_rep_level() > 0 {
+        section(&levels.reps, descr.max_rep_level(), out);
+    }
+    if descr.max_def_level() > 0 {
+        section(&levels.defs, descr.max_def_level(), out);
+    }
+}
+
+/// The size of the values' encoding: PLAIN, or a dictionary's ids (at
+/// most four bytes each, mostly far less: an estimate).
+fn plain_size(values: &Values) -> usize {
+    match values {
+        Values::I64(v) => v.len() * 8,
+        Values::I32(v) => v.len() * 4,
+        Values::F64(v) => v.len() * 8,
+        Values::Text(bytes) => bytes.len(),
+        Values::Dict { ids, .. } => ids.len() / 2,
+    }
+}
+
+/// Appends the PLAIN encoding of numbers or text.
+fn plain(values: Values, out: &mut Vec<u8>) {
+    match values {
+        Values::I64(v) => v
+            .iter()
+            .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+        Values::I32(v) => v
+            .iter()
+            .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+        Values::F64(v) => v
+            .iter()
+            .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+        Values::Text(bytes) => out.extend_from_slice(&bytes),
+        Values::Dict { .. } => {}
+    }
+}
+
+/// The statistics of a chunk: its values' least and greatest, and its
+/// nulls (levels below the maximum).
+fn statistics_of(values: &Values, nulls: usize, descr: &ColumnDescPtr) -> Statistics {
+    let nulls = Some(nulls as u64);
+    let signed = descr.sort_order().is_signed();
+    match values {
+        Values::I64(v) => {
+            let (min, max) = (v.iter().min().copied(), v.iter().max().copied());
+            ValueStatistics::new(min, max, None, nulls, false)
+                .with_backwards_compatible_min_max(signed)
+                .into()
+        }
+        Values::I32(v) => {
+            let (min, max) = (v.iter().min().copied(), v.iter().max().copied());
+            ValueStatistics::new(min, max, None, nulls, false)
+                .with_backwards_compatible_min_max(signed)
+                .into()
+        }
+        Values::F64(v) => {
+            // NaNs are left out of the range and counted: a reader that
+            // prunes by the range (DuckDB) would otherwise skip them.
+            let (min, max) = float_range(v);
+            let nans = v.iter().filter(|x| x.is_nan()).count() as u64;
+            ValueStatistics::new(min, max, None, nulls, false)
+                .with_nan_count(Some(nans))
+                .with_backwards_compatible_min_max(signed)
+                .into()
+        }
+        Values::Dict { page, .. } => {
+            let (min, max) = text_range((0..page.spans.len()).map(|id| page.value(id)));
+            ValueStatistics::new(min, max, None, nulls, false)
+                .with_backwards_compatible_min_max(signed)
+                .into()
+        }
+        Values::Text(bytes) => {
+            let (min, max) = text_range(PlainIter(bytes));
+            ValueStatistics::new(min, max, None, nulls, false)
+                .with_backwards_compatible_min_max(signed)
+                .into()
+        }
+    }
+}
+
+/// The least and greatest of doubles, NaNs left out; a zero least is
+/// -0.0 and a zero greatest +0.0, as the format asks.
+fn float_range(values: &[f64]) -> (Option<f64>, Option<f64>) {
+    let mut range: Option<(f64, f64)> = None;
+    for &v in values.iter().filter(|v| !v.is_nan()) {
+        range = Some(match range {
+            None => (v, v),
+            Some((lo, hi)) => (lo.min(v), hi.max(v)),
+        });
+    }
+    match range {
+        None => (None, None),
+        Some((lo, hi)) => (
+            Some(if lo == 0.0 { -0.0 } else { lo }),
+            Some(if hi == 0.0 { 0.0 } else { hi }),
+        ),
+    }
+}
+
+/// The least and greatest of strings, compared as bytes.
+fn text_range<'a>(
+    values: impl Iterator<Item = &'a [u8]>,
+) -> (Option<ByteArray>, Option<ByteArray>) {
+    let mut range: Option<(&[u8], &[u8])> = None;
+    for v in values {
+        range = Some(match range {
+            None => (v, v),
+            Some((lo, hi)) => (lo.min(v), hi.max(v)),
+        });
+    }
+    match range {
+        None => (None, None),
+        Some((lo, hi)) => (
+            Some(ByteArray::from(lo.to_vec())),
+            Some(ByteArray::from(hi.to_vec())),
+        ),
+    }
+}
+
+/// The values of a PLAIN-encoded text buffer.
+struct PlainIter<'a>(&'a [u8]);
+
+impl<'a> Iterator for PlainIter<'a> {
+    type Item = &'a [u8];
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let (len, rest) = self.0.split_first_chunk::<4>()?;
+        let (value, rest) = rest.split_at(u32::from_le_bytes(*len) as usize);
+        self.0 = rest;
+        Some(value)
+    }
+}

@@ -1,0 +1,180 @@
+//! The distinct strings of one column in one row group, numbered in the
+//! order they first came, and kept as Parquet's dictionary page holds them
+//! (PLAIN: each a 4-byte little-endian length and its bytes), so the page
+//! is written as it is.
+//!
+//! A trace names the same few things row after row, and a row's text
+//! comes borrowed from the trace's string table, at the same address each
+//! time: a value is first looked for by its address among the recent ones
+//! (then compared, since an address can be reused for other text), and
+//! hashed only when that misses.
+
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+use rustc_hash::FxBuildHasher;
+
+use super::take_like;
+
+/// Slots of the by-address cache.
+const RECENT: usize = 64;
+
+/// A column's dictionary (see the module documentation).
+#[derive(Default)]
+pub struct Dictionary {
+    /// The dictionary page: every value, PLAIN-encoded, in id order.
+    page: Vec<u8>,
+    /// Where each value's bytes are in `page`: start and length.
+    spans: Vec<(usize, usize)>,
+    /// The ids, by their value's hash.
+    table: HashTable<u32>,
+    /// Recent values by address: the address (0: none) and the id.
+    recent: Vec<(usize, u32)>,
+}
+
+/// A finished dictionary: its page and how many values it holds.
+#[derive(Clone)]
+pub struct Page {
+    /// The PLAIN-encoded values.
+    pub bytes: Vec<u8>,
+    /// Where each value's bytes are in `bytes`: start and length.
+    pub spans: Vec<(usize, usize)>,
+}
+
+impl Page {
+    /// Value `id`'s bytes.
+    pub fn value(&self, id: usize) -> &[u8] {
+        let (start, len) = self.spans[id];
+        &self.bytes[start..start + len]
+    }
+}
+
+impl Dictionary {
+    /// The id of `s`, added if new.
+    #[inline]
+    pub fn id(&mut self, s: &[u8]) -> u32 {
+        if self.recent.is_empty() {
+            self.recent = vec![(0, 0); RECENT];
+        }
+        let address = s.as_ptr() as usize;
+        let slot = (address >> 3) % RECENT;
+        let (seen, id) = self.recent[slot];
+        if seen == address && same(value(&self.page, &self.spans, id), s) {
+            return id;
+        }
+        let id = self.find_or_add(s);
+        self.recent[slot] = (address, id);
+        id
+    }
+
+    /// The id of `s` by its hash, added if new.
+    fn find_or_add(&mut self, s: &[u8]) -> u32 {
+        let Dictionary {
+            page, spans, table, ..
+        } = self;
+        let hash = FxBuildHasher.hash_one(s);
+        if let Some(&id) = table.find(hash, |&id| value(page, spans, id) == s) {
+            return id;
+        }
+        let id = spans.len() as u32;
+        page.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        spans.push((page.len(), s.len()));
+        page.extend_from_slice(s);
+        table.insert_unique(hash, id, |&id| {
+            FxBuildHasher.hash_one(value(page, spans, id))
+        });
+        id
+    }
+
+    /// Values so far.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// Takes the page, leaving the dictionary empty for the next row
+    /// group (with room for as much as this one held).
+    pub fn finish(&mut self) -> Page {
+        self.table.clear();
+        self.recent.iter_mut().for_each(|slot| *slot = (0, 0));
+        Page {
+            bytes: take_like(&mut self.page),
+            spans: take_like(&mut self.spans),
+        }
+    }
+}
+
+/// Whether `a` and `b` hold the same bytes: names are short, and two
+/// overlapping words (or halves) compare them without a call.
+#[inline]
+fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    match a.len() {
+        0..4 => a == b,
+        4..8 => {
+            a.first_chunk::<4>() == b.first_chunk::<4>()
+                && a.last_chunk::<4>() == b.last_chunk::<4>()
+        }
+        8..=16 => {
+            a.first_chunk::<8>() == b.first_chunk::<8>()
+                && a.last_chunk::<8>() == b.last_chunk::<8>()
+        }
+        _ => a == b,
+    }
+}
+
+/// Value `id` of a page being built.
+#[inline]
+fn value<'a>(page: &'a [u8], spans: &[(usize, usize)], id: u32) -> &'a [u8] {
+    let (start, len) = spans[id as usize];
+    &page[start..start + len]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_numbered_in_order_of_first_use_and_the_page_is_plain() {
+        let mut d = Dictionary::default();
+        let names = ["stress", "ev", "stress", "", "ev", "thread-1"];
+        let ids: Vec<u32> = names.iter().map(|n| d.id(n.as_bytes())).collect();
+        assert_eq!(ids, [0, 1, 0, 2, 1, 3]);
+        assert_eq!(d.len(), 4);
+        let page = d.finish();
+        assert_eq!(
+            page.bytes,
+            b"\x06\0\0\0stress\x02\0\0\0ev\0\0\0\0\x08\0\0\0thread-1"
+        );
+        assert_eq!(page.value(3), b"thread-1");
+        // The next row group starts over.
+        assert_eq!(d.id(b"ev"), 0);
+        assert_eq!(d.len(), 1);
+    }
+
+    #[test]
+    fn an_address_reused_for_other_text_is_not_mistaken_for_it() {
+        let mut d = Dictionary::default();
+        let mut buffer = *b"first!";
+        let a = d.id(&buffer);
+        buffer.copy_from_slice(b"second");
+        let b = d.id(&buffer);
+        assert_ne!(a, b);
+        assert_eq!(d.id(b"first!"), a);
+        assert_eq!(d.id(&buffer), b);
+    }
+
+    #[test]
+    fn many_values_keep_their_ids() {
+        let mut d = Dictionary::default();
+        let values: Vec<String> = (0..10_000).map(|i| format!("name-{}", i % 3_000)).collect();
+        let ids: Vec<u32> = values.iter().map(|v| d.id(v.as_bytes())).collect();
+        assert_eq!(d.len(), 3_000);
+        let page = d.finish();
+        for (v, id) in values.iter().zip(ids) {
+            assert_eq!(page.value(id as usize), v.as_bytes());
+        }
+    }
+}

@@ -1,0 +1,261 @@
+//! Parquet's RLE / bit-packing hybrid, which holds both the repetition and
+//! definition levels of a data page and its dictionary ids: runs of one
+//! value as `(count << 1)` and the value, anything else in groups of eight
+//! values packed `width` bits each, as `(groups << 1) | 1` and the bits.
+//! A trace's columns are mostly long runs (one thread's rows, one name
+//! after another, a level that never changes), so runs are found a block
+//! at a time.
+
+/// Values per bit-packed group.
+const GROUP: usize = 8;
+/// Groups per bit-packed run: a run's header then fits one byte, as the
+/// Apache writers keep it.
+const MOST_GROUPS: usize = 63;
+
+/// Bits that hold every value up to `max`.
+pub fn width_of(max: u64) -> u8 {
+    (64 - max.leading_zeros()) as u8
+}
+
+/// Appends `v` as an unsigned LEB128 varint.
+fn varint(mut v: u64, out: &mut Vec<u8>) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// How many values from the start of `values` equal the first (at least
+/// one; `values` is not empty).
+fn run_length<T: Copy + Eq>(values: &[T]) -> usize {
+    const BLOCK: usize = 16;
+    let first = values[0];
+    let mut n = 0;
+    // Whole blocks compared without an early exit, which the compiler
+    // turns into vector compares.
+    for block in values.chunks_exact(BLOCK) {
+        if !block.iter().fold(true, |all, &v| all & (v == first)) {
+            break;
+        }
+        n += BLOCK;
+    }
+    n + values[n..].iter().take_while(|&&v| v == first).count()
+}
+
+/// A value that the hybrid encodes.
+pub trait Level: Copy + Eq {
+    /// The value as an unsigned number.
+    fn get(self) -> u64;
+}
+
+impl Level for u8 {
+    fn get(self) -> u64 {
+        u64::from(self)
+    }
+}
+
+impl Level for u32 {
+    fn get(self) -> u64 {
+        u64::from(self)
+    }
+}
+
+/// Appends `values`, each below `2^width`, in the hybrid encoding.
+pub fn encode<T: Level>(values: &[T], width: u8, out: &mut Vec<u8>) {
+    let mut packed_from = 0;
+    let mut i = 0;
+    while i < values.len() {
+        // Most values that start no run differ from the next: checked
+        // before the run is measured.
+        if values.get(i + 1) != Some(&values[i]) {
+            i += 1;
+            continue;
+        }
+        let run = run_length(&values[i..]);
+        // Values waiting to be bit-packed come in whole groups before a
+        // run: the run lends the last group what it lacks.
+        let lend = (GROUP - (i - packed_from) % GROUP) % GROUP;
+        if run >= lend + GROUP {
+            bit_pack(&values[packed_from..i + lend], width, out);
+            repeat(values[i].get(), run - lend, width, out);
+            packed_from = i + run;
+        }
+        i += run;
+    }
+    bit_pack(&values[packed_from..], width, out);
+}
+
+/// Appends a run of `count` copies of `value`.
+pub fn repeat(value: u64, count: usize, width: u8, out: &mut Vec<u8>) {
+    varint((count as u64) << 1, out);
+    let bytes = usize::from(width).div_ceil(8);
+    out.extend_from_slice(&value.to_le_bytes()[..bytes]);
+}
+
+/// Appends `values` bit-packed, in runs of at most [`MOST_GROUPS`] groups;
+/// the last group is padded with zeros (a reader takes only as many
+/// values as the page holds).
+fn bit_pack<T: Level>(values: &[T], width: u8, out: &mut Vec<u8>) {
+    for run in values.chunks(MOST_GROUPS * GROUP) {
+        let groups = run.len().div_ceil(GROUP);
+        varint(((groups as u64) << 1) | 1, out);
+        for group in run.chunks(GROUP) {
+            pack_group(group, width, out);
+        }
+    }
+}
+
+/// Appends one group: eight values of `width` bits are `width` bytes
+/// (values missing from a short last group are zeros).
+fn pack_group<T: Level>(group: &[T], width: u8, out: &mut Vec<u8>) {
+    let width = u32::from(width);
+    if width <= 16 {
+        let mut bits: u128 = 0;
+        for (k, v) in group.iter().enumerate() {
+            bits |= u128::from(v.get()) << (k as u32 * width);
+        }
+        // All sixteen bytes copied, the ones past the group's cut off: a
+        // copy of one size, not a call per group.
+        let at = out.len();
+        out.extend_from_slice(&bits.to_le_bytes());
+        out.truncate(at + width as usize);
+        return;
+    }
+    // Wider values (dictionaries of over 65,536 entries) a byte at a time.
+    let (mut bits, mut held) = (0u64, 0u32);
+    for k in 0..GROUP {
+        bits |= group.get(k).map_or(0, |v| v.get()) << held;
+        held += width;
+        while held >= 8 {
+            out.push(bits as u8);
+            bits >>= 8;
+            held -= 8;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Decodes `n` values of `width` bits (the reading side, to check
+    /// round trips of every shape of input).
+    fn decode(mut bytes: &[u8], width: u8, n: usize) -> Vec<u64> {
+        let mut out = Vec::new();
+        while out.len() < n {
+            let mut header = 0u64;
+            let mut shift = 0;
+            loop {
+                let b = bytes[0];
+                bytes = &bytes[1..];
+                header |= u64::from(b & 0x7f) << shift;
+                shift += 7;
+                if b < 0x80 {
+                    break;
+                }
+            }
+            if header & 1 == 0 {
+                let len = usize::from(width).div_ceil(8);
+                let mut v = [0u8; 8];
+                v[..len].copy_from_slice(&bytes[..len]);
+                bytes = &bytes[len..];
+                out.extend(std::iter::repeat_n(
+                    u64::from_le_bytes(v),
+                    (header >> 1) as usize,
+                ));
+            } else {
+                let values = (header >> 1) as usize * 8;
+                for k in 0..values {
+                    let mut v = 0u64;
+                    for b in 0..usize::from(width) {
+                        let bit = k * usize::from(width) + b;
+                        v |= u64::from(bytes[bit / 8] >> (bit % 8) & 1) << b;
+                    }
+                    out.push(v);
+                }
+                bytes = &bytes[values * usize::from(width) / 8..];
+            }
+        }
+        assert!(bytes.is_empty(), "{} bytes left", bytes.len());
+        out.truncate(n);
+        out
+    }
+
+    #[test]
+    fn the_specifications_examples() {
+        // Parquet's Encodings.md: 0..7 packed 3 bits each.
+        let mut out = Vec::new();
+        encode(&[0u8, 1, 2, 3, 4, 5, 6, 7], 3, &mut out);
+        assert_eq!(out, [0x03, 0b1000_1000, 0b1100_0110, 0b1111_1010]);
+        // Ten ones of width 1: a run.
+        out.clear();
+        encode(&[1u8; 10], 1, &mut out);
+        assert_eq!(out, [10 << 1, 1]);
+        // A run of a 17-bit value stores three bytes.
+        out.clear();
+        encode(&[0x1_2345u32; 300], 17, &mut out);
+        assert_eq!(out, [0xd8, 0x04, 0x45, 0x23, 0x01]);
+    }
+
+    #[test]
+    fn runs_after_odd_counts_lend_the_last_group_its_values() {
+        let mut values = vec![1u32, 2, 3];
+        values.extend([5; 20]);
+        values.extend([0, 1]);
+        let mut out = Vec::new();
+        encode(&values, 3, &mut out);
+        // Eight values packed (1, 2, 3 and five fives), a run of fifteen
+        // fives, then two packed.
+        assert_eq!(out[0], 0x03);
+        assert_eq!(&out[4..6], [15 << 1, 5]);
+        assert_eq!(out[6], 0x03);
+        assert_eq!(out.len(), 10);
+        assert_eq!(
+            decode(&out, 3, values.len()),
+            values.iter().map(|&v| u64::from(v)).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn every_shape_round_trips() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for width in [0u8, 1, 2, 5, 8, 13, 16, 17, 24, 32] {
+            for len in [0usize, 1, 7, 8, 9, 63, 504, 505, 1000, 5000] {
+                let mask = if width == 32 {
+                    u32::MAX
+                } else {
+                    (1u32 << width) - 1
+                };
+                let mut values = Vec::with_capacity(len);
+                while values.len() < len {
+                    let v = next() as u32 & mask;
+                    let run = 1 + (next() % 40) as usize;
+                    values.extend(std::iter::repeat_n(v, run.min(len - values.len())));
+                }
+                let mut out = Vec::new();
+                encode(&values, width, &mut out);
+                let back = decode(&out, width, len);
+                assert!(
+                    back.iter().zip(&values).all(|(a, &b)| *a == u64::from(b)),
+                    "width {width} len {len}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn widths_hold_their_maximum() {
+        assert_eq!(width_of(0), 0);
+        assert_eq!(width_of(1), 1);
+        assert_eq!(width_of(2), 2);
+        assert_eq!(width_of(255), 8);
+        assert_eq!(width_of(256), 9);
+    }
+}

@@ -1,0 +1,394 @@
+//! The values of one leaf column (a scalar column, a map's keys or values,
+//! a list's items) in the row group being built, as the pages will hold
+//! them: definition and repetition levels, and the values that are
+//! present, strings as dictionary ids.
+//!
+//! A level is pushed per row (per entry of a map or list), a value only
+//! when it is present, as Parquet stores them.
+
+use super::dictionary::{Dictionary, Page};
+use super::take_like;
+
+/// The levels of a leaf. Definition levels are kept only once one is not
+/// the maximum (a column without nulls has none to keep), repetition
+/// levels only for a leaf inside a map or list.
+pub struct Levels {
+    /// Levels pushed.
+    pub count: usize,
+    /// The greatest definition level (a value present).
+    pub max_def: u8,
+    /// Whether the leaf repeats (has repetition levels).
+    pub nested: bool,
+    /// Definition levels, or empty while all are `max_def`.
+    pub defs: Vec<u8>,
+    /// Repetition levels (of a nested leaf).
+    pub reps: Vec<u8>,
+}
+
+impl Levels {
+    /// The levels of a leaf whose present values have definition level
+    /// `max_def`.
+    pub fn new(max_def: u8, nested: bool) -> Levels {
+        Levels {
+            count: 0,
+            max_def,
+            nested,
+            defs: Vec::new(),
+            reps: Vec::new(),
+        }
+    }
+
+    /// Pushes a definition level (and, if nested, a repetition level).
+    #[inline]
+    pub fn push(&mut self, def: u8, rep: u8) {
+        if !self.defs.is_empty() {
+            self.defs.push(def);
+        } else if def != self.max_def {
+            self.defs.resize(self.count, self.max_def);
+            self.defs.push(def);
+        }
+        if self.nested {
+            self.reps.push(rep);
+        }
+        self.count += 1;
+    }
+
+    /// Levels whose definition level is below the maximum: the nulls a
+    /// column's statistics count.
+    pub fn nulls(&self) -> usize {
+        self.defs.iter().filter(|&&d| d != self.max_def).count()
+    }
+
+    /// Takes the levels, leaving room for as many.
+    fn take(&mut self) -> Levels {
+        let taken = Levels {
+            count: self.count,
+            max_def: self.max_def,
+            nested: self.nested,
+            defs: std::mem::take(&mut self.defs),
+            reps: take_like(&mut self.reps),
+        };
+        self.count = 0;
+        taken
+    }
+}
+
+/// A leaf's present values.
+pub enum Values {
+    /// Strings, as ids into the row group's dictionary.
+    Dict {
+        /// The dictionary page.
+        page: Page,
+        /// One id per present value.
+        ids: Vec<u32>,
+    },
+    /// Strings, PLAIN-encoded (each a 4-byte length and its bytes).
+    Text(Vec<u8>),
+    /// 64-bit integers.
+    I64(Vec<i64>),
+    /// 32-bit integers.
+    I32(Vec<i32>),
+    /// Doubles.
+    F64(Vec<f64>),
+}
+
+/// A leaf column of one row group, ready to encode.
+pub struct Leaf {
+    /// Its levels.
+    pub levels: Levels,
+    /// Its present values.
+    pub values: Values,
+}
+
+/// A leaf of strings, dictionary-encoded.
+pub struct StrLeaf {
+    /// Its levels.
+    pub levels: Levels,
+    dictionary: Dictionary,
+    ids: Vec<u32>,
+    /// The last value, if short enough to compare from here.
+    last: Option<Last>,
+}
+
+/// A short string as a few words that compare it whole (see
+/// [`Last::of`]), and its id: a column's next value is most often its
+/// last, which is then known without touching the dictionary.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Last {
+    len: usize,
+    words: (u64, u64),
+    id: u32,
+}
+
+impl Last {
+    /// Words that hold every byte of `s` when it is 16 bytes or shorter
+    /// (two that overlap, or the first, middle and last byte), so that two
+    /// strings of one length are equal exactly when their words are.
+    #[inline]
+    fn words(s: &[u8]) -> Option<(u64, u64)> {
+        let n = s.len();
+        Some(match n {
+            0 => (0, 0),
+            1..4 => (
+                u64::from(s[0]) | u64::from(s[n / 2]) << 8 | u64::from(s[n - 1]) << 16,
+                0,
+            ),
+            4..8 => (
+                u64::from(u32::from_le_bytes(*s.first_chunk::<4>()?)),
+                u64::from(u32::from_le_bytes(*s.last_chunk::<4>()?)),
+            ),
+            8..=16 => (
+                u64::from_le_bytes(*s.first_chunk::<8>()?),
+                u64::from_le_bytes(*s.last_chunk::<8>()?),
+            ),
+            _ => return None,
+        })
+    }
+}
+
+impl StrLeaf {
+    /// A leaf of strings present at definition level `max_def`.
+    pub fn new(max_def: u8, nested: bool) -> StrLeaf {
+        StrLeaf {
+            levels: Levels::new(max_def, nested),
+            dictionary: Dictionary::default(),
+            ids: Vec::new(),
+            last: None,
+        }
+    }
+
+    /// Adds a present value (its level pushed apart).
+    #[inline]
+    pub fn value(&mut self, s: &str) {
+        let s = s.as_bytes();
+        let words = Last::words(s);
+        let id = match (self.last, words) {
+            (Some(last), Some(words)) if last.len == s.len() && last.words == words => last.id,
+            _ => {
+                let id = self.dictionary.id(s);
+                self.last = words.map(|words| Last {
+                    len: s.len(),
+                    words,
+                    id,
+                });
+                id
+            }
+        };
+        self.ids.push(id);
+    }
+
+    /// Takes the row group's leaf.
+    pub fn finish(&mut self) -> Leaf {
+        // The next row group numbers its values anew.
+        self.last = None;
+        let ids = take_like(&mut self.ids);
+        Leaf {
+            levels: self.levels.take(),
+            values: Values::Dict {
+                page: self.dictionary.finish(),
+                ids,
+            },
+        }
+    }
+}
+
+/// A leaf of strings numbered by a dictionary it shares with other
+/// leaves (each column chunk gets a copy of the whole page: a dictionary
+/// may hold values a chunk does not use).
+pub struct IdLeaf {
+    /// Its levels.
+    pub levels: Levels,
+    ids: Vec<u32>,
+}
+
+impl IdLeaf {
+    /// A leaf of strings present at definition level `max_def`.
+    pub fn new(max_def: u8, nested: bool) -> IdLeaf {
+        IdLeaf {
+            levels: Levels::new(max_def, nested),
+            ids: Vec::new(),
+        }
+    }
+
+    /// Adds a present value, by its id in the shared dictionary (its
+    /// level pushed apart).
+    #[inline]
+    pub fn id(&mut self, id: u32) {
+        self.ids.push(id);
+    }
+
+    /// Takes the row group's leaf, with the shared dictionary's `page`.
+    pub fn finish(&mut self, page: Page) -> Leaf {
+        Leaf {
+            levels: self.levels.take(),
+            values: Values::Dict {
+                page,
+                ids: take_like(&mut self.ids),
+            },
+        }
+    }
+}
+
+/// A leaf of strings, PLAIN-encoded: values that are nearly all
+/// distinct, which a dictionary would only hold once more.
+pub struct TextLeaf {
+    /// Its levels.
+    pub levels: Levels,
+    plain: Vec<u8>,
+}
+
+impl TextLeaf {
+    /// A leaf of strings present at definition level `max_def`.
+    pub fn new(max_def: u8, nested: bool) -> TextLeaf {
+        TextLeaf {
+            levels: Levels::new(max_def, nested),
+            plain: Vec::new(),
+        }
+    }
+
+    /// Adds a present value written by `write` (straight into the page's
+    /// bytes: no copy of its own).
+    #[inline]
+    pub fn value_with(&mut self, write: impl FnOnce(&mut Plain<'_>)) {
+        let at = self.plain.len();
+        self.plain.extend_from_slice(&[0; 4]);
+        write(&mut Plain(&mut self.plain));
+        let len = (self.plain.len() - at - 4) as u32;
+        self.plain[at..at + 4].copy_from_slice(&len.to_le_bytes());
+    }
+
+    /// Takes the row group's leaf.
+    pub fn finish(&mut self) -> Leaf {
+        Leaf {
+            levels: self.levels.take(),
+            values: Values::Text(take_like(&mut self.plain)),
+        }
+    }
+}
+
+/// The bytes of a PLAIN string being written.
+pub struct Plain<'a>(&'a mut Vec<u8>);
+
+impl std::fmt::Write for Plain<'_> {
+    #[inline]
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+}
+
+/// A number a leaf holds.
+pub trait Number: Copy {
+    /// The values of a leaf of this type.
+    fn values(v: Vec<Self>) -> Values;
+}
+
+impl Number for i64 {
+    fn values(v: Vec<i64>) -> Values {
+        Values::I64(v)
+    }
+}
+
+impl Number for i32 {
+    fn values(v: Vec<i32>) -> Values {
+        Values::I32(v)
+    }
+}
+
+impl Number for f64 {
+    fn values(v: Vec<f64>) -> Values {
+        Values::F64(v)
+    }
+}
+
+/// A leaf of numbers, PLAIN-encoded.
+pub struct NumLeaf<T> {
+    /// Its levels.
+    pub levels: Levels,
+    values: Vec<T>,
+}
+
+impl<T: Number> NumLeaf<T> {
+    /// A leaf of numbers present at definition level `max_def`.
+    pub fn new(max_def: u8, nested: bool) -> NumLeaf<T> {
+        NumLeaf {
+            levels: Levels::new(max_def, nested),
+            values: Vec::new(),
+        }
+    }
+
+    /// Adds a present value (its level pushed apart).
+    #[inline]
+    pub fn value(&mut self, v: T) {
+        self.values.push(v);
+    }
+
+    /// Takes the row group's leaf.
+    pub fn finish(&mut self) -> Leaf {
+        let values = take_like(&mut self.values);
+        Leaf {
+            levels: self.levels.take(),
+            values: T::values(values),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_strings_of_one_length_have_equal_words_exactly_when_equal() {
+        for len in 0..=16usize {
+            let base: Vec<u8> = (0..len as u8).map(|b| b'a' + b).collect();
+            let words = Last::words(&base).unwrap();
+            // Each byte changed alone changes the words.
+            for at in 0..len {
+                let mut other = base.clone();
+                other[at] ^= 0x20;
+                assert_ne!(Last::words(&other), Some(words), "len {len} byte {at}");
+            }
+            assert_eq!(Last::words(&base.clone()), Some(words));
+        }
+        assert_eq!(Last::words(&[b'x'; 17]), None);
+    }
+
+    #[test]
+    fn a_leaf_numbers_values_that_come_back_with_their_first_id() {
+        let mut leaf = StrLeaf::new(1, false);
+        let long = "a value longer than sixteen bytes";
+        for v in ["ab", "ab", "abc", "ab", long, long, "", "abc"] {
+            leaf.levels.push(1, 0);
+            leaf.value(v);
+        }
+        let Leaf {
+            values: Values::Dict { page, ids },
+            levels,
+        } = leaf.finish()
+        else {
+            panic!("not a dictionary leaf");
+        };
+        assert_eq!(ids, [0, 0, 1, 0, 2, 2, 3, 1]);
+        assert_eq!(page.value(2), long.as_bytes());
+        assert_eq!(levels.count, 8);
+        // The next row group starts its dictionary over.
+        leaf.value("abc");
+        let Values::Dict { ids, .. } = leaf.finish().values else {
+            panic!("not a dictionary leaf");
+        };
+        assert_eq!(ids, [0]);
+    }
+
+    #[test]
+    fn definition_levels_are_kept_from_the_first_null() {
+        let mut levels = Levels::new(1, false);
+        levels.push(1, 0);
+        levels.push(1, 0);
+        assert!(levels.defs.is_empty());
+        levels.push(0, 0);
+        levels.push(1, 0);
+        assert_eq!(levels.defs, [1, 1, 0, 1]);
+        assert_eq!(levels.nulls(), 1);
+        assert!(levels.reps.is_empty());
+    }
+}
