@@ -44,6 +44,9 @@ pub struct Input {
     /// Do not print decode errors as warnings (the caller reports them).
     pub quiet: bool,
     data: Data,
+    /// A mapped file whose pages a whole walk lets go of behind it, so
+    /// that the process keeps no more of the file than a stretch.
+    bounded: bool,
 }
 
 /// The first eight bytes of every FXT trace: the magic number record, as
@@ -90,13 +93,6 @@ impl Input {
         Input::open_bytes(path)?.require_trace()
     }
 
-    /// [`Input::open_streamed`] for a file that must be an FXT trace.
-    pub fn open_trace_streamed(path: &str) -> Result<Option<Input>, Error> {
-        Input::open_streamed(path)?
-            .map(Input::require_trace)
-            .transpose()
-    }
-
     /// The input, if it begins with the magic number record; a stream
     /// gets its first bytes back in front of the rest once looked at.
     pub fn require_trace(mut self) -> Result<Input, Error> {
@@ -128,6 +124,7 @@ impl Input {
                 name: "<stdin>".into(),
                 quiet: false,
                 data: Data::Stream(Box::new(io::stdin().lock())),
+                bounded: false,
             });
         }
         let (file, meta) = open_file(path)?;
@@ -150,6 +147,7 @@ impl Input {
             name: path.to_owned(),
             quiet: false,
             data,
+            bounded: false,
         })
     }
 
@@ -170,7 +168,24 @@ impl Input {
             name: path.to_owned(),
             quiet: false,
             data: Data::Stream(Box::new(file)),
+            bounded: false,
         }))
+    }
+
+    /// Opens `path`, if it is a regular file holding an FXT trace, to be
+    /// walked whole in bounded memory: memory-mapped (read in place, no
+    /// copy into a buffer), each stretch of pages let go once the walk is
+    /// past it, so that the process's resident memory does not grow with
+    /// the file. For tools that read a file more than once. `None` if
+    /// `path` is not a regular file (stdin, a pipe), which cannot be read
+    /// twice.
+    pub fn open_trace_bounded(path: &str) -> Result<Option<Input>, Error> {
+        if Input::open_streamed(path)?.is_none() {
+            return Ok(None);
+        }
+        let mut input = Input::open_trace(path)?;
+        input.bounded = matches!(input.data, Data::Mmap(_));
+        Ok(Some(input))
     }
 
     /// Opens `path` with all its bytes at hand (stdin and pipes are read
@@ -193,6 +208,7 @@ impl Input {
             name: name.to_owned(),
             quiet: false,
             data: Data::Bytes(bytes),
+            bounded: false,
         }
     }
 
@@ -316,8 +332,10 @@ impl Input {
     {
         let name = self.name.clone();
         let quiet = self.quiet;
+        let bounded = self.bounded;
         let (reader, total) = self.reader();
         let mut views = Views::new(reader, u64::MAX, Some(Progress::new(what, total)));
+        views.bounded = bounded;
         f(&mut state, &mut views)?;
         views.drain();
         let Views {
@@ -476,6 +494,8 @@ pub struct Views<'i> {
     errors: Vec<DecodeError>,
     /// The progress bar of a walk in one range.
     progress: Option<Progress>,
+    /// Let go of the mapped pages behind the walk (see [`let_go`]).
+    bounded: bool,
 }
 
 impl<'i> Views<'i> {
@@ -486,6 +506,7 @@ impl<'i> Views<'i> {
             records: 0,
             errors: Vec::new(),
             progress,
+            bounded: false,
         }
     }
 
@@ -514,14 +535,18 @@ impl<'i> Views<'i> {
             (Reader::Slice(reader, _), None) => reader.views_until(self.end, take),
             // A whole file: the reader's own loop, a stretch at a time
             // between updates of the progress bar.
-            (Reader::Slice(reader, _), Some(progress)) => {
+            (Reader::Slice(reader, bytes), Some(progress)) => {
                 let mut take = take;
+                let mut kept_from = 0;
                 loop {
                     let from = SliceReader::position(reader);
                     let stretch = from.saturating_add(PROGRESS_BYTES).min(self.end);
                     reader.views_until(stretch, &mut take)?;
                     let to = SliceReader::position(reader);
                     progress.update(to);
+                    if self.bounded {
+                        kept_from = let_go(bytes, kept_from, to);
+                    }
                     // A stretch that read nothing: the input is through.
                     if to >= self.end || to == from {
                         break;
@@ -543,6 +568,35 @@ impl<'i> Views<'i> {
 
 /// Bytes a walk of a whole file reads between updates of its progress bar.
 const PROGRESS_BYTES: u64 = 1 << 20;
+
+/// Lets go of the pages of the mapped file `bytes` from `from` up to the
+/// last whole [`PROGRESS_BYTES`] before `to` (a multiple of every page
+/// size); returns where the kept pages now begin.
+fn let_go(bytes: &[u8], from: usize, to: u64) -> usize {
+    let upto = (to as usize).min(bytes.len()) & !(PROGRESS_BYTES as usize - 1);
+    if upto <= from {
+        return from;
+    }
+    #[cfg(unix)]
+    {
+        // SAFETY: `from..upto` lies within `bytes`, the whole of a
+        // read-only shared map of a file (`Input::open`), whose start is
+        // page-aligned, as `from` and `upto` are multiples of a megabyte.
+        // MADV_DONTNEED on a shared file mapping only drops this process's
+        // page table entries: a later access (a string the walk's tables
+        // still borrow from there) reads the same bytes back from the
+        // file's page cache, so nothing borrowed changes. It fails
+        // harmlessly (pages kept) rather than ever changing the bytes.
+        unsafe {
+            libc::madvise(
+                bytes.as_ptr().add(from) as *mut libc::c_void,
+                upto - from,
+                libc::MADV_DONTNEED,
+            );
+        }
+    }
+    upto
+}
 
 /// [`Views::each`] of a stream: a function of its own, so that the
 /// compiler keeps its loop apart from the reader's loop of a file (merged,

@@ -198,13 +198,14 @@ fn next_rep(entries: &mut u8) -> u8 {
 
 /// Appends the argument maps of one row. Text values are written straight
 /// into the column's page: no allocation per row.
-fn push<'x>(b: &mut MapBuilders, args: &[Args<'x>], summary: &mut Summary) {
-    // The names written so far (records hold a few arguments: no set
-    // needed).
-    let mut seen: [&'x str; MOST] = [""; MOST];
+fn push(b: &mut MapBuilders, args: &[Args<'_>], summary: &mut Summary) {
+    // The ids of the names written so far (records hold a few arguments:
+    // no set needed; ids, which a row group's dictionary gives each name
+    // once, compare as the names do).
+    let mut seen = [0u32; MOST];
     let mut n = 0;
     let mut entries = Entries::default();
-    let mut one = |arg: Item<'x>| {
+    let mut one = |arg: Item<'_>| {
         let value = arg.value();
         let (int, float) = match value {
             Value::Signed(v) => (Some(v), None),
@@ -216,7 +217,13 @@ fn push<'x>(b: &mut MapBuilders, args: &[Args<'x>], summary: &mut Summary) {
             }
             _ => (None, None),
         };
-        let key = arg.name().unwrap_or("");
+        let MapBuilders {
+            keys,
+            text,
+            ints,
+            floats,
+        } = &mut *b;
+        let key = keys.id(arg.name().unwrap_or("").as_bytes());
         // A name an earlier argument took: the first value is kept.
         if seen[..n].contains(&key) {
             summary.repeated_arg_names += 1;
@@ -226,13 +233,6 @@ fn push<'x>(b: &mut MapBuilders, args: &[Args<'x>], summary: &mut Summary) {
             seen[n] = key;
             n += 1;
         }
-        let MapBuilders {
-            keys,
-            text,
-            ints,
-            floats,
-        } = &mut *b;
-        let key = keys.id(key.as_bytes());
         let rep = next_rep(&mut entries.text);
         text.0.levels.push(2, rep);
         text.0.id(key);

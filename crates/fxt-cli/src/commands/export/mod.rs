@@ -132,9 +132,10 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Exports one input into the tables: a regular file is read twice as a
-/// stream (memory stays bounded however large it is), anything else
-/// (stdin, a pipe) is read into memory once.
+/// Exports one input into the tables: a regular file is mapped and walked
+/// twice, its pages let go of behind each walk (memory stays bounded
+/// however large it is), anything else (stdin, a pipe) is read into
+/// memory once.
 fn export_one(
     file: &str,
     host: &str,
@@ -142,19 +143,12 @@ fn export_one(
     tables: &mut Tables,
     summary: &mut Summary,
 ) -> Result<(), Error> {
-    let (mut input, streamed) = match Input::open_trace_streamed(file)? {
-        Some(input) => (input, true),
-        None => (Input::open_trace_bytes(file)?, false),
+    let mut input = match Input::open_trace_bounded(file)? {
+        Some(input) => input,
+        None => Input::open_trace_bytes(file)?,
     };
-    let len = match input.bytes() {
-        Some(b) => b.len() as u64,
-        None => std::fs::metadata(file).map_or(0, |m| m.len()),
-    };
+    let len = input.bytes().map_or(0, |b| b.len() as u64);
     let mut scan = scan::scan(&mut input, dir)?;
-    if streamed {
-        input = Input::open_trace_streamed(file)?
-            .ok_or_else(|| Error::msg(format!("{file}: no longer a regular file")))?;
-    }
     // The first pass has warned about the damage already.
     input.quiet = true;
     let walk = &scan.walk;

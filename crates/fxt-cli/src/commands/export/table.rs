@@ -356,7 +356,7 @@ macro_rules! scalar {
             fn builders() -> $leaf {
                 <$leaf>::new(1, false)
             }
-            #[inline]
+            #[inline(always)]
             fn append(&self, $b: &mut $leaf, _: &mut Summary) -> Result<(), Error> {
                 match *self {
                     Some($v) => {

@@ -66,8 +66,15 @@ pub fn encode<T: Level>(values: &[T], width: u8, out: &mut Vec<u8>) {
     let mut packed_from = 0;
     let mut i = 0;
     while i < values.len() {
-        // Most values that start no run differ from the next: checked
-        // before the run is measured.
+        // A run starts with two equal neighbours: eight values without
+        // any are passed at once (one vector compare), and a value that
+        // differs from the next is passed before its run is measured.
+        if let Some(block) = values.get(i..i + GROUP + 1) {
+            if !block.windows(2).fold(false, |any, w| any | (w[0] == w[1])) {
+                i += GROUP;
+                continue;
+            }
+        }
         if values.get(i + 1) != Some(&values[i]) {
             i += 1;
             continue;
@@ -110,6 +117,16 @@ fn bit_pack<T: Level>(values: &[T], width: u8, out: &mut Vec<u8>) {
 /// (values missing from a short last group are zeros).
 fn pack_group<T: Level>(group: &[T], width: u8, out: &mut Vec<u8>) {
     let width = u32::from(width);
+    if width <= 8 {
+        let mut bits: u64 = 0;
+        for (k, v) in group.iter().enumerate() {
+            bits |= v.get() << (k as u32 * width);
+        }
+        let at = out.len();
+        out.extend_from_slice(&bits.to_le_bytes());
+        out.truncate(at + width as usize);
+        return;
+    }
     if width <= 16 {
         let mut bits: u128 = 0;
         for (k, v) in group.iter().enumerate() {

@@ -39,7 +39,7 @@ impl Levels {
     }
 
     /// Pushes a definition level (and, if nested, a repetition level).
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, def: u8, rep: u8) {
         if !self.defs.is_empty() {
             self.defs.push(def);
@@ -124,7 +124,7 @@ impl Last {
     /// Words that hold every byte of `s` when it is 16 bytes or shorter
     /// (two that overlap, or the first, middle and last byte), so that two
     /// strings of one length are equal exactly when their words are.
-    #[inline]
+    #[inline(always)]
     fn words(s: &[u8]) -> Option<(u64, u64)> {
         let n = s.len();
         Some(match n {
@@ -158,7 +158,7 @@ impl StrLeaf {
     }
 
     /// Adds a present value (its level pushed apart).
-    #[inline]
+    #[inline(always)]
     pub fn value(&mut self, s: &str) {
         let s = s.as_bytes();
         let words = Last::words(s);
@@ -318,7 +318,7 @@ impl<T: Number> NumLeaf<T> {
     }
 
     /// Adds a present value (its level pushed apart).
-    #[inline]
+    #[inline(always)]
     pub fn value(&mut self, v: T) {
         self.values.push(v);
     }
