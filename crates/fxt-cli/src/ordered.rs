@@ -27,6 +27,7 @@ use fxt_format::decode::{Context, DecodeError, Record, RecordRange, RecordRanges
 
 use crate::error::Error;
 use crate::input::{damaged, range_bytes, reading_threads, Input, Reader, Walk};
+use crate::piece::{Blocks, LINE};
 use crate::progress::Progress;
 
 /// Input bytes per range: small enough that the window of output buffers
@@ -43,7 +44,11 @@ const WINDOW_PER_THREAD: usize = 2;
 /// straight to the (buffered) sink when one thread reads the whole input,
 /// so that its output and warnings interleave as they always did.
 pub struct Out<'s> {
+    /// The output held (`end` bytes), then room for a line to be built in
+    /// place ([`Out::line`]): bytes kept initialized, so that a line is
+    /// written there with plain slice copies and no copy of its own.
     buf: Vec<u8>,
+    end: usize,
     sink: Option<&'s mut Sink>,
 }
 
@@ -56,18 +61,36 @@ pub type Sink = BufWriter<Box<dyn Write>>;
 /// on to the sink.
 const SINK_CHUNK: usize = 1 << 16;
 
-impl Out<'_> {
-    /// Bytes held: on several threads, everything the range wrote so far.
-    pub fn len(&self) -> usize {
-        self.buf.len()
+impl<'s> Out<'s> {
+    /// An empty output in `buf` (whose bytes are reused as room).
+    fn new(buf: Vec<u8>, sink: Option<&'s mut Sink>) -> Self {
+        Out { buf, end: 0, sink }
     }
 
-    /// The buffer to write a line into in place (no copy): call
-    /// [`Out::settle`] once it is written, or cut the buffer back to where
-    /// the line began to drop it.
-    #[inline]
-    pub fn lines(&mut self) -> &mut Vec<u8> {
-        &mut self.buf
+    /// Bytes held: on several threads, everything the range wrote so far.
+    pub fn len(&self) -> usize {
+        self.end
+    }
+
+    /// Builds a line in place after what is held, with `f`: kept if `f`
+    /// returns `Some` (pass it on with [`Out::settle`]), dropped if `None`.
+    #[inline(always)]
+    pub fn line<R>(&mut self, f: impl FnOnce(&mut Blocks<'_>) -> Option<R>) -> Option<R> {
+        if self.buf.len() - self.end < LINE {
+            self.grow(LINE);
+        }
+        let room = self.buf.get_mut(self.end..self.end + LINE)?;
+        let mut line = Blocks::new(room.try_into().ok()?);
+        let kept = f(&mut line)?;
+        self.end += line.len();
+        Some(kept)
+    }
+
+    /// Makes room for `bytes` more bytes after what is held.
+    #[cold]
+    fn grow(&mut self, bytes: usize) {
+        let len = (self.end + bytes).max(2 * self.buf.len());
+        self.buf.resize(len, 0);
     }
 
     /// Passes what one thread holds on to the sink once it is a chunk (on
@@ -75,9 +98,9 @@ impl Out<'_> {
     #[inline]
     pub fn settle(&mut self) -> io::Result<()> {
         match &mut self.sink {
-            Some(sink) if self.buf.len() >= SINK_CHUNK => {
-                sink.write_all(&self.buf)?;
-                self.buf.clear();
+            Some(sink) if self.end >= SINK_CHUNK => {
+                sink.write_all(&self.buf[..self.end])?;
+                self.end = 0;
                 Ok(())
             }
             _ => Ok(()),
@@ -94,7 +117,12 @@ impl Write for Out<'_> {
 
     #[inline]
     fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
-        self.buf.extend_from_slice(data);
+        if self.buf.len() - self.end < data.len() {
+            self.grow(data.len());
+        }
+        let end = self.end + data.len();
+        self.buf[self.end..end].copy_from_slice(data);
+        self.end = end;
         self.settle()
     }
 
@@ -268,10 +296,7 @@ where
     let (reader, total) = input.reader();
     let mut progress = Progress::new(what, total);
     let mut walk = Walk::default();
-    let mut out = Out {
-        buf: Vec::new(),
-        sink: Some(&mut *sink),
-    };
+    let mut out = Out::new(Vec::new(), Some(&mut *sink));
     let mut records = Records {
         reader,
         start: 0,
@@ -288,8 +313,8 @@ where
     let state = work(&mut records, &mut out)?;
     let bytes = records.reader.position();
     drop(records);
-    let held = out.buf;
-    merge(sink, &held, state)?;
+    let (held, len) = (out.buf, out.end);
+    merge(sink, &held[..len], state)?;
     walk.bytes = bytes;
     progress.finish();
     Ok(walk)
@@ -305,7 +330,9 @@ struct Report<'n> {
 
 /// What a worker hands the writer for one range.
 struct Finished<T> {
-    out: Vec<u8>,
+    /// The range's output: the first `len` bytes of `buf`.
+    buf: Vec<u8>,
+    len: usize,
     state: Result<T, Error>,
     records: u64,
     errors: Vec<DecodeError>,
@@ -367,14 +394,13 @@ fn worker<'a, T, F>(
 {
     loop {
         let buffer = free.lock().unwrap_or_else(PoisonError::into_inner).recv();
-        let Ok(mut buf) = buffer else {
+        let Ok(buf) = buffer else {
             return; // the writer stopped
         };
         let next = ranges.lock().unwrap_or_else(PoisonError::into_inner).next();
         let Some((seq, RecordRange { start, end, reader })) = next else {
             return;
         };
-        buf.clear();
         let mut records = Records {
             reader: Reader::Slice(reader, bytes),
             start,
@@ -383,13 +409,14 @@ fn worker<'a, T, F>(
             errors: Vec::new(),
             live: None,
         };
-        let mut out = Out { buf, sink: None };
+        let mut out = Out::new(buf, None);
         // A panic must reach the writer, which would otherwise wait for
         // this range forever (the default hook has printed it).
         let state = std::panic::catch_unwind(AssertUnwindSafe(|| work(&mut records, &mut out)))
             .unwrap_or_else(|_| Err(Error::msg("a reading thread panicked")));
         let finished = Finished {
-            out: out.buf,
+            len: out.len(),
+            buf: out.buf,
             state,
             records: records.records,
             errors: records.errors,
@@ -429,10 +456,10 @@ where
                     progress.warn(m)
                 });
             }
-            merge(sink, &range.out, range.state?)?;
+            merge(sink, &range.buf[..range.len], range.state?)?;
             progress.update(range.end);
             // Fails only once the workers are gone.
-            let _ = free.send(range.out);
+            let _ = free.send(range.buf);
         }
     }
     progress.finish();

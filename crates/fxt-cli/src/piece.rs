@@ -6,6 +6,14 @@
 //!
 //! A block is appended whole and the line cut back to the piece's end, so
 //! every byte is still written by safe slice copies.
+//!
+//! An event's usual line is built in a [`Blocks`] buffer: its position is a
+//! register, not a vector's length stored and loaded again around every
+//! append, and a number's digit count is found apart from its digits, so
+//! that where each piece goes does not wait for the digits before it. The
+//! line is then appended to the output in one copy.
+
+use fxt_format::decode::IntArg;
 
 /// Bytes of a [`Piece`] appended as one block.
 const BLOCK: usize = 48;
@@ -42,7 +50,6 @@ impl Piece {
     }
 
     /// The bytes.
-    #[cfg(test)]
     pub fn bytes(&self) -> &[u8] {
         self.block.get(..self.len).unwrap_or(&self.long)
     }
@@ -60,18 +67,268 @@ impl Piece {
     }
 }
 
-/// Appends `n` in decimal, as `Display` writes it.
+impl Piece {
+    /// The bytes if they fit in one block.
+    #[inline(always)]
+    fn block(&self) -> Option<(&[u8; BLOCK], usize)> {
+        (self.len <= BLOCK).then_some((&self.block, self.len))
+    }
+}
+
+/// Bytes of a [`Blocks`] buffer: more than the longest line it is used
+/// for (every piece a block, every argument an integer; a longer line
+/// does not fit and is built otherwise).
+pub const LINE: usize = 2048;
+
+/// A line being built from blocks of known size in a buffer of [`LINE`]
+/// bytes. Every append is checked: `None` if the line would not fit (or a
+/// piece is not one block), for the caller to build it otherwise.
+pub struct Blocks<'b> {
+    buf: &'b mut [u8; LINE],
+    /// Bytes of the line so far.
+    len: usize,
+}
+
+impl<'b> Blocks<'b> {
+    /// An empty line in `buf`.
+    #[inline(always)]
+    pub fn new(buf: &'b mut [u8; LINE]) -> Self {
+        Blocks { buf, len: 0 }
+    }
+
+    /// Bytes of the line so far.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Drops the line.
+    #[inline(always)]
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// Appends the first `len` bytes of `block` (all `N` are written).
+    #[inline(always)]
+    pub fn put<const N: usize>(&mut self, block: &[u8; N], len: usize) -> Option<()> {
+        debug_assert!(len <= N);
+        self.buf
+            .get_mut(self.len..self.len + N)?
+            .copy_from_slice(block);
+        self.len += len.min(N);
+        Some(())
+    }
+
+    /// Appends `text`.
+    #[inline(always)]
+    pub fn text<const N: usize>(&mut self, text: &[u8; N]) -> Option<()> {
+        self.put(text, N)
+    }
+
+    /// Appends a piece (`None` if it is not one block).
+    #[inline(always)]
+    pub fn piece(&mut self, piece: &Piece) -> Option<()> {
+        let (block, len) = piece.block()?;
+        self.put(block, len)
+    }
+
+    /// Appends an integer argument's value; `Some` of the value if a
+    /// uint64, `Some(None)` for the others.
+    #[inline(always)]
+    pub fn int(&mut self, value: IntArg) -> Option<Option<u64>> {
+        match value {
+            IntArg::I32(x) => self.i64(x.into())?,
+            IntArg::U32(x) => self.u64(x.into())?,
+            IntArg::I64(x) => self.i64(x)?,
+            IntArg::U64(x) => {
+                self.u64(x)?;
+                return Some(Some(x));
+            }
+        }
+        Some(None)
+    }
+
+    /// Appends `n` in decimal, as `Display` writes it.
+    #[inline(always)]
+    pub fn u64(&mut self, n: u64) -> Option<()> {
+        if n < 100_000_000 {
+            let (word, len) = short(n as u32);
+            self.put(&word.to_le_bytes(), len)
+        } else if n < 10_000_000_000_000_000 {
+            let (high, len) = short((n / 100_000_000) as u32);
+            let low = ascii(digits8((n % 100_000_000) as u32));
+            self.put(&high.to_le_bytes(), len)?;
+            self.put(&low.to_le_bytes(), 8)
+        } else {
+            let (top, len) = short((n / 10_000_000_000_000_000) as u32);
+            let rest = n % 10_000_000_000_000_000;
+            self.put(&top.to_le_bytes(), len)?;
+            self.put(
+                &ascii(digits8((rest / 100_000_000) as u32)).to_le_bytes(),
+                8,
+            )?;
+            self.put(
+                &ascii(digits8((rest % 100_000_000) as u32)).to_le_bytes(),
+                8,
+            )
+        }
+    }
+
+    /// [`Blocks::u64`] of a number close to the last one appended with
+    /// `last` (a timestamp): the digits above its last eight are those of
+    /// the last one more often than not, and are then not made again.
+    #[inline(always)]
+    pub fn u64_near(&mut self, n: u64, last: &mut HighDigits) -> Option<()> {
+        if !(100_000_000..10_000_000_000_000_000).contains(&n) {
+            return self.u64(n);
+        }
+        let high = n / 100_000_000;
+        if last.high != high {
+            (last.word, last.len) = short(high as u32);
+            last.high = high;
+        }
+        self.put(&last.word.to_le_bytes(), last.len)?;
+        self.put(&ascii(digits8((n % 100_000_000) as u32)).to_le_bytes(), 8)
+    }
+
+    /// Appends `n` in decimal, as `Display` writes it.
+    #[inline(always)]
+    pub fn i64(&mut self, n: i64) -> Option<()> {
+        self.put(b"-", usize::from(n < 0))?;
+        self.u64(n.unsigned_abs())
+    }
+}
+
+/// The digits above the last eight of the last number appended with
+/// [`Blocks::u64_near`].
+#[derive(Default)]
+pub struct HighDigits {
+    /// The number divided by 10^8 (0 for none yet: a number below 10^8
+    /// does not use it).
+    high: u64,
+    /// Its digits ([`short`]).
+    word: u64,
+    len: usize,
+}
+
+/// The digits of `n` (below 10^8) without leading zeros ("0" for 0), in
+/// the low bytes of a word, and their number, which does not wait for
+/// the digits ([`digit_count`]).
+#[inline(always)]
+fn short(n: u32) -> (u64, usize) {
+    if n < 10 {
+        // One digit (a count, an index, a flag): no lanes to split.
+        return (u64::from(b'0') + u64::from(n), 1);
+    }
+    let len = digit_count(n);
+    if n < 10_000 {
+        return (ascii(digits4(n)) >> (8 * (4 - len)), len);
+    }
+    (ascii(digits8(n)) >> (8 * (8 - len)), len)
+}
+
+/// How many digits `n` (below 10^8) has, 1 for 0: a few comparisons.
+#[inline(always)]
+fn digit_count(n: u32) -> usize {
+    if n < 10_000 {
+        if n < 100 {
+            1 + usize::from(n >= 10)
+        } else {
+            3 + usize::from(n >= 1_000)
+        }
+    } else if n < 1_000_000 {
+        5 + usize::from(n >= 100_000)
+    } else {
+        7 + usize::from(n >= 10_000_000)
+    }
+}
+
+/// Appends `n` in decimal, as `Display` writes it: the digits made eight
+/// at a time in a word ([`digits8`]) and appended as a block of 8 or 16
+/// bytes cut back to their number, never a copy of a variable size.
 #[inline]
 pub fn put_u64(out: &mut Vec<u8>, n: u64) {
-    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    let start = out.len();
+    if n < 100_000_000 {
+        let (word, len) = short(n as u32);
+        out.extend_from_slice(&word.to_le_bytes());
+        out.truncate(start + len);
+    } else if n < 10_000_000_000_000_000 {
+        let (high, len) = short((n / 100_000_000) as u32);
+        let low = ascii(digits8((n % 100_000_000) as u32));
+        out.extend_from_slice(&joined(high, len, low).to_le_bytes());
+        out.truncate(start + len + 8);
+    } else {
+        put_u64_long(out, n);
+    }
+}
+
+/// [`put_u64`] of 17 to 20 digits: up to 4, then 16.
+#[cold]
+fn put_u64_long(out: &mut Vec<u8>, n: u64) {
+    let start = out.len();
+    let (top, len) = short((n / 10_000_000_000_000_000) as u32);
+    let rest = n % 10_000_000_000_000_000;
+    let high = ascii(digits8((rest / 100_000_000) as u32));
+    let low = ascii(digits8((rest % 100_000_000) as u32));
+    out.extend_from_slice(&(top as u32).to_le_bytes());
+    out.truncate(start + len);
+    out.extend_from_slice(&(u128::from(high) | (u128::from(low) << 64)).to_le_bytes());
+}
+
+/// Appends `n` in decimal, as `Display` writes it.
+#[inline(always)]
+pub fn put_i64(out: &mut Vec<u8>, n: i64) {
+    if n < 0 {
+        out.push(b'-');
+    }
+    put_u64(out, n.unsigned_abs());
+}
+
+/// The eight decimal digits of `n` (below 10^8) as the values 0 to 9 in
+/// the bytes of a word, the most significant first in memory (little
+/// endian): split in halves, quarters and digits in the lanes of one
+/// word, each division by a multiplication and a shift that is exact for
+/// the lane's range (x / 100 = x * 10486 >> 20 for x < 10^4, x / 10 =
+/// x * 103 >> 10 for x < 100).
+#[inline(always)]
+fn digits8(n: u32) -> u64 {
+    let n = u64::from(n);
+    let halves = (n / 10_000) | ((n % 10_000) << 32);
+    let hundreds = ((halves * 10_486) >> 20) & 0x0000_007f_0000_007f;
+    let quarters = hundreds | ((halves - hundreds * 100) << 16);
+    let tens = ((quarters * 103) >> 10) & 0x000f_000f_000f_000f;
+    tens | ((quarters - tens * 10) << 8)
+}
+
+/// [`digits8`] of `n` below 10^4: its four digits in the low bytes.
+#[inline(always)]
+fn digits4(n: u32) -> u64 {
+    let n = u64::from(n);
+    let hundreds = (n * 10_486) >> 20;
+    let quarters = hundreds | ((n - hundreds * 100) << 16);
+    let tens = ((quarters * 103) >> 10) & 0x000f_000f;
+    tens | ((quarters - tens * 10) << 8)
+}
+
+/// Digit values (0 to 9 per byte) as ASCII.
+#[inline(always)]
+fn ascii(digits: u64) -> u64 {
+    digits + 0x3030_3030_3030_3030
+}
+
+/// The first `len` bytes of `high` followed by the eight of `low`.
+#[inline(always)]
+fn joined(high: u64, len: usize, low: u64) -> u128 {
+    (u128::from(high) & ((1u128 << (len * 8)) - 1)) | (u128::from(low) << (len * 8))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn numbers_print_as_display_prints_them() {
+    /// Every number of each digit count's edges and 10,000 others.
+    fn numbers() -> Vec<u64> {
         let mut values = vec![0, 1, 9, 10, 11, 99, 100, 101, u64::MAX, u64::MAX - 1];
         for power in 1..20 {
             let p = 10u64.pow(power);
@@ -84,10 +341,74 @@ mod tests {
             x ^= x << 17;
             values.push(x >> (x % 64));
         }
+        values
+    }
+
+    #[test]
+    fn lines_in_blocks_print_numbers_as_display_prints_them() {
+        let mut buf = [0xff; LINE];
+        for n in numbers() {
+            let mut line = Blocks::new(&mut buf);
+            line.text(b"x=").unwrap();
+            line.u64(n).unwrap();
+            line.text(b";").unwrap();
+            line.i64(n as i64).unwrap();
+            line.text(b";").unwrap();
+            line.int(IntArg::U32(n as u32)).unwrap();
+            line.text(b";").unwrap();
+            line.int(IntArg::I32(n as i32)).unwrap();
+            line.text(b";").unwrap();
+            let len = line.len();
+            let expected = format!("x={n};{};{};{};", n as i64, n as u32, n as i32);
+            assert_eq!(&buf[..len], expected.as_bytes());
+        }
+    }
+
+    #[test]
+    fn numbers_near_the_last_print_as_display_prints_them() {
+        let mut buf = [0; LINE];
+        let mut last = HighDigits::default();
+        let mut values = numbers();
+        // Runs of numbers with the same digits above the last eight.
+        values.extend((0..300).map(|i| 81_489_443_543_892 + i * 7_919_111));
         for n in values {
+            let mut line = Blocks::new(&mut buf);
+            line.u64_near(n, &mut last).unwrap();
+            let len = line.len();
+            assert_eq!(&buf[..len], n.to_string().as_bytes());
+        }
+    }
+
+    #[test]
+    fn a_line_that_does_not_fit_its_blocks_is_refused() {
+        let mut buf = [0; LINE];
+        let mut line = Blocks::new(&mut buf);
+        let mut written = 0;
+        while line.u64(u64::MAX).is_some() {
+            written += 20;
+            assert_eq!(line.len(), written);
+        }
+        // The last block would have run past the buffer.
+        assert!(written + 24 > LINE);
+        let mut long = Piece::default();
+        long.set(&[b'a'; BLOCK + 1]);
+        let mut line = Blocks::new(&mut buf);
+        assert_eq!(line.piece(&long), None);
+    }
+
+    #[test]
+    fn numbers_print_as_display_prints_them() {
+        for n in numbers() {
             let mut out = b"x=".to_vec();
             put_u64(&mut out, n);
-            assert_eq!(out, format!("x={n}").into_bytes());
+            out.push(b';');
+            assert_eq!(out, format!("x={n};").into_bytes());
+            for i in [n as i64, (n as i64).wrapping_neg(), i64::MIN, i64::MAX] {
+                let mut out = b"x=".to_vec();
+                put_i64(&mut out, i);
+                out.push(b';');
+                assert_eq!(out, format!("x={i};").into_bytes());
+            }
         }
     }
 

@@ -157,11 +157,13 @@ impl BlobJoiner {
     }
 
     /// The next result, in file order, if one is ready.
+    #[inline]
     pub fn pop(&mut self) -> Option<Joined> {
         self.ready.pop_front()
     }
 
     /// Whether records are held back (a group is being collected).
+    #[inline]
     pub fn is_collecting(&self) -> bool {
         self.group.is_some()
     }

@@ -89,8 +89,8 @@ pub use record::{
     Thread, ThreadState, ThreadWakeup, UnknownRecord, UserspaceObject,
 };
 pub use view::{
-    ArgRefs, ArgValueView, ArgView, ArgViews, ArgWordIter, ArgWords, Context, EventView, StrRef,
-    View,
+    ArgRefs, ArgValueView, ArgView, ArgViews, ArgWordIter, ArgWords, Context, EventView, IntArg,
+    StrRef, View,
 };
 
 /// Decodes a whole trace, failing at the first malformed record.

@@ -73,15 +73,10 @@ impl<'a> EventView<'a> {
 
     /// The arguments, their values read but their strings unresolved
     /// ([`Context::str`] resolves them without copying).
+    #[inline]
     pub fn args(&self) -> ArgViews<'a> {
-        let at = self.offset + u64::from(self.args_at);
         ArgViews {
-            cursor: Cursor::new(
-                &self.bytes[usize::from(self.args_at)..],
-                at,
-                Region::Record(EVENT),
-            ),
-            left: self.arg_count,
+            words: self.arg_words(),
         }
     }
 
@@ -154,6 +149,35 @@ impl<'a> ArgWords<'a> {
         self.inline_refs()
     }
 
+    /// The argument, its strings unresolved (`None` if it does not read:
+    /// not met in a checked view).
+    #[inline]
+    pub fn view(&self) -> Option<ArgView<'a>> {
+        plain_arg(self.header, self.bytes).or_else(|| other_arg(self.bytes))
+    }
+
+    /// The usual argument, an integer named by index, read from its
+    /// words as its view reads it: the name's string index (not 0) and
+    /// the value. `None` for any other argument (a name empty or inline,
+    /// a value not an integer of types 1 to 4).
+    #[inline(always)]
+    pub fn int(&self) -> Option<(u16, IntArg)> {
+        let header = self.header;
+        let name = (header >> 16) as u16;
+        if name == 0 || name & 0x8000 != 0 {
+            return None;
+        }
+        let high = (header >> 32) as u32;
+        let value = match header & 0xf {
+            1 => IntArg::I32(high as i32),
+            2 => IntArg::U32(high),
+            3 => IntArg::I64(word_at(self.bytes, 1)? as i64),
+            4 => IntArg::U64(word_at(self.bytes, 1)?),
+            _ => return None,
+        };
+        Some((name, value))
+    }
+
     /// [`ArgWords::refs`] of an argument with an inline text: read as
     /// decoding reads it (the view was checked, so the reads succeed).
     #[cold]
@@ -166,6 +190,20 @@ impl<'a> ArgWords<'a> {
         let value = string.then(|| string_ref(value, &mut arg).unwrap_or(StrRef::Empty));
         (name, value)
     }
+}
+
+/// The value of an integer argument ([`ArgWords::int`]): what
+/// [`ArgValueView`] holds for argument types 1 to 4.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IntArg {
+    /// Type 1: 32-bit signed integer.
+    I32(i32),
+    /// Type 2: 32-bit unsigned integer.
+    U32(u32),
+    /// Type 3: 64-bit signed integer.
+    I64(i64),
+    /// Type 4: 64-bit unsigned integer.
+    U64(u64),
 }
 
 /// The string refs of an event's arguments ([`EventView::arg_refs`]): per
@@ -227,8 +265,7 @@ pub enum ArgValueView<'a> {
 
 /// The arguments of an event view ([`EventView::args`]).
 pub struct ArgViews<'a> {
-    cursor: Cursor<'a>,
-    left: u8,
+    words: ArgWordIter<'a>,
 }
 
 impl<'a> Iterator for ArgViews<'a> {
@@ -236,15 +273,17 @@ impl<'a> Iterator for ArgViews<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        // The view was checked when it was made: these reads succeed.
-        self.left = self.left.checked_sub(1)?;
-        let header = self.cursor.peek_word().ok()?;
-        let (bytes, at) = self.cursor.take(bits(header, 4, 12) as usize * 8)?;
-        if let Some(arg) = plain_arg(header, bytes) {
-            return Some(arg);
-        }
-        arg_view(&mut Cursor::new(bytes, at, Region::Record(EVENT))).ok()
+        self.words.next()?.view()
     }
+}
+
+/// An argument [`plain_arg`] does not read (`bytes`, the whole argument),
+/// read as decoding reads it: a call of its own, so that the usual
+/// argument's few tests stay small where they are inlined.
+#[cold]
+#[inline(never)]
+fn other_arg(bytes: &[u8]) -> Option<ArgView<'_>> {
+    arg_view(&mut Cursor::new(bytes, 0, Region::Argument)).ok()
 }
 
 /// An argument of the usual shape read from its header and words (`bytes`,

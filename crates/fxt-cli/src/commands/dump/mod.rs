@@ -134,6 +134,7 @@ fn dump_range(
         lines: EventLines::default(),
         joiner: BlobJoiner::new(),
         line: String::new(),
+        event_line: Vec::new(),
         next_offset: records.start(),
         leading: records.start() > 0,
         end: RangeEnd::default(),
@@ -170,6 +171,8 @@ struct Dumper<'x> {
     joiner: BlobJoiner,
     /// The line of a decoded record, being built.
     line: String,
+    /// The line of an event that is not the usual one, being built.
+    event_line: Vec<u8>,
     /// Where the record after the last one seen starts: a record starting
     /// elsewhere means the walk skipped a malformed one, which ends a
     /// group.
@@ -236,24 +239,30 @@ impl Dumper<'_> {
         event: &EventView<'_>,
         offset: u64,
     ) -> io::Result<Line> {
-        // Written in place in the output, and cut back if not printed.
-        let bytes = out.lines();
-        let start = bytes.len();
+        let join = !self.args.no_join;
+        if !self.args.offsets {
+            // The usual event, written in place in the output.
+            let lines = &mut self.lines;
+            if let Some(line) = out.line(|bytes| lines.usual(bytes, ctx, event, join)) {
+                out.settle()?;
+                return Ok(line);
+            }
+        }
+        let bytes = &mut self.event_line;
+        bytes.clear();
         if self.args.offsets {
             let _ = write!(bytes, "{offset:#010x} ");
         }
-        let join = !self.args.no_join;
         let line = self
             .lines
             .event(bytes, ctx, event, self.args.payloads, join);
         match line {
             Line::Written => {
                 bytes.push(b'\n');
-                out.settle()?;
+                out.write_all(bytes)?;
             }
-            Line::GroupStart => bytes.truncate(start),
+            Line::GroupStart => {}
             Line::Unreadable => {
-                bytes.truncate(start);
                 let item = ctx.event(event).map(Record::Event);
                 self.print(out, pass(offset, item))?;
             }

@@ -5,12 +5,16 @@
 
 use std::io::Write as _;
 
-use fxt_format::decode::{ArgValueView, Context, EventKind, EventView, Record, StrRef, Thread};
+use std::mem::{discriminant, Discriminant};
+
+use fxt_format::decode::{
+    ArgValueView, Context, EventKind, EventView, IntArg, Record, StrRef, Thread,
+};
 use fxt_format::encode::split_blob::{PARTS_KEY, SIZE_KEY};
 
 use crate::formatted::{Form, Formatted};
 use crate::names::event_kind_name;
-use crate::piece::{put_u64, Piece};
+use crate::piece::{put_i64, put_u64, Blocks, HighDigits, Piece};
 
 /// Category, name and string values: quoted and escaped as `{s:?}`.
 pub struct Quoted;
@@ -25,16 +29,21 @@ impl Form for Quoted {
     }
 }
 
-/// Argument names: as they are.
-pub struct Plain;
+/// Argument names: as they are, between the space before and the `=`
+/// after (one piece per argument).
+pub struct Key;
 
-impl Form for Plain {
+impl Form for Key {
     fn text(out: &mut Vec<u8>, s: &str) {
+        out.push(b' ');
         out.extend_from_slice(s.as_bytes());
+        out.push(b'=');
     }
 
     fn undefined(out: &mut Vec<u8>, index: u16) {
+        out.push(b' ');
         Quoted::undefined(out, index);
+        out.push(b'=');
     }
 }
 
@@ -56,7 +65,13 @@ pub fn quoted(out: &mut Vec<u8>, s: &str) {
 #[derive(Default)]
 pub struct EventLines {
     quoted: Formatted<Quoted>,
-    plain: Formatted<Plain>,
+    keys: Formatted<Key>,
+    /// The last `kind ts=` written: the kind it was written for, and its
+    /// bytes.
+    head_of: Option<Discriminant<EventKind>>,
+    head: Piece,
+    /// The leading digits of the last timestamp.
+    ts_digits: HighDigits,
     /// The last ` thread=… category=… name=…` written, for events whose
     /// strings are by index: what it was written for, and its bytes.
     tail_of: Option<(Thread, u16, u16)>,
@@ -96,7 +111,7 @@ impl EventLines {
             self.tail_of = None;
         }
         self.quoted.see(record);
-        self.plain.see(record);
+        self.keys.see(record);
     }
 
     /// Appends the line of the event (without the newline), with the
@@ -113,8 +128,13 @@ impl EventLines {
         join: bool,
     ) -> Line {
         let start = line.len();
-        line.extend_from_slice(event_kind_name(&view.kind).as_bytes());
-        line.extend_from_slice(b" ts=");
+        let kind = discriminant(&view.kind);
+        if self.head_of != Some(kind) {
+            let head = [event_kind_name(&view.kind).as_bytes(), b" ts="].concat();
+            self.head.set(&head);
+            self.head_of = Some(kind);
+        }
+        self.head.put(line);
         put_u64(line, view.timestamp);
         match view.kind {
             EventKind::Counter { id }
@@ -154,6 +174,73 @@ impl EventLines {
         line_is
     }
 
+    /// [`EventLines::event`] for the usual event, built in blocks with its
+    /// newline: its kind and its strings those of the event before (their
+    /// pieces kept), every piece a block, every argument an integer named
+    /// by index. `None` for any other, which [`EventLines::event`] writes
+    /// piece by piece; nothing is kept of a group's start.
+    #[inline(always)]
+    pub fn usual(
+        &mut self,
+        line: &mut Blocks<'_>,
+        ctx: &Context<'_>,
+        view: &EventView<'_>,
+        join: bool,
+    ) -> Option<Line> {
+        let (category, name) = (index(view.category)?, index(view.name)?);
+        if self.tail_of != Some((view.thread, category, name))
+            || self.head_of != Some(discriminant(&view.kind))
+        {
+            return None;
+        }
+        line.piece(&self.head)?;
+        line.u64_near(view.timestamp, &mut self.ts_digits)?;
+        match view.kind {
+            EventKind::Counter { id }
+            | EventKind::AsyncBegin { id }
+            | EventKind::AsyncInstant { id }
+            | EventKind::AsyncEnd { id }
+            | EventKind::FlowBegin { id }
+            | EventKind::FlowStep { id }
+            | EventKind::FlowEnd { id } => {
+                line.text(b" id=")?;
+                line.u64(id)?;
+            }
+            EventKind::DurationComplete { end } => {
+                line.text(b" end=")?;
+                line.u64(end)?;
+            }
+            _ => {}
+        }
+        line.piece(&self.tail)?;
+        let candidate = join && view.kind == EventKind::Instant && view.arg_count == 2;
+        let mut group = candidate;
+        let mut read = 0;
+        for (i, words) in view.arg_words().enumerate() {
+            let (name, value) = words.int()?;
+            let key = self.keys.indexed(ctx, name);
+            line.piece(key)?;
+            let uint64 = line.int(value)?;
+            read += 1;
+            if candidate {
+                group &= match (i, uint64) {
+                    (0, Some(_)) => is_key(key.bytes(), SIZE_KEY),
+                    (1, Some(parts)) => parts >= 1 && is_key(key.bytes(), PARTS_KEY),
+                    _ => false,
+                };
+            }
+        }
+        if read != usize::from(view.arg_count) {
+            return None;
+        }
+        if group {
+            line.clear();
+            return Some(Line::GroupStart);
+        }
+        line.text(b"\n")?;
+        Some(Line::Written)
+    }
+
     /// Appends ` thread=… category=… name=…`.
     fn thread_category_name(&mut self, out: &mut Vec<u8>, ctx: &Context<'_>, view: &EventView<'_>) {
         out.extend_from_slice(b" thread=");
@@ -178,26 +265,46 @@ impl EventLines {
         let candidate = join && view.kind == EventKind::Instant && view.arg_count == 2;
         let mut group = candidate;
         let mut read = 0;
-        for (i, arg) in view.args().enumerate() {
+        for (i, words) in view.arg_words().enumerate() {
+            // The usual argument, an integer named by index, from its
+            // words; any other as its view.
+            let (key, value) = match words.int() {
+                Some((name, value)) => {
+                    let at = line.len();
+                    self.keys.indexed(ctx, name).put(line);
+                    let key = at..line.len();
+                    (key, put_int(line, value))
+                }
+                None => {
+                    // The walk ends early on an argument that does not
+                    // read (not met: the view was checked when it was
+                    // made).
+                    let Some(arg) = words.view() else {
+                        break;
+                    };
+                    let at = line.len();
+                    // An undefined index prints as `<undefined string #N>`,
+                    // never a key.
+                    self.keys.write(line, ctx, arg.name);
+                    let key = at..line.len();
+                    self.value(line, ctx, arg.value, payloads);
+                    let value = match arg.value {
+                        ArgValueView::U64(x) => Some(x),
+                        _ => None,
+                    };
+                    (key, value)
+                }
+            };
             read += 1;
-            line.push(b' ');
-            let name_at = line.len();
-            // An undefined index prints as `<undefined string #N>`,
-            // never a key.
-            self.plain.write(line, ctx, arg.name);
             if candidate {
-                let name = &line[name_at..];
-                group &= match (i, arg.value) {
-                    (0, ArgValueView::U64(_)) => name == SIZE_KEY.as_bytes(),
-                    (1, ArgValueView::U64(parts)) => parts >= 1 && name == PARTS_KEY.as_bytes(),
+                let key = &line[key];
+                group &= match (i, value) {
+                    (0, Some(_)) => is_key(key, SIZE_KEY),
+                    (1, Some(parts)) => parts >= 1 && is_key(key, PARTS_KEY),
                     _ => false,
                 };
             }
-            line.push(b'=');
-            self.value(line, ctx, arg.value, payloads);
         }
-        // The walk ends early on an argument that does not read (not met:
-        // the view was checked when it was made).
         if read != usize::from(view.arg_count) {
             Line::Unreadable
         } else if group {
@@ -212,9 +319,9 @@ impl EventLines {
     fn value(&mut self, out: &mut Vec<u8>, ctx: &Context<'_>, v: ArgValueView<'_>, payloads: bool) {
         match v {
             ArgValueView::Null => out.extend_from_slice(b"null"),
-            ArgValueView::I32(x) => int(out, x),
-            ArgValueView::U32(x) => int(out, x),
-            ArgValueView::I64(x) => int(out, x),
+            ArgValueView::I32(x) => put_i64(out, x.into()),
+            ArgValueView::U32(x) => put_u64(out, x.into()),
+            ArgValueView::I64(x) => put_i64(out, x),
             ArgValueView::U64(x) => put_u64(out, x),
             ArgValueView::F64(x) => {
                 let _ = write!(out, "{x:?}");
@@ -244,10 +351,29 @@ impl EventLines {
     }
 }
 
-/// Appends an integer.
+/// Appends an integer argument's value; the value if a uint64.
+#[inline(always)]
+fn put_int(out: &mut Vec<u8>, value: IntArg) -> Option<u64> {
+    match value {
+        IntArg::I32(x) => put_i64(out, x.into()),
+        IntArg::U32(x) => put_u64(out, x.into()),
+        IntArg::I64(x) => put_i64(out, x),
+        IntArg::U64(x) => {
+            put_u64(out, x);
+            return Some(x);
+        }
+    }
+    None
+}
+
+/// Whether printed key ` name=` is ` {key}=`.
 #[inline]
-fn int(out: &mut Vec<u8>, n: impl itoa::Integer) {
-    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+fn is_key(printed: &[u8], key: &str) -> bool {
+    printed.len() == key.len() + 2
+        && printed
+            .strip_prefix(b" ")
+            .and_then(|k| k.strip_suffix(b"="))
+            == Some(key.as_bytes())
 }
 
 /// Appends a thread field (`process/thread`).

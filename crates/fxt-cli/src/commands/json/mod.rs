@@ -31,6 +31,7 @@ use crate::error::Error;
 use crate::input::{ticks_to_ns, Input};
 use crate::ordered::{walk_ordered, Out, Records, Sink};
 
+mod clock;
 mod views;
 
 use views::EventObjects;
@@ -100,14 +101,19 @@ fn write_view(
     match view {
         View::Event(event) => {
             // Written in place in the output, and cut back if not printed.
-            let line = out.lines();
-            let start = line.len();
-            line.extend_from_slice(if first { b"\n" } else { b",\n" });
-            if objects.event(line, ctx, event, tps) {
+            let sep: &[u8] = if first { b"\n" } else { b",\n" };
+            // The usual event, written in place in the output.
+            if out
+                .line(|line| objects.usual(line, ctx, event, tps, first))
+                .is_some()
+            {
                 out.settle()?;
                 return Ok(true);
             }
-            line.truncate(start);
+            if let Some(object) = objects.event(ctx, event, tps, sep) {
+                out.write_all(object)?;
+                return Ok(true);
+            }
             match ctx.event(event) {
                 Ok(event) => write_record(out, &Record::Event(event), tps, first),
                 Err(_) => Ok(false), // not met: the view read as the event decodes
@@ -236,24 +242,39 @@ fn micros<W: Write>(w: &mut W, ns: u64) -> io::Result<()> {
 /// The fraction of nanoseconds as microseconds: `.` and three digits, of
 /// which the first `len` are written (trailing zeros dropped, none at all
 /// when the fraction is 0).
+#[inline(always)]
 fn micros_fraction(ns: u64) -> ([u8; 4], usize) {
-    let frac = ns % 1000;
-    let digits = [
-        b'.',
-        b'0' + (frac / 100) as u8,
-        b'0' + (frac / 10 % 10) as u8,
-        b'0' + (frac % 10) as u8,
-    ];
-    let len = if frac == 0 {
-        0
-    } else if frac.is_multiple_of(100) {
-        2
-    } else if frac.is_multiple_of(10) {
-        3
-    } else {
-        4
-    };
-    (digits, len)
+    let (digits, len) = FRACTIONS[(ns % 1000) as usize];
+    (digits, usize::from(len))
+}
+
+/// [`micros_fraction`] of each fraction, made when compiled: a look-up
+/// instead of three divisions and three tests per timestamp.
+static FRACTIONS: [([u8; 4], u8); 1000] = fractions();
+
+const fn fractions() -> [([u8; 4], u8); 1000] {
+    let mut table = [([0; 4], 0); 1000];
+    let mut frac = 0;
+    while frac < 1000 {
+        let digits = [
+            b'.',
+            b'0' + (frac / 100) as u8,
+            b'0' + (frac / 10 % 10) as u8,
+            b'0' + (frac % 10) as u8,
+        ];
+        let len = if frac == 0 {
+            0
+        } else if frac % 100 == 0 {
+            2
+        } else if frac % 10 == 0 {
+            3
+        } else {
+            4
+        };
+        table[frac] = (digits, len);
+        frac += 1;
+    }
+    table
 }
 
 fn string<W: Write>(w: &mut W, s: &str) -> io::Result<()> {

@@ -7,10 +7,11 @@ use std::io::Write as _;
 
 use fxt_format::decode::{ArgValueView, Context, EventKind, EventView, Record, StrRef, Thread};
 
-use super::{int, pid_tid, string};
+use super::clock::Clock;
+use super::{pid_tid, string};
 use crate::formatted::{Form, Formatted};
 use crate::input::ticks_to_ns;
-use crate::piece::{put_u64, Piece};
+use crate::piece::{put_i64, put_u64, Blocks, HighDigits, Piece};
 
 /// Strings as JSON strings; an undefined index as the text
 /// `<undefined string #N>`.
@@ -26,16 +27,45 @@ impl Form for Json {
     }
 }
 
+/// Argument names: a JSON string and the `:` after it (one piece per
+/// argument).
+pub struct Key;
+
+impl Form for Key {
+    fn text(out: &mut Vec<u8>, s: &str) {
+        Json::text(out, s);
+        out.push(b':');
+    }
+
+    fn undefined(out: &mut Vec<u8>, index: u16) {
+        Json::undefined(out, index);
+        out.push(b':');
+    }
+}
+
 /// The strings of one range's events.
 #[derive(Default)]
 pub struct EventObjects {
     strings: Formatted<Json>,
+    keys: Formatted<Key>,
+    /// An event's object that is not the usual one, being built.
+    object: Vec<u8>,
+    /// The clock of the last event (`None` before the first).
+    clock: Option<Clock>,
+    /// The leading digits of the last timestamp's microseconds.
+    ts_digits: HighDigits,
     /// The last `{"ph":…,"cat":…,"name":…,"ts":` written, for events whose
     /// strings are by index: its phase and indices, and its bytes.
     head_of: Option<(u8, u16, u16)>,
     head: Piece,
     /// The last `,"pid":…,"tid":…` written: its thread, and its bytes.
     ids_of: Option<Thread>,
+    /// What the usual event's object has between its timestamp and its
+    /// first argument (`,"pid":…,"tid":…`, `,"s":"t"` for an instant,
+    /// `,"args":{` if it has arguments and no duration): its thread, phase
+    /// and whether it opens the arguments, and its bytes.
+    after_ts_of: Option<(Thread, u8, bool)>,
+    after_ts: Piece,
     ids: Piece,
 }
 
@@ -59,6 +89,7 @@ impl EventObjects {
             self.head_of = None;
         }
         self.strings.see(record);
+        self.keys.see(record);
     }
 
     /// Appends `{"ph":…,"cat":…,"name":…,"ts":`.
@@ -105,18 +136,33 @@ impl EventObjects {
         }
     }
 
-    /// Appends the Chrome event of the event (`tps`: the provider's ticks
-    /// per second); `false` (and `w` as it was) if an argument does not
-    /// read, for the decoded path.
-    #[inline]
+    /// `sep` and the Chrome event of the event (`tps`: the provider's
+    /// ticks per second); `None` if an argument does not read, for the
+    /// decoded path.
     pub fn event(
+        &mut self,
+        ctx: &Context<'_>,
+        view: &EventView<'_>,
+        tps: u64,
+        sep: &[u8],
+    ) -> Option<&[u8]> {
+        let mut w = std::mem::take(&mut self.object);
+        w.clear();
+        w.extend_from_slice(sep);
+        let written = self.write_event(&mut w, ctx, view, tps);
+        self.object = w;
+        written.then_some(&self.object[..])
+    }
+
+    /// Appends the Chrome event of the event; `false` if an argument does
+    /// not read.
+    fn write_event(
         &mut self,
         w: &mut Vec<u8>,
         ctx: &Context<'_>,
         view: &EventView<'_>,
         tps: u64,
     ) -> bool {
-        let start = w.len();
         self.head(w, ctx, view);
         let begin = ticks_to_ns(view.timestamp, tps);
         micros(w, begin);
@@ -142,11 +188,121 @@ impl EventObjects {
             _ => {}
         }
         if view.arg_count > 0 && !self.args(w, ctx, view) {
-            w.truncate(start);
             return false;
         }
         w.push(b'}');
         true
+    }
+
+    /// [`EventObjects::event`] for the usual event, built in blocks: its
+    /// head and thread those of the event before (their pieces kept), no
+    /// id, every piece a block, every argument an integer named by index.
+    /// `None` for any other, which [`EventObjects::event`] writes piece by
+    /// piece.
+    #[inline(always)]
+    pub fn usual(
+        &mut self,
+        line: &mut Blocks<'_>,
+        ctx: &Context<'_>,
+        view: &EventView<'_>,
+        tps: u64,
+        first: bool,
+    ) -> Option<()> {
+        let (category, name) = (index(view.category)?, index(view.name)?);
+        let end = match view.kind {
+            EventKind::DurationComplete { end } => Some(end),
+            EventKind::Instant
+            | EventKind::DurationBegin
+            | EventKind::DurationEnd
+            | EventKind::Counter { id: 0 } => None,
+            _ => return None,
+        };
+        let phase = phase(&view.kind);
+        if self.head_of != Some((phase[0], category, name)) {
+            self.new_head(ctx, view, phase, (category, name));
+        }
+        let opens_args = view.arg_count > 0 && end.is_none();
+        if self.after_ts_of != Some((view.thread, phase[0], opens_args)) {
+            self.new_after_ts(view.thread, phase[0], opens_args);
+        }
+        if first {
+            line.text(b"\n")?;
+        } else {
+            line.text(b",\n")?;
+        }
+        line.piece(&self.head)?;
+        let clock = self.clock(tps);
+        let begin = clock.ns(view.timestamp);
+        line.u64_near(begin / 1000, &mut self.ts_digits)?;
+        fraction_block(line, begin)?;
+        line.piece(&self.after_ts)?;
+        if let Some(end) = end {
+            line.text(b",\"dur\":")?;
+            let dur = clock.ns(end).saturating_sub(begin);
+            line.u64(dur / 1000)?;
+            fraction_block(line, dur)?;
+            if view.arg_count > 0 {
+                line.text(b",\"args\":{")?;
+            }
+        }
+        if view.arg_count > 0 {
+            let mut read = 0;
+            for (i, words) in view.arg_words().enumerate() {
+                let (name, value) = words.int()?;
+                if i > 0 {
+                    line.text(b",")?;
+                }
+                line.piece(self.keys.indexed(ctx, name))?;
+                line.int(value)?;
+                read += 1;
+            }
+            if read != usize::from(view.arg_count) {
+                return None;
+            }
+            line.text(b"}")?;
+        }
+        line.text(b"}")
+    }
+
+    /// Makes the head piece that of `view` (whose phase and indices are
+    /// `phase` and `indices`).
+    #[cold]
+    fn new_head(
+        &mut self,
+        ctx: &Context<'_>,
+        view: &EventView<'_>,
+        phase: &[u8],
+        (category, name): (u16, u16),
+    ) {
+        let mut head = Vec::new();
+        self.write_head(&mut head, ctx, view, phase);
+        self.head.set(&head);
+        self.head_of = Some((phase[0], category, name));
+    }
+
+    /// Makes the piece after the timestamp that of an event on `thread`,
+    /// of `phase`, opening its arguments or not.
+    #[cold]
+    fn new_after_ts(&mut self, thread: Thread, phase: u8, opens_args: bool) {
+        let mut after = Vec::new();
+        let _ = pid_tid(&mut after, &thread);
+        if phase == b'i' {
+            after.extend_from_slice(b",\"s\":\"t\"");
+        }
+        if opens_args {
+            after.extend_from_slice(b",\"args\":{");
+        }
+        self.after_ts.set(&after);
+        self.after_ts_of = Some((thread, phase, opens_args));
+    }
+
+    /// The clock of `tps` ticks per second (the last one's, or a new one).
+    #[inline(always)]
+    fn clock(&mut self, tps: u64) -> Clock {
+        match self.clock {
+            Some(clock) if clock.ticks_per_second() == tps => clock,
+            _ => *self.clock.insert(Clock::new(tps)),
+        }
     }
 
     /// Appends `,"args":{...}`; `false` if an argument does not read.
@@ -163,9 +319,18 @@ impl EventObjects {
             w.push(b':');
             let _ = match arg.value {
                 ArgValueView::Null => w.write_all(b"null"),
-                ArgValueView::I32(x) => int(w, x),
-                ArgValueView::U32(x) => int(w, x),
-                ArgValueView::I64(x) => int(w, x),
+                ArgValueView::I32(x) => {
+                    put_i64(w, x.into());
+                    Ok(())
+                }
+                ArgValueView::U32(x) => {
+                    put_u64(w, x.into());
+                    Ok(())
+                }
+                ArgValueView::I64(x) => {
+                    put_i64(w, x);
+                    Ok(())
+                }
                 ArgValueView::U64(x) | ArgValueView::Koid(x) => {
                     put_u64(w, x);
                     Ok(())
@@ -205,6 +370,13 @@ fn phase(kind: &EventKind) -> &'static [u8] {
         EventKind::FlowStep { .. } => b"t",
         EventKind::FlowEnd { .. } => b"f",
     }
+}
+
+/// The fraction of [`micros`] into a [`Blocks`] line.
+#[inline(always)]
+fn fraction_block(line: &mut Blocks<'_>, ns: u64) -> Option<()> {
+    let (digits, len) = super::micros_fraction(ns);
+    line.put(&digits, len)
 }
 
 /// Nanoseconds as microseconds (as `super::micros` writes them; the
