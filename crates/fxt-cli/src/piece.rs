@@ -13,10 +13,93 @@
 //! that where each piece goes does not wait for the digits before it. The
 //! line is then appended to the output in one copy.
 
+use std::hash::{BuildHasher, Hash};
+
 use fxt_format::decode::IntArg;
+use rustc_hash::FxBuildHasher;
 
 /// Bytes of a [`Piece`] appended as one block.
 const BLOCK: usize = 48;
+
+/// Slots of a [`Recent`].
+const SLOTS: usize = 32;
+
+/// The pieces of recent keys, each in a slot chosen by its key's hash:
+/// events of several threads, kinds and names taking turns each find
+/// theirs (one piece for the last key only was made anew at every turn).
+/// The last key found is found again without a hash.
+pub struct Recent<K> {
+    slots: Vec<Option<(K, Piece)>>,
+    last: Option<(K, usize)>,
+}
+
+impl<K> Default for Recent<K> {
+    fn default() -> Self {
+        Recent {
+            slots: Vec::new(),
+            last: None,
+        }
+    }
+}
+
+impl<K: Copy + Hash + Eq> Recent<K> {
+    /// The slot of `key`.
+    #[inline(always)]
+    fn slot(key: &K) -> usize {
+        FxBuildHasher.hash_one(key) as usize % SLOTS
+    }
+
+    /// Where the piece of `key` is, if kept (for [`Recent::piece`]).
+    #[inline(always)]
+    pub fn find(&mut self, key: &K) -> Option<usize> {
+        match self.last {
+            Some((k, at)) if k == *key => Some(at),
+            _ => self.find_slot(key),
+        }
+    }
+
+    /// [`Recent::find`] by the key's hash.
+    #[inline(never)]
+    fn find_slot(&mut self, key: &K) -> Option<usize> {
+        let at = Self::slot(key);
+        match self.slots.get(at) {
+            Some(Some((k, _))) if k == key => {
+                self.last = Some((*key, at));
+                Some(at)
+            }
+            _ => None,
+        }
+    }
+
+    /// The piece [`Recent::find`] found at `at`.
+    #[inline(always)]
+    pub fn piece(&self, at: usize) -> Option<&Piece> {
+        self.slots.get(at)?.as_ref().map(|(_, piece)| piece)
+    }
+
+    /// Keeps `bytes` as the piece of `key` (in place of the slot's last);
+    /// where it is.
+    pub fn set(&mut self, key: K, bytes: &[u8]) -> usize {
+        if self.slots.is_empty() {
+            self.slots = (0..SLOTS).map(|_| None).collect();
+        }
+        let at = Self::slot(&key);
+        let slot = &mut self.slots[at];
+        let piece = &mut slot.get_or_insert_with(|| (key, Piece::default())).1;
+        piece.set(bytes);
+        if let Some((k, _)) = slot {
+            *k = key;
+        }
+        self.last = Some((key, at));
+        at
+    }
+
+    /// Forgets every piece.
+    pub fn clear(&mut self) {
+        self.slots.iter_mut().for_each(|slot| *slot = None);
+        self.last = None;
+    }
+}
 
 /// Printed bytes kept to be appended often.
 #[derive(Clone)]
@@ -326,6 +409,31 @@ fn joined(high: u64, len: usize, low: u64) -> u128 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn recent_pieces_are_found_by_their_keys_in_turn() {
+        let mut recent: Recent<(u16, u16)> = Recent::default();
+        assert_eq!(recent.find(&(1, 2)), None);
+        let keys: Vec<(u16, u16)> = (0..8).map(|k| (k, k * 3)).collect();
+        for &key in &keys {
+            recent.set(key, format!("piece {key:?}").as_bytes());
+        }
+        // Keys taking turns: each is its own piece, or gone (its slot
+        // taken by a later key), never another key's.
+        for _ in 0..3 {
+            for &key in &keys {
+                if let Some(at) = recent.find(&key) {
+                    let piece = recent.piece(at).unwrap();
+                    assert_eq!(piece.bytes(), format!("piece {key:?}").as_bytes());
+                }
+            }
+        }
+        let last = *keys.last().unwrap();
+        assert!(recent.find(&last).is_some());
+        recent.clear();
+        assert_eq!(recent.find(&last), None);
+        assert_eq!(recent.find(&keys[0]), None);
+    }
 
     /// Every number of each digit count's edges and 10,000 others.
     fn numbers() -> Vec<u64> {

@@ -14,7 +14,7 @@ use fxt_format::encode::split_blob::{PARTS_KEY, SIZE_KEY};
 
 use crate::formatted::{Form, Formatted};
 use crate::names::event_kind_name;
-use crate::piece::{put_i64, put_u64, Blocks, HighDigits, Piece};
+use crate::piece::{put_i64, put_u64, Blocks, HighDigits, Recent};
 
 /// Category, name and string values: quoted and escaped as `{s:?}`.
 pub struct Quoted;
@@ -66,16 +66,13 @@ pub fn quoted(out: &mut Vec<u8>, s: &str) {
 pub struct EventLines {
     quoted: Formatted<Quoted>,
     keys: Formatted<Key>,
-    /// The last `kind ts=` written: the kind it was written for, and its
-    /// bytes.
-    head_of: Option<Discriminant<EventKind>>,
-    head: Piece,
+    /// The `kind ts=` of recent kinds.
+    heads: Recent<Discriminant<EventKind>>,
     /// The leading digits of the last timestamp.
     ts_digits: HighDigits,
-    /// The last ` thread=… category=… name=…` written, for events whose
-    /// strings are by index: what it was written for, and its bytes.
-    tail_of: Option<(Thread, u16, u16)>,
-    tail: Piece,
+    /// The ` thread=… category=… name=…` of recent events whose strings
+    /// are by index, by thread and indices.
+    tails: Recent<(Thread, u16, u16)>,
 }
 
 /// What [`EventLines::event`] did.
@@ -108,7 +105,7 @@ impl EventLines {
             record,
             Record::String { .. } | Record::ProviderInfo { .. } | Record::ProviderSection { .. }
         ) {
-            self.tail_of = None;
+            self.tails.clear();
         }
         self.quoted.see(record);
         self.keys.see(record);
@@ -129,12 +126,15 @@ impl EventLines {
     ) -> Line {
         let start = line.len();
         let kind = discriminant(&view.kind);
-        if self.head_of != Some(kind) {
-            let head = [event_kind_name(&view.kind).as_bytes(), b" ts="].concat();
-            self.head.set(&head);
-            self.head_of = Some(kind);
+        match self.heads.find(&kind).and_then(|at| self.heads.piece(at)) {
+            Some(head) => head.put(line),
+            None => {
+                let at = line.len();
+                line.extend_from_slice(event_kind_name(&view.kind).as_bytes());
+                line.extend_from_slice(b" ts=");
+                self.heads.set(kind, &line[at..]);
+            }
         }
-        self.head.put(line);
         put_u64(line, view.timestamp);
         match view.kind {
             EventKind::Counter { id }
@@ -155,14 +155,13 @@ impl EventLines {
         }
         match (index(view.category), index(view.name)) {
             (Some(category), Some(name)) => {
-                let key = Some((view.thread, category, name));
-                if self.tail_of == key {
-                    self.tail.put(line);
+                let key = (view.thread, category, name);
+                if let Some(tail) = self.tails.find(&key).and_then(|at| self.tails.piece(at)) {
+                    tail.put(line);
                 } else {
                     let at = line.len();
                     self.thread_category_name(line, ctx, view);
-                    self.tail.set(&line[at..]);
-                    self.tail_of = key;
+                    self.tails.set(key, &line[at..]);
                 }
             }
             _ => self.thread_category_name(line, ctx, view),
@@ -188,12 +187,9 @@ impl EventLines {
         join: bool,
     ) -> Option<Line> {
         let (category, name) = (index(view.category)?, index(view.name)?);
-        if self.tail_of != Some((view.thread, category, name))
-            || self.head_of != Some(discriminant(&view.kind))
-        {
-            return None;
-        }
-        line.piece(&self.head)?;
+        let head = self.heads.find(&discriminant(&view.kind))?;
+        let tail = self.tails.find(&(view.thread, category, name))?;
+        line.piece(self.heads.piece(head)?)?;
         line.u64_near(view.timestamp, &mut self.ts_digits)?;
         match view.kind {
             EventKind::Counter { id }
@@ -212,7 +208,7 @@ impl EventLines {
             }
             _ => {}
         }
-        line.piece(&self.tail)?;
+        line.piece(self.tails.piece(tail)?)?;
         let candidate = join && view.kind == EventKind::Instant && view.arg_count == 2;
         let mut group = candidate;
         let mut read = 0;

@@ -11,7 +11,7 @@ use super::clock::Clock;
 use super::{pid_tid, string};
 use crate::formatted::{Form, Formatted};
 use crate::input::ticks_to_ns;
-use crate::piece::{put_i64, put_u64, Blocks, HighDigits, Piece};
+use crate::piece::{put_i64, put_u64, Blocks, HighDigits, Piece, Recent};
 
 /// Strings as JSON strings; an undefined index as the text
 /// `<undefined string #N>`.
@@ -54,18 +54,18 @@ pub struct EventObjects {
     clock: Option<Clock>,
     /// The leading digits of the last timestamp's microseconds.
     ts_digits: HighDigits,
-    /// The last `{"ph":…,"cat":…,"name":…,"ts":` written, for events whose
-    /// strings are by index: its phase and indices, and its bytes.
-    head_of: Option<(u8, u16, u16)>,
-    head: Piece,
+    /// The `{"ph":…,"cat":…,"name":…,"ts":` of recent events whose
+    /// strings are by index, by phase and indices.
+    heads: Recent<(u8, u16, u16)>,
     /// The last `,"pid":…,"tid":…` written: its thread, and its bytes.
     ids_of: Option<Thread>,
     /// What the usual event's object has between its timestamp and its
     /// first argument (`,"pid":…,"tid":…`, `,"s":"t"` for an instant,
-    /// `,"args":{` if it has arguments and no duration): its thread, phase
-    /// and whether it opens the arguments, and its bytes.
-    after_ts_of: Option<(Thread, u8, bool)>,
-    after_ts: Piece,
+    /// `,"args":{` if it has arguments and no duration), of recent events
+    /// by thread, phase and whether it opens the arguments.
+    after_ts: Recent<(Thread, u8, bool)>,
+    /// Where a new piece is built.
+    scratch: Vec<u8>,
     ids: Piece,
 }
 
@@ -86,7 +86,7 @@ impl EventObjects {
             record,
             Record::String { .. } | Record::ProviderInfo { .. } | Record::ProviderSection { .. }
         ) {
-            self.head_of = None;
+            self.heads.clear();
         }
         self.strings.see(record);
         self.keys.see(record);
@@ -98,14 +98,13 @@ impl EventObjects {
         let phase = phase(&view.kind);
         match (index(view.category), index(view.name)) {
             (Some(category), Some(name)) => {
-                let key = Some((phase[0], category, name));
-                if self.head_of == key {
-                    self.head.put(w);
+                let key = (phase[0], category, name);
+                if let Some(head) = self.heads.find(&key).and_then(|at| self.heads.piece(at)) {
+                    head.put(w);
                 } else {
                     let at = w.len();
                     self.write_head(w, ctx, view, phase);
-                    self.head.set(&w[at..]);
-                    self.head_of = key;
+                    self.heads.set(key, &w[at..]);
                 }
             }
             _ => self.write_head(w, ctx, view, phase),
@@ -218,24 +217,28 @@ impl EventObjects {
             _ => return None,
         };
         let phase = phase(&view.kind);
-        if self.head_of != Some((phase[0], category, name)) {
-            self.new_head(ctx, view, phase, (category, name));
-        }
+        let head = (phase[0], category, name);
+        let head = match self.heads.find(&head) {
+            Some(at) => at,
+            None => self.new_head(ctx, view, phase, head),
+        };
         let opens_args = view.arg_count > 0 && end.is_none();
-        if self.after_ts_of != Some((view.thread, phase[0], opens_args)) {
-            self.new_after_ts(view.thread, phase[0], opens_args);
-        }
+        let after_ts = (view.thread, phase[0], opens_args);
+        let after_ts = match self.after_ts.find(&after_ts) {
+            Some(at) => at,
+            None => self.new_after_ts(after_ts),
+        };
         if first {
             line.text(b"\n")?;
         } else {
             line.text(b",\n")?;
         }
-        line.piece(&self.head)?;
+        line.piece(self.heads.piece(head)?)?;
         let clock = self.clock(tps);
         let begin = clock.ns(view.timestamp);
         line.u64_near(begin / 1000, &mut self.ts_digits)?;
         fraction_block(line, begin)?;
-        line.piece(&self.after_ts)?;
+        line.piece(self.after_ts.piece(after_ts)?)?;
         if let Some(end) = end {
             line.text(b",\"dur\":")?;
             let dur = clock.ns(end).saturating_sub(begin);
@@ -272,19 +275,23 @@ impl EventObjects {
         ctx: &Context<'_>,
         view: &EventView<'_>,
         phase: &[u8],
-        (category, name): (u16, u16),
-    ) {
-        let mut head = Vec::new();
+        key: (u8, u16, u16),
+    ) -> usize {
+        let mut head = std::mem::take(&mut self.scratch);
+        head.clear();
         self.write_head(&mut head, ctx, view, phase);
-        self.head.set(&head);
-        self.head_of = Some((phase[0], category, name));
+        let at = self.heads.set(key, &head);
+        self.scratch = head;
+        at
     }
 
     /// Makes the piece after the timestamp that of an event on `thread`,
     /// of `phase`, opening its arguments or not.
     #[cold]
-    fn new_after_ts(&mut self, thread: Thread, phase: u8, opens_args: bool) {
-        let mut after = Vec::new();
+    fn new_after_ts(&mut self, key: (Thread, u8, bool)) -> usize {
+        let (thread, phase, opens_args) = key;
+        let mut after = std::mem::take(&mut self.scratch);
+        after.clear();
         let _ = pid_tid(&mut after, &thread);
         if phase == b'i' {
             after.extend_from_slice(b",\"s\":\"t\"");
@@ -292,8 +299,9 @@ impl EventObjects {
         if opens_args {
             after.extend_from_slice(b",\"args\":{");
         }
-        self.after_ts.set(&after);
-        self.after_ts_of = Some((thread, phase, opens_args));
+        let at = self.after_ts.set(key, &after);
+        self.scratch = after;
+        at
     }
 
     /// The clock of `tps` ticks per second (the last one's, or a new one).
