@@ -162,6 +162,16 @@ fn write_page(
     bytes: &[u8],
     page: impl FnOnce(Bytes) -> Page,
 ) -> Result<(u64, usize, usize), ParquetError> {
+    // A page header holds its sizes as 32-bit signed numbers: a larger
+    // page (a row group of huge text values) would be written corrupt.
+    // (Snappy's bound is 0 for what it cannot compress at all.)
+    let most = snap::raw::max_compress_len(bytes.len());
+    if most == 0 || i32::try_from(most).is_err() {
+        return Err(ParquetError::General(format!(
+            "a page of {} bytes: more than a Parquet page holds (2 GiB)",
+            bytes.len()
+        )));
+    }
     let compressed = snappy.compress(bytes)?;
     let page = CompressedPage::new(page(compressed), bytes.len());
     debug_assert!(matches!(
