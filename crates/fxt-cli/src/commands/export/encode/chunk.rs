@@ -236,81 +236,50 @@ fn plain(values: Values, out: &mut Vec<u8>) {
 fn statistics_of(values: &Values, nulls: usize, descr: &ColumnDescPtr) -> Statistics {
     let nulls = Some(nulls as u64);
     let signed = descr.sort_order().is_signed();
+    // One statement for every value type (the value trait's bound is not
+    // nameable outside the parquet crate).
+    macro_rules! of {
+        ($range:expr, $nans:expr) => {{
+            let (min, max) = $range;
+            Statistics::from(
+                ValueStatistics::new(min, max, None, nulls, false)
+                    .with_backwards_compatible_min_max(signed)
+                    .with_nan_count($nans),
+            )
+        }};
+    }
+    let bytes = |range: Option<(&[u8], &[u8])>| {
+        let (min, max) = range.unzip();
+        (min.map(ByteArray::from), max.map(ByteArray::from))
+    };
     match values {
-        Values::I64(v) => {
-            let (min, max) = (v.iter().min().copied(), v.iter().max().copied());
-            ValueStatistics::new(min, max, None, nulls, false)
-                .with_backwards_compatible_min_max(signed)
-                .into()
-        }
-        Values::I32(v) => {
-            let (min, max) = (v.iter().min().copied(), v.iter().max().copied());
-            ValueStatistics::new(min, max, None, nulls, false)
-                .with_backwards_compatible_min_max(signed)
-                .into()
-        }
+        Values::I64(v) => of!(range(v.iter().copied()).unzip(), None),
+        Values::I32(v) => of!(range(v.iter().copied()).unzip(), None),
         Values::F64(v) => {
             // NaNs are left out of the range and counted: a reader that
-            // prunes by the range (DuckDB) would otherwise skip them.
-            let (min, max) = float_range(v);
+            // prunes by the range (DuckDB) would otherwise skip them. A
+            // zero least is -0.0 and a zero greatest +0.0, as the format
+            // asks.
+            let (min, max) = range(v.iter().copied().filter(|x| !x.is_nan())).unzip();
             let nans = v.iter().filter(|x| x.is_nan()).count() as u64;
-            ValueStatistics::new(min, max, None, nulls, false)
-                .with_nan_count(Some(nans))
-                .with_backwards_compatible_min_max(signed)
-                .into()
+            let min = min.map(|lo| if lo == 0.0 { -0.0 } else { lo });
+            let max = max.map(|hi| if hi == 0.0 { 0.0 } else { hi });
+            of!((min, max), Some(nans))
         }
         Values::Dict { page, .. } => {
-            let (min, max) = text_range((0..page.spans.len()).map(|id| page.value(id)));
-            ValueStatistics::new(min, max, None, nulls, false)
-                .with_backwards_compatible_min_max(signed)
-                .into()
+            let text = bytes(range((0..page.spans.len()).map(|id| page.value(id))));
+            of!(text, None)
         }
-        Values::Text(bytes) => {
-            let (min, max) = text_range(PlainIter(bytes));
-            ValueStatistics::new(min, max, None, nulls, false)
-                .with_backwards_compatible_min_max(signed)
-                .into()
-        }
+        Values::Text(plain) => of!(bytes(range(PlainIter(plain))), None),
     }
 }
 
-/// The least and greatest of doubles, NaNs left out; a zero least is
-/// -0.0 and a zero greatest +0.0, as the format asks.
-fn float_range(values: &[f64]) -> (Option<f64>, Option<f64>) {
-    let mut range: Option<(f64, f64)> = None;
-    for &v in values.iter().filter(|v| !v.is_nan()) {
-        range = Some(match range {
-            None => (v, v),
-            Some((lo, hi)) => (lo.min(v), hi.max(v)),
-        });
-    }
-    match range {
-        None => (None, None),
-        Some((lo, hi)) => (
-            Some(if lo == 0.0 { -0.0 } else { lo }),
-            Some(if hi == 0.0 { 0.0 } else { hi }),
-        ),
-    }
-}
-
-/// The least and greatest of strings, compared as bytes.
-fn text_range<'a>(
-    values: impl Iterator<Item = &'a [u8]>,
-) -> (Option<ByteArray>, Option<ByteArray>) {
-    let mut range: Option<(&[u8], &[u8])> = None;
-    for v in values {
-        range = Some(match range {
-            None => (v, v),
-            Some((lo, hi)) => (lo.min(v), hi.max(v)),
-        });
-    }
-    match range {
-        None => (None, None),
-        Some((lo, hi)) => (
-            Some(ByteArray::from(lo.to_vec())),
-            Some(ByteArray::from(hi.to_vec())),
-        ),
-    }
+/// The least and greatest of `values` (none if there are none).
+fn range<T: Copy + PartialOrd>(values: impl Iterator<Item = T>) -> Option<(T, T)> {
+    values.fold(None, |range, v| match range {
+        None => Some((v, v)),
+        Some((lo, hi)) => Some((if v < lo { v } else { lo }, if v > hi { v } else { hi })),
+    })
 }
 
 /// The values of a PLAIN-encoded text buffer.

@@ -6,7 +6,7 @@
 //! repeat: a few bits a value, where PLAIN takes 64 and a general
 //! compressor has to find the pattern again in every page.
 
-use super::hybrid::{pack_group, width_of};
+use super::hybrid::{pack_group, varint, width_of};
 
 /// Differences per block.
 const BLOCK: usize = 128;
@@ -14,15 +14,6 @@ const BLOCK: usize = 128;
 const MINIBLOCKS: usize = 4;
 /// Differences per miniblock.
 const MINIBLOCK: usize = BLOCK / MINIBLOCKS;
-
-/// Appends `v` as an unsigned LEB128 varint.
-fn varint(mut v: u64, out: &mut Vec<u8>) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
 
 /// `v` zigzag-coded: small magnitudes of either sign are small numbers.
 fn zigzag(v: i64) -> u64 {

@@ -18,7 +18,7 @@ pub fn width_of(max: u64) -> u8 {
 }
 
 /// Appends `v` as an unsigned LEB128 varint.
-fn varint(mut v: u64, out: &mut Vec<u8>) {
+pub fn varint(mut v: u64, out: &mut Vec<u8>) {
     while v >= 0x80 {
         out.push(v as u8 | 0x80);
         v >>= 7;
