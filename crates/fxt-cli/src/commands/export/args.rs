@@ -18,7 +18,7 @@ use std::fmt::Write;
 
 use fxt_format::decode::{Arg, ArgValue, ArgValueView, ArgView, Context, EventView, Text};
 
-use super::encode::{Dictionary, IdLeaf, Leaf, NumLeaf, TextLeaf};
+use super::encode::{Dictionary, KeyLeaf, Leaf, NumLeaf, TextLeaf};
 use super::summary::Summary;
 use super::table::{Col, Columns};
 use crate::error::Error;
@@ -84,7 +84,7 @@ impl<'a> Args<'a> {
 
 impl<'a> Item<'a> {
     /// The argument's name (`None`: undefined).
-    #[inline]
+    #[inline(always)]
     pub fn name(self) -> Option<&'a str> {
         match self {
             Item::Decoded(a) => a.name.as_str(),
@@ -93,7 +93,7 @@ impl<'a> Item<'a> {
     }
 
     /// The argument's value.
-    #[inline]
+    #[inline(always)]
     pub fn value(self) -> Value<'a> {
         match self {
             Item::Decoded(a) => match &a.value {
@@ -130,11 +130,13 @@ impl<'a> Item<'a> {
 /// all three numbered by one dictionary (a name is looked up once). A map
 /// is never null; an empty map is definition level 1 in both its leaves,
 /// a key 2, a value 3 (2 if null); every entry but a row's first repeats.
+/// Only the values' levels are pushed: the keys' follow from them
+/// ([`KeyLeaf`]).
 pub struct MapBuilders {
     keys: Dictionary,
-    text: (IdLeaf, TextLeaf),
-    ints: (IdLeaf, NumLeaf<i64>),
-    floats: (IdLeaf, NumLeaf<f64>),
+    text: (KeyLeaf, TextLeaf),
+    ints: (KeyLeaf, NumLeaf<i64>),
+    floats: (KeyLeaf, NumLeaf<f64>),
 }
 
 impl Columns for ArgMaps<'_> {
@@ -151,9 +153,9 @@ impl Columns for ArgMaps<'_> {
     fn builders() -> MapBuilders {
         MapBuilders {
             keys: Dictionary::default(),
-            text: (IdLeaf::new(2, true), TextLeaf::new(3, true)),
-            ints: (IdLeaf::new(2, true), NumLeaf::new(3, true)),
-            floats: (IdLeaf::new(2, true), NumLeaf::new(3, true)),
+            text: (KeyLeaf::default(), TextLeaf::new(3, true)),
+            ints: (KeyLeaf::default(), NumLeaf::new(3, true)),
+            floats: (KeyLeaf::default(), NumLeaf::new(3, true)),
         }
     }
 
@@ -165,11 +167,11 @@ impl Columns for ArgMaps<'_> {
     fn finish(b: &mut MapBuilders, out: &mut Vec<Leaf>) {
         let keys = b.keys.finish();
         out.extend([
-            b.text.0.finish(keys.clone()),
+            b.text.0.finish(keys.clone(), &b.text.1.levels),
             b.text.1.finish(),
-            b.ints.0.finish(keys.clone()),
+            b.ints.0.finish(keys.clone(), &b.ints.1.levels),
             b.ints.1.finish(),
-            b.floats.0.finish(keys),
+            b.floats.0.finish(keys, &b.floats.1.levels),
             b.floats.1.finish(),
         ]);
     }
@@ -234,7 +236,6 @@ fn push(b: &mut MapBuilders, args: &[Args<'_>], summary: &mut Summary) {
             n += 1;
         }
         let rep = next_rep(&mut entries.text);
-        text.0.levels.push(2, rep);
         text.0.id(key);
         if matches!(value, Value::Null) {
             text.1.levels.push(2, rep);
@@ -244,14 +245,12 @@ fn push(b: &mut MapBuilders, args: &[Args<'_>], summary: &mut Summary) {
         }
         if let Some(v) = int {
             let rep = next_rep(&mut entries.ints);
-            ints.0.levels.push(2, rep);
             ints.0.id(key);
             ints.1.levels.push(3, rep);
             ints.1.value(v);
         }
         if let Some(v) = float {
             let rep = next_rep(&mut entries.floats);
-            floats.0.levels.push(2, rep);
             floats.0.id(key);
             floats.1.levels.push(3, rep);
             floats.1.value(v);
@@ -268,15 +267,12 @@ fn push(b: &mut MapBuilders, args: &[Args<'_>], summary: &mut Summary) {
         text, ints, floats, ..
     } = b;
     if entries.text == 0 {
-        text.0.levels.push(1, 0);
         text.1.levels.push(1, 0);
     }
     if entries.ints == 0 {
-        ints.0.levels.push(1, 0);
         ints.1.levels.push(1, 0);
     }
     if entries.floats == 0 {
-        floats.0.levels.push(1, 0);
         floats.1.levels.push(1, 0);
     }
 }

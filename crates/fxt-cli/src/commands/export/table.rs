@@ -360,10 +360,10 @@ macro_rules! scalar {
             fn append(&self, $b: &mut $leaf, _: &mut Summary) -> Result<(), Error> {
                 match *self {
                     Some($v) => {
-                        $b.levels.push(1, 0);
+                        $b.levels.push_top(true);
                         $value;
                     }
-                    None => $b.levels.push(0, 0),
+                    None => $b.levels.push_top(false),
                 }
                 Ok(())
             }

@@ -20,7 +20,6 @@ use super::take_like;
 const RECENT: usize = 64;
 
 /// A column's dictionary (see the module documentation).
-#[derive(Default)]
 pub struct Dictionary {
     /// The dictionary page: every value, PLAIN-encoded, in id order.
     page: Vec<u8>,
@@ -29,7 +28,18 @@ pub struct Dictionary {
     /// The ids, by their value's hash.
     table: HashTable<u32>,
     /// Recent values by address: the address (0: none) and the id.
-    recent: Vec<(usize, u32)>,
+    recent: Box<[(usize, u32); RECENT]>,
+}
+
+impl Default for Dictionary {
+    fn default() -> Dictionary {
+        Dictionary {
+            page: Vec::new(),
+            spans: Vec::new(),
+            table: HashTable::new(),
+            recent: Box::new([(0, 0); RECENT]),
+        }
+    }
 }
 
 /// A finished dictionary: its page and how many values it holds.
@@ -53,9 +63,6 @@ impl Dictionary {
     /// The id of `s`, added if new.
     #[inline]
     pub fn id(&mut self, s: &[u8]) -> u32 {
-        if self.recent.is_empty() {
-            self.recent = vec![(0, 0); RECENT];
-        }
         let address = s.as_ptr() as usize;
         let slot = (address >> 3) % RECENT;
         let (seen, id) = self.recent[slot];
@@ -68,6 +75,7 @@ impl Dictionary {
     }
 
     /// The id of `s` by its hash, added if new.
+    #[inline(never)]
     fn find_or_add(&mut self, s: &[u8]) -> u32 {
         let Dictionary {
             page, spans, table, ..
@@ -105,14 +113,17 @@ impl Dictionary {
 }
 
 /// Whether `a` and `b` hold the same bytes: names are short, and two
-/// overlapping words (or halves) compare them without a call.
+/// overlapping words (or halves, or the first, middle and last byte)
+/// compare them without a call.
 #[inline]
 fn same(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }
-    match a.len() {
-        0..4 => a == b,
+    let n = a.len();
+    match n {
+        0 => true,
+        1..4 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
         4..8 => {
             a.first_chunk::<4>() == b.first_chunk::<4>()
                 && a.last_chunk::<4>() == b.last_chunk::<4>()
@@ -164,6 +175,20 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(d.id(b"first!"), a);
         assert_eq!(d.id(&buffer), b);
+    }
+
+    #[test]
+    fn strings_differing_in_any_byte_are_not_the_same() {
+        for len in 0..=40usize {
+            let base: Vec<u8> = (0..len as u8).map(|b| b'a' + b % 26).collect();
+            assert!(same(&base, &base.clone()));
+            for at in 0..len {
+                let mut other = base.clone();
+                other[at] ^= 0x20;
+                assert!(!same(&base, &other), "len {len} byte {at}");
+            }
+            assert!(!same(&base, &base[..len.saturating_sub(1)]) || len == 0);
+        }
     }
 
     #[test]

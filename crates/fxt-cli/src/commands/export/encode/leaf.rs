@@ -53,6 +53,36 @@ impl Levels {
         self.count += 1;
     }
 
+    /// Pushes the level of a top-level column's value (`present`) or
+    /// null: definition level 1 or 0, no repetition level.
+    #[inline(always)]
+    pub fn push_top(&mut self, present: bool) {
+        debug_assert!(self.max_def == 1 && !self.nested);
+        if !self.defs.is_empty() {
+            self.defs.push(u8::from(present));
+        } else if !present {
+            self.defs.resize(self.count, 1);
+            self.defs.push(0);
+        }
+        self.count += 1;
+    }
+
+    /// The levels of a map's keys from its values' levels: the same
+    /// repetition levels, and the same definition levels but that a key
+    /// is present (one less than its value's maximum) where its value is
+    /// null. A map's keys and values are pushed entry by entry together,
+    /// so only the values' are kept.
+    fn keys_of(values: &Levels) -> Levels {
+        let max_def = values.max_def - 1;
+        Levels {
+            count: values.count,
+            max_def,
+            nested: values.nested,
+            defs: values.defs.iter().map(|&d| d.min(max_def)).collect(),
+            reps: values.reps.clone(),
+        }
+    }
+
     /// Levels whose definition level is below the maximum: the nulls a
     /// column's statistics count.
     pub fn nulls(&self) -> usize {
@@ -192,35 +222,28 @@ impl StrLeaf {
     }
 }
 
-/// A leaf of strings numbered by a dictionary it shares with other
-/// leaves (each column chunk gets a copy of the whole page: a dictionary
-/// may hold values a chunk does not use).
-pub struct IdLeaf {
-    /// Its levels.
-    pub levels: Levels,
+/// The keys of a map: strings numbered by a dictionary the map shares
+/// with others (each column chunk gets a copy of the whole page: a
+/// dictionary may hold values a chunk does not use). Their levels are not
+/// kept: a key has its value's ([`KeyLeaf::finish`]).
+#[derive(Default)]
+pub struct KeyLeaf {
     ids: Vec<u32>,
 }
 
-impl IdLeaf {
-    /// A leaf of strings present at definition level `max_def`.
-    pub fn new(max_def: u8, nested: bool) -> IdLeaf {
-        IdLeaf {
-            levels: Levels::new(max_def, nested),
-            ids: Vec::new(),
-        }
-    }
-
-    /// Adds a present value, by its id in the shared dictionary (its
-    /// level pushed apart).
+impl KeyLeaf {
+    /// Adds a key, by its id in the shared dictionary (its value's level
+    /// pushed apart).
     #[inline]
     pub fn id(&mut self, id: u32) {
         self.ids.push(id);
     }
 
-    /// Takes the row group's leaf, with the shared dictionary's `page`.
-    pub fn finish(&mut self, page: Page) -> Leaf {
+    /// Takes the row group's keys, with the shared dictionary's `page`;
+    /// their levels are their values' `values` (taken after).
+    pub fn finish(&mut self, page: Page, values: &Levels) -> Leaf {
         Leaf {
-            levels: self.levels.take(),
+            levels: Levels::keys_of(values),
             values: Values::Dict {
                 page,
                 ids: take_like(&mut self.ids),
@@ -377,6 +400,45 @@ mod tests {
             panic!("not a dictionary leaf");
         };
         assert_eq!(ids, [0]);
+    }
+
+    #[test]
+    fn a_maps_keys_have_its_values_levels_but_where_a_value_is_null() {
+        // Rows: an empty map; two entries, the second's value null; one entry.
+        let mut values = Levels::new(3, true);
+        for (def, rep) in [(1, 0), (3, 0), (2, 1), (3, 0)] {
+            values.push(def, rep);
+        }
+        let mut keys = KeyLeaf::default();
+        keys.id(0);
+        keys.id(1);
+        keys.id(0);
+        let leaf = keys.finish(Dictionary::default().finish(), &values);
+        assert_eq!(leaf.levels.max_def, 2);
+        assert_eq!(leaf.levels.defs, [1, 2, 2, 2]);
+        assert_eq!(leaf.levels.reps, [0, 0, 1, 0]);
+        assert_eq!(leaf.levels.count, 4);
+        assert_eq!(leaf.levels.nulls(), 1);
+        // Values all present: no definition levels kept for either.
+        let mut values = Levels::new(3, true);
+        values.push(3, 0);
+        values.push(3, 1);
+        let keys = Levels::keys_of(&values);
+        assert!(keys.defs.is_empty());
+        assert_eq!(keys.reps, [0, 1]);
+    }
+
+    #[test]
+    fn top_level_nulls_keep_definition_levels_from_the_first() {
+        let mut levels = Levels::new(1, false);
+        levels.push_top(true);
+        levels.push_top(true);
+        assert!(levels.defs.is_empty());
+        levels.push_top(false);
+        levels.push_top(true);
+        assert_eq!(levels.defs, [1, 1, 0, 1]);
+        assert_eq!(levels.count, 4);
+        assert!(levels.reps.is_empty());
     }
 
     #[test]

@@ -23,7 +23,7 @@ use parquet::file::writer::SerializedFileWriter;
 
 pub use chunk::Snappy;
 pub use dictionary::Dictionary;
-pub use leaf::{IdLeaf, Leaf, NumLeaf, StrLeaf, TextLeaf};
+pub use leaf::{KeyLeaf, Leaf, NumLeaf, StrLeaf, TextLeaf};
 
 /// Writes a row group of `rows` rows from its leaves, in schema order;
 /// columns named in `no_range` (dotted paths) get no statistics.
