@@ -181,9 +181,13 @@ impl Columns for ArgMaps<'_> {
 /// and its end's.
 const MOST: usize = 30;
 
-/// The entries of each map in the row being appended.
-#[derive(Default)]
-struct Entries {
+/// The row being appended: the ids of the names written so far (records
+/// hold a few arguments: no set needed; ids, which a row group's
+/// dictionary gives each name once, compare as the names do), and the
+/// entries of each map.
+struct Row {
+    seen: [u32; MOST],
+    names: usize,
     text: u8,
     ints: u8,
     floats: u8,
@@ -191,7 +195,7 @@ struct Entries {
 
 /// The repetition level of a map's next entry (0 for a row's first), and
 /// one more entry counted.
-#[inline]
+#[inline(always)]
 fn next_rep(entries: &mut u8) -> u8 {
     let rep = u8::from(*entries > 0);
     *entries = entries.saturating_add(1);
@@ -201,14 +205,47 @@ fn next_rep(entries: &mut u8) -> u8 {
 /// Appends the argument maps of one row. Text values are written straight
 /// into the column's page: no allocation per row.
 fn push(b: &mut MapBuilders, args: &[Args<'_>], summary: &mut Summary) {
-    // The ids of the names written so far (records hold a few arguments:
-    // no set needed; ids, which a row group's dictionary gives each name
-    // once, compare as the names do).
-    let mut seen = [0u32; MOST];
-    let mut n = 0;
-    let mut entries = Entries::default();
-    let mut one = |arg: Item<'_>| {
-        let value = arg.value();
+    let mut row = Row {
+        seen: [0; MOST],
+        names: 0,
+        text: 0,
+        ints: 0,
+        floats: 0,
+    };
+    for source in args {
+        match *source {
+            Args::Decoded(args) => args.iter().for_each(|a| {
+                let item = Item::Decoded(a);
+                b.entry(&mut row, item.name(), item.value(), summary)
+            }),
+            Args::View(e, ctx) => e.args().for_each(|a| {
+                let item = Item::View(a, ctx);
+                b.entry(&mut row, item.name(), item.value(), summary)
+            }),
+        }
+    }
+    // A map without entries: empty, not null.
+    if row.text == 0 {
+        b.text.1.levels.push(1, 0);
+    }
+    if row.ints == 0 {
+        b.ints.1.levels.push(1, 0);
+    }
+    if row.floats == 0 {
+        b.floats.1.levels.push(1, 0);
+    }
+}
+
+impl MapBuilders {
+    /// Appends one argument, `name` and `value`, to the maps of `row`.
+    #[inline(always)]
+    fn entry(
+        &mut self,
+        row: &mut Row,
+        name: Option<&str>,
+        value: Value<'_>,
+        summary: &mut Summary,
+    ) {
         let (int, float) = match value {
             Value::Signed(v) => (Some(v), None),
             Value::Unsigned(v) => (i64::try_from(v).ok(), None),
@@ -219,61 +256,48 @@ fn push(b: &mut MapBuilders, args: &[Args<'_>], summary: &mut Summary) {
             }
             _ => (None, None),
         };
-        let MapBuilders {
-            keys,
-            text,
-            ints,
-            floats,
-        } = &mut *b;
-        let key = keys.id(arg.name().unwrap_or("").as_bytes());
+        let key = self.keys.id(name.unwrap_or("").as_bytes());
         // A name an earlier argument took: the first value is kept.
-        if seen[..n].contains(&key) {
+        if row.seen[..row.names].contains(&key) {
             summary.repeated_arg_names += 1;
             return;
         }
-        if n < MOST {
-            seen[n] = key;
-            n += 1;
+        if row.names < MOST {
+            row.seen[row.names] = key;
+            row.names += 1;
         }
-        let rep = next_rep(&mut entries.text);
-        text.0.id(key);
-        if matches!(value, Value::Null) {
-            text.1.levels.push(2, rep);
-        } else {
-            text.1.levels.push(3, rep);
-            text.1.value_with(|out| text_of(&value, out));
+        let (keys, values) = &mut self.text;
+        let rep = next_rep(&mut row.text);
+        keys.id(key);
+        match value {
+            Value::Null => values.levels.push(2, rep),
+            Value::Signed(v) => {
+                values.levels.push(3, rep);
+                values.int(v);
+            }
+            Value::Unsigned(v) => {
+                values.levels.push(3, rep);
+                values.int(v);
+            }
+            _ => {
+                values.levels.push(3, rep);
+                values.value_with(|out| text_of(&value, out));
+            }
         }
         if let Some(v) = int {
-            let rep = next_rep(&mut entries.ints);
-            ints.0.id(key);
-            ints.1.levels.push(3, rep);
-            ints.1.value(v);
+            let (keys, values) = &mut self.ints;
+            let rep = next_rep(&mut row.ints);
+            keys.id(key);
+            values.levels.push(3, rep);
+            values.value(v);
         }
         if let Some(v) = float {
-            let rep = next_rep(&mut entries.floats);
-            floats.0.id(key);
-            floats.1.levels.push(3, rep);
-            floats.1.value(v);
+            let (keys, values) = &mut self.floats;
+            let rep = next_rep(&mut row.floats);
+            keys.id(key);
+            values.levels.push(3, rep);
+            values.value(v);
         }
-    };
-    for source in args {
-        match *source {
-            Args::Decoded(args) => args.iter().for_each(|a| one(Item::Decoded(a))),
-            Args::View(e, ctx) => e.args().for_each(|a| one(Item::View(a, ctx))),
-        }
-    }
-    // A map without entries: empty, not null.
-    let MapBuilders {
-        text, ints, floats, ..
-    } = b;
-    if entries.text == 0 {
-        text.1.levels.push(1, 0);
-    }
-    if entries.ints == 0 {
-        ints.1.levels.push(1, 0);
-    }
-    if entries.floats == 0 {
-        floats.1.levels.push(1, 0);
     }
 }
 

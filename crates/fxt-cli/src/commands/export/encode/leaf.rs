@@ -280,6 +280,16 @@ impl TextLeaf {
         self.plain[at..at + 4].copy_from_slice(&len.to_le_bytes());
     }
 
+    /// Adds an integer's decimal text (its level pushed apart).
+    #[inline(always)]
+    pub fn int(&mut self, v: impl itoa::Integer) {
+        let mut digits = itoa::Buffer::new();
+        let digits = digits.format(v).as_bytes();
+        self.plain
+            .extend_from_slice(&(digits.len() as u32).to_le_bytes());
+        self.plain.extend_from_slice(digits);
+    }
+
     /// Takes the row group's leaf.
     pub fn finish(&mut self) -> Leaf {
         Leaf {
