@@ -18,7 +18,7 @@ use std::fmt::Write;
 
 use fxt_format::decode::{Arg, ArgValue, ArgValueView, ArgView, Context, EventView, Text};
 
-use super::encode::{Dictionary, KeyLeaf, Leaf, NumLeaf, TextLeaf};
+use super::encode::{Dictionary, KeyLeaf, Last, Leaf, NumLeaf, TextLeaf};
 use super::summary::Summary;
 use super::table::{Col, Columns};
 use crate::error::Error;
@@ -134,6 +134,9 @@ impl<'a> Item<'a> {
 /// ([`KeyLeaf`]).
 pub struct MapBuilders {
     keys: Dictionary,
+    /// The name each of a row's first arguments had in the last row
+    /// (rows of one kind name their arguments alike, in one order).
+    names: [Option<Last>; POSITIONS],
     text: (KeyLeaf, TextLeaf),
     ints: (KeyLeaf, NumLeaf<i64>),
     floats: (KeyLeaf, NumLeaf<f64>),
@@ -153,6 +156,7 @@ impl Columns for ArgMaps<'_> {
     fn builders() -> MapBuilders {
         MapBuilders {
             keys: Dictionary::default(),
+            names: [None; POSITIONS],
             text: (KeyLeaf::default(), TextLeaf::new(3, true)),
             ints: (KeyLeaf::default(), NumLeaf::new(3, true)),
             floats: (KeyLeaf::default(), NumLeaf::new(3, true)),
@@ -166,6 +170,7 @@ impl Columns for ArgMaps<'_> {
 
     fn finish(b: &mut MapBuilders, out: &mut Vec<Leaf>) {
         let keys = b.keys.finish();
+        b.names = [None; POSITIONS];
         out.extend([
             b.text.0.finish(keys.clone(), &b.text.1.levels),
             b.text.1.finish(),
@@ -181,6 +186,9 @@ impl Columns for ArgMaps<'_> {
 /// and its end's.
 const MOST: usize = 30;
 
+/// Argument positions whose last name is remembered.
+const POSITIONS: usize = 8;
+
 /// The row being appended: the ids of the names written so far (records
 /// hold a few arguments: no set needed; ids, which a row group's
 /// dictionary gives each name once, compare as the names do), and the
@@ -188,6 +196,8 @@ const MOST: usize = 30;
 struct Row {
     seen: [u32; MOST],
     names: usize,
+    /// Arguments looked at (a position in the row).
+    at: usize,
     text: u8,
     ints: u8,
     floats: u8,
@@ -208,6 +218,7 @@ fn push(b: &mut MapBuilders, args: &[Args<'_>], summary: &mut Summary) {
     let mut row = Row {
         seen: [0; MOST],
         names: 0,
+        at: 0,
         text: 0,
         ints: 0,
         floats: 0,
@@ -256,7 +267,11 @@ impl MapBuilders {
             }
             _ => (None, None),
         };
-        let key = self.keys.id(name.unwrap_or("").as_bytes());
+        let name = name.unwrap_or("").as_bytes();
+        let key = self
+            .keys
+            .id_after(&mut self.names[row.at % POSITIONS], name);
+        row.at += 1;
         // A name an earlier argument took: the first value is kept.
         if row.seen[..row.names].contains(&key) {
             summary.repeated_arg_names += 1;

@@ -112,6 +112,66 @@ impl Dictionary {
     }
 }
 
+/// A short string as a few words that compare it whole (see
+/// [`Last::words`]), and its id: a value a caller expects to see again
+/// (a column's last, a row's first argument name), known then without
+/// touching the dictionary ([`Dictionary::id_after`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Last {
+    len: usize,
+    words: (u64, u64),
+    id: u32,
+}
+
+impl Last {
+    /// Words that hold every byte of `s` when it is 16 bytes or shorter
+    /// (two that overlap, or the first, middle and last byte), so that two
+    /// strings of one length are equal exactly when their words are.
+    #[inline(always)]
+    fn words(s: &[u8]) -> Option<(u64, u64)> {
+        let n = s.len();
+        Some(match n {
+            0 => (0, 0),
+            1..4 => (
+                u64::from(s[0]) | u64::from(s[n / 2]) << 8 | u64::from(s[n - 1]) << 16,
+                0,
+            ),
+            4..8 => (
+                u64::from(u32::from_le_bytes(*s.first_chunk::<4>()?)),
+                u64::from(u32::from_le_bytes(*s.last_chunk::<4>()?)),
+            ),
+            8..=16 => (
+                u64::from_le_bytes(*s.first_chunk::<8>()?),
+                u64::from_le_bytes(*s.last_chunk::<8>()?),
+            ),
+            _ => return None,
+        })
+    }
+}
+
+impl Dictionary {
+    /// The id of `s`, which is `last`'s if `s` is its value (compared
+    /// from the words alone: no load from the dictionary); `last` then
+    /// remembers `s`. A `last` must be cleared when the dictionary is
+    /// finished (ids start over).
+    #[inline(always)]
+    pub fn id_after(&mut self, last: &mut Option<Last>, s: &[u8]) -> u32 {
+        let words = Last::words(s);
+        match (*last, words) {
+            (Some(l), Some(words)) if l.len == s.len() && l.words == words => l.id,
+            _ => {
+                let id = self.id(s);
+                *last = words.map(|words| Last {
+                    len: s.len(),
+                    words,
+                    id,
+                });
+                id
+            }
+        }
+    }
+}
+
 /// Whether `a` and `b` hold the same bytes: names are short, and two
 /// overlapping words (or halves, or the first, middle and last byte)
 /// compare them without a call.
@@ -175,6 +235,22 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(d.id(b"first!"), a);
         assert_eq!(d.id(&buffer), b);
+    }
+
+    #[test]
+    fn short_strings_of_one_length_have_equal_words_exactly_when_equal() {
+        for len in 0..=16usize {
+            let base: Vec<u8> = (0..len as u8).map(|b| b'a' + b).collect();
+            let words = Last::words(&base).unwrap();
+            // Each byte changed alone changes the words.
+            for at in 0..len {
+                let mut other = base.clone();
+                other[at] ^= 0x20;
+                assert_ne!(Last::words(&other), Some(words), "len {len} byte {at}");
+            }
+            assert_eq!(Last::words(&base.clone()), Some(words));
+        }
+        assert_eq!(Last::words(&[b'x'; 17]), None);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! A level is pushed per row (per entry of a map or list), a value only
 //! when it is present, as Parquet stores them.
 
-use super::dictionary::{Dictionary, Page};
+use super::dictionary::{Dictionary, Last, Page};
 use super::take_like;
 
 /// The levels of a leaf. Definition levels are kept only once one is not
@@ -136,44 +136,9 @@ pub struct StrLeaf {
     pub levels: Levels,
     dictionary: Dictionary,
     ids: Vec<u32>,
-    /// The last value, if short enough to compare from here.
+    /// The last value, if short enough to compare from here (a column's
+    /// next value is most often its last).
     last: Option<Last>,
-}
-
-/// A short string as a few words that compare it whole (see
-/// [`Last::words`]), and its id: a column's next value is most often its
-/// last, which is then known without touching the dictionary.
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct Last {
-    len: usize,
-    words: (u64, u64),
-    id: u32,
-}
-
-impl Last {
-    /// Words that hold every byte of `s` when it is 16 bytes or shorter
-    /// (two that overlap, or the first, middle and last byte), so that two
-    /// strings of one length are equal exactly when their words are.
-    #[inline(always)]
-    fn words(s: &[u8]) -> Option<(u64, u64)> {
-        let n = s.len();
-        Some(match n {
-            0 => (0, 0),
-            1..4 => (
-                u64::from(s[0]) | u64::from(s[n / 2]) << 8 | u64::from(s[n - 1]) << 16,
-                0,
-            ),
-            4..8 => (
-                u64::from(u32::from_le_bytes(*s.first_chunk::<4>()?)),
-                u64::from(u32::from_le_bytes(*s.last_chunk::<4>()?)),
-            ),
-            8..=16 => (
-                u64::from_le_bytes(*s.first_chunk::<8>()?),
-                u64::from_le_bytes(*s.last_chunk::<8>()?),
-            ),
-            _ => return None,
-        })
-    }
 }
 
 impl StrLeaf {
@@ -190,20 +155,7 @@ impl StrLeaf {
     /// Adds a present value (its level pushed apart).
     #[inline(always)]
     pub fn value(&mut self, s: &str) {
-        let s = s.as_bytes();
-        let words = Last::words(s);
-        let id = match (self.last, words) {
-            (Some(last), Some(words)) if last.len == s.len() && last.words == words => last.id,
-            _ => {
-                let id = self.dictionary.id(s);
-                self.last = words.map(|words| Last {
-                    len: s.len(),
-                    words,
-                    id,
-                });
-                id
-            }
-        };
+        let id = self.dictionary.id_after(&mut self.last, s.as_bytes());
         self.ids.push(id);
     }
 
@@ -369,22 +321,6 @@ impl<T: Number> NumLeaf<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn short_strings_of_one_length_have_equal_words_exactly_when_equal() {
-        for len in 0..=16usize {
-            let base: Vec<u8> = (0..len as u8).map(|b| b'a' + b).collect();
-            let words = Last::words(&base).unwrap();
-            // Each byte changed alone changes the words.
-            for at in 0..len {
-                let mut other = base.clone();
-                other[at] ^= 0x20;
-                assert_ne!(Last::words(&other), Some(words), "len {len} byte {at}");
-            }
-            assert_eq!(Last::words(&base.clone()), Some(words));
-        }
-        assert_eq!(Last::words(&[b'x'; 17]), None);
-    }
 
     #[test]
     fn a_leaf_numbers_values_that_come_back_with_their_first_id() {

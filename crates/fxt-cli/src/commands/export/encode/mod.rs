@@ -22,7 +22,7 @@ use parquet::errors::ParquetError;
 use parquet::file::writer::SerializedFileWriter;
 
 pub use chunk::Snappy;
-pub use dictionary::Dictionary;
+pub use dictionary::{Dictionary, Last};
 pub use leaf::{KeyLeaf, Leaf, NumLeaf, StrLeaf, TextLeaf};
 
 /// Writes a row group of `rows` rows from its leaves, in schema order;
