@@ -6,7 +6,7 @@
 //! repeat: a few bits a value, where PLAIN takes 64 and a general
 //! compressor has to find the pattern again in every page.
 
-use super::hybrid::{pack_group, varint, width_of};
+use super::hybrid::{varint, width_of};
 
 /// Differences per block.
 const BLOCK: usize = 128;
@@ -32,22 +32,29 @@ pub fn encode(values: &[i64], bits: u32, out: &mut Vec<u8>) {
     } else {
         (1 << bits) - 1
     };
-    let difference = |a: i64, b: i64| {
-        if bits >= 64 {
-            b.wrapping_sub(a)
-        } else {
-            i64::from((b as i32).wrapping_sub(a as i32))
-        }
-    };
+    // A 32-bit column's differences are computed at 32 bits (one loop
+    // per width, not a test per value).
+    let narrow = bits < 64;
     let mut deltas = [0i64; BLOCK];
     let pairs = values.len().saturating_sub(1);
     for start in (0..pairs).step_by(BLOCK) {
         let block = &values[start..(start + BLOCK).min(pairs) + 1];
-        for (d, pair) in deltas.iter_mut().zip(block.windows(2)) {
-            *d = difference(pair[0], pair[1]);
+        let (from, to) = (&block[..block.len() - 1], &block[1..]);
+        let deltas = &mut deltas[..from.len()];
+        if narrow {
+            for ((d, &a), &b) in deltas.iter_mut().zip(from).zip(to) {
+                *d = i64::from((b as i32).wrapping_sub(a as i32));
+            }
+        } else {
+            for ((d, &a), &b) in deltas.iter_mut().zip(from).zip(to) {
+                *d = b.wrapping_sub(a);
+            }
         }
-        let deltas = &deltas[..block.len() - 1];
-        let least = deltas.iter().copied().min().unwrap_or(0);
+        // Without a branch per value (differences of interleaved series
+        // go up and down at random).
+        let least = deltas
+            .iter()
+            .fold(i64::MAX, |least, &d| if d < least { d } else { least });
         varint(zigzag(least), out);
         let widths_at = out.len();
         out.extend_from_slice(&[0; MINIBLOCKS]);
@@ -59,13 +66,42 @@ pub fn encode(values: &[i64], bits: u32, out: &mut Vec<u8>) {
             }
             let width = width_of(above.iter().fold(0, |all, &a| all | a));
             out[widths_at + m] = width;
-            if width > 0 {
-                above
-                    .chunks(8)
-                    .for_each(|group| pack_group(group, width, out));
-            }
+            pack_miniblock(&above, u32::from(width), out);
         }
     }
+}
+
+/// Appends a miniblock's values packed `width` bits each, least
+/// significant bit first: `4 * width` bytes. Whole 64-bit words are
+/// gathered in a register and stored at once (a group of eight values at
+/// a time would shift wide values through 128 bits, a byte at a time).
+fn pack_miniblock(values: &[u64; MINIBLOCK], width: u32, out: &mut Vec<u8>) {
+    if width == 0 {
+        return;
+    }
+    let mut words = [0u64; MINIBLOCK];
+    let (mut word, mut bits, mut held) = (0, 0u64, 0u32);
+    for &v in values {
+        bits |= v << held;
+        held += width;
+        if held >= 64 {
+            words[word] = bits;
+            word += 1;
+            held -= 64;
+            // What did not fit (none when the value ended on the word).
+            bits = if held == 0 { 0 } else { v >> (width - held) };
+        }
+    }
+    // 32 values of an odd width end halfway through a word.
+    if held > 0 {
+        words[word] = bits;
+    }
+    let bytes = 4 * width as usize;
+    out.reserve(bytes);
+    for w in &words[..bytes.div_ceil(8)] {
+        out.extend_from_slice(&w.to_le_bytes());
+    }
+    out.truncate(out.len() - (bytes.div_ceil(8) * 8 - bytes));
 }
 
 #[cfg(test)]
@@ -154,7 +190,7 @@ mod tests {
             seed
         };
         for len in [0usize, 1, 2, 33, 128, 129, 257, 1000] {
-            for spread in [0u64, 1, 300, u64::MAX] {
+            for spread in [0u64, 1, 300, 1 << 17, 1 << 33, 1 << 47, u64::MAX] {
                 let mut values = Vec::with_capacity(len);
                 let mut v = next() as i64;
                 for _ in 0..len {
