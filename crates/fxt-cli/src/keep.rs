@@ -82,14 +82,13 @@ impl Keep {
         ctx: &Context<'_>,
         e: &EventView<'_>,
     ) -> Verdict {
-        let problems = if self.note_repairs {
-            let mut problems = Vec::new();
+        let mut problems = Vec::new();
+        if self.note_repairs {
             event_problems(ctx, e, &mut problems);
-            problems
         } else {
             // Repairs are not noted: reserved bits change no decision.
-            event_problems_but_reserved(ctx, e)
-        };
+            event_problems_but_reserved(ctx, e, &mut problems);
+        }
         let mark = || Mark {
             thread: e.thread,
             category: ctx.text(e.category),

@@ -190,16 +190,24 @@ fn event_problems_in_full(ctx: &Context<'_>, e: &EventView<'_>, problems: &mut V
 }
 
 /// [`event_problems`] but reserved bits (for a reader, to whom a record
-/// with reserved bits set reads as it would cleared).
-pub fn event_problems_but_reserved(ctx: &Context<'_>, e: &EventView<'_>) -> Vec<Problem> {
-    let mut found = Found {
-        offset: e.offset(),
-        problems: Vec::new(),
-    };
+/// with reserved bits set reads as it would cleared), appended to
+/// `problems`. Nearly every event has none: that is decided without
+/// touching `problems` (a vector made here and returned would be written
+/// a word at a time and read back whole, which stalls).
+#[inline]
+pub fn event_problems_but_reserved(
+    ctx: &Context<'_>,
+    e: &EventView<'_>,
+    problems: &mut Vec<Problem>,
+) {
     if event_may_have_problems(ctx, e, false) {
+        let mut found = Found {
+            offset: e.offset(),
+            problems: std::mem::take(problems),
+        };
         event_references(ctx, e, &mut found);
+        *problems = found.problems;
     }
-    found.problems
 }
 
 /// False when the event has none of [`event_problems`]' problems (of
