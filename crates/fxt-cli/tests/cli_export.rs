@@ -1424,3 +1424,119 @@ fn every_row_groups_statistics_hold_its_values() {
         assert_eq!(got, &json!([[want]]));
     }
 }
+
+/// An instant of provider-relative string indices: category 1, name 2,
+/// the arguments named by index.
+fn indexed<'a>(ts: u64, args: &'a [Arg<'a>]) -> Event<'a> {
+    event(
+        EventKind::Instant,
+        ts,
+        ThreadRef::Inline {
+            process: 1,
+            thread: 2,
+        },
+        StringRef::Index(1),
+        StringRef::Index(2),
+        args,
+    )
+}
+
+#[test]
+fn arguments_named_by_index_read_their_names_as_the_strings_then_stand() {
+    // Rows of one shape (two integers named by index 3 and 4), the
+    // names redefined between them, a second provider whose index 3 is
+    // another name, a name repeated within a row, a value only the text
+    // map holds, and a row of another shape.
+    let strings = |t: Trace, names: [&'static str; 2]| {
+        t.push(&StringRecord {
+            index: 1,
+            value: "cat",
+        })
+        .push(&StringRecord {
+            index: 2,
+            value: "ev",
+        })
+        .push(&StringRecord {
+            index: 3,
+            value: names[0],
+        })
+        .push(&StringRecord {
+            index: 4,
+            value: names[1],
+        })
+    };
+    let pair = |a: u64, b: i32| {
+        [
+            Arg::new(StringRef::Index(3), ArgValue::U64(a)),
+            Arg::new(StringRef::Index(4), ArgValue::I32(b)),
+        ]
+    };
+    let (r1, r2, r3, r4) = (pair(1, -1), pair(2, -2), pair(3, -3), pair(u64::MAX, -4));
+    let repeated = [
+        Arg::new(StringRef::Index(3), ArgValue::I64(5)),
+        Arg::new(StringRef::Index(3), ArgValue::I64(6)),
+    ];
+    let other = [Arg::new(StringRef::Index(4), ArgValue::U32(7))];
+    let mut trace = strings(
+        Trace::with_provider(1, "p1", 1_000_000_000),
+        ["alpha", "beta"],
+    )
+    .push(&indexed(10, &r1))
+    .push(&indexed(20, &r2));
+    trace = strings(trace, ["gamma", "beta"]).push(&indexed(30, &r3));
+    trace = strings(
+        trace.push(&ProviderInfo {
+            provider_id: 2,
+            name: "p2",
+        }),
+        ["delta", "eps"],
+    )
+    .push(&indexed(40, &r2));
+    let trace = trace
+        .push(&ProviderSection { provider_id: 1 })
+        .push(&indexed(50, &r3))
+        .push(&indexed(60, &r4))
+        .push(&indexed(70, &repeated))
+        .push(&indexed(80, &other))
+        .push(&indexed(90, &r1))
+        .file("export-shapes.fxt");
+    let dir = folder("export-shapes");
+    let summary = export(&[&trace], &dir, "h");
+    let r = duckdb(
+        &dir,
+        &[
+            "select ts, provider, map_keys(args), map_values(args), map_keys(args_int), \
+             map_values(args_int), cardinality(args_float) from {instants} order by ts",
+        ],
+    );
+    let row = |ts: i64, p: &str, keys: [&str; 2], text: [&str; 2], ints: Value| {
+        json!([ts, p, keys, text, keys, ints, 0])
+    };
+    assert_eq!(
+        r[0],
+        json!([
+            row(10, "p1", ["alpha", "beta"], ["1", "-1"], json!([1, -1])),
+            row(20, "p1", ["alpha", "beta"], ["2", "-2"], json!([2, -2])),
+            row(30, "p1", ["gamma", "beta"], ["3", "-3"], json!([3, -3])),
+            row(40, "p2", ["delta", "eps"], ["2", "-2"], json!([2, -2])),
+            row(50, "p1", ["gamma", "beta"], ["3", "-3"], json!([3, -3])),
+            // u64::MAX is beyond the integer map: text only.
+            json!([
+                60,
+                "p1",
+                ["gamma", "beta"],
+                ["18446744073709551615", "-4"],
+                ["beta"],
+                [-4],
+                0
+            ]),
+            json!([70, "p1", ["gamma"], ["5"], ["gamma"], [5], 0]),
+            json!([80, "p1", ["beta"], ["7"], ["beta"], [7], 0]),
+            row(90, "p1", ["gamma", "beta"], ["1", "-1"], json!([1, -1])),
+        ])
+    );
+    assert!(
+        summary.contains("fxt:   1 repeated argument names (first value kept)"),
+        "the repeated name is counted: {summary}"
+    );
+}

@@ -95,7 +95,7 @@ impl Decoder {
                 let index = bits(header, 16, 15) as u16;
                 let len = bits(header, 32, 15);
                 let value: Arc<str> = Arc::from(cur.utf8(len)?);
-                self.providers.current.define_string(index, &value);
+                self.providers.define_string(index, &value);
                 Record::String { index, value }
             }
             record_type::THREAD => {

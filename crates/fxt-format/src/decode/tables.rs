@@ -13,6 +13,7 @@
 //! the number of definitions seen, and indices beyond that go to a hash map.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::record::{Process, Text, Thread};
@@ -146,6 +147,9 @@ impl ProviderTables {
 #[derive(Default, Clone)]
 pub(crate) struct Providers {
     current_id: Option<u32>,
+    /// Changes whenever an indexed string may resolve to other text
+    /// ([`Providers::strings_epoch`]).
+    epoch: u64,
     /// The current provider's tables, kept out of the map so that resolving
     /// a reference costs no provider lookup.
     pub(crate) current: ProviderTables,
@@ -170,6 +174,29 @@ impl Providers {
         self.current.name.as_deref()
     }
 
+    /// A number that changes whenever an indexed string of the current
+    /// provider may resolve to other text (a string defined, the provider
+    /// switched or restarted), and that no other decoder's tables ever had
+    /// (0, before any change, stands for empty tables): what a reader
+    /// resolved from string indices holds while it is unchanged.
+    pub(crate) fn strings_epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// A fresh epoch, taken from a count shared by every decoder. Only
+    /// uniqueness matters: no other memory is ordered by it.
+    fn new_epoch(&mut self) {
+        static EPOCHS: AtomicU64 = AtomicU64::new(1);
+        self.epoch = EPOCHS.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Registers a string of the current provider; index 0 is reserved
+    /// and ignored.
+    pub(crate) fn define_string(&mut self, index: u16, value: &Arc<str>) {
+        self.current.define_string(index, value);
+        self.new_epoch();
+    }
+
     pub(crate) fn set_ticks_per_second(&mut self, ticks: u64) {
         self.current.ticks_per_second = Some(ticks);
     }
@@ -182,6 +209,7 @@ impl Providers {
             name: Some(Arc::from(name)),
             ..ProviderTables::default()
         };
+        self.new_epoch();
     }
 
     /// Provider section: the provider becomes current, keeping its tables
@@ -194,5 +222,34 @@ impl Providers {
         let previous = std::mem::replace(&mut self.current, next);
         self.others.insert(self.current_id, previous);
         self.current_id = id;
+        self.new_epoch();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_strings_epoch_changes_whenever_an_index_may_read_otherwise() {
+        let mut p = Providers::default();
+        let start = p.strings_epoch();
+        p.define_string(1, &Arc::from("a"));
+        let defined = p.strings_epoch();
+        assert_ne!(defined, start);
+        // Nothing a string index resolves to: the same epoch.
+        p.set_ticks_per_second(5);
+        p.current.define_thread(1, 2, 3);
+        p.switch_to(None);
+        assert_eq!(p.strings_epoch(), defined);
+        p.switch_to(Some(3));
+        let switched = p.strings_epoch();
+        assert_ne!(switched, defined);
+        p.start_provider(4, "x");
+        assert_ne!(p.strings_epoch(), switched);
+        // Another decoder's tables, once changed, never share an epoch.
+        let mut q = Providers::default();
+        q.define_string(1, &Arc::from("a"));
+        assert!(![start, defined, switched, p.strings_epoch()].contains(&q.strings_epoch()));
     }
 }

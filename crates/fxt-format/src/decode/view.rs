@@ -355,6 +355,16 @@ impl<'r> Context<'r> {
         }
     }
 
+    /// A number that changes whenever an indexed string may resolve to
+    /// other text (a string defined, a provider switched or restarted),
+    /// and that no other decoder ever had: what a reader resolved from
+    /// string indices (a name's id in its own table) stays valid while it
+    /// is unchanged.
+    #[inline]
+    pub fn strings_epoch(&self) -> u64 {
+        self.decoder.providers.strings_epoch()
+    }
+
     /// Id of the provider whose section the record is in.
     pub fn provider_id(&self) -> Option<u32> {
         self.decoder.providers.current_id()

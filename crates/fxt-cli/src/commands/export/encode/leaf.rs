@@ -53,6 +53,19 @@ impl Levels {
         self.count += 1;
     }
 
+    /// Pushes the levels of a map's `entries` entries (at least one), all
+    /// present: the first begins the row, the others repeat.
+    #[inline]
+    pub fn push_entries(&mut self, entries: usize) {
+        debug_assert!(self.nested && entries > 0);
+        if !self.defs.is_empty() {
+            self.defs.resize(self.defs.len() + entries, self.max_def);
+        }
+        self.reps.push(0);
+        self.reps.resize(self.reps.len() + entries - 1, 1);
+        self.count += entries;
+    }
+
     /// Pushes the level of a top-level column's value (`present`) or
     /// null: definition level 1 or 0, no repetition level.
     #[inline(always)]
@@ -189,6 +202,12 @@ impl KeyLeaf {
     #[inline]
     pub fn id(&mut self, id: u32) {
         self.ids.push(id);
+    }
+
+    /// Adds keys, by their ids.
+    #[inline]
+    pub fn extend(&mut self, ids: &[u32]) {
+        self.ids.extend_from_slice(ids);
     }
 
     /// Takes the row group's keys, with the shared dictionary's `page`;

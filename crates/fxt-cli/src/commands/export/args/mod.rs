@@ -14,6 +14,8 @@
 //! is counted in the summary, as are arguments of types this decoder does
 //! not know.
 
+mod shape;
+
 use std::fmt::Write;
 
 use fxt_format::decode::{Arg, ArgValue, ArgValueView, ArgView, Context, EventView, Text};
@@ -22,6 +24,7 @@ use super::encode::{Dictionary, KeyLeaf, Last, Leaf, NumLeaf, TextLeaf};
 use super::summary::Summary;
 use super::table::{Col, Columns};
 use crate::error::Error;
+use shape::{Shape, Values};
 
 /// The argument maps of a row: the arguments of one record, or of a
 /// begin and its end (a name in both keeps the begin's value).
@@ -137,6 +140,8 @@ pub struct MapBuilders {
     /// The name each of a row's first arguments had in the last row
     /// (rows of one kind name their arguments alike, in one order).
     names: [Option<Last>; POSITIONS],
+    /// The shape of the last row of integer arguments.
+    shape: Shape,
     text: (KeyLeaf, TextLeaf),
     ints: (KeyLeaf, NumLeaf<i64>),
     floats: (KeyLeaf, NumLeaf<f64>),
@@ -157,6 +162,7 @@ impl Columns for ArgMaps<'_> {
         MapBuilders {
             keys: Dictionary::default(),
             names: [None; POSITIONS],
+            shape: Shape::default(),
             text: (KeyLeaf::default(), TextLeaf::new(3, true)),
             ints: (KeyLeaf::default(), NumLeaf::new(3, true)),
             floats: (KeyLeaf::default(), NumLeaf::new(3, true)),
@@ -171,6 +177,7 @@ impl Columns for ArgMaps<'_> {
     fn finish(b: &mut MapBuilders, out: &mut Vec<Leaf>) {
         let keys = b.keys.finish();
         b.names = [None; POSITIONS];
+        b.shape = Shape::default();
         out.extend([
             b.text.0.finish(keys.clone(), &b.text.1.levels),
             b.text.1.finish(),
@@ -215,6 +222,12 @@ fn next_rep(entries: &mut u8) -> u8 {
 /// Appends the argument maps of one row. Text values are written straight
 /// into the column's page: no allocation per row.
 fn push(b: &mut MapBuilders, args: &[Args<'_>], summary: &mut Summary) {
+    if let [Args::View(e, ctx)] = args {
+        if let Some(values) = b.values_by_shape(e, ctx) {
+            b.append_by_shape(&values, summary);
+            return;
+        }
+    }
     let mut row = Row {
         seen: [0; MOST],
         names: 0,
@@ -248,6 +261,41 @@ fn push(b: &mut MapBuilders, args: &[Args<'_>], summary: &mut Summary) {
 }
 
 impl MapBuilders {
+    /// The values of a row of `e`'s arguments if they are integers named
+    /// by index: read by the last row's shape, or by the shape found anew.
+    #[inline]
+    fn values_by_shape(&mut self, e: &EventView<'_>, ctx: &Context<'_>) -> Option<Values> {
+        if let Some(values) = self.shape.read(e, ctx) {
+            return Some(values);
+        }
+        self.shape = Shape::of(e, ctx, &mut self.keys)?;
+        self.shape.read(e, ctx)
+    }
+
+    /// Appends a row of the shape kept: its keys and levels as blocks,
+    /// then its `values`, as text and as integers.
+    #[inline]
+    fn append_by_shape(&mut self, values: &Values, summary: &mut Summary) {
+        let shape = &self.shape;
+        summary.repeated_arg_names += shape.repeated();
+        let keys = shape.keys();
+        let (text, ints) = (&mut self.text, &mut self.ints);
+        if keys.is_empty() {
+            text.1.levels.push(1, 0);
+            ints.1.levels.push(1, 0);
+        } else {
+            text.0.extend(keys);
+            text.1.levels.push_entries(keys.len());
+            ints.0.extend(keys);
+            ints.1.levels.push_entries(keys.len());
+            for v in shape.kept(values) {
+                text.1.int(v);
+                ints.1.value(v);
+            }
+        }
+        self.floats.1.levels.push(1, 0);
+    }
+
     /// Appends one argument, `name` and `value`, to the maps of `row`.
     #[inline(always)]
     fn entry(
