@@ -1447,14 +1447,14 @@ fn arguments_named_by_index_read_their_names_as_the_strings_then_stand() {
     // names redefined between them, a second provider whose index 3 is
     // another name, a name repeated within a row, a value only the text
     // map holds, and a row of another shape.
-    let strings = |t: Trace, names: [&'static str; 2]| {
+    let strings = |t: Trace, names: [&'static str; 3]| {
         t.push(&StringRecord {
             index: 1,
             value: "cat",
         })
         .push(&StringRecord {
             index: 2,
-            value: "ev",
+            value: names[2],
         })
         .push(&StringRecord {
             index: 3,
@@ -1479,17 +1479,19 @@ fn arguments_named_by_index_read_their_names_as_the_strings_then_stand() {
     let other = [Arg::new(StringRef::Index(4), ArgValue::U32(7))];
     let mut trace = strings(
         Trace::with_provider(1, "p1", 1_000_000_000),
-        ["alpha", "beta"],
+        ["alpha", "beta", "ev"],
     )
     .push(&indexed(10, &r1))
     .push(&indexed(20, &r2));
-    trace = strings(trace, ["gamma", "beta"]).push(&indexed(30, &r3));
+    // The event's name changes with the strings: a row of one provider,
+    // thread and string indices is not its last row's again.
+    trace = strings(trace, ["gamma", "beta", "ev-b"]).push(&indexed(30, &r3));
     trace = strings(
         trace.push(&ProviderInfo {
             provider_id: 2,
             name: "p2",
         }),
-        ["delta", "eps"],
+        ["delta", "eps", "ev-c"],
     )
     .push(&indexed(40, &r2));
     let trace = trace
@@ -1507,8 +1509,18 @@ fn arguments_named_by_index_read_their_names_as_the_strings_then_stand() {
         &[
             "select ts, provider, map_keys(args), map_values(args), map_keys(args_int), \
              map_values(args_int), cardinality(args_float) from {instants} order by ts",
+            "select ts, category, name from {instants} order by ts",
         ],
     );
+    let names = [
+        "ev", "ev", "ev-b", "ev-c", "ev-b", "ev-b", "ev-b", "ev-b", "ev-b",
+    ];
+    let expected: Vec<Value> = [10, 20, 30, 40, 50, 60, 70, 80, 90]
+        .iter()
+        .zip(names)
+        .map(|(ts, name)| json!([ts, "cat", name]))
+        .collect();
+    assert_eq!(r[1], json!(expected));
     let row = |ts: i64, p: &str, keys: [&str; 2], text: [&str; 2], ints: Value| {
         json!([ts, p, keys, text, keys, ints, 0])
     };

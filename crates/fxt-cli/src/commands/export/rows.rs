@@ -6,7 +6,7 @@
 
 use fxt_format::decode::{
     Arg, Context as At, ContextSwitch, Event, EventKind, EventView, LegacyContextSwitch, Record,
-    Text, Thread, ThreadState, ThreadWakeup, View,
+    StrRef, Text, Thread, ThreadState, ThreadWakeup, View,
 };
 use fxt_format::time::ticks_per_second_or_default;
 
@@ -60,6 +60,39 @@ pub struct Rows<'a> {
     /// thread come in runs): provider, pid, tid and the provider's,
     /// process's and thread's names.
     last_names: Option<(Option<u32>, u64, u64, Names3<'a>)>,
+    /// The key of the event view being written (`None`: a decoded event,
+    /// or texts inline in the record).
+    key: Option<EventKey>,
+    /// The key of each event table's last row.
+    last_keys: [Option<EventKey>; 4],
+}
+
+/// What an event row's text columns are made of: its provider, its
+/// thread, and its category and name by string index (0: empty) in the
+/// strings epoch they were read in. Two rows of one input with one key
+/// have the same text in those columns.
+type EventKey = (Option<u32>, (u64, u64), u64, u16, u16);
+
+/// The event tables, as indices of [`Rows::last_keys`].
+const SLICES: usize = 0;
+const INSTANTS: usize = 1;
+const COUNTERS: usize = 2;
+const FLOWS: usize = 3;
+
+/// The key of event view `e` (`None` if a text is inline).
+fn view_key(ctx: &At<'_>, e: &EventView<'_>) -> Option<EventKey> {
+    let index = |s: StrRef<'_>| match s {
+        StrRef::Empty => Some(0),
+        StrRef::Indexed(i) => Some(i),
+        StrRef::Inline(_) => None,
+    };
+    Some((
+        ctx.provider_id(),
+        koids(e.thread),
+        ctx.strings_epoch(),
+        index(e.category)?,
+        index(e.name)?,
+    ))
 }
 
 /// A row's category and name (`None`: undefined).
@@ -107,6 +140,8 @@ impl<'a> Rows<'a> {
             names: Names::default(),
             samples: SampleRows::default(),
             last_names: None,
+            key: None,
+            last_keys: [None; 4],
         }
     }
 
@@ -187,6 +222,7 @@ impl<'a> Rows<'a> {
     /// An event view: its row written from the view, or a begin kept
     /// (decoded) for its end.
     fn event_view(&mut self, ctx: &At<'_>, e: &EventView<'_>) -> Result<(), Error> {
+        self.key = view_key(ctx, e);
         let tps = ticks_per_second_or_default(ctx.ticks_per_second());
         let provider = ctx.provider_id();
         let ts = ticks_to_ns(e.timestamp, tps);
@@ -272,20 +308,25 @@ impl<'a> Rows<'a> {
         }
     }
 
-    /// The columns every event row begins with (its thread noted as seen).
+    /// The columns every event row begins with (its thread noted as
+    /// seen), for `table` (`key`: the event's, if its texts are the view's).
     fn event_columns<'b>(
         &mut self,
+        table: usize,
+        key: Option<EventKey>,
         provider: Option<u32>,
         (pid, tid): (u64, u64),
         (category, name): Texts<'b>,
         ts: i64,
-    ) -> row::Event<'b>
+    ) -> row::Again<row::Event<'b>>
     where
         'a: 'b,
     {
+        let again = key.is_some() && self.last_keys[table] == key;
+        self.last_keys[table] = key;
         self.seen.thread(pid, tid, provider);
         let [provider_name, process, thread] = self.names_of(provider, pid, tid);
-        row::Event {
+        let event = row::Event {
             source: row::Source {
                 trace: Some(self.trace),
                 host: Some(self.host),
@@ -298,11 +339,13 @@ impl<'a> Rows<'a> {
             category,
             name,
             ts: Some(ts),
-        }
+        };
+        row::Again(event, again)
     }
 
     /// A decoded event.
     fn event(&mut self, provider: Option<u32>, tps: u64, e: Event) -> Result<(), Error> {
+        self.key = None;
         let ts = ticks_to_ns(e.timestamp, tps);
         let ids = koids(e.thread);
         let texts = (e.category.as_str(), e.name.as_str());
@@ -385,7 +428,8 @@ impl<'a> Rows<'a> {
             written?;
         }
         let texts = (begin.category.as_str(), begin.name.as_str());
-        let event = self.event_columns(provider, ids, texts, begin.ts);
+        // The begin's texts, decoded: no key.
+        let event = self.event_columns(SLICES, None, provider, ids, texts, begin.ts);
         let args = [Args::Decoded(&begin.args), end_args];
         let slice = row::Slice {
             event,
@@ -411,7 +455,7 @@ impl<'a> Rows<'a> {
         kind: &str,
         async_id: Option<u64>,
     ) -> Result<(), Error> {
-        let event = self.event_columns(provider, ids, texts, ts);
+        let event = self.event_columns(INSTANTS, self.key, provider, ids, texts, ts);
         let instant = row::Instant {
             event,
             kind: Some(kind),
@@ -432,7 +476,7 @@ impl<'a> Rows<'a> {
         id: u64,
         phase: &str,
     ) -> Result<(), Error> {
-        let event = self.event_columns(provider, ids, texts, ts);
+        let event = self.event_columns(FLOWS, self.key, provider, ids, texts, ts);
         let flow = row::Flow {
             event,
             flow_id: Some(signed(id)),
@@ -462,7 +506,7 @@ impl<'a> Rows<'a> {
                     continue;
                 }
             };
-            let event = self.event_columns(provider, ids, texts, ts);
+            let event = self.event_columns(COUNTERS, self.key, provider, ids, texts, ts);
             let counter = row::Counter {
                 event,
                 counter_id: Some(signed(id)),

@@ -58,12 +58,49 @@ macro_rules! row {
                 Ok(())
             }
 
+            #[inline]
+            fn append_again(&self, b: &mut Self::Builders, summary: &mut Summary) -> Result<(), Error> {
+                let ($($field,)*) = b;
+                $(self.$field.append_again($field, summary)?;)*
+                Ok(())
+            }
+
             fn finish(b: &mut Self::Builders, out: &mut Vec<Leaf>) {
                 let ($($field,)*) = b;
                 $(<$ty as Columns>::finish($field, out);)*
             }
         }
     };
+}
+
+/// A row's event columns, `again` when the caller knows they hold its
+/// table's last row's values (the same provider, thread, category and
+/// name): its text columns then repeat their last ids.
+pub struct Again<T>(pub T, pub bool);
+
+impl<T: Columns> Columns for Again<T> {
+    type Builders = T::Builders;
+
+    fn declare(name: &'static str, out: &mut Vec<(&'static str, Col)>) {
+        T::declare(name, out);
+    }
+
+    fn builders() -> T::Builders {
+        T::builders()
+    }
+
+    #[inline]
+    fn append(&self, b: &mut T::Builders, summary: &mut Summary) -> Result<(), Error> {
+        if self.1 {
+            self.0.append_again(b, summary)
+        } else {
+            self.0.append(b, summary)
+        }
+    }
+
+    fn finish(b: &mut T::Builders, out: &mut Vec<Leaf>) {
+        T::finish(b, out);
+    }
 }
 
 /// Declares table `$table` (folder `$name`) of rows `$row`.
@@ -110,7 +147,7 @@ row! {
 row! {
     /// A duration, complete event or async span.
     Slice<'a> {
-        event: Event<'a>,
+        event: Again<Event<'a>>,
         dur: Option<i64>,
         id: Option<i64>,
         depth: Option<i32>,
@@ -124,7 +161,7 @@ row! {
 row! {
     /// An instant or async instant.
     Instant<'a> {
-        event: Event<'a>,
+        event: Again<Event<'a>>,
         kind: Option<&'a str>,
         async_id: Option<i64>,
         args: ArgMaps<'a>,
@@ -134,7 +171,7 @@ row! {
 row! {
     /// One series' value of a counter event.
     Counter<'a> {
-        event: Event<'a>,
+        event: Again<Event<'a>>,
         counter_id: Option<i64>,
         series: Option<&'a str>,
         value: Option<f64>,
@@ -145,7 +182,7 @@ row! {
 row! {
     /// A flow begin, step or end.
     Flow<'a> {
-        event: Event<'a>,
+        event: Again<Event<'a>>,
         flow_id: Option<i64>,
         phase: Option<&'a str>,
         args: ArgMaps<'a>,

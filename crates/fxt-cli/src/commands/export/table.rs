@@ -338,6 +338,12 @@ pub trait Columns {
     fn builders() -> Self::Builders;
     /// Appends the values to the leaves.
     fn append(&self, b: &mut Self::Builders, summary: &mut Summary) -> Result<(), Error>;
+    /// [`Columns::append`] of values the caller knows are the last row's
+    /// (a text column then repeats its last id without comparing).
+    #[inline(always)]
+    fn append_again(&self, b: &mut Self::Builders, summary: &mut Summary) -> Result<(), Error> {
+        self.append(b, summary)
+    }
     /// Takes the leaves filled so far, in schema order, leaving them
     /// empty.
     fn finish(b: &mut Self::Builders, out: &mut Vec<Leaf>);
@@ -347,7 +353,7 @@ pub trait Columns {
 /// present value goes in (a top-level column's value is present at
 /// definition level 1, a null at 0).
 macro_rules! scalar {
-    ($ty:ty, $col:ident, $leaf:ty, |$b:ident, $v:ident| $value:expr) => {
+    ($ty:ty, $col:ident, $leaf:ty, |$b:ident, $v:ident| $value:expr $(, again $again:expr)?) => {
         impl Columns for Option<$ty> {
             type Builders = $leaf;
             fn declare(name: &'static str, out: &mut Vec<(&'static str, Col)>) {
@@ -367,13 +373,26 @@ macro_rules! scalar {
                 }
                 Ok(())
             }
+            $(
+            #[inline(always)]
+            fn append_again(&self, $b: &mut $leaf, _: &mut Summary) -> Result<(), Error> {
+                match *self {
+                    Some($v) => {
+                        $b.levels.push_top(true);
+                        $again;
+                    }
+                    None => $b.levels.push_top(false),
+                }
+                Ok(())
+            }
+            )?
             fn finish(b: &mut $leaf, out: &mut Vec<Leaf>) {
                 out.push(b.finish());
             }
         }
     };
 }
-scalar!(&str, Str, StrLeaf, |b, v| b.value(v));
+scalar!(&str, Str, StrLeaf, |b, v| b.value(v), again b.again(v));
 scalar!(i64, I64, NumLeaf<i64>, |b, v| b.value(v));
 scalar!(i32, I32, NumLeaf<i32>, |b, v| b.value(v));
 scalar!(f64, F64, NumLeaf<f64>, |b, v| b.value(v));

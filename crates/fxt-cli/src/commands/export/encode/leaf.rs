@@ -152,6 +152,8 @@ pub struct StrLeaf {
     /// The last value, if short enough to compare from here (a column's
     /// next value is most often its last).
     last: Option<Last>,
+    /// The last value's id, of any length.
+    last_id: Option<u32>,
 }
 
 impl StrLeaf {
@@ -162,6 +164,7 @@ impl StrLeaf {
             dictionary: Dictionary::default(),
             ids: Vec::new(),
             last: None,
+            last_id: None,
         }
     }
 
@@ -169,13 +172,25 @@ impl StrLeaf {
     #[inline(always)]
     pub fn value(&mut self, s: &str) {
         let id = self.dictionary.id_after(&mut self.last, s.as_bytes());
+        self.last_id = Some(id);
         self.ids.push(id);
+    }
+
+    /// Adds `s`, which the caller knows is the last value added: its id
+    /// without a look at `s` (unless a row group ended since).
+    #[inline(always)]
+    pub fn again(&mut self, s: &str) {
+        match self.last_id {
+            Some(id) => self.ids.push(id),
+            None => self.value(s),
+        }
     }
 
     /// Takes the row group's leaf.
     pub fn finish(&mut self) -> Leaf {
         // The next row group numbers its values anew.
         self.last = None;
+        self.last_id = None;
         let ids = take_like(&mut self.ids);
         Leaf {
             levels: self.levels.take(),
