@@ -52,6 +52,7 @@ use commands::{
 };
 
 mod archive;
+mod clock;
 mod commands;
 mod durations;
 mod error;

@@ -17,6 +17,7 @@ use super::samples::{Context, SampleRows};
 use super::scan::{async_key, ns as ticks_to_ns, pid_of, AsyncKey, Stacks, ThreadKey};
 use super::schema::{self as row, ArgMaps, Tables};
 use super::summary::Summary;
+use crate::clock::Clock;
 use crate::error::Error;
 use crate::input::Input;
 use crate::keep::Fix;
@@ -65,6 +66,8 @@ pub struct Rows<'a> {
     key: Option<EventKey>,
     /// The key of each event table's last row.
     last_keys: [Option<EventKey>; 4],
+    /// The clock of the last event view's provider.
+    clock: Option<Clock>,
 }
 
 /// What an event row's text columns are made of: its provider, its
@@ -142,6 +145,7 @@ impl<'a> Rows<'a> {
             last_names: None,
             key: None,
             last_keys: [None; 4],
+            clock: None,
         }
     }
 
@@ -225,7 +229,7 @@ impl<'a> Rows<'a> {
         self.key = view_key(ctx, e);
         let tps = ticks_per_second_or_default(ctx.ticks_per_second());
         let provider = ctx.provider_id();
-        let ts = ticks_to_ns(e.timestamp, tps);
+        let ts = self.ns(e.timestamp, tps);
         let ids = koids(e.thread);
         let args = Args::View(e, ctx);
         let texts = (ctx.str(e.category), ctx.str(e.name));
@@ -268,6 +272,18 @@ impl<'a> Rows<'a> {
             EventKind::FlowStep { id } => self.flow(provider, ids, texts, args, ts, id, "step"),
             EventKind::FlowEnd { id } => self.flow(provider, ids, texts, args, ts, id, "end"),
         }
+    }
+
+    /// `ticks` at `tps` per second in nanoseconds, as [`ticks_to_ns`]
+    /// gives them, divided by the clock's reciprocal (the last one's, or a
+    /// new one).
+    #[inline(always)]
+    fn ns(&mut self, ticks: u64, tps: u64) -> i64 {
+        let clock = match self.clock {
+            Some(clock) if clock.ticks_per_second() == tps => clock,
+            _ => *self.clock.insert(Clock::new(tps)),
+        };
+        i64::try_from(clock.ns(ticks)).unwrap_or(i64::MAX)
     }
 
     /// Where sample rows go.

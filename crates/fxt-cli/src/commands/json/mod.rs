@@ -31,7 +31,6 @@ use crate::error::Error;
 use crate::input::{ticks_to_ns, Input};
 use crate::ordered::{walk_ordered, Out, Records, Sink};
 
-mod clock;
 mod views;
 
 use views::EventObjects;

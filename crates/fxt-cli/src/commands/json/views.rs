@@ -7,8 +7,8 @@ use std::io::Write as _;
 
 use fxt_format::decode::{ArgValueView, Context, EventKind, EventView, Record, StrRef, Thread};
 
-use super::clock::Clock;
 use super::{pid_tid, string};
+use crate::clock::Clock;
 use crate::formatted::{Form, Formatted};
 use crate::input::ticks_to_ns;
 use crate::piece::{put_i64, put_u64, Blocks, HighDigits, Piece, Recent};

@@ -5,7 +5,8 @@
 //! (Granlund and Montgomery, "Division by invariant integers using
 //! multiplication", 1994, figure 4.1), found once per provider. A
 //! division was a tenth of `fxt json`'s time on a trace whose clock is
-//! not in nanoseconds.
+//! not in nanoseconds; `fxt export` converts every event view's
+//! timestamp with it too.
 
 use fxt_format::time::{ticks_per_second_or_default, NANOS_PER_SECOND};
 
