@@ -61,41 +61,63 @@ pub struct Rows<'a> {
     /// thread come in runs): provider, pid, tid and the provider's,
     /// process's and thread's names.
     last_names: Option<(Option<u32>, u64, u64, Names3<'a>)>,
-    /// The key of the event view being written (`None`: a decoded event,
-    /// or texts inline in the record).
-    key: Option<EventKey>,
+    /// Whether the event being written has its table's last row's key
+    /// (its text columns are that row's).
+    again: bool,
     /// The key of each event table's last row.
-    last_keys: [Option<EventKey>; 4],
+    last_keys: [EventKey; 3],
     /// The clock of the last event view's provider.
     clock: Option<Clock>,
 }
 
 /// What an event row's text columns are made of: its provider, its
-/// thread, and its category and name by string index (0: empty) in the
-/// strings epoch they were read in. Two rows of one input with one key
-/// have the same text in those columns.
-type EventKey = (Option<u32>, (u64, u64), u64, u16, u16);
+/// thread, the strings epoch, and its category and name by string index
+/// (0: empty). Two rows of one input with one key have the same text in
+/// those columns. Whole words, each written and read as one (a key of
+/// narrower fields, read back as words, stalled each row); the last word
+/// is 0 for an event without a key (a decoded one, or texts inline).
+type EventKey = [u64; 5];
 
-/// The event tables, as indices of [`Rows::last_keys`].
-const SLICES: usize = 0;
-const INSTANTS: usize = 1;
-const COUNTERS: usize = 2;
-const FLOWS: usize = 3;
+/// The key of no event.
+const NO_KEY: EventKey = [0; 5];
 
-/// The key of event view `e` (`None` if a text is inline).
-fn view_key(ctx: &At<'_>, e: &EventView<'_>) -> Option<EventKey> {
+/// The tables of events written as they come, as indices of
+/// [`Rows::last_keys`] (a slice's texts are its begin's, decoded).
+const INSTANTS: usize = 0;
+const COUNTERS: usize = 1;
+const FLOWS: usize = 2;
+
+/// The table of events of kind `kind` written as they come.
+fn table_of(kind: EventKind) -> Option<usize> {
+    match kind {
+        EventKind::Instant | EventKind::AsyncInstant { .. } => Some(INSTANTS),
+        EventKind::Counter { .. } => Some(COUNTERS),
+        EventKind::FlowBegin { .. } | EventKind::FlowStep { .. } | EventKind::FlowEnd { .. } => {
+            Some(FLOWS)
+        }
+        _ => None,
+    }
+}
+
+/// The key of event view `e` ([`NO_KEY`] if a text is inline).
+fn view_key(ctx: &At<'_>, e: &EventView<'_>) -> EventKey {
     let index = |s: StrRef<'_>| match s {
         StrRef::Empty => Some(0),
-        StrRef::Indexed(i) => Some(i),
+        StrRef::Indexed(i) => Some(u64::from(i)),
         StrRef::Inline(_) => None,
     };
-    Some((
-        ctx.provider_id(),
-        koids(e.thread),
+    let (Some(category), Some(name)) = (index(e.category), index(e.name)) else {
+        return NO_KEY;
+    };
+    let (pid, tid) = koids(e.thread);
+    let provider = ctx.provider_id().map_or(0, |p| 1 << 32 | u64::from(p));
+    [
+        provider,
+        pid,
+        tid,
         ctx.strings_epoch(),
-        index(e.category)?,
-        index(e.name)?,
-    ))
+        1 << 32 | category << 16 | name,
+    ]
 }
 
 /// A row's category and name (`None`: undefined).
@@ -143,8 +165,8 @@ impl<'a> Rows<'a> {
             names: Names::default(),
             samples: SampleRows::default(),
             last_names: None,
-            key: None,
-            last_keys: [None; 4],
+            again: false,
+            last_keys: [NO_KEY; 3],
             clock: None,
         }
     }
@@ -226,7 +248,7 @@ impl<'a> Rows<'a> {
     /// An event view: its row written from the view, or a begin kept
     /// (decoded) for its end.
     fn event_view(&mut self, ctx: &At<'_>, e: &EventView<'_>) -> Result<(), Error> {
-        self.key = view_key(ctx, e);
+        self.again = self.note_key(e.kind, &view_key(ctx, e));
         let tps = ticks_per_second_or_default(ctx.ticks_per_second());
         let provider = ctx.provider_id();
         let ts = self.ns(e.timestamp, tps);
@@ -324,12 +346,27 @@ impl<'a> Rows<'a> {
         }
     }
 
+    /// Notes `key` as the key of the last row of the table events of kind
+    /// `kind` go to; whether it was already (the key is computed and
+    /// compared here, in registers: a key stored for later and read back
+    /// whole stalled each row).
+    #[inline(always)]
+    fn note_key(&mut self, kind: EventKind, key: &EventKey) -> bool {
+        let Some(table) = table_of(kind) else {
+            return false;
+        };
+        let last = &mut self.last_keys[table];
+        // Word by word (an array's `==` calls `memcmp`).
+        let same = key[4] != 0 && (0..5).fold(0, |diff, k| diff | (last[k] ^ key[k])) == 0;
+        *last = *key;
+        same
+    }
+
     /// The columns every event row begins with (its thread noted as
-    /// seen), for `table` (`key`: the event's, if its texts are the view's).
+    /// seen); `again` if its texts are its table's last row's.
     fn event_columns<'b>(
         &mut self,
-        table: usize,
-        key: Option<EventKey>,
+        again: bool,
         provider: Option<u32>,
         (pid, tid): (u64, u64),
         (category, name): Texts<'b>,
@@ -338,8 +375,6 @@ impl<'a> Rows<'a> {
     where
         'a: 'b,
     {
-        let again = key.is_some() && self.last_keys[table] == key;
-        self.last_keys[table] = key;
         self.seen.thread(pid, tid, provider);
         let [provider_name, process, thread] = self.names_of(provider, pid, tid);
         let event = row::Event {
@@ -361,7 +396,7 @@ impl<'a> Rows<'a> {
 
     /// A decoded event.
     fn event(&mut self, provider: Option<u32>, tps: u64, e: Event) -> Result<(), Error> {
-        self.key = None;
+        self.again = self.note_key(e.kind, &NO_KEY);
         let ts = ticks_to_ns(e.timestamp, tps);
         let ids = koids(e.thread);
         let texts = (e.category.as_str(), e.name.as_str());
@@ -445,7 +480,7 @@ impl<'a> Rows<'a> {
         }
         let texts = (begin.category.as_str(), begin.name.as_str());
         // The begin's texts, decoded: no key.
-        let event = self.event_columns(SLICES, None, provider, ids, texts, begin.ts);
+        let event = self.event_columns(false, provider, ids, texts, begin.ts);
         let args = [Args::Decoded(&begin.args), end_args];
         let slice = row::Slice {
             event,
@@ -471,7 +506,7 @@ impl<'a> Rows<'a> {
         kind: &str,
         async_id: Option<u64>,
     ) -> Result<(), Error> {
-        let event = self.event_columns(INSTANTS, self.key, provider, ids, texts, ts);
+        let event = self.event_columns(self.again, provider, ids, texts, ts);
         let instant = row::Instant {
             event,
             kind: Some(kind),
@@ -492,7 +527,7 @@ impl<'a> Rows<'a> {
         id: u64,
         phase: &str,
     ) -> Result<(), Error> {
-        let event = self.event_columns(FLOWS, self.key, provider, ids, texts, ts);
+        let event = self.event_columns(self.again, provider, ids, texts, ts);
         let flow = row::Flow {
             event,
             flow_id: Some(signed(id)),
@@ -522,7 +557,7 @@ impl<'a> Rows<'a> {
                     continue;
                 }
             };
-            let event = self.event_columns(COUNTERS, self.key, provider, ids, texts, ts);
+            let event = self.event_columns(self.again, provider, ids, texts, ts);
             let counter = row::Counter {
                 event,
                 counter_id: Some(signed(id)),
@@ -531,6 +566,9 @@ impl<'a> Rows<'a> {
                 int_value: int,
             };
             self.tables.counters.push(&counter, self.summary)?;
+            // The event's next series: the texts of the row just written,
+            // if it has a key.
+            self.again = self.last_keys[COUNTERS][4] != 0;
         }
         Ok(())
     }

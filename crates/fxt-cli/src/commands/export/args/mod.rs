@@ -223,7 +223,8 @@ fn next_rep(entries: &mut u8) -> u8 {
 /// into the column's page: no allocation per row.
 fn push(b: &mut MapBuilders, args: &[Args<'_>], summary: &mut Summary) {
     if let [Args::View(e, ctx)] = args {
-        if let Some(values) = b.values_by_shape(e, ctx) {
+        let mut values = [0; shape::MOST];
+        if b.values_by_shape(e, ctx, &mut values) {
             b.append_by_shape(&values, summary);
             return;
         }
@@ -261,15 +262,26 @@ fn push(b: &mut MapBuilders, args: &[Args<'_>], summary: &mut Summary) {
 }
 
 impl MapBuilders {
-    /// The values of a row of `e`'s arguments if they are integers named
-    /// by index: read by the last row's shape, or by the shape found anew.
+    /// Reads the values of a row of `e`'s arguments into `values` if they
+    /// are integers named by index (by the last row's shape, or by the
+    /// shape found anew); false if not.
     #[inline]
-    fn values_by_shape(&mut self, e: &EventView<'_>, ctx: &Context<'_>) -> Option<Values> {
-        if let Some(values) = self.shape.read(e, ctx) {
-            return Some(values);
+    fn values_by_shape(
+        &mut self,
+        e: &EventView<'_>,
+        ctx: &Context<'_>,
+        values: &mut Values,
+    ) -> bool {
+        if self.shape.read(e, ctx, values) {
+            return true;
         }
-        self.shape = Shape::of(e, ctx, &mut self.keys)?;
-        self.shape.read(e, ctx)
+        match Shape::of(e, ctx, &mut self.keys) {
+            Some(shape) => {
+                self.shape = shape;
+                self.shape.read(e, ctx, values)
+            }
+            None => false,
+        }
     }
 
     /// Appends a row of the shape kept: its keys and levels as blocks,

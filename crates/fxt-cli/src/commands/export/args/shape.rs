@@ -83,20 +83,25 @@ impl Shape {
         Some(shape)
     }
 
-    /// The values of `e`'s arguments if the row is of this shape.
+    /// Reads the values of `e`'s arguments into `values` if the row is of
+    /// this shape (false if not). Written in place: an array built here
+    /// and returned would be stored a word at a time and copied out whole,
+    /// which stalls.
     #[inline]
-    pub fn read(&self, e: &EventView<'_>, ctx: &Context<'_>) -> Option<Values> {
+    pub fn read(&self, e: &EventView<'_>, ctx: &Context<'_>, values: &mut Values) -> bool {
         if self.epoch != Some(ctx.strings_epoch()) || usize::from(e.arg_count) != self.len {
-            return None;
+            return false;
         }
-        let mut values = [0; MOST];
         for ((value, &expected), a) in values.iter_mut().zip(&self.signatures).zip(e.arg_words()) {
             if signature(a.header) != expected {
-                return None;
+                return false;
             }
-            *value = held(a.int()?.1)?;
+            match a.int().and_then(|(_, v)| held(v)) {
+                Some(v) => *value = v,
+                None => return false,
+            }
         }
-        Some(values)
+        true
     }
 
     /// The kept arguments' keys, in order.
