@@ -104,12 +104,11 @@ pub fn column_chunk(
             Encoding::RLE_DICTIONARY
         }
         Values::I64(v) => {
-            delta::encode(&v, 64, &mut data);
+            delta::encode(&v, &mut data);
             Encoding::DELTA_BINARY_PACKED
         }
         Values::I32(v) => {
-            let wide: Vec<i64> = v.iter().map(|&x| i64::from(x)).collect();
-            delta::encode(&wide, 32, &mut data);
+            delta::encode32(&v, &mut data);
             Encoding::DELTA_BINARY_PACKED
         }
         other => {

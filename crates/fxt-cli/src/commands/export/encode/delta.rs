@@ -20,54 +20,81 @@ fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
 
-/// Appends `values` of a column of `bits`-bit integers (32 or 64; the
-/// differences wrap at that width, as readers of the type compute them).
-pub fn encode(values: &[i64], bits: u32, out: &mut Vec<u8>) {
-    varint(BLOCK as u64, out);
-    varint(MINIBLOCKS as u64, out);
-    varint(values.len() as u64, out);
-    varint(zigzag(values.first().copied().unwrap_or(0)), out);
-    let mask = if bits >= 64 {
-        u64::MAX
-    } else {
-        (1 << bits) - 1
-    };
-    // A 32-bit column's differences are computed at 32 bits (one loop
-    // per width, not a test per value).
-    let narrow = bits < 64;
+/// Appends `values` of a column of 64-bit integers.
+pub fn encode(values: &[i64], out: &mut Vec<u8>) {
+    header(values.len(), values.first().copied().unwrap_or(0), out);
     let mut deltas = [0i64; BLOCK];
     let pairs = values.len().saturating_sub(1);
     for start in (0..pairs).step_by(BLOCK) {
         let block = &values[start..(start + BLOCK).min(pairs) + 1];
         let (from, to) = (&block[..block.len() - 1], &block[1..]);
         let deltas = &mut deltas[..from.len()];
-        if narrow {
-            for ((d, &a), &b) in deltas.iter_mut().zip(from).zip(to) {
-                *d = i64::from((b as i32).wrapping_sub(a as i32));
-            }
-        } else {
-            for ((d, &a), &b) in deltas.iter_mut().zip(from).zip(to) {
-                *d = b.wrapping_sub(a);
-            }
+        for ((d, &a), &b) in deltas.iter_mut().zip(from).zip(to) {
+            *d = b.wrapping_sub(a);
         }
         // Without a branch per value (differences of interleaved series
         // go up and down at random).
         let least = deltas
             .iter()
             .fold(i64::MAX, |least, &d| if d < least { d } else { least });
-        varint(zigzag(least), out);
-        let widths_at = out.len();
-        out.extend_from_slice(&[0; MINIBLOCKS]);
-        for (m, mini) in deltas.chunks(MINIBLOCK).enumerate() {
-            // Each difference above the least, and zeros after the last.
-            let mut above = [0u64; MINIBLOCK];
-            for (a, &d) in above.iter_mut().zip(mini) {
-                *a = d.wrapping_sub(least) as u64 & mask;
-            }
-            let width = width_of(above.iter().fold(0, |all, &a| all | a));
-            out[widths_at + m] = width;
-            pack_miniblock(&above, u32::from(width), out);
+        block_of(deltas, least, u64::MAX, out);
+    }
+}
+
+/// Appends `values` of a column of 32-bit integers (differences wrap at
+/// 32 bits, as readers of the type compute them; the least is found
+/// among 32-bit lanes, which a vector compares four at a time where
+/// 64-bit ones take several instructions each).
+pub fn encode32(values: &[i32], out: &mut Vec<u8>) {
+    header(
+        values.len(),
+        i64::from(values.first().copied().unwrap_or(0)),
+        out,
+    );
+    let mut narrow = [0i32; BLOCK];
+    let mut deltas = [0i64; BLOCK];
+    let pairs = values.len().saturating_sub(1);
+    for start in (0..pairs).step_by(BLOCK) {
+        let block = &values[start..(start + BLOCK).min(pairs) + 1];
+        let (from, to) = (&block[..block.len() - 1], &block[1..]);
+        let narrow = &mut narrow[..from.len()];
+        for ((d, &a), &b) in narrow.iter_mut().zip(from).zip(to) {
+            *d = b.wrapping_sub(a);
         }
+        let least = narrow
+            .iter()
+            .fold(i32::MAX, |least, &d| if d < least { d } else { least });
+        let deltas = &mut deltas[..narrow.len()];
+        for (wide, &d) in deltas.iter_mut().zip(narrow.iter()) {
+            *wide = i64::from(d);
+        }
+        block_of(deltas, i64::from(least), u64::from(u32::MAX), out);
+    }
+}
+
+/// The page's header: block size, miniblocks, values, the first value.
+fn header(len: usize, first: i64, out: &mut Vec<u8>) {
+    varint(BLOCK as u64, out);
+    varint(MINIBLOCKS as u64, out);
+    varint(len as u64, out);
+    varint(zigzag(first), out);
+}
+
+/// Appends one block: its `least` difference, then its differences above
+/// it (cut to `mask`) in miniblocks as narrow as each one's widest.
+fn block_of(deltas: &[i64], least: i64, mask: u64, out: &mut Vec<u8>) {
+    varint(zigzag(least), out);
+    let widths_at = out.len();
+    out.extend_from_slice(&[0; MINIBLOCKS]);
+    for (m, mini) in deltas.chunks(MINIBLOCK).enumerate() {
+        // Each difference above the least, and zeros after the last.
+        let mut above = [0u64; MINIBLOCK];
+        for (a, &d) in above.iter_mut().zip(mini) {
+            *a = d.wrapping_sub(least) as u64 & mask;
+        }
+        let width = width_of(above.iter().fold(0, |all, &a| all | a));
+        out[widths_at + m] = width;
+        pack_miniblock(&above, u32::from(width), out);
     }
 }
 
@@ -176,7 +203,7 @@ mod tests {
         // Parquet's Encodings.md: 1, 2, 3, 4, 5 are deltas of 1 from 1 (a
         // least delta of 1, every miniblock of width 0).
         let mut out = Vec::new();
-        encode(&[1, 2, 3, 4, 5], 64, &mut out);
+        encode(&[1, 2, 3, 4, 5], &mut out);
         assert_eq!(out, [0x80, 0x01, 4, 5, 2, 2, 0, 0, 0, 0]);
     }
 
@@ -199,21 +226,21 @@ mod tests {
                     v = v.wrapping_add((step as i64).wrapping_sub((spread / 3) as i64));
                 }
                 let mut out = Vec::new();
-                encode(&values, 64, &mut out);
+                encode(&values, &mut out);
                 assert_eq!(decode(&out, 64), values, "len {len} spread {spread}");
-                let narrow: Vec<i64> = values.iter().map(|&v| i64::from(v as i32)).collect();
+                let narrow: Vec<i32> = values.iter().map(|&v| v as i32).collect();
                 out.clear();
-                encode(&narrow, 32, &mut out);
+                encode32(&narrow, &mut out);
                 assert_eq!(
                     decode(&out, 32),
-                    narrow,
+                    narrow.iter().map(|&v| i64::from(v)).collect::<Vec<_>>(),
                     "32-bit, len {len} spread {spread}"
                 );
             }
         }
         let extremes = [i64::MIN, i64::MAX, 0, -1, i64::MIN, 1];
         let mut out = Vec::new();
-        encode(&extremes, 64, &mut out);
+        encode(&extremes, &mut out);
         assert_eq!(decode(&out, 64), extremes);
     }
 }
