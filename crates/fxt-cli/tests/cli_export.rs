@@ -1552,3 +1552,43 @@ fn arguments_named_by_index_read_their_names_as_the_strings_then_stand() {
         "the repeated name is counted: {summary}"
     );
 }
+
+#[test]
+fn a_counter_that_writes_no_row_is_not_the_last_row_of_its_table() {
+    // Counter "a" (a row), counter "b" of text only (no row), counter "b"
+    // again with a number: its row is named "b", not "a".
+    let counter = |ts: u64, name: u16, args: &'static [Arg<'static>]| {
+        event(
+            EventKind::Counter { id: 1 },
+            ts,
+            ThreadRef::Inline {
+                process: 1,
+                thread: 2,
+            },
+            StringRef::Index(1),
+            StringRef::Index(name),
+            args,
+        )
+    };
+    static NUMBER: [Arg<'static>; 1] = [Arg::new(StringRef::Index(4), ArgValue::I64(7))];
+    static TEXT: [Arg<'static>; 1] = [Arg::new(
+        StringRef::Index(4),
+        ArgValue::Str(StringRef::Inline("seven")),
+    )];
+    let mut trace = Trace::with_provider(1, "p", 1_000_000_000);
+    for (index, value) in [(1, "cat"), (2, "a"), (3, "b"), (4, "v")] {
+        trace = trace.push(&StringRecord { index, value });
+    }
+    let trace = trace
+        .push(&counter(10, 2, &NUMBER))
+        .push(&counter(20, 3, &TEXT))
+        .push(&counter(30, 3, &NUMBER))
+        .file("export-counter-again.fxt");
+    let dir = folder("export-counter-again");
+    export(&[&trace], &dir, "h");
+    let r = duckdb(
+        &dir,
+        &["select ts, name, series, int_value from {counters} order by ts"],
+    );
+    assert_eq!(r[0], json!([[10, "a", "v", 7], [30, "b", "v", 7]]));
+}

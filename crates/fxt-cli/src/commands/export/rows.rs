@@ -547,6 +547,7 @@ impl<'a> Rows<'a> {
         ts: i64,
         id: u64,
     ) -> Result<(), Error> {
+        let mut written = false;
         for arg in args.items() {
             let (value, int) = match arg.value() {
                 Value::Signed(v) => (v as f64, Some(v)),
@@ -566,9 +567,15 @@ impl<'a> Rows<'a> {
                 int_value: int,
             };
             self.tables.counters.push(&counter, self.summary)?;
+            written = true;
             // The event's next series: the texts of the row just written,
             // if it has a key.
             self.again = self.last_keys[COUNTERS][4] != 0;
+        }
+        if !written {
+            // No row: the table's last row is an earlier event's, whose
+            // key is no longer known.
+            self.last_keys[COUNTERS] = NO_KEY;
         }
         Ok(())
     }
