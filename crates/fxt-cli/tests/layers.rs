@@ -22,6 +22,7 @@ const LAYERS: &[&str] = &[
     "names",
     "piece",
     "input",
+    "clock",
     "ordered",
     "interned",
     "formatted",
