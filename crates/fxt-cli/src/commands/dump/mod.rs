@@ -543,27 +543,30 @@ fn format_record(out: &mut String, record: &Record, payloads: bool) {
     };
 }
 
-/// An event: its kind, time, id or end, thread, category, name, arguments.
-fn event(out: &mut String, e: &Event, payloads: bool) -> fmt::Result {
-    out.push_str(event_kind_name(&e.kind));
-    out.push_str(" ts=");
-    int(out, e.timestamp);
-    match e.kind {
+/// The number a line gives after an event's time, with its label: the
+/// id of a counter, async span or flow, the end of a complete event.
+fn id_or_end(kind: EventKind) -> Option<(&'static str, u64)> {
+    match kind {
         EventKind::Counter { id }
         | EventKind::AsyncBegin { id }
         | EventKind::AsyncInstant { id }
         | EventKind::AsyncEnd { id }
         | EventKind::FlowBegin { id }
         | EventKind::FlowStep { id }
-        | EventKind::FlowEnd { id } => {
-            out.push_str(" id=");
-            int(out, id);
-        }
-        EventKind::DurationComplete { end } => {
-            out.push_str(" end=");
-            int(out, end);
-        }
-        _ => {}
+        | EventKind::FlowEnd { id } => Some((" id=", id)),
+        EventKind::DurationComplete { end } => Some((" end=", end)),
+        _ => None,
+    }
+}
+
+/// An event: its kind, time, id or end, thread, category, name, arguments.
+fn event(out: &mut String, e: &Event, payloads: bool) -> fmt::Result {
+    out.push_str(event_kind_name(&e.kind));
+    out.push_str(" ts=");
+    int(out, e.timestamp);
+    if let Some((label, n)) = id_or_end(e.kind) {
+        out.push_str(label);
+        int(out, n);
     }
     out.push_str(" thread=");
     thread(out, &e.thread);

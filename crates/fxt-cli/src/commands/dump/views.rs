@@ -12,6 +12,7 @@ use fxt_format::decode::{
 };
 use fxt_format::encode::split_blob::{PARTS_KEY, SIZE_KEY};
 
+use super::id_or_end;
 use crate::formatted::{Form, Formatted};
 use crate::names::event_kind_name;
 use crate::piece::{put_i64, put_u64, Blocks, HighDigits, Recent};
@@ -136,22 +137,9 @@ impl EventLines {
             }
         }
         put_u64(line, view.timestamp);
-        match view.kind {
-            EventKind::Counter { id }
-            | EventKind::AsyncBegin { id }
-            | EventKind::AsyncInstant { id }
-            | EventKind::AsyncEnd { id }
-            | EventKind::FlowBegin { id }
-            | EventKind::FlowStep { id }
-            | EventKind::FlowEnd { id } => {
-                line.extend_from_slice(b" id=");
-                put_u64(line, id);
-            }
-            EventKind::DurationComplete { end } => {
-                line.extend_from_slice(b" end=");
-                put_u64(line, end);
-            }
-            _ => {}
+        if let Some((label, n)) = id_or_end(view.kind) {
+            line.extend_from_slice(label.as_bytes());
+            put_u64(line, n);
         }
         match (index(view.category), index(view.name)) {
             (Some(category), Some(name)) => {
@@ -191,6 +179,7 @@ impl EventLines {
         let tail = self.tails.find(&(view.thread, category, name))?;
         line.piece(self.heads.piece(head)?)?;
         line.u64_near(view.timestamp, &mut self.ts_digits)?;
+        // Blocks of known sizes: each label its own copy.
         match view.kind {
             EventKind::Counter { id }
             | EventKind::AsyncBegin { id }

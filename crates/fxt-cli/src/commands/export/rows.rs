@@ -248,7 +248,7 @@ impl<'a> Rows<'a> {
     /// An event view: its row written from the view, or a begin kept
     /// (decoded) for its end.
     fn event_view(&mut self, ctx: &At<'_>, e: &EventView<'_>) -> Result<(), Error> {
-        self.again = self.note_key(e.kind, &view_key(ctx, e));
+        self.again = self.note_key(e.kind, || view_key(ctx, e));
         let tps = ticks_per_second_or_default(ctx.ticks_per_second());
         let provider = ctx.provider_id();
         let ts = self.ns(e.timestamp, tps);
@@ -346,19 +346,21 @@ impl<'a> Rows<'a> {
         }
     }
 
-    /// Notes `key` as the key of the last row of the table events of kind
-    /// `kind` go to; whether it was already (the key is computed and
-    /// compared here, in registers: a key stored for later and read back
-    /// whole stalled each row).
+    /// Notes `key` (made only for an event of a table that has keys) as
+    /// the key of the last row of the table events of kind `kind` go to;
+    /// whether it was already (the key is made and compared here, in
+    /// registers: a key stored for later and read back whole stalled each
+    /// row).
     #[inline(always)]
-    fn note_key(&mut self, kind: EventKind, key: &EventKey) -> bool {
+    fn note_key(&mut self, kind: EventKind, key: impl FnOnce() -> EventKey) -> bool {
         let Some(table) = table_of(kind) else {
             return false;
         };
+        let key = key();
         let last = &mut self.last_keys[table];
         // Word by word (an array's `==` calls `memcmp`).
         let same = key[4] != 0 && (0..5).fold(0, |diff, k| diff | (last[k] ^ key[k])) == 0;
-        *last = *key;
+        *last = key;
         same
     }
 
@@ -396,7 +398,7 @@ impl<'a> Rows<'a> {
 
     /// A decoded event.
     fn event(&mut self, provider: Option<u32>, tps: u64, e: Event) -> Result<(), Error> {
-        self.again = self.note_key(e.kind, &NO_KEY);
+        self.again = self.note_key(e.kind, || NO_KEY);
         let ts = ticks_to_ns(e.timestamp, tps);
         let ids = koids(e.thread);
         let texts = (e.category.as_str(), e.name.as_str());
