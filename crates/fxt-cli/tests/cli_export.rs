@@ -1592,3 +1592,70 @@ fn a_counter_that_writes_no_row_is_not_the_last_row_of_its_table() {
     );
     assert_eq!(r[0], json!([[10, "a", "v", 7], [30, "b", "v", 7]]));
 }
+
+#[test]
+fn runs_of_one_threads_rows_keep_every_rows_columns_across_row_groups() {
+    // Rows of one provider, thread, category and name are appended as
+    // copies of their table's last row: runs that straddle both row group
+    // ends (65,536 and 131,072), keys that change at every row, a thread
+    // without a name (null columns repeated), and one row of another
+    // thread inside a run.
+    const ROWS: u64 = 150_000;
+    let key = |i: u64| -> (u64, u16) {
+        match i {
+            60_000 => (3, 2),
+            0..70_000 => (2, 2),
+            70_000..70_100 => (2 + i % 3, 2 + (i % 2) as u16),
+            70_100..140_000 => (4, 3),
+            _ => (2, 3),
+        }
+    };
+    let mut trace = Trace::with_provider(1, "p", 1_000_000_000)
+        .raw(&kobj(1, OBJ_TYPE_PROCESS, "proc", None))
+        .raw(&kobj(2, OBJ_TYPE_THREAD, "worker", Some(1)))
+        .raw(&kobj(3, OBJ_TYPE_THREAD, "other", Some(1)));
+    for (index, value) in [(1, "cat"), (2, "tick"), (3, "tock")] {
+        trace = trace.push(&StringRecord { index, value });
+    }
+    for i in 0..ROWS {
+        let (tid, name) = key(i);
+        trace = trace.push(&event(
+            EventKind::Instant,
+            5_000 + i * 7,
+            ThreadRef::Inline {
+                process: 1,
+                thread: tid,
+            },
+            StringRef::Index(1),
+            StringRef::Index(name),
+            &[],
+        ));
+    }
+    let file = trace.file("export-runs.fxt");
+    let dir = folder("export-runs");
+    export(&[&file], &dir, "h");
+    let r = duckdb(
+        &dir,
+        &[
+            "select ts, provider, pid, process, tid, thread, category, name \
+           from {instants} order by ts",
+        ],
+    );
+    let expected: Vec<Value> = (0..ROWS)
+        .map(|i| {
+            let (tid, name) = key(i);
+            let thread = match tid {
+                2 => json!("worker"),
+                3 => json!("other"),
+                _ => Value::Null,
+            };
+            let name = ["tick", "tock"][usize::from(name - 2)];
+            json!([5_000 + i * 7, "p", 1, "proc", tid, thread, "cat", name])
+        })
+        .collect();
+    let rows = r[0].as_array().unwrap();
+    assert_eq!(rows.len(), expected.len());
+    for (i, (got, want)) in rows.iter().zip(&expected).enumerate() {
+        assert_eq!(got, want, "row {i}");
+    }
+}

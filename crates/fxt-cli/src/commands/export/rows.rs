@@ -373,13 +373,13 @@ impl<'a> Rows<'a> {
         (pid, tid): (u64, u64),
         (category, name): Texts<'b>,
         ts: i64,
-    ) -> row::Again<row::Event<'b>>
+    ) -> row::Event<'b>
     where
         'a: 'b,
     {
         self.seen.thread(pid, tid, provider);
         let [provider_name, process, thread] = self.names_of(provider, pid, tid);
-        let event = row::Event {
+        let key = row::Key {
             source: row::Source {
                 trace: Some(self.trace),
                 host: Some(self.host),
@@ -391,9 +391,11 @@ impl<'a> Rows<'a> {
             thread,
             category,
             name,
-            ts: Some(ts),
         };
-        row::Again(event, again)
+        row::Event {
+            key: row::Repeated(key, again),
+            ts: Some(ts),
+        }
     }
 
     /// A decoded event.

@@ -26,12 +26,27 @@ use super::encode::Leaf;
 use super::summary::Summary;
 
 pub use super::args::ArgMaps;
-use super::table::{Col, Columns, Paths, Table, TableSchema, TypedTable};
+pub use super::table::Repeated;
+use super::table::{Col, Columns, Paths, Repeat, Table, TableSchema, TypedTable};
 use crate::error::Error;
 
 /// Declares a row type `$row<$lt>`: its fields are the table's columns (a
-/// scalar named after its field) or groups of them, in order.
+/// scalar named after its field) or groups of them, in order. A row
+/// declared `repeat` can append its last row again ([`Repeat`]; every
+/// field must).
 macro_rules! row {
+    (repeat $(#[$doc:meta])* $row:ident<$lt:lifetime> {
+        $($(#[$fdoc:meta])* $field:ident: $ty:ty,)*
+    }) => {
+        row! { $(#[$doc])* $row<$lt> { $($(#[$fdoc])* $field: $ty,)* } }
+
+        impl<$lt> Repeat for $row<$lt> {
+            fn repeat_last(b: &mut Self::Builders, n: usize) {
+                let ($($field,)*) = b;
+                $(<$ty as Repeat>::repeat_last($field, n);)*
+            }
+        }
+    };
     ($(#[$doc:meta])* $row:ident<$lt:lifetime> {
         $($(#[$fdoc:meta])* $field:ident: $ty:ty,)*
     }) => {
@@ -58,49 +73,12 @@ macro_rules! row {
                 Ok(())
             }
 
-            #[inline]
-            fn append_again(&self, b: &mut Self::Builders, summary: &mut Summary) -> Result<(), Error> {
-                let ($($field,)*) = b;
-                $(self.$field.append_again($field, summary)?;)*
-                Ok(())
-            }
-
             fn finish(b: &mut Self::Builders, out: &mut Vec<Leaf>) {
                 let ($($field,)*) = b;
                 $(<$ty as Columns>::finish($field, out);)*
             }
         }
     };
-}
-
-/// A row's event columns, `again` when the caller knows they hold its
-/// table's last row's values (the same provider, thread, category and
-/// name): its text columns then repeat their last ids.
-pub struct Again<T>(pub T, pub bool);
-
-impl<T: Columns> Columns for Again<T> {
-    type Builders = T::Builders;
-
-    fn declare(name: &'static str, out: &mut Vec<(&'static str, Col)>) {
-        T::declare(name, out);
-    }
-
-    fn builders() -> T::Builders {
-        T::builders()
-    }
-
-    #[inline]
-    fn append(&self, b: &mut T::Builders, summary: &mut Summary) -> Result<(), Error> {
-        if self.1 {
-            self.0.append_again(b, summary)
-        } else {
-            self.0.append(b, summary)
-        }
-    }
-
-    fn finish(b: &mut T::Builders, out: &mut Vec<Leaf>) {
-        T::finish(b, out);
-    }
 }
 
 /// Declares table `$table` (folder `$name`) of rows `$row`.
@@ -118,6 +96,7 @@ macro_rules! table {
 }
 
 row! {
+    repeat
     /// The columns every table begins with.
     Source<'a> {
         /// The input file, as named on the command line.
@@ -130,8 +109,10 @@ row! {
 }
 
 row! {
-    /// The columns every event table begins with.
-    Event<'a> {
+    repeat
+    /// An event's columns that its key decides (provider, thread, category
+    /// and name): most rows repeat their table's last row's.
+    Key<'a> {
         source: Source<'a>,
         pid: Option<i64>,
         process: Option<&'a str>,
@@ -139,6 +120,14 @@ row! {
         thread: Option<&'a str>,
         category: Option<&'a str>,
         name: Option<&'a str>,
+    }
+}
+
+row! {
+    /// The columns every event table begins with.
+    Event<'a> {
+        /// Appended as a copy of the last row's when the caller says so.
+        key: Repeated<Key<'a>>,
         /// Nanoseconds (a slice: when it began).
         ts: Option<i64>,
     }
@@ -147,7 +136,7 @@ row! {
 row! {
     /// A duration, complete event or async span.
     Slice<'a> {
-        event: Again<Event<'a>>,
+        event: Event<'a>,
         dur: Option<i64>,
         id: Option<i64>,
         depth: Option<i32>,
@@ -161,7 +150,7 @@ row! {
 row! {
     /// An instant or async instant.
     Instant<'a> {
-        event: Again<Event<'a>>,
+        event: Event<'a>,
         kind: Option<&'a str>,
         async_id: Option<i64>,
         args: ArgMaps<'a>,
@@ -171,7 +160,7 @@ row! {
 row! {
     /// One series' value of a counter event.
     Counter<'a> {
-        event: Again<Event<'a>>,
+        event: Event<'a>,
         counter_id: Option<i64>,
         series: Option<&'a str>,
         value: Option<f64>,
@@ -182,7 +171,7 @@ row! {
 row! {
     /// A flow begin, step or end.
     Flow<'a> {
-        event: Again<Event<'a>>,
+        event: Event<'a>,
         flow_id: Option<i64>,
         phase: Option<&'a str>,
         args: ArgMaps<'a>,

@@ -80,6 +80,23 @@ impl Levels {
         self.count += 1;
     }
 
+    /// Pushes `n` more copies of a top-level column's last level (one was
+    /// pushed since the last [`Levels::take`]).
+    #[inline]
+    pub fn repeat_top(&mut self, n: usize) {
+        debug_assert!(self.max_def == 1 && !self.nested && self.count > 0);
+        if let Some(&last) = self.defs.last() {
+            self.defs.resize(self.defs.len() + n, last);
+        }
+        self.count += n;
+    }
+
+    /// Whether the last level pushed is a present value's.
+    #[inline]
+    fn last_present(&self) -> bool {
+        self.defs.last().is_none_or(|&def| def == self.max_def)
+    }
+
     /// The levels of a map's keys from its values' levels: the same
     /// repetition levels, and the same definition levels but that a key
     /// is present (one less than its value's maximum) where its value is
@@ -152,8 +169,6 @@ pub struct StrLeaf {
     /// The last value, if short enough to compare from here (a column's
     /// next value is most often its last).
     last: Option<Last>,
-    /// The last value's id, of any length.
-    last_id: Option<u32>,
 }
 
 impl StrLeaf {
@@ -164,7 +179,6 @@ impl StrLeaf {
             dictionary: Dictionary::default(),
             ids: Vec::new(),
             last: None,
-            last_id: None,
         }
     }
 
@@ -172,25 +186,24 @@ impl StrLeaf {
     #[inline(always)]
     pub fn value(&mut self, s: &str) {
         let id = self.dictionary.id_after(&mut self.last, s.as_bytes());
-        self.last_id = Some(id);
         self.ids.push(id);
     }
 
-    /// Adds `s`, which the caller knows is the last value added: its id
-    /// without a look at `s` (unless a row group ended since).
-    #[inline(always)]
-    pub fn again(&mut self, s: &str) {
-        match self.last_id {
-            Some(id) => self.ids.push(id),
-            None => self.value(s),
+    /// Adds `n` more copies of a top-level column's last row (there is
+    /// one since the last [`StrLeaf::finish`]), level and id.
+    pub fn repeat_last(&mut self, n: usize) {
+        if self.levels.last_present() {
+            if let Some(&id) = self.ids.last() {
+                self.ids.resize(self.ids.len() + n, id);
+            }
         }
+        self.levels.repeat_top(n);
     }
 
     /// Takes the row group's leaf.
     pub fn finish(&mut self) -> Leaf {
         // The next row group numbers its values anew.
         self.last = None;
-        self.last_id = None;
         let ids = take_like(&mut self.ids);
         Leaf {
             levels: self.levels.take(),
@@ -340,6 +353,17 @@ impl<T: Number> NumLeaf<T> {
     #[inline(always)]
     pub fn value(&mut self, v: T) {
         self.values.push(v);
+    }
+
+    /// Adds `n` more copies of a top-level column's last row (there is
+    /// one since the last [`NumLeaf::finish`]), level and value.
+    pub fn repeat_last(&mut self, n: usize) {
+        if self.levels.last_present() {
+            if let Some(&v) = self.values.last() {
+                self.values.resize(self.values.len() + n, v);
+            }
+        }
+        self.levels.repeat_top(n);
     }
 
     /// Takes the row group's leaf.
