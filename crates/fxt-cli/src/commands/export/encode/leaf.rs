@@ -457,4 +457,53 @@ mod tests {
         assert_eq!(levels.nulls(), 1);
         assert!(levels.reps.is_empty());
     }
+
+    #[test]
+    fn a_top_level_columns_last_row_repeats_present_or_null() {
+        let mut text = StrLeaf::new(1, false);
+        let mut numbers = NumLeaf::<i64>::new(1, false);
+        for (value, n) in [
+            (Some(("a", 1)), 3),
+            (None, 2),
+            (Some(("b", 2)), 1),
+            (None, 0),
+        ] {
+            match value {
+                Some((s, v)) => {
+                    text.levels.push_top(true);
+                    text.value(s);
+                    numbers.levels.push_top(true);
+                    numbers.value(v);
+                }
+                None => {
+                    text.levels.push_top(false);
+                    numbers.levels.push_top(false);
+                }
+            }
+            text.repeat_last(n);
+            numbers.repeat_last(n);
+        }
+        let Leaf {
+            values: Values::Dict { ids, .. },
+            levels,
+        } = text.finish()
+        else {
+            panic!("not a dictionary leaf");
+        };
+        assert_eq!(ids, [0, 0, 0, 0, 1, 1]);
+        assert_eq!(levels.defs, [1, 1, 1, 1, 0, 0, 0, 1, 1, 0]);
+        assert_eq!(levels.count, 10);
+        assert_eq!(numbers.values, [1, 1, 1, 1, 2, 2]);
+        assert_eq!(numbers.levels.defs, levels.defs);
+        // Present only: no definition levels kept.
+        let mut present = NumLeaf::<i64>::new(1, false);
+        present.levels.push_top(true);
+        present.value(7);
+        present.repeat_last(4);
+        assert!(present.levels.defs.is_empty());
+        assert_eq!(
+            (present.levels.count, &present.values[..]),
+            (5, &[7; 5][..])
+        );
+    }
 }
