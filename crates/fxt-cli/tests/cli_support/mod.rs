@@ -107,9 +107,35 @@ pub fn event<'a>(
 
 /// A fresh path in this test process's temporary directory.
 pub fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fxt-cli-tests-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = process_dir("fxt-cli-tests-");
+    std::fs::create_dir_all(dir).unwrap();
     dir.join(name)
+}
+
+/// This test process's temporary folder, `PREFIX<pid>` in the system's.
+/// The first call removes the folders of test processes that have exited:
+/// a test binary has no hook at its exit, and without this every run would
+/// leave its traces behind (hundreds of megabytes a run).
+fn process_dir(prefix: &str) -> &'static std::path::Path {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let temp = std::env::temp_dir();
+        // Where processes cannot be looked up, nothing is removed.
+        if std::path::Path::new("/proc/self").exists() {
+            let entries = std::fs::read_dir(&temp).into_iter().flatten().flatten();
+            for entry in entries {
+                let name = entry.file_name();
+                let pid = name.to_str().and_then(|n| n.strip_prefix(prefix));
+                let exited = pid.is_some_and(|pid| {
+                    pid.parse::<u32>().is_ok() && !std::path::Path::new("/proc").join(pid).exists()
+                });
+                if exited {
+                    let _ = std::fs::remove_dir_all(entry.path());
+                }
+            }
+        }
+        temp.join(format!("{prefix}{}", std::process::id()))
+    })
 }
 
 /// Runs `fxt` with `args` (stdin empty).
