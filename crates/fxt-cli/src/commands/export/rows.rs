@@ -62,7 +62,7 @@ pub struct Rows<'a> {
     /// process's and thread's names.
     last_names: Option<(Option<u32>, u64, u64, Names3<'a>)>,
     /// Whether the event being written has its table's last row's key
-    /// (its text columns are that row's).
+    /// (its [`row::Key`] columns are that row's).
     again: bool,
     /// The key of each event table's last row.
     last_keys: [EventKey; 3],
@@ -70,10 +70,10 @@ pub struct Rows<'a> {
     clock: Option<Clock>,
 }
 
-/// What an event row's text columns are made of: its provider, its
-/// thread, the strings epoch, and its category and name by string index
-/// (0: empty). Two rows of one input with one key have the same text in
-/// those columns. Whole words, each written and read as one (a key of
+/// What an event row's [`row::Key`] columns are made of: its provider,
+/// its thread, the strings epoch, and its category and name by string
+/// index (0: empty). Two rows of one input with one key have the same
+/// values in those columns. Whole words, each written and read as one (a key of
 /// narrower fields, read back as words, stalled each row); the last word
 /// is 0 for an event without a key (a decoded one, or texts inline).
 type EventKey = [u64; 5];
@@ -365,7 +365,7 @@ impl<'a> Rows<'a> {
     }
 
     /// The columns every event row begins with (its thread noted as
-    /// seen); `again` if its texts are its table's last row's.
+    /// seen); `again` if its key is its table's last row's.
     fn event_columns<'b>(
         &mut self,
         again: bool,

@@ -80,21 +80,23 @@ impl Levels {
         self.count += 1;
     }
 
-    /// Pushes `n` more copies of a top-level column's last level (one was
-    /// pushed since the last [`Levels::take`]).
+    /// Pushes `n` more copies of a top-level column's last row (one was
+    /// pushed since the last [`Levels::take`]): its level, and its value,
+    /// the last of the leaf's `values`, if present.
     #[inline]
-    pub fn repeat_top(&mut self, n: usize) {
+    fn repeat_top<T: Copy>(&mut self, values: &mut Vec<T>, n: usize) {
         debug_assert!(self.max_def == 1 && !self.nested && self.count > 0);
-        if let Some(&last) = self.defs.last() {
-            self.defs.resize(self.defs.len() + n, last);
+        let present = match self.defs.last() {
+            Some(&last) => {
+                self.defs.resize(self.defs.len() + n, last);
+                last == self.max_def
+            }
+            None => true,
+        };
+        if let (true, Some(&v)) = (present, values.last()) {
+            values.resize(values.len() + n, v);
         }
         self.count += n;
-    }
-
-    /// Whether the last level pushed is a present value's.
-    #[inline]
-    fn last_present(&self) -> bool {
-        self.defs.last().is_none_or(|&def| def == self.max_def)
     }
 
     /// The levels of a map's keys from its values' levels: the same
@@ -192,12 +194,7 @@ impl StrLeaf {
     /// Adds `n` more copies of a top-level column's last row (there is
     /// one since the last [`StrLeaf::finish`]), level and id.
     pub fn repeat_last(&mut self, n: usize) {
-        if self.levels.last_present() {
-            if let Some(&id) = self.ids.last() {
-                self.ids.resize(self.ids.len() + n, id);
-            }
-        }
-        self.levels.repeat_top(n);
+        self.levels.repeat_top(&mut self.ids, n);
     }
 
     /// Takes the row group's leaf.
@@ -358,12 +355,7 @@ impl<T: Number> NumLeaf<T> {
     /// Adds `n` more copies of a top-level column's last row (there is
     /// one since the last [`NumLeaf::finish`]), level and value.
     pub fn repeat_last(&mut self, n: usize) {
-        if self.levels.last_present() {
-            if let Some(&v) = self.values.last() {
-                self.values.resize(self.values.len() + n, v);
-            }
-        }
-        self.levels.repeat_top(n);
+        self.levels.repeat_top(&mut self.values, n);
     }
 
     /// Takes the row group's leaf.
