@@ -15,9 +15,10 @@
 //! writes `trace.fxt` (or where `FXT_OUTPUT` says) and prints what the
 //! samples say: how many there are against what the thread's CPU time
 //! calls for, how they split between the workers, and how many of phase
-//! 1's are inside `worker_a` — by the names the trace itself carries (its
-//! `fxt.symbols`, written when the session finished), as any machine
-//! without the binary reads them.
+//! 1's are inside `worker_a` — by the names a reader gives them, as the
+//! `fxt` command does: the trace's own `fxt.symbols` where it has them
+//! (built with feature `symbolize`, or after `fxt symbolize`), else from
+//! its `fxt.modules` with the binary on this machine.
 
 use std::hint::black_box;
 
@@ -117,10 +118,9 @@ pub fn analyse(bytes: &[u8]) -> Report {
     }
     let phase1 = phase1.expect("phase 1 is in the trace");
     let trace = TraceSamples::read(bytes);
-    // Each address's function (the outermost of its inlined frames), from
-    // the trace's `fxt.symbols`.
-    let names: HashMap<(u64, u64), &str> = trace
-        .symbols
+    // Each address's function (the outermost of its inlined frames).
+    let symbols = fxt_symbols::names(&trace.request(), &mut fxt_symbols::Symbolizer::new());
+    let names: HashMap<(u64, u64), &str> = symbols
         .iter()
         .flat_map(|r| r.symbols.iter().map(move |s| (r.pid, s)))
         .filter_map(|(pid, s)| Some(((pid, s.address), s.frames.last()?.function.as_str())))

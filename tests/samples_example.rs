@@ -2,8 +2,9 @@
 //! 1 kHz: enough samples for the CPU time (the perf-event source; the
 //! kernel's tick bounds a CPU-time timer's rate), split between the two
 //! workers as their work is (3:1, within 25%), and phase 1's samples inside
-//! its worker — all by the names the trace carries (its `fxt.symbols`,
-//! written at finish), not the executable's symbol table. Counts, not timings: they hold on a loaded machine and on
+//! its worker — all by the names a reader gives the trace's samples (from
+//! its `fxt.modules` with the binary, as the `fxt` command does; the
+//! program itself is built without the symbolizer). Counts, not timings: they hold on a loaded machine and on
 //! one core (samples follow the thread's CPU time, not the clock).
 
 #[allow(dead_code)]

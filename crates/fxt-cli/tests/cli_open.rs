@@ -405,3 +405,27 @@ fn stdin_is_served_as_trace_fxt() {
     assert!(body == bytes);
     assert!(server.wait().0.success());
 }
+
+/// A program built without the symbolizer: what `fxt open` serves names
+/// its samples and carries their Perfetto packets (appended here from the
+/// trace's modules and the binary), after the trace's own bytes.
+#[test]
+fn the_samples_of_a_program_built_without_the_symbolizer_are_served_named() {
+    use fxt_format::samples::SYMBOLS_NAME;
+    let bytes = unsymbolized_program_trace();
+    let path = tmp("unsymbolized-open.fxt");
+    std::fs::write(&path, &bytes).unwrap();
+    let served = fetch_once(&path);
+    assert!(served.len() > bytes.len() && served.starts_with(&bytes));
+    let scan = fxt_symbols::scan::TraceSamples::read(&served);
+    assert!(scan.perfetto_records > 0);
+    assert!(scan.is_symbolized());
+    let named = scan
+        .symbols
+        .iter()
+        .flat_map(|r| &r.symbols)
+        .filter_map(|s| s.frames.last())
+        .any(|f| f.function.ends_with("::burn_in_sampled_program"));
+    assert!(named, "{:?}", scan.symbols);
+    assert!(String::from_utf8_lossy(&served).contains(SYMBOLS_NAME));
+}

@@ -3,15 +3,11 @@
 //! allocated, so a peer can make the reader hold at most that much.
 
 use std::fmt;
-use std::io::{self, IoSlice, IoSliceMut, Read, Write};
-use std::mem::MaybeUninit;
+use std::io::{self, Read, Write};
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 
-use rustix::net::{
-    RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, ReturnFlags, SendAncillaryBuffer,
-    SendAncillaryMessage, SendFlags,
-};
+use crate::ancillary;
 
 /// The largest payload, in bytes, either side sends or accepts.
 pub const MAX_MESSAGE: usize = 64 * 1024;
@@ -91,29 +87,8 @@ pub fn send_frame(
     let Some(folder) = folder else {
         return (&mut &*s).write_all(&frame);
     };
-    let fds = [folder];
-    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
-    let mut control = SendAncillaryBuffer::new(&mut space);
-    if !control.push(SendAncillaryMessage::ScmRights(&fds)) {
-        return Err(io::Error::other("no room for the descriptor"));
-    }
-    let sent = loop {
-        match rustix::net::sendmsg(s, &[IoSlice::new(&frame)], &mut control, send_flags()) {
-            Ok(n) => break n,
-            Err(rustix::io::Errno::INTR) => continue,
-            Err(e) => return Err(e.into()),
-        }
-    };
+    let sent = ancillary::send_with_fd(s, &frame, folder)?;
     (&mut &*s).write_all(&frame[sent..])
-}
-
-/// No SIGPIPE for a peer that went away (an error instead), where the
-/// system allows it per call.
-fn send_flags() -> SendFlags {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    return SendFlags::NOSIGNAL;
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    return SendFlags::empty();
 }
 
 /// The bytes of a frame holding `payload`.
@@ -207,29 +182,18 @@ impl PartialFrame {
     pub fn receive(&mut self, s: &UnixStream) -> Result<Option<Vec<u8>>, FrameError> {
         let PartialFrame { buf, folder } = self;
         fill(buf, |chunk| {
-            let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
-            let mut control = RecvAncillaryBuffer::new(&mut space);
-            let msg = rustix::net::recvmsg(
-                s,
-                &mut [IoSliceMut::new(chunk)],
-                &mut control,
-                RecvFlags::CMSG_CLOEXEC,
-            )?;
+            let got = ancillary::recv_with_fds(s, chunk)?;
             let too_many =
                 || io::Error::new(io::ErrorKind::InvalidData, "more than one descriptor");
-            if msg.flags.contains(ReturnFlags::CTRUNC) {
+            if got.truncated {
                 return Err(too_many());
             }
-            for m in control.drain() {
-                if let RecvAncillaryMessage::ScmRights(fds) = m {
-                    for fd in fds {
-                        if folder.replace(fd).is_some() {
-                            return Err(too_many());
-                        }
-                    }
+            for fd in got.fds {
+                if folder.replace(fd).is_some() {
+                    return Err(too_many());
                 }
             }
-            Ok(msg.bytes)
+            Ok(got.bytes)
         })
     }
 

@@ -4,18 +4,23 @@
 //!   type of the specification. Each record knows its exact size before it is
 //!   written, so a tracer can reserve space first and then write into a slice
 //!   of words it owns.
-//! * [`decode`]: a reader for `&[u8]` and any [`std::io::Read`] that yields
+//! * `decode` (feature `decode`, on by default): a reader for `&[u8]` and any [`std::io::Read`] that yields
 //!   typed records with string and thread references resolved, skips what it
 //!   does not know, and stops cleanly at the last well-formed record of a
 //!   damaged trace.
-//! * [`compat`]: what Perfetto and Tracy would misread, drop or refuse in a
+//! * `compat` (feature `decode`): what Perfetto and Tracy would misread, drop or refuse in a
 //!   trace (record framing, slice nesting, references before definitions).
 //! * [`reserved`]: the reserved bits of headers, found and cleared.
-//! * [`retime`]: timestamps of encoded records rewritten in place (one time
+//! * `retime` (feature `decode`): timestamps of encoded records rewritten in place (one time
 //!   base for traces of several clocks).
 //! * [`samples`]: CPU samples, module lists and symbols as blob records.
 //! * [`time`]: ticks to nanoseconds, the one rule (rounding, a missing or
 //!   zero clock) every reader here uses.
+//!
+//! A program that only writes traces (the runtime) depends on this crate
+//! with `default-features = false`: the encoders, [`samples`]' layouts and
+//! [`time`], without the decoder that readers need and writers would only
+//! compile.
 //!
 //! # Words and bytes
 //!
@@ -35,10 +40,13 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+#[cfg(feature = "decode")]
 pub mod compat;
+#[cfg(feature = "decode")]
 pub mod decode;
 pub mod encode;
 pub mod reserved;
+#[cfg(feature = "decode")]
 pub mod retime;
 pub mod samples;
 pub mod time;

@@ -42,6 +42,9 @@ use std::thread::JoinHandle;
 
 use crate::config::HelperScheduling;
 
+#[cfg(all(not(loom), any(target_os = "linux", target_os = "android")))]
+mod affinity;
+
 /// How a helper thread schedules itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Sched {
@@ -213,7 +216,10 @@ mod registry {
     use std::sync::{Mutex, MutexGuard, TryLockError};
     use std::time::Duration;
 
-    use rustix::thread::{sched_getaffinity, sched_getcpu, sched_setaffinity, CpuSet, Pid};
+    use super::affinity::{affinity_of_self, current_cpu, gettid, set_affinity, CpuSet};
+
+    /// A thread id.
+    type Pid = libc::pid_t;
 
     use super::Sched;
     use crate::config::HelperScheduling;
@@ -292,8 +298,8 @@ mod registry {
         if !below {
             return None;
         }
-        let tid = rustix::thread::gettid();
-        let allowed = sched_getaffinity(None).ok()?;
+        let tid = gettid();
+        let allowed = affinity_of_self()?;
         let mut guard = try_lock_for(Duration::from_millis(100))?;
         let reg = current(&mut guard);
         reg.helpers.push(Registered {
@@ -323,7 +329,7 @@ mod registry {
 
     /// [`super::keep_off_current_cpu`].
     pub(super) fn keep_off_current_cpu() {
-        let cpu = sched_getcpu();
+        let cpu = current_cpu();
         if cpu < 64 && SETTLED.load(Ordering::Relaxed) & (1 << cpu) != 0 {
             return;
         }
@@ -353,9 +359,7 @@ mod registry {
         // SAFETY: `tid` is a thread of this process (registered, and
         // deregistered under the registry's lock before it ends); `param`
         // is a valid sched_param. A failure changes nothing.
-        let _ = unsafe {
-            libc::sched_setscheduler(tid.as_raw_nonzero().get(), libc::SCHED_OTHER, &param)
-        };
+        let _ = unsafe { libc::sched_setscheduler(tid, libc::SCHED_OTHER, &param) };
     }
 
     impl Registry {
@@ -368,7 +372,7 @@ mod registry {
                     continue;
                 };
                 // A failure (a cpuset changed under us) keeps the old mask.
-                if want != h.mask && sched_setaffinity(Some(h.tid), &want).is_ok() {
+                if want != h.mask && set_affinity(h.tid, &want) {
                     h.mask = want;
                 }
             }
@@ -411,8 +415,7 @@ mod registry {
 
 #[cfg(all(test, not(loom), any(target_os = "linux", target_os = "android")))]
 mod tests {
-    use rustix::thread::CpuSet;
-
+    use super::affinity::CpuSet;
     use super::registry::target;
 
     fn set(cpus: &[usize]) -> CpuSet {

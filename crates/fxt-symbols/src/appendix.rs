@@ -1,17 +1,18 @@
-//! The one entry point the runtime (at collection) and the CLI (`fxt
-//! symbolize`) share: from a trace's samples, the `fxt.modules`,
-//! `fxt.symbols` and `fxt.perfetto` records to append to it.
+//! The one entry point the runtime (at collection, with its feature
+//! `symbolize`) and the CLI (`fxt symbolize`, `fxt open`, archives) share:
+//! from a trace's samples and modules, the `fxt.symbols` and
+//! `fxt.perfetto` records to append to it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use fxt_format::encode::{encode_into_vec, Blob, BlobType, EncodeError, StringRef, ThreadRef};
 use fxt_format::samples::{
-    FrameEntry, ModuleEntry, Modules, ModulesRecord, SampleRecord, Symbol, Symbols, SymbolsRecord,
-    PERFETTO_NAME,
+    FrameEntry, ModuleEntry, ModulesRecord, SampleRecord, Symbol, SymbolEntry, Symbols,
+    SymbolsRecord, PERFETTO_NAME,
 };
 
 use crate::perfetto::{self, ProcessSamples};
-use crate::{process_modules, Symbolizer};
+use crate::Symbolizer;
 
 /// What [`appendix`] works from.
 #[derive(Debug, Clone, Copy)]
@@ -20,25 +21,20 @@ pub struct Request<'a> {
     pub samples: &'a [SampleRecord],
     /// The ticks per second of their timestamps.
     pub ticks_per_second: u64,
-    /// The `fxt.modules` records the trace already holds (a reader takes
-    /// the union per process).
+    /// The `fxt.modules` records of the samples' processes (a reader
+    /// takes the union per process).
     pub modules: &'a [ModulesRecord],
     /// The `fxt.symbols` records the trace already holds: their addresses
     /// are not resolved again (and no `fxt.symbols` is written for a
     /// process whose sampled addresses all have symbols).
     pub symbols: &'a [SymbolsRecord],
-    /// Read `/proc/PID/maps` of the sampled processes now, and append
-    /// `fxt.modules` for them. Only for processes known to be the ones that
-    /// were sampled and still running (the collecting process itself); a
-    /// pid may have been reused since.
-    pub discover: bool,
 }
 
 /// The records to append, and what went into them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Appendix {
-    /// FXT words: `fxt.modules` (if discovered), `fxt.symbols` per
-    /// process, then the `fxt.perfetto` blob records.
+    /// FXT words: `fxt.symbols` per process, then the `fxt.perfetto`
+    /// blob records.
     pub words: Vec<u64>,
     /// Processes with samples.
     pub processes: usize,
@@ -76,22 +72,8 @@ pub fn appendix(
             process: pid,
             thread: samples.first().map_or(0, |s| s.tid),
         };
-        let mut modules = recorded_modules(request.modules, pid);
-        if request.discover {
-            if let Ok(found) = u32::try_from(pid)
-                .map_err(drop)
-                .and_then(|p| process_modules(p).map_err(drop))
-            {
-                let list: Vec<_> = found.modules.iter().map(ModuleEntry::as_module).collect();
-                Modules {
-                    pid,
-                    modules: &list,
-                }
-                .encode_records(last, thread, &mut out.words)?;
-                modules.extend(found.modules);
-            }
-        }
-        let modules: Vec<ModuleEntry> = modules.into_iter().collect();
+        let modules: Vec<ModuleEntry> =
+            recorded_modules(request.modules, pid).into_iter().collect();
         let (symbols, new) = resolve(request.symbols, pid, samples, &modules, symbolizer);
         out.addresses += symbols.len();
         out.resolved += symbols.values().filter(|f| !f.is_empty()).count();
@@ -134,6 +116,33 @@ pub fn appendix(
         out.perfetto_records += 1;
     }
     Ok(out)
+}
+
+/// The names of every sampled address of `request`, per process: the
+/// trace's own symbols, and those it lacks resolved now from its modules
+/// with the binaries on this machine (checked against the recorded build
+/// ids; an address nothing names has no frames). What a reader shows for
+/// a trace that was not symbolized when it was written.
+pub fn names(request: &Request<'_>, symbolizer: &mut Symbolizer) -> Vec<SymbolsRecord> {
+    let mut by_pid: BTreeMap<u64, Vec<&SampleRecord>> = BTreeMap::new();
+    for sample in request.samples {
+        by_pid.entry(sample.pid).or_default().push(sample);
+    }
+    by_pid
+        .into_iter()
+        .map(|(pid, samples)| {
+            let modules: Vec<ModuleEntry> =
+                recorded_modules(request.modules, pid).into_iter().collect();
+            let (symbols, _) = resolve(request.symbols, pid, &samples, &modules, symbolizer);
+            SymbolsRecord {
+                pid,
+                symbols: symbols
+                    .into_iter()
+                    .map(|(address, frames)| SymbolEntry { address, frames })
+                    .collect(),
+            }
+        })
+        .collect()
 }
 
 /// The union of the recorded modules of `pid`.
@@ -203,20 +212,13 @@ fn write_symbols(
 }
 
 /// [`appendix`] for a whole trace: its samples, modules and symbols read
-/// from `trace` ([`crate::scan::TraceSamples`]). What the runtime calls at
-/// collection (with `discover`: its own process is still running).
+/// from `trace` ([`crate::scan::TraceSamples`]).
 pub fn appendix_of_trace(
     trace: &[u8],
-    discover: bool,
     symbolizer: &mut Symbolizer,
 ) -> Result<Appendix, EncodeError> {
-    let scan = crate::scan::TraceSamples::read(trace);
-    let request = Request {
-        samples: &scan.samples,
-        ticks_per_second: scan.ticks_per_second,
-        modules: &scan.modules,
-        symbols: &scan.symbols,
-        discover,
-    };
-    appendix(&request, symbolizer)
+    appendix(
+        &crate::scan::TraceSamples::read(trace).request(),
+        symbolizer,
+    )
 }

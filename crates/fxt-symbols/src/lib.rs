@@ -11,7 +11,8 @@
 //!   against the recorded build ids.
 //! * [`perfetto`]: `PerfSample` packets with interned mappings, frames and
 //!   callstacks, in chunks that fit `fxt.perfetto` blob records.
-//! * [`appendix`]: the entry point of the runtime at collection and of
+//! * [`appendix`]: the entry point of the runtime at collection (feature
+//!   `symbolize`), of `fxt open` and of
 //!   `fxt symbolize`: from a trace's samples, the records to append.
 //! * [`scan`]: the sample, modules and symbols records of a trace.
 //!
@@ -24,6 +25,6 @@ mod proto;
 pub mod scan;
 mod symbolize;
 
-pub use appendix::{appendix, appendix_of_trace, Appendix, Request};
+pub use appendix::{appendix, appendix_of_trace, names, Appendix, Request};
 pub use maps::{build_id, process_modules};
 pub use symbolize::Symbolizer;

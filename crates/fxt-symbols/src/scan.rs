@@ -73,6 +73,17 @@ impl TraceSamples {
         out
     }
 
+    /// What [`crate::appendix`] and [`crate::names`] work from: this
+    /// trace's samples, modules and symbols.
+    pub fn request(&self) -> crate::Request<'_> {
+        crate::Request {
+            samples: &self.samples,
+            ticks_per_second: self.ticks_per_second,
+            modules: &self.modules,
+            symbols: &self.symbols,
+        }
+    }
+
     /// Whether every sampled address has an entry in the symbols records.
     pub fn is_symbolized(&self) -> bool {
         let known: std::collections::HashSet<(u64, u64)> = self

@@ -163,9 +163,8 @@ fn appendix_names_the_samples_in_symbols_and_perfetto_packets() {
     let request = Request {
         samples: &samples,
         ticks_per_second: 500_000_000, // 2 ns a tick
-        modules: &[],
+        modules: &[process_modules(std::process::id()).unwrap()],
         symbols: &[],
-        discover: true,
     };
     let out = appendix(&request, &mut Symbolizer::new()).unwrap();
     assert_eq!(
@@ -198,7 +197,8 @@ fn appendix_names_the_samples_in_symbols_and_perfetto_packets() {
             SampleBlob::Sample(_) => panic!("the appendix holds no samples"),
         }
     }
-    assert_eq!(modules, 1);
+    // The modules came with the request: the appendix does not repeat them.
+    assert_eq!(modules, 0);
     assert!(names[&stack[0]].ends_with("probe_leaf"));
     assert!(names[&stack[1]].ends_with("probe_outer"));
 
@@ -266,9 +266,8 @@ fn perfetto_chunks_hold_whole_packets_and_fit_a_record() {
     let request = Request {
         samples: &samples,
         ticks_per_second: 1_000_000_000,
-        modules: &[],
+        modules: &[process_modules(std::process::id()).unwrap()],
         symbols: &[],
-        discover: true,
     };
     let out = appendix(&request, &mut Symbolizer::new()).unwrap();
     assert!(out.perfetto_records > 2, "{}", out.perfetto_records);
@@ -326,11 +325,26 @@ fn appendix_of_trace_reads_the_samples_from_the_trace() {
         };
         encode_into_vec(&sample, &mut words).unwrap();
     }
+    let found = process_modules(std::process::id()).unwrap();
+    let list: Vec<_> = found.modules.iter().map(|m| m.as_module()).collect();
+    fxt_format::samples::Modules {
+        pid,
+        modules: &list,
+    }
+    .encode_records(
+        3,
+        fxt_format::encode::ThreadRef::Inline {
+            process: pid,
+            thread: 7,
+        },
+        &mut words,
+    )
+    .unwrap();
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let out = fxt_symbols::appendix_of_trace(&bytes, true, &mut Symbolizer::new()).unwrap();
+    let out = fxt_symbols::appendix_of_trace(&bytes, &mut Symbolizer::new()).unwrap();
     assert_eq!((out.samples, out.addresses, out.resolved), (3, 1, 1));
     assert!(out.perfetto_records == 1 && !out.words.is_empty());
     // A trace without samples gets nothing.
-    let none = fxt_symbols::appendix_of_trace(&bytes[..24], true, &mut Symbolizer::new()).unwrap();
+    let none = fxt_symbols::appendix_of_trace(&bytes[..24], &mut Symbolizer::new()).unwrap();
     assert!(none.words.is_empty());
 }

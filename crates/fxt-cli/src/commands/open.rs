@@ -12,7 +12,10 @@
 //! ([`fxt_format::compat::check_perfetto`]): what Perfetto would misread or
 //! drop is said in one line, with `fxt convert --perfetto` as the fix;
 //! `--convert` serves the converted bytes instead
-//! ([`fxt_format::compat::convert_for_viewers`]). An archive of
+//! ([`fxt_format::compat::convert_for_viewers`]). CPU samples of a program
+//! that did not name them itself are named here, from the trace's modules
+//! and the binaries on this machine, and served with their Perfetto
+//! packets ([`crate::samples::with_appendix`]). An archive of
 //! `fxt record`/`fxt merge` and a snapshot are traces like any other and
 //! open the same way.
 
@@ -25,6 +28,7 @@ use fxt_format::compat::{check_perfetto, convert_for_viewers, Report};
 
 use crate::error::Error;
 use crate::input::Input;
+use crate::samples;
 use crate::serve::{self, Served};
 
 /// The port Perfetto UI's content security policy allows (that of
@@ -63,6 +67,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     let input = Input::open_trace_bytes(&args.file)?;
     let bytes = input.bytes().unwrap_or_default();
     let body = checked_body(&input.name, &args.file, bytes, args.convert);
+    let body = with_sample_names(&input.name, body);
 
     let name = served_name(&args.file);
     let origin = serve::origin_of(&args.origin);
@@ -95,6 +100,21 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         .map_err(|e| Error::io(&format!("serving on 127.0.0.1:{port}"), e))?;
     eprintln!("fxt: sent {} to {peer}", input.name);
     Ok(ExitCode::SUCCESS)
+}
+
+/// `body` with its CPU samples named and as Perfetto packets, when the
+/// program did not add them itself (built without feature `symbolize`).
+fn with_sample_names<'a>(name: &str, body: Cow<'a, [u8]>) -> Cow<'a, [u8]> {
+    match samples::with_appendix(&body) {
+        Some((named, a)) => {
+            eprintln!(
+                "fxt: {name}: {} samples shown by name ({} of {} addresses named from the binaries here)",
+                a.samples, a.resolved, a.addresses
+            );
+            Cow::Owned(named)
+        }
+        None => body,
+    }
 }
 
 /// The error for a port that cannot be bound, naming it.

@@ -20,7 +20,7 @@ use std::process::ExitCode;
 use fxt_format::decode::{BlobType, Record, SliceReader};
 use fxt_format::samples::PERFETTO_NAME;
 use fxt_symbols::scan::TraceSamples;
-use fxt_symbols::{appendix, Request, Symbolizer};
+use fxt_symbols::{appendix, Symbolizer};
 
 use crate::error::Error;
 use crate::input::Input;
@@ -60,14 +60,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     if args.force {
         scan.symbols.clear();
     }
-    let request = Request {
-        samples: &scan.samples,
-        ticks_per_second: scan.ticks_per_second,
-        modules: &scan.modules,
-        symbols: &scan.symbols,
-        discover: false,
-    };
-    let out = appendix(&request, &mut Symbolizer::new())
+    let out = appendix(&scan.request(), &mut Symbolizer::new())
         .map_err(|e| Error::msg(format!("symbolize: {e}")))?;
     let appended = fxt_format::encode::words_to_bytes(&out.words);
     let whole = usize::try_from(scan.end)

@@ -4,7 +4,8 @@
 //! written beside the output and renamed over it. `fxt record` collects
 //! with [`collect`]; `fxt trace` with [`collect_with`], whose scheduling
 //! comes from a file (its recorder is another process) and whose providers
-//! that did not finish are named so in the archive.
+//! that did not finish are named so in the archive. CPU samples end up
+//! named, with their Perfetto packets ([`crate::samples::append_names`]).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -14,6 +15,7 @@ use std::path::{Path, PathBuf};
 use crate::archive::{Archive, Retime};
 use crate::error::Error;
 use crate::input::Input;
+use crate::samples;
 
 use super::capture::Sched;
 use super::spool;
@@ -221,7 +223,10 @@ fn merge_into(
         .custom_flags(libc::O_NOFOLLOW)
         .open(&tmp)
         .map_err(|e| Error::msg(format!("cannot create {}: {e}", tmp.display())))?;
-    let result = write_archive(&entries, file, &tmp, base, sched, unfinished);
+    let result = write_archive(&entries, file, &tmp, base, sched, unfinished).and_then(|s| {
+        samples::append_names(&tmp).map_err(|e| Error::io(&tmp.display().to_string(), e))?;
+        Ok(s)
+    });
     let summary = match result {
         Ok(s) => s,
         Err(e) => {

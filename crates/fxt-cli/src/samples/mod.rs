@@ -1,7 +1,8 @@
 //! CPU samples (issue 31) for the commands that read them: the samples of
 //! a trace with the names of their frames ([`names`]), the slices open on
 //! a sample's thread when it was taken ([`timeline`]), and one line per
-//! sample, module list or symbol table for `fxt dump` ([`lines`]).
+//! sample, module list or symbol table for `fxt dump` ([`lines`]), and
+//! the records that show them in a viewer ([`with_appendix`]).
 //!
 //! The records themselves (`fxt.sample`, `fxt.modules`, `fxt.symbols`) are
 //! `fxt_format::samples`; what they become at collection is `fxt_symbols`.
@@ -23,6 +24,49 @@ pub use timeline::Timeline;
 /// not walked a second time at the cost of a first.
 pub fn may_hold(trace: &[u8], name: &str) -> bool {
     memchr::memmem::find(trace, name.as_bytes()).is_some()
+}
+
+/// The records that show `trace`'s CPU samples by name in a viewer
+/// (`fxt.symbols` for the addresses it lacks, resolved from its modules
+/// with the binaries on this machine, and the `fxt.perfetto` packets),
+/// with the length of the whole records they follow; `None` for a trace
+/// without samples or one that has its packets already (a program built
+/// with feature `symbolize`, or `fxt symbolize`d).
+pub fn appendix_for(trace: &[u8]) -> Option<(usize, fxt_symbols::Appendix)> {
+    if !may_hold(trace, fxt_format::samples::SAMPLE_NAME) {
+        return None;
+    }
+    let scan = fxt_symbols::scan::TraceSamples::read(trace);
+    if scan.samples.is_empty() || scan.perfetto_records > 0 {
+        return None;
+    }
+    let appendix =
+        fxt_symbols::appendix(&scan.request(), &mut fxt_symbols::Symbolizer::new()).ok()?;
+    let whole = usize::try_from(scan.end).map_or(trace.len(), |e| e.min(trace.len()));
+    Some((whole, appendix))
+}
+
+/// `trace` (its whole records) with [`appendix_for`] appended, and that
+/// appendix: what `fxt open` serves.
+pub fn with_appendix(trace: &[u8]) -> Option<(Vec<u8>, fxt_symbols::Appendix)> {
+    let (whole, appendix) = appendix_for(trace)?;
+    let mut out = trace[..whole].to_vec();
+    out.extend_from_slice(&fxt_format::encode::words_to_bytes(&appendix.words));
+    Some((out, appendix))
+}
+
+/// Appends [`appendix_for`] to the trace file at `path`, written whole: an
+/// archive of `fxt record` or `fxt trace`, named while the binaries of its
+/// processes are surely on this machine.
+pub fn append_names(path: &std::path::Path) -> std::io::Result<()> {
+    use std::io::Write;
+    let bytes = std::fs::read(path)?;
+    if let Some((_, appendix)) = appendix_for(&bytes) {
+        let mut file = std::fs::OpenOptions::new().append(true).open(path)?;
+        file.write_all(&fxt_format::encode::words_to_bytes(&appendix.words))?;
+        file.sync_all()?;
+    }
+    Ok(())
 }
 
 /// A sample and where it was read.

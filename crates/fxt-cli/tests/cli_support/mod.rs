@@ -245,6 +245,51 @@ pub fn engine_trace(config: fxt::Config, body: impl FnOnce()) -> Vec<u8> {
     bytes
 }
 
+/// Burns `cpu_ms` of the calling thread's CPU time, in a function whose
+/// name samples must show (`…::burn_in_sampled_program`).
+#[inline(never)]
+pub fn burn_in_sampled_program(cpu_ms: u64) -> u64 {
+    let cpu = || {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is valid for the call.
+        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    };
+    let end = cpu() + cpu_ms * 1_000_000;
+    let mut x = 1u64;
+    while cpu() < end {
+        for _ in 0..10_000 {
+            x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1));
+        }
+    }
+    x
+}
+
+/// The trace of a program that samples itself at 1 kHz and was built as
+/// the `fxt` crate's users build it by default: without the symbolizer
+/// (feature `symbolize`), so the trace names its modules, not its samples.
+/// It burns CPU time inside a slice named "sampled phase".
+pub fn unsymbolized_program_trace() -> Vec<u8> {
+    let bytes = engine_trace(fxt::Config::new().sample_hz(1000), || {
+        let _phase = fxt::trace_duration_scope!("work", "sampled phase");
+        std::hint::black_box(burn_in_sampled_program(300));
+    });
+    let text = |name: &str| memchr_in(&bytes, name.as_bytes());
+    assert!(text("fxt.sample") && text("fxt.modules"));
+    assert!(
+        !text("fxt.symbols") && !text("fxt.perfetto"),
+        "the program named its samples: is feature `symbolize` on?"
+    );
+    bytes
+}
+
+fn memchr_in(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
 /// A program's worth of the engine's record kinds, on two threads: nested
 /// durations (scopes and begin/end pairs), instants with arguments of
 /// several types, counters, async and flow events, a log record and a

@@ -48,6 +48,7 @@ pub use modules::{Module, ModuleEntry, Modules, ModulesRecord};
 pub use sample::{Sample, SampleRecord, Walk, MAX_FRAMES};
 pub use symbols::{Frame, FrameEntry, Symbol, SymbolEntry, Symbols, SymbolsRecord};
 
+#[cfg(feature = "decode")]
 use crate::decode::Blob as DecodedBlob;
 use crate::encode::split_blob::part_capacity;
 use crate::encode::{
@@ -66,6 +67,7 @@ pub const PERFETTO_NAME: &str = "fxt.perfetto";
 pub const CATEGORY: &str = "fxt";
 
 /// One of the three sample blobs, decoded.
+#[cfg(feature = "decode")]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SampleBlob {
     /// An `fxt.sample` record.
@@ -76,6 +78,7 @@ pub enum SampleBlob {
     Symbols(SymbolsRecord),
 }
 
+#[cfg(feature = "decode")]
 impl SampleBlob {
     /// Decodes `blob` if it is a data blob named [`SAMPLE_NAME`],
     /// [`MODULES_NAME`] or [`SYMBOLS_NAME`]; `None` for any other blob.

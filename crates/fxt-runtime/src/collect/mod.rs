@@ -18,6 +18,7 @@
 //! file order).
 
 pub(crate) mod direct;
+mod modules;
 pub(crate) mod samples;
 mod stage;
 pub(crate) mod stream;
@@ -340,7 +341,13 @@ impl<'r, W: Write> Collector<'r, W> {
         }
         if let Some(tap) = self.tap.take() {
             // Last but the "buffer filled up" event: every sample is in.
-            let words = tap.appendix(shared.clock.ticks_per_second());
+            let pid = shared.settings.pid;
+            let thread = fxt_format::encode::ThreadRef::Inline {
+                process: pid,
+                thread: crate::thread::os_tid(),
+            };
+            let now = crate::clock::read(shared.clock.use_tsc);
+            let words = tap.appendix(pid, now, thread, shared.clock.ticks_per_second());
             self.stage
                 .words(&words, samples::records(&words).len() as u64)?;
         }

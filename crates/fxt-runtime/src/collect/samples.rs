@@ -1,16 +1,19 @@
-//! CPU samples at collection (issue 31): the collector keeps the
-//! `fxt.sample` records it writes, and the trace ends with their appendix
-//! (`fxt.modules`, `fxt.symbols`, `fxt.perfetto`, built by
-//! [`fxt_symbols::appendix`]) so that any machine reads the samples' names
-//! without the binaries, and Perfetto shows them.
+//! CPU samples at collection (issue 31, issue 42): the collector notices
+//! the `fxt.sample` records it writes, and the trace ends with this
+//! process's `fxt.modules` ([`super::modules`]: which file and build id
+//! each sampled address belongs to), from which the `fxt` command names the
+//! samples with the binaries on the machine. With feature `symbolize` the
+//! program does that itself: the collector keeps the samples, and the
+//! appendix also holds `fxt.symbols` and `fxt.perfetto`
+//! ([`fxt_symbols::appendix`]), so that any machine reads the samples'
+//! names without the binaries, and Perfetto shows them from the file as
+//! written.
 //!
 //! Only a session that samples keeps anything: the walk below looks at one
-//! header word per record, and decodes only the records whose header says
-//! "data blob named `fxt.sample` inline".
+//! header word per record.
 
-use fxt_format::decode::{Record, SliceReader};
 use fxt_format::encode::ThreadRef;
-use fxt_format::samples::{ModuleEntry, Modules, SampleBlob, SampleRecord, SAMPLE_NAME};
+use fxt_format::samples::{ModuleEntry, Modules, SAMPLE_NAME};
 
 /// Record type of a blob record, and of a large record (whose size field
 /// is wider).
@@ -25,11 +28,15 @@ const DATA: u64 = 1;
 /// The samples a collector has written.
 #[derive(Debug, Default)]
 pub(crate) struct SampleTap {
-    samples: Vec<SampleRecord>,
+    /// Sample records seen.
+    seen: u64,
+    /// The samples themselves, to name at collection.
+    #[cfg(feature = "symbolize")]
+    samples: Vec<fxt_format::samples::SampleRecord>,
 }
 
 impl SampleTap {
-    /// Keeps the `fxt.sample` records among `words` (whole records, as a
+    /// Notes the `fxt.sample` records among `words` (whole records, as a
     /// chunk or a large record holds them).
     pub(crate) fn scan(&mut self, words: &[u64]) {
         let mut i = 0;
@@ -47,13 +54,18 @@ impl SampleTap {
                 return;
             }
             if kind == BLOB && (h >> 16) & 0xffff == SAMPLE_NAME_REF && (h >> 48) & 0xff == DATA {
+                self.seen += 1;
+                #[cfg(feature = "symbolize")]
                 self.keep(&words[i..i + size]);
             }
             i += size;
         }
     }
 
+    #[cfg(feature = "symbolize")]
     fn keep(&mut self, record: &[u64]) {
+        use fxt_format::decode::{Record, SliceReader};
+        use fxt_format::samples::SampleBlob;
         let bytes: Vec<u8> = record.iter().flat_map(|w| w.to_le_bytes()).collect();
         if let Some(Ok(Record::Blob(blob))) = SliceReader::new(&bytes).next() {
             if let Some(Ok(SampleBlob::Sample(s))) = SampleBlob::from_blob(&blob) {
@@ -62,21 +74,39 @@ impl SampleTap {
         }
     }
 
-    /// The records to append: modules of this process (read now), the
-    /// symbols of every sampled address, the Perfetto packets. Empty when
-    /// nothing was sampled, or when they cannot be encoded (the samples
-    /// stay in the trace; `fxt symbolize` can add the rest later).
-    pub(crate) fn appendix(&self, ticks_per_second: u64) -> Vec<u64> {
-        if self.samples.is_empty() {
+    /// The records to append: the modules of this process (read now,
+    /// stamped `timestamp` on `thread`), and with feature `symbolize` the
+    /// symbols of every sampled address and the Perfetto packets. Empty
+    /// when nothing was sampled, or when they cannot be encoded (the
+    /// samples stay in the trace; `fxt symbolize` adds the rest later).
+    pub(crate) fn appendix(
+        &self,
+        pid: u64,
+        timestamp: u64,
+        thread: ThreadRef,
+        ticks_per_second: u64,
+    ) -> Vec<u64> {
+        if self.seen == 0 {
             return Vec::new();
         }
+        let found = super::modules::of_this_process();
+        let words = modules_records(pid, &found, timestamp, thread);
+        #[cfg(feature = "symbolize")]
+        let words = [words, self.names(pid, found, ticks_per_second)].concat();
+        #[cfg(not(feature = "symbolize"))]
+        let _ = ticks_per_second;
+        words
+    }
+
+    /// `fxt.symbols` and `fxt.perfetto` for the samples kept.
+    #[cfg(feature = "symbolize")]
+    fn names(&self, pid: u64, modules: Vec<ModuleEntry>, ticks_per_second: u64) -> Vec<u64> {
+        let modules = [fxt_format::samples::ModulesRecord { pid, modules }];
         let request = fxt_symbols::Request {
             samples: &self.samples,
             ticks_per_second,
-            modules: &[],
+            modules: &modules,
             symbols: &[],
-            // This process is the sampled one and still runs.
-            discover: true,
         };
         let mut symbolizer = fxt_symbols::Symbolizer::new();
         match fxt_symbols::appendix(&request, &mut symbolizer) {
@@ -87,6 +117,28 @@ impl SampleTap {
             }
         }
     }
+}
+
+/// The `fxt.modules` records of `modules` (empty if they cannot be encoded).
+fn modules_records(
+    pid: u64,
+    modules: &[ModuleEntry],
+    timestamp: u64,
+    thread: ThreadRef,
+) -> Vec<u64> {
+    let list: Vec<_> = modules.iter().map(ModuleEntry::as_module).collect();
+    let mut words = Vec::new();
+    let modules = Modules {
+        pid,
+        modules: &list,
+    };
+    if modules
+        .encode_records(timestamp, thread, &mut words)
+        .is_err()
+    {
+        words.clear();
+    }
+    words
 }
 
 /// `words` (whole records) cut into its records.
@@ -111,27 +163,8 @@ pub(crate) fn records(words: &[u64]) -> Vec<&[u64]> {
 
 /// The `fxt.modules` records of this process as it is mapped now (stamped
 /// `timestamp` on `thread` if split), for a crash-safe session's durable
-/// region: a killed process's samples can be symbolized later (`fxt
-/// symbolize`) with the binaries on the machine. Empty when the mappings
-/// cannot be read.
+/// region: a killed process's samples can be named later (any `fxt`
+/// command, or `fxt symbolize`) with the binaries on the machine.
 pub(crate) fn modules_now(pid: u64, timestamp: u64, thread: ThreadRef) -> Vec<u64> {
-    let mut words = Vec::new();
-    let Ok(found) = u32::try_from(pid)
-        .map_err(drop)
-        .and_then(|p| fxt_symbols::process_modules(p).map_err(drop))
-    else {
-        return words;
-    };
-    let list: Vec<_> = found.modules.iter().map(ModuleEntry::as_module).collect();
-    let modules = Modules {
-        pid,
-        modules: &list,
-    };
-    if modules
-        .encode_records(timestamp, thread, &mut words)
-        .is_err()
-    {
-        words.clear();
-    }
-    words
+    modules_records(pid, &super::modules::of_this_process(), timestamp, thread)
 }

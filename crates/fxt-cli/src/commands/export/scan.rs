@@ -10,7 +10,6 @@ use std::path::Path;
 use rustc_hash::FxHashMap;
 
 use fxt_format::decode::{Context, Event, EventKind, EventView, Record, Text, Thread, View};
-use fxt_format::samples::SYMBOLS_NAME;
 use fxt_format::time::{ticks_per_second_or_default, ticks_to_ns};
 
 use super::labels::Labels;
@@ -161,7 +160,7 @@ impl Pass<'_> {
         if verdict == Verdict::Dropped {
             return Ok(());
         }
-        if ctx.str(e.name) == Some(SYMBOLS_NAME) {
+        if ctx.str(e.name).is_some_and(Gather::wants) {
             let event = ctx.event(e).map_err(|err| {
                 Error::msg(format!("internal error: a view does not decode: {err}"))
             })?;
