@@ -91,6 +91,7 @@
 #![warn(missing_docs)]
 
 pub use fxt_format as format;
+#[cfg(feature = "sync")]
 pub use fxt_runtime::sync;
 
 /// Traces every call of a function as one **duration**.

@@ -51,7 +51,7 @@
 //! 3. `thread`: each thread's writer and the thread-local cursor.
 //! 4. `emit`: the event encoders (the hot path).
 //! 5. `collect`: the one collector, used by finishing and streaming.
-//! 6. `sync`: [`sync::Mutex`], [`sync::RwLock`] and [`sync::Condvar`],
+//! 6. `sync` (feature `sync`): `sync::Mutex`, `sync::RwLock` and `sync::Condvar`,
 //!    `parking_lot`'s locks whose contended acquisitions are recorded
 //!    (category `lock`) through the macros' emit API.
 //! 7. `session`: the public API (start, finish, panic hook, fork).
@@ -127,6 +127,7 @@ mod session;
 mod snapshot;
 mod state;
 mod stats;
+#[cfg(feature = "sync")]
 pub mod sync;
 mod thread;
 

@@ -30,6 +30,31 @@ pub mod atomic {
 }
 
 /// Pads and aligns a value to the cache line pair the hardware prefetches
-/// together, so that words written by different threads never share a
-/// line.
-pub(crate) use crossbeam_utils::CachePadded;
+/// together (128 bytes: the adjacent-line prefetcher of x86-64, and the
+/// line size of some ARM cores), so that words written by different
+/// threads never share a line. Written here, not taken from
+/// `crossbeam-utils`: a few lines against a crate compiled into every
+/// program that traces.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+pub(crate) struct CachePadded<T>(T);
+
+impl<T> CachePadded<T> {
+    /// `value`, padded.
+    pub(crate) const fn new(value: T) -> Self {
+        CachePadded(value)
+    }
+}
+
+impl<T> core::ops::Deref for CachePadded<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> core::ops::DerefMut for CachePadded<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.0
+    }
+}
