@@ -10,6 +10,7 @@
 #
 #   scripts/build-weight.sh              # both programs, cold
 #   FEATURES=symbolize scripts/build-weight.sh   # fxt with a feature on
+#   WRITE_README=1 scripts/build-weight.sh        # also rewrites README's table
 #
 # Downloads are fetched before the timed builds, so the figures are
 # compilation only. README's table (Layout, "What depending on fxt
@@ -84,18 +85,34 @@ measure() {
     echo "$cpu $crates $bytes"
 }
 
-echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(rustc --version)"
+load=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "machine: $(nproc) cores, load $load, $(rustc --version)"
 read -r t_cpu t_crates t_bytes < <(measure "$work/tracing-user" tracing-user)
 read -r f_cpu f_crates f_bytes < <(measure "$work/fxt-user" fxt-user)
+table=$(
+    echo "| the same program on | build CPU s | crates | binary |"
+    echo "|---|---:|---:|---:|"
+    printf '| fxt (default features%s) | %s | %s | %.2f MB |\n' "${features:+, $features}" \
+        "$f_cpu" "$f_crates" "$(awk "BEGIN { print $f_bytes / 1e6 }")"
+    printf '| `tracing` + `tracing-subscriber` (fmt) | %s | %s | %.2f MB |\n' \
+        "$t_cpu" "$t_crates" "$(awk "BEGIN { print $t_bytes / 1e6 }")"
+    printf '| ratio fxt / tracing | %.2fx | | %.2fx |\n' \
+        "$(awk "BEGIN { print $f_cpu / $t_cpu }")" "$(awk "BEGIN { print $f_bytes / $t_bytes }")"
+    printf '\n(%s cores, load %s at the start, %s)\n' "$(nproc)" "$load" "$(rustc --version | cut -d' ' -f1-2)"
+)
 echo
-echo "| the same program on | build CPU s | crates | binary |"
-echo "|---|---:|---:|---:|"
-printf '| fxt (default features%s) | %s | %s | %.2f MB |\n' "${features:+, $features}" \
-    "$f_cpu" "$f_crates" "$(awk "BEGIN { print $f_bytes / 1e6 }")"
-printf '| `tracing` + `tracing-subscriber` (fmt) | %s | %s | %.2f MB |\n' \
-    "$t_cpu" "$t_crates" "$(awk "BEGIN { print $t_bytes / 1e6 }")"
-printf '| ratio fxt / tracing | %.2fx | | %.2fx |\n' \
-    "$(awk "BEGIN { print $f_cpu / $t_cpu }")" "$(awk "BEGIN { print $f_bytes / $t_bytes }")"
+echo "$table"
+if [ -n "${WRITE_README:-}" ]; then
+    TABLE="$table" python3 - "$root/README.md" <<'PY'
+import os, re, sys
+path = sys.argv[1]
+text = open(path).read()
+begin, end = "<!-- build-weight: regenerate with scripts/build-weight.sh -->", "<!-- /build-weight -->"
+i, j = text.index(begin) + len(begin), text.index(end)
+open(path, "w").write(text[:i] + "\n" + os.environ["TABLE"] + "\n" + text[j:])
+PY
+    echo "README.md: table rewritten"
+fi
 echo
 echo "duplicated dependencies of the fxt program (cargo tree -d):"
 (cd "$work/fxt-user" && cargo tree -q -d -e normal 2>/dev/null | sed 's/^/    /')

@@ -28,7 +28,9 @@ pub fn snapshot() -> Result<(PathBuf, Stats), CollectError> {
 pub(crate) fn snapshot_shared(s: &Shared) -> Result<(PathBuf, Stats), CollectError> {
     let n = s.snapshots.fetch_add(1, Ordering::Relaxed) + 1;
     let path = snapshot_path(&s.settings.output, n);
-    let stats = write_renamed(&path, |f| Ok(collect::Collector::snapshot(s, f, n)?))?;
+    let stats = write_renamed(&path, |mut f| {
+        Ok(collect::Collector::snapshot(s, &mut f, n)?)
+    })?;
     Ok((path, stats))
 }
 
@@ -36,7 +38,9 @@ pub(crate) fn snapshot_shared(s: &Shared) -> Result<(PathBuf, Stats), CollectErr
 /// renamed).
 pub(crate) fn snapshot_shared_to(s: &Shared, path: &Path) -> Result<Stats, CollectError> {
     let n = s.snapshots.fetch_add(1, Ordering::Relaxed) + 1;
-    write_renamed(path, |f| Ok(collect::Collector::snapshot(s, f, n)?))
+    write_renamed(path, |mut f| {
+        Ok(collect::Collector::snapshot(s, &mut f, n)?)
+    })
 }
 
 /// A snapshot of the live session, whoever started it, to `path`.

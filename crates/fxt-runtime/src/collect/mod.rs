@@ -385,12 +385,18 @@ impl<'r, W: Write> Collector<'r, W> {
     }
 }
 
-impl<'r, W: Write> Collector<'r, W> {
+/// The writer every collection to a caller's file or writer goes through:
+/// one instance of the collector's code for all of them (staging writes
+/// whole blocks, so the indirect call costs nothing measurable), which
+/// keeps the runtime's compile time down in every program that traces.
+pub(crate) type Out<'w> = &'w mut dyn Write;
+
+impl<'r, 'w> Collector<'r, Out<'w>> {
     /// A snapshot of a live session, number `n`: one pass over every chunk
     /// holding data without consuming anything (large records are copied,
     /// chunks copied aside and validated, nothing freed), with a marker
     /// event after the durable records.
-    pub(crate) fn snapshot(shared: &'r Shared, mut out: W, n: u64) -> io::Result<Stats> {
+    pub(crate) fn snapshot(shared: &'r Shared, mut out: Out<'w>, n: u64) -> io::Result<Stats> {
         // A drained oneshot session: its file so far, then what is in
         // memory. The lock keeps the streamer between two passes, so no
         // chunk is written out (and freed) meanwhile — also while nothing
@@ -445,7 +451,7 @@ fn snapshot_marker(shared: &Shared, n: u64) -> Vec<u64> {
 }
 
 /// Writes the whole trace of a stopped (oneshot or circular) session.
-pub(crate) fn write_trace<W: Write>(shared: &Shared, out: W) -> Result<Stats, CollectError> {
+pub(crate) fn write_trace(shared: &Shared, out: Out<'_>) -> Result<Stats, CollectError> {
     let mut c = Collector::start(shared, out);
     let chunks = shared.buffers.ring.snapshot_all();
     c.pass(shared, &chunks, false);

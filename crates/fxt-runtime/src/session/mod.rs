@@ -232,7 +232,8 @@ impl Session {
     pub fn snapshot_to_writer<W: Write>(&self, w: W) -> Result<Stats, CollectError> {
         let s = self.shared.as_ref().ok_or(CollectError::NoSession)?;
         let n = s.snapshots.fetch_add(1, Ordering::Relaxed) + 1;
-        Ok(collect::Collector::snapshot(s, w, n)?)
+        let mut w = w;
+        Ok(collect::Collector::snapshot(s, &mut w, n)?)
     }
 
     /// A snapshot into memory.
@@ -379,11 +380,11 @@ fn write_out(shared: &Arc<Shared>, target: Target<'_>) -> Result<Stats, CollectE
 /// never truncated under the collector.
 fn write_file(shared: &Shared, path: &Path) -> Result<Stats, CollectError> {
     if shared.settings.crash_safe && same_file(path, &shared.settings.output) {
-        return write_renamed(path, |f| collect::write_trace(shared, f));
+        return write_renamed(path, |mut f| collect::write_trace(shared, &mut f));
     }
     // No BufWriter: collection stages into its own large blocks.
     let file = File::create(path)?;
-    collect::write_trace(shared, file)
+    collect::write_trace(shared, &mut { file })
 }
 
 /// Moves the file `from` to `to`: renamed, or copied and removed across
@@ -485,7 +486,7 @@ fn finish_on_panic() {
         }
         let n = shared.snapshots.fetch_add(1, Ordering::Relaxed) + 1;
         match write_renamed(&shared.settings.output, |f| {
-            Ok(collect::Collector::snapshot(&shared, f, n)?)
+            Ok(collect::Collector::snapshot(&shared, &mut { f }, n)?)
         }) {
             Ok(stats) => eprintln!(
                 "fxt: panic: snapshot written to {} ({} records, {} dropped); tracing goes on",
