@@ -401,3 +401,139 @@ fn bad_input_is_said_and_exits_2() {
         "--fail-above",
     );
 }
+
+#[inline(never)]
+fn compute(x: u64) -> u64 {
+    std::hint::black_box(x).wrapping_mul(7)
+}
+
+#[inline(never)]
+fn decode_input(x: u64) -> u64 {
+    std::hint::black_box(x).wrapping_add(3)
+}
+
+#[inline(never)]
+fn sampled_driver(x: u64) -> u64 {
+    compute(x) ^ decode_input(x)
+}
+
+/// One sampled run: this test binary's modules, a `work/step` slice on
+/// thread `main` holding `compute` samples (their count from the run's
+/// seed, scaled by `1 + slow`) and `decode` samples (unchanged), and some
+/// `compute` samples outside the slice; named by `fxt` from the modules,
+/// as a program built without the symbolizer leaves them.
+fn sampled_run(seed: u64, slow: f64) -> Trace {
+    use fxt_format::samples::{Module, Modules, Sample, Walk};
+    let pid = u64::from(std::process::id());
+    let tid = 7000 + seed;
+    let thread = ThreadRef::Inline {
+        process: pid,
+        thread: tid,
+    };
+    let found = fxt_symbols::process_modules(std::process::id()).unwrap();
+    let list: Vec<Module> = found.modules.iter().map(|m| m.as_module()).collect();
+    let mut words = Vec::new();
+    Modules {
+        pid,
+        modules: &list,
+    }
+    .encode_records(0, thread, &mut words)
+    .unwrap();
+    let mut trace = Trace::with_provider(1, "sampled", 1_000_000_000)
+        .raw(&words)
+        .push(&KernelObject {
+            koid: tid,
+            object_type: OBJ_TYPE_THREAD,
+            name: StringRef::Inline("main"),
+            args: &[],
+        });
+    let at = |f: fn(u64) -> u64, offset: u64| f as usize as u64 + offset;
+    let compute_n = ((100 + seed % 5) as f64 * (1.0 + slow)) as u64;
+    let stacks = [
+        (compute_n, [at(compute, 1), at(sampled_driver, 4)]),
+        (50 + (seed * 7) % 5, [at(decode_input, 1), at(sampled_driver, 9)]),
+    ];
+    let mut ts = 1_000;
+    for (count, frames) in stacks {
+        for _ in 0..count {
+            ts += 1_000;
+            trace = trace.raw(
+                &encode_to_vec(&Sample {
+                    timestamp: ts,
+                    pid,
+                    tid,
+                    walk: Walk::FramePointers,
+                    truncated: false,
+                    frames: &frames,
+                })
+                .unwrap(),
+            );
+        }
+    }
+    let outside = encode_to_vec(&Sample {
+        timestamp: ts + 10_000,
+        pid,
+        tid,
+        walk: Walk::FramePointers,
+        truncated: false,
+        frames: &[at(compute, 2)],
+    })
+    .unwrap();
+    trace.raw(&outside).raw(&outside).push(&event(
+        EventKind::DurationComplete { end: ts + 500 },
+        500,
+        thread,
+        StringRef::Inline("work"),
+        StringRef::Inline("step"),
+        &[],
+    ))
+}
+
+/// `fxt diff` with CPU samples on both sides: per function, samples per
+/// run with the rank-sum test on the runs, `--name` keeps the samples
+/// inside that slice, and `-o` draws the samples' differential flame
+/// graph with the grown function red.
+#[test]
+fn samples_per_function_name_the_function_that_took_more_cpu() {
+    let write = |tag: &str, seeds: std::ops::Range<u64>, slow: f64| -> Vec<PathBuf> {
+        seeds
+            .map(|s| sampled_run(s, slow).file(&format!("{tag}-{s}.fxt")))
+            .collect()
+    };
+    let base = write("sampled-base", 1..6, 0.0);
+    let new = write("sampled-new", 11..16, 0.35);
+    let out = diff(&base, &new, &["--json", "--name", "step"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let functions = doc["samples"].as_array().unwrap();
+    let of = |suffix: &str| {
+        functions
+            .iter()
+            .find(|f| f["function"].as_str().unwrap().ends_with(suffix))
+            .unwrap_or_else(|| panic!("no {suffix} in {functions:?}"))
+    };
+    let compute = of("::compute");
+    assert_eq!(compute["significant"], true, "{compute}");
+    // Inside `step` only: the two samples outside it are left out.
+    assert_eq!(compute["base_per_run"], 102.0, "{compute}");
+    // 136, 137, 139, 140 and 135: the seeds' counts scaled by 1.35, floored.
+    assert_eq!(compute["new_per_run"], 137.4, "{compute}");
+    assert_eq!(of("::decode_input")["significant"], false);
+    assert_eq!(functions[0], *compute, "the significant change first");
+
+    let svg = tmp("sampled-diff.svg");
+    let out = diff(&base, &new, &["-o", p(&svg)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = stdout(&out);
+    assert!(table.contains("CPU samples per function"), "{table}");
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg.contains("CPU samples per thread"), "drawn from samples");
+    let frames = svg_frames(&svg);
+    // `compute` under `sampled_driver` grew (its two samples a run
+    // outside the slice, a stack of their own, did not).
+    let grew = frames
+        .iter()
+        .filter(|f| f.0.ends_with("::compute"))
+        .any(|(_, delta, fill)| *delta > 1.0 && fill.0 == 255 && fill.1 < 200);
+    assert!(grew, "{frames:?}");
+}

@@ -217,6 +217,8 @@ mod tests {
                 .map(|(n, d)| (("c".to_owned(), (*n).to_owned()), d.to_vec()))
                 .collect(),
             stacks: Default::default(),
+            samples: Default::default(),
+            sample_stacks: Default::default(),
             damage: None,
         }
     }

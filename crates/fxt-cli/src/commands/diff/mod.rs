@@ -3,7 +3,9 @@
 //! and percentiles, the change of the median, and whether it is
 //! significant ([`compare`]); a table or `--json`; `--fail-above PCT` as
 //! a CI gate (exit 1 on a significant growth above PCT percent, 2 on bad
-//! input); `-o OUT.svg` a differential flame graph ([`svg`]).
+//! input); with CPU samples on both sides, the samples per function with
+//! the same test ([`sampled`]); `-o OUT.svg` a differential flame graph
+//! ([`svg`]), of the samples when both sides have them.
 //!
 //! Each file is one run: a trace of `fxt::start`, or an archive of `fxt
 //! record` / `fxt trace` (all its providers together).
@@ -12,6 +14,7 @@ mod compare;
 mod ranktest;
 mod report;
 mod runs;
+mod sampled;
 mod svg;
 
 use std::io::{self, BufWriter, Write};
@@ -88,7 +91,10 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     let base = read(&base_files)?;
     let new = read(&new_files)?;
     for (what, side) in [("base", &base), ("new", &new)] {
-        if side.iter().all(|r| r.durations.is_empty()) {
+        if side
+            .iter()
+            .all(|r| r.durations.is_empty() && r.samples.is_empty())
+        {
             return Err(Error::msg(format!(
                 "diff: the {what} side ({}) has no durations{}",
                 side.iter()
@@ -100,7 +106,8 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         }
     }
     let rows = compare::compare(&base, &new, 1.0 - args.confidence);
-    if !rows.iter().any(|r| r.status == Status::Both) {
+    let functions = sampled::compare(&base, &new, 1.0 - args.confidence);
+    if !rows.iter().any(|r| r.status == Status::Both) && functions.is_empty() {
         return Err(nothing_in_common(&rows, &select));
     }
     let cx = Context {
@@ -109,7 +116,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         confidence: args.confidence,
         fail_above: args.fail_above,
     };
-    write_report(&cx, &rows, args.json)?;
+    write_report(&cx, &rows, &functions, args.json)?;
     if let Some(path) = &args.output {
         svg::write(path, &base, &new)?;
         eprintln!("fxt: wrote {path}");
@@ -155,15 +162,22 @@ fn nothing_in_common(rows: &[Row], select: &Select) -> Error {
     ))
 }
 
-fn write_report(cx: &Context<'_>, rows: &[Row], json: bool) -> Result<(), Error> {
+fn write_report(
+    cx: &Context<'_>,
+    rows: &[Row],
+    functions: &[sampled::SampleRow],
+    json: bool,
+) -> Result<(), Error> {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     if json {
-        serde_json::to_writer_pretty(&mut out, &report::json(cx, rows))
-            .map_err(|e| Error::io("stdout", e.into()))?;
+        let mut doc = report::json(cx, rows);
+        doc["samples"] = report::samples_json(functions);
+        serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| Error::io("stdout", e.into()))?;
         writeln!(out).map_err(|e| Error::io("stdout", e))?;
     } else {
         report::table(&mut out, cx, rows).map_err(|e| Error::io("stdout", e))?;
+        report::samples_table(&mut out, functions).map_err(|e| Error::io("stdout", e))?;
     }
     out.flush().map_err(|e| Error::io("stdout", e))
 }
@@ -183,7 +197,7 @@ fn verdict(cx: &Context<'_>, rows: &[Row], base: &[Run], new: &[Run]) -> Result<
             damaged.join("; ")
         )));
     }
-    if !rows.iter().any(|r| r.p_value.is_some()) {
+    if !rows.iter().any(|r| r.p_value.is_some()) && rows.iter().any(|r| r.status == Status::Both) {
         return Err(Error::msg(
             "diff: no name in common has enough slices on both sides to test (two or more, \
              in two or more runs when a side has several)",

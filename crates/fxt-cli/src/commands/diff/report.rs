@@ -5,6 +5,7 @@ use std::io::{self, Write};
 use serde_json::{json, Value};
 
 use super::compare::{Row, Status, Summary, Test};
+use super::sampled::SampleRow;
 use crate::durations::readable_ns;
 
 /// What the report says beyond the rows.
@@ -185,6 +186,70 @@ fn notes(out: &mut dyn Write, rows: &[Row]) -> io::Result<()> {
         if let Some(note) = r.note {
             writeln!(out, "not significant: {}: {note}", label(r))?;
         }
+    }
+    Ok(())
+}
+
+/// The `samples` member of the JSON document: every sampled function.
+pub fn samples_json(rows: &[SampleRow]) -> Value {
+    rows.iter()
+        .map(|r| {
+            json!({
+                "function": r.function,
+                "base_per_run": r.base_per_run,
+                "new_per_run": r.new_per_run,
+                "change": r.change,
+                "p_value": r.p_value,
+                "significant": r.significant,
+            })
+        })
+        .collect()
+}
+
+/// Functions listed in the samples table.
+const TOP_FUNCTIONS: usize = 20;
+
+/// The CPU samples per innermost function, the largest moves first
+/// (nothing when no side has samples).
+pub fn samples_table(out: &mut dyn Write, rows: &[SampleRow]) -> io::Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let shown = &rows[..rows.len().min(TOP_FUNCTIONS)];
+    let width = shown
+        .iter()
+        .map(|r| r.function.chars().count())
+        .max()
+        .unwrap_or(8)
+        .clamp(8, 70);
+    writeln!(
+        out,
+        "\nCPU samples per function (innermost frame; samples per run)\n{:<width$}  {:>10} {:>10}  {:>8} {:>7}",
+        "function", "base", "new", "change", "p"
+    )?;
+    for r in shown {
+        writeln!(
+            out,
+            "{:<width$}  {:>10.1} {:>10.1}  {:>8} {:>7}{}",
+            r.function,
+            r.base_per_run,
+            r.new_per_run,
+            r.change
+                .map_or("new".into(), |c| format!("{:+.1}%", c * 100.0)),
+            r.p_value.map_or("-".into(), |p| if p < 0.001 {
+                "<0.001".into()
+            } else {
+                format!("{p:.3}")
+            }),
+            if r.significant { "  *" } else { "" }
+        )?;
+    }
+    if rows.len() > shown.len() {
+        writeln!(
+            out,
+            "({} more functions: --json lists them all)",
+            rows.len() - shown.len()
+        )?;
     }
     Ok(())
 }

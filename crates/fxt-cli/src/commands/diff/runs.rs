@@ -1,7 +1,9 @@
 //! One run of a side: a trace read into its durations per category and
 //! name (the durations `fxt stats` counts: complete events, and begin/end
-//! pairs matched per thread by [`crate::durations`]) and, for the
-//! differential flame graph, its folded stacks ([`crate::folded`]).
+//! pairs matched per thread by [`crate::durations`]), its CPU samples per
+//! innermost function ([`crate::samples`], named as every command names
+//! them) and, for the differential flame graph, its folded stacks of slices
+//! ([`crate::folded`]) and of samples.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -13,6 +15,7 @@ use crate::durations::{Closed, Durations, Mark};
 use crate::error::Error;
 use crate::folded::{Collector, Filter};
 use crate::input::{ticks_to_ns, Input};
+use crate::samples::{self, Gather, Timeline};
 
 /// What to keep of a trace.
 #[derive(Default, Clone)]
@@ -37,8 +40,68 @@ pub struct Run {
     /// Folded stacks (`thread;outer;inner` → self ns), threads named
     /// without their koid so that runs line up; empty unless asked for.
     pub stacks: BTreeMap<String, u64>,
+    /// Samples per innermost function (on the selected thread, inside a
+    /// slice of the selected name).
+    pub samples: BTreeMap<String, u64>,
+    /// The samples' folded stacks (`thread;outer;inner` → samples), as
+    /// [`Run::stacks`]; empty unless asked for.
+    pub sample_stacks: BTreeMap<String, u64>,
     /// The decode error that ended the read early, if any.
     pub damage: Option<String>,
+}
+
+/// A walk's CPU samples and what names and places them.
+#[derive(Default)]
+struct SampleWalk {
+    gather: Gather,
+    collector: samples::Collector,
+    timeline: Timeline,
+}
+
+impl SampleWalk {
+    fn see(&mut self, provider: Option<u32>, tps: u64, offset: u64, record: &Record) {
+        self.gather.see(offset, record);
+        self.collector.see(provider, tps, record);
+        self.timeline.see(provider, tps, record);
+    }
+
+    /// Samples per innermost function, and the folded stacks (each under
+    /// its thread's name) if `stacks`, of the selected samples.
+    fn finish(
+        self,
+        select: &Select,
+        thread_names: &HashMap<u64, String>,
+        stacks: bool,
+    ) -> (BTreeMap<String, u64>, BTreeMap<String, u64>) {
+        let names = self.gather.finish();
+        let all = self.collector.samples;
+        let enclosing = select.name.as_ref().map(|_| self.timeline.enclosing(&all));
+        let mut leaves = BTreeMap::new();
+        let mut folded = BTreeMap::new();
+        for (i, s) in all.iter().enumerate() {
+            let inside = match (&select.name, &enclosing) {
+                (Some(want), Some(open)) => open[i].iter().any(|t| t == want.as_str()),
+                _ => true,
+            };
+            if !inside || !thread_selected(select, s.sample.tid, thread_names) {
+                continue;
+            }
+            *leaves.entry(names.leaf(&s.sample)).or_default() += 1;
+            if stacks {
+                let thread = thread_names
+                    .get(&s.sample.tid)
+                    .filter(|n| !n.is_empty())
+                    .map_or("thread", String::as_str);
+                let mut stack = names.stack(&s.sample);
+                stack.reverse();
+                let frames: Vec<String> = stack.iter().map(|f| f.replace(';', ":")).collect();
+                *folded
+                    .entry(format!("{thread};{}", frames.join(";")))
+                    .or_default() += 1;
+            }
+        }
+        (leaves, folded)
+    }
 }
 
 /// Reads the trace at `path`, keeping what `select` selects (and the
@@ -58,9 +121,11 @@ pub fn read(path: &str, select: &Select, stacks: bool) -> Result<Run, Error> {
             category: select.category.clone(),
         })
     });
+    let mut sampled = SampleWalk::default();
     let walk = input.walk("diff", |reader, record| {
         let provider = reader.provider_id();
         let tps = reader.ticks_per_second();
+        sampled.see(provider, tps, reader.record_offset(), &record);
         if let Some(c) = collector.as_mut() {
             c.record(provider, tps, &record);
         }
@@ -121,14 +186,16 @@ pub fn read(path: &str, select: &Select, stacks: bool) -> Result<Run, Error> {
                 .extend(kept);
         }
     }
-    let stacks = match collector {
-        Some(c) => by_thread_name(c.finish().stacks, select.name.as_deref()),
-        None => BTreeMap::new(),
-    };
+    let (samples, sample_stacks) = sampled.finish(select, &thread_names, stacks);
     Ok(Run {
         file: input.name.clone(),
         durations,
-        stacks,
+        stacks: match collector {
+            Some(c) => by_thread_name(c.finish().stacks, select.name.as_deref()),
+            None => BTreeMap::new(),
+        },
+        samples,
+        sample_stacks,
         damage: walk.damage.map(|d| format!("{}: {d}", input.name)),
     })
 }

@@ -2,7 +2,8 @@
 //! colored by how much each frame's self time changed against the base
 //! runs (inferno's `differential`: red where it grew, blue where it
 //! shrank). Each side's stacks are the mean per run, so that sides with
-//! different numbers of runs compare.
+//! different numbers of runs compare. The stacks are the CPU samples'
+//! when both sides have samples (what code ran), else the slices'.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -16,8 +17,21 @@ use crate::error::Error;
 
 /// Writes the differential flame graph of `base` against `new` to `path`.
 pub fn write(path: &str, base: &[Run], new: &[Run]) -> Result<(), Error> {
-    let before = folded(base);
-    let after = folded(new);
+    let sampled = |side: &[Run]| side.iter().any(|r| !r.sample_stacks.is_empty());
+    let of_samples = sampled(base) && sampled(new);
+    fn of_samples_of(r: &Run) -> &BTreeMap<String, u64> {
+        &r.sample_stacks
+    }
+    fn of_slices_of(r: &Run) -> &BTreeMap<String, u64> {
+        &r.stacks
+    }
+    let stacks = if of_samples {
+        of_samples_of
+    } else {
+        of_slices_of
+    };
+    let before = folded(base, stacks);
+    let after = folded(new, stacks);
     if after.is_empty() && before.is_empty() {
         return Err(Error::msg(format!(
             "diff: no durations to draw in {path} (with the selection given)"
@@ -34,13 +48,18 @@ pub fn write(path: &str, base: &[Run], new: &[Run]) -> Result<(), Error> {
     let text = String::from_utf8_lossy(&both);
     let mut options = Options::default();
     options.title = "fxt diff".into();
+    let what = if of_samples {
+        "CPU samples"
+    } else {
+        "self time"
+    };
     options.subtitle = Some(format!(
-        "self time per thread, mean of {} new run(s) against {} base run(s): red grew, blue shrank",
+        "{what} per thread, mean of {} new run(s) against {} base run(s): red grew, blue shrank",
         new.len(),
         base.len()
     ));
-    options.count_name = "ns".into();
-    options.name_type = "Span:".into();
+    options.count_name = if of_samples { "samples" } else { "ns" }.into();
+    options.name_type = if of_samples { "Function:" } else { "Span:" }.into();
     let file = File::create(path).map_err(|e| Error::io(path, e))?;
     let mut out = BufWriter::new(file);
     flamegraph::from_lines(&mut options, text.lines(), &mut out).map_err(|e| Error::io(path, e))?;
@@ -48,10 +67,10 @@ pub fn write(path: &str, base: &[Run], new: &[Run]) -> Result<(), Error> {
 }
 
 /// A side's stacks, mean nanoseconds per run, as folded lines.
-fn folded(side: &[Run]) -> String {
+fn folded(side: &[Run], stacks: fn(&Run) -> &BTreeMap<String, u64>) -> String {
     let mut sum: BTreeMap<&str, u64> = BTreeMap::new();
     for run in side {
-        for (stack, &ns) in &run.stacks {
+        for (stack, &ns) in stacks(run) {
             let n = sum.entry(stack).or_default();
             *n = n.saturating_add(ns);
         }

@@ -1,0 +1,130 @@
+//! CPU samples per function, base runs against new runs: where the CPU
+//! time went when "compute got 35% slower". Each run's value for a
+//! function is the number of samples whose innermost frame it was (its
+//! self CPU time, in samples; 0 in a run where it was never sampled), and
+//! with `--name` only the samples taken while a slice of that name was
+//! open on their thread. The change compares the sides' means per run;
+//! its significance is the rank-sum test ([`super::ranktest`]) on those
+//! per-run values, as for durations: one number per run, since the
+//! samples of one run share its machine state. A side of one run gives a
+//! change but no test.
+
+use std::cmp::Ordering;
+use std::collections::BTreeSet;
+
+use super::ranktest;
+use super::runs::Run;
+
+/// One function compared.
+pub struct SampleRow {
+    /// The function's name (`0x…` where no name was found).
+    pub function: String,
+    /// Samples per run, each side (every run of the side, 0 where the
+    /// function was not sampled).
+    pub base_per_run: f64,
+    pub new_per_run: f64,
+    /// New per run over base per run, minus 1 (`None` when the base never
+    /// sampled it).
+    pub change: Option<f64>,
+    /// Two-sided p-value (`None` with fewer than two runs on a side).
+    pub p_value: Option<f64>,
+    pub significant: bool,
+}
+
+/// Every sampled function of `base` and `new` at significance level
+/// `alpha`: the significant changes first, then by the samples they gained
+/// or lost per run. Empty when neither side has samples.
+pub fn compare(base: &[Run], new: &[Run], alpha: f64) -> Vec<SampleRow> {
+    let functions: BTreeSet<&String> = base
+        .iter()
+        .chain(new)
+        .flat_map(|r| r.samples.keys())
+        .collect();
+    let testable = base.len() >= 2 && new.len() >= 2;
+    let mut rows: Vec<SampleRow> = functions
+        .into_iter()
+        .map(|f| {
+            let per_run = |side: &[Run]| -> Vec<f64> {
+                side.iter()
+                    .map(|r| r.samples.get(f).copied().unwrap_or(0) as f64)
+                    .collect()
+            };
+            let (b, n) = (per_run(base), per_run(new));
+            let (bm, nm) = (mean(&b), mean(&n));
+            let p_value = testable.then(|| ranktest::p_value(&b, &n));
+            SampleRow {
+                function: f.clone(),
+                base_per_run: bm,
+                new_per_run: nm,
+                change: (bm > 0.0).then(|| nm / bm - 1.0),
+                p_value,
+                significant: p_value.is_some_and(|p| p < alpha),
+            }
+        })
+        .collect();
+    rows.sort_by(order);
+    rows
+}
+
+fn mean(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        0.0
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+}
+
+fn order(a: &SampleRow, b: &SampleRow) -> Ordering {
+    let moved = |r: &SampleRow| (r.new_per_run - r.base_per_run).abs();
+    b.significant
+        .cmp(&a.significant)
+        .then(moved(b).total_cmp(&moved(a)))
+        .then(a.function.cmp(&b.function))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(samples: &[(&str, u64)]) -> Run {
+        Run {
+            file: "t".into(),
+            durations: Default::default(),
+            stacks: Default::default(),
+            samples: samples.iter().map(|(f, n)| ((*f).to_owned(), *n)).collect(),
+            sample_stacks: Default::default(),
+            damage: None,
+        }
+    }
+
+    #[test]
+    fn a_function_that_took_more_samples_in_every_run_is_significant() {
+        // compute: 100..104 samples per base run, 135..139 per new run;
+        // parse: the same on both sides; fresh: only in the new runs.
+        let base: Vec<Run> = (0..5)
+            .map(|i| run(&[("compute", 100 + i), ("parse", 50 + i)]))
+            .collect();
+        let new: Vec<Run> = (0..5)
+            .map(|i| run(&[("compute", 135 + i), ("parse", 54 - i), ("fresh", 3)]))
+            .collect();
+        let rows = compare(&base, &new, 0.05);
+        assert_eq!(rows[0].function, "compute");
+        assert!(rows[0].significant);
+        assert!((rows[0].change.unwrap() - (137.0 / 102.0 - 1.0)).abs() < 1e-9);
+        assert!((rows[0].p_value.unwrap() - 2.0 / 252.0).abs() < 1e-9);
+        let by = |f: &str| rows.iter().find(|r| r.function == f).unwrap();
+        assert!(!by("parse").significant);
+        assert_eq!(by("fresh").change, None);
+        assert_eq!(by("fresh").base_per_run, 0.0);
+        assert!((by("fresh").new_per_run - 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn one_run_a_side_gives_a_change_and_no_test() {
+        let rows = compare(&[run(&[("f", 10)])], &[run(&[("f", 15)])], 0.05);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].change, Some(0.5));
+        assert!(rows[0].p_value.is_none() && !rows[0].significant);
+        assert!(compare(&[run(&[])], &[run(&[])], 0.05).is_empty());
+    }
+}
