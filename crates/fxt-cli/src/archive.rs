@@ -13,16 +13,23 @@
 //! records are copied byte for byte; magic number records and string
 //! records of index 0 (no-ops: a crash-safe file's fillers) are dropped,
 //! and a malformed record is left out with a warning.
+//!
+//! A [`Retime`] moves every timestamp, the CPU samples' included
+//! ([`retime_record`]); the Perfetto packets of the samples, stamped on
+//! the process's clock, are dropped and built again from the retimed
+//! samples after the input's records ([`crate::samples::perfetto`]).
 
 use std::collections::HashMap;
 use std::io::Write;
 
-use fxt_format::decode::Record;
+use fxt_format::decode::{BlobType, Record};
 use fxt_format::encode::{write_record, MagicNumber, ProviderEvent, ProviderInfo, ProviderSection};
 use fxt_format::retime::{retime_record, set_ticks_per_second};
+use fxt_format::samples::PERFETTO_NAME;
 
 use crate::error::Error;
 use crate::input::Input;
+use crate::samples::perfetto::rebuilt_after_retime;
 
 /// Puts the traces of several clocks on one time base while they are
 /// appended: `map(ticks_per_second, ticks)` gives the archive's time of a
@@ -79,7 +86,8 @@ impl<W: Write> Archive<W> {
     /// Appends every provider of `input` (see the module docs); records
     /// before any provider info get a provider named `default_name`. With
     /// `retime`, every timestamp is mapped and initialization records say
-    /// the archive's ticks per second. Returns the records appended.
+    /// the archive's ticks per second (`input` must then be in memory).
+    /// Returns the records appended.
     pub fn append(
         &mut self,
         input: &mut Input,
@@ -89,6 +97,15 @@ impl<W: Write> Archive<W> {
         let name = self.name.clone();
         let io_err = |e: std::io::Error| Error::io(&name, e);
         let before = self.records;
+        let rebuilt = match retime {
+            Some(rt) => {
+                let bytes = input.bytes().ok_or_else(|| {
+                    Error::msg(format!("{}: a retimed trace is read whole", input.name))
+                })?;
+                rebuilt_after_retime(bytes, rt.map, rt.ticks_per_second)?
+            }
+            None => None,
+        };
         // Old provider id (None: records before any provider info) -> new id.
         let mut ids: HashMap<Option<u32>, u32> = HashMap::new();
         let mut started = false;
@@ -140,6 +157,14 @@ impl<W: Write> Archive<W> {
                     self.records += 1;
                     return Ok(());
                 }
+                // Stamped on the process's clock: built again below.
+                Record::Blob(blob)
+                    if retime.is_some()
+                        && blob.blob_type == BlobType::Perfetto
+                        && blob.name == PERFETTO_NAME =>
+                {
+                    return Ok(());
+                }
                 _ => {}
             }
             if !started {
@@ -169,6 +194,10 @@ impl<W: Write> Archive<W> {
             self.records += 1;
             Ok(())
         })?;
+        if let Some(rebuilt) = rebuilt {
+            self.out.write_all(&rebuilt.bytes).map_err(io_err)?;
+            self.records += rebuilt.records;
+        }
         Ok(self.records - before)
     }
 

@@ -123,13 +123,7 @@ fn role(role: &str) -> ! {
         "spinner" => {
             // About 100 ms of CPU time inside one span, nothing else recorded.
             let _span = fxt::trace_duration_scope!("tree", "spin");
-            let start = cpu_ns();
-            let mut x = 1u64;
-            while cpu_ns() - start < 100_000_000 {
-                for _ in 0..10_000 {
-                    x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
-                }
-            }
+            spin_cpu(100_000_000);
         }
         "sleeper" => {
             println!("ready");
@@ -150,6 +144,19 @@ fn cpu_ns() -> u64 {
     // SAFETY: `ts` is valid for the call.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Burns `ns` of the thread's CPU time: a function of its own, so that a
+/// sample taken in it is known to lie inside the span around its call.
+#[inline(never)]
+fn spin_cpu(ns: u64) {
+    let start = cpu_ns();
+    let mut x = 1u64;
+    while cpu_ns() - start < ns {
+        for _ in 0..10_000 {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+    }
 }
 
 /// A traced function that sleeps 10 ms.
@@ -523,6 +530,20 @@ fn sample_option() {
     assert!(scan.modules.iter().any(|m| m.pid == pid), "no fxt.modules");
     assert!(scan.is_symbolized(), "a sampled address has no symbol");
     assert!(scan.perfetto_records > 0, "no fxt.perfetto");
+    assert_samples_where_taken(&out, &stderr);
+}
+
+/// Every sample taken in `spin_cpu` lies inside the `spin` slice on its
+/// thread (the archive's samples are on its clock, as its events), and
+/// Perfetto's packets place every sample where the `fxt.sample` records do.
+fn assert_samples_where_taken(archive: &Path, stderr: &str) {
+    let (taken, inside) = cli_support::samples_in_function(archive, "record::spin_cpu", "spin");
+    // 100 ms of CPU time in the function: at the kernel's tick (100 Hz or
+    // more) some of its samples unwind through it whatever the source.
+    assert!(taken >= 3, "{taken} samples in spin_cpu; {stderr}");
+    assert_eq!(inside, taken, "samples of spin_cpu outside the span");
+    let (fxt, perfetto) = cli_support::fxt_and_perfetto_samples(&std::fs::read(archive).unwrap());
+    assert_eq!(perfetto, fxt, "Perfetto's samples differ from the trace's");
 }
 
 /// A symlink at the output is replaced, not written through.
@@ -668,7 +689,11 @@ fn main() {
             sample_option,
         ),
     ];
+    let only = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     for (name, test) in tests {
+        if only.as_deref().is_some_and(|o| !name.contains(o)) {
+            continue;
+        }
         test();
         println!("test {name} ... ok");
     }

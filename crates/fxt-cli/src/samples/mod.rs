@@ -1,7 +1,8 @@
 //! CPU samples (issue 31) for the commands that read them: the samples of
 //! a trace with the names of their frames ([`names`]), the slices open on
 //! a sample's thread when it was taken ([`timeline`]), and one line per
-//! sample, module list or symbol table for `fxt dump` ([`lines`]).
+//! sample, module list or symbol table for `fxt dump` ([`lines`]), and the
+//! Perfetto packets of samples moved to another clock ([`perfetto`]).
 //!
 //! The records themselves (`fxt.sample`, `fxt.modules`, `fxt.symbols`) are
 //! `fxt_format::samples`; what they become at collection is `fxt_symbols`.
@@ -9,6 +10,7 @@
 pub mod fold;
 pub mod lines;
 pub mod names;
+pub mod perfetto;
 pub mod timeline;
 
 use fxt_format::decode::Record;
