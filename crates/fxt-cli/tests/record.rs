@@ -546,6 +546,35 @@ fn assert_samples_where_taken(archive: &Path, stderr: &str) {
     assert_eq!(perfetto, fxt, "Perfetto's samples differ from the trace's");
 }
 
+/// `fxt merge` of two sampled traces (each the program's own, sampled
+/// through `FXT_SAMPLE_HZ`): in the archive, every sample taken in
+/// `spin_cpu` lies inside the `spin` slice on its thread, and Perfetto's
+/// packets place every sample where the `fxt.sample` records do.
+fn merge_sampled() {
+    let dir = scratch("merge-sampled");
+    let traces: Vec<PathBuf> = ["a.fxt", "b.fxt"].iter().map(|n| dir.join(n)).collect();
+    for trace in &traces {
+        let r = Command::new(std::env::current_exe().unwrap())
+            .env(ROLE, "spinner")
+            .env("FXT_SAMPLE_HZ", "1000")
+            .env("FXT_OUTPUT", trace)
+            .output()
+            .unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    }
+    let out = dir.join("merged.fxt");
+    let r = fxt_cmd()
+        .arg("merge")
+        .args(&traces)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{stderr}");
+    assert_samples_where_taken(&out, &stderr);
+}
+
 /// A symlink at the output is replaced, not written through.
 fn output_symlink() {
     let dir = scratch("symlink");
@@ -673,7 +702,7 @@ fn main() {
     if let Ok(r) = std::env::var(ROLE) {
         role(&r);
     }
-    let tests: [(&str, fn()); 8] = [
+    let tests: [(&str, fn()); 9] = [
         ("a process tree in one archive", process_tree),
         ("the recorder's options reach every process", options_apply),
         ("--sched: a 10 ms sleep in a traced function", sched),
@@ -688,6 +717,7 @@ fn main() {
             "--sample: CPU samples of the recorded process",
             sample_option,
         ),
+        ("merge: two sampled traces", merge_sampled),
     ];
     let only = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     for (name, test) in tests {

@@ -338,9 +338,16 @@ impl<'r, W: Write> Collector<'r, W> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
+        // A drained session's file says the rate measured now. Measured
+        // once: each measure differs, and the appendix's Perfetto packets
+        // must be stamped at the rate the file says, or they drift from
+        // the samples as the session's length grows.
+        if self.tps_offset.is_some() && self.stage.direct_file().is_some() {
+            self.ticks_per_second = shared.clock.ticks_per_second();
+        }
         if let Some(tap) = self.tap.take() {
             // Last but the "buffer filled up" event: every sample is in.
-            let words = tap.appendix(shared.clock.ticks_per_second());
+            let words = tap.appendix(self.ticks_per_second);
             self.stage
                 .words(&words, samples::records(&words).len() as u64)?;
         }
@@ -354,7 +361,6 @@ impl<'r, W: Write> Collector<'r, W> {
             self.stage.words(&filled, 1)?;
         }
         if let (Some(offset), Some(file)) = (self.tps_offset, self.stage.direct_file()) {
-            self.ticks_per_second = shared.clock.ticks_per_second();
             file.patch_u64(offset, self.ticks_per_second)?;
         }
         let fillers = self.stage.fillers;
