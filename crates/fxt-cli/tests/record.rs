@@ -575,6 +575,41 @@ fn merge_sampled() {
     assert_samples_where_taken(&out, &stderr);
 }
 
+/// `--sample` over the runtime's limit is refused at the command line
+/// (exit status 2) before anything runs; the limit itself runs the command.
+fn sample_rate_out_of_range() {
+    let dir = scratch("sample-range");
+    let (marker, out) = (dir.join("ran"), dir.join("s.fxt"));
+    let over = (fxt_format::samples::MAX_SAMPLE_HZ + 1).to_string();
+    let r = fxt_cmd()
+        .args(["record", "--sample", &over, "-o"])
+        .arg(&out)
+        .args(["--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--sample"), "{stderr}");
+    assert!(!marker.exists(), "the command ran");
+    assert!(!out.exists(), "an archive was written");
+    let limit = fxt_format::samples::MAX_SAMPLE_HZ.to_string();
+    let r = fxt_cmd()
+        .args(["record", "--sample", &limit, "-o"])
+        .arg(&out)
+        .args(["--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    assert_ne!(
+        r.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    assert!(marker.exists(), "the command did not run at the limit");
+}
+
 /// A symlink at the output is replaced, not written through.
 fn output_symlink() {
     let dir = scratch("symlink");
@@ -702,7 +737,7 @@ fn main() {
     if let Ok(r) = std::env::var(ROLE) {
         role(&r);
     }
-    let tests: [(&str, fn()); 9] = [
+    let tests: [(&str, fn()); 10] = [
         ("a process tree in one archive", process_tree),
         ("the recorder's options reach every process", options_apply),
         ("--sched: a 10 ms sleep in a traced function", sched),
@@ -718,6 +753,7 @@ fn main() {
             sample_option,
         ),
         ("merge: two sampled traces", merge_sampled),
+        ("--sample over the limit", sample_rate_out_of_range),
     ];
     let only = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     for (name, test) in tests {

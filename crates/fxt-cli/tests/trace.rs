@@ -704,6 +704,21 @@ fn samples_where_taken() {
     assert_samples_where_taken(&out);
 }
 
+/// `start --sample` over the runtime's limit is refused at the command
+/// line (exit status 2): no window opens.
+fn sample_rate_out_of_range() {
+    let mut env = Env::new("sample-range");
+    let a = env.spawn("range", "provider");
+    let pid = env.children[a].pid().to_string();
+    let over = (fxt_format::samples::MAX_SAMPLE_HZ + 1).to_string();
+    let out = env.fxt(&["start", "--sample", &over, "-p", &pid]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--sample"), "{stderr}");
+    assert!(!env.dir.join("xdg/fxt/window").exists(), "a window opened");
+    assert_eq!(env.list()[&env.children[a].pid()].0, "dormant");
+}
+
 fn assert_samples_where_taken(archive: &str) {
     let bytes = std::fs::read(archive).unwrap();
     let (between, inside) = cli_support::samples_between_slices(&bytes, "trace::spin_cpu", "spin");
@@ -720,7 +735,7 @@ fn main() {
     if let Ok(r) = std::env::var(ROLE) {
         provider(&r);
     }
-    let tests: [(&str, fn()); 10] = [
+    let tests: [(&str, fn()); 11] = [
         ("list: dormant providers, stale sockets", list_dormant),
         ("a window with --categories, twice", window_categories),
         (
@@ -737,6 +752,7 @@ fn main() {
         ),
         ("--sched", sched),
         ("--sample: samples inside their slices", samples_where_taken),
+        ("--sample over the limit", sample_rate_out_of_range),
     ];
     let only = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     for (name, test) in tests {

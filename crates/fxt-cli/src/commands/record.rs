@@ -49,7 +49,7 @@ pub struct Args {
     categories: Option<String>,
     /// CPU samples: every recording thread's stack, this many times per
     /// second of its CPU time (`FXT_SAMPLE_HZ`; up to 10000).
-    #[arg(long, value_name = "HZ")]
+    #[arg(long, value_name = "HZ", value_parser = crate::samples::rate_parser())]
     sample: Option<u32>,
     /// Seconds to wait, after the command exits, for descendants still
     /// writing their traces.

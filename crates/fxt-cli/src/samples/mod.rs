@@ -14,7 +14,7 @@ pub mod perfetto;
 pub mod timeline;
 
 use fxt_format::decode::Record;
-use fxt_format::samples::{SampleBlob, SampleRecord};
+use fxt_format::samples::{SampleBlob, SampleRecord, MAX_SAMPLE_HZ};
 
 pub use names::{Gather, Names};
 pub use timeline::Timeline;
@@ -25,6 +25,13 @@ pub use timeline::Timeline;
 /// not walked a second time at the cost of a first.
 pub fn may_hold(trace: &[u8], name: &str) -> bool {
     memchr::memmem::find(trace, name.as_bytes()).is_some()
+}
+
+/// The values of a sampling rate option (`--sample HZ`): 0 (off) to
+/// [`MAX_SAMPLE_HZ`]. clap refuses any other with exit status 2 before
+/// anything runs.
+pub fn rate_parser() -> clap::builder::RangedI64ValueParser<u32> {
+    clap::value_parser!(u32).range(0..=i64::from(MAX_SAMPLE_HZ))
 }
 
 /// A sample and where it was read.

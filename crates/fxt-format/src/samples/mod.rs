@@ -65,6 +65,12 @@ pub const PERFETTO_NAME: &str = "fxt.perfetto";
 /// Category of the instant that leads a split blob group written here.
 pub const CATEGORY: &str = "fxt";
 
+/// The highest sampling rate, in samples per second of a thread's CPU
+/// time, that fxt records (the kernel's perf events take no shorter period
+/// than 10 µs). The runtime caps its configuration at it; the command line
+/// refuses more.
+pub const MAX_SAMPLE_HZ: u32 = 10_000;
+
 /// One of the three sample blobs, decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SampleBlob {
