@@ -610,6 +610,43 @@ fn sample_rate_out_of_range() {
     assert!(marker.exists(), "the command did not run at the limit");
 }
 
+/// A tree in which no process used fxt: the recorder says so, and what
+/// would be traced, and exits 1 although the command succeeded (a failed
+/// command keeps its own status).
+fn nothing_traced() {
+    let dir = scratch("nothing");
+    let out = dir.join("n.fxt");
+    for (command, status) in [(&["true"][..], 1), (&["sh", "-c", "exit 5"][..], 5)] {
+        let r = fxt_cmd()
+            .args(["record", "-o"])
+            .arg(&out)
+            .arg("--")
+            .args(command)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(status), "{command:?}: {stderr}");
+        let said = format!(
+            "nothing was traced: no process in the tree of `{}` used fxt",
+            command[0]
+        );
+        assert!(stderr.contains(&said), "{stderr}");
+        assert!(stderr.contains("linked with the fxt crate"), "{stderr}");
+    }
+    // A traced tree is not reported so.
+    let r = fxt_cmd()
+        .args(["record", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(std::env::current_exe().unwrap())
+        .env(ROLE, "leaf")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{stderr}");
+    assert!(!stderr.contains("nothing was traced"), "{stderr}");
+}
+
 /// A symlink at the output is replaced, not written through.
 fn output_symlink() {
     let dir = scratch("symlink");
@@ -620,7 +657,9 @@ fn output_symlink() {
     let r = fxt_cmd()
         .args(["record", "-o"])
         .arg(&out)
-        .args(["--", "true"])
+        .arg("--")
+        .arg(std::env::current_exe().unwrap())
+        .env(ROLE, "leaf")
         .output()
         .unwrap();
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
@@ -737,7 +776,7 @@ fn main() {
     if let Ok(r) = std::env::var(ROLE) {
         role(&r);
     }
-    let tests: [(&str, fn()); 10] = [
+    let tests: [(&str, fn()); 11] = [
         ("a process tree in one archive", process_tree),
         ("the recorder's options reach every process", options_apply),
         ("--sched: a 10 ms sleep in a traced function", sched),
@@ -754,6 +793,7 @@ fn main() {
         ),
         ("merge: two sampled traces", merge_sampled),
         ("--sample over the limit", sample_rate_out_of_range),
+        ("a tree that used no fxt", nothing_traced),
     ];
     let only = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     for (name, test) in tests {
