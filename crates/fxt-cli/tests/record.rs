@@ -530,6 +530,19 @@ fn sample_option() {
     assert!(scan.modules.iter().any(|m| m.pid == pid), "no fxt.modules");
     assert!(scan.is_symbolized(), "a sampled address has no symbol");
     assert!(scan.perfetto_records > 0, "no fxt.perfetto");
+    // The rate asked for is the rate the trace says, with the source that
+    // timed the one sampled thread.
+    let sampling: Vec<_> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Blob(b) => fxt_format::samples::Sampling::from_blob(b),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sampling.len(), 1, "{sampling:?}");
+    let rate = sampling[0].clone().unwrap();
+    assert_eq!((rate.pid, rate.hz), (pid, 1000), "{rate:?}");
+    assert_eq!(rate.perf_threads + rate.timer_threads, 1, "{rate:?}");
     assert_samples_where_taken(&out, &stderr);
 }
 

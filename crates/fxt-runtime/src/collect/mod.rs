@@ -346,6 +346,19 @@ impl<'r, W: Write> Collector<'r, W> {
             self.ticks_per_second = shared.clock.ticks_per_second();
         }
         if let Some(tap) = self.tap.take() {
+            // Before the appendix: how the samples were taken, so that a
+            // reader turns their counts into CPU time.
+            let counts = &shared.sampled_threads;
+            let mut words = Vec::new();
+            let sampling = fxt_format::samples::Sampling {
+                pid: shared.settings.pid,
+                hz: u64::from(shared.settings.sample_hz),
+                perf_threads: counts[0].load(Ordering::Relaxed),
+                timer_threads: counts[1].load(Ordering::Relaxed),
+            };
+            if sampling.encode_records(&mut words).is_ok() {
+                self.stage.words(&words, 1)?;
+            }
             // Last but the "buffer filled up" event: every sample is in.
             let words = tap.appendix(self.ticks_per_second);
             self.stage
