@@ -29,7 +29,7 @@ use fxt_format::samples::PERFETTO_NAME;
 
 use crate::error::Error;
 use crate::input::Input;
-use crate::samples::perfetto::rebuilt_after_retime;
+use crate::samples::perfetto::{rebuilt_after_retime, Rebuilt};
 
 /// Puts the traces of several clocks on one time base while they are
 /// appended: `map(ticks_per_second, ticks)` gives the archive's time of a
@@ -97,15 +97,10 @@ impl<W: Write> Archive<W> {
         let name = self.name.clone();
         let io_err = |e: std::io::Error| Error::io(&name, e);
         let before = self.records;
-        let rebuilt = match retime {
-            Some(rt) => {
-                let bytes = input.bytes().ok_or_else(|| {
-                    Error::msg(format!("{}: a retimed trace is read whole", input.name))
-                })?;
-                rebuilt_after_retime(bytes, rt.map, rt.ticks_per_second)?
-            }
-            None => None,
-        };
+        let rebuilt = retime
+            .map(|rt| rebuilt_packets(input, rt))
+            .transpose()?
+            .flatten();
         // Old provider id (None: records before any provider info) -> new id.
         let mut ids: HashMap<Option<u32>, u32> = HashMap::new();
         let mut started = false;
@@ -179,15 +174,9 @@ impl<W: Write> Archive<W> {
             match retime {
                 None => self.out.write_all(raw).map_err(io_err)?,
                 Some(rt) => {
-                    scratch.clear();
-                    scratch.extend_from_slice(raw);
-                    if matches!(record, Record::Initialization { .. }) {
-                        set_ticks_per_second(&mut scratch, rt.ticks_per_second)
-                    } else {
-                        let tps = reader.ticks_per_second();
-                        retime_record(&mut scratch, &mut |t| (rt.map)(tps, t))
-                    }
-                    .map_err(|e| Error::msg(format!("{input_name}: {e}")))?;
+                    let init = matches!(record, Record::Initialization { .. });
+                    retimed(&mut scratch, raw, init, reader.ticks_per_second(), rt)
+                        .map_err(|e| Error::msg(format!("{input_name}: {e}")))?;
                     self.out.write_all(&scratch).map_err(io_err)?;
                 }
             }
@@ -206,6 +195,33 @@ impl<W: Write> Archive<W> {
         self.out.flush().map_err(|e| Error::io(&self.name, e))?;
         Ok(self.out)
     }
+}
+
+/// `raw` (an initialization record if `init`, of a provider at
+/// `ticks_per_second` otherwise) copied into `out` with `rt` applied.
+fn retimed(
+    out: &mut Vec<u8>,
+    raw: &[u8],
+    init: bool,
+    ticks_per_second: u64,
+    rt: &Retime<'_>,
+) -> Result<(), fxt_format::retime::RetimeError> {
+    out.clear();
+    out.extend_from_slice(raw);
+    if init {
+        set_ticks_per_second(out, rt.ticks_per_second)
+    } else {
+        retime_record(out, &mut |t| (rt.map)(ticks_per_second, t))
+    }
+}
+
+/// The Perfetto packets of `input`'s samples once `rt` applies (see
+/// [`rebuilt_after_retime`]).
+fn rebuilt_packets(input: &Input, rt: &Retime<'_>) -> Result<Option<Rebuilt>, Error> {
+    let bytes = input
+        .bytes()
+        .ok_or_else(|| Error::msg(format!("{}: a retimed trace is read whole", input.name)))?;
+    rebuilt_after_retime(bytes, rt.map, rt.ticks_per_second)
 }
 
 /// A provider info record and a section for it.
