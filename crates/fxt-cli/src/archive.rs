@@ -13,16 +13,23 @@
 //! records are copied byte for byte; magic number records and string
 //! records of index 0 (no-ops: a crash-safe file's fillers) are dropped,
 //! and a malformed record is left out with a warning.
+//!
+//! A [`Retime`] moves every timestamp, the CPU samples' included
+//! ([`retime_record`]); the Perfetto packets of the samples, stamped on
+//! the process's clock, are dropped and built again from the retimed
+//! samples after the input's records ([`crate::samples::perfetto`]).
 
 use std::collections::HashMap;
 use std::io::Write;
 
-use fxt_format::decode::Record;
+use fxt_format::decode::{BlobType, Record};
 use fxt_format::encode::{write_record, MagicNumber, ProviderEvent, ProviderInfo, ProviderSection};
 use fxt_format::retime::{retime_record, set_ticks_per_second};
+use fxt_format::samples::PERFETTO_NAME;
 
 use crate::error::Error;
 use crate::input::Input;
+use crate::samples::perfetto::{rebuilt_after_retime, Rebuilt};
 
 /// Puts the traces of several clocks on one time base while they are
 /// appended: `map(ticks_per_second, ticks)` gives the archive's time of a
@@ -79,7 +86,8 @@ impl<W: Write> Archive<W> {
     /// Appends every provider of `input` (see the module docs); records
     /// before any provider info get a provider named `default_name`. With
     /// `retime`, every timestamp is mapped and initialization records say
-    /// the archive's ticks per second. Returns the records appended.
+    /// the archive's ticks per second (`input` must then be in memory).
+    /// Returns the records appended.
     pub fn append(
         &mut self,
         input: &mut Input,
@@ -89,6 +97,10 @@ impl<W: Write> Archive<W> {
         let name = self.name.clone();
         let io_err = |e: std::io::Error| Error::io(&name, e);
         let before = self.records;
+        let rebuilt = retime
+            .map(|rt| rebuilt_packets(input, rt))
+            .transpose()?
+            .flatten();
         // Old provider id (None: records before any provider info) -> new id.
         let mut ids: HashMap<Option<u32>, u32> = HashMap::new();
         let mut started = false;
@@ -140,6 +152,14 @@ impl<W: Write> Archive<W> {
                     self.records += 1;
                     return Ok(());
                 }
+                // Stamped on the process's clock: built again below.
+                Record::Blob(blob)
+                    if retime.is_some()
+                        && blob.blob_type == BlobType::Perfetto
+                        && blob.name == PERFETTO_NAME =>
+                {
+                    return Ok(());
+                }
                 _ => {}
             }
             if !started {
@@ -154,21 +174,19 @@ impl<W: Write> Archive<W> {
             match retime {
                 None => self.out.write_all(raw).map_err(io_err)?,
                 Some(rt) => {
-                    scratch.clear();
-                    scratch.extend_from_slice(raw);
-                    if matches!(record, Record::Initialization { .. }) {
-                        set_ticks_per_second(&mut scratch, rt.ticks_per_second)
-                    } else {
-                        let tps = reader.ticks_per_second();
-                        retime_record(&mut scratch, &mut |t| (rt.map)(tps, t))
-                    }
-                    .map_err(|e| Error::msg(format!("{input_name}: {e}")))?;
+                    let init = matches!(record, Record::Initialization { .. });
+                    retimed(&mut scratch, raw, init, reader.ticks_per_second(), rt)
+                        .map_err(|e| Error::msg(format!("{input_name}: {e}")))?;
                     self.out.write_all(&scratch).map_err(io_err)?;
                 }
             }
             self.records += 1;
             Ok(())
         })?;
+        if let Some(rebuilt) = rebuilt {
+            self.out.write_all(&rebuilt.bytes).map_err(io_err)?;
+            self.records += rebuilt.records;
+        }
         Ok(self.records - before)
     }
 
@@ -177,6 +195,33 @@ impl<W: Write> Archive<W> {
         self.out.flush().map_err(|e| Error::io(&self.name, e))?;
         Ok(self.out)
     }
+}
+
+/// `raw` (an initialization record if `init`, of a provider at
+/// `ticks_per_second` otherwise) copied into `out` with `rt` applied.
+fn retimed(
+    out: &mut Vec<u8>,
+    raw: &[u8],
+    init: bool,
+    ticks_per_second: u64,
+    rt: &Retime<'_>,
+) -> Result<(), fxt_format::retime::RetimeError> {
+    out.clear();
+    out.extend_from_slice(raw);
+    if init {
+        set_ticks_per_second(out, rt.ticks_per_second)
+    } else {
+        retime_record(out, &mut |t| (rt.map)(ticks_per_second, t))
+    }
+}
+
+/// The Perfetto packets of `input`'s samples once `rt` applies (see
+/// [`rebuilt_after_retime`]).
+fn rebuilt_packets(input: &Input, rt: &Retime<'_>) -> Result<Option<Rebuilt>, Error> {
+    let bytes = input
+        .bytes()
+        .ok_or_else(|| Error::msg(format!("{}: a retimed trace is read whole", input.name)))?;
+    rebuilt_after_retime(bytes, rt.map, rt.ticks_per_second)
 }
 
 /// A provider info record and a section for it.

@@ -451,7 +451,10 @@ fn sampled_run(seed: u64, slow: f64) -> Trace {
     let compute_n = ((100 + seed % 5) as f64 * (1.0 + slow)) as u64;
     let stacks = [
         (compute_n, [at(compute, 1), at(sampled_driver, 4)]),
-        (50 + (seed * 7) % 5, [at(decode_input, 1), at(sampled_driver, 9)]),
+        (
+            50 + (seed * 7) % 5,
+            [at(decode_input, 1), at(sampled_driver, 9)],
+        ),
     ];
     let mut ts = 1_000;
     for (count, frames) in stacks {

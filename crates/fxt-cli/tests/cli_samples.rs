@@ -11,7 +11,7 @@ use cli_support::*;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use fxt_format::samples::{Module, Modules, Sample, Walk};
+use fxt_format::samples::{Module, Modules, Sample, Sampling, Walk};
 use fxt_symbols::scan::TraceSamples;
 
 #[inline(never)]
@@ -263,12 +263,19 @@ fn stats_names_the_functions_sampled_most_per_duration() {
     // Most samples first, then by name.
     assert_eq!(names, ["phase1", "inner_step", "phase2"]);
     let top = |i: usize| (inside[i]["samples"].clone(), inside[i]["top"][0].clone());
-    let function = |f: &str, n: u64| serde_json::json!({"function": f, "samples": n});
+    let function =
+        |f: &str, n: u64| serde_json::json!({"function": f, "samples": n, "cpu_ns": null});
     assert_eq!(top(0), (30.into(), function("cli_samples::worker_a", 30)));
     assert_eq!(top(1), (10.into(), function("cli_samples::worker_a", 10)));
     assert_eq!(top(2), (10.into(), function("cli_samples::worker_b", 10)));
+    // No fxt.sampling record: no rate, no CPU time.
+    assert_eq!(s["sampling"], serde_json::json!([]));
+    assert_eq!(inside[0]["cpu_ns"], serde_json::Value::Null);
     let table = stdout(&fxt(&["stats", p(&path)]));
-    assert!(table.contains("CPU samples   45 on 2 threads"), "{table}");
+    assert!(
+        table.contains("CPU samples   45 on 2 threads (rate not recorded: no CPU time)"),
+        "{table}"
+    );
     assert!(
         table
             .lines()
@@ -280,6 +287,69 @@ fn stats_names_the_functions_sampled_most_per_duration() {
     let doc: serde_json::Value =
         serde_json::from_slice(&fxt(&["stats", "--json", p(&plain)]).stdout).unwrap();
     assert!(doc["samples"].is_null());
+}
+
+/// A trace that says its sampling rate (`fxt.sampling`): `stats` prints
+/// the rate and its sources, and the CPU time (samples x period) per
+/// duration name, per function in it and per function overall.
+#[test]
+fn stats_says_the_sampled_cpu_time_where_the_rate_is_known() {
+    let mut words = Vec::new();
+    Sampling {
+        pid: pid(),
+        hz: 1000,
+        perf_threads: 1,
+        timer_threads: 1,
+    }
+    .encode_records(&mut words)
+    .unwrap();
+    let path = sampled_trace(0).raw(&words).file("stats_rate.fxt");
+    let out = fxt(&["symbolize", p(&path)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = fxt(&["stats", "--json", p(&path)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &doc["samples"];
+    let sampling = serde_json::json!([{
+        "pid": pid(), "hz": 1000, "source": "perf_event and timer",
+        "perf_event_threads": 1, "timer_threads": 1,
+    }]);
+    assert_eq!(s["sampling"], sampling);
+    let ms = |n: u64| n * 1_000_000;
+    let function =
+        |f: &str, n: u64| serde_json::json!({"function": f, "samples": n, "cpu_ns": ms(n)});
+    let inside = &s["inside"];
+    assert_eq!(
+        (inside[0]["name"].clone(), inside[0]["cpu_ns"].clone()),
+        ("phase1".into(), ms(30).into())
+    );
+    assert_eq!(inside[0]["top"][0], function("cli_samples::worker_a", 30));
+    assert_eq!(inside[2]["cpu_ns"], ms(10));
+    assert_eq!(
+        s["functions"],
+        serde_json::json!([
+            function("cli_samples::worker_a", 30),
+            function("cli_samples::worker_b", 10),
+            function("cli_samples::phase_driver", 5),
+        ])
+    );
+    let table = stdout(&fxt(&["stats", p(&path)]));
+    assert!(
+        table.contains("CPU samples   45 on 2 threads, 1000 Hz (perf_event and timer)"),
+        "{table}"
+    );
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("phase1") && l.contains("30.0 ms")),
+        "{table}"
+    );
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("cli_samples::worker_b") && l.ends_with("10.0 ms")),
+        "{table}"
+    );
 }
 
 /// What a killed writer leaves: the trace cut inside a record. Symbolize

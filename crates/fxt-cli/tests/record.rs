@@ -123,13 +123,7 @@ fn role(role: &str) -> ! {
         "spinner" => {
             // About 100 ms of CPU time inside one span, nothing else recorded.
             let _span = fxt::trace_duration_scope!("tree", "spin");
-            let start = cpu_ns();
-            let mut x = 1u64;
-            while cpu_ns() - start < 100_000_000 {
-                for _ in 0..10_000 {
-                    x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
-                }
-            }
+            spin_cpu(100_000_000);
         }
         "sleeper" => {
             println!("ready");
@@ -150,6 +144,19 @@ fn cpu_ns() -> u64 {
     // SAFETY: `ts` is valid for the call.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Burns `ns` of the thread's CPU time: a function of its own, so that a
+/// sample taken in it is known to lie inside the span around its call.
+#[inline(never)]
+fn spin_cpu(ns: u64) {
+    let start = cpu_ns();
+    let mut x = 1u64;
+    while cpu_ns() - start < ns {
+        for _ in 0..10_000 {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+    }
 }
 
 /// A traced function that sleeps 10 ms.
@@ -523,6 +530,134 @@ fn sample_option() {
     assert!(scan.modules.iter().any(|m| m.pid == pid), "no fxt.modules");
     assert!(scan.is_symbolized(), "a sampled address has no symbol");
     assert!(scan.perfetto_records > 0, "no fxt.perfetto");
+    // The rate asked for is the rate the trace says, with the source that
+    // timed the one sampled thread.
+    let sampling: Vec<_> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Blob(b) => fxt_format::samples::Sampling::from_blob(b),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sampling.len(), 1, "{sampling:?}");
+    let rate = sampling[0].clone().unwrap();
+    assert_eq!((rate.pid, rate.hz), (pid, 1000), "{rate:?}");
+    assert_eq!(rate.perf_threads + rate.timer_threads, 1, "{rate:?}");
+    assert_samples_where_taken(&out, &stderr);
+}
+
+/// Every sample taken in `spin_cpu` lies inside the `spin` slice on its
+/// thread (the archive's samples are on its clock, as its events), and
+/// Perfetto's packets place every sample where the `fxt.sample` records do.
+fn assert_samples_where_taken(archive: &Path, stderr: &str) {
+    let (taken, inside) = cli_support::samples_in_function(archive, "record::spin_cpu", "spin");
+    // 100 ms of CPU time in the function: at the kernel's tick (100 Hz or
+    // more) some of its samples unwind through it whatever the source.
+    assert!(taken >= 3, "{taken} samples in spin_cpu; {stderr}");
+    assert_eq!(inside, taken, "samples of spin_cpu outside the span");
+    let (fxt, perfetto) = cli_support::fxt_and_perfetto_samples(&std::fs::read(archive).unwrap());
+    assert_eq!(perfetto, fxt, "Perfetto's samples differ from the trace's");
+}
+
+/// `fxt merge` of two sampled traces (each the program's own, sampled
+/// through `FXT_SAMPLE_HZ`): in the archive, every sample taken in
+/// `spin_cpu` lies inside the `spin` slice on its thread, and Perfetto's
+/// packets place every sample where the `fxt.sample` records do.
+fn merge_sampled() {
+    let dir = scratch("merge-sampled");
+    let traces: Vec<PathBuf> = ["a.fxt", "b.fxt"].iter().map(|n| dir.join(n)).collect();
+    for trace in &traces {
+        let r = Command::new(std::env::current_exe().unwrap())
+            .env(ROLE, "spinner")
+            .env("FXT_SAMPLE_HZ", "1000")
+            .env("FXT_OUTPUT", trace)
+            .output()
+            .unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    }
+    let out = dir.join("merged.fxt");
+    let r = fxt_cmd()
+        .arg("merge")
+        .args(&traces)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{stderr}");
+    assert_samples_where_taken(&out, &stderr);
+}
+
+/// `--sample` over the runtime's limit is refused at the command line
+/// (exit status 2) before anything runs; the limit itself runs the command.
+fn sample_rate_out_of_range() {
+    let dir = scratch("sample-range");
+    let (marker, out) = (dir.join("ran"), dir.join("s.fxt"));
+    let over = (fxt_format::samples::MAX_SAMPLE_HZ + 1).to_string();
+    let r = fxt_cmd()
+        .args(["record", "--sample", &over, "-o"])
+        .arg(&out)
+        .args(["--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--sample"), "{stderr}");
+    assert!(!marker.exists(), "the command ran");
+    assert!(!out.exists(), "an archive was written");
+    let limit = fxt_format::samples::MAX_SAMPLE_HZ.to_string();
+    let r = fxt_cmd()
+        .args(["record", "--sample", &limit, "-o"])
+        .arg(&out)
+        .args(["--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    assert_ne!(
+        r.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    assert!(marker.exists(), "the command did not run at the limit");
+}
+
+/// A tree in which no process used fxt: the recorder says so, and what
+/// would be traced, and exits 1 although the command succeeded (a failed
+/// command keeps its own status).
+fn nothing_traced() {
+    let dir = scratch("nothing");
+    let out = dir.join("n.fxt");
+    for (command, status) in [(&["true"][..], 1), (&["sh", "-c", "exit 5"][..], 5)] {
+        let r = fxt_cmd()
+            .args(["record", "-o"])
+            .arg(&out)
+            .arg("--")
+            .args(command)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(status), "{command:?}: {stderr}");
+        let said = format!(
+            "nothing was traced: no process in the tree of `{}` used fxt",
+            command[0]
+        );
+        assert!(stderr.contains(&said), "{stderr}");
+        assert!(stderr.contains("linked with the fxt crate"), "{stderr}");
+    }
+    // A traced tree is not reported so.
+    let r = fxt_cmd()
+        .args(["record", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(std::env::current_exe().unwrap())
+        .env(ROLE, "leaf")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{stderr}");
+    assert!(!stderr.contains("nothing was traced"), "{stderr}");
 }
 
 /// A symlink at the output is replaced, not written through.
@@ -535,7 +670,9 @@ fn output_symlink() {
     let r = fxt_cmd()
         .args(["record", "-o"])
         .arg(&out)
-        .args(["--", "true"])
+        .arg("--")
+        .arg(std::env::current_exe().unwrap())
+        .env(ROLE, "leaf")
         .output()
         .unwrap();
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
@@ -652,7 +789,7 @@ fn main() {
     if let Ok(r) = std::env::var(ROLE) {
         role(&r);
     }
-    let tests: [(&str, fn()); 8] = [
+    let tests: [(&str, fn()); 11] = [
         ("a process tree in one archive", process_tree),
         ("the recorder's options reach every process", options_apply),
         ("--sched: a 10 ms sleep in a traced function", sched),
@@ -667,8 +804,15 @@ fn main() {
             "--sample: CPU samples of the recorded process",
             sample_option,
         ),
+        ("merge: two sampled traces", merge_sampled),
+        ("--sample over the limit", sample_rate_out_of_range),
+        ("a tree that used no fxt", nothing_traced),
     ];
+    let only = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     for (name, test) in tests {
+        if only.as_deref().is_some_and(|o| !name.contains(o)) {
+            continue;
+        }
         test();
         println!("test {name} ... ok");
     }

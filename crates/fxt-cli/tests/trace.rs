@@ -45,6 +45,9 @@ fn provider(role: &str) -> ! {
     });
     let _provider = fxt::register_provider(&name).expect("register");
     println!("ready");
+    if role == "spinner" {
+        spin_rounds();
+    }
     for seq in 0u64.. {
         trace_instant!("alpha", "tick", "seq" => seq);
         trace_instant!("beta", "tick", "seq" => seq);
@@ -53,6 +56,41 @@ fn provider(role: &str) -> ! {
         std::thread::sleep(Duration::from_millis(2));
     }
     unreachable!()
+}
+
+/// The spinner provider's rounds, until killed: each burns CPU time in
+/// `spin_cpu` inside a span `spin`.
+fn spin_rounds() -> ! {
+    for seq in 0u64.. {
+        {
+            let _span = fxt::trace_duration_scope!("alpha", "spin");
+            spin_cpu(5_000_000);
+        }
+        println!("seq {seq}");
+    }
+    unreachable!()
+}
+
+/// Burns `ns` of the thread's CPU time: a function of its own, so that a
+/// sample taken in it is known to lie inside the span around its call.
+#[inline(never)]
+fn spin_cpu(ns: u64) {
+    let cpu_ns = || {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is valid for the call.
+        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    };
+    let start = cpu_ns();
+    let mut x = 1u64;
+    while cpu_ns() - start < ns {
+        for _ in 0..10_000 {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+    }
 }
 
 /// A test's scratch folder and runtime directory.
@@ -648,11 +686,56 @@ fn sched() {
     assert!(!env.dir.join("xdg/fxt/window").exists());
 }
 
+/// `start --sample`, snapshot, stop: in both archives every sample taken
+/// in `spin_cpu` lies inside a `spin` slice on its thread, and Perfetto's
+/// packets place every sample where the `fxt.sample` records do.
+fn samples_where_taken() {
+    let mut env = Env::new("samples");
+    let a = env.spawn("spin", "spinner");
+    let pid = env.children[a].pid().to_string();
+    env.ok(&["start", "--sample", "1000", "-p", &pid]);
+    env.children[a].progress(ROUNDS);
+    let snap = env.out("snap.fxt");
+    env.ok(&["snapshot", "-o", &snap]);
+    assert_samples_where_taken(&snap);
+    env.children[a].progress(ROUNDS);
+    let out = env.out("all.fxt");
+    env.ok(&["stop", "-o", &out]);
+    assert_samples_where_taken(&out);
+}
+
+/// `start --sample` over the runtime's limit is refused at the command
+/// line (exit status 2): no window opens.
+fn sample_rate_out_of_range() {
+    let mut env = Env::new("sample-range");
+    let a = env.spawn("range", "provider");
+    let pid = env.children[a].pid().to_string();
+    let over = (fxt_format::samples::MAX_SAMPLE_HZ + 1).to_string();
+    let out = env.fxt(&["start", "--sample", &over, "-p", &pid]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--sample"), "{stderr}");
+    assert!(!env.dir.join("xdg/fxt/window").exists(), "a window opened");
+    assert_eq!(env.list()[&env.children[a].pid()].0, "dormant");
+}
+
+fn assert_samples_where_taken(archive: &str) {
+    let bytes = std::fs::read(archive).unwrap();
+    let (between, inside) = cli_support::samples_between_slices(&bytes, "trace::spin_cpu", "spin");
+    // Rounds of 5 ms of CPU time in the function: at the kernel's tick
+    // (100 Hz or more) some of its samples unwind through it whatever
+    // the source.
+    assert!(between >= 3, "{archive}: {between} samples in spin_cpu");
+    assert_eq!(inside, between, "{archive}: samples outside their span");
+    let (fxt, perfetto) = cli_support::fxt_and_perfetto_samples(&bytes);
+    assert_eq!(perfetto, fxt, "{archive}: Perfetto's samples differ");
+}
+
 fn main() {
     if let Ok(r) = std::env::var(ROLE) {
         provider(&r);
     }
-    let tests: [(&str, fn()); 9] = [
+    let tests: [(&str, fn()); 11] = [
         ("list: dormant providers, stale sockets", list_dormant),
         ("a window with --categories, twice", window_categories),
         (
@@ -668,6 +751,8 @@ fn main() {
             record_and_orphaned_window,
         ),
         ("--sched", sched),
+        ("--sample: samples inside their slices", samples_where_taken),
+        ("--sample over the limit", sample_rate_out_of_range),
     ];
     let only = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     for (name, test) in tests {

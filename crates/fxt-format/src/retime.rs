@@ -6,8 +6,11 @@
 //! timestamp of event, log, scheduling and large blob (with metadata)
 //! records and the end time of a duration complete event — by walking the
 //! record's words (inline strings, inline thread koids, arguments), and
-//! replaces each with `map(timestamp)`. Nothing else changes: the record
-//! keeps its size, refs and arguments. An initialization record's ticks per
+//! replaces each with `map(timestamp)`. fxt's own CPU sample blob
+//! ([`crate::samples::sample`]) has its timestamp in its payload, on the
+//! same clock as events, and is retimed too: a sample stays inside the
+//! slice it was taken in. Nothing else changes: the record keeps its size,
+//! refs and arguments. An initialization record's ticks per
 //! second is rewritten with [`set_ticks_per_second`].
 //!
 //! ```
@@ -29,6 +32,9 @@
 //! ```
 
 use std::fmt;
+
+use crate::encode::BlobType;
+use crate::samples::{sample, SAMPLE_NAME};
 
 /// Why a record could not be retimed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,6 +127,15 @@ impl Words<'_> {
         Ok(())
     }
 
+    /// Whether string ref `r` is inline and its text, at the next word, is
+    /// `name`.
+    fn inline_is(&self, r: u64, name: &str) -> bool {
+        let start = self.at * 8;
+        r & 0x8000 != 0
+            && (r & 0x7fff) as usize == name.len()
+            && self.bytes.get(start..start + name.len()) == Some(name.as_bytes())
+    }
+
     /// Skips the inline part of a thread ref (0: process and thread koids).
     fn thread_ref(&mut self, r: u64) -> Result<(), RetimeError> {
         if r == 0 {
@@ -174,6 +189,18 @@ pub fn retime_record(
             w.args(bits(header, 20, 4))?;
             if event_type == 4 {
                 // Duration complete: the end time.
+                w.timestamp(map)?;
+            }
+        }
+        // Blob: only fxt's sample blob, always named inline, holds a
+        // timestamp (its payload's first word).
+        5 => {
+            let name = bits(header, 16, 16);
+            let is_sample = bits(header, 48, 8) == u64::from(BlobType::Data.value())
+                && w.inline_is(name, SAMPLE_NAME);
+            if is_sample && bits(header, 32, 15) >= 8 {
+                w.string_ref(name)?;
+                w.skip(sample::TIMESTAMP_WORD)?;
                 w.timestamp(map)?;
             }
         }
@@ -366,5 +393,85 @@ mod tests {
                 ticks_per_second: 1_000_000_000
             }
         );
+    }
+
+    #[test]
+    fn the_sample_blob_timestamp_is_mapped_and_other_blobs_are_not() {
+        use crate::samples::{Module, Modules, Sample, SampleRecord, Walk, SAMPLE_NAME};
+        let frames = [0x10, 0x20];
+        let sample = Sample {
+            timestamp: 1_234,
+            pid: 5,
+            tid: 6,
+            walk: Walk::FramePointers,
+            truncated: false,
+            frames: &frames,
+        };
+        let mut bytes = words_to_bytes(&encode_to_vec(&sample).unwrap());
+        retime_record(&mut bytes, &mut |t| t * 10 + 1).unwrap();
+        let records = decode_all(&[enc_magic(), bytes].concat()).unwrap();
+        let Record::Blob(blob) = &records[1] else {
+            panic!("{:?}", records[1])
+        };
+        let back = SampleRecord::decode(&blob.payload).unwrap();
+        assert_eq!(back.timestamp, 12_341);
+        assert_eq!(
+            (back.pid, back.tid, back.frames.as_slice()),
+            (5, 6, &frames[..])
+        );
+
+        // Blobs that hold no timestamp: another name (same length, or the
+        // sample's name as a prefix), another blob type, a module list.
+        let other = |name: &str, blob_type| {
+            let payload = 7u64.to_le_bytes();
+            let mut v = Vec::new();
+            write_record(
+                &mut v,
+                &Blob {
+                    name: StringRef::Inline(name),
+                    blob_type,
+                    payload: &payload,
+                },
+            )
+            .unwrap();
+            v
+        };
+        let mut modules = Vec::new();
+        let list = [Module {
+            start: 1,
+            end: 2,
+            offset: 0,
+            build_id: &[],
+            path: "/p",
+        }];
+        Modules {
+            pid: 5,
+            modules: &list,
+        }
+        .encode_records(99, ThreadRef::Index(1), &mut modules)
+        .unwrap();
+        for record in [
+            other("fxt.sampl_", BlobType::Data),
+            other(&format!("{SAMPLE_NAME}s"), BlobType::Data),
+            other(SAMPLE_NAME, BlobType::Perfetto),
+            words_to_bytes(&modules),
+        ] {
+            let mut retimed = record.clone();
+            retime_record(&mut retimed, &mut |t| t * 10 + 1).unwrap();
+            assert_eq!(retimed, record);
+        }
+        // A sample blob cut before its timestamp is an error.
+        let mut cut = words_to_bytes(&encode_to_vec(&sample).unwrap());
+        cut.truncate(8 * 3);
+        assert_eq!(
+            retime_record(&mut cut, &mut |t| t),
+            Err(RetimeError::Truncated { record_type: 5 })
+        );
+    }
+
+    fn enc_magic() -> Vec<u8> {
+        let mut v = Vec::new();
+        write_record(&mut v, &MagicNumber).unwrap();
+        v
     }
 }

@@ -268,9 +268,9 @@ const ENV_VARS: [EnvVar; 12] = [
     },
 ];
 
-/// The highest sampling rate (the kernel's perf events take no shorter
-/// period than 10 µs).
-pub const MAX_SAMPLE_HZ: u32 = 10_000;
+/// The highest sampling rate (kept with the samples' format, which the
+/// command line reads too).
+pub use fxt_format::samples::MAX_SAMPLE_HZ;
 
 /// Parses `FXT_SAMPLE_HZ`: 0 to [`MAX_SAMPLE_HZ`].
 pub(crate) fn parse_sample_hz(v: &str) -> Option<u32> {

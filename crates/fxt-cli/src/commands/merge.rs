@@ -5,7 +5,9 @@
 //! The archive is written by [`crate::archive`]: each provider of each
 //! input under a fresh provider id; records that an input has before any
 //! provider info get a provider named after the input file. A damaged input
-//! contributes the records up to its damage.
+//! contributes the records up to its damage. CPU samples that their
+//! programs did not name are named in the archive, with their Perfetto
+//! packets ([`crate::samples::append_names`]).
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -15,6 +17,7 @@ use std::process::ExitCode;
 use crate::archive::Archive;
 use crate::error::Error;
 use crate::input::Input;
+use crate::samples;
 
 /// Arguments of `fxt merge`.
 #[derive(clap::Args)]
@@ -48,5 +51,6 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         archive.append(&mut input, &default_name, None)?;
     }
     archive.finish()?;
+    samples::append_names(Path::new(&args.output)).map_err(|e| Error::io(&out_name, e))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -49,7 +49,7 @@ pub struct Args {
     categories: Option<String>,
     /// CPU samples: every recording thread's stack, this many times per
     /// second of its CPU time (`FXT_SAMPLE_HZ`; up to 10000).
-    #[arg(long, value_name = "HZ")]
+    #[arg(long, value_name = "HZ", value_parser = crate::samples::rate_parser())]
     sample: Option<u32>,
     /// Seconds to wait, after the command exits, for descendants still
     /// writing their traces.
@@ -184,6 +184,9 @@ fn record(args: &Args, parent: &Path) -> Result<ExitCode, Error> {
             summary.still_writing = still_writing;
             summary.print(&args.output);
             remove_spool(args, &spool);
+            if summary.is_empty() {
+                return Ok(nothing_traced(args, ended));
+            }
             Ok(exit_as(ended))
         }
         Err(e) => {
@@ -236,6 +239,31 @@ fn remove_spool(args: &Args, spool: &Spool) {
             "fxt record: cannot remove the spool {}: {e}",
             spool.dir.display()
         );
+    }
+}
+
+/// Says that no process of the tree was traced, and ends with status 1 (or
+/// the command's own failure): an empty archive is not a recording.
+fn nothing_traced(args: &Args, ended: Ended) -> ExitCode {
+    let command = args.command.first().map_or_else(
+        || "the command".to_owned(),
+        |c| format!("`{}`", c.to_string_lossy()),
+    );
+    let sched = if args.sched {
+        " and --sched recorded no scheduling"
+    } else {
+        ""
+    };
+    eprintln!(
+        "fxt record: nothing was traced: no process in the tree of {command} used fxt{sched}, \
+         so {} holds no events. fxt record traces the programs linked with the fxt crate \
+         that start a session (fxt::start); --sched also records the kernel's scheduling \
+         of any program.",
+        args.output.display()
+    );
+    match ended {
+        Ended::Exited(0) => ExitCode::from(1),
+        ended => exit_as(ended),
     }
 }
 

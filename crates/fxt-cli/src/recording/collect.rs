@@ -76,6 +76,12 @@ impl Summary {
         &self.pids
     }
 
+    /// Whether the archive holds nothing: no process's trace, and no
+    /// scheduling (none asked for, or none recorded).
+    pub fn is_empty(&self) -> bool {
+        self.pids.is_empty() && self.sched.is_none_or(|c| c.switches == 0 && c.wakeups == 0)
+    }
+
     /// Prints the summary lines on stderr.
     pub fn print(&self, output: &Path) {
         let command = &self.command;

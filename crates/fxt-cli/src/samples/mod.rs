@@ -1,8 +1,9 @@
 //! CPU samples (issue 31) for the commands that read them: the samples of
 //! a trace with the names of their frames ([`names`]), the slices open on
 //! a sample's thread when it was taken ([`timeline`]), and one line per
-//! sample, module list or symbol table for `fxt dump` ([`lines`]), and
-//! the records that show them in a viewer ([`with_appendix`]).
+//! sample, module list or symbol table for `fxt dump` ([`lines`]), the
+//! Perfetto packets of samples moved to another clock ([`perfetto`]), and
+//! the records that show a trace's samples in a viewer ([`with_appendix`]).
 //!
 //! The records themselves (`fxt.sample`, `fxt.modules`, `fxt.symbols`) are
 //! `fxt_format::samples`; what they become at collection is `fxt_symbols`.
@@ -10,10 +11,11 @@
 pub mod fold;
 pub mod lines;
 pub mod names;
+pub mod perfetto;
 pub mod timeline;
 
 use fxt_format::decode::Record;
-use fxt_format::samples::{SampleBlob, SampleRecord};
+use fxt_format::samples::{SampleBlob, SampleRecord, MAX_SAMPLE_HZ};
 
 pub use names::{Gather, Names};
 pub use timeline::Timeline;
@@ -67,6 +69,13 @@ pub fn append_names(path: &std::path::Path) -> std::io::Result<()> {
         file.sync_all()?;
     }
     Ok(())
+}
+
+/// The values of a sampling rate option (`--sample HZ`): 0 (off) to
+/// [`MAX_SAMPLE_HZ`]. clap refuses any other with exit status 2 before
+/// anything runs.
+pub fn rate_parser() -> clap::builder::RangedI64ValueParser<u32> {
+    clap::value_parser!(u32).range(0..=i64::from(MAX_SAMPLE_HZ))
 }
 
 /// A sample and where it was read.

@@ -827,3 +827,142 @@ pub fn redefined_strings_trace() -> Trace {
             payload: b"abcd",
         })
 }
+
+/// Of the CPU samples of `trace` whose stack holds a frame named
+/// `function`: how many there are, and how many of them were taken inside
+/// a slice named `span` on their own thread, as `fxt flame --samples
+/// --inside` joins them (the join of the program's own trace).
+pub fn samples_in_function(trace: &std::path::Path, function: &str, span: &str) -> (u64, u64) {
+    let count = |args: &[&str]| -> u64 {
+        let out = fxt(&[&["flame", "--samples", "--folded", p(trace)], args].concat());
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+            .lines()
+            .filter_map(|l| l.rsplit_once(' '))
+            .filter(|(stack, _)| stack.split(';').any(|f| f == function))
+            .map(|(_, n)| n.parse::<u64>().unwrap())
+            .sum()
+    };
+    (count(&[]), count(&["--inside", span]))
+}
+
+/// Protobuf messages to read Perfetto's sample packets back (only what is
+/// checked).
+mod perfetto_read {
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Trace {
+        #[prost(message, repeated, tag = "1")]
+        pub packet: Vec<Packet>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Packet {
+        #[prost(uint64, optional, tag = "8")]
+        pub timestamp: Option<u64>,
+        #[prost(message, optional, tag = "66")]
+        pub perf_sample: Option<Sample>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Sample {
+        #[prost(uint32, optional, tag = "2")]
+        pub pid: Option<u32>,
+        #[prost(uint32, optional, tag = "3")]
+        pub tid: Option<u32>,
+    }
+}
+
+/// A CPU sample's process, thread and time in nanoseconds.
+pub type SampleAt = (u64, u64, u64);
+
+/// The CPU samples of `trace` as (pid, tid, nanoseconds), sorted: first as
+/// its `fxt.sample` records say (each at its provider's ticks per second),
+/// then as the `PerfSample` packets of its `fxt.perfetto` records say.
+/// Equal when Perfetto places every sample where the trace does.
+pub fn fxt_and_perfetto_samples(trace: &[u8]) -> (Vec<SampleAt>, Vec<SampleAt>) {
+    use fxt_format::decode::{decode_all, BlobType as DBlobType, Record};
+    use prost::Message;
+    let scan = fxt_symbols::scan::TraceSamples::read(trace);
+    let mut fxt: Vec<_> = scan
+        .samples
+        .iter()
+        .map(|s| {
+            let ns = fxt_format::time::ticks_to_ns(s.timestamp, scan.ticks_per_second);
+            (s.pid, s.tid, ns)
+        })
+        .collect();
+    let mut perfetto = Vec::new();
+    for record in decode_all(trace).unwrap() {
+        let Record::Blob(blob) = record else { continue };
+        if blob.blob_type != DBlobType::Perfetto || blob.name != "fxt.perfetto" {
+            continue;
+        }
+        let packets = perfetto_read::Trace::decode(blob.payload.as_slice()).unwrap();
+        for packet in packets.packet {
+            if let Some(s) = packet.perf_sample {
+                let id = |v: Option<u32>| u64::from(v.unwrap_or(0));
+                perfetto.push((id(s.pid), id(s.tid), packet.timestamp.unwrap_or(0)));
+            }
+        }
+    }
+    fxt.sort_unstable();
+    perfetto.sort_unstable();
+    (fxt, perfetto)
+}
+
+/// Of the CPU samples of `trace` (an archive of `fxt record` or `fxt
+/// trace`: every provider at the same ticks per second) whose stack holds
+/// a frame named `function`, on a thread with slices named `span`: how
+/// many were taken between the first begin and the last end of those
+/// slices on their thread, and how many of these inside one of them. A
+/// window that opens or closes while the function runs records its
+/// samples but not its slice; between the first and the last slice, each
+/// call of the function was inside one.
+pub fn samples_between_slices(trace: &[u8], function: &str, span: &str) -> (u64, u64) {
+    use fxt_format::decode::{decode_all, EventKind, Record, Thread};
+    use std::collections::{HashMap, HashSet};
+    let scan = fxt_symbols::scan::TraceSamples::read(trace);
+    let named: HashSet<(u64, u64)> = scan
+        .symbols
+        .iter()
+        .flat_map(|r| r.symbols.iter().map(move |s| (r.pid, s)))
+        .filter(|(_, s)| s.frames.iter().any(|f| f.function == function))
+        .map(|(pid, s)| (pid, s.address))
+        .collect();
+    let mut open: HashMap<(u64, u64), Vec<u64>> = HashMap::new();
+    let mut slices: HashMap<(u64, u64), Vec<(u64, u64)>> = HashMap::new();
+    for record in decode_all(trace).unwrap() {
+        let Record::Event(e) = record else { continue };
+        let (Thread::Known { process, thread }, Some(name)) = (e.thread, e.name.as_str()) else {
+            continue;
+        };
+        if name != span {
+            continue;
+        }
+        let key = (process, thread);
+        match e.kind {
+            EventKind::DurationBegin => open.entry(key).or_default().push(e.timestamp),
+            EventKind::DurationEnd => {
+                if let Some(begin) = open.get_mut(&key).and_then(Vec::pop) {
+                    slices.entry(key).or_default().push((begin, e.timestamp));
+                }
+            }
+            EventKind::DurationComplete { end } => {
+                slices.entry(key).or_default().push((e.timestamp, end))
+            }
+            _ => {}
+        }
+    }
+    let (mut between, mut inside) = (0, 0);
+    for s in &scan.samples {
+        let in_function = s.frames.iter().any(|a| named.contains(&(s.pid, *a)));
+        let Some(slices) = slices.get(&(s.pid, s.tid)).filter(|_| in_function) else {
+            continue;
+        };
+        let first = slices.iter().map(|s| s.0).min().unwrap_or(u64::MAX);
+        let last = slices.iter().map(|s| s.1).max().unwrap_or(0);
+        if (first..=last).contains(&s.timestamp) {
+            between += 1;
+            inside += u64::from(slices.iter().any(|(b, e)| (b..=e).contains(&&s.timestamp)));
+        }
+    }
+    (between, inside)
+}

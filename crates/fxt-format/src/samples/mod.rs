@@ -10,6 +10,7 @@
 //! | [`SAMPLE_NAME`] | by the sampled thread, one per sample | timestamp, koids, the stack's code addresses ([`sample`]) |
 //! | [`MODULES_NAME`] | at session start and at collection | the executable mappings of a process ([`modules`]) |
 //! | [`SYMBOLS_NAME`] | at collection | names, files and lines of the sampled addresses ([`symbols`]) |
+//! | [`SAMPLING_NAME`] | at collection | the rate and the sources that timed the samples ([`sampling`]) |
 //! | [`PERFETTO_NAME`] | at collection, blob type 3 | Perfetto packets for the samples (written by `fxt-symbols`) |
 //!
 //! Every payload is a sequence of little-endian `u64` words; byte strings
@@ -41,11 +42,13 @@ mod error;
 pub mod modules;
 mod payload;
 pub mod sample;
+pub mod sampling;
 pub mod symbols;
 
 pub use error::SamplesError;
 pub use modules::{Module, ModuleEntry, Modules, ModulesRecord};
 pub use sample::{Sample, SampleRecord, Walk, MAX_FRAMES};
+pub use sampling::Sampling;
 pub use symbols::{Frame, FrameEntry, Symbol, SymbolEntry, Symbols, SymbolsRecord};
 
 #[cfg(feature = "decode")]
@@ -61,10 +64,18 @@ pub const SAMPLE_NAME: &str = "fxt.sample";
 pub const MODULES_NAME: &str = "fxt.modules";
 /// Name of a process's symbol table blob (or split blob group).
 pub const SYMBOLS_NAME: &str = "fxt.symbols";
+/// Name of a process's sampling rate and sources blob.
+pub const SAMPLING_NAME: &str = "fxt.sampling";
 /// Name of the blob records (blob type 3) holding Perfetto packets.
 pub const PERFETTO_NAME: &str = "fxt.perfetto";
 /// Category of the instant that leads a split blob group written here.
 pub const CATEGORY: &str = "fxt";
+
+/// The highest sampling rate, in samples per second of a thread's CPU
+/// time, that fxt records (the kernel's perf events take no shorter period
+/// than 10 µs). The runtime caps its configuration at it; the command line
+/// refuses more.
+pub const MAX_SAMPLE_HZ: u32 = 10_000;
 
 /// One of the three sample blobs, decoded.
 #[cfg(feature = "decode")]

@@ -24,6 +24,10 @@ use crate::encode::{check_record_words, Encode, EncodeError, StringRef, WordWrit
 /// Most frames a sample holds.
 pub const MAX_FRAMES: usize = 256;
 
+/// Payload word holding the timestamp (what a retiming pass rewrites).
+#[cfg(feature = "decode")]
+pub(crate) const TIMESTAMP_WORD: u64 = 0;
+
 /// Words of the payload before the addresses.
 const FIXED_WORDS: usize = 4;
 

@@ -339,7 +339,27 @@ impl<'r, W: Write> Collector<'r, W> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
+        // A drained session's file says the rate measured now. Measured
+        // once: each measure differs, and the appendix's Perfetto packets
+        // must be stamped at the rate the file says, or they drift from
+        // the samples as the session's length grows.
+        if self.tps_offset.is_some() && self.stage.direct_file().is_some() {
+            self.ticks_per_second = shared.clock.ticks_per_second();
+        }
         if let Some(tap) = self.tap.take() {
+            // Before the appendix: how the samples were taken, so that a
+            // reader turns their counts into CPU time.
+            let counts = &shared.sampled_threads;
+            let mut words = Vec::new();
+            let sampling = fxt_format::samples::Sampling {
+                pid: shared.settings.pid,
+                hz: u64::from(shared.settings.sample_hz),
+                perf_threads: counts[0].load(Ordering::Relaxed),
+                timer_threads: counts[1].load(Ordering::Relaxed),
+            };
+            if sampling.encode_records(&mut words).is_ok() {
+                self.stage.words(&words, 1)?;
+            }
             // Last but the "buffer filled up" event: every sample is in.
             let pid = shared.settings.pid;
             let thread = fxt_format::encode::ThreadRef::Inline {
@@ -347,7 +367,7 @@ impl<'r, W: Write> Collector<'r, W> {
                 thread: crate::thread::os_tid(),
             };
             let now = crate::clock::read(shared.clock.use_tsc);
-            let words = tap.appendix(pid, now, thread, shared.clock.ticks_per_second());
+            let words = tap.appendix(pid, now, thread, self.ticks_per_second);
             self.stage
                 .words(&words, samples::records(&words).len() as u64)?;
         }
@@ -361,7 +381,6 @@ impl<'r, W: Write> Collector<'r, W> {
             self.stage.words(&filled, 1)?;
         }
         if let (Some(offset), Some(file)) = (self.tps_offset, self.stage.direct_file()) {
-            self.ticks_per_second = shared.clock.ticks_per_second();
             file.patch_u64(offset, self.ticks_per_second)?;
         }
         let fillers = self.stage.fillers;

@@ -122,6 +122,7 @@ pub(crate) fn start_recording(
         snapshots: AtomicU64::new(0),
         finish_state: Mutex::new(None),
         claim: Mutex::new(claim),
+        sampled_threads: [AtomicU64::new(0), AtomicU64::new(0)],
     });
     shared
         .buffers

@@ -61,6 +61,9 @@ pub(crate) struct Shared {
     pub(crate) finish_state: Mutex<Option<Stats>>,
     /// The claim on `settings.output`, released when the session finishes.
     pub(crate) claim: Mutex<Option<crate::output::Claim>>,
+    /// Threads armed for CPU samples, by source: a `perf_event` task clock,
+    /// a CPU-time timer (the trace's `fxt.sampling` record says them).
+    pub(crate) sampled_threads: [AtomicU64; 2],
 }
 
 /// Where a session's records go.

@@ -151,17 +151,20 @@ impl Writer {
         self.use_tsc = s.clock.use_tsc;
         self.generation = s.generation;
         let hz = s.settings.sample_hz;
-        self.shared = Some(s);
         if hz > 0 && !state::forked() {
-            self.sampled = sample::arm_thread(
+            let kind = sample::arm_thread(
                 &local().cursor,
                 self.tid,
                 self.generation,
                 hz,
                 refill_from_signal,
-            )
-            .is_some();
+            );
+            self.sampled = kind.is_some();
+            if let Some(kind) = kind {
+                s.sampled_threads[source_index(kind)].fetch_add(1, Ordering::Relaxed);
+            }
         }
+        self.shared = Some(s);
         true
     }
 
@@ -496,6 +499,18 @@ pub fn set_thread_name(name: &str) {
             }
         }
     });
+}
+
+/// The index of a sampling source in `Shared::sampled_threads`.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+fn source_index(kind: sample::SourceKind) -> usize {
+    usize::from(kind == sample::SourceKind::CpuTimer)
+}
+
+/// No source arms a thread here (the sampler is off).
+#[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+fn source_index(_: ()) -> usize {
+    0
 }
 
 #[cfg(test)]

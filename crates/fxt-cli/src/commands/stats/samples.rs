@@ -1,12 +1,15 @@
 //! `fxt stats` on CPU samples (issue 31): for each duration name, how many
 //! samples were taken while a slice of that name was open on their thread,
 //! and the functions they were in most (the innermost frame, by name where
-//! the trace holds symbols).
+//! the trace holds symbols); the functions sampled most overall. Where the
+//! trace says its processes' sampling rates (`fxt.sampling`), each count
+//! comes with the CPU time it stands for: one period per sample.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{self, Write};
 
 use fxt_format::decode::Record;
+use fxt_format::samples::Sampling;
 use serde_json::{json, Value};
 
 use crate::input::Reader;
@@ -14,6 +17,8 @@ use crate::samples::{Collector, Gather, Timeline};
 
 /// Functions listed per duration name.
 const TOP: usize = 3;
+/// Functions listed overall.
+const TOP_FUNCTIONS: usize = 10;
 
 /// Samples and slices, collected during a walk in file order (nothing when
 /// the trace, read from a file, holds no sample: it was walked in ranges).
@@ -22,6 +27,8 @@ pub struct SampleTally {
     collector: Collector,
     timeline: Timeline,
     gather: Gather,
+    /// The sampling rate and sources of each process that says them.
+    sampling: HashMap<u64, Sampling>,
 }
 
 impl SampleTally {
@@ -32,6 +39,7 @@ impl SampleTally {
             collector: Collector::default(),
             timeline: Timeline::default(),
             gather: Gather::default(),
+            sampling: HashMap::new(),
         }
     }
 
@@ -42,16 +50,49 @@ impl SampleTally {
             self.collector.see(provider, tps, record);
             self.timeline.see(provider, tps, record);
             self.gather.see(reader.record_offset(), record);
+            if let Record::Blob(blob) = record {
+                if let Some(Ok(s)) = Sampling::from_blob(blob) {
+                    self.sampling.insert(s.pid, s);
+                }
+            }
         }
+    }
+}
+
+/// Samples, and the CPU time they stand for (nanoseconds; `None` when a
+/// sample's process does not say its rate).
+#[derive(Debug, Clone, Copy, Default)]
+struct Count {
+    samples: u64,
+    cpu_ns: Option<u64>,
+}
+
+impl Count {
+    /// Adds one sample of a period of `period_ns`.
+    fn add(&mut self, period_ns: Option<u64>) {
+        self.merge(Count {
+            samples: 1,
+            cpu_ns: period_ns,
+        });
+    }
+
+    /// Adds `other`'s samples (the CPU time is known if it is for both).
+    fn merge(&mut self, other: Count) {
+        self.cpu_ns = match (self.samples, self.cpu_ns, other.cpu_ns) {
+            (0, _, t) => t,
+            (_, Some(a), Some(b)) => Some(a.saturating_add(b)),
+            _ => None,
+        };
+        self.samples += other.samples;
     }
 }
 
 /// Samples of one duration name.
 pub struct Inside {
     name: String,
-    samples: u64,
+    count: Count,
     /// Function and samples, most first.
-    top: Vec<(String, u64)>,
+    top: Vec<(String, Count)>,
 }
 
 /// What the samples say.
@@ -59,8 +100,19 @@ pub struct SampleReport {
     total: u64,
     threads: usize,
     symbolized: bool,
+    /// Each sampled process's rate and sources, by pid.
+    sampling: Vec<Sampling>,
     /// Most samples first.
     inside: Vec<Inside>,
+    /// The functions sampled most (innermost frame), most first.
+    functions: Vec<(String, Count)>,
+}
+
+/// Sorts counts most samples first, then by name.
+fn most_first(counts: HashMap<String, Count>) -> Vec<(String, Count)> {
+    let mut v: Vec<(String, Count)> = counts.into_iter().collect();
+    v.sort_by(|a, b| b.1.samples.cmp(&a.1.samples).then_with(|| a.0.cmp(&b.0)));
+    v
 }
 
 /// The report of `tally`, with the names the trace holds.
@@ -71,38 +123,71 @@ pub fn report(tally: SampleTally) -> SampleReport {
         .iter()
         .map(|s| (s.sample.pid, s.sample.tid))
         .collect();
+    let period = |pid: u64| tally.sampling.get(&pid).and_then(Sampling::period_ns);
     let enclosing = tally.timeline.enclosing(&samples);
-    let mut by_name: BTreeMap<String, HashMap<String, u64>> = BTreeMap::new();
+    let mut by_name: BTreeMap<String, HashMap<String, Count>> = BTreeMap::new();
+    let mut functions: HashMap<String, Count> = HashMap::new();
     for (s, open) in samples.iter().zip(&enclosing) {
         let leaf = names.leaf(&s.sample);
+        let p = period(s.sample.pid);
+        functions.entry(leaf.clone()).or_default().add(p);
         let distinct: HashSet<String> = open.iter().map(ToString::to_string).collect();
         for name in distinct {
-            *by_name
+            by_name
                 .entry(name)
                 .or_default()
                 .entry(leaf.clone())
-                .or_default() += 1;
+                .or_default()
+                .add(p);
         }
     }
     let mut inside: Vec<Inside> = by_name
         .into_iter()
         .map(|(name, functions)| {
-            let mut top: Vec<(String, u64)> = functions.into_iter().collect();
-            top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-            Inside {
-                name,
-                samples: top.iter().map(|f| f.1).sum(),
-                top: top.into_iter().take(TOP).collect(),
+            let mut count = Count::default();
+            for c in functions.values() {
+                count.merge(*c);
             }
+            let mut top = most_first(functions);
+            top.truncate(TOP);
+            Inside { name, count, top }
         })
         .collect();
-    inside.sort_by(|a, b| b.samples.cmp(&a.samples).then_with(|| a.name.cmp(&b.name)));
+    inside.sort_by(|a, b| {
+        b.count
+            .samples
+            .cmp(&a.count.samples)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    let mut functions = most_first(functions);
+    functions.truncate(TOP_FUNCTIONS);
+    let mut sampling: Vec<Sampling> = tally.sampling.into_values().collect();
+    sampling.sort_by_key(|s| s.pid);
     SampleReport {
         total: samples.len() as u64,
         threads: threads.len(),
         symbolized: !names.is_empty(),
+        sampling,
         inside,
+        functions,
     }
+}
+
+/// `12.3 ms` of CPU time, or nothing when the rate is unknown.
+fn cpu(count: &Count) -> String {
+    count
+        .cpu_ns
+        .map_or_else(String::new, |ns| format!("{:.1} ms", ns as f64 / 1e6))
+}
+
+/// The rates line: `1000 Hz (perf_event)` per distinct rate and source.
+fn rates(sampling: &[Sampling]) -> String {
+    let mut said: Vec<String> = sampling
+        .iter()
+        .map(|s| format!("{} Hz ({})", s.hz, s.source()))
+        .collect();
+    said.dedup();
+    said.join(", ")
 }
 
 /// The table section (nothing for a trace without samples).
@@ -113,33 +198,50 @@ pub fn write_table(w: &mut impl Write, r: &SampleReport) -> io::Result<()> {
     writeln!(w)?;
     writeln!(
         w,
-        "CPU samples   {} on {} thread{}{}",
+        "CPU samples   {} on {} thread{}{}{}",
         r.total,
         r.threads,
         if r.threads == 1 { "" } else { "s" },
+        if r.sampling.is_empty() {
+            " (rate not recorded: no CPU time)".to_owned()
+        } else {
+            format!(", {}", rates(&r.sampling))
+        },
         if r.symbolized {
             ""
         } else {
             " (no symbols: `fxt symbolize` names them)"
         }
     )?;
-    if r.inside.is_empty() {
-        return Ok(());
+    if !r.inside.is_empty() {
+        writeln!(
+            w,
+            "{:<32} {:>8} {:>10}  functions sampled most",
+            "inside duration", "samples", "CPU"
+        )?;
+        for d in &r.inside {
+            let top: Vec<String> = d
+                .top
+                .iter()
+                .map(|(f, n)| {
+                    let share = 100.0 * n.samples as f64 / d.count.samples as f64;
+                    format!("{f} {share:.1}%")
+                })
+                .collect();
+            let (n, time) = (d.count.samples, cpu(&d.count));
+            writeln!(w, "{:<32} {n:>8} {time:>10}  {}", d.name, top.join(", "))?;
+        }
     }
-    writeln!(
-        w,
-        "{:<32} {:>8}  functions sampled most",
-        "inside duration", "samples"
-    )?;
-    for d in &r.inside {
-        let top: Vec<String> = d
-            .top
-            .iter()
-            .map(|(f, n)| format!("{f} {:.1}%", 100.0 * *n as f64 / d.samples as f64))
-            .collect();
-        writeln!(w, "{:<32} {:>8}  {}", d.name, d.samples, top.join(", "))?;
+    writeln!(w, "{:<32} {:>8} {:>10}", "function", "samples", "CPU")?;
+    for (f, n) in &r.functions {
+        writeln!(w, "{f:<32} {:>8} {:>10}", n.samples, cpu(n))?;
     }
     Ok(())
+}
+
+/// A count as JSON: samples, and `cpu_ns` (`null` when the rate is unknown).
+fn count_json(c: &Count) -> (u64, Value) {
+    (c.samples, c.cpu_ns.map_or(Value::Null, Value::from))
 }
 
 /// The JSON member (`null` for a trace without samples).
@@ -147,14 +249,30 @@ pub fn document(r: &SampleReport) -> Value {
     if r.total == 0 {
         return Value::Null;
     }
+    let function = |(f, n): &(String, Count)| {
+        let (samples, cpu_ns) = count_json(n);
+        json!({"function": f, "samples": samples, "cpu_ns": cpu_ns})
+    };
     json!({
         "total": r.total,
         "threads": r.threads,
         "symbolized": r.symbolized,
-        "inside": r.inside.iter().map(|d| json!({
-            "name": d.name,
-            "samples": d.samples,
-            "top": d.top.iter().map(|(f, n)| json!({"function": f, "samples": n})).collect::<Vec<_>>(),
+        "sampling": r.sampling.iter().map(|s| json!({
+            "pid": s.pid,
+            "hz": s.hz,
+            "source": s.source(),
+            "perf_event_threads": s.perf_threads,
+            "timer_threads": s.timer_threads,
         })).collect::<Vec<_>>(),
+        "inside": r.inside.iter().map(|d| {
+            let (samples, cpu_ns) = count_json(&d.count);
+            json!({
+                "name": d.name,
+                "samples": samples,
+                "cpu_ns": cpu_ns,
+                "top": d.top.iter().map(function).collect::<Vec<_>>(),
+            })
+        }).collect::<Vec<_>>(),
+        "functions": r.functions.iter().map(function).collect::<Vec<_>>(),
     })
 }

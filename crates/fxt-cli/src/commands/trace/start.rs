@@ -43,7 +43,7 @@ pub struct Args {
     buffer: Option<u64>,
     /// CPU samples: every recording thread's stack, this many times per
     /// second of its CPU time (up to 10000).
-    #[arg(long, value_name = "HZ", value_parser = clap::value_parser!(u32).range(0..=10_000))]
+    #[arg(long, value_name = "HZ", value_parser = crate::samples::rate_parser())]
     sample: Option<u32>,
     /// Also record the kernel's scheduling of the providers for the whole
     /// window (Linux; needs root, CAP_PERFMON or
