@@ -439,6 +439,15 @@ fn sampled_run(seed: u64, slow: f64) -> Trace {
     }
     .encode_records(0, thread, &mut words)
     .unwrap();
+    // Sampled at 1 kHz: a sample stands for 1 ms of CPU time.
+    fxt_format::samples::Sampling {
+        pid,
+        hz: 1000,
+        perf_threads: 1,
+        timer_threads: 0,
+    }
+    .encode_records(&mut words)
+    .unwrap();
     let mut trace = Trace::with_provider(1, "sampled", 1_000_000_000)
         .raw(&words)
         .push(&KernelObject {
@@ -517,10 +526,12 @@ fn samples_per_function_name_the_function_that_took_more_cpu() {
     };
     let compute = of("::compute");
     assert_eq!(compute["significant"], true, "{compute}");
-    // Inside `step` only: the two samples outside it are left out.
-    assert_eq!(compute["base_per_run"], 102.0, "{compute}");
+    // Sampled CPU time (1 ms a sample), inside `step` only: the two
+    // samples outside it are left out.
+    assert_eq!(compute["unit"], "ns", "{compute}");
+    assert_eq!(compute["base_per_run"], 102e6, "{compute}");
     // 136, 137, 139, 140 and 135: the seeds' counts scaled by 1.35, floored.
-    assert_eq!(compute["new_per_run"], 137.4, "{compute}");
+    assert_eq!(compute["new_per_run"], 137.4e6, "{compute}");
     assert_eq!(of("::decode_input")["significant"], false);
     assert_eq!(functions[0], *compute, "the significant change first");
 

@@ -218,6 +218,7 @@ mod tests {
                 .collect(),
             stacks: Default::default(),
             samples: Default::default(),
+            sampled_ns: None,
             sample_stacks: Default::default(),
             damage: None,
         }

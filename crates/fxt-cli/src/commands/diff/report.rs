@@ -196,6 +196,7 @@ pub fn samples_json(rows: &[SampleRow]) -> Value {
         .map(|r| {
             json!({
                 "function": r.function,
+                "unit": if r.in_ns { "ns" } else { "samples" },
                 "base_per_run": r.base_per_run,
                 "new_per_run": r.new_per_run,
                 "change": r.change,
@@ -222,18 +223,27 @@ pub fn samples_table(out: &mut dyn Write, rows: &[SampleRow]) -> io::Result<()> 
         .max()
         .unwrap_or(8)
         .clamp(8, 70);
+    let in_ns = shown[0].in_ns;
+    let value = |v: f64| {
+        if in_ns {
+            readable_ns(v)
+        } else {
+            format!("{v:.1}")
+        }
+    };
     writeln!(
         out,
-        "\nCPU samples per function (innermost frame; samples per run)\n{:<width$}  {:>10} {:>10}  {:>8} {:>7}",
+        "\nCPU samples per function (innermost frame; {} per run)\n{:<width$}  {:>10} {:>10}  {:>8} {:>7}",
+        if in_ns { "sampled CPU time" } else { "samples" },
         "function", "base", "new", "change", "p"
     )?;
     for r in shown {
         writeln!(
             out,
-            "{:<width$}  {:>10.1} {:>10.1}  {:>8} {:>7}{}",
+            "{:<width$}  {:>10} {:>10}  {:>8} {:>7}{}",
             r.function,
-            r.base_per_run,
-            r.new_per_run,
+            value(r.base_per_run),
+            value(r.new_per_run),
             r.change
                 .map_or("new".into(), |c| format!("{:+.1}%", c * 100.0)),
             r.p_value.map_or("-".into(), |p| if p < 0.001 {

@@ -16,6 +16,7 @@ use crate::error::Error;
 use crate::folded::{Collector, Filter};
 use crate::input::{ticks_to_ns, Input};
 use crate::samples::{self, Gather, Timeline};
+use fxt_format::samples::Sampling;
 
 /// What to keep of a trace.
 #[derive(Default, Clone)]
@@ -43,6 +44,10 @@ pub struct Run {
     /// Samples per innermost function (on the selected thread, inside a
     /// slice of the selected name).
     pub samples: BTreeMap<String, u64>,
+    /// The same as sampled CPU time (samples times the sampling period of
+    /// their process, from its `fxt.sampling`), when every selected sample
+    /// has a known period.
+    pub sampled_ns: Option<BTreeMap<String, u64>>,
     /// The samples' folded stacks (`thread;outer;inner` → samples), as
     /// [`Run::stacks`]; empty unless asked for.
     pub sample_stacks: BTreeMap<String, u64>,
@@ -56,27 +61,32 @@ struct SampleWalk {
     gather: Gather,
     collector: samples::Collector,
     timeline: Timeline,
+    /// The sampling period of each process that says it.
+    periods: HashMap<u64, u64>,
 }
 
 impl SampleWalk {
     fn see(&mut self, provider: Option<u32>, tps: u64, offset: u64, record: &Record) {
         self.gather.see(offset, record);
+        if let Record::Blob(blob) = record {
+            if let Some(Ok(s)) = Sampling::from_blob(blob) {
+                if let Some(period) = s.period_ns() {
+                    self.periods.insert(s.pid, period);
+                }
+            }
+        }
         self.collector.see(provider, tps, record);
         self.timeline.see(provider, tps, record);
     }
 
     /// Samples per innermost function, and the folded stacks (each under
     /// its thread's name) if `stacks`, of the selected samples.
-    fn finish(
-        self,
-        select: &Select,
-        thread_names: &HashMap<u64, String>,
-        stacks: bool,
-    ) -> (BTreeMap<String, u64>, BTreeMap<String, u64>) {
+    fn finish(self, select: &Select, thread_names: &HashMap<u64, String>, stacks: bool) -> Sampled {
         let names = self.gather.finish();
         let all = self.collector.samples;
         let enclosing = select.name.as_ref().map(|_| self.timeline.enclosing(&all));
         let mut leaves = BTreeMap::new();
+        let mut ns: Option<BTreeMap<String, u64>> = Some(BTreeMap::new());
         let mut folded = BTreeMap::new();
         for (i, s) in all.iter().enumerate() {
             let inside = match (&select.name, &enclosing) {
@@ -86,7 +96,15 @@ impl SampleWalk {
             if !inside || !thread_selected(select, s.sample.tid, thread_names) {
                 continue;
             }
-            *leaves.entry(names.leaf(&s.sample)).or_default() += 1;
+            let leaf = names.leaf(&s.sample);
+            ns = match (ns, self.periods.get(&s.sample.pid)) {
+                (Some(mut map), Some(&period)) => {
+                    *map.entry(leaf.clone()).or_default() += period;
+                    Some(map)
+                }
+                _ => None,
+            };
+            *leaves.entry(leaf).or_default() += 1;
             if stacks {
                 let thread = thread_names
                     .get(&s.sample.tid)
@@ -100,8 +118,19 @@ impl SampleWalk {
                     .or_default() += 1;
             }
         }
-        (leaves, folded)
+        Sampled {
+            counts: leaves,
+            ns,
+            stacks: folded,
+        }
     }
+}
+
+/// A run's selected samples.
+struct Sampled {
+    counts: BTreeMap<String, u64>,
+    ns: Option<BTreeMap<String, u64>>,
+    stacks: BTreeMap<String, u64>,
 }
 
 /// Reads the trace at `path`, keeping what `select` selects (and the
@@ -186,7 +215,7 @@ pub fn read(path: &str, select: &Select, stacks: bool) -> Result<Run, Error> {
                 .extend(kept);
         }
     }
-    let (samples, sample_stacks) = sampled.finish(select, &thread_names, stacks);
+    let sampled = sampled.finish(select, &thread_names, stacks);
     Ok(Run {
         file: input.name.clone(),
         durations,
@@ -194,8 +223,9 @@ pub fn read(path: &str, select: &Select, stacks: bool) -> Result<Run, Error> {
             Some(c) => by_thread_name(c.finish().stacks, select.name.as_deref()),
             None => BTreeMap::new(),
         },
-        samples,
-        sample_stacks,
+        samples: sampled.counts,
+        sampled_ns: sampled.ns,
+        sample_stacks: sampled.stacks,
         damage: walk.damage.map(|d| format!("{}: {d}", input.name)),
     })
 }

@@ -1,7 +1,9 @@
 //! CPU samples per function, base runs against new runs: where the CPU
 //! time went when "compute got 35% slower". Each run's value for a
-//! function is the number of samples whose innermost frame it was (its
-//! self CPU time, in samples; 0 in a run where it was never sampled), and
+//! function is its self CPU time: the samples whose innermost frame it was
+//! times the sampling period (from the trace's `fxt.sampling`), or the
+//! samples alone where a run does not say its rate (0 in a run where it
+//! was never sampled), and
 //! with `--name` only the samples taken while a slice of that name was
 //! open on their thread. The change compares the sides' means per run;
 //! its significance is the rank-sum test ([`super::ranktest`]) on those
@@ -19,8 +21,10 @@ use super::runs::Run;
 pub struct SampleRow {
     /// The function's name (`0x…` where no name was found).
     pub function: String,
-    /// Samples per run, each side (every run of the side, 0 where the
-    /// function was not sampled).
+    /// Whether the values are CPU nanoseconds (else samples).
+    pub in_ns: bool,
+    /// Per run, each side (every run of the side, 0 where the function
+    /// was not sampled).
     pub base_per_run: f64,
     pub new_per_run: f64,
     /// New per run over base per run, minus 1 (`None` when the base never
@@ -41,19 +45,25 @@ pub fn compare(base: &[Run], new: &[Run], alpha: f64) -> Vec<SampleRow> {
         .flat_map(|r| r.samples.keys())
         .collect();
     let testable = base.len() >= 2 && new.len() >= 2;
+    // CPU time when every run says its rate, else sample counts.
+    let in_ns = base.iter().chain(new).all(|r| r.sampled_ns.is_some());
+    let value = |r: &Run, f: &String| -> f64 {
+        let map = match (&r.sampled_ns, in_ns) {
+            (Some(ns), true) => ns,
+            _ => &r.samples,
+        };
+        map.get(f).copied().unwrap_or(0) as f64
+    };
     let mut rows: Vec<SampleRow> = functions
         .into_iter()
         .map(|f| {
-            let per_run = |side: &[Run]| -> Vec<f64> {
-                side.iter()
-                    .map(|r| r.samples.get(f).copied().unwrap_or(0) as f64)
-                    .collect()
-            };
+            let per_run = |side: &[Run]| -> Vec<f64> { side.iter().map(|r| value(r, f)).collect() };
             let (b, n) = (per_run(base), per_run(new));
             let (bm, nm) = (mean(&b), mean(&n));
             let p_value = testable.then(|| ranktest::p_value(&b, &n));
             SampleRow {
                 function: f.clone(),
+                in_ns,
                 base_per_run: bm,
                 new_per_run: nm,
                 change: (bm > 0.0).then(|| nm / bm - 1.0),
@@ -92,6 +102,7 @@ mod tests {
             durations: Default::default(),
             stacks: Default::default(),
             samples: samples.iter().map(|(f, n)| ((*f).to_owned(), *n)).collect(),
+            sampled_ns: None,
             sample_stacks: Default::default(),
             damage: None,
         }
