@@ -18,8 +18,9 @@ use crate::proto::{
 };
 
 /// Bytes of packets a chunk holds at most: what one blob record named
-/// `fxt.perfetto` carries (4095 words less the header and the name).
-pub const CHUNK_BYTES: usize = (0xfff - 1 - 2) * 8;
+/// `fxt.perfetto` carries (the largest record less its header word and the
+/// two words of the inline name).
+pub const CHUNK_BYTES: usize = (fxt_format::encode::MAX_RECORD_WORDS - 1 - 2) * 8;
 
 /// Interned data is cut into packets of about this size, well under a
 /// chunk.

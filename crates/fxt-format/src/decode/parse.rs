@@ -44,16 +44,8 @@ pub(crate) fn bits(word: u64, lsb: u32, width: u32) -> u64 {
     (word >> lsb) & ((1u64 << width) - 1)
 }
 
-/// The size of the record whose header is `header`, in words: bits 4..=15,
-/// or bits 4..=35 for large records (record type 15).
-#[inline]
-pub(crate) fn record_words(header: u64) -> u64 {
-    if header & 0xf == u64::from(record_type::LARGE) {
-        bits(header, 4, 32)
-    } else {
-        bits(header, 4, 12)
-    }
-}
+/// The framing rule, written once where headers are made.
+pub(crate) use crate::encode::header::record_words;
 
 /// The reader state every record is decoded against.
 #[derive(Default, Clone)]

@@ -113,6 +113,24 @@ pub const fn record(record_type: u64, words: usize) -> u64 {
     (record_type & 0xf) | (((words as u64) & 0xfff) << 4)
 }
 
+/// The size of the record whose header is `header`, in words: bits
+/// `[4 .. 15]`, or `[4 .. 35]` for a large record (type 15). The framing
+/// every reader of records walks by, the decoder's and the runtime's.
+///
+/// ```
+/// use fxt_format::encode::header::{large_record, record, record_words, record_type};
+/// assert_eq!(record_words(record(record_type::EVENT, 5)), 5);
+/// assert_eq!(record_words(large_record(70_000)), 70_000);
+/// ```
+#[inline(always)]
+pub const fn record_words(header: u64) -> u64 {
+    if header & 0xf == record_type::LARGE {
+        (header >> 4) & 0xffff_ffff
+    } else {
+        (header >> 4) & 0xfff
+    }
+}
+
 /// Bits `[0 .. 35]` of a large record header: type 15 and 32-bit size.
 #[inline(always)]
 pub const fn large_record(words: usize) -> u64 {

@@ -12,13 +12,10 @@
 //! Only a session that samples keeps anything: the walk below looks at one
 //! header word per record.
 
+use fxt_format::encode::header::{record_type, record_words};
 use fxt_format::encode::ThreadRef;
 use fxt_format::samples::{ModuleEntry, Modules, SAMPLE_NAME};
 
-/// Record type of a blob record, and of a large record (whose size field
-/// is wider).
-const BLOB: u64 = 5;
-const LARGE: u64 = 15;
 /// The name field of a blob named `fxt.sample` inline (bit 15: inline,
 /// then the length).
 const SAMPLE_NAME_REF: u64 = 0x8000 | SAMPLE_NAME.len() as u64;
@@ -42,18 +39,14 @@ impl SampleTap {
         let mut i = 0;
         while i < words.len() {
             let h = words[i];
-            let kind = h & 0xf;
-            let size = if kind == LARGE {
-                ((h >> 4) & 0xffff_ffff) as usize
-            } else {
-                ((h >> 4) & 0xfff) as usize
-            };
+            let size = record_words(h) as usize;
             if size == 0 || i + size > words.len() {
                 // The end of the published records (or damage: nothing
                 // after it is framed).
                 return;
             }
-            if kind == BLOB && (h >> 16) & 0xffff == SAMPLE_NAME_REF && (h >> 48) & 0xff == DATA {
+            let blob = h & 0xf == record_type::BLOB;
+            if blob && (h >> 16) & 0xffff == SAMPLE_NAME_REF && (h >> 48) & 0xff == DATA {
                 self.seen += 1;
                 #[cfg(feature = "symbolize")]
                 self.keep(&words[i..i + size]);
@@ -146,11 +139,7 @@ pub(crate) fn records(words: &[u64]) -> Vec<&[u64]> {
     let mut out = Vec::new();
     let mut rest = words;
     while let Some(&h) = rest.first() {
-        let size = if h & 0xf == LARGE {
-            ((h >> 4) & 0xffff_ffff) as usize
-        } else {
-            ((h >> 4) & 0xfff) as usize
-        };
+        let size = record_words(h) as usize;
         if size == 0 || size > rest.len() {
             break;
         }
