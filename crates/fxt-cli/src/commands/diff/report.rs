@@ -125,11 +125,7 @@ pub fn table(out: &mut dyn Write, cx: &Context<'_>, rows: &[Row]) -> io::Result<
             fmt_ns(n.p99_ns),
             r.change
                 .map_or("-".into(), |c| format!("{:+.1}%", c * 100.0)),
-            r.p_value.map_or("-".into(), |p| if p < 0.001 {
-                "<0.001".into()
-            } else {
-                format!("{p:.3}")
-            }),
+            fmt_p(r.p_value),
         )?;
     }
     writeln!(out, "\n* significant at {}%", percent(cx.confidence))?;
@@ -246,11 +242,7 @@ pub fn samples_table(out: &mut dyn Write, rows: &[SampleRow]) -> io::Result<()> 
             value(r.new_per_run),
             r.change
                 .map_or("new".into(), |c| format!("{:+.1}%", c * 100.0)),
-            r.p_value.map_or("-".into(), |p| if p < 0.001 {
-                "<0.001".into()
-            } else {
-                format!("{p:.3}")
-            }),
+            fmt_p(r.p_value),
             if r.significant { "  *" } else { "" }
         )?;
     }
@@ -271,6 +263,15 @@ fn percent(fraction: f64) -> f64 {
 
 fn label(r: &Row) -> String {
     format!("{}/{}", r.key.0, r.key.1)
+}
+
+/// A p-value to three places (`-` where nothing was tested).
+fn fmt_p(p: Option<f64>) -> String {
+    match p {
+        None => "-".into(),
+        Some(p) if p < 0.001 => "<0.001".into(),
+        Some(p) => format!("{p:.3}"),
+    }
 }
 
 /// A duration in nanoseconds with a readable unit.
