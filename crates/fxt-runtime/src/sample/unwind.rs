@@ -266,7 +266,12 @@ pub(crate) fn walk_frame_pointers(
             // The outermost frame (thread entry points clear `rbp`).
             return (n, false);
         }
-        let (Ok(next), Ok(ret)) = (read_word(fp, readable), read_word(fp + 8, readable)) else {
+        // Checked: a garbled `fp` near the top of the address space must
+        // end the walk, not overflow (a panic in the signal handler aborts).
+        let Some(ret_at) = fp.checked_add(8) else {
+            return (n, true);
+        };
+        let (Ok(next), Ok(ret)) = (read_word(fp, readable), read_word(ret_at, readable)) else {
             return (n, true);
         };
         if ret == 0 {
@@ -363,6 +368,35 @@ mod tests {
         let (n, truncated) = walk_frame_pointers(regs, &readable(regs.sp, &(lo..hi)), &mut out);
         assert_eq!(&out[..n], &[0x42, 0x1111, 0x2222, 0x3333]);
         assert!(!truncated);
+        drop(stack);
+    }
+
+    /// A saved frame pointer at the very top of the address space ends
+    /// the walk as truncated (the return address's slot would lie past
+    /// the last address), both as the interrupted `rbp` and in the chain.
+    #[test]
+    fn frame_pointer_at_the_top_of_the_address_space_ends_the_walk() {
+        let mut stack = vec![0u64; 64];
+        let lo = stack.as_ptr() as u64;
+        let top: u64 = !7;
+        stack[4] = top;
+        stack[5] = 0x1111;
+        let hi = lo + 64 * 8;
+        let mut out = [0u64; MAX_FRAMES];
+        for bp in [lo + 4 * 8, top] {
+            let regs = Regs {
+                pc: 0x42,
+                sp: lo + 2 * 8,
+                bp,
+            };
+            let r = readable(regs.sp, &(lo..hi));
+            let (n, truncated) = walk_frame_pointers(regs, &r, &mut out);
+            assert!(truncated, "bp {bp:#x}");
+            assert!(n <= 2, "bp {bp:#x}: {n} frames");
+            // Everything in the full walk too (tables first, no module).
+            let (n, _, truncated) = walk(None, None, regs, &r, &mut out);
+            assert!(truncated && n <= 2);
+        }
         drop(stack);
     }
 }
