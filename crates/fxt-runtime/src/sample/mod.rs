@@ -24,9 +24,12 @@
 //! is not fxt's (not our timer's value, not our perf event's descriptor)
 //! goes to the handler that was there before, if any. [`start`] lists the
 //! loaded objects for the unwinder; [`arm_thread`] (a thread's
-//! registration in the session) opens its source; [`stop`] (finish) closes
-//! every source, and a thread that leaves the session disarms itself.
+//! registration in the session) opens its source and gives the thread an
+//! alternate signal stack large enough for the handler ([`alt_stack`]);
+//! [`stop`] (finish) closes every source, and a thread that leaves the
+//! session disarms itself.
 
+mod alt_stack;
 mod record;
 mod source;
 mod unwind;
@@ -90,6 +93,9 @@ struct ThreadSampler {
     /// Gives the cursor a fresh chunk when a sample does not fit
     /// (`crate::thread::refill_from_signal`, passed down by the writer).
     refill: Cell<Option<Refill>>,
+    /// The alternate signal stack fxt gave this thread, if it did (see
+    /// [`alt_stack`]).
+    alt_stack: Cell<Option<alt_stack::AltStack>>,
 }
 
 /// See [`ThreadSampler::refill`]: `true` when the cursor has a fresh chunk.
@@ -106,6 +112,7 @@ thread_local! {
             fd: Cell::new(-1),
             arm_id: Cell::new(0),
             refill: Cell::new(None),
+            alt_stack: Cell::new(None),
         }
     };
 }
@@ -180,12 +187,18 @@ pub(crate) fn arm_thread(
     }
     disarm_thread();
     let stack = stack_bounds()?;
+    let cache = Box::into_raw(new_cache(stack)?);
+    // Before the source: its first signal runs on the alternate stack.
+    THREAD.with(|t| t.alt_stack.set(alt_stack::AltStack::install()));
     let period_ns = (1_000_000_000 / hz as u64).max(1);
     let perf = TRY_PERF.load(Ordering::Relaxed);
     let source = match source::Source::open(tid as i32, SIGNAL, period_ns, perf) {
         Ok(s) => s,
         Err(e) => {
             report_once(&e);
+            // SAFETY: boxed above, never shared.
+            drop(unsafe { Box::from_raw(cache) });
+            disarm_thread();
             return None;
         }
     };
@@ -193,7 +206,6 @@ pub(crate) fn arm_thread(
         TRY_PERF.store(false, Ordering::Relaxed);
     }
     let kind = source.kind();
-    let cache = Box::into_raw(Box::new(Cache::new_in()));
     let id = NEXT_ARM.fetch_add(1, Ordering::Relaxed);
     THREAD.with(|t| {
         t.cursor.set(cursor);
@@ -217,26 +229,50 @@ pub(crate) fn arm_thread(
 /// disarmed.
 pub(crate) fn disarm_thread() {
     let _ = THREAD.try_with(|t| {
-        if t.generation.get() == 0 {
-            return;
+        if t.generation.get() != 0 {
+            t.generation.set(0);
+            compiler_fence(Ordering::SeqCst);
+            let id = t.arm_id.get();
+            let source = {
+                let mut sources = lock_sources();
+                let i = sources.iter().position(|(s, _)| *s == id);
+                i.map(|i| sources.swap_remove(i))
+            };
+            drop(source);
+            let cache = t.cache.replace(core::ptr::null_mut());
+            if !cache.is_null() {
+                // SAFETY: `cache` came from `Box::into_raw` in `arm_thread`;
+                // the handler (which runs on this thread only) no longer
+                // reaches it: the generation is 0.
+                drop(unsafe { Box::from_raw(cache) });
+            }
         }
-        t.generation.set(0);
-        compiler_fence(Ordering::SeqCst);
-        let id = t.arm_id.get();
-        let source = {
-            let mut sources = lock_sources();
-            let i = sources.iter().position(|(s, _)| *s == id);
-            i.map(|i| sources.swap_remove(i))
-        };
-        drop(source);
-        let cache = t.cache.replace(core::ptr::null_mut());
-        if !cache.is_null() {
-            // SAFETY: `cache` came from `Box::into_raw` in `arm_thread`;
-            // the handler (which runs on this thread only) no longer
-            // reaches it: the generation is 0.
-            drop(unsafe { Box::from_raw(cache) });
+        // Last: a signal still pending from the source finds the
+        // generation cleared and returns at once, on whatever stack.
+        if let Some(alt) = t.alt_stack.take() {
+            alt.remove();
         }
     });
+}
+
+/// A fresh unwind cache. Its construction holds the unwinder's rule
+/// tables on the stack for a moment, more than a small thread stack has
+/// room for: a thread with little stack left has it built on a helper
+/// thread (`None`: that failed, the thread is not sampled).
+fn new_cache(stack: (u64, u64)) -> Option<Box<Cache>> {
+    /// Stack left below which the cache is built elsewhere (a debug
+    /// build copies the tables a few times on their way to the heap).
+    const ROOM: u64 = 512 << 10;
+    let here = &stack as *const (u64, u64) as u64;
+    if here.saturating_sub(stack.0) > ROOM {
+        return Some(Box::new(Cache::new_in()));
+    }
+    std::thread::Builder::new()
+        .name("fxt-unwind-cache".into())
+        .spawn(|| Box::new(Cache::new_in()))
+        .ok()?
+        .join()
+        .ok()
 }
 
 fn report_once(e: &std::io::Error) {
@@ -271,7 +307,9 @@ fn install_handler() {
         unsafe {
             let mut action: libc::sigaction = core::mem::zeroed();
             action.sa_sigaction = on_signal as *const () as usize;
-            action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+            // On the alternate stack (`alt_stack`): never on the sampled
+            // thread's own.
+            action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART | libc::SA_ONSTACK;
             libc::sigemptyset(&mut action.sa_mask);
             let mut old: libc::sigaction = core::mem::zeroed();
             if libc::sigaction(SIGNAL, &action, &mut old) == 0 {

@@ -1,0 +1,169 @@
+//! The CPU sampler's safety (`Config::sample_hz`): the signal handler's
+//! stack, sources opened while a session stops, sessions after sessions,
+//! descriptors and signals after `stop`, `fork` without `exec`, libraries
+//! unloaded while sampling, crash-safe files that would have to grow.
+//!
+//! A test whose failure would kill its process (a fault in the handler, a
+//! signal nobody handles) runs its body in a child: the test binary
+//! re-executed for that one test, with `CHILD` set. No timing is asserted:
+//! each case runs for some CPU time, enough for samples to land whatever
+//! the source (a perf event, or the CPU-time timer where perf is refused).
+
+mod common;
+
+use std::process::Command;
+
+use fxt_runtime::__macro_support::{instant, ArgValue, Callsite, KeyCache};
+
+/// Set in a child process to the name of the test it runs.
+const CHILD: &str = "FXT_SAMPLER_TEST_CHILD";
+
+static KEYS: [KeyCache; 1] = [KeyCache::NEW];
+static EV: Callsite = Callsite::new("sampler", "ev", &["n"], &KEYS);
+
+fn emit(n: u64) {
+    if let Some(site) = EV.site_with_keys(&KEYS) {
+        instant(site, &[ArgValue::U64(n)]);
+    }
+}
+
+/// The calling thread's CPU time, in nanoseconds.
+fn cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is valid for the call.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Burns `ms` of the calling thread's CPU time without calling much.
+fn spin_cpu(ms: u64) {
+    let start = cpu_ns();
+    let mut x = 1u64;
+    while cpu_ns() - start < ms * 1_000_000 {
+        for _ in 0..10_000 {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+    }
+    std::hint::black_box(x);
+}
+
+/// Whether this process is the child running `name`.
+fn in_child(name: &str) -> bool {
+    std::env::var(CHILD).is_ok_and(|v| v == name)
+}
+
+/// Runs test `name` in a child process (this binary, that test alone)
+/// and returns its exit status and output.
+fn run_child(name: &str, env: &[(&str, &str)]) -> (std::process::ExitStatus, String) {
+    let exe = std::env::current_exe().unwrap();
+    let mut cmd = Command::new(exe);
+    cmd.args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, name);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status, text)
+}
+
+/// Runs `name`'s body in a child and fails unless it exited with success
+/// (a fault or an unhandled signal in the child fails the test).
+fn child_must_pass(name: &str) {
+    let (status, text) = run_child(name, &[]);
+    assert!(status.success(), "child {name}: {status:?}\n{text}");
+    assert!(
+        text.contains("1 passed"),
+        "child {name} ran no test:\n{text}"
+    );
+}
+
+fn session(hz: u32, tag: &str) -> fxt_runtime::Session {
+    let out = std::env::temp_dir().join(format!("fxt-sampler-{tag}-{}.fxt", std::process::id()));
+    fxt_runtime::start(
+        fxt_runtime::Config::new()
+            .buffer_size(16 << 20)
+            .sample_hz(hz)
+            .output(out),
+    )
+    .unwrap()
+}
+
+/// The calling thread's stack: `[low, high)`.
+fn stack_bounds() -> (usize, usize) {
+    // SAFETY: `attr` is initialized by `pthread_getattr_np` before it is
+    // read and destroyed after; the out-pointers are valid.
+    unsafe {
+        let mut attr: libc::pthread_attr_t = core::mem::zeroed();
+        assert_eq!(libc::pthread_getattr_np(libc::pthread_self(), &mut attr), 0);
+        let mut addr: *mut libc::c_void = core::ptr::null_mut();
+        let mut size: libc::size_t = 0;
+        assert_eq!(libc::pthread_attr_getstack(&attr, &mut addr, &mut size), 0);
+        libc::pthread_attr_destroy(&mut attr);
+        (addr as usize, addr as usize + size)
+    }
+}
+
+/// Recurses until less than `free` bytes of the stack are left, then
+/// spins for `ms` of CPU time there.
+#[inline(never)]
+fn spin_near_the_stack_end(low: usize, free: usize, ms: u64) {
+    let pad = std::hint::black_box([0u8; 256]);
+    let here = &pad as *const _ as usize;
+    if here - low > free {
+        spin_near_the_stack_end(low, free, ms);
+    } else {
+        spin_cpu(ms);
+    }
+    std::hint::black_box(&pad);
+}
+
+/// Disables the calling thread's alternate signal stack (whoever made it).
+fn no_alt_stack() {
+    let off = libc::stack_t {
+        ss_sp: core::ptr::null_mut(),
+        ss_flags: libc::SS_DISABLE,
+        ss_size: 0,
+    };
+    // SAFETY: disabling the signal stack of a thread not on it.
+    assert_eq!(unsafe { libc::sigaltstack(&off, core::ptr::null_mut()) }, 0);
+}
+
+/// A thread with a 16 KiB stack, sampled at 10 kHz while it runs with
+/// less than 2 KiB of its stack left (too little for the kernel's signal
+/// frame, let alone the handler's): the handler runs on an alternate
+/// stack, so the thread survives, with Rust's stack or with fxt's (a
+/// thread without one, as C threads are).
+#[test]
+fn a_thread_with_a_small_stack_survives_sampling() {
+    const NAME: &str = "a_thread_with_a_small_stack_survives_sampling";
+    if !in_child(NAME) {
+        return child_must_pass(NAME);
+    }
+    let s = session(10_000, "small-stack");
+    for own_alt_stack in [true, false] {
+        std::thread::Builder::new()
+            .stack_size(16 << 10)
+            .spawn(move || {
+                if !own_alt_stack {
+                    no_alt_stack();
+                }
+                emit(0);
+                let (low, _) = stack_bounds();
+                spin_near_the_stack_end(low, 2 << 10, 300);
+                emit(1);
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+    let stats = s.finish().unwrap();
+    assert!(stats.samples > 0, "{stats:?}");
+}
