@@ -167,3 +167,79 @@ fn a_thread_with_a_small_stack_survives_sampling() {
     let stats = s.finish().unwrap();
     assert!(stats.samples > 0, "{stats:?}");
 }
+
+/// The sources open in this process: perf event descriptors and POSIX
+/// timers (fxt's sources; the tests make no others).
+fn live_sources() -> usize {
+    let perf = std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter(|l| l.to_string_lossy().contains("perf_event"))
+        .count();
+    let timers = std::fs::read_to_string("/proc/self/timers")
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.starts_with("ID:"))
+        .count();
+    perf + timers
+}
+
+/// Burns `us` microseconds of the calling thread's CPU time.
+fn spin_cpu_us(us: u64) {
+    let start = cpu_ns();
+    while cpu_ns() - start < us * 1000 {
+        std::hint::spin_loop();
+    }
+}
+
+/// Threads register (and arm their sources) while the session stops: once
+/// it has stopped, no source is left open. (Sampled at 1 Hz: the sources
+/// are opened as at any rate, and no sample lands, so each round's finish
+/// has no samples to name and many rounds run quickly.)
+#[test]
+fn no_source_outlives_a_stop_racing_thread_starts() {
+    const NAME: &str = "no_source_outlives_a_stop_racing_thread_starts";
+    if !in_child(NAME) {
+        return child_must_pass(NAME);
+    }
+    use std::sync::atomic::{AtomicBool, Ordering};
+    const THREADS: u64 = 4;
+    let before = live_sources();
+    for round in 0..300u64 {
+        let out = std::env::temp_dir().join(format!("fxt-sampler-race-{}.fxt", std::process::id()));
+        let s = fxt_runtime::start(
+            fxt_runtime::Config::new()
+                .buffer_size(1 << 20)
+                .sample_hz(1)
+                .output(out),
+        )
+        .unwrap();
+        let go = AtomicBool::new(false);
+        let stopped = AtomicBool::new(false);
+        let left = std::thread::scope(|scope| {
+            for t in 0..THREADS {
+                let (go, stopped) = (&go, &stopped);
+                scope.spawn(move || {
+                    while !go.load(Ordering::Acquire) {
+                        std::hint::spin_loop();
+                    }
+                    // Staggered, so that some threads arm as the session
+                    // stops.
+                    spin_cpu_us(t * 40 + round % 7 * 10);
+                    emit(t);
+                    // Alive (a thread's exit disarms it) until counted.
+                    while !stopped.load(Ordering::Acquire) {
+                        std::thread::yield_now();
+                    }
+                });
+            }
+            go.store(true, Ordering::Release);
+            spin_cpu_us(60 + round % 5 * 20);
+            s.finish().unwrap();
+            let left = live_sources() - before;
+            stopped.store(true, Ordering::Release);
+            left
+        });
+        assert_eq!(left, 0, "round {round}: sources left open after stop");
+    }
+}

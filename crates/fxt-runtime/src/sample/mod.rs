@@ -220,8 +220,20 @@ pub(crate) fn arm_thread(
         compiler_fence(Ordering::SeqCst);
         t.generation.set(generation);
     });
-    lock_sources().push((id, source));
-    Some(kind)
+    {
+        let mut sources = lock_sources();
+        // Checked again under the lock `stop` drains the list with: a
+        // `stop` that cleared `ACTIVE` after the check above either took
+        // the lock first (so this sees its store) or takes it after this
+        // push (and closes the source). Either way no source outlives it.
+        if ACTIVE.load(Ordering::Acquire) == generation {
+            sources.push((id, source));
+            return Some(kind);
+        }
+    }
+    drop(source);
+    disarm_thread();
+    None
 }
 
 /// Disarms the calling thread: closes its source (unless [`stop`] did)
