@@ -184,6 +184,34 @@ fn live_sources() -> usize {
     perf + timers
 }
 
+static SIGNALS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+extern "C" fn count_signal(_: libc::c_int) {
+    SIGNALS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Runs `f` with SIGPROF counted by a handler of the test's (fxt's put
+/// back after), and returns how many arrived.
+fn count_sigprof(f: impl FnOnce()) -> u64 {
+    // SAFETY: `count_signal` only increments an atomic; `old` receives
+    // the disposition it replaces and is put back as it was.
+    unsafe {
+        let mut action: libc::sigaction = core::mem::zeroed();
+        action.sa_sigaction = count_signal as *const () as usize;
+        libc::sigemptyset(&mut action.sa_mask);
+        let mut old: libc::sigaction = core::mem::zeroed();
+        assert_eq!(libc::sigaction(libc::SIGPROF, &action, &mut old), 0);
+        SIGNALS.store(0, std::sync::atomic::Ordering::Relaxed);
+        f();
+        let n = SIGNALS.load(std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(
+            libc::sigaction(libc::SIGPROF, &old, core::ptr::null_mut()),
+            0
+        );
+        n
+    }
+}
+
 /// Burns `us` microseconds of the calling thread's CPU time.
 fn spin_cpu_us(us: u64) {
     let start = cpu_ns();
@@ -242,4 +270,89 @@ fn no_source_outlives_a_stop_racing_thread_starts() {
         });
         assert_eq!(left, 0, "round {round}: sources left open after stop");
     }
+}
+
+/// Waits for `child` to exit (bounded, so that a child that blocked
+/// fails the test instead of hanging it) and returns its wait status.
+fn wait_child(child: libc::pid_t) -> Option<i32> {
+    let mut status = 0;
+    for _ in 0..6000 {
+        // SAFETY: `status` is a valid out-pointer; `child` is ours.
+        if unsafe { libc::waitpid(child, &mut status, libc::WNOHANG) } == child {
+            return Some(status);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // SAFETY: our child, reaped right after.
+    unsafe {
+        libc::kill(child, libc::SIGKILL);
+        libc::waitpid(child, &mut status, 0);
+    }
+    None
+}
+
+/// `fork` without `exec` while a thread is sampled: the child holds the
+/// parent's perf descriptors (sleeping), the parent stops the session,
+/// and its thread, running on, receives no SIGPROF; the child then exits
+/// normally (its thread disarms without the parent's locks).
+#[test]
+fn a_forked_child_holding_the_sources_does_not_keep_sampling_the_parent() {
+    const NAME: &str = "a_forked_child_holding_the_sources_does_not_keep_sampling_the_parent";
+    if !in_child(NAME) {
+        return child_must_pass(NAME);
+    }
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let s = session(10_000, "fork");
+    let phase = AtomicU32::new(0);
+    std::thread::scope(|scope| {
+        let phase = &phase;
+        scope.spawn(move || {
+            emit(0);
+            phase.store(1, Ordering::Release);
+            // Sampled until the parent has stopped the session and
+            // counts; then 20 ms more of CPU time under the count.
+            while phase.load(Ordering::Acquire) < 2 {
+                spin_cpu(1);
+            }
+            spin_cpu(20);
+            phase.store(3, Ordering::Release);
+        });
+        while phase.load(Ordering::Acquire) < 1 {
+            std::thread::yield_now();
+        }
+        let mut pipe = [0; 2];
+        // SAFETY: `pipe` has room for the two descriptors.
+        assert_eq!(unsafe { libc::pipe(pipe.as_mut_ptr()) }, 0);
+        // SAFETY: the child only reads the pipe and exits.
+        let child = unsafe { libc::fork() };
+        if child == 0 {
+            let mut b = 0u8;
+            // SAFETY: reads one byte into `b`; then `exit` runs the
+            // child's thread-local destructors (its writer disarms).
+            unsafe {
+                libc::close(pipe[1]);
+                libc::read(pipe[0], (&mut b as *mut u8).cast(), 1);
+                libc::exit(0);
+            }
+        }
+        assert!(child > 0, "fork failed");
+        // SAFETY: the child's end, not used here.
+        unsafe { libc::close(pipe[0]) };
+        let stats = s.finish().unwrap();
+        let signals = count_sigprof(|| {
+            phase.store(2, Ordering::Release);
+            while phase.load(Ordering::Acquire) < 3 {
+                std::thread::yield_now();
+            }
+        });
+        // SAFETY: wakes the child (one byte) and closes our end.
+        unsafe {
+            libc::write(pipe[1], b"x".as_ptr().cast(), 1);
+            libc::close(pipe[1]);
+        }
+        let status = wait_child(child);
+        assert_eq!(signals, 0, "SIGPROF after stop ({stats:?})");
+        let status = status.expect("the forked child blocked at its exit");
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+    });
 }

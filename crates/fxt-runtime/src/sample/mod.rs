@@ -121,6 +121,12 @@ thread_local! {
 /// register). Installs the handler on first use.
 pub(crate) fn start(generation: u32, use_tsc: bool, crash_safe: bool, pid: u64) {
     install_handler();
+    static AT_FORK: Once = Once::new();
+    crate::state::fork::on_fork_child(
+        &AT_FORK,
+        forget_after_fork,
+        "a forked child may block on the sampler's lock",
+    );
     let modules = Box::into_raw(Box::new(Modules::discover()));
     MODULES.store(modules, Ordering::Release);
     USE_TSC.store(use_tsc, Ordering::Relaxed);
@@ -285,6 +291,22 @@ fn new_cache(stack: (u64, u64)) -> Option<Box<Cache>> {
         .ok()?
         .join()
         .ok()
+}
+
+/// The `fork` child handler: the child (only the forking thread) samples
+/// nothing and forgets this thread's arming without taking a lock (another
+/// thread may have held `SOURCES` at the fork), so its later disarm (at
+/// its exit) takes none either. Its copies of the parent's sources stay
+/// open until it exits: a timer is not inherited, and a perf event
+/// counts only the parent's thread, which `stop` disables.
+extern "C" fn forget_after_fork() {
+    ACTIVE.store(0, Ordering::Relaxed);
+    let _ = THREAD.try_with(|t| {
+        t.generation.set(0);
+        t.fd.set(-1);
+        // Leaked: the child frees nothing the parent's bookkeeping owns.
+        t.cache.set(core::ptr::null_mut());
+    });
 }
 
 fn report_once(e: &std::io::Error) {
@@ -475,4 +497,66 @@ fn write_sample(t: &ThreadSampler, generation: u32, ctx: *mut libc::c_void) -> b
     }
     slot.publish();
     stored
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A child forked while another thread of the parent held the
+    /// sources' lock disarms (as at its exit) without blocking on it.
+    #[test]
+    fn a_forked_child_disarms_without_the_lock() {
+        const GENERATION: u32 = 0x7ff1;
+        let cursor: &'static Cursor = Box::leak(Box::new(Cursor::new()));
+        start(GENERATION, false, false, std::process::id() as u64);
+        // SAFETY: `gettid` has no preconditions.
+        let tid = unsafe { libc::gettid() } as u64;
+        // 1 Hz: armed, but no sample lands during the test.
+        assert!(arm_thread(cursor, tid, GENERATION, 1, |_| false).is_some());
+        let (held_tx, held_rx) = std::sync::mpsc::channel();
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let holder = std::thread::spawn(move || {
+            let guard = lock_sources();
+            held_tx.send(()).unwrap();
+            let _ = go_rx.recv();
+            drop(guard);
+        });
+        held_rx.recv().unwrap();
+        // SAFETY: the child only disarms (no lock, no allocation once
+        // fixed) and leaves with `_exit`.
+        let child = unsafe { libc::fork() };
+        if child == 0 {
+            disarm_thread();
+            // SAFETY: ends the child without running the parent's
+            // exit handlers.
+            unsafe { libc::_exit(0) };
+        }
+        assert!(child > 0, "fork failed");
+        go_tx.send(()).unwrap();
+        holder.join().unwrap();
+        // A child that blocked never exits: bounded so the test fails
+        // instead of hanging (the bound is not a measure of anything).
+        let mut status = 0;
+        let mut exited = false;
+        for _ in 0..6000 {
+            // SAFETY: `status` is a valid out-pointer; `child` is ours.
+            if unsafe { libc::waitpid(child, &mut status, libc::WNOHANG) } == child {
+                exited = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        if !exited {
+            // SAFETY: our child; reaped right after.
+            unsafe {
+                libc::kill(child, libc::SIGKILL);
+                libc::waitpid(child, &mut status, 0);
+            }
+        }
+        disarm_thread();
+        stop(GENERATION);
+        assert!(exited, "the forked child blocked on the sources' lock");
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+    }
 }

@@ -34,6 +34,7 @@ const PERF_TYPE_SOFTWARE: u32 = 1;
 const PERF_COUNT_SW_TASK_CLOCK: u64 = 1;
 const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
 const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
+const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
 /// `perf_event_attr` flag bits: disabled, exclude_kernel, exclude_hv.
 const ATTR_DISABLED: u64 = 1 << 0;
 const ATTR_EXCLUDE_KERNEL: u64 = 1 << 5;
@@ -120,6 +121,11 @@ impl Drop for Source {
         unsafe {
             match *self {
                 Source::Perf(fd) => {
+                    // Disabled and made silent before the close: a forked
+                    // child may hold the same open file, which `close`
+                    // alone leaves counting and signalling our thread.
+                    libc::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+                    libc::fcntl(fd, libc::F_SETFL, 0);
                     libc::close(fd);
                 }
                 Source::Timer(t) => {
