@@ -356,3 +356,58 @@ fn a_forked_child_holding_the_sources_does_not_keep_sampling_the_parent() {
         assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
     });
 }
+
+/// A crash-safe session without prefaulting (writers grow the file as
+/// they go), sampled at 10 kHz, a thread that mostly only spins (its
+/// chunks fill with samples, and the handler refills them): the handler
+/// never grows the file (a debug build asserts it), and every sample
+/// taken is in the trace or counted as dropped.
+#[test]
+fn a_crash_safe_session_sampled_without_prefault_never_grows_from_the_handler() {
+    const NAME: &str = "a_crash_safe_session_sampled_without_prefault_never_grows_from_the_handler";
+    if !in_child(NAME) {
+        return child_must_pass(NAME);
+    }
+    let path = std::env::temp_dir().join(format!("fxt-sampler-cs-{}.fxt", std::process::id()));
+    let s = fxt_runtime::start(
+        fxt_runtime::Config::new()
+            .buffer_size(8 << 20)
+            .chunk_size(16 << 10)
+            .crash_safe(true)
+            .prefault(fxt_runtime::Prefault::Off)
+            .sample_hz(10_000)
+            .output(&path),
+    )
+    .unwrap();
+    let events = std::thread::spawn(|| {
+        let start = cpu_ns();
+        let mut n = 0;
+        while cpu_ns() - start < 300_000_000 {
+            emit(n);
+            n += 1;
+            spin_cpu(2);
+        }
+        n
+    })
+    .join()
+    .unwrap();
+    let (bytes, stats) = s.finish_to_vec().unwrap();
+    let _ = std::fs::remove_file(&path);
+    let records = common::decode(&bytes);
+    let samples = records
+        .iter()
+        .filter(|r| {
+            matches!(r, fxt_format::decode::Record::Blob(b) if b.name.as_str() == Some("fxt.sample"))
+        })
+        .count() as u64;
+    let kept = records
+        .iter()
+        .filter(|r| matches!(r, fxt_format::decode::Record::Event(e) if e.name == "ev"))
+        .count() as u64;
+    assert!(stats.samples > 0, "{stats:?}");
+    assert_eq!(
+        samples + kept + stats.records_dropped,
+        stats.samples + events,
+        "every sample and event in the trace or counted as dropped ({stats:?})"
+    );
+}

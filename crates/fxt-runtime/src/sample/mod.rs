@@ -438,9 +438,12 @@ fn take_sample(ctx: *mut libc::c_void) {
             return;
         }
         TAKEN.fetch_add(1, Ordering::Relaxed);
+        // Growing a crash-safe file is forbidden from here on (asserted).
+        crate::memory::file_map::set_in_handler(true);
         if !write_sample(t, generation, ctx) {
             DROPPED.fetch_add(1, Ordering::Relaxed);
         }
+        crate::memory::file_map::set_in_handler(false);
     });
 }
 
