@@ -62,9 +62,19 @@ static USE_TSC: AtomicBool = AtomicBool::new(false);
 static CRASH_SAFE: AtomicBool = AtomicBool::new(false);
 /// The process id samples carry.
 static PID: AtomicU64 = AtomicU64::new(0);
-/// The unwinder's modules of the sampling session (leaked: a handler on
-/// another thread may still read the previous session's).
+/// The unwinder's modules: a list a handler may be reading, replaced only
+/// whole ([`refresh_modules`]); reused by the next session while the
+/// loader's objects are the same.
 static MODULES: AtomicPtr<Modules> = AtomicPtr::new(core::ptr::null_mut());
+/// Lists replaced while a handler may still read them; freed once no
+/// handler is running ([`free_retired`]). Its lock also serializes
+/// replacements.
+static RETIRED: Mutex<Retired> = Mutex::new(Vec::new());
+/// Boxed: a handler may hold a pointer to a list, which must not move.
+#[allow(clippy::vec_box)]
+type Retired = Vec<Box<Modules>>;
+/// Handlers between their entry and their last read of a module list.
+static IN_FLIGHT: AtomicU32 = AtomicU32::new(0);
 /// Samples taken in the session (the handler ran for one of its threads),
 /// and those of them not written.
 static TAKEN: AtomicU64 = AtomicU64::new(0);
@@ -127,8 +137,7 @@ pub(crate) fn start(generation: u32, use_tsc: bool, crash_safe: bool, pid: u64) 
         forget_after_fork,
         "a forked child may block on the sampler's lock",
     );
-    let modules = Box::into_raw(Box::new(Modules::discover()));
-    MODULES.store(modules, Ordering::Release);
+    refresh_modules();
     USE_TSC.store(use_tsc, Ordering::Relaxed);
     CRASH_SAFE.store(crash_safe, Ordering::Relaxed);
     PID.store(pid, Ordering::Relaxed);
@@ -160,10 +169,49 @@ pub(crate) fn stop(generation: u32) -> Option<Counts> {
     }
     let sources = std::mem::take(&mut *lock_sources());
     drop(sources);
+    free_retired(&mut lock_retired());
     Some(Counts {
         taken: TAKEN.load(Ordering::Relaxed),
         dropped: DROPPED.load(Ordering::Relaxed),
     })
+}
+
+fn lock_retired() -> std::sync::MutexGuard<'static, Retired> {
+    RETIRED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Makes [`MODULES`] list the objects loaded now, unless it does already
+/// (the loader added and removed nothing since it was made). The list it
+/// replaces is retired, not freed: a handler may be reading it.
+fn refresh_modules() {
+    let mut retired = lock_retired();
+    let current = MODULES.load(Ordering::Acquire);
+    // SAFETY: a list in `MODULES` is freed only after being swapped out
+    // under this lock, which is held.
+    if unsafe { current.as_ref() }.is_some_and(|m| !m.is_stale()) {
+        return;
+    }
+    let fresh = Box::into_raw(Box::new(Modules::discover()));
+    // SeqCst: in one order with the handlers' `IN_FLIGHT` increments and
+    // `MODULES` loads (see `free_retired`).
+    let old = MODULES.swap(fresh, Ordering::SeqCst);
+    if !old.is_null() {
+        // SAFETY: `old` came from `Box::into_raw` and has just left
+        // `MODULES`; only `free_retired` frees it.
+        retired.push(unsafe { Box::from_raw(old) });
+    }
+    free_retired(&mut retired);
+}
+
+/// Frees the retired lists if no handler is running now. A handler that
+/// read a retired list incremented `IN_FLIGHT` before that read, which
+/// came before the swap that retired it (all SeqCst), so a zero read
+/// after the swap means it has finished; its decrement (Release) pairs
+/// with this load, so its reads happen before the free.
+fn free_retired(retired: &mut Retired) {
+    if !retired.is_empty() && IN_FLIGHT.load(Ordering::SeqCst) == 0 {
+        retired.clear();
+    }
 }
 
 /// Reads the counts so far (collection of a running session).
@@ -440,9 +488,15 @@ fn take_sample(ctx: *mut libc::c_void) {
         TAKEN.fetch_add(1, Ordering::Relaxed);
         // Growing a crash-safe file is forbidden from here on (asserted).
         crate::memory::file_map::set_in_handler(true);
+        // SeqCst: before this handler's load of `MODULES` in the order
+        // `free_retired` relies on.
+        IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
         if !write_sample(t, generation, ctx) {
             DROPPED.fetch_add(1, Ordering::Relaxed);
         }
+        // Release: the reads of the module list happen before a free
+        // that reads this decrement (`free_retired`).
+        IN_FLIGHT.fetch_sub(1, Ordering::Release);
         crate::memory::file_map::set_in_handler(false);
     });
 }
@@ -461,8 +515,10 @@ fn write_sample(t: &ThreadSampler, generation: u32, ctx: *mut libc::c_void) -> b
     let regs = interrupted(ctx);
     let (lo, hi) = t.stack.get();
     let readable: Range<u64> = unwind::readable(regs.sp, &(lo..hi));
-    let modules = MODULES.load(Ordering::Acquire);
-    // SAFETY: `MODULES` is only ever set to a leaked box (never freed).
+    // SeqCst: see `free_retired` (and Acquire: the list's contents).
+    let modules = MODULES.load(Ordering::SeqCst);
+    // SAFETY: a list is freed only when retired and no handler is in
+    // flight; this one counts itself in `IN_FLIGHT` until it returns.
     let modules = unsafe { modules.as_ref() };
     // SAFETY: the cache was boxed by `arm_thread` for this thread and is
     // freed only by `disarm_thread` on this thread after the generation
@@ -506,10 +562,32 @@ fn write_sample(t: &ThreadSampler, generation: u32, ctx: *mut libc::c_void) -> b
 mod tests {
     use super::*;
 
+    /// The tests that start and stop sampling, one at a time.
+    fn serial() -> std::sync::MutexGuard<'static, ()> {
+        static SERIAL: Mutex<()> = Mutex::new(());
+        SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A thousand sampling sessions, one after the other, in one process
+    /// (a provider sampled once a minute): the module lists alive stay
+    /// bounded.
+    #[test]
+    fn a_thousand_sessions_keep_a_bounded_number_of_module_lists() {
+        let _serial = serial();
+        for i in 0..1000u32 {
+            let generation = 0x100 + i;
+            start(generation, false, false, std::process::id() as u64);
+            assert!(stop(generation).is_some());
+        }
+        let live = unwind::live();
+        assert!(live <= 2, "{live} module lists alive after 1000 sessions");
+    }
+
     /// A child forked while another thread of the parent held the
     /// sources' lock disarms (as at its exit) without blocking on it.
     #[test]
     fn a_forked_child_disarms_without_the_lock() {
+        let _serial = serial();
         const GENERATION: u32 = 0x7ff1;
         let cursor: &'static Cursor = Box::leak(Box::new(Cursor::new()));
         start(GENERATION, false, false, std::process::id() as u64);

@@ -13,6 +13,7 @@
 //! leads elsewhere ends the walk (the sample is marked truncated).
 
 use core::ops::Range;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::{ExplicitModuleSectionInfo, Module, MustNotAllocateDuringUnwind, Unwinder};
@@ -52,6 +53,58 @@ pub(crate) struct Modules {
     unwinder: UnwinderX86_64<Data, MustNotAllocateDuringUnwind>,
     #[cfg_attr(not(test), allow(dead_code))]
     count: usize,
+    /// The loader's counts of objects added and removed when this list
+    /// was made ([`loader_state`]): equal counts later, same objects.
+    loader: (u64, u64),
+}
+
+/// Module lists alive (each owns an unwinder): bounded however many
+/// sessions sample, which tests check.
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// How many module lists are alive.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn live() -> usize {
+    LIVE.load(Ordering::Relaxed)
+}
+
+impl Drop for Modules {
+    fn drop(&mut self) {
+        LIVE.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// The loader's counts of objects loaded and unloaded so far
+/// (`dlpi_adds`, `dlpi_subs`): they change with every `dlopen` or
+/// `dlclose` that maps or unmaps an object. Takes the loader's lock: not
+/// for a signal handler.
+pub(crate) fn loader_state() -> (u64, u64) {
+    let mut state = (u64::MAX, u64::MAX);
+    // SAFETY: `dl_iterate_phdr` calls `first` with valid pointers while
+    // holding the loader's lock; `state` outlives the call; the callback
+    // only reads two fields (after checking the structure has them).
+    unsafe {
+        libc::dl_iterate_phdr(Some(first), (&mut state as *mut (u64, u64)).cast());
+    }
+    state
+}
+
+/// `dl_iterate_phdr`'s callback for [`loader_state`]: the counts, from the
+/// first object, then stop.
+unsafe extern "C" fn first(
+    info: *mut libc::dl_phdr_info,
+    size: libc::size_t,
+    data: *mut libc::c_void,
+) -> libc::c_int {
+    let has_counts = size >= core::mem::offset_of!(libc::dl_phdr_info, dlpi_subs) + 8;
+    // SAFETY: called by `dl_iterate_phdr` with a valid `info` of `size`
+    // bytes and the `data` pointer `loader_state` gave it.
+    unsafe {
+        if has_counts {
+            *data.cast::<(u64, u64)>() = ((*info).dlpi_adds, (*info).dlpi_subs);
+        }
+    }
+    1
 }
 
 impl Modules {
@@ -60,6 +113,9 @@ impl Modules {
     /// sampled: their memory would be read (fxt keeps the list for the
     /// session; libraries are rarely unloaded).
     pub(crate) fn discover() -> Modules {
+        // Read before listing: a change during the listing shows as a
+        // change at the next comparison.
+        let loader = loader_state();
         let mut found: Vec<Module<Data>> = Vec::new();
         // SAFETY: `dl_iterate_phdr` calls `each` with valid `dl_phdr_info`
         // pointers while holding the loader's lock; `found` outlives the
@@ -73,7 +129,19 @@ impl Modules {
         for m in found {
             unwinder.add_module(m);
         }
-        Modules { unwinder, count }
+        LIVE.fetch_add(1, Ordering::Relaxed);
+        Modules {
+            unwinder,
+            count,
+            loader,
+        }
+    }
+
+    /// Whether the loader's objects may have changed since this list was
+    /// made (an object loaded or unloaded).
+    pub(crate) fn is_stale(&self) -> bool {
+        let now = loader_state();
+        now != self.loader || now == (u64::MAX, u64::MAX)
     }
 
     /// How many objects the unwinder knows.
