@@ -411,3 +411,63 @@ fn a_crash_safe_session_sampled_without_prefault_never_grows_from_the_handler() 
         "every sample and event in the trace or counted as dropped ({stats:?})"
     );
 }
+
+/// The tids of the `fxt.sample` records of a trace, one per sample.
+fn sample_tids(bytes: &[u8]) -> Vec<u64> {
+    common::decode(bytes)
+        .iter()
+        .filter_map(|r| match r {
+            fxt_format::decode::Record::Blob(b) if b.name.as_str() == Some("fxt.sample") => {
+                Some(u64::from_le_bytes(b.payload[16..24].try_into().unwrap()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// With `RLIMIT_NOFILE` a few descriptors above what the process has open,
+/// sixteen threads sampled at once: each is sampled (threads past the
+/// descriptors perf may take get a timer), and the session still has the
+/// descriptors to write its trace.
+#[test]
+fn threads_past_the_descriptor_limit_are_sampled_with_timers() {
+    const NAME: &str = "threads_past_the_descriptor_limit_are_sampled_with_timers";
+    if !in_child(NAME) {
+        return child_must_pass(NAME);
+    }
+    use std::sync::Barrier;
+    const THREADS: usize = 16;
+    let open = std::fs::read_dir("/proc/self/fd").unwrap().count() as u64;
+    let limit = libc::rlimit {
+        rlim_cur: open + 10,
+        rlim_max: open + 10,
+    };
+    // SAFETY: `limit` is valid; this child process only lowers its own.
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) }, 0);
+    let s = session(1000, "nofile");
+    let armed = Barrier::new(THREADS);
+    let tids: Vec<u64> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let armed = &armed;
+                scope.spawn(move || {
+                    emit(t as u64);
+                    // All armed at once: sixteen sources open together.
+                    armed.wait();
+                    spin_cpu(40);
+                    // SAFETY: `gettid` has no preconditions.
+                    unsafe { libc::gettid() as u64 }
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let (bytes, stats) = s.finish_to_vec().unwrap();
+    let sampled = sample_tids(&bytes);
+    for tid in tids {
+        assert!(
+            sampled.contains(&tid),
+            "thread {tid} not sampled ({stats:?})"
+        );
+    }
+}

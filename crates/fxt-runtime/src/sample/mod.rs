@@ -79,7 +79,8 @@ static IN_FLIGHT: AtomicU32 = AtomicU32::new(0);
 /// and those of them not written.
 static TAKEN: AtomicU64 = AtomicU64::new(0);
 static DROPPED: AtomicU64 = AtomicU64::new(0);
-/// Whether to try `perf_event_open` first (cleared after it fails once).
+/// Whether to try `perf_event_open` first (cleared once the kernel refuses
+/// it; not when descriptors ran short).
 static TRY_PERF: AtomicBool = AtomicBool::new(true);
 /// Every armed source, by arm id; [`stop`] closes them all.
 static SOURCES: Mutex<Vec<(u64, source::Source)>> = Mutex::new(Vec::new());
@@ -247,7 +248,12 @@ pub(crate) fn arm_thread(
     let period_ns = (1_000_000_000 / hz as u64).max(1);
     let perf = TRY_PERF.load(Ordering::Relaxed);
     let source = match source::Source::open(tid as i32, SIGNAL, period_ns, perf) {
-        Ok(s) => s,
+        Ok((s, refused)) => {
+            if refused {
+                TRY_PERF.store(false, Ordering::Relaxed);
+            }
+            s
+        }
         Err(e) => {
             report_once(&e);
             // SAFETY: boxed above, never shared.
@@ -256,9 +262,6 @@ pub(crate) fn arm_thread(
             return None;
         }
     };
-    if perf && source.kind() == SourceKind::CpuTimer {
-        TRY_PERF.store(false, Ordering::Relaxed);
-    }
     let kind = source.kind();
     let id = NEXT_ARM.fetch_add(1, Ordering::Relaxed);
     THREAD.with(|t| {

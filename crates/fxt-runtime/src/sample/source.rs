@@ -87,15 +87,31 @@ unsafe impl Send for Source {}
 impl Source {
     /// Starts interrupting the calling thread (`tid`) with `signal` every
     /// `period_ns` of its CPU time. `perf`: try the perf event first.
-    pub(crate) fn open(tid: i32, signal: i32, period_ns: u64, perf: bool) -> io::Result<Source> {
+    /// Also returns whether the kernel refused the perf event (not worth
+    /// trying for other threads).
+    ///
+    /// A perf event takes a file descriptor, which counts against the
+    /// program's `RLIMIT_NOFILE`: past half of it, or when descriptors run
+    /// out, the thread gets a timer instead (none needed), so sampling
+    /// never leaves the program without descriptors nor a thread unsampled.
+    pub(crate) fn open(
+        tid: i32,
+        signal: i32,
+        period_ns: u64,
+        perf: bool,
+    ) -> io::Result<(Source, bool)> {
+        let mut refused = false;
         if perf {
             match open_perf(tid, signal, period_ns) {
-                Ok(fd) => return Ok(Source::Perf(fd)),
-                Err(e) if e.raw_os_error() == Some(libc::EMFILE) => return Err(e),
-                Err(_) => {}
+                Ok(fd) if leaves_room(fd) => return Ok((Source::Perf(fd), false)),
+                // Dropped: closed, the timer below instead.
+                Ok(fd) => drop(Source::Perf(fd)),
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) => {}
+                Err(_) => refused = true,
             }
         }
-        open_timer(tid, signal, period_ns).map(Source::Timer)
+        let timer = open_timer(tid, signal, period_ns)?;
+        Ok((Source::Timer(timer), refused))
     }
 
     pub(crate) fn kind(&self) -> SourceKind {
@@ -134,6 +150,20 @@ impl Drop for Source {
             }
         }
     }
+}
+
+/// Whether descriptor `fd` (the lowest free one when it was opened, so
+/// about as many are open) leaves half of `RLIMIT_NOFILE` to the program.
+fn leaves_room(fd: libc::c_int) -> bool {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `limit` is a valid out-pointer.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return true;
+    }
+    limit.rlim_cur == libc::RLIM_INFINITY || (fd as u64) < limit.rlim_cur / 2
 }
 
 fn open_perf(tid: i32, signal: i32, period_ns: u64) -> io::Result<libc::c_int> {
