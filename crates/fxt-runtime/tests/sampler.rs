@@ -471,3 +471,54 @@ fn threads_past_the_descriptor_limit_are_sampled_with_timers() {
         );
     }
 }
+
+/// Whether any thread of this process has SIGPROF pending.
+fn any_sigprof_pending() -> bool {
+    std::fs::read_dir("/proc/self/task").unwrap().any(|e| {
+        let path = e.unwrap().path().join("status");
+        let status = std::fs::read_to_string(path).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigPnd:"))
+            .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+            .is_some_and(|m| m & (1 << (libc::SIGPROF - 1)) != 0)
+    })
+}
+
+/// Threads sampled at 10 kHz run on while the session stops: once it has
+/// stopped no SIGPROF is pending, and a program that then sets SIGPROF to
+/// its default disposition (terminate) is not killed while they run on.
+#[test]
+fn after_stop_no_sigprof_is_pending_or_armed() {
+    const NAME: &str = "after_stop_no_sigprof_is_pending_or_armed";
+    if !in_child(NAME) {
+        return child_must_pass(NAME);
+    }
+    use std::sync::atomic::{AtomicU32, Ordering};
+    const THREADS: u32 = 3;
+    let s = session(10_000, "sigdfl");
+    let phase = AtomicU32::new(0);
+    let armed = AtomicU32::new(0);
+    std::thread::scope(|scope| {
+        for t in 0..THREADS {
+            let (phase, armed) = (&phase, &armed);
+            scope.spawn(move || {
+                emit(t as u64);
+                armed.fetch_add(1, Ordering::AcqRel);
+                while phase.load(Ordering::Acquire) == 0 {
+                    spin_cpu(1);
+                }
+                spin_cpu(30);
+            });
+        }
+        while armed.load(Ordering::Acquire) < THREADS {
+            std::thread::yield_now();
+        }
+        spin_cpu(10);
+        s.finish().unwrap();
+        assert!(!any_sigprof_pending(), "SIGPROF pending after stop");
+        // SAFETY: the default disposition; a SIGPROF now kills the child.
+        unsafe { libc::signal(libc::SIGPROF, libc::SIG_DFL) };
+        phase.store(1, Ordering::Release);
+    });
+}

@@ -83,7 +83,9 @@ static DROPPED: AtomicU64 = AtomicU64::new(0);
 /// it; not when descriptors ran short).
 static TRY_PERF: AtomicBool = AtomicBool::new(true);
 /// Every armed source, by arm id; [`stop`] closes them all.
-static SOURCES: Mutex<Vec<(u64, source::Source)>> = Mutex::new(Vec::new());
+static SOURCES: Mutex<Vec<Armed>> = Mutex::new(Vec::new());
+/// An armed source: its arm id, its thread, the source.
+type Armed = (u64, u64, source::Source);
 static NEXT_ARM: AtomicU64 = AtomicU64::new(1);
 /// The disposition of the signal before fxt's (to chain to).
 static PREVIOUS: Mutex<Option<libc::sigaction>> = Mutex::new(None);
@@ -169,7 +171,9 @@ pub(crate) fn stop(generation: u32) -> Option<Counts> {
         return None;
     }
     let sources = std::mem::take(&mut *lock_sources());
+    let tids: Vec<u64> = sources.iter().map(|(_, tid, _)| *tid).collect();
     drop(sources);
+    settle_pending(&tids);
     free_retired(&mut lock_retired());
     Some(Counts {
         taken: TAKEN.load(Ordering::Relaxed),
@@ -215,6 +219,35 @@ fn free_retired(retired: &mut Retired) {
     }
 }
 
+/// Waits (a bounded while) until none of threads `tids` has a SIGPROF
+/// pending from a source just closed: a program that sets SIGPROF to its
+/// default disposition after the session would be killed by one. A thread
+/// that blocks the signal keeps it pending; the wait then ends at its
+/// bound.
+fn settle_pending(tids: &[u64]) {
+    const TRIES: u32 = 2000;
+    let mut tries = 0;
+    for &tid in tids {
+        while sigprof_pending(tid) && tries < TRIES {
+            tries += 1;
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        }
+    }
+}
+
+/// Whether thread `tid` of this process has SIGPROF pending (its
+/// `SigPnd` in `/proc`; `false` when it is gone or cannot be read).
+fn sigprof_pending(tid: u64) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/self/task/{tid}/status")) else {
+        return false;
+    };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigPnd:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (SIGNAL - 1)) != 0)
+}
+
 /// Reads the counts so far (collection of a running session).
 pub(crate) fn counts() -> Counts {
     Counts {
@@ -223,7 +256,7 @@ pub(crate) fn counts() -> Counts {
     }
 }
 
-fn lock_sources() -> std::sync::MutexGuard<'static, Vec<(u64, source::Source)>> {
+fn lock_sources() -> std::sync::MutexGuard<'static, Vec<Armed>> {
     SOURCES.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -284,7 +317,7 @@ pub(crate) fn arm_thread(
         // the lock first (so this sees its store) or takes it after this
         // push (and closes the source). Either way no source outlives it.
         if ACTIVE.load(Ordering::Acquire) == generation {
-            sources.push((id, source));
+            sources.push((id, tid, source));
             return Some(kind);
         }
     }
@@ -304,7 +337,7 @@ pub(crate) fn disarm_thread() {
             let id = t.arm_id.get();
             let source = {
                 let mut sources = lock_sources();
-                let i = sources.iter().position(|(s, _)| *s == id);
+                let i = sources.iter().position(|(s, ..)| *s == id);
                 i.map(|i| sources.swap_remove(i))
             };
             drop(source);
