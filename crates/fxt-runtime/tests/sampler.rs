@@ -425,6 +425,21 @@ fn sample_tids(bytes: &[u8]) -> Vec<u64> {
         .collect()
 }
 
+/// How many samples of a trace were walked with the unwind tables through
+/// more than the interrupted frame.
+fn table_walks(bytes: &[u8]) -> usize {
+    common::decode(bytes)
+        .iter()
+        .filter(|r| match r {
+            fxt_format::decode::Record::Blob(b) if b.name.as_str() == Some("fxt.sample") => {
+                let w = u64::from_le_bytes(b.payload[24..32].try_into().unwrap());
+                (w >> 16) & 0xff == 1 && w & 0xffff > 1
+            }
+            _ => false,
+        })
+        .count()
+}
+
 /// With `RLIMIT_NOFILE` a few descriptors above what the process has open,
 /// sixteen threads sampled at once: each is sampled (threads past the
 /// descriptors perf may take get a timer), and the session still has the
@@ -521,4 +536,103 @@ fn after_stop_no_sigprof_is_pending_or_armed() {
         unsafe { libc::signal(libc::SIGPROF, libc::SIG_DFL) };
         phase.store(1, Ordering::Release);
     });
+}
+
+/// `dlopen` of a system library by name (`RTLD_NOW`); null if absent.
+fn dlopen(name: &str) -> *mut libc::c_void {
+    let name = std::ffi::CString::new(name).unwrap();
+    // SAFETY: a NUL-terminated name; loading a system library runs only
+    // its own initializers.
+    unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) }
+}
+
+/// Runs `f(buf)` for `ms` of the calling thread's CPU time.
+fn run_for(ms: u64, f: impl Fn(&[u8])) {
+    let buf = vec![7u8; 4096];
+    let start = cpu_ns();
+    while cpu_ns() - start < ms * 1_000_000 {
+        f(&buf);
+    }
+}
+
+/// A library unloaded while its unwind information is in the sampler's
+/// module list, and another loaded (plugin reload: usually where the first
+/// was) and run by the same sampled thread: no sample reads the unloaded
+/// library's memory (the process survives), and samples are written.
+#[test]
+fn a_dlclose_dlopen_cycle_while_sampling() {
+    const NAME: &str = "a_dlclose_dlopen_cycle_while_sampling";
+    if !in_child(NAME) {
+        return child_must_pass(NAME);
+    }
+    type Crc32 = unsafe extern "C" fn(u64, *const u8, u32) -> u64;
+    type Crc64 = unsafe extern "C" fn(*const u8, usize, u64) -> u64;
+    let sym = |lib: *mut libc::c_void, name: &std::ffi::CStr| {
+        // SAFETY: `lib` is a live handle; the name is NUL-terminated.
+        let f = unsafe { libc::dlsym(lib, name.as_ptr()) };
+        assert!(!f.is_null(), "{name:?} not found");
+        f
+    };
+    let (mut samples, mut walked) = (0, 0);
+    for round in 0..6 {
+        // The big library first, so that the small one fits in its place.
+        let lzma = dlopen("liblzma.so.5");
+        if lzma.is_null() || dlopen_absent("libz.so.1") {
+            eprintln!("liblzma.so.5 or libz.so.1 missing: nothing to test");
+            return;
+        }
+        let s = session(10_000, "dl");
+        // A handle is a pointer: passed as an address.
+        let lzma_handle = lzma as usize;
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let lzma = lzma_handle as *mut libc::c_void;
+                // Armed now, with liblzma in the module list.
+                emit(0);
+                let crc64 = sym(lzma, c"lzma_crc64");
+                // SAFETY: `lzma_crc64(buf, size, crc)`'s signature.
+                let crc64: Crc64 = unsafe { core::mem::transmute(crc64) };
+                run_for(20, |buf| {
+                    // SAFETY: `buf` is valid for its length.
+                    std::hint::black_box(unsafe { crc64(buf.as_ptr(), buf.len(), 0) });
+                });
+                // SAFETY: our handle; the function is not called again.
+                unsafe { libc::dlclose(lzma) };
+                let z = dlopen("libz.so.1");
+                assert!(!z.is_null());
+                let crc32 = sym(z, c"crc32");
+                // SAFETY: `crc32(crc, buf, len)`'s signature (an unsigned
+                // long, a pointer, an unsigned int).
+                let crc32: Crc32 = unsafe { core::mem::transmute(crc32) };
+                run_for(30, |buf| {
+                    // SAFETY: `buf` is valid for its length.
+                    std::hint::black_box(unsafe { crc32(0, buf.as_ptr(), buf.len() as u32) });
+                });
+                emit(1);
+                // SAFETY: our handle; nothing of it is used after.
+                unsafe { libc::dlclose(z) };
+            });
+        });
+        let (bytes, stats) = s.finish_to_vec().unwrap();
+        samples += sample_tids(&bytes).len();
+        walked += table_walks(&bytes);
+        eprintln!("round {round}: {stats:?}");
+    }
+    assert!(samples > 0);
+    // The copied unwind tables work: stacks walked with them.
+    assert!(
+        walked > 0,
+        "no sample of {samples} walked with unwind tables"
+    );
+}
+
+/// Whether library `name` cannot be loaded (loading it to see, then
+/// unloading it).
+fn dlopen_absent(name: &str) -> bool {
+    let lib = dlopen(name);
+    if !lib.is_null() {
+        // SAFETY: the handle just opened, not used after.
+        unsafe { libc::dlclose(lib) };
+    }
+    lib.is_null()
 }

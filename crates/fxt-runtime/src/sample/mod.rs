@@ -275,6 +275,9 @@ pub(crate) fn arm_thread(
     }
     disarm_thread();
     let stack = stack_bounds()?;
+    // A library loaded or unloaded since the list was made (a plugin
+    // reloaded): this thread may run its code.
+    refresh_modules();
     let cache = Box::into_raw(new_cache(stack)?);
     // Before the source: its first signal runs on the alternate stack.
     THREAD.with(|t| t.alt_stack.set(alt_stack::AltStack::install()));

@@ -32,9 +32,10 @@ pub(crate) enum Method {
     PcOnly,
 }
 
-/// Section data: the loaded object's own mapped memory, which stays mapped
-/// while the object is loaded (see [`Modules::discover`]).
-type Data = &'static [u8];
+/// Section data: a copy of the loaded object's section, owned by the
+/// module list, so that a handler never reads the memory of an object
+/// that `dlclose` may have unmapped (see [`Modules::discover`]).
+type Data = Vec<u8>;
 
 /// The per-thread unwind cache (boxed when the thread is armed; only its
 /// thread uses it, from its handler).
@@ -109,9 +110,12 @@ unsafe extern "C" fn first(
 
 impl Modules {
     /// Every object loaded now (executable, shared libraries, vDSO) with
-    /// an `.eh_frame_hdr`. Objects unloaded later (`dlclose`) must not be
-    /// sampled: their memory would be read (fxt keeps the list for the
-    /// session; libraries are rarely unloaded).
+    /// an `.eh_frame_hdr`, its unwind sections copied (under the loader's
+    /// lock, so no `dlclose` unmaps them meanwhile). An object unloaded
+    /// later stays in the list, harmlessly: its copies are the list's own
+    /// memory, and a walk reads nothing else but the sampled stack; code
+    /// loaded in its place is walked with its rules (wrong frames, never a
+    /// fault) until the list is made again ([`Modules::is_stale`]).
     pub(crate) fn discover() -> Modules {
         // Read before listing: a change during the listing shows as a
         // change at the next comparison.
@@ -182,7 +186,7 @@ fn module_of(info: &libc::dl_phdr_info) -> Option<Module<Data>> {
     let text_svma = text.p_vaddr..text.p_vaddr + text.p_memsz;
     let hdr_svma = hdr.p_vaddr..hdr.p_vaddr + hdr.p_memsz;
     let hdr_data = mapped(base, &hdr_svma);
-    let eh_frame_svma = eh_frame_of(base, hdr_data, &hdr_svma)?;
+    let eh_frame_svma = eh_frame_of(hdr_data, &hdr_svma)?;
     // `.eh_frame` runs to at most the end of the segment that holds it
     // (the header's table locates each entry; nothing past it is read).
     let seg = phdrs.iter().find(|p| {
@@ -190,7 +194,9 @@ fn module_of(info: &libc::dl_phdr_info) -> Option<Module<Data>> {
             && p.p_vaddr <= eh_frame_svma
             && eh_frame_svma < p.p_vaddr + p.p_memsz
     })?;
-    let eh_frame = eh_frame_svma..seg.p_vaddr + seg.p_filesz.min(seg.p_memsz);
+    let seg_end = seg.p_vaddr + seg.p_filesz.min(seg.p_memsz);
+    let eh_frame_data = eh_frame_entries(mapped(base, &(eh_frame_svma..seg_end)));
+    let eh_frame = eh_frame_svma..eh_frame_svma + eh_frame_data.len() as u64;
     let name = if info.dlpi_name.is_null() {
         String::new()
     } else {
@@ -201,23 +207,27 @@ fn module_of(info: &libc::dl_phdr_info) -> Option<Module<Data>> {
     };
     let sections = ExplicitModuleSectionInfo {
         base_svma: 0,
+        // No code bytes: framehop reads them only for Mach-O's compact
+        // unwind info, and a copy of the code would cost its size.
         text_svma: Some(text_svma.clone()),
-        text: Some(mapped(base, &text_svma)),
-        eh_frame_svma: Some(eh_frame.clone()),
-        eh_frame: Some(mapped(base, &eh_frame)),
+        text: None,
+        eh_frame_svma: Some(eh_frame),
+        eh_frame: Some(eh_frame_data.to_vec()),
         eh_frame_hdr_svma: Some(hdr_svma),
-        eh_frame_hdr: Some(hdr_data),
+        eh_frame_hdr: Some(hdr_data.to_vec()),
         ..Default::default()
     };
     let avma = base + text_svma.start..base + text_svma.end;
     Some(Module::new(name, avma, base, sections))
 }
 
-/// The mapped bytes of `svma` in an object loaded at `base`.
-fn mapped(base: u64, svma: &Range<u64>) -> Data {
+/// The mapped bytes of `svma` in an object loaded at `base`, for the
+/// duration of a `dl_iterate_phdr` callback.
+fn mapped<'a>(base: u64, svma: &Range<u64>) -> &'a [u8] {
     // SAFETY: the range is (part of) a loaded segment of the object, as its
     // program headers state, mapped readable for as long as the object is
-    // loaded (see `Modules::discover`).
+    // loaded, which it stays while the loader's lock is held: the callers
+    // run inside `dl_iterate_phdr`'s callback and copy what they keep.
     unsafe {
         core::slice::from_raw_parts(
             (base + svma.start) as *const u8,
@@ -226,12 +236,38 @@ fn mapped(base: u64, svma: &Range<u64>) -> Data {
     }
 }
 
+/// The entries of `.eh_frame` at the start of `data` (which runs to the
+/// end of its segment): up to and with the zero terminator the linker
+/// puts after the last entry, else all of `data`.
+fn eh_frame_entries(data: &[u8]) -> &[u8] {
+    let word = |at: usize, n: usize| -> Option<u64> {
+        let bytes = data.get(at..at.checked_add(n)?)?;
+        let mut b = [0u8; 8];
+        b[..n].copy_from_slice(bytes);
+        Some(u64::from_le_bytes(b))
+    };
+    let mut at = 0usize;
+    while let Some(len) = word(at, 4) {
+        let next = match len {
+            0 => return &data[..at + 4],
+            0xffff_ffff => word(at + 4, 8)
+                .and_then(|l| usize::try_from(l).ok())
+                .and_then(|l| l.checked_add(at + 12)),
+            l => (l as usize).checked_add(at + 4),
+        };
+        match next {
+            Some(n) if n <= data.len() => at = n,
+            _ => break,
+        }
+    }
+    data
+}
+
 /// The stated address of `.eh_frame`, from its header.
-fn eh_frame_of(base: u64, hdr: Data, svma: &Range<u64>) -> Option<u64> {
+fn eh_frame_of(hdr: &[u8], svma: &Range<u64>) -> Option<u64> {
     use gimli::{BaseAddresses, EhFrameHdr, LittleEndian, Pointer};
     let bases = BaseAddresses::default().set_eh_frame_hdr(svma.start);
     let parsed = EhFrameHdr::new(hdr, LittleEndian).parse(&bases, 8).ok()?;
-    let _ = base;
     match parsed.eh_frame_ptr() {
         Pointer::Direct(a) => Some(a),
         Pointer::Indirect(_) => None,
@@ -401,6 +437,22 @@ mod tests {
             let (n, _) = walk_frame_pointers(regs, &readable, &mut out);
             assert!((1..=MAX_FRAMES).contains(&n));
         }
+    }
+
+    /// `.eh_frame` is copied up to its terminator (or whole without one,
+    /// or when a length runs past the segment).
+    #[test]
+    fn eh_frame_is_copied_to_its_terminator() {
+        let mut data = Vec::new();
+        data.extend_from_slice(&8u32.to_le_bytes());
+        data.extend_from_slice(&[1; 8]);
+        data.extend_from_slice(&0u32.to_le_bytes());
+        data.extend_from_slice(&[0xee; 20]);
+        assert_eq!(eh_frame_entries(&data).len(), 16);
+        assert_eq!(eh_frame_entries(&data[..12]).len(), 12, "no terminator");
+        let mut long = 100u32.to_le_bytes().to_vec();
+        long.extend_from_slice(&[0; 8]);
+        assert_eq!(eh_frame_entries(&long).len(), 12, "length past the end");
     }
 
     /// A stack pointer outside the thread's stack reads nothing.
