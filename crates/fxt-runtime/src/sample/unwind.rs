@@ -2,10 +2,10 @@
 //!
 //! Everything that allocates or reads files happens before sampling
 //! starts: [`Modules::discover`] lists the loaded objects
-//! (`dl_iterate_phdr`) and gives samply's unwinder `framehop` each one's
-//! `.eh_frame_hdr`, `.eh_frame` and code, as they are mapped in this
-//! process; each sampled thread gets its own [`Cache`] (boxed when it is
-//! armed). The walk itself ([`walk`]) allocates nothing (framehop's
+//! (`dl_iterate_phdr`) and gives samply's unwinder `framehop` copies of
+//! each one's `.eh_frame_hdr` and `.eh_frame` (never the objects' own
+//! memory, which `dlclose` may unmap); each sampled thread gets its own
+//! [`Cache`] (boxed when it is armed). The walk itself ([`walk`]) allocates nothing (framehop's
 //! `MustNotAllocateDuringUnwind` policy) and reads only words of the
 //! thread's own stack between the interrupted stack pointer (less the
 //! x86-64 red zone) and the top of the stack, so no stack content, however
