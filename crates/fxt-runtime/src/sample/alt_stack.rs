@@ -17,6 +17,12 @@
 const SIZE: usize = 256 << 10;
 const GUARD: usize = 4096;
 
+/// Stack the handler needs to take a sample, with a margin (debug builds
+/// need the most): when it finds itself on the thread's own stack with
+/// less left (the alternate stack was taken off: Rust's runtime disables
+/// it as a thread ends, before the thread disarms), it drops the sample.
+pub(super) const HANDLER_ROOM: u64 = (SIZE / 2) as u64;
+
 /// An alternate signal stack fxt installed on the calling thread.
 #[derive(Clone, Copy)]
 pub(super) struct AltStack {

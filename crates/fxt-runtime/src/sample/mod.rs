@@ -525,6 +525,10 @@ fn take_sample(ctx: *mut libc::c_void) {
             return;
         }
         TAKEN.fetch_add(1, Ordering::Relaxed);
+        if !room_to_sample(t) {
+            DROPPED.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
         // Growing a crash-safe file is forbidden from here on (asserted).
         crate::memory::file_map::set_in_handler(true);
         // SeqCst: before this handler's load of `MODULES` in the order
@@ -538,6 +542,17 @@ fn take_sample(ctx: *mut libc::c_void) {
         IN_FLIGHT.fetch_sub(1, Ordering::Release);
         crate::memory::file_map::set_in_handler(false);
     });
+}
+
+/// Whether the handler has the stack it needs: on an alternate stack
+/// (fxt's, or the thread's own when at least as large), yes; on the
+/// thread's own stack (its alternate stack was disabled), only with
+/// [`alt_stack::HANDLER_ROOM`] left below this frame.
+fn room_to_sample(t: &ThreadSampler) -> bool {
+    let marker = 0u8;
+    let here = core::hint::black_box(&marker) as *const u8 as u64;
+    let (lo, hi) = t.stack.get();
+    !(lo..hi).contains(&here) || here - lo >= alt_stack::HANDLER_ROOM
 }
 
 /// Walks the stack and writes the record; `false`: dropped.
