@@ -85,6 +85,7 @@ fn child_must_pass(name: &str) {
     );
 }
 
+/// A sampling session (its tests finish it to memory: no file is left).
 fn session(hz: u32, tag: &str) -> fxt_runtime::Session {
     let out = std::env::temp_dir().join(format!("fxt-sampler-{tag}-{}.fxt", std::process::id()));
     fxt_runtime::start(
@@ -164,7 +165,7 @@ fn a_thread_with_a_small_stack_survives_sampling() {
             .join()
             .unwrap();
     }
-    let stats = s.finish().unwrap();
+    let (_, stats) = s.finish_to_vec().unwrap();
     assert!(stats.samples > 0, "{stats:?}");
 }
 
@@ -263,7 +264,7 @@ fn no_source_outlives_a_stop_racing_thread_starts() {
             }
             go.store(true, Ordering::Release);
             spin_cpu_us(60 + round % 5 * 20);
-            s.finish().unwrap();
+            s.finish_to_vec().unwrap();
             let left = live_sources() - before;
             stopped.store(true, Ordering::Release);
             left
@@ -338,7 +339,7 @@ fn a_forked_child_holding_the_sources_does_not_keep_sampling_the_parent() {
         assert!(child > 0, "fork failed");
         // SAFETY: the child's end, not used here.
         unsafe { libc::close(pipe[0]) };
-        let stats = s.finish().unwrap();
+        let (_, stats) = s.finish_to_vec().unwrap();
         let signals = count_sigprof(|| {
             phase.store(2, Ordering::Release);
             while phase.load(Ordering::Acquire) < 3 {
@@ -530,7 +531,7 @@ fn after_stop_no_sigprof_is_pending_or_armed() {
             std::thread::yield_now();
         }
         spin_cpu(10);
-        s.finish().unwrap();
+        s.finish_to_vec().unwrap();
         assert!(!any_sigprof_pending(), "SIGPROF pending after stop");
         // SAFETY: the default disposition; a SIGPROF now kills the child.
         unsafe { libc::signal(libc::SIGPROF, libc::SIG_DFL) };
