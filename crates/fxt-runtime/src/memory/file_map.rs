@@ -9,6 +9,7 @@
 //! cache never reaching the disk): only the death of the process is
 //! covered.
 
+use std::cell::Cell;
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
@@ -48,6 +49,18 @@ impl std::fmt::Debug for FileMap {
             self.map.len()
         )
     }
+}
+
+thread_local! {
+    /// The calling thread is in a signal handler that writes to the
+    /// buffer (the CPU sampler's), where growing the file is forbidden.
+    static IN_HANDLER: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Marks the calling thread as in (or out of) a signal handler that may
+/// not grow a file: [`FileMap::grow_to`] asserts it is not called there.
+pub(crate) fn set_in_handler(on: bool) {
+    IN_HANDLER.with(|h| h.set(on));
 }
 
 /// Bytes appended per `pwrite` when growing.
@@ -132,6 +145,15 @@ impl FileMap {
         self.map.len() / 8
     }
 
+    /// Whether the file is at least `bytes` long already (no growth
+    /// needed to use them). Lock- and allocation-free, for a signal
+    /// handler.
+    pub(crate) fn covers(&self, bytes: usize) -> bool {
+        // Acquire pairs with the Release store in `grow_to`: the file
+        // covers the bytes before they are referenced.
+        self.grown.load(Ordering::Acquire) >= bytes
+    }
+
     /// Makes the file at least `bytes` long (rounded up to a whole step,
     /// at most the mapping's size), appending 1-word fillers.
     pub(crate) fn grow_to(&self, bytes: usize) -> io::Result<()> {
@@ -139,6 +161,12 @@ impl FileMap {
         if self.grown.load(Ordering::Acquire) >= bytes {
             return Ok(());
         }
+        // A lock, a `pwrite`, a first allocation: never in the CPU
+        // sampler's signal handler (it drops its sample instead).
+        debug_assert!(
+            !IN_HANDLER.with(Cell::get),
+            "a crash-safe file grown from the sampler's signal handler"
+        );
         let _g = self.grow_lock.lock().unwrap_or_else(|e| e.into_inner());
         let target = bytes.next_multiple_of(GROW_STEP).min(self.map.len());
         let mut at = self.grown.load(Ordering::Relaxed);

@@ -112,6 +112,15 @@ impl Words {
             Backing::Mapped(map, start) => map.grow_to((start + range.end) * 8),
         }
     }
+
+    /// Whether `range` is usable without [`Words::ready`] growing anything
+    /// (a signal handler may not grow the file).
+    pub(crate) fn is_ready(&self, range: Range<usize>) -> bool {
+        match &self.backing {
+            Backing::Anon(..) => true,
+            Backing::Mapped(map, start) => map.covers((start + range.end) * 8),
+        }
+    }
 }
 
 /// The memory of a buffer under loom: a boxed slice (loom's atomics are
@@ -143,5 +152,9 @@ impl Words {
 
     pub(crate) fn ready(&self, _: Range<usize>) -> std::io::Result<()> {
         Ok(())
+    }
+
+    pub(crate) fn is_ready(&self, _: Range<usize>) -> bool {
+        true
     }
 }

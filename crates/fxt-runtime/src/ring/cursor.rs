@@ -283,6 +283,35 @@ impl Hold {
     /// ([`Hold::release`]) or forgotten ([`Hold::forget`]), and `cursor`
     /// is the one this hold's previous refills attached.
     pub unsafe fn refill(&mut self, ring: &Ring, cursor: &Cursor, words: usize) -> Refill {
+        // SAFETY: the caller's guarantees.
+        unsafe { self.refill_in(ring, cursor, words, false) }
+    }
+
+    /// [`Hold::refill`] from a signal handler that interrupted the
+    /// thread: only a chunk [`Ring::acquire_in_handler`] gives. Its
+    /// failure does not mark the hold starved (the thread itself may get
+    /// a chunk that the handler may not).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Hold::refill`].
+    pub unsafe fn refill_in_handler(
+        &mut self,
+        ring: &Ring,
+        cursor: &Cursor,
+        words: usize,
+    ) -> Refill {
+        // SAFETY: the caller's guarantees.
+        unsafe { self.refill_in(ring, cursor, words, true) }
+    }
+
+    unsafe fn refill_in(
+        &mut self,
+        ring: &Ring,
+        cursor: &Cursor,
+        words: usize,
+        handler: bool,
+    ) -> Refill {
         if words > ring.chunk_words() {
             return Refill::TooLarge;
         }
@@ -291,7 +320,12 @@ impl Hold {
         if self.starved == Some(epoch) {
             return Refill::NoChunk;
         }
-        match ring.acquire() {
+        let acquired = if handler {
+            ring.acquire_in_handler()
+        } else {
+            ring.acquire()
+        };
+        match acquired {
             Some((lease, overwritten)) => {
                 self.starved = None;
                 let (chunk, committed) = ring.chunk(&lease);
@@ -303,7 +337,9 @@ impl Hold {
                 Refill::Ready { overwritten }
             }
             None => {
-                self.starved = Some(epoch);
+                if !handler {
+                    self.starved = Some(epoch);
+                }
                 Refill::NoChunk
             }
         }

@@ -216,6 +216,14 @@ pub struct ChunkSnapshot {
     pub words: usize,
 }
 
+/// Who acquires a chunk: a thread in its own code, or a signal handler
+/// that interrupted it (see [`Ring::acquire_in_handler`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Context {
+    Thread,
+    Handler,
+}
+
 /// The buffer of chunks; see the module docs.
 #[derive(Debug)]
 pub struct Ring {
@@ -461,22 +469,42 @@ impl Ring {
     /// streaming) every chunk tried was owned or not yet written out. After
     /// `None`, retry only once [`Ring::epoch`] has changed.
     pub fn acquire(&self) -> Option<(Lease, u64)> {
+        self.acquire_in(Context::Thread)
+    }
+
+    /// [`Ring::acquire`] for a signal handler (a CPU sample): a chunk the
+    /// buffer's memory already covers, or none. It never grows a
+    /// crash-safe file (a lock, a `pwrite`, maybe a first allocation: not
+    /// in a handler that may have interrupted any of them), nor populates
+    /// the chunk or moves helpers (system calls and a lock the interrupted
+    /// code may hold); a `None` is the caller's dropped record.
+    pub fn acquire_in_handler(&self) -> Option<(Lease, u64)> {
+        self.acquire_in(Context::Handler)
+    }
+
+    fn acquire_in(&self, cx: Context) -> Option<(Lease, u64)> {
         // A streaming ring is always drained (`with_words`).
         match &self.recycler {
-            Some(recycler) => self.acquire_drained(recycler),
-            None if self.mode == Mode::Circular => self.acquire_circular(),
-            None => self.acquire_oneshot(),
+            Some(recycler) => self.acquire_drained(recycler, cx),
+            None if self.mode == Mode::Circular => self.acquire_circular(cx),
+            None => self.acquire_oneshot(cx),
         }
     }
 
     /// [`Ring::acquire`] for a oneshot ring kept in memory (or in its
     /// crash-safe file): the next chunk in index order, until none is left.
-    fn acquire_oneshot(&self) -> Option<(Lease, u64)> {
+    fn acquire_oneshot(&self, cx: Context) -> Option<(Lease, u64)> {
         let n = self.meta.len() as u64;
         // A plain load first, so a full buffer costs no RMW (and no
         // contention) per dropped record.
-        if self.next_seq.load(Ordering::Relaxed) >= n {
+        let next = self.next_seq.load(Ordering::Relaxed);
+        if next >= n {
             return self.refuse_at_limit();
+        }
+        if cx == Context::Handler && !self.covered(next as usize) {
+            // The next chunk would need the file to grow: leave it to a
+            // thread (taking it here would waste it).
+            return None;
         }
         let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
         if seq >= n {
@@ -490,17 +518,17 @@ impl Ring {
             .state
             .store(state(seq, OWNED), Ordering::Relaxed);
         let lease = Lease { idx, seq };
-        if !self.ready(&lease) {
+        if !self.ready(&lease, cx) {
             return None;
         }
-        self.populate(&lease);
+        self.populate(&lease, cx);
         Some((lease, 0))
     }
 
     /// [`Ring::acquire`] for a circular ring: the oldest chunk not owned,
     /// its records overwritten (their count returned). Tries each chunk at
     /// most once.
-    fn acquire_circular(&self) -> Option<(Lease, u64)> {
+    fn acquire_circular(&self, cx: Context) -> Option<(Lease, u64)> {
         let n = self.meta.len() as u64;
         for _ in 0..n {
             // AcqRel: sequence numbers are taken in a chain of RMWs, so
@@ -525,10 +553,10 @@ impl Ring {
             fence(Ordering::Release);
             meta.committed.store(0, Ordering::Relaxed);
             let lease = Lease { idx, seq };
-            if !self.ready(&lease) {
+            if !self.ready(&lease, cx) {
                 return None;
             }
-            self.populate(&lease);
+            self.populate(&lease, cx);
             if self.crash_safe && prev != state(0, FREE) {
                 // Used before: erase the old records (we own the chunk, and
                 // the Acquire CAS made them visible).
@@ -572,7 +600,7 @@ impl Ring {
     /// [`Ring::acquire`] for a drained ring: a sequence number (the order
     /// chunks are written out in), then a freed chunk, else a fresh one;
     /// a oneshot ring counts it against its lease cap.
-    fn acquire_drained(&self, recycler: &Recycler) -> Option<(Lease, u64)> {
+    fn acquire_drained(&self, recycler: &Recycler, cx: Context) -> Option<(Lease, u64)> {
         let n = self.meta.len() as u64;
         let capped = self.lease_cap != u64::MAX;
         // A plain load first, so a ring at its cap costs no RMW per
@@ -590,7 +618,9 @@ impl Ring {
                 // No chunk written out to reuse: the streamer is behind
                 // (a slow disk, or a streamer starved on a real-time
                 // writer's CPU, which this moves it off).
-                crate::helpers::keep_off_current_cpu();
+                if cx == Context::Thread {
+                    crate::helpers::keep_off_current_cpu();
+                }
                 let fresh = recycler.fresh.fetch_add(1, Ordering::Relaxed);
                 if fresh >= n {
                     // Every chunk holds data not written out yet (the
@@ -619,7 +649,7 @@ impl Ring {
         }
         if fresh {
             // A reused chunk is faulted in already: no system call.
-            self.populate(&lease);
+            self.populate(&lease, cx);
         }
         Some((lease, 0))
     }
@@ -633,7 +663,11 @@ impl Ring {
     /// helpers) off its CPU, where it would not run before the writer
     /// stops (`crate::helpers`).
     #[inline]
-    fn populate(&self, lease: &Lease) {
+    fn populate(&self, lease: &Lease, cx: Context) {
+        if cx == Context::Handler {
+            // Faulted in by the stores instead.
+            return;
+        }
         let end = (lease.idx + 1) * self.chunk_words;
         // Relaxed: a hint; populating twice is harmless.
         if end as u64 > self.populated.load(Ordering::Relaxed) {
@@ -653,14 +687,27 @@ impl Ring {
     /// grows over it, see `crate::memory::file_map`). When it cannot be
     /// (the file cannot grow: disk full), the chunk is given back empty and
     /// `false` returned: the writer drops its record and counts it.
+    /// In a handler, a chunk not covered yet is given back empty instead
+    /// (another writer took the covered one first).
     #[cold]
-    fn ready(&self, lease: &Lease) -> bool {
+    fn ready(&self, lease: &Lease, cx: Context) -> bool {
         let base = lease.idx * self.chunk_words;
-        if self.words.ready(base..base + self.chunk_words).is_ok() {
+        let range = base..base + self.chunk_words;
+        let ok = match cx {
+            Context::Thread => self.words.ready(range).is_ok(),
+            Context::Handler => self.words.is_ready(range),
+        };
+        if ok {
             return true;
         }
         self.release(lease);
         false
+    }
+
+    /// Whether chunk `idx`'s memory is usable without growing the file.
+    fn covered(&self, idx: usize) -> bool {
+        let base = idx.min(self.meta.len()) * self.chunk_words;
+        self.words.is_ready(base..base + self.chunk_words)
     }
 
     /// The words of the chunk of `lease` and its `committed` word, for the

@@ -24,9 +24,12 @@
 //! is not fxt's (not our timer's value, not our perf event's descriptor)
 //! goes to the handler that was there before, if any. [`start`] lists the
 //! loaded objects for the unwinder; [`arm_thread`] (a thread's
-//! registration in the session) opens its source; [`stop`] (finish) closes
-//! every source, and a thread that leaves the session disarms itself.
+//! registration in the session) opens its source and gives the thread an
+//! alternate signal stack large enough for the handler ([`alt_stack`]);
+//! [`stop`] (finish) closes every source, and a thread that leaves the
+//! session disarms itself.
 
+mod alt_stack;
 mod record;
 mod source;
 mod unwind;
@@ -59,17 +62,30 @@ static USE_TSC: AtomicBool = AtomicBool::new(false);
 static CRASH_SAFE: AtomicBool = AtomicBool::new(false);
 /// The process id samples carry.
 static PID: AtomicU64 = AtomicU64::new(0);
-/// The unwinder's modules of the sampling session (leaked: a handler on
-/// another thread may still read the previous session's).
+/// The unwinder's modules: a list a handler may be reading, replaced only
+/// whole ([`refresh_modules`]); reused by the next session while the
+/// loader's objects are the same.
 static MODULES: AtomicPtr<Modules> = AtomicPtr::new(core::ptr::null_mut());
+/// Lists replaced while a handler may still read them; freed once no
+/// handler is running ([`free_retired`]). Its lock also serializes
+/// replacements.
+static RETIRED: Mutex<Retired> = Mutex::new(Vec::new());
+/// Boxed: a handler may hold a pointer to a list, which must not move.
+#[allow(clippy::vec_box)]
+type Retired = Vec<Box<Modules>>;
+/// Handlers between their entry and their last read of a module list.
+static IN_FLIGHT: AtomicU32 = AtomicU32::new(0);
 /// Samples taken in the session (the handler ran for one of its threads),
 /// and those of them not written.
 static TAKEN: AtomicU64 = AtomicU64::new(0);
 static DROPPED: AtomicU64 = AtomicU64::new(0);
-/// Whether to try `perf_event_open` first (cleared after it fails once).
+/// Whether to try `perf_event_open` first (cleared once the kernel refuses
+/// it; not when descriptors ran short).
 static TRY_PERF: AtomicBool = AtomicBool::new(true);
 /// Every armed source, by arm id; [`stop`] closes them all.
-static SOURCES: Mutex<Vec<(u64, source::Source)>> = Mutex::new(Vec::new());
+static SOURCES: Mutex<Vec<Armed>> = Mutex::new(Vec::new());
+/// An armed source: its arm id, its thread, the source.
+type Armed = (u64, u64, source::Source);
 static NEXT_ARM: AtomicU64 = AtomicU64::new(1);
 /// The disposition of the signal before fxt's (to chain to).
 static PREVIOUS: Mutex<Option<libc::sigaction>> = Mutex::new(None);
@@ -90,6 +106,9 @@ struct ThreadSampler {
     /// Gives the cursor a fresh chunk when a sample does not fit
     /// (`crate::thread::refill_from_signal`, passed down by the writer).
     refill: Cell<Option<Refill>>,
+    /// The alternate signal stack fxt gave this thread, if it did (see
+    /// [`alt_stack`]).
+    alt_stack: Cell<Option<alt_stack::AltStack>>,
 }
 
 /// See [`ThreadSampler::refill`]: `true` when the cursor has a fresh chunk.
@@ -106,6 +125,7 @@ thread_local! {
             fd: Cell::new(-1),
             arm_id: Cell::new(0),
             refill: Cell::new(None),
+            alt_stack: Cell::new(None),
         }
     };
 }
@@ -114,8 +134,13 @@ thread_local! {
 /// register). Installs the handler on first use.
 pub(crate) fn start(generation: u32, use_tsc: bool, crash_safe: bool, pid: u64) {
     install_handler();
-    let modules = Box::into_raw(Box::new(Modules::discover()));
-    MODULES.store(modules, Ordering::Release);
+    static AT_FORK: Once = Once::new();
+    crate::state::fork::on_fork_child(
+        &AT_FORK,
+        forget_after_fork,
+        "a forked child may block on the sampler's lock",
+    );
+    refresh_modules();
     USE_TSC.store(use_tsc, Ordering::Relaxed);
     CRASH_SAFE.store(crash_safe, Ordering::Relaxed);
     PID.store(pid, Ordering::Relaxed);
@@ -146,11 +171,81 @@ pub(crate) fn stop(generation: u32) -> Option<Counts> {
         return None;
     }
     let sources = std::mem::take(&mut *lock_sources());
+    let tids: Vec<u64> = sources.iter().map(|(_, tid, _)| *tid).collect();
     drop(sources);
+    settle_pending(&tids);
+    free_retired(&mut lock_retired());
     Some(Counts {
         taken: TAKEN.load(Ordering::Relaxed),
         dropped: DROPPED.load(Ordering::Relaxed),
     })
+}
+
+fn lock_retired() -> std::sync::MutexGuard<'static, Retired> {
+    RETIRED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Makes [`MODULES`] list the objects loaded now, unless it does already
+/// (the loader added and removed nothing since it was made). The list it
+/// replaces is retired, not freed: a handler may be reading it.
+fn refresh_modules() {
+    let mut retired = lock_retired();
+    let current = MODULES.load(Ordering::Acquire);
+    // SAFETY: a list in `MODULES` is freed only after being swapped out
+    // under this lock, which is held.
+    if unsafe { current.as_ref() }.is_some_and(|m| !m.is_stale()) {
+        return;
+    }
+    let fresh = Box::into_raw(Box::new(Modules::discover()));
+    // SeqCst: in one order with the handlers' `IN_FLIGHT` increments and
+    // `MODULES` loads (see `free_retired`).
+    let old = MODULES.swap(fresh, Ordering::SeqCst);
+    if !old.is_null() {
+        // SAFETY: `old` came from `Box::into_raw` and has just left
+        // `MODULES`; only `free_retired` frees it.
+        retired.push(unsafe { Box::from_raw(old) });
+    }
+    free_retired(&mut retired);
+}
+
+/// Frees the retired lists if no handler is running now. A handler that
+/// read a retired list incremented `IN_FLIGHT` before that read, which
+/// came before the swap that retired it (all SeqCst), so a zero read
+/// after the swap means it has finished; its decrement (Release) pairs
+/// with this load, so its reads happen before the free.
+fn free_retired(retired: &mut Retired) {
+    if !retired.is_empty() && IN_FLIGHT.load(Ordering::SeqCst) == 0 {
+        retired.clear();
+    }
+}
+
+/// Waits (a bounded while) until none of threads `tids` has a SIGPROF
+/// pending from a source just closed: a program that sets SIGPROF to its
+/// default disposition after the session would be killed by one. A thread
+/// that blocks the signal keeps it pending; the wait then ends at its
+/// bound.
+fn settle_pending(tids: &[u64]) {
+    const TRIES: u32 = 2000;
+    let mut tries = 0;
+    for &tid in tids {
+        while sigprof_pending(tid) && tries < TRIES {
+            tries += 1;
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        }
+    }
+}
+
+/// Whether thread `tid` of this process has SIGPROF pending (its
+/// `SigPnd` in `/proc`; `false` when it is gone or cannot be read).
+fn sigprof_pending(tid: u64) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/self/task/{tid}/status")) else {
+        return false;
+    };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigPnd:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (SIGNAL - 1)) != 0)
 }
 
 /// Reads the counts so far (collection of a running session).
@@ -161,7 +256,7 @@ pub(crate) fn counts() -> Counts {
     }
 }
 
-fn lock_sources() -> std::sync::MutexGuard<'static, Vec<(u64, source::Source)>> {
+fn lock_sources() -> std::sync::MutexGuard<'static, Vec<Armed>> {
     SOURCES.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -180,20 +275,30 @@ pub(crate) fn arm_thread(
     }
     disarm_thread();
     let stack = stack_bounds()?;
+    // A library loaded or unloaded since the list was made (a plugin
+    // reloaded): this thread may run its code.
+    refresh_modules();
+    let cache = Box::into_raw(new_cache(stack)?);
+    // Before the source: its first signal runs on the alternate stack.
+    THREAD.with(|t| t.alt_stack.set(alt_stack::AltStack::install()));
     let period_ns = (1_000_000_000 / hz as u64).max(1);
     let perf = TRY_PERF.load(Ordering::Relaxed);
     let source = match source::Source::open(tid as i32, SIGNAL, period_ns, perf) {
-        Ok(s) => s,
+        Ok((s, refused)) => {
+            if refused {
+                TRY_PERF.store(false, Ordering::Relaxed);
+            }
+            s
+        }
         Err(e) => {
             report_once(&e);
+            // SAFETY: boxed above, never shared.
+            drop(unsafe { Box::from_raw(cache) });
+            disarm_thread();
             return None;
         }
     };
-    if perf && source.kind() == SourceKind::CpuTimer {
-        TRY_PERF.store(false, Ordering::Relaxed);
-    }
     let kind = source.kind();
-    let cache = Box::into_raw(Box::new(Cache::new_in()));
     let id = NEXT_ARM.fetch_add(1, Ordering::Relaxed);
     THREAD.with(|t| {
         t.cursor.set(cursor);
@@ -208,8 +313,20 @@ pub(crate) fn arm_thread(
         compiler_fence(Ordering::SeqCst);
         t.generation.set(generation);
     });
-    lock_sources().push((id, source));
-    Some(kind)
+    {
+        let mut sources = lock_sources();
+        // Checked again under the lock `stop` drains the list with: a
+        // `stop` that cleared `ACTIVE` after the check above either took
+        // the lock first (so this sees its store) or takes it after this
+        // push (and closes the source). Either way no source outlives it.
+        if ACTIVE.load(Ordering::Acquire) == generation {
+            sources.push((id, tid, source));
+            return Some(kind);
+        }
+    }
+    drop(source);
+    disarm_thread();
+    None
 }
 
 /// Disarms the calling thread: closes its source (unless [`stop`] did)
@@ -217,25 +334,65 @@ pub(crate) fn arm_thread(
 /// disarmed.
 pub(crate) fn disarm_thread() {
     let _ = THREAD.try_with(|t| {
-        if t.generation.get() == 0 {
-            return;
+        if t.generation.get() != 0 {
+            t.generation.set(0);
+            compiler_fence(Ordering::SeqCst);
+            let id = t.arm_id.get();
+            let source = {
+                let mut sources = lock_sources();
+                let i = sources.iter().position(|(s, ..)| *s == id);
+                i.map(|i| sources.swap_remove(i))
+            };
+            drop(source);
+            let cache = t.cache.replace(core::ptr::null_mut());
+            if !cache.is_null() {
+                // SAFETY: `cache` came from `Box::into_raw` in `arm_thread`;
+                // the handler (which runs on this thread only) no longer
+                // reaches it: the generation is 0.
+                drop(unsafe { Box::from_raw(cache) });
+            }
         }
+        // Last: a signal still pending from the source finds the
+        // generation cleared and returns at once, on whatever stack.
+        if let Some(alt) = t.alt_stack.take() {
+            alt.remove();
+        }
+    });
+}
+
+/// A fresh unwind cache. Its construction holds the unwinder's rule
+/// tables on the stack for a moment, more than a small thread stack has
+/// room for: a thread with little stack left has it built on a helper
+/// thread (`None`: that failed, the thread is not sampled).
+fn new_cache(stack: (u64, u64)) -> Option<Box<Cache>> {
+    /// Stack left below which the cache is built elsewhere (a debug
+    /// build copies the tables a few times on their way to the heap).
+    const ROOM: u64 = 512 << 10;
+    let here = &stack as *const (u64, u64) as u64;
+    if here.saturating_sub(stack.0) > ROOM {
+        return Some(Box::new(Cache::new_in()));
+    }
+    std::thread::Builder::new()
+        .name("fxt-unwind-cache".into())
+        .spawn(|| Box::new(Cache::new_in()))
+        .ok()?
+        .join()
+        .ok()
+}
+
+/// The `fork` child handler: the child (only the forking thread) samples
+/// nothing and forgets this thread's arming without taking a lock (another
+/// thread may have held `SOURCES` at the fork), so its later disarm (at
+/// its exit) takes none either. Its copies of the parent's sources stay
+/// open until it exits: a timer is not inherited, and a perf event
+/// counts only the parent's thread, which `stop` disables.
+extern "C" fn forget_after_fork() {
+    ACTIVE.store(0, Ordering::Relaxed);
+    let _ = THREAD.try_with(|t| {
         t.generation.set(0);
-        compiler_fence(Ordering::SeqCst);
-        let id = t.arm_id.get();
-        let source = {
-            let mut sources = lock_sources();
-            let i = sources.iter().position(|(s, _)| *s == id);
-            i.map(|i| sources.swap_remove(i))
-        };
-        drop(source);
-        let cache = t.cache.replace(core::ptr::null_mut());
-        if !cache.is_null() {
-            // SAFETY: `cache` came from `Box::into_raw` in `arm_thread`;
-            // the handler (which runs on this thread only) no longer
-            // reaches it: the generation is 0.
-            drop(unsafe { Box::from_raw(cache) });
-        }
+        t.fd.set(-1);
+        // Leaked: the child frees nothing the parent's bookkeeping owns.
+        t.cache.set(core::ptr::null_mut());
     });
 }
 
@@ -271,7 +428,9 @@ fn install_handler() {
         unsafe {
             let mut action: libc::sigaction = core::mem::zeroed();
             action.sa_sigaction = on_signal as *const () as usize;
-            action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+            // On the alternate stack (`alt_stack`): never on the sampled
+            // thread's own.
+            action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART | libc::SA_ONSTACK;
             libc::sigemptyset(&mut action.sa_mask);
             let mut old: libc::sigaction = core::mem::zeroed();
             if libc::sigaction(SIGNAL, &action, &mut old) == 0 {
@@ -366,10 +525,34 @@ fn take_sample(ctx: *mut libc::c_void) {
             return;
         }
         TAKEN.fetch_add(1, Ordering::Relaxed);
+        if !room_to_sample(t) {
+            DROPPED.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        // Growing a crash-safe file is forbidden from here on (asserted).
+        crate::memory::file_map::set_in_handler(true);
+        // SeqCst: before this handler's load of `MODULES` in the order
+        // `free_retired` relies on.
+        IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
         if !write_sample(t, generation, ctx) {
             DROPPED.fetch_add(1, Ordering::Relaxed);
         }
+        // Release: the reads of the module list happen before a free
+        // that reads this decrement (`free_retired`).
+        IN_FLIGHT.fetch_sub(1, Ordering::Release);
+        crate::memory::file_map::set_in_handler(false);
     });
+}
+
+/// Whether the handler has the stack it needs: on an alternate stack
+/// (fxt's, or the thread's own when at least as large), yes; on the
+/// thread's own stack (its alternate stack was disabled), only with
+/// [`alt_stack::HANDLER_ROOM`] left below this frame.
+fn room_to_sample(t: &ThreadSampler) -> bool {
+    let marker = 0u8;
+    let here = core::hint::black_box(&marker) as *const u8 as u64;
+    let (lo, hi) = t.stack.get();
+    !(lo..hi).contains(&here) || here - lo >= alt_stack::HANDLER_ROOM
 }
 
 /// Walks the stack and writes the record; `false`: dropped.
@@ -386,8 +569,10 @@ fn write_sample(t: &ThreadSampler, generation: u32, ctx: *mut libc::c_void) -> b
     let regs = interrupted(ctx);
     let (lo, hi) = t.stack.get();
     let readable: Range<u64> = unwind::readable(regs.sp, &(lo..hi));
-    let modules = MODULES.load(Ordering::Acquire);
-    // SAFETY: `MODULES` is only ever set to a leaked box (never freed).
+    // SeqCst: see `free_retired` (and Acquire: the list's contents).
+    let modules = MODULES.load(Ordering::SeqCst);
+    // SAFETY: a list is freed only when retired and no handler is in
+    // flight; this one counts itself in `IN_FLIGHT` until it returns.
     let modules = unsafe { modules.as_ref() };
     // SAFETY: the cache was boxed by `arm_thread` for this thread and is
     // freed only by `disarm_thread` on this thread after the generation
@@ -425,4 +610,88 @@ fn write_sample(t: &ThreadSampler, generation: u32, ctx: *mut libc::c_void) -> b
     }
     slot.publish();
     stored
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tests that start and stop sampling, one at a time.
+    fn serial() -> std::sync::MutexGuard<'static, ()> {
+        static SERIAL: Mutex<()> = Mutex::new(());
+        SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A thousand sampling sessions, one after the other, in one process
+    /// (a provider sampled once a minute): the module lists alive stay
+    /// bounded.
+    #[test]
+    fn a_thousand_sessions_keep_a_bounded_number_of_module_lists() {
+        let _serial = serial();
+        for i in 0..1000u32 {
+            let generation = 0x100 + i;
+            start(generation, false, false, std::process::id() as u64);
+            assert!(stop(generation).is_some());
+        }
+        let live = unwind::live();
+        assert!(live <= 2, "{live} module lists alive after 1000 sessions");
+    }
+
+    /// A child forked while another thread of the parent held the
+    /// sources' lock disarms (as at its exit) without blocking on it.
+    #[test]
+    fn a_forked_child_disarms_without_the_lock() {
+        let _serial = serial();
+        const GENERATION: u32 = 0x7ff1;
+        let cursor: &'static Cursor = Box::leak(Box::new(Cursor::new()));
+        start(GENERATION, false, false, std::process::id() as u64);
+        // SAFETY: `gettid` has no preconditions.
+        let tid = unsafe { libc::gettid() } as u64;
+        // 1 Hz: armed, but no sample lands during the test.
+        assert!(arm_thread(cursor, tid, GENERATION, 1, |_| false).is_some());
+        let (held_tx, held_rx) = std::sync::mpsc::channel();
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let holder = std::thread::spawn(move || {
+            let guard = lock_sources();
+            held_tx.send(()).unwrap();
+            let _ = go_rx.recv();
+            drop(guard);
+        });
+        held_rx.recv().unwrap();
+        // SAFETY: the child only disarms (no lock, no allocation once
+        // fixed) and leaves with `_exit`.
+        let child = unsafe { libc::fork() };
+        if child == 0 {
+            disarm_thread();
+            // SAFETY: ends the child without running the parent's
+            // exit handlers.
+            unsafe { libc::_exit(0) };
+        }
+        assert!(child > 0, "fork failed");
+        go_tx.send(()).unwrap();
+        holder.join().unwrap();
+        // A child that blocked never exits: bounded so the test fails
+        // instead of hanging (the bound is not a measure of anything).
+        let mut status = 0;
+        let mut exited = false;
+        for _ in 0..6000 {
+            // SAFETY: `status` is a valid out-pointer; `child` is ours.
+            if unsafe { libc::waitpid(child, &mut status, libc::WNOHANG) } == child {
+                exited = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        if !exited {
+            // SAFETY: our child; reaped right after.
+            unsafe {
+                libc::kill(child, libc::SIGKILL);
+                libc::waitpid(child, &mut status, 0);
+            }
+        }
+        disarm_thread();
+        stop(GENERATION);
+        assert!(exited, "the forked child blocked on the sources' lock");
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+    }
 }

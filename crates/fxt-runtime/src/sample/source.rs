@@ -34,6 +34,7 @@ const PERF_TYPE_SOFTWARE: u32 = 1;
 const PERF_COUNT_SW_TASK_CLOCK: u64 = 1;
 const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
 const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
+const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
 /// `perf_event_attr` flag bits: disabled, exclude_kernel, exclude_hv.
 const ATTR_DISABLED: u64 = 1 << 0;
 const ATTR_EXCLUDE_KERNEL: u64 = 1 << 5;
@@ -86,15 +87,31 @@ unsafe impl Send for Source {}
 impl Source {
     /// Starts interrupting the calling thread (`tid`) with `signal` every
     /// `period_ns` of its CPU time. `perf`: try the perf event first.
-    pub(crate) fn open(tid: i32, signal: i32, period_ns: u64, perf: bool) -> io::Result<Source> {
+    /// Also returns whether the kernel refused the perf event (not worth
+    /// trying for other threads).
+    ///
+    /// A perf event takes a file descriptor, which counts against the
+    /// program's `RLIMIT_NOFILE`: past half of it, or when descriptors run
+    /// out, the thread gets a timer instead (none needed), so sampling
+    /// never leaves the program without descriptors nor a thread unsampled.
+    pub(crate) fn open(
+        tid: i32,
+        signal: i32,
+        period_ns: u64,
+        perf: bool,
+    ) -> io::Result<(Source, bool)> {
+        let mut refused = false;
         if perf {
             match open_perf(tid, signal, period_ns) {
-                Ok(fd) => return Ok(Source::Perf(fd)),
-                Err(e) if e.raw_os_error() == Some(libc::EMFILE) => return Err(e),
-                Err(_) => {}
+                Ok(fd) if leaves_room(fd) => return Ok((Source::Perf(fd), false)),
+                // Dropped: closed, the timer below instead.
+                Ok(fd) => drop(Source::Perf(fd)),
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) => {}
+                Err(_) => refused = true,
             }
         }
-        open_timer(tid, signal, period_ns).map(Source::Timer)
+        let timer = open_timer(tid, signal, period_ns)?;
+        Ok((Source::Timer(timer), refused))
     }
 
     pub(crate) fn kind(&self) -> SourceKind {
@@ -120,6 +137,11 @@ impl Drop for Source {
         unsafe {
             match *self {
                 Source::Perf(fd) => {
+                    // Disabled and made silent before the close: a forked
+                    // child may hold the same open file, which `close`
+                    // alone leaves counting and signalling our thread.
+                    libc::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+                    libc::fcntl(fd, libc::F_SETFL, 0);
                     libc::close(fd);
                 }
                 Source::Timer(t) => {
@@ -128,6 +150,20 @@ impl Drop for Source {
             }
         }
     }
+}
+
+/// Whether descriptor `fd` (the lowest free one when it was opened, so
+/// about as many are open) leaves half of `RLIMIT_NOFILE` to the program.
+fn leaves_room(fd: libc::c_int) -> bool {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `limit` is a valid out-pointer.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return true;
+    }
+    limit.rlim_cur == libc::RLIM_INFINITY || (fd as u64) < limit.rlim_cur / 2
 }
 
 fn open_perf(tid: i32, signal: i32, period_ns: u64) -> io::Result<libc::c_int> {

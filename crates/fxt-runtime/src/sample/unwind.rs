@@ -2,10 +2,10 @@
 //!
 //! Everything that allocates or reads files happens before sampling
 //! starts: [`Modules::discover`] lists the loaded objects
-//! (`dl_iterate_phdr`) and gives samply's unwinder `framehop` each one's
-//! `.eh_frame_hdr`, `.eh_frame` and code, as they are mapped in this
-//! process; each sampled thread gets its own [`Cache`] (boxed when it is
-//! armed). The walk itself ([`walk`]) allocates nothing (framehop's
+//! (`dl_iterate_phdr`) and gives samply's unwinder `framehop` copies of
+//! each one's `.eh_frame_hdr` and `.eh_frame` (never the objects' own
+//! memory, which `dlclose` may unmap); each sampled thread gets its own
+//! [`Cache`] (boxed when it is armed). The walk itself ([`walk`]) allocates nothing (framehop's
 //! `MustNotAllocateDuringUnwind` policy) and reads only words of the
 //! thread's own stack between the interrupted stack pointer (less the
 //! x86-64 red zone) and the top of the stack, so no stack content, however
@@ -13,6 +13,7 @@
 //! leads elsewhere ends the walk (the sample is marked truncated).
 
 use core::ops::Range;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::{ExplicitModuleSectionInfo, Module, MustNotAllocateDuringUnwind, Unwinder};
@@ -31,9 +32,10 @@ pub(crate) enum Method {
     PcOnly,
 }
 
-/// Section data: the loaded object's own mapped memory, which stays mapped
-/// while the object is loaded (see [`Modules::discover`]).
-type Data = &'static [u8];
+/// Section data: a copy of the loaded object's section, owned by the
+/// module list, so that a handler never reads the memory of an object
+/// that `dlclose` may have unmapped (see [`Modules::discover`]).
+type Data = Vec<u8>;
 
 /// The per-thread unwind cache (boxed when the thread is armed; only its
 /// thread uses it, from its handler).
@@ -52,14 +54,72 @@ pub(crate) struct Modules {
     unwinder: UnwinderX86_64<Data, MustNotAllocateDuringUnwind>,
     #[cfg_attr(not(test), allow(dead_code))]
     count: usize,
+    /// The loader's counts of objects added and removed when this list
+    /// was made ([`loader_state`]): equal counts later, same objects.
+    loader: (u64, u64),
+}
+
+/// Module lists alive (each owns an unwinder): bounded however many
+/// sessions sample, which tests check.
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// How many module lists are alive.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn live() -> usize {
+    LIVE.load(Ordering::Relaxed)
+}
+
+impl Drop for Modules {
+    fn drop(&mut self) {
+        LIVE.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// The loader's counts of objects loaded and unloaded so far
+/// (`dlpi_adds`, `dlpi_subs`): they change with every `dlopen` or
+/// `dlclose` that maps or unmaps an object. Takes the loader's lock: not
+/// for a signal handler.
+pub(crate) fn loader_state() -> (u64, u64) {
+    let mut state = (u64::MAX, u64::MAX);
+    // SAFETY: `dl_iterate_phdr` calls `first` with valid pointers while
+    // holding the loader's lock; `state` outlives the call; the callback
+    // only reads two fields (after checking the structure has them).
+    unsafe {
+        libc::dl_iterate_phdr(Some(first), (&mut state as *mut (u64, u64)).cast());
+    }
+    state
+}
+
+/// `dl_iterate_phdr`'s callback for [`loader_state`]: the counts, from the
+/// first object, then stop.
+unsafe extern "C" fn first(
+    info: *mut libc::dl_phdr_info,
+    size: libc::size_t,
+    data: *mut libc::c_void,
+) -> libc::c_int {
+    let has_counts = size >= core::mem::offset_of!(libc::dl_phdr_info, dlpi_subs) + 8;
+    // SAFETY: called by `dl_iterate_phdr` with a valid `info` of `size`
+    // bytes and the `data` pointer `loader_state` gave it.
+    unsafe {
+        if has_counts {
+            *data.cast::<(u64, u64)>() = ((*info).dlpi_adds, (*info).dlpi_subs);
+        }
+    }
+    1
 }
 
 impl Modules {
     /// Every object loaded now (executable, shared libraries, vDSO) with
-    /// an `.eh_frame_hdr`. Objects unloaded later (`dlclose`) must not be
-    /// sampled: their memory would be read (fxt keeps the list for the
-    /// session; libraries are rarely unloaded).
+    /// an `.eh_frame_hdr`, its unwind sections copied (under the loader's
+    /// lock, so no `dlclose` unmaps them meanwhile). An object unloaded
+    /// later stays in the list, harmlessly: its copies are the list's own
+    /// memory, and a walk reads nothing else but the sampled stack; code
+    /// loaded in its place is walked with its rules (wrong frames, never a
+    /// fault) until the list is made again ([`Modules::is_stale`]).
     pub(crate) fn discover() -> Modules {
+        // Read before listing: a change during the listing shows as a
+        // change at the next comparison.
+        let loader = loader_state();
         let mut found: Vec<Module<Data>> = Vec::new();
         // SAFETY: `dl_iterate_phdr` calls `each` with valid `dl_phdr_info`
         // pointers while holding the loader's lock; `found` outlives the
@@ -73,7 +133,19 @@ impl Modules {
         for m in found {
             unwinder.add_module(m);
         }
-        Modules { unwinder, count }
+        LIVE.fetch_add(1, Ordering::Relaxed);
+        Modules {
+            unwinder,
+            count,
+            loader,
+        }
+    }
+
+    /// Whether the loader's objects may have changed since this list was
+    /// made (an object loaded or unloaded).
+    pub(crate) fn is_stale(&self) -> bool {
+        let now = loader_state();
+        now != self.loader || now == (u64::MAX, u64::MAX)
     }
 
     /// How many objects the unwinder knows.
@@ -114,7 +186,7 @@ fn module_of(info: &libc::dl_phdr_info) -> Option<Module<Data>> {
     let text_svma = text.p_vaddr..text.p_vaddr + text.p_memsz;
     let hdr_svma = hdr.p_vaddr..hdr.p_vaddr + hdr.p_memsz;
     let hdr_data = mapped(base, &hdr_svma);
-    let eh_frame_svma = eh_frame_of(base, hdr_data, &hdr_svma)?;
+    let eh_frame_svma = eh_frame_of(hdr_data, &hdr_svma)?;
     // `.eh_frame` runs to at most the end of the segment that holds it
     // (the header's table locates each entry; nothing past it is read).
     let seg = phdrs.iter().find(|p| {
@@ -122,7 +194,9 @@ fn module_of(info: &libc::dl_phdr_info) -> Option<Module<Data>> {
             && p.p_vaddr <= eh_frame_svma
             && eh_frame_svma < p.p_vaddr + p.p_memsz
     })?;
-    let eh_frame = eh_frame_svma..seg.p_vaddr + seg.p_filesz.min(seg.p_memsz);
+    let seg_end = seg.p_vaddr + seg.p_filesz.min(seg.p_memsz);
+    let eh_frame_data = eh_frame_entries(mapped(base, &(eh_frame_svma..seg_end)));
+    let eh_frame = eh_frame_svma..eh_frame_svma + eh_frame_data.len() as u64;
     let name = if info.dlpi_name.is_null() {
         String::new()
     } else {
@@ -133,23 +207,27 @@ fn module_of(info: &libc::dl_phdr_info) -> Option<Module<Data>> {
     };
     let sections = ExplicitModuleSectionInfo {
         base_svma: 0,
+        // No code bytes: framehop reads them only for Mach-O's compact
+        // unwind info, and a copy of the code would cost its size.
         text_svma: Some(text_svma.clone()),
-        text: Some(mapped(base, &text_svma)),
-        eh_frame_svma: Some(eh_frame.clone()),
-        eh_frame: Some(mapped(base, &eh_frame)),
+        text: None,
+        eh_frame_svma: Some(eh_frame),
+        eh_frame: Some(eh_frame_data.to_vec()),
         eh_frame_hdr_svma: Some(hdr_svma),
-        eh_frame_hdr: Some(hdr_data),
+        eh_frame_hdr: Some(hdr_data.to_vec()),
         ..Default::default()
     };
     let avma = base + text_svma.start..base + text_svma.end;
     Some(Module::new(name, avma, base, sections))
 }
 
-/// The mapped bytes of `svma` in an object loaded at `base`.
-fn mapped(base: u64, svma: &Range<u64>) -> Data {
+/// The mapped bytes of `svma` in an object loaded at `base`, for the
+/// duration of a `dl_iterate_phdr` callback.
+fn mapped<'a>(base: u64, svma: &Range<u64>) -> &'a [u8] {
     // SAFETY: the range is (part of) a loaded segment of the object, as its
     // program headers state, mapped readable for as long as the object is
-    // loaded (see `Modules::discover`).
+    // loaded, which it stays while the loader's lock is held: the callers
+    // run inside `dl_iterate_phdr`'s callback and copy what they keep.
     unsafe {
         core::slice::from_raw_parts(
             (base + svma.start) as *const u8,
@@ -158,12 +236,38 @@ fn mapped(base: u64, svma: &Range<u64>) -> Data {
     }
 }
 
+/// The entries of `.eh_frame` at the start of `data` (which runs to the
+/// end of its segment): up to and with the zero terminator the linker
+/// puts after the last entry, else all of `data`.
+fn eh_frame_entries(data: &[u8]) -> &[u8] {
+    let word = |at: usize, n: usize| -> Option<u64> {
+        let bytes = data.get(at..at.checked_add(n)?)?;
+        let mut b = [0u8; 8];
+        b[..n].copy_from_slice(bytes);
+        Some(u64::from_le_bytes(b))
+    };
+    let mut at = 0usize;
+    while let Some(len) = word(at, 4) {
+        let next = match len {
+            0 => return &data[..at + 4],
+            0xffff_ffff => word(at + 4, 8)
+                .and_then(|l| usize::try_from(l).ok())
+                .and_then(|l| l.checked_add(at + 12)),
+            l => (l as usize).checked_add(at + 4),
+        };
+        match next {
+            Some(n) if n <= data.len() => at = n,
+            _ => break,
+        }
+    }
+    data
+}
+
 /// The stated address of `.eh_frame`, from its header.
-fn eh_frame_of(base: u64, hdr: Data, svma: &Range<u64>) -> Option<u64> {
+fn eh_frame_of(hdr: &[u8], svma: &Range<u64>) -> Option<u64> {
     use gimli::{BaseAddresses, EhFrameHdr, LittleEndian, Pointer};
     let bases = BaseAddresses::default().set_eh_frame_hdr(svma.start);
     let parsed = EhFrameHdr::new(hdr, LittleEndian).parse(&bases, 8).ok()?;
-    let _ = base;
     match parsed.eh_frame_ptr() {
         Pointer::Direct(a) => Some(a),
         Pointer::Indirect(_) => None,
@@ -266,7 +370,12 @@ pub(crate) fn walk_frame_pointers(
             // The outermost frame (thread entry points clear `rbp`).
             return (n, false);
         }
-        let (Ok(next), Ok(ret)) = (read_word(fp, readable), read_word(fp + 8, readable)) else {
+        // Checked: a garbled `fp` near the top of the address space must
+        // end the walk, not overflow (a panic in the signal handler aborts).
+        let Some(ret_at) = fp.checked_add(8) else {
+            return (n, true);
+        };
+        let (Ok(next), Ok(ret)) = (read_word(fp, readable), read_word(ret_at, readable)) else {
             return (n, true);
         };
         if ret == 0 {
@@ -330,6 +439,22 @@ mod tests {
         }
     }
 
+    /// `.eh_frame` is copied up to its terminator (or whole without one,
+    /// or when a length runs past the segment).
+    #[test]
+    fn eh_frame_is_copied_to_its_terminator() {
+        let mut data = Vec::new();
+        data.extend_from_slice(&8u32.to_le_bytes());
+        data.extend_from_slice(&[1; 8]);
+        data.extend_from_slice(&0u32.to_le_bytes());
+        data.extend_from_slice(&[0xee; 20]);
+        assert_eq!(eh_frame_entries(&data).len(), 16);
+        assert_eq!(eh_frame_entries(&data[..12]).len(), 12, "no terminator");
+        let mut long = 100u32.to_le_bytes().to_vec();
+        long.extend_from_slice(&[0; 8]);
+        assert_eq!(eh_frame_entries(&long).len(), 12, "length past the end");
+    }
+
     /// A stack pointer outside the thread's stack reads nothing.
     #[test]
     fn foreign_stack_pointer_reads_nothing() {
@@ -363,6 +488,35 @@ mod tests {
         let (n, truncated) = walk_frame_pointers(regs, &readable(regs.sp, &(lo..hi)), &mut out);
         assert_eq!(&out[..n], &[0x42, 0x1111, 0x2222, 0x3333]);
         assert!(!truncated);
+        drop(stack);
+    }
+
+    /// A saved frame pointer at the very top of the address space ends
+    /// the walk as truncated (the return address's slot would lie past
+    /// the last address), both as the interrupted `rbp` and in the chain.
+    #[test]
+    fn frame_pointer_at_the_top_of_the_address_space_ends_the_walk() {
+        let mut stack = vec![0u64; 64];
+        let lo = stack.as_ptr() as u64;
+        let top: u64 = !7;
+        stack[4] = top;
+        stack[5] = 0x1111;
+        let hi = lo + 64 * 8;
+        let mut out = [0u64; MAX_FRAMES];
+        for bp in [lo + 4 * 8, top] {
+            let regs = Regs {
+                pc: 0x42,
+                sp: lo + 2 * 8,
+                bp,
+            };
+            let r = readable(regs.sp, &(lo..hi));
+            let (n, truncated) = walk_frame_pointers(regs, &r, &mut out);
+            assert!(truncated, "bp {bp:#x}");
+            assert!(n <= 2, "bp {bp:#x}: {n} frames");
+            // Everything in the full walk too (tables first, no module).
+            let (n, _, truncated) = walk(None, None, regs, &r, &mut out);
+            assert!(truncated && n <= 2);
+        }
         drop(stack);
     }
 }

@@ -411,8 +411,10 @@ pub(crate) fn forget_after_fork() {
 /// no room in the chunk: attaches the cursor to a fresh chunk, if the
 /// interrupted code is not using the writer (then `false`, as when no chunk
 /// is available; the caller counts its record as dropped). Lock-free and
-/// allocation-free: the ring's release and acquire are atomics only, and
-/// the writer's thread local is initialized (the thread registered).
+/// allocation-free: the ring's release and its handler acquire are atomics
+/// only (a chunk a crash-safe file does not cover yet is refused, never
+/// grown into), and the writer's thread local is initialized (the thread
+/// registered).
 pub(crate) fn refill_from_signal(words: usize) -> bool {
     let local = local();
     WRITER
@@ -424,8 +426,14 @@ pub(crate) fn refill_from_signal(words: usize) -> bool {
                 return false;
             };
             local.cursor.set_token(CLOSED);
-            // SAFETY: as in `Writer::refill`.
-            let ready = match unsafe { w.hold.refill(&shared.buffers.ring, &local.cursor, words) } {
+            // SAFETY: as in `Writer::refill`. The handler's variant: a
+            // crash-safe file is never grown here (the sample is dropped
+            // and counted instead).
+            let refill = unsafe {
+                w.hold
+                    .refill_in_handler(&shared.buffers.ring, &local.cursor, words)
+            };
+            let ready = match refill {
                 Refill::Ready { overwritten } => {
                     if overwritten > 0 {
                         w.drop_records(overwritten);
