@@ -100,7 +100,7 @@ pub use codec::{
 pub use dir::{discover, runtime_dir, secure_process, socket_path, ProviderEntry, RUNTIME_ENV};
 pub use frame::{read_frame, send_frame, write_frame, FrameError, PartialFrame, MAX_MESSAGE};
 pub use message::{
-    Mode, ProviderState, ProviderStatus, Request, Response, StartRequest, MAX_BUFFER,
+    parse_size, Mode, ProviderState, ProviderStatus, Request, Response, StartRequest, MAX_BUFFER,
 };
 pub use peer::{peer_allowed, peer_cred, peer_uid, PeerCred};
 

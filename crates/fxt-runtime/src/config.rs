@@ -651,32 +651,17 @@ impl Config {
 }
 
 /// Parses a byte size: digits, optionally followed by `K`, `M` or `G`
-/// (powers of 1024, case-insensitive, optionally followed by `B` or `iB`).
+/// (powers of 1024, case-insensitive, optionally followed by `B` or `iB`):
+/// [`fxt_control::parse_size`], the grammar `fxt trace start --buffer`
+/// takes too, for a size this machine can address.
 ///
 /// ```
 /// use fxt_runtime::parse_size;
-/// assert_eq!(parse_size("4096"), Some(4096));
 /// assert_eq!(parse_size("64K"), Some(65536));
-/// assert_eq!(parse_size("16MiB"), Some(16 << 20));
-/// assert_eq!(parse_size("1g"), Some(1 << 30));
 /// assert_eq!(parse_size("lots"), None);
 /// ```
 pub fn parse_size(s: &str) -> Option<usize> {
-    let s = s.trim();
-    let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    if digits == 0 {
-        return None;
-    }
-    let n: usize = s[..digits].parse().ok()?;
-    let suffix = s[digits..].trim().to_ascii_lowercase();
-    let shift = match suffix.as_str() {
-        "" | "b" => 0,
-        "k" | "kb" | "kib" => 10,
-        "m" | "mb" | "mib" => 20,
-        "g" | "gb" | "gib" => 30,
-        _ => return None,
-    };
-    n.checked_mul(1usize << shift)
+    fxt_control::parse_size(s).and_then(|n| usize::try_from(n).ok())
 }
 
 /// Parses a signal for `FXT_SNAPSHOT_SIGNAL`: `USR1`, `SIGUSR2`, … or a

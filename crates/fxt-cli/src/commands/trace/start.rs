@@ -65,26 +65,17 @@ fn parse_mode(s: &str) -> Result<Mode, String> {
     })
 }
 
-/// A byte size: digits, then optionally K, M or G (powers of 1024), at
-/// most what a provider accepts ([`MAX_BUFFER`]).
+/// A byte size in the grammar every buffer size takes
+/// ([`fxt_control::parse_size`]: `FXT_BUFFER` too), at most what a
+/// provider accepts ([`MAX_BUFFER`]).
 fn parse_size(s: &str) -> Result<u64, String> {
-    let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let shift = match s[digits..].to_ascii_uppercase().as_str() {
-        "" => 0,
-        "K" => 10,
-        "M" => 20,
-        "G" => 30,
-        other => return Err(format!("unknown suffix {other:?} (K, M or G)")),
-    };
-    s[..digits]
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(1 << shift))
-        .ok_or_else(|| format!("not a size: {s:?}"))
-        .and_then(|n| match n {
-            0..=MAX_BUFFER => Ok(n),
-            _ => Err(format!("{s}: over the limit of {MAX_BUFFER} bytes")),
-        })
+    match fxt_control::parse_size(s) {
+        None => Err(format!(
+            "not a size: {s:?} (digits, then K, M or G, optionally with B or iB)"
+        )),
+        Some(n) if n > MAX_BUFFER => Err(format!("{s}: over the limit of {MAX_BUFFER} bytes")),
+        Some(n) => Ok(n),
+    }
 }
 
 /// A random window id (the kernel's random source; the clock and pid if
@@ -334,5 +325,8 @@ mod tests {
         assert!(parse_size("M").is_err());
         assert!(parse_size("1T").is_err());
         assert!(parse_size("99999999999999999G").is_err());
+        // The runtime's grammar (FXT_BUFFER): units with B or iB.
+        assert_eq!(parse_size("64KiB"), Ok(64 << 10));
+        assert_eq!(parse_size("8 MB"), Ok(8 << 20));
     }
 }
