@@ -29,7 +29,7 @@ pub(crate) fn snapshot_shared(s: &Shared) -> Result<(PathBuf, Stats), CollectErr
     let n = s.snapshots.fetch_add(1, Ordering::Relaxed) + 1;
     let path = snapshot_path(&s.settings.output, n);
     let stats = write_renamed(&path, |mut f| {
-        Ok(collect::Collector::snapshot(s, &mut f, n)?)
+        Ok(collect::Collector::snapshot(s, Box::new(&mut f), n)?)
     })?;
     Ok((path, stats))
 }
@@ -39,7 +39,7 @@ pub(crate) fn snapshot_shared(s: &Shared) -> Result<(PathBuf, Stats), CollectErr
 pub(crate) fn snapshot_shared_to(s: &Shared, path: &Path) -> Result<Stats, CollectError> {
     let n = s.snapshots.fetch_add(1, Ordering::Relaxed) + 1;
     write_renamed(path, |mut f| {
-        Ok(collect::Collector::snapshot(s, &mut f, n)?)
+        Ok(collect::Collector::snapshot(s, Box::new(&mut f), n)?)
     })
 }
 

@@ -126,7 +126,14 @@ pub(crate) struct Collector<'r, W: Write> {
     tap: Option<SampleTap>,
 }
 
-impl<'r> Collector<'r, io::Sink> {
+/// The writer every collection goes through (a caller's file or writer,
+/// or nothing for a drained session, which writes its own file): one
+/// instance of the collector's code for all of them (staging writes whole
+/// blocks, so the indirect call costs nothing measurable), which keeps the
+/// runtime's compile time and size down in every program that traces.
+pub(crate) type Out<'w> = Box<dyn Write + 'w>;
+
+impl<'r> Collector<'r, Out<'static>> {
     /// Starts a drained session's trace in `file` (see [`direct`]). The
     /// preamble goes out at once, with the clock's rate estimated (the
     /// calibration needs the session's length; [`Collector::finish`]
@@ -403,12 +410,6 @@ impl<'r, W: Write> Collector<'r, W> {
         })
     }
 }
-
-/// The writer every collection to a caller's file or writer goes through:
-/// one instance of the collector's code for all of them (staging writes
-/// whole blocks, so the indirect call costs nothing measurable), which
-/// keeps the runtime's compile time down in every program that traces.
-pub(crate) type Out<'w> = &'w mut dyn Write;
 
 impl<'r, 'w> Collector<'r, Out<'w>> {
     /// A snapshot of a live session, number `n`: one pass over every chunk

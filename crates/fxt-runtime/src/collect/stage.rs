@@ -40,10 +40,11 @@ impl<W: Write> Stager<'_, W> {
     }
 }
 
-impl<'r> Stager<'r, io::Sink> {
+impl<'r> Stager<'r, super::Out<'static>> {
     /// A stager writing to a drained session's file.
     pub(crate) fn direct(file: DirectFile) -> Self {
-        let mut s = Stager::new(io::sink());
+        // A zero-sized writer: boxing it allocates nothing.
+        let mut s = Stager::new(Box::new(io::sink()) as super::Out<'static>);
         s.direct = Some(file);
         s
     }

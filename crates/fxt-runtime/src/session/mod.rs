@@ -233,7 +233,7 @@ impl Session {
         let s = self.shared.as_ref().ok_or(CollectError::NoSession)?;
         let n = s.snapshots.fetch_add(1, Ordering::Relaxed) + 1;
         let mut w = w;
-        Ok(collect::Collector::snapshot(s, &mut w, n)?)
+        Ok(collect::Collector::snapshot(s, Box::new(&mut w), n)?)
     }
 
     /// A snapshot into memory.
@@ -368,7 +368,7 @@ fn write_out(shared: &Arc<Shared>, target: Target<'_>) -> Result<Stats, CollectE
         return Ok(stats);
     }
     match target {
-        Target::Writer(w) => collect::write_trace(shared, w),
+        Target::Writer(w) => collect::write_trace(shared, Box::new(w)),
         Target::Configured => write_file(shared, &shared.settings.output),
         Target::Path(p) => write_file(shared, p),
     }
@@ -380,11 +380,11 @@ fn write_out(shared: &Arc<Shared>, target: Target<'_>) -> Result<Stats, CollectE
 /// never truncated under the collector.
 fn write_file(shared: &Shared, path: &Path) -> Result<Stats, CollectError> {
     if shared.settings.crash_safe && same_file(path, &shared.settings.output) {
-        return write_renamed(path, |mut f| collect::write_trace(shared, &mut f));
+        return write_renamed(path, |f| collect::write_trace(shared, Box::new(f)));
     }
     // No BufWriter: collection stages into its own large blocks.
     let file = File::create(path)?;
-    collect::write_trace(shared, &mut { file })
+    collect::write_trace(shared, Box::new(file))
 }
 
 /// Moves the file `from` to `to`: renamed, or copied and removed across
@@ -486,7 +486,7 @@ fn finish_on_panic() {
         }
         let n = shared.snapshots.fetch_add(1, Ordering::Relaxed) + 1;
         match write_renamed(&shared.settings.output, |f| {
-            Ok(collect::Collector::snapshot(&shared, &mut { f }, n)?)
+            Ok(collect::Collector::snapshot(&shared, Box::new(f), n)?)
         }) {
             Ok(stats) => eprintln!(
                 "fxt: panic: snapshot written to {} ({} records, {} dropped); tracing goes on",
