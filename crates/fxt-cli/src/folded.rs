@@ -38,6 +38,10 @@ pub struct Filter {
     /// Only spans of this category (others are left out; their children of
     /// this category nest in the nearest span kept).
     pub category: Option<String>,
+    /// Label each thread's root frame by its name alone (`thread` when it
+    /// has none), not `name [koid]`: what lines up runs whose koids
+    /// differ (`fxt diff`).
+    pub names_only: bool,
 }
 
 /// The folded stacks of a trace.
@@ -353,10 +357,13 @@ impl Collector {
         id
     }
 
-    /// The label of a thread's root frame: its name and koid.
+    /// The label of a thread's root frame: its name and koid (or its name
+    /// alone, [`Filter::names_only`]).
     fn thread_label(&self, thread: u64) -> String {
         match self.thread_names.get(&thread) {
+            Some(name) if !name.is_empty() && self.filter.names_only => frame_name(name),
             Some(name) if !name.is_empty() => frame_name(&format!("{name} [{thread}]")),
+            _ if self.filter.names_only => "thread".to_owned(),
             _ => format!("thread {thread}"),
         }
     }
@@ -368,6 +375,10 @@ impl Collector {
                 want == label
                     || *want == thread.to_string()
                     || self.thread_names.get(&thread) == Some(want)
+                    || self
+                        .thread_names
+                        .get(&thread)
+                        .is_some_and(|name| *want == format!("{name} [{thread}]"))
             }
         }
     }

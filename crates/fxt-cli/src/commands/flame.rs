@@ -35,7 +35,7 @@ pub struct Args {
     /// Print the folded stacks (`thread;outer;inner NANOSECONDS`) on stdout.
     #[arg(long)]
     folded: bool,
-    /// Only this thread (its name, koid, or `name (koid)` as in the graph).
+    /// Only this thread (its name, koid, or `name [koid]` as in the graph).
     #[arg(long)]
     thread: Option<String>,
     /// Only spans of this category.
@@ -59,6 +59,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     let filter = Filter {
         thread: args.thread.clone(),
         category: args.category.clone(),
+        names_only: false,
     };
     let new = || Collector::new(filter.clone());
     let (_, ranges) = input.walk_view_ranges("flame", new, |collector, views| {

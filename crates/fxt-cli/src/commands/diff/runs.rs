@@ -148,6 +148,8 @@ pub fn read(path: &str, select: &Select, stacks: bool) -> Result<Run, Error> {
         Collector::new(Filter {
             thread: select.thread.clone(),
             category: select.category.clone(),
+            // Koids differ from run to run, names do not.
+            names_only: true,
         })
     });
     let mut sampled = SampleWalk::default();
@@ -220,7 +222,7 @@ pub fn read(path: &str, select: &Select, stacks: bool) -> Result<Run, Error> {
         file: input.name.clone(),
         durations,
         stacks: match collector {
-            Some(c) => by_thread_name(c.finish().stacks, select.name.as_deref()),
+            Some(c) => through(c.finish().stacks, select.name.as_deref()),
             None => BTreeMap::new(),
         },
         samples: sampled.counts,
@@ -243,44 +245,15 @@ fn thread_selected(select: &Select, koid: u64, names: &HashMap<u64, String>) -> 
     *want == koid.to_string() || want == name || *want == format!("{name} [{koid}]")
 }
 
-/// The stacks with each thread's root frame named without its koid
-/// (`worker-1 [4242]` → `worker-1`, `thread 4242` → `thread`): koids differ
-/// from run to run, names do not. With `name`, only the stacks through a
-/// frame of that name.
-fn by_thread_name(stacks: BTreeMap<String, u64>, name: Option<&str>) -> BTreeMap<String, u64> {
-    let mut out = BTreeMap::new();
-    for (stack, ns) in stacks {
-        if let Some(want) = name {
-            if !stack.split(';').skip(1).any(|f| f == want) {
-                continue;
-            }
-        }
-        let (root, rest) = stack.split_once(';').unwrap_or((&stack, ""));
-        let root = strip_koid(root);
-        let stack = if rest.is_empty() {
-            root.to_owned()
-        } else {
-            format!("{root};{rest}")
-        };
-        *out.entry(stack).or_default() += ns;
+/// The stacks, or with `name` only those through a frame of that name.
+fn through(stacks: BTreeMap<String, u64>, name: Option<&str>) -> BTreeMap<String, u64> {
+    match name {
+        None => stacks,
+        Some(want) => stacks
+            .into_iter()
+            .filter(|(stack, _)| stack.split(';').skip(1).any(|f| f == want))
+            .collect(),
     }
-    out
-}
-
-/// A thread frame's label without its koid.
-fn strip_koid(root: &str) -> &str {
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    if let Some(koid) = root.strip_prefix("thread ") {
-        if digits(koid) {
-            return "thread";
-        }
-    }
-    if let Some((name, tail)) = root.rsplit_once(" [") {
-        if tail.strip_suffix(']').is_some_and(digits) {
-            return name;
-        }
-    }
-    root
 }
 
 #[cfg(test)]
@@ -288,27 +261,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn thread_frames_lose_their_koid_only() {
-        assert_eq!(strip_koid("worker-1 [4242]"), "worker-1");
-        assert_eq!(strip_koid("thread 4242"), "thread");
-        assert_eq!(strip_koid("async"), "async");
-        assert_eq!(strip_koid("odd [name]"), "odd [name]");
-        assert_eq!(strip_koid("thread pool"), "thread pool");
-    }
-
-    #[test]
-    fn runs_line_up_by_thread_name_and_select_by_frame() {
+    fn a_name_selects_the_stacks_through_a_frame_of_it() {
         let stacks: BTreeMap<String, u64> = [
-            ("w [1];a;b".to_owned(), 5),
-            ("w [2];a;b".to_owned(), 7),
-            ("w [2];c".to_owned(), 3),
+            ("w;a;b".to_owned(), 12),
+            ("w;c".to_owned(), 3),
+            ("b;c".to_owned(), 4),
         ]
         .into();
-        let all = by_thread_name(stacks.clone(), None);
-        assert_eq!(all["w;a;b"], 12);
-        assert_eq!(all["w;c"], 3);
-        let only_b = by_thread_name(stacks, Some("b"));
-        assert_eq!(only_b.len(), 1);
+        assert_eq!(through(stacks.clone(), None), stacks);
+        let only_b = through(stacks, Some("b"));
+        assert_eq!(only_b.len(), 1, "the thread frame is not a span");
         assert_eq!(only_b["w;a;b"], 12);
     }
 }
