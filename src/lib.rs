@@ -93,6 +93,7 @@
 pub use fxt_format as format;
 #[cfg(feature = "sync")]
 pub use fxt_runtime::sync;
+pub use fxt_runtime::task;
 
 /// Traces every call of a function as one **duration**.
 ///
