@@ -51,8 +51,9 @@
 //! 3. `thread`: each thread's writer and the thread-local cursor.
 //! 4. `emit`: the event encoders (the hot path).
 //! 5. `collect`: the one collector, used by finishing and streaming.
-//! 6. `task`: futures traced as tasks (`task::traced`) and their wakers,
-//!    through the macros' emit API (category `task`).
+//! 6. `task`: futures traced as tasks (`task::traced`), their wakers, and
+//!    (feature `tokio`) a Tokio runtime's hooks, through the macros' emit
+//!    API (category `task`).
 //! 7. `sync` (feature `sync`): `sync::Mutex`, `sync::RwLock` and `sync::Condvar`,
 //!    `parking_lot`'s locks whose contended acquisitions are recorded
 //!    (category `lock`) through the macros' emit API.

@@ -24,6 +24,10 @@
 //! and forwards it (see `wake`); it is made again only when the
 //! executor's waker changes.
 //!
+//! With the cargo feature `tokio`, [`tokio::instrument`] also records a
+//! Tokio runtime's own view: its workers' parked time and, built with
+//! `--cfg tokio_unstable`, every task it spawns.
+//!
 //! # Cost
 //!
 //! With no session or the category off, a poll is one relaxed load and a
@@ -35,6 +39,8 @@
 //! its waker wrapper.
 
 mod name;
+#[cfg(feature = "tokio")]
+pub mod tokio;
 mod wake;
 
 use core::future::Future;
