@@ -368,3 +368,42 @@ fn with_the_category_off_nothing_is_recorded_and_the_future_runs() {
         "other categories record"
     );
 }
+
+#[test]
+fn a_task_without_a_name_is_named_by_where_it_was_wrapped() {
+    let rt = Builder::new_current_thread().build().unwrap();
+    let line = line!() + 2;
+    let events = trace(|| {
+        let task = YieldOnce(false).traced_here();
+        rt.block_on(task);
+    });
+    let name = format!("{}:{line}", file!());
+    assert_eq!(polls(&events, &name).len(), 2, "{events:?}");
+}
+
+#[test]
+fn a_task_running_across_two_sessions_begins_again_in_the_second() {
+    let rt = Builder::new_current_thread().build().unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let handle = rt.spawn(traced("across", async move { rx.await.unwrap() }));
+    let first = trace(|| rt.block_on(tokio::task::yield_now()));
+    let second = trace(|| {
+        tx.send(()).unwrap();
+        rt.block_on(handle).unwrap();
+    });
+    for (which, events) in [("first", &first), ("second", &second)] {
+        let polls = polls(events, "across");
+        assert_eq!(polls.len(), 1, "{which}: one poll in each session");
+        let (begins, ends) = track(events, u64_arg(polls[0], "task").unwrap());
+        assert_eq!(begins.len(), 2, "{which}: its life and its poll begin here");
+        let want_ends = if which == "first" { 1 } else { 2 };
+        assert_eq!(
+            ends.len(),
+            want_ends,
+            "{which}: no end of the other session's"
+        );
+    }
+    // The wake came in the second session, for a poll of the second.
+    let woken = polls(&second, "across")[0];
+    assert!(u64_arg(woken, "delay").is_some());
+}
