@@ -93,6 +93,9 @@
 pub use fxt_format as format;
 #[cfg(feature = "sync")]
 pub use fxt_runtime::sync;
+pub use fxt_runtime::task;
+#[cfg(feature = "tokio")]
+pub use fxt_runtime::task::tokio;
 
 /// Traces every call of a function as one **duration**.
 ///

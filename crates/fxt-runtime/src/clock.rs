@@ -99,6 +99,20 @@ pub(crate) fn set_use_tsc(on: bool) {
     );
 }
 
+/// Nanoseconds in `ticks` of the live session's clock: exact on the
+/// monotonic clock (a tick is a nanosecond), through the process's quick
+/// measurement of the TSC's rate otherwise (within a few tenths of a
+/// percent: the session's calibration, which comes at collection, is not
+/// known yet when a record needs the figure).
+#[inline]
+pub fn ticks_to_ns(ticks: u64) -> u64 {
+    if USE_TSC.load(Ordering::Relaxed) {
+        (ticks as f64 * 1e9 / estimated_tsc_hz()) as u64
+    } else {
+        ticks
+    }
+}
+
 /// Ticks in one nanosecond of the live session's clock, rounded up (see
 /// [`start_step`]).
 static START_STEP: AtomicU64 = AtomicU64::new(1);

@@ -51,11 +51,14 @@
 //! 3. `thread`: each thread's writer and the thread-local cursor.
 //! 4. `emit`: the event encoders (the hot path).
 //! 5. `collect`: the one collector, used by finishing and streaming.
-//! 6. `sync` (feature `sync`): `sync::Mutex`, `sync::RwLock` and `sync::Condvar`,
+//! 6. `task`: futures traced as tasks (`task::traced`), their wakers, and
+//!    (feature `tokio`) a Tokio runtime's hooks, through the macros' emit
+//!    API (category `task`).
+//! 7. `sync` (feature `sync`): `sync::Mutex`, `sync::RwLock` and `sync::Condvar`,
 //!    `parking_lot`'s locks whose contended acquisitions are recorded
 //!    (category `lock`) through the macros' emit API.
-//! 7. `session`: the public API (start, finish, panic hook, fork).
-//! 8. `provider`: a process a trace manager finds and traces on demand
+//! 8. `session`: the public API (start, finish, panic hook, fork).
+//! 9. `provider`: a process a trace manager finds and traces on demand
 //!    (`register_provider`, the control channel of `fxt-control`).
 //!
 //! # Buffering modes
@@ -129,6 +132,7 @@ mod state;
 mod stats;
 #[cfg(feature = "sync")]
 pub mod sync;
+pub mod task;
 mod thread;
 
 #[doc(hidden)]

@@ -26,6 +26,7 @@ const LAYERS: &[&str] = &[
     "emit",
     "collect",
     "macro_support",
+    "task",
     "sync",
     "snapshot",
     "session",

@@ -11,7 +11,8 @@
 //! summary per provider (its processes, threads, records, events and time
 //! span), and one with scheduling records a summary per thread
 //! ([`scheduling`]); one with `fxt::sync`'s lock events, the contention
-//! per lock ([`locks`]).
+//! per lock ([`locks`]); one with `fxt::task`'s polls, per task name its
+//! polls, busy time, scheduling delays and long polls ([`tasks`]).
 //!
 //! One walk, its ranges on every core, feeds [`tally::RangeTally`]s merged
 //! into a [`tally::Tally`] (events as views, counted by string id:
@@ -28,6 +29,7 @@ mod samples;
 mod scheduling;
 mod table;
 mod tally;
+mod tasks;
 
 use std::io::{self, Write};
 use std::process::ExitCode;

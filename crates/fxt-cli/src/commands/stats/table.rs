@@ -13,6 +13,7 @@ pub fn write_table(w: &mut impl Write, r: &Report<'_>) -> io::Result<()> {
     providers(w, r)?;
     scheduling(w, r)?;
     super::locks::write_table(w, r, fmt_ns)?;
+    super::tasks::write_table(w, r, fmt_ns)?;
     threads(w, r)
 }
 

@@ -19,6 +19,7 @@ use crate::names::{event_kind_name, record_type_name};
 
 use super::locks::Locks;
 use super::scheduling::Sched;
+use super::tasks::Tasks;
 
 /// A category and name (`Text` clones without allocating for short strings).
 pub type Key = (Text, Text);
@@ -112,6 +113,8 @@ pub struct Tally {
     pub sched: Vec<Sched>,
     /// `fxt::sync`'s lock events.
     pub locks: Locks,
+    /// `fxt::task`'s polls.
+    pub tasks: Tasks,
 }
 
 /// Counts by a static name: a handful of names, so a short list, and
@@ -245,6 +248,9 @@ pub struct RangeTally {
     /// Events of category `lock`, with provider and ticks per second, in
     /// file order.
     lock_events: Vec<(Option<u32>, u64, Event)>,
+    /// Slices of category `task` (polls), with provider and ticks per
+    /// second.
+    task_events: Vec<(Option<u32>, u64, Event)>,
 }
 
 /// The text `lock` (a lock event's category).
@@ -253,6 +259,8 @@ const LOCK: u8 = 1;
 const FXT: u8 = 2;
 /// The text `snapshot` (fxt's snapshot instant).
 const SNAPSHOT: u8 = 4;
+/// The text `task` (the category of `fxt::task`'s events).
+const TASK: u8 = 8;
 
 /// One event as the tally counts it: its (category, name) by index in
 /// [`RangeTally::names`], its time in ticks.
@@ -367,7 +375,7 @@ impl RangeTally {
     /// number is an argument).
     fn wants_whole(&mut self, category: u32, name: u32) -> bool {
         let category = self.flags(category);
-        category & LOCK != 0 || (category & FXT != 0 && self.flags(name) & SNAPSHOT != 0)
+        category & (LOCK | TASK) != 0 || (category & FXT != 0 && self.flags(name) & SNAPSHOT != 0)
     }
 
     /// What the text of id `id` is to the tally ([`LOCK`], [`FXT`],
@@ -378,7 +386,10 @@ impl RangeTally {
         while self.flags.len() <= id {
             let text = self.strings.text(self.flags.len() as u32);
             let flag = |name: &str, bit: u8| if text == name { bit } else { 0 };
-            let flags = flag("lock", LOCK) | flag("fxt", FXT) | flag("snapshot", SNAPSHOT);
+            let flags = flag("lock", LOCK)
+                | flag("fxt", FXT)
+                | flag("snapshot", SNAPSHOT)
+                | flag("task", TASK);
             self.flags.push(flags);
         }
         self.flags[id]
@@ -542,11 +553,13 @@ impl RangeTally {
             if let Some(n) = snapshot_number(&whole) {
                 self.snapshot = Some(n);
             }
-            let category = self.names[e.key].0 .0;
-            if self.flags(category) & LOCK != 0 {
+            let category = self.flags(self.names[e.key].0 .0);
+            if category & LOCK != 0 {
                 // Rare: replayed in file order by the merge (`Locks`
                 // matches flows across threads).
                 self.lock_events.push((provider, tps, whole));
+            } else if category & TASK != 0 && matches!(e.kind, EventKind::DurationComplete { .. }) {
+                self.task_events.push((provider, tps, whole));
             }
         }
         self.by_kind.add(&e.kind);
@@ -666,6 +679,9 @@ impl Tally {
         self.sched.extend(range.sched);
         for (provider, tps, e) in range.lock_events {
             self.locks.add(provider, tps, &e);
+        }
+        for (provider, tps, e) in range.task_events {
+            self.tasks.add(provider, tps, &e);
         }
     }
 

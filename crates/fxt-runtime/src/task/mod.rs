@@ -1,0 +1,297 @@
+//! Async tasks on the timeline: each poll of a traced future, who woke
+//! it, how long it waited to run, and the polls that held their thread
+//! too long.
+//!
+//! [`traced`] (or [`TracedExt::traced`]) wraps any future, on any
+//! executor. While category `task` records, each poll of the wrapper
+//! writes:
+//!
+//! * a duration on the thread that ran it, named by the task, so it nests
+//!   with everything else that thread recorded; its arguments are `task`
+//!   (the task's id), `delay` (ns from the wake that caused the poll to
+//!   the poll's start, when a wake of the wrapper's waker caused it) and
+//!   `long` (`true` when the poll took at least
+//!   [`long_poll_threshold`]);
+//! * the same poll as an async slice with the task's id, on the task's own
+//!   track, inside an async slice from the task's first poll (its spawn,
+//!   as far as the wrapper can tell) to its completion or its drop (the
+//!   end then has `dropped`);
+//! * the flow end of the wake that caused it, whose flow begin was
+//!   recorded on the waking thread (inside whatever slice was open
+//!   there), so a viewer draws an arrow from the waker to the poll.
+//!
+//! The wrapper hands the future a waker of its own that records the wake
+//! and forwards it (see `wake`); it is made again only when the
+//! executor's waker changes.
+//!
+//! With the cargo feature `tokio`, [`tokio::instrument`] also records a
+//! Tokio runtime's own view: its workers' parked time and, built with
+//! `--cfg tokio_unstable`, every task it spawns.
+//!
+//! # Cost
+//!
+//! With no session or the category off, a poll is one relaxed load and a
+//! branch, then the inner future's poll with the executor's context:
+//! nothing is allocated and the executor's waker is not wrapped. A wake
+//! through a wrapper made earlier costs the same load before forwarding.
+//! Recording, a poll writes three records (four when woken), and a wake
+//! one; the first recorded poll of a task allocates its shared state and
+//! its waker wrapper.
+
+mod name;
+#[cfg(feature = "tokio")]
+pub mod tokio;
+mod wake;
+
+use core::future::Future;
+use core::panic::Location;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+use core::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use fxt_format::encode::ArgValue;
+
+use crate::clock;
+use crate::macro_support::{self as ms, Callsite, KeyCache, Site};
+use name::Name;
+pub use name::CATEGORY;
+use wake::{TaskState, Wrapped};
+
+static GATE_KEYS: [KeyCache; 0] = [];
+/// The category switch of every task: one call site of [`CATEGORY`],
+/// asked before a task has found its own name's call site.
+static GATE: Callsite = Callsite::new(CATEGORY, "task", &[], &GATE_KEYS);
+
+/// Long polls: nanoseconds (see [`set_long_poll_threshold`]).
+static LONG_POLL_NS: AtomicU64 = AtomicU64::new(10_000_000);
+
+/// Polls at least this long are flagged `long`.
+pub fn long_poll_threshold() -> Duration {
+    // Relaxed: a lone setting, read on its own.
+    Duration::from_nanos(LONG_POLL_NS.load(Ordering::Relaxed))
+}
+
+/// Sets the duration from which a poll is flagged `long` (default 10 ms),
+/// for every task, from the next poll on.
+pub fn set_long_poll_threshold(threshold: Duration) {
+    let ns = u64::try_from(threshold.as_nanos()).unwrap_or(u64::MAX);
+    // Relaxed: see `long_poll_threshold`.
+    LONG_POLL_NS.store(ns, Ordering::Relaxed);
+}
+
+/// Wraps `future` as a task named `name` (see the module docs).
+///
+/// ```
+/// # let session = fxt_runtime::start(fxt_runtime::Config::new()).unwrap();
+/// let task = fxt_runtime::task::traced("load", async { 42 });
+/// # let _ = task;
+/// # session.finish_to_vec().unwrap();
+/// ```
+pub fn traced<F: Future>(name: &'static str, future: F) -> Traced<F> {
+    Traced::new(Name::Given(name), future)
+}
+
+/// Wraps `future` as a task named by where this is called (`file:line`).
+#[track_caller]
+pub fn traced_here<F: Future>(future: F) -> Traced<F> {
+    Traced::new(Name::At(Location::caller()), future)
+}
+
+/// `future.traced("name")`, `future.traced_here()`: [`traced`] and
+/// [`traced_here`] as methods of every future.
+pub trait TracedExt: Future + Sized {
+    /// See [`traced`].
+    fn traced(self, name: &'static str) -> Traced<Self> {
+        traced(name, self)
+    }
+
+    /// See [`traced_here`].
+    #[track_caller]
+    fn traced_here(self) -> Traced<Self> {
+        Traced::new(Name::At(Location::caller()), self)
+    }
+}
+
+impl<F: Future> TracedExt for F {}
+
+/// A future traced as a task: see the [module docs](self).
+#[must_use = "futures do nothing unless polled"]
+pub struct Traced<F> {
+    inner: F,
+    run: Run,
+}
+
+/// What a task keeps between polls (none of it pinned).
+struct Run {
+    name: Name,
+    /// The call site of the task's name, once the category was seen on.
+    callsite: Option<&'static Callsite>,
+    /// Made at the first recorded poll.
+    task: Option<Arc<TaskState>>,
+    waker: Option<Wrapped>,
+    /// The session generation whose trace has the task's begin (0: none).
+    life: u32,
+    done: bool,
+}
+
+impl<F> Traced<F> {
+    fn new(name: Name, inner: F) -> Traced<F> {
+        Traced {
+            inner,
+            run: Run {
+                name,
+                callsite: None,
+                task: None,
+                waker: None,
+                life: 0,
+                done: false,
+            },
+        }
+    }
+
+    /// The pinned inner future and the unpinned rest.
+    fn project(self: Pin<&mut Self>) -> (Pin<&mut F>, &mut Run) {
+        // SAFETY: `inner` is pinned structurally and nothing else is:
+        // nothing moves `inner` out of a `Traced` (no method does, and
+        // `Drop` touches only `run`), `Traced` is `Unpin` only when `F` is
+        // (the auto trait), and `run` is never handed out pinned, so
+        // giving `&mut` access to it cannot unpin anything.
+        unsafe {
+            let this = self.get_unchecked_mut();
+            (Pin::new_unchecked(&mut this.inner), &mut this.run)
+        }
+    }
+}
+
+impl Run {
+    /// The task's call site enabled, if its category records: one relaxed
+    /// load and a branch when it does not.
+    #[inline(always)]
+    fn site(&mut self) -> Option<Site> {
+        match self.callsite {
+            Some(callsite) => callsite.site(),
+            None => {
+                GATE.site()?;
+                let callsite = name::callsite(self.name);
+                self.callsite = Some(callsite);
+                callsite.site()
+            }
+        }
+    }
+}
+
+impl<F: Future> Future for Traced<F> {
+    type Output = F::Output;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let (inner, run) = self.project();
+        match run.site() {
+            None => inner.poll(cx),
+            Some(site) => traced_poll(inner, run, site, cx),
+        }
+    }
+}
+
+/// A poll with the category on.
+#[inline(never)]
+fn traced_poll<F: Future>(
+    inner: Pin<&mut F>,
+    run: &mut Run,
+    site: Site,
+    cx: &mut Context<'_>,
+) -> Poll<F::Output> {
+    let task = run
+        .task
+        .get_or_insert_with(|| Arc::new(TaskState::new(ms::next_async_id(), site.callsite)));
+    let id = task.id;
+    if run.life != site.generation() {
+        run.life = site.generation();
+        ms::async_begin(site, id, &[ArgValue::U64(id)]);
+    }
+    let waker = wake::wrap(&mut run.waker, task, cx.waker());
+    let start = ms::duration_start();
+    ms::async_begin(site, id, &[]);
+    let woken = task.take_wake();
+    // A wake stamped after the start (another thread's clock read racing
+    // with this one) caused this poll all the same, with no delay.
+    let delay = (woken != 0).then(|| {
+        ms::flow_end(site, wake::flow_id(id, woken), &[]);
+        clock::ticks_to_ns(start.saturating_sub(woken))
+    });
+    // A guard, so a poll that panics is recorded too.
+    let end = PollEnd {
+        site,
+        id,
+        start,
+        delay,
+    };
+    let result = inner.poll(&mut Context::from_waker(waker));
+    drop(end);
+    if result.is_ready() {
+        run.done = true;
+        ms::async_end(site, id, &[ArgValue::U64(id)]);
+    }
+    result
+}
+
+/// Writes a poll's records when dropped (after the poll, or while a panic
+/// unwinds out of it).
+struct PollEnd {
+    site: Site,
+    id: u64,
+    start: u64,
+    delay: Option<u64>,
+}
+
+impl Drop for PollEnd {
+    fn drop(&mut self) {
+        let took = clock::ticks_to_ns(ms::now().saturating_sub(self.start));
+        // Relaxed: see `long_poll_threshold`.
+        let long = took >= LONG_POLL_NS.load(Ordering::Relaxed);
+        let id = ArgValue::U64(self.id);
+        let delay = self.delay.map_or(ArgValue::Null, ArgValue::U64);
+        match (self.delay.is_some(), long) {
+            (false, false) => ms::duration_complete(self.site, self.start, &[id]),
+            (true, false) => ms::duration_complete(self.site, self.start, &[id, delay]),
+            (_, true) => {
+                let args = [id, delay, ArgValue::Bool(true)];
+                ms::duration_complete(self.site, self.start, &args)
+            }
+        }
+        ms::async_end(self.site, self.id, &[]);
+    }
+}
+
+impl<F> Drop for Traced<F> {
+    fn drop(&mut self) {
+        let run = &mut self.run;
+        if run.done || run.life == 0 {
+            return;
+        }
+        let (Some(task), Some(site)) = (&run.task, run.callsite.and_then(Callsite::site)) else {
+            return;
+        };
+        // Only in the session whose trace has the begin.
+        if site.generation() == run.life {
+            let args = [
+                ArgValue::U64(task.id),
+                ArgValue::Null,
+                ArgValue::Null,
+                ArgValue::Bool(true),
+            ];
+            ms::async_end(site, task.id, &args);
+        }
+    }
+}
+
+impl<F> core::fmt::Debug for Traced<F> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Traced")
+            .field("name", &self.run.name)
+            .field("id", &self.run.task.as_ref().map(|t| t.id))
+            .finish()
+    }
+}
