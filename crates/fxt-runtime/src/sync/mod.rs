@@ -46,6 +46,11 @@
 //! while it waits for lock B can get slices that overlap without nesting
 //! when someone starts waiting for A during that wait.
 //!
+//! The records are written outside the critical section (the release's
+//! after the raw unlock, the waiter's after its own release of the lock),
+//! so recording makes no hold longer, and a lock a global allocator takes
+//! can record.
+//!
 //! A lock is larger than `parking_lot`'s (one byte): it also holds its
 //! name, its waiter count and its episode of contention.
 

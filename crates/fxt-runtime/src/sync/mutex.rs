@@ -77,9 +77,10 @@ unsafe impl lock_api::RawMutex for RawMutex {
 
     #[inline]
     unsafe fn unlock(&self) {
-        self.tracked.release(Mode::Exclusive);
-        // SAFETY: the caller holds the lock (this method's contract).
-        unsafe { self.raw().unlock() }
+        self.tracked.unlock(Mode::Exclusive, || {
+            // SAFETY: the caller holds the lock (this method's contract).
+            unsafe { self.raw().unlock() }
+        });
     }
 
     #[inline]
@@ -92,13 +93,16 @@ unsafe impl lock_api::RawMutex for RawMutex {
 unsafe impl lock_api::RawMutexFair for RawMutex {
     #[inline]
     unsafe fn unlock_fair(&self) {
-        self.tracked.release(Mode::Exclusive);
-        // SAFETY: the caller holds the lock.
-        unsafe { self.raw().unlock_fair() }
+        self.tracked.unlock(Mode::Exclusive, || {
+            // SAFETY: the caller holds the lock.
+            unsafe { self.raw().unlock_fair() }
+        });
     }
 
     #[inline]
     unsafe fn bump(&self) {
+        // The lock is taken back at once: the records wait for the next
+        // unlock.
         self.tracked.release(Mode::Exclusive);
         // SAFETY: the caller holds the lock.
         unsafe { self.raw().bump() }

@@ -83,9 +83,10 @@ unsafe impl lock_api::RawRwLock for RawRwLock {
 
     #[inline]
     unsafe fn unlock_shared(&self) {
-        self.tracked.release(Mode::Shared);
-        // SAFETY: the caller holds a shared lock.
-        unsafe { self.inner.unlock_shared() }
+        self.tracked.unlock(Mode::Shared, || {
+            // SAFETY: the caller holds a shared lock.
+            unsafe { self.inner.unlock_shared() }
+        });
     }
 
     #[inline]
@@ -108,9 +109,10 @@ unsafe impl lock_api::RawRwLock for RawRwLock {
 
     #[inline]
     unsafe fn unlock_exclusive(&self) {
-        self.tracked.release(Mode::Exclusive);
-        // SAFETY: the caller holds the exclusive lock.
-        unsafe { self.inner.unlock_exclusive() }
+        self.tracked.unlock(Mode::Exclusive, || {
+            // SAFETY: the caller holds the exclusive lock.
+            unsafe { self.inner.unlock_exclusive() }
+        });
     }
 
     #[inline]
@@ -129,20 +131,24 @@ unsafe impl lock_api::RawRwLock for RawRwLock {
 unsafe impl lock_api::RawRwLockFair for RawRwLock {
     #[inline]
     unsafe fn unlock_shared_fair(&self) {
-        self.tracked.release(Mode::Shared);
-        // SAFETY: the caller holds a shared lock.
-        unsafe { self.inner.unlock_shared_fair() }
+        self.tracked.unlock(Mode::Shared, || {
+            // SAFETY: the caller holds a shared lock.
+            unsafe { self.inner.unlock_shared_fair() }
+        });
     }
 
     #[inline]
     unsafe fn unlock_exclusive_fair(&self) {
-        self.tracked.release(Mode::Exclusive);
-        // SAFETY: the caller holds the exclusive lock.
-        unsafe { self.inner.unlock_exclusive_fair() }
+        self.tracked.unlock(Mode::Exclusive, || {
+            // SAFETY: the caller holds the exclusive lock.
+            unsafe { self.inner.unlock_exclusive_fair() }
+        });
     }
 
     #[inline]
     unsafe fn bump_shared(&self) {
+        // The lock is taken back at once: the records wait for the next
+        // unlock.
         self.tracked.release(Mode::Shared);
         // SAFETY: the caller holds a shared lock.
         unsafe { self.inner.bump_shared() }
@@ -150,6 +156,8 @@ unsafe impl lock_api::RawRwLockFair for RawRwLock {
 
     #[inline]
     unsafe fn bump_exclusive(&self) {
+        // The lock is taken back at once: the records wait for the next
+        // unlock.
         self.tracked.release(Mode::Exclusive);
         // SAFETY: the caller holds the exclusive lock.
         unsafe { self.inner.bump_exclusive() }
@@ -282,9 +290,10 @@ unsafe impl lock_api::RawRwLockUpgrade for RawRwLock {
 
     #[inline]
     unsafe fn unlock_upgradable(&self) {
-        self.tracked.release(Mode::Upgradable);
-        // SAFETY: the caller holds the upgradable lock.
-        unsafe { self.inner.unlock_upgradable() }
+        self.tracked.unlock(Mode::Upgradable, || {
+            // SAFETY: the caller holds the upgradable lock.
+            unsafe { self.inner.unlock_upgradable() }
+        });
     }
 
     #[inline]
@@ -314,13 +323,16 @@ unsafe impl lock_api::RawRwLockUpgrade for RawRwLock {
 unsafe impl lock_api::RawRwLockUpgradeFair for RawRwLock {
     #[inline]
     unsafe fn unlock_upgradable_fair(&self) {
-        self.tracked.release(Mode::Upgradable);
-        // SAFETY: the caller holds the upgradable lock.
-        unsafe { self.inner.unlock_upgradable_fair() }
+        self.tracked.unlock(Mode::Upgradable, || {
+            // SAFETY: the caller holds the upgradable lock.
+            unsafe { self.inner.unlock_upgradable_fair() }
+        });
     }
 
     #[inline]
     unsafe fn bump_upgradable(&self) {
+        // The lock is taken back at once: the records wait for the next
+        // unlock.
         self.tracked.release(Mode::Upgradable);
         // SAFETY: the caller holds the upgradable lock.
         unsafe { self.inner.bump_upgradable() }
