@@ -5,7 +5,7 @@
 //!
 //! Locking tries `parking_lot`'s fast path first; only when that fails
 //! does the waiter come here ([`Tracked::wait`]). Unlocking adds one
-//! relaxed load and a branch ([`Tracked::release`]: "is anyone waiting, or
+//! relaxed load and a branch ([`Tracked::unlock`]: "is anyone waiting, or
 //! a record of this lock left to write?"). Nothing else runs, and nothing
 //! is recorded, while a lock is uncontended.
 //!
@@ -103,17 +103,63 @@ pub(crate) enum Mode {
 }
 
 impl Mode {
-    fn arg(self) -> ArgValue<'static> {
-        ArgValue::Str(StringRef::Inline(match self {
+    fn text(self) -> &'static str {
+        match self {
             Mode::Exclusive => "exclusive",
             Mode::Shared => "shared",
             Mode::Upgradable => "upgradable",
-        }))
+        }
     }
 }
 
-fn state(text: &'static str) -> ArgValue<'static> {
-    ArgValue::Str(StringRef::Inline(text))
+static NO_KEYS: [KeyCache; 0] = [];
+/// The argument values, each the name of a call site so that the session
+/// interns it: an indexed string keeps a lock's records on the emit fast
+/// path (an inline one takes the general encoder).
+static VALUES: [Callsite; 6] = [
+    Callsite::new(CATEGORY, "exclusive", &[], &NO_KEYS),
+    Callsite::new(CATEGORY, "shared", &[], &NO_KEYS),
+    Callsite::new(CATEGORY, "upgradable", &[], &NO_KEYS),
+    Callsite::new(CATEGORY, "wait", &[], &NO_KEYS),
+    Callsite::new(CATEGORY, "timed out", &[], &NO_KEYS),
+    Callsite::new(CATEGORY, "held", &[], &NO_KEYS),
+];
+
+/// The argument value `text` (one of [`VALUES`]' names) in the session of
+/// `generation`: its string's index there, else inline.
+fn value(text: &'static str, generation: u32) -> ArgValue<'static> {
+    let indexed = VALUES
+        .iter()
+        .find(|v| v.name() == text)
+        .and_then(|v| v.site())
+        .filter(|s| s.generation() == generation && !s.has_inline());
+    ArgValue::Str(match indexed {
+        Some(s) => StringRef::Index(s.name_ref()),
+        None => StringRef::Inline(text),
+    })
+}
+
+/// How many flow ids a thread takes from the process's counter at once.
+const FLOW_IDS: u64 = 1024;
+
+thread_local! {
+    /// This thread's next flow id and the end of its block of ids.
+    static FLOW_BLOCK: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+}
+
+/// A process-unique flow id from this thread's block: a shared counter
+/// taken at every release would be one more line the threads fight over.
+fn flow_id() -> u64 {
+    let (next, end) = FLOW_BLOCK.get();
+    let (next, end) = match next < end {
+        true => (next, end),
+        false => {
+            let first = emit::next_async_ids(FLOW_IDS);
+            (first, first + FLOW_IDS)
+        }
+    };
+    FLOW_BLOCK.set((next + 1, end));
+    next
 }
 
 /// What a captured record is.
@@ -271,44 +317,54 @@ impl Tracked {
         acquired
     }
 
-    /// To call before every unlock (and a `bump` or a condition variable's
-    /// wait): captures the hold's waited-on part and the flow to the next
-    /// owner when someone waits (the one check an uncontended unlock
-    /// pays). `true`: call [`Tracked::write_kept`] after the raw unlock.
-    #[inline(always)]
-    pub(crate) fn release(&self, mode: Mode) -> bool {
-        self.state.load(Ordering::Relaxed) != 0 && self.release_contended(mode)
-    }
-
-    /// An unlock: [`Tracked::release`], `raw_unlock`, then the records
-    /// kept for after it.
+    /// An unlock: `raw_unlock` with the bookkeeping around it (the one
+    /// check an uncontended unlock pays).
     #[inline(always)]
     pub(crate) fn unlock(&self, mode: Mode, raw_unlock: impl FnOnce()) {
-        let kept = self.release(mode);
+        if self.state.load(Ordering::Relaxed) == 0 {
+            raw_unlock();
+        } else {
+            self.unlock_contended(mode, raw_unlock);
+        }
+    }
+
+    /// An unlock while someone waits or records of this lock are kept:
+    /// captures the hold's waited-on part and the flow to the next owner,
+    /// unlocks, then writes what this thread kept and the hold.
+    #[cold]
+    #[inline(never)]
+    fn unlock_contended(&self, mode: Mode, raw_unlock: impl FnOnce()) {
+        if BUSY.get() {
+            return raw_unlock();
+        }
+        let state = self.state.load(Ordering::Relaxed);
+        let kept = state >= DEFERRED && self.has_kept();
+        let held = match state as u32 {
+            0 => None,
+            _ => self.capture_held(mode),
+        };
         raw_unlock();
+        // Oldest first: this thread's wait came before its hold.
         if kept {
             self.write_kept();
         }
+        if let Some(held) = held {
+            busy(|| self.write(&held));
+        }
     }
 
-    #[cold]
-    #[inline(never)]
-    fn release_contended(&self, mode: Mode) -> bool {
-        if BUSY.get() {
-            return false;
+    /// Before a `bump` or a condition variable's wait, which release the
+    /// lock and take it back: captures the hold's waited-on part and the
+    /// flow as an unlock does, kept for this thread's next unlock.
+    pub(crate) fn release(&self, mode: Mode) {
+        if self.state.load(Ordering::Relaxed) as u32 == 0 || BUSY.get() {
+            return;
         }
-        let state = self.state.load(Ordering::Relaxed);
-        let mut kept = state >= DEFERRED && self.has_kept();
-        if state as u32 != 0 {
-            if let Some(held) = self.capture_held(mode) {
-                if self.keep(held) {
-                    kept = true;
-                } else {
-                    busy(|| self.write(&held));
-                }
+        if let Some(held) = self.capture_held(mode) {
+            if !self.keep(held) {
+                busy(|| self.write(&held));
             }
         }
-        kept
     }
 
     /// The `held` slice of a release that waiters saw; `None` when the
@@ -320,11 +376,13 @@ impl Tracked {
         let now = ms::now();
         // Whoever holds next is waited on from this release.
         let since = self.since.swap(now + 1, Ordering::Relaxed);
-        if self.generation.swap(generation, Ordering::Relaxed) != generation {
+        // Loaded first: a store would take the line from the waiters.
+        if self.generation.load(Ordering::Relaxed) != generation {
+            self.generation.store(generation, Ordering::Relaxed);
             self.handoff.store(0, Ordering::Relaxed);
             return None;
         }
-        let flow = ms::next_async_id();
+        let flow = flow_id();
         self.handoff.store(flow, Ordering::Relaxed);
         OWN_FLOW.set(flow);
         // Not before this thread's previous lock slice ended (slices of a
@@ -379,7 +437,7 @@ impl Tracked {
     /// lock, oldest first (a wait before the hold that followed it).
     #[cold]
     #[inline(never)]
-    pub(crate) fn write_kept(&self) {
+    fn write_kept(&self) {
         if BUSY.get() {
             return;
         }
@@ -418,11 +476,18 @@ impl Tracked {
                     emit::event_at(site, ty::FLOW_END, c.at, Some(c.flow), &[]);
                 }
                 let what = if acquired { "wait" } else { "timed out" };
-                emit::duration_complete_at(site, c.start, c.at + 1, &[c.mode.arg(), state(what)]);
+                let args = [
+                    value(c.mode.text(), c.generation),
+                    value(what, c.generation),
+                ];
+                emit::duration_complete_at(site, c.start, c.at + 1, &args);
             }
             Kind::Held => {
                 emit::event_at(site, ty::FLOW_BEGIN, c.at, Some(c.flow), &[]);
-                let args = [c.mode.arg(), state("held")];
+                let args = [
+                    value(c.mode.text(), c.generation),
+                    value("held", c.generation),
+                ];
                 emit::duration_complete_at(site, c.start, c.at + 1, &args);
             }
         }
