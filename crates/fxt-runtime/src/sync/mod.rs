@@ -59,6 +59,7 @@ mod mutex;
 mod name;
 mod rwlock;
 mod tracked;
+mod wrapper;
 
 pub use condvar::{Condvar, WaitTimeoutResult};
 pub use mutex::{const_mutex, MappedMutexGuard, Mutex, MutexGuard, RawMutex};

@@ -2,7 +2,6 @@
 //! the timeline (shared, exclusive and upgradable waits).
 
 use core::fmt;
-use core::ops::{Deref, DerefMut};
 use core::panic::Location;
 use std::time::{Duration, Instant};
 
@@ -403,85 +402,17 @@ unsafe impl lock_api::RawRwLockUpgradeTimed for RawRwLock {
     }
 }
 
-/// `parking_lot::RwLock` whose contended acquisitions are traced (category
-/// `lock`, with the mode: shared, exclusive or upgradable). Every method of
-/// `parking_lot::RwLock` is here, through `Deref` to the `lock_api` lock
-/// both are built on; [`RwLock::new`] names the lock after where it is
-/// called, [`RwLock::named`] after a string.
-#[repr(transparent)]
-pub struct RwLock<T: ?Sized>(lock_api::RwLock<RawRwLock, T>);
-
-impl<T> RwLock<T> {
-    /// A lock named after the location of this call (`file:line:column`).
-    #[track_caller]
-    #[inline]
-    pub const fn new(value: T) -> RwLock<T> {
-        RwLock(lock_api::RwLock::from_raw(
-            RawRwLock::new(Name::At(Location::caller())),
-            value,
-        ))
-    }
-
-    /// A lock named `name` in the trace (locks of the same name are
-    /// counted together).
-    #[inline]
-    pub const fn named(name: &'static str, value: T) -> RwLock<T> {
-        RwLock(lock_api::RwLock::from_raw(
-            RawRwLock::new(Name::Named(name)),
-            value,
-        ))
-    }
-
-    /// Consumes the lock, returning the value.
-    #[inline]
-    pub fn into_inner(self) -> T {
-        self.0.into_inner()
-    }
-}
-
-impl<T: ?Sized> RwLock<T> {
-    /// What the lock is called in the trace.
-    pub fn name(&self) -> String {
-        // SAFETY: only the name is read; the raw lock is not touched.
-        unsafe { self.0.raw() }.tracked.name().to_string()
-    }
-}
-
-impl<T: ?Sized> Deref for RwLock<T> {
-    type Target = lock_api::RwLock<RawRwLock, T>;
-
-    #[inline(always)]
-    fn deref(&self) -> &Self::Target {
-        &self.0
-    }
-}
-
-impl<T: ?Sized> DerefMut for RwLock<T> {
-    #[inline(always)]
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.0
-    }
-}
-
-impl<T: Default> Default for RwLock<T> {
-    #[track_caller]
-    fn default() -> RwLock<T> {
-        RwLock::new(T::default())
-    }
-}
-
-impl<T> From<T> for RwLock<T> {
-    #[track_caller]
-    fn from(value: T) -> RwLock<T> {
-        RwLock::new(value)
-    }
-}
-
-impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLock<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
+super::wrapper::lock_type!(
+    /// `parking_lot::RwLock` whose contended acquisitions are traced (category
+    /// `lock`, with the mode: shared, exclusive or upgradable). Every method of
+    /// `parking_lot::RwLock` is here, through `Deref` to the `lock_api` lock
+    /// both are built on; [`RwLock::new`] names the lock after where it is
+    /// called, [`RwLock::named`] after a string.
+    RwLock,
+    RawRwLock,
+    "lock",
+    "locks"
+);
 
 /// `parking_lot::const_rwlock`: a lock named after where it is called.
 #[track_caller]
