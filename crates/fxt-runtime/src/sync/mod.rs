@@ -36,7 +36,9 @@
 //!   an arrow from the holder to the waiter.
 //!
 //! Turning the category `lock` off (as any category) turns all of it off.
-//! A wait or a hold that began before the session records nothing in it.
+//! A wait or a hold that began before the session records nothing in it;
+//! a wait is written when the waiter releases the lock, so one whose hold
+//! outlives the session is not recorded either.
 //! In a forked child of a process with a session, nothing is recorded.
 //! Locks with the same name (`named`, or the same line) are counted
 //! together by `fxt stats`.

@@ -44,15 +44,18 @@
 //! back at once, leave theirs there too); `state`'s second count says a
 //! thread has such records, so that its unlock takes the slow path. A
 //! thread with every slot taken (several contended locks held at once)
-//! writes at once, inside. While a thread writes records (or checks the
+//! writes at once, inside. A kept wait is written only if its session is
+//! still on at the unlock, and is lost if the thread never unlocks (a
+//! forgotten guard, a thread that exits holding the lock). While a thread writes records (or checks the
 //! category), the locks it takes are not tracked ([`BUSY`]), so writing
 //! never waits on itself.
 //!
 //! # Fork
 //!
 //! In the child of a process with a session, the category is off for
-//! good. The bookkeeping takes no lock: a forked child cannot inherit one
-//! held.
+//! good. Between a raw acquisition and its raw unlock the bookkeeping
+//! takes no lock (only atomics and thread locals), so a forked child
+//! cannot inherit one of its locks held.
 
 use core::cell::Cell;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
