@@ -6,7 +6,11 @@
 //!   out, and with `lock` recorded;
 //! * `lock/contended-N/*`: N threads (4, 16) each taking the lock 2,000
 //!   times around a short critical section (throughput: acquisitions per
-//!   second); `fxt::sync` records every wait (checked: nothing dropped).
+//!   second); `fxt::sync` records every wait (checked: nothing dropped);
+//! * `lock/work-N/*`: N threads (4, 16), each acquisition with some work
+//!   inside (tens of ns) and more outside (a few hundred ns), as a lock in
+//!   a program is used: `parking_lot`, `fxt::sync` with tracing off, and
+//!   with every wait recorded.
 //!
 //! ```text
 //! cargo bench -p fxt-bench --bench locks
@@ -97,16 +101,40 @@ fn uncontended(c: &mut Criterion) {
 /// `threads` threads taking `lock` `per_thread` times each; the time from
 /// the start barrier to the last thread done.
 fn run<L: Lock>(lock: &Arc<L>, threads: usize, per_thread: u64) -> Duration {
+    run_with(lock, threads, per_thread, 0, 0)
+}
+
+/// `n` dependent multiply-adds: work that takes a known number of cycles.
+#[inline(always)]
+fn work(mut x: u64, n: u32) -> u64 {
+    for _ in 0..n {
+        x = black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+    }
+    x
+}
+
+/// [`run`] with `inside` steps of [`work`] in each critical section and
+/// `outside` between them.
+fn run_with<L: Lock>(
+    lock: &Arc<L>,
+    threads: usize,
+    per_thread: u64,
+    inside: u32,
+    outside: u32,
+) -> Duration {
     let barrier = Arc::new(Barrier::new(threads + 1));
     let workers: Vec<_> = (0..threads)
         .map(|_| {
             let (lock, barrier) = (lock.clone(), barrier.clone());
             std::thread::spawn(move || {
                 barrier.wait();
+                let mut local = 0u64;
                 for i in 0..per_thread {
                     // A short critical section: a few dependent operations.
-                    lock.with(|v| *v = black_box(v.wrapping_mul(31).wrapping_add(i)));
+                    lock.with(|v| *v = work(black_box(v.wrapping_mul(31).wrapping_add(i)), inside));
+                    local = work(local, outside);
                 }
+                black_box(local);
             })
         })
         .collect();
@@ -146,5 +174,40 @@ fn contended(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, uncontended, contended);
+/// Work inside and outside the lock: about 10 steps inside (tens of ns)
+/// and 100 outside (a few hundred ns) of dependent multiply-adds.
+fn with_work(c: &mut Criterion) {
+    const PER_THREAD: u64 = 2_000;
+    const INSIDE: u32 = 10;
+    const OUTSIDE: u32 = 100;
+    for threads in [4, 16] {
+        let mut g = c.benchmark_group(format!("lock/work-{threads}"));
+        g.sample_size(20)
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(3))
+            .throughput(Throughput::Elements(threads as u64 * PER_THREAD));
+        let bench = |g: &mut criterion::BenchmarkGroup<_>, name: &str, f: &dyn Fn() -> Duration| {
+            g.bench_function(BenchmarkId::from_parameter(name), |b| {
+                b.iter_custom(|iters| (0..iters).map(|_| f()).sum())
+            });
+        };
+        let go = |l: &Arc<_>| run_with(l, threads, PER_THREAD, INSIDE, OUTSIDE);
+        let pl = Arc::new(parking_lot::Mutex::new(0u64));
+        bench(&mut g, "parking_lot", &|| {
+            run_with(&pl, threads, PER_THREAD, INSIDE, OUTSIDE)
+        });
+        let fx = Arc::new(fxt::sync::Mutex::named("bench", 0u64));
+        bench(&mut g, "fxt-tracing-off", &|| go(&fx));
+        // A session per sample, so the buffer never fills: every wait is in it.
+        bench(&mut g, "fxt-category-on", &|| {
+            let s = session(Tracing::On);
+            let d = go(&fx);
+            finish(s);
+            d
+        });
+        g.finish();
+    }
+}
+
+criterion_group!(benches, uncontended, contended, with_work);
 criterion_main!(benches);

@@ -252,6 +252,16 @@ impl Callsite {
         self.site_with_keys(self.keys)
     }
 
+    /// The generation of the live session when this call site is already
+    /// enabled in it; `None` otherwise. Unlike [`Callsite::site`] it never
+    /// registers the call site, so it takes no lock and allocates nothing:
+    /// for code that must not (a lock's unlock, before the raw unlock).
+    #[inline(always)]
+    pub(crate) fn enabled_generation(&'static self) -> Option<u32> {
+        let w = self.word.load(Ordering::Relaxed);
+        (w & ENABLED != 0).then_some((w & GEN_MASK) as u32)
+    }
+
     /// [`Callsite::site`] for a call site built with `keys` (the same
     /// static given to [`Callsite::new`]): what macro expansions call.
     ///

@@ -128,7 +128,7 @@ pub(super) fn event(
     w: &mut Writer,
     site: Site,
     ty: u64,
-    start: Option<u64>,
+    times: super::Times,
     extra: Option<u64>,
     args: &[ArgValue<'_>],
 ) {
@@ -179,7 +179,7 @@ pub(super) fn event(
         w.drop_records(1);
         return;
     }
-    let (ts, extra) = super::stamps(w.use_tsc, start, extra);
+    let (ts, extra) = super::stamps(w.use_tsc, times, extra);
     let koids = w.inline_koids();
     let header = event_header(header_base(site, w.thread_bits), ty, args.len(), words);
     write_record(w, words, |sink| {

@@ -39,30 +39,71 @@ use simple::Layout;
 /// the types that have one).
 #[inline(always)]
 pub(crate) fn event(site: Site, ty: u64, extra: Option<u64>, args: &[ArgValue<'_>]) {
-    if !try_fast(site, ty, None, extra, args) {
-        slow_copied(site, ty, None, extra, args);
+    if !try_fast(site, ty, Times::NOW, extra, args) {
+        slow_copied(site, ty, Times::NOW, extra, args);
     }
 }
 
 /// Emits a duration complete event from `start` to now.
 #[inline(always)]
 pub(crate) fn duration_complete(site: Site, start: u64, args: &[ArgValue<'_>]) {
-    if !try_fast(site, ty::DURATION_COMPLETE, Some(start), Some(0), args) {
-        slow_copied(site, ty::DURATION_COMPLETE, Some(start), Some(0), args);
+    let times = Times {
+        start: Some(start),
+        at: None,
+    };
+    if !try_fast(site, ty::DURATION_COMPLETE, times, Some(0), args) {
+        slow_copied(site, ty::DURATION_COMPLETE, times, Some(0), args);
     }
+}
+
+/// Emits an event record of type `ty` stamped `at` (a clock value taken
+/// earlier) instead of now: a record written after the fact, as a lock
+/// writes its records once it no longer holds anything others wait for.
+#[inline]
+pub(crate) fn event_at(site: Site, ty: u64, at: u64, extra: Option<u64>, args: &[ArgValue<'_>]) {
+    let times = Times {
+        start: None,
+        at: Some(at),
+    };
+    if !try_fast(site, ty, times, extra, args) {
+        slow_copied(site, ty, times, extra, args);
+    }
+}
+
+/// Emits a duration complete event from `start` to `end` (clock values
+/// taken earlier).
+#[inline]
+pub(crate) fn duration_complete_at(site: Site, start: u64, end: u64, args: &[ArgValue<'_>]) {
+    let times = Times {
+        start: Some(start),
+        at: Some(end),
+    };
+    if !try_fast(site, ty::DURATION_COMPLETE, times, Some(0), args) {
+        slow_copied(site, ty::DURATION_COMPLETE, times, Some(0), args);
+    }
+}
+
+/// When an event happened: `start`, a duration complete event's start
+/// (`None` for the other events); `at`, the event's timestamp or a complete
+/// event's end (`None`: the clock, read as the record is written).
+#[derive(Clone, Copy)]
+pub(super) struct Times {
+    pub(super) start: Option<u64>,
+    pub(super) at: Option<u64>,
+}
+
+impl Times {
+    const NOW: Times = Times {
+        start: None,
+        at: None,
+    };
 }
 
 /// The hot path: the simple layout through the thread's cursor, if its
 /// gate is open for the site's session and the record fits the chunk.
 /// `false`: nothing was written; take the slow path.
 #[inline(always)]
-fn try_fast(
-    site: Site,
-    ty: u64,
-    start: Option<u64>,
-    extra: Option<u64>,
-    args: &[ArgValue<'_>],
-) -> bool {
+fn try_fast(site: Site, ty: u64, times: Times, extra: Option<u64>, args: &[ArgValue<'_>]) -> bool {
     let Some(layout) = Layout::of(site, extra.is_some(), args) else {
         return false;
     };
@@ -72,7 +113,7 @@ fn try_fast(
     let Some(record) = local.cursor.reserve(site.token(), layout.words) else {
         return false;
     };
-    let (ts, extra) = stamps(local.use_tsc(), start, extra);
+    let (ts, extra) = stamps(local.use_tsc(), times, extra);
     let store = Store::begin(record.slots(), layout.words, false);
     layout.store(store, local.header_base(site), ty, ts, args, extra);
     record.publish();
@@ -86,15 +127,15 @@ fn try_fast(
 /// happen only here). Inlined, the length is a constant and one arm
 /// remains.
 #[inline(always)]
-fn slow_copied(site: Site, ty: u64, start: Option<u64>, extra: Option<u64>, args: &[ArgValue<'_>]) {
+fn slow_copied(site: Site, ty: u64, times: Times, extra: Option<u64>, args: &[ArgValue<'_>]) {
     let (callsite, word) = (site.callsite, site.word);
     match *args {
-        [] => slow(callsite, word, ty, start, extra, &[]),
-        [a] => slow(callsite, word, ty, start, extra, &[a]),
-        [a, b] => slow(callsite, word, ty, start, extra, &[a, b]),
-        [a, b, c] => slow(callsite, word, ty, start, extra, &[a, b, c]),
-        [a, b, c, d] => slow(callsite, word, ty, start, extra, &[a, b, c, d]),
-        _ => slow(callsite, word, ty, start, extra, args),
+        [] => slow(callsite, word, ty, times, extra, &[]),
+        [a] => slow(callsite, word, ty, times, extra, &[a]),
+        [a, b] => slow(callsite, word, ty, times, extra, &[a, b]),
+        [a, b, c] => slow(callsite, word, ty, times, extra, &[a, b, c]),
+        [a, b, c, d] => slow(callsite, word, ty, times, extra, &[a, b, c, d]),
+        _ => slow(callsite, word, ty, times, extra, args),
     }
 }
 
@@ -104,14 +145,14 @@ fn slow(
     callsite: &'static Callsite,
     word: u64,
     ty: u64,
-    start: Option<u64>,
+    times: Times,
     extra: Option<u64>,
     args: &[ArgValue<'_>],
 ) {
     // The site as two words (a `Site` passed whole would be passed in
     // memory, keeping it on the hot path's stack).
     let site = Site::from_parts(callsite, word);
-    with_writer(site, |w| event_in(w, site, ty, start, extra, args));
+    with_writer(site, |w| event_in(w, site, ty, times, extra, args));
 }
 
 /// An event through the writer: the simple layout when the site, the
@@ -121,7 +162,7 @@ fn event_in(
     w: &mut Writer,
     site: Site,
     ty: u64,
-    start: Option<u64>,
+    times: Times,
     extra: Option<u64>,
     args: &[ArgValue<'_>],
 ) {
@@ -133,9 +174,9 @@ fn event_in(
         false => Layout::of(site, extra.is_some(), args),
     };
     let Some(layout) = layout else {
-        return general::event(w, site, ty, start, extra, args);
+        return general::event(w, site, ty, times, extra, args);
     };
-    let (ts, extra) = stamps(w.use_tsc, start, extra);
+    let (ts, extra) = stamps(w.use_tsc, times, extra);
     let (crash_safe, base) = (w.crash_safe, simple::header_base(site, w.thread_bits));
     let Some(record) = w.reserve(layout.words) else {
         return;
@@ -145,12 +186,16 @@ fn event_in(
     record.publish();
 }
 
-/// The timestamp and trailing word of an event: normally now and `extra`;
-/// for a duration complete event (`start` given), `start` and now.
+/// The timestamp and trailing word of an event: normally now (or `at`)
+/// and `extra`; for a duration complete event (`start` given), `start` and
+/// now (or `at`).
 #[inline(always)]
-fn stamps(use_tsc: bool, start: Option<u64>, extra: Option<u64>) -> (u64, Option<u64>) {
-    let now = clock::read(use_tsc);
-    match start {
+fn stamps(use_tsc: bool, times: Times, extra: Option<u64>) -> (u64, Option<u64>) {
+    let now = match times.at {
+        Some(at) => at,
+        None => clock::read(use_tsc),
+    };
+    match times.start {
         Some(s) => (s, Some(now)),
         None => (now, extra),
     }
@@ -179,4 +224,10 @@ static NEXT_ASYNC_ID: AtomicU64 = AtomicU64::new(1);
 /// A process-unique id for async and flow events.
 pub(crate) fn next_async_id() -> u64 {
     NEXT_ASYNC_ID.fetch_add(1, Ordering::Relaxed)
+}
+
+/// The first of `n` consecutive process-unique ids (a block a thread hands
+/// out without touching the shared counter).
+pub(crate) fn next_async_ids(n: u64) -> u64 {
+    NEXT_ASYNC_ID.fetch_add(n, Ordering::Relaxed)
 }

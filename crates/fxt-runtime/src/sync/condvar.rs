@@ -112,6 +112,8 @@ impl Condvar {
         // behind the guard's back; here it is only lent, locked, to the
         // condition variable, which gives it back locked.
         let raw: &RawMutex = unsafe { mutex.raw() };
+        // Going to sleep releases the mutex; it is taken back on wake-up,
+        // so the release's records wait for the next unlock.
         raw.tracked.release(Mode::Exclusive);
         // SAFETY: `guard` holds this lock, and the inner guard is never
         // dropped (`ManuallyDrop`, also when `f` panics): the lock stays

@@ -36,7 +36,9 @@
 //!   an arrow from the holder to the waiter.
 //!
 //! Turning the category `lock` off (as any category) turns all of it off.
-//! A wait or a hold that began before the session records nothing in it.
+//! A wait or a hold that began before the session records nothing in it;
+//! a wait is written when the waiter releases the lock, so one whose hold
+//! outlives the session is not recorded either.
 //! In a forked child of a process with a session, nothing is recorded.
 //! Locks with the same name (`named`, or the same line) are counted
 //! together by `fxt stats`.
@@ -46,6 +48,11 @@
 //! while it waits for lock B can get slices that overlap without nesting
 //! when someone starts waiting for A during that wait.
 //!
+//! The records are written outside the critical section (the release's
+//! after the raw unlock, the waiter's after its own release of the lock),
+//! so recording makes no hold longer, and a lock a global allocator takes
+//! can record.
+//!
 //! A lock is larger than `parking_lot`'s (one byte): it also holds its
 //! name, its waiter count and its episode of contention.
 
@@ -54,6 +61,7 @@ mod mutex;
 mod name;
 mod rwlock;
 mod tracked;
+mod wrapper;
 
 pub use condvar::{Condvar, WaitTimeoutResult};
 pub use mutex::{const_mutex, MappedMutexGuard, Mutex, MutexGuard, RawMutex};

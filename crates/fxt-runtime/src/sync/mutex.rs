@@ -1,7 +1,6 @@
 //! [`Mutex`]: `parking_lot`'s mutex with its contention on the timeline.
 
 use core::fmt;
-use core::ops::{Deref, DerefMut};
 use core::panic::Location;
 use std::time::{Duration, Instant};
 
@@ -77,9 +76,10 @@ unsafe impl lock_api::RawMutex for RawMutex {
 
     #[inline]
     unsafe fn unlock(&self) {
-        self.tracked.release(Mode::Exclusive);
-        // SAFETY: the caller holds the lock (this method's contract).
-        unsafe { self.raw().unlock() }
+        self.tracked.unlock(Mode::Exclusive, || {
+            // SAFETY: the caller holds the lock (this method's contract).
+            unsafe { self.raw().unlock() }
+        });
     }
 
     #[inline]
@@ -92,13 +92,16 @@ unsafe impl lock_api::RawMutex for RawMutex {
 unsafe impl lock_api::RawMutexFair for RawMutex {
     #[inline]
     unsafe fn unlock_fair(&self) {
-        self.tracked.release(Mode::Exclusive);
-        // SAFETY: the caller holds the lock.
-        unsafe { self.raw().unlock_fair() }
+        self.tracked.unlock(Mode::Exclusive, || {
+            // SAFETY: the caller holds the lock.
+            unsafe { self.raw().unlock_fair() }
+        });
     }
 
     #[inline]
     unsafe fn bump(&self) {
+        // The lock is taken back at once: the records wait for the next
+        // unlock.
         self.tracked.release(Mode::Exclusive);
         // SAFETY: the caller holds the lock.
         unsafe { self.raw().bump() }
@@ -127,85 +130,17 @@ unsafe impl lock_api::RawMutexTimed for RawMutex {
     }
 }
 
-/// `parking_lot::Mutex` whose contended acquisitions are traced (category
-/// `lock`, see [the module docs](super)). Every method of
-/// `parking_lot::Mutex` is here, through `Deref` to the `lock_api` mutex
-/// both are built on; [`Mutex::new`] names the lock after where it is
-/// called, [`Mutex::named`] after a string.
-#[repr(transparent)]
-pub struct Mutex<T: ?Sized>(lock_api::Mutex<RawMutex, T>);
-
-impl<T> Mutex<T> {
-    /// A mutex named after the location of this call (`file:line:column`).
-    #[track_caller]
-    #[inline]
-    pub const fn new(value: T) -> Mutex<T> {
-        Mutex(lock_api::Mutex::from_raw(
-            RawMutex::new(Name::At(Location::caller())),
-            value,
-        ))
-    }
-
-    /// A mutex named `name` in the trace (mutexes of the same name are
-    /// counted together).
-    #[inline]
-    pub const fn named(name: &'static str, value: T) -> Mutex<T> {
-        Mutex(lock_api::Mutex::from_raw(
-            RawMutex::new(Name::Named(name)),
-            value,
-        ))
-    }
-
-    /// Consumes the mutex, returning the value.
-    #[inline]
-    pub fn into_inner(self) -> T {
-        self.0.into_inner()
-    }
-}
-
-impl<T: ?Sized> Mutex<T> {
-    /// What the lock is called in the trace.
-    pub fn name(&self) -> String {
-        // SAFETY: only the name is read; the raw lock is not touched.
-        unsafe { self.0.raw() }.tracked.name().to_string()
-    }
-}
-
-impl<T: ?Sized> Deref for Mutex<T> {
-    type Target = lock_api::Mutex<RawMutex, T>;
-
-    #[inline(always)]
-    fn deref(&self) -> &Self::Target {
-        &self.0
-    }
-}
-
-impl<T: ?Sized> DerefMut for Mutex<T> {
-    #[inline(always)]
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.0
-    }
-}
-
-impl<T: Default> Default for Mutex<T> {
-    #[track_caller]
-    fn default() -> Mutex<T> {
-        Mutex::new(T::default())
-    }
-}
-
-impl<T> From<T> for Mutex<T> {
-    #[track_caller]
-    fn from(value: T) -> Mutex<T> {
-        Mutex::new(value)
-    }
-}
-
-impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
+super::wrapper::lock_type!(
+    /// `parking_lot::Mutex` whose contended acquisitions are traced (category
+    /// `lock`, see [the module docs](super)). Every method of
+    /// `parking_lot::Mutex` is here, through `Deref` to the `lock_api` mutex
+    /// both are built on; [`Mutex::new`] names the lock after where it is
+    /// called, [`Mutex::named`] after a string.
+    Mutex,
+    RawMutex,
+    "mutex",
+    "mutexes"
+);
 
 /// `parking_lot::const_mutex`: a mutex named after where it is called.
 #[track_caller]

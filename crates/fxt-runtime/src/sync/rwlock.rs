@@ -2,7 +2,6 @@
 //! the timeline (shared, exclusive and upgradable waits).
 
 use core::fmt;
-use core::ops::{Deref, DerefMut};
 use core::panic::Location;
 use std::time::{Duration, Instant};
 
@@ -83,9 +82,10 @@ unsafe impl lock_api::RawRwLock for RawRwLock {
 
     #[inline]
     unsafe fn unlock_shared(&self) {
-        self.tracked.release(Mode::Shared);
-        // SAFETY: the caller holds a shared lock.
-        unsafe { self.inner.unlock_shared() }
+        self.tracked.unlock(Mode::Shared, || {
+            // SAFETY: the caller holds a shared lock.
+            unsafe { self.inner.unlock_shared() }
+        });
     }
 
     #[inline]
@@ -108,9 +108,10 @@ unsafe impl lock_api::RawRwLock for RawRwLock {
 
     #[inline]
     unsafe fn unlock_exclusive(&self) {
-        self.tracked.release(Mode::Exclusive);
-        // SAFETY: the caller holds the exclusive lock.
-        unsafe { self.inner.unlock_exclusive() }
+        self.tracked.unlock(Mode::Exclusive, || {
+            // SAFETY: the caller holds the exclusive lock.
+            unsafe { self.inner.unlock_exclusive() }
+        });
     }
 
     #[inline]
@@ -129,20 +130,24 @@ unsafe impl lock_api::RawRwLock for RawRwLock {
 unsafe impl lock_api::RawRwLockFair for RawRwLock {
     #[inline]
     unsafe fn unlock_shared_fair(&self) {
-        self.tracked.release(Mode::Shared);
-        // SAFETY: the caller holds a shared lock.
-        unsafe { self.inner.unlock_shared_fair() }
+        self.tracked.unlock(Mode::Shared, || {
+            // SAFETY: the caller holds a shared lock.
+            unsafe { self.inner.unlock_shared_fair() }
+        });
     }
 
     #[inline]
     unsafe fn unlock_exclusive_fair(&self) {
-        self.tracked.release(Mode::Exclusive);
-        // SAFETY: the caller holds the exclusive lock.
-        unsafe { self.inner.unlock_exclusive_fair() }
+        self.tracked.unlock(Mode::Exclusive, || {
+            // SAFETY: the caller holds the exclusive lock.
+            unsafe { self.inner.unlock_exclusive_fair() }
+        });
     }
 
     #[inline]
     unsafe fn bump_shared(&self) {
+        // The lock is taken back at once: the records wait for the next
+        // unlock.
         self.tracked.release(Mode::Shared);
         // SAFETY: the caller holds a shared lock.
         unsafe { self.inner.bump_shared() }
@@ -150,6 +155,8 @@ unsafe impl lock_api::RawRwLockFair for RawRwLock {
 
     #[inline]
     unsafe fn bump_exclusive(&self) {
+        // The lock is taken back at once: the records wait for the next
+        // unlock.
         self.tracked.release(Mode::Exclusive);
         // SAFETY: the caller holds the exclusive lock.
         unsafe { self.inner.bump_exclusive() }
@@ -282,9 +289,10 @@ unsafe impl lock_api::RawRwLockUpgrade for RawRwLock {
 
     #[inline]
     unsafe fn unlock_upgradable(&self) {
-        self.tracked.release(Mode::Upgradable);
-        // SAFETY: the caller holds the upgradable lock.
-        unsafe { self.inner.unlock_upgradable() }
+        self.tracked.unlock(Mode::Upgradable, || {
+            // SAFETY: the caller holds the upgradable lock.
+            unsafe { self.inner.unlock_upgradable() }
+        });
     }
 
     #[inline]
@@ -314,13 +322,16 @@ unsafe impl lock_api::RawRwLockUpgrade for RawRwLock {
 unsafe impl lock_api::RawRwLockUpgradeFair for RawRwLock {
     #[inline]
     unsafe fn unlock_upgradable_fair(&self) {
-        self.tracked.release(Mode::Upgradable);
-        // SAFETY: the caller holds the upgradable lock.
-        unsafe { self.inner.unlock_upgradable_fair() }
+        self.tracked.unlock(Mode::Upgradable, || {
+            // SAFETY: the caller holds the upgradable lock.
+            unsafe { self.inner.unlock_upgradable_fair() }
+        });
     }
 
     #[inline]
     unsafe fn bump_upgradable(&self) {
+        // The lock is taken back at once: the records wait for the next
+        // unlock.
         self.tracked.release(Mode::Upgradable);
         // SAFETY: the caller holds the upgradable lock.
         unsafe { self.inner.bump_upgradable() }
@@ -391,85 +402,17 @@ unsafe impl lock_api::RawRwLockUpgradeTimed for RawRwLock {
     }
 }
 
-/// `parking_lot::RwLock` whose contended acquisitions are traced (category
-/// `lock`, with the mode: shared, exclusive or upgradable). Every method of
-/// `parking_lot::RwLock` is here, through `Deref` to the `lock_api` lock
-/// both are built on; [`RwLock::new`] names the lock after where it is
-/// called, [`RwLock::named`] after a string.
-#[repr(transparent)]
-pub struct RwLock<T: ?Sized>(lock_api::RwLock<RawRwLock, T>);
-
-impl<T> RwLock<T> {
-    /// A lock named after the location of this call (`file:line:column`).
-    #[track_caller]
-    #[inline]
-    pub const fn new(value: T) -> RwLock<T> {
-        RwLock(lock_api::RwLock::from_raw(
-            RawRwLock::new(Name::At(Location::caller())),
-            value,
-        ))
-    }
-
-    /// A lock named `name` in the trace (locks of the same name are
-    /// counted together).
-    #[inline]
-    pub const fn named(name: &'static str, value: T) -> RwLock<T> {
-        RwLock(lock_api::RwLock::from_raw(
-            RawRwLock::new(Name::Named(name)),
-            value,
-        ))
-    }
-
-    /// Consumes the lock, returning the value.
-    #[inline]
-    pub fn into_inner(self) -> T {
-        self.0.into_inner()
-    }
-}
-
-impl<T: ?Sized> RwLock<T> {
-    /// What the lock is called in the trace.
-    pub fn name(&self) -> String {
-        // SAFETY: only the name is read; the raw lock is not touched.
-        unsafe { self.0.raw() }.tracked.name().to_string()
-    }
-}
-
-impl<T: ?Sized> Deref for RwLock<T> {
-    type Target = lock_api::RwLock<RawRwLock, T>;
-
-    #[inline(always)]
-    fn deref(&self) -> &Self::Target {
-        &self.0
-    }
-}
-
-impl<T: ?Sized> DerefMut for RwLock<T> {
-    #[inline(always)]
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.0
-    }
-}
-
-impl<T: Default> Default for RwLock<T> {
-    #[track_caller]
-    fn default() -> RwLock<T> {
-        RwLock::new(T::default())
-    }
-}
-
-impl<T> From<T> for RwLock<T> {
-    #[track_caller]
-    fn from(value: T) -> RwLock<T> {
-        RwLock::new(value)
-    }
-}
-
-impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLock<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
+super::wrapper::lock_type!(
+    /// `parking_lot::RwLock` whose contended acquisitions are traced (category
+    /// `lock`, with the mode: shared, exclusive or upgradable). Every method of
+    /// `parking_lot::RwLock` is here, through `Deref` to the `lock_api` lock
+    /// both are built on; [`RwLock::new`] names the lock after where it is
+    /// called, [`RwLock::named`] after a string.
+    RwLock,
+    RawRwLock,
+    "lock",
+    "locks"
+);
 
 /// `parking_lot::const_rwlock`: a lock named after where it is called.
 #[track_caller]

@@ -5,16 +5,17 @@
 //!
 //! Locking tries `parking_lot`'s fast path first; only when that fails
 //! does the waiter come here ([`Tracked::wait`]). Unlocking adds one
-//! relaxed load and a branch ([`Tracked::release`]: "is anyone waiting?").
-//! Nothing else runs, and nothing is recorded, while a lock is uncontended.
+//! relaxed load and a branch ([`Tracked::unlock`]: "is anyone waiting, or
+//! a record of this lock left to write?"). Nothing else runs, and nothing
+//! is recorded, while a lock is uncontended.
 //!
 //! # An episode of contention
 //!
 //! A waiter whose first try failed checks the category `lock` (one call
 //! site, [`GATE`]); off, it just waits. On, it counts itself in
-//! `waiters` for the time it waits and, if it is the first, notes when
-//! the episode began (`since`, with the session's generation). The holder
-//! that releases the lock while `waiters` is not zero records, on its own
+//! `state`'s waiters for the time it waits and, if it is the first, notes
+//! when the episode began (`since`, with the session's `generation`). The
+//! holder that releases the lock while someone waits records, on its own
 //! thread, the slice from `since` to its release (the part of its hold
 //! during which someone waited) and a flow begin with a fresh id, which it
 //! leaves in `handoff` for the thread that acquires next; it then moves
@@ -29,22 +30,42 @@
 //! (its first try won) leaves `handoff` for a waiter: the waiter's arrow
 //! then starts at the latest release that saw it waiting.
 //!
+//! # Records are written outside the critical section
+//!
+//! Inside, only clock reads and atomics run; the records are written once
+//! the thread no longer holds the lock, so a hold (and the waits behind
+//! it) does not grow by the cost of writing them, and writing a record
+//! may allocate or take locks (registering a thread, a call site) even
+//! when the lock is the one a global allocator takes. A release captures
+//! its `held` slice and flow begin before the raw unlock and writes them
+//! after it. A waiter captures its wait slice and flow end when it
+//! acquires and keeps them in a few thread-local slots until it releases
+//! that lock (a `bump` or a condition variable's wait, which take the lock
+//! back at once, leave theirs there too); `state`'s second count says a
+//! thread has such records, so that its unlock takes the slow path. A
+//! thread with every slot taken (several contended locks held at once)
+//! writes at once, inside. A kept wait is written only if its session is
+//! still on at the unlock, and is lost if the thread never unlocks (a
+//! forgotten guard, a thread that exits holding the lock). While a thread writes records (or checks the
+//! category), the locks it takes are not tracked ([`BUSY`]), so writing
+//! never waits on itself.
+//!
 //! # Fork
 //!
 //! In the child of a process with a session, the category is off for
-//! good: nothing here takes `episode`'s lock, which a thread of the parent
-//! may have held. Elsewhere `episode` is only ever locked for a few
-//! stores, with a timeout (a forked child that inherited it locked loses
-//! those records, never waits forever).
+//! good. Between a raw acquisition and its raw unlock the bookkeeping
+//! takes no lock (only atomics and thread locals), so a forked child
+//! cannot inherit one of its locks held.
 
 use core::cell::Cell;
-use core::sync::atomic::{AtomicU32, Ordering};
-use core::time::Duration;
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
+use fxt_format::encode::header::event_type as ty;
 use fxt_format::encode::{ArgValue, StringRef};
 
 use super::name::{self, Name, CATEGORY};
+use crate::emit;
 use crate::macro_support::{self as ms, Callsite, KeyCache};
 
 static GATE_KEYS: [KeyCache; 0] = [];
@@ -52,14 +73,28 @@ static GATE_KEYS: [KeyCache; 0] = [];
 /// [`CATEGORY`].
 static GATE: Callsite = Callsite::new(CATEGORY, "lock", &[], &GATE_KEYS);
 
-/// How long the bookkeeping waits for `episode` before it gives up (and
-/// records nothing for this wait or release).
-const EPISODE_TIMEOUT: Duration = Duration::from_millis(10);
+/// `state`'s unit of records deferred by threads (its upper half); the
+/// lower half counts waiters.
+const DEFERRED: u64 = 1 << 32;
+
+/// How many records a thread keeps for after its unlocks.
+const SLOTS: usize = 4;
 
 thread_local! {
-    /// When this thread's latest lock slice ended (a clock value taken
-    /// after it was written).
+    /// When this thread's latest lock slice ends (as recorded), so that
+    /// its next `held` slice starts no earlier: a thread's slices nest.
     static LAST_END: Cell<u64> = const { Cell::new(0) };
+    /// Set while this thread checks the category or writes lock records:
+    /// the locks it takes meanwhile (the writing's own, or an allocator's)
+    /// are taken untracked, so the bookkeeping never re-enters itself.
+    static BUSY: Cell<bool> = const { Cell::new(false) };
+    /// The flow id of this thread's latest release to waiters: a waiter
+    /// that finds it in `handoff` took the lock back before anyone else
+    /// waited through a release, and gets no arrow (not one to itself).
+    static OWN_FLOW: Cell<u64> = const { Cell::new(0) };
+    /// Records captured while this thread held a lock, written after its
+    /// unlock (`const`, without a destructor: no allocation to set up).
+    static SLOT: [Cell<Capture>; SLOTS] = const { [const { Cell::new(Capture::EMPTY) }; SLOTS] };
 }
 
 /// How a lock was (or was to be) taken.
@@ -71,40 +106,135 @@ pub(crate) enum Mode {
 }
 
 impl Mode {
-    fn arg(self) -> ArgValue<'static> {
-        ArgValue::Str(StringRef::Inline(match self {
+    fn text(self) -> &'static str {
+        match self {
             Mode::Exclusive => "exclusive",
             Mode::Shared => "shared",
             Mode::Upgradable => "upgradable",
-        }))
+        }
     }
 }
 
-fn state(text: &'static str) -> ArgValue<'static> {
-    ArgValue::Str(StringRef::Inline(text))
+static NO_KEYS: [KeyCache; 0] = [];
+/// The argument values, each the name of a call site so that the session
+/// interns it: an indexed string keeps a lock's records on the emit fast
+/// path (an inline one takes the general encoder).
+static VALUES: [Callsite; 6] = [
+    Callsite::new(CATEGORY, "exclusive", &[], &NO_KEYS),
+    Callsite::new(CATEGORY, "shared", &[], &NO_KEYS),
+    Callsite::new(CATEGORY, "upgradable", &[], &NO_KEYS),
+    Callsite::new(CATEGORY, "wait", &[], &NO_KEYS),
+    Callsite::new(CATEGORY, "timed out", &[], &NO_KEYS),
+    Callsite::new(CATEGORY, "held", &[], &NO_KEYS),
+];
+
+/// The argument value `text` (one of [`VALUES`]' names) in the session of
+/// `generation`: its string's index there, else inline.
+fn value(text: &'static str, generation: u32) -> ArgValue<'static> {
+    let indexed = VALUES
+        .iter()
+        .find(|v| v.name() == text)
+        .and_then(|v| v.site())
+        .filter(|s| s.generation() == generation && !s.has_inline());
+    ArgValue::Str(match indexed {
+        Some(s) => StringRef::Index(s.name_ref()),
+        None => StringRef::Inline(text),
+    })
 }
 
-/// The current episode of contention (see the module docs).
-#[derive(Debug)]
-struct Episode {
-    /// When the part of the current hold during which someone waits began
-    /// (0: unknown; the releaser then starts at its own previous lock
-    /// slice's end).
-    since: u64,
-    /// The session `since` was noted in.
+/// How many flow ids a thread takes from the process's counter at once.
+const FLOW_IDS: u64 = 1024;
+
+thread_local! {
+    /// This thread's next flow id and the end of its block of ids.
+    static FLOW_BLOCK: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+}
+
+/// A process-unique flow id from this thread's block: a shared counter
+/// taken at every release would be one more line the threads fight over.
+fn flow_id() -> u64 {
+    let (next, end) = FLOW_BLOCK.get();
+    let (next, end) = match next < end {
+        true => (next, end),
+        false => {
+            let first = emit::next_async_ids(FLOW_IDS);
+            (first, first + FLOW_IDS)
+        }
+    };
+    FLOW_BLOCK.set((next + 1, end));
+    next
+}
+
+/// What a captured record is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A free slot.
+    Empty,
+    /// A wait slice (state `wait`, or `timed out`) with the flow's end.
+    Wait { acquired: bool },
+    /// A `held` slice with the flow's begin.
+    Held,
+}
+
+/// A lock record whose times were taken inside the critical section, to
+/// write outside it.
+#[derive(Clone, Copy)]
+struct Capture {
+    kind: Kind,
+    /// The lock's address and name: which unlock writes it (the address is
+    /// never dereferenced).
+    lock: usize,
+    name: Name,
+    mode: Mode,
+    /// The session the record began in.
     generation: u32,
-    /// The flow id of the latest release that saw waiters (0: none).
-    handoff: u64,
+    start: u64,
+    /// The acquisition (a wait) or the release (a hold): the flow's time.
+    /// The slice ends a tick later, so that the flow lies inside it.
+    at: u64,
+    /// The flow id (0: none).
+    flow: u64,
+}
+
+impl Capture {
+    const EMPTY: Capture = Capture {
+        kind: Kind::Empty,
+        lock: 0,
+        name: Name::Unnamed,
+        mode: Mode::Exclusive,
+        generation: 0,
+        start: 0,
+        at: 0,
+        flow: 0,
+    };
+}
+
+/// Runs `f` with [`BUSY`] set.
+fn busy<R>(f: impl FnOnce() -> R) -> R {
+    BUSY.set(true);
+    let r = f();
+    BUSY.set(false);
+    r
 }
 
 /// The bookkeeping of one lock.
 pub(crate) struct Tracked {
     name: Name,
-    /// Threads waiting, counted while the category was on. Read, Relaxed,
-    /// by every unlock: it is a hint (a waiter counted just after the load
-    /// is missed, and its wait then has no arrow), never a proof.
-    waiters: AtomicU32,
-    episode: parking_lot::Mutex<Episode>,
+    /// Lower half: threads waiting, counted while the category was on.
+    /// Upper half: records of this lock that threads keep for after their
+    /// unlock. Read, Relaxed, by every unlock: a hint (a waiter counted
+    /// just after the load is missed, and its wait then has no arrow),
+    /// never a proof.
+    state: AtomicU64,
+    /// When the part of the current hold during which someone waits began
+    /// (0: unknown).
+    since: AtomicU64,
+    /// The flow id of the latest release that saw waiters (0: none).
+    /// Stored before the raw unlock and taken after the raw lock: the raw
+    /// lock's release and acquire order it, so Relaxed.
+    handoff: AtomicU64,
+    /// The session `since` was noted in.
+    generation: AtomicU32,
     site: OnceLock<&'static Callsite>,
 }
 
@@ -112,7 +242,7 @@ impl core::fmt::Debug for Tracked {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Tracked")
             .field("name", &self.name)
-            .field("waiters", &self.waiters.load(Ordering::Relaxed))
+            .field("waiters", &(self.state.load(Ordering::Relaxed) as u32))
             .finish()
     }
 }
@@ -121,12 +251,10 @@ impl Tracked {
     pub(crate) const fn new(name: Name) -> Tracked {
         Tracked {
             name,
-            waiters: AtomicU32::new(0),
-            episode: parking_lot::const_mutex(Episode {
-                since: 0,
-                generation: 0,
-                handoff: 0,
-            }),
+            state: AtomicU64::new(0),
+            since: AtomicU64::new(0),
+            handoff: AtomicU64::new(0),
+            generation: AtomicU32::new(0),
             site: OnceLock::new(),
         }
     }
@@ -135,9 +263,14 @@ impl Tracked {
         self.name
     }
 
-    /// The lock's call site (looked up once per lock).
+    /// The lock's call site (looked up once per lock). Called only while
+    /// [`BUSY`]: building it allocates and takes the registry's lock.
     fn callsite(&self) -> &'static Callsite {
         self.site.get_or_init(|| name::callsite(self.name))
+    }
+
+    fn key(&self) -> usize {
+        self as *const Tracked as usize
     }
 
     /// A contended acquisition: `acquire` blocks (or times out: `false`).
@@ -145,96 +278,221 @@ impl Tracked {
     #[cold]
     #[inline(never)]
     pub(crate) fn wait(&self, mode: Mode, acquire: impl FnOnce() -> bool) -> bool {
-        let Some(gate) = GATE.site() else {
+        if BUSY.get() {
+            return acquire();
+        }
+        // Registering the gate in a new session may allocate.
+        let Some(gate) = busy(|| GATE.site()) else {
             return acquire();
         };
         let generation = gate.generation();
         let start = ms::now();
-        let first = self.waiters.fetch_add(1, Ordering::Relaxed) == 0;
-        if let Some(mut e) = self.episode.try_lock_for(EPISODE_TIMEOUT) {
-            if first || e.generation != generation {
-                *e = Episode {
-                    since: start,
-                    generation,
-                    handoff: 0,
-                };
-            }
+        let first = self.state.fetch_add(1, Ordering::Relaxed) as u32 == 0;
+        if first || self.generation.load(Ordering::Relaxed) != generation {
+            // A new episode: waited on from now, no release handed over yet.
+            self.handoff.store(0, Ordering::Relaxed);
+            self.since.store(start, Ordering::Relaxed);
+            self.generation.store(generation, Ordering::Relaxed);
         }
         let acquired = acquire();
-        let last = self.waiters.fetch_sub(1, Ordering::Relaxed) == 1;
-        let mut handoff = 0;
-        if let Some(mut e) = self.episode.try_lock_for(EPISODE_TIMEOUT) {
-            if acquired && e.generation == generation {
-                handoff = core::mem::take(&mut e.handoff);
-            }
-            if last {
-                e.since = 0;
-                e.handoff = 0;
-            }
+        let at = ms::now();
+        let flow = match acquired {
+            true => self.handoff.swap(0, Ordering::Relaxed),
+            false => 0,
+        };
+        let flow = if flow == OWN_FLOW.get() { 0 } else { flow };
+        self.state.fetch_sub(1, Ordering::Relaxed);
+        LAST_END.set(at + 1);
+        let wait = Capture {
+            kind: Kind::Wait { acquired },
+            lock: self.key(),
+            name: self.name,
+            mode,
+            generation,
+            start,
+            at,
+            flow,
+        };
+        // A wait that timed out holds nothing: written now.
+        if !acquired || !self.keep(wait) {
+            busy(|| self.write(&wait));
         }
-        self.record_wait(mode, start, generation, handoff, acquired);
         acquired
     }
 
-    fn record_wait(&self, mode: Mode, start: u64, generation: u32, handoff: u64, acquired: bool) {
-        let Some(site) = self.callsite().site() else {
-            return;
-        };
-        if site.generation() != generation {
-            return;
-        }
-        if handoff != 0 {
-            ms::flow_end(site, handoff, &[]);
-        }
-        let what = if acquired { "wait" } else { "timed out" };
-        ms::duration_complete(site, start, &[mode.arg(), state(what)]);
-        LAST_END.set(ms::now());
-    }
-
-    /// To call before every unlock: records the hold's waited-on part and
-    /// the flow to the next owner when someone waits (the one check an
-    /// uncontended unlock pays).
+    /// An unlock: `raw_unlock` with the bookkeeping around it (the one
+    /// check an uncontended unlock pays).
     #[inline(always)]
-    pub(crate) fn release(&self, mode: Mode) {
-        if self.waiters.load(Ordering::Relaxed) != 0 {
-            self.release_to_waiters(mode);
+    pub(crate) fn unlock(&self, mode: Mode, raw_unlock: impl FnOnce()) {
+        if self.state.load(Ordering::Relaxed) == 0 {
+            raw_unlock();
+        } else {
+            self.unlock_contended(mode, raw_unlock);
         }
     }
 
+    /// An unlock while someone waits or records of this lock are kept:
+    /// captures the hold's waited-on part and the flow to the next owner,
+    /// unlocks, then writes what this thread kept and the hold.
     #[cold]
     #[inline(never)]
-    fn release_to_waiters(&self, mode: Mode) {
-        let Some(gate) = GATE.site() else {
-            return;
+    fn unlock_contended(&self, mode: Mode, raw_unlock: impl FnOnce()) {
+        if BUSY.get() {
+            return raw_unlock();
+        }
+        let state = self.state.load(Ordering::Relaxed);
+        let kept = state >= DEFERRED && self.has_kept();
+        let held = match state as u32 {
+            0 => None,
+            _ => self.capture_held(mode),
         };
-        let generation = gate.generation();
-        let now = ms::now();
-        let Some(mut e) = self.episode.try_lock_for(EPISODE_TIMEOUT) else {
-            return;
-        };
-        // Whoever holds next is waited on from this release.
-        let since = core::mem::replace(&mut e.since, now);
-        let same = e.generation == generation;
-        e.generation = generation;
-        if !same {
-            e.handoff = 0;
+        raw_unlock();
+        // Oldest first: this thread's wait came before its hold.
+        if kept {
+            self.write_kept();
+        }
+        if let Some(held) = held {
+            busy(|| self.write(&held));
+        }
+    }
+
+    /// Before a `bump` or a condition variable's wait, which release the
+    /// lock and take it back: captures the hold's waited-on part and the
+    /// flow as an unlock does, kept for this thread's next unlock.
+    pub(crate) fn release(&self, mode: Mode) {
+        if self.state.load(Ordering::Relaxed) as u32 == 0 || BUSY.get() {
             return;
         }
-        let id = ms::next_async_id();
-        e.handoff = id;
-        drop(e);
+        if let Some(held) = self.capture_held(mode) {
+            if !self.keep(held) {
+                busy(|| self.write(&held));
+            }
+        }
+    }
+
+    /// The `held` slice of a release that waiters saw; `None` when the
+    /// category is off or the episode began in another session. Only clock
+    /// reads and atomics: it runs before the raw unlock.
+    fn capture_held(&self, mode: Mode) -> Option<Capture> {
+        // Not `GATE.site()`: registering could allocate or lock.
+        let generation = GATE.enabled_generation()?;
+        let now = ms::now();
+        // Whoever holds next is waited on from this release.
+        let since = self.since.swap(now + 1, Ordering::Relaxed);
+        // Loaded first: a store would take the line from the waiters.
+        if self.generation.load(Ordering::Relaxed) != generation {
+            self.generation.store(generation, Ordering::Relaxed);
+            self.handoff.store(0, Ordering::Relaxed);
+            return None;
+        }
+        let flow = flow_id();
+        self.handoff.store(flow, Ordering::Relaxed);
+        OWN_FLOW.set(flow);
+        // Not before this thread's previous lock slice ended (slices of a
+        // thread nest).
+        let since = if since == 0 { now } else { since };
+        let start = since.max(LAST_END.get()).min(now);
+        LAST_END.set(now + 1);
+        Some(Capture {
+            kind: Kind::Held,
+            lock: self.key(),
+            name: self.name,
+            mode,
+            generation,
+            start,
+            at: now,
+            flow,
+        })
+    }
+
+    /// Keeps `c` in a free slot of this thread, for after its unlock of
+    /// this lock; `false` when every slot is taken.
+    fn keep(&self, c: Capture) -> bool {
+        let kept = SLOT.with(
+            |slots| match slots.iter().find(|s| s.get().kind == Kind::Empty) {
+                Some(s) => {
+                    s.set(c);
+                    true
+                }
+                None => false,
+            },
+        );
+        if kept {
+            // Read by this thread's own unlock; other threads only take the
+            // slow path for it, so no ordering.
+            self.state.fetch_add(DEFERRED, Ordering::Relaxed);
+        }
+        kept
+    }
+
+    /// Whether this thread keeps records of this lock.
+    fn has_kept(&self) -> bool {
+        let (key, name) = (self.key(), self.name);
+        SLOT.with(|slots| {
+            slots.iter().any(|s| {
+                let c = s.get();
+                c.kind != Kind::Empty && c.lock == key && c.name == name
+            })
+        })
+    }
+
+    /// After the raw unlock: writes the records this thread kept for this
+    /// lock, oldest first (a wait before the hold that followed it).
+    #[cold]
+    #[inline(never)]
+    fn write_kept(&self) {
+        if BUSY.get() {
+            return;
+        }
+        let (key, name) = (self.key(), self.name);
+        busy(|| loop {
+            // Taken out of its slot before writing: the writing may lock
+            // this lock again (untracked) and must find nothing to write.
+            let next = SLOT.with(|slots| {
+                slots
+                    .iter()
+                    .filter(|s| {
+                        let c = s.get();
+                        c.kind != Kind::Empty && c.lock == key && c.name == name
+                    })
+                    .min_by_key(|s| s.get().at)
+                    .map(|s| s.replace(Capture::EMPTY))
+            });
+            let Some(c) = next else { break };
+            self.state.fetch_sub(DEFERRED, Ordering::Relaxed);
+            self.write(&c);
+        });
+    }
+
+    /// Writes a captured record (with [`BUSY`] set).
+    fn write(&self, c: &Capture) {
         let Some(site) = self.callsite().site() else {
             return;
         };
-        if site.generation() != generation {
+        if site.generation() != c.generation {
             return;
         }
-        // Not before this thread's previous lock slice ended (slices of a
-        // thread nest), and enclosing the flow's begin (stamped after `now`).
-        let since = if since == 0 { now } else { since };
-        let start = since.max(LAST_END.get()).min(now);
-        ms::flow_begin(site, id, &[]);
-        ms::duration_complete(site, start, &[mode.arg(), state("held")]);
-        LAST_END.set(ms::now());
+        match c.kind {
+            Kind::Empty => {}
+            Kind::Wait { acquired } => {
+                if c.flow != 0 {
+                    emit::event_at(site, ty::FLOW_END, c.at, Some(c.flow), &[]);
+                }
+                let what = if acquired { "wait" } else { "timed out" };
+                let args = [
+                    value(c.mode.text(), c.generation),
+                    value(what, c.generation),
+                ];
+                emit::duration_complete_at(site, c.start, c.at + 1, &args);
+            }
+            Kind::Held => {
+                emit::event_at(site, ty::FLOW_BEGIN, c.at, Some(c.flow), &[]);
+                let args = [
+                    value(c.mode.text(), c.generation),
+                    value("held", c.generation),
+                ];
+                emit::duration_complete_at(site, c.start, c.at + 1, &args);
+            }
+        }
     }
 }
