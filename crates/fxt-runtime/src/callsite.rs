@@ -252,6 +252,8 @@ impl Callsite {
         self.site_with_keys(self.keys)
     }
 
+    // Used by `sync` (a lock's records are written after its unlock).
+    #[cfg_attr(not(feature = "sync"), allow(dead_code))]
     /// The generation of the live session when this call site is already
     /// enabled in it; `None` otherwise. Unlike [`Callsite::site`] it never
     /// registers the call site, so it takes no lock and allocates nothing:

@@ -56,6 +56,8 @@ pub(crate) fn duration_complete(site: Site, start: u64, args: &[ArgValue<'_>]) {
     }
 }
 
+// Used by `sync` (a lock's records are written after its unlock).
+#[cfg_attr(not(feature = "sync"), allow(dead_code))]
 /// Emits an event record of type `ty` stamped `at` (a clock value taken
 /// earlier) instead of now: a record written after the fact, as a lock
 /// writes its records once it no longer holds anything others wait for.
@@ -70,6 +72,8 @@ pub(crate) fn event_at(site: Site, ty: u64, at: u64, extra: Option<u64>, args: &
     }
 }
 
+// Used by `sync` (a lock's records are written after its unlock).
+#[cfg_attr(not(feature = "sync"), allow(dead_code))]
 /// Emits a duration complete event from `start` to `end` (clock values
 /// taken earlier).
 #[inline]
@@ -226,6 +230,8 @@ pub(crate) fn next_async_id() -> u64 {
     NEXT_ASYNC_ID.fetch_add(1, Ordering::Relaxed)
 }
 
+// Used by `sync` (a lock's records are written after its unlock).
+#[cfg_attr(not(feature = "sync"), allow(dead_code))]
 /// The first of `n` consecutive process-unique ids (a block a thread hands
 /// out without touching the shared counter).
 pub(crate) fn next_async_ids(n: u64) -> u64 {
