@@ -24,7 +24,7 @@
 //! and forwards it (see `wake`); it is made again only when the
 //! executor's waker changes.
 //!
-//! With the cargo feature `tokio`, [`tokio::instrument`] also records a
+//! With the cargo feature `tokio`, `tokio::instrument` also records a
 //! Tokio runtime's own view: its workers' parked time and, built with
 //! `--cfg tokio_unstable`, every task it spawns.
 //!
