@@ -2,7 +2,6 @@
 //! build id of each file (read with `object`, only the parts it needs).
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::path::Path;
 
 use fxt_format::samples::{ModuleEntry, ModulesRecord};
@@ -60,7 +59,7 @@ pub(crate) fn parse_maps_line(line: &str) -> Option<ModuleEntry> {
 
 /// The GNU build id of the object file at `path`, if it has one.
 pub fn build_id(path: &Path) -> Option<Vec<u8>> {
-    let cache = ReadCache::new(File::open(path).ok()?);
+    let cache = ReadCache::new(crate::symbolize::open_regular(path)?);
     let file = object::File::parse(&cache).ok()?;
     file.build_id().ok()?.map(<[u8]>::to_vec)
 }

@@ -20,6 +20,21 @@ struct Segment {
     file_size: u64,
 }
 
+/// `path` opened to read if it is a regular file. A trace names the files
+/// its samples are symbolized from, and every reader of a trace symbolizes:
+/// a FIFO would block the open until a writer came (hence `O_NONBLOCK`,
+/// which changes nothing for a regular file's reads), a device would be
+/// read as a binary.
+pub(crate) fn open_regular(path: &Path) -> Option<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    file.metadata().ok()?.is_file().then_some(file)
+}
+
 /// A binary opened for symbolization.
 struct Binary {
     loader: Loader,
@@ -29,7 +44,7 @@ struct Binary {
 
 impl Binary {
     fn open(path: &Path) -> Option<Self> {
-        let cache = ReadCache::new(File::open(path).ok()?);
+        let cache = ReadCache::new(open_regular(path)?);
         let file = object::File::parse(&cache).ok()?;
         let segments = file
             .segments()

@@ -348,3 +348,45 @@ fn appendix_of_trace_reads_the_samples_from_the_trace() {
     let none = fxt_symbols::appendix_of_trace(&bytes[..24], &mut Symbolizer::new()).unwrap();
     assert!(none.words.is_empty());
 }
+
+/// A trace names its modules' files, and every `fxt` command that reads
+/// it now symbolizes from them: a path that is not a regular file (a FIFO,
+/// which blocks whoever opens it to read until a writer comes; a device)
+/// is not opened, and its addresses stay unnamed.
+#[test]
+fn a_module_path_that_is_not_a_regular_file_is_not_opened() {
+    let dir = std::env::temp_dir().join(format!("fxt-symbols-fifo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("not-a-binary");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: `c` is a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let modules: Vec<_> = ["/dev/zero", fifo.to_str().unwrap()]
+        .into_iter()
+        .enumerate()
+        .map(|(i, path)| fxt_format::samples::ModuleEntry {
+            start: 0x10_0000 * (i as u64 + 1),
+            end: 0x10_0000 * (i as u64 + 1) + 0x1000,
+            offset: 0,
+            build_id: vec![1, 2, 3, 4],
+            path: path.to_owned(),
+        })
+        .collect();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut symbolizer = Symbolizer::new();
+        let frames: Vec<_> = modules
+            .iter()
+            .map(|m| symbolizer.resolve(&modules, m.start + 8, false))
+            .collect();
+        let _ = tx.send(frames);
+    });
+    // A generous bound: the resolve takes microseconds, a blocked open
+    // forever.
+    let frames = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("resolving addresses of a FIFO-backed module blocked");
+    assert!(frames.iter().all(Vec::is_empty), "{frames:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
