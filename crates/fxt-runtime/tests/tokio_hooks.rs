@@ -64,9 +64,7 @@ fn idle_workers_are_parked_between_the_polls() {
     // before the first poll ended, or wake a little after the second
     // began: a parked slice overlaps the gap, it need not lie inside it).
     assert!(
-        parked
-            .iter()
-            .any(|p| p.1 < polls[1].1 && polls[0].2 < p.2),
+        parked.iter().any(|p| p.1 < polls[1].1 && polls[0].2 < p.2),
         "a parked slice between the polls: {parked:?} {polls:?}"
     );
     // Parked and polling never overlap on one thread.
