@@ -41,14 +41,20 @@
 //! after it. A waiter captures its wait slice and flow end when it
 //! acquires and keeps them in a few thread-local slots until it releases
 //! that lock (a `bump` or a condition variable's wait, which take the lock
-//! back at once, leave theirs there too); `state`'s second count says a
-//! thread has such records, so that its unlock takes the slow path. A
+//! back at once, leave theirs there too); a thread-local count says the
+//! thread has such records, so that its unlocks take the slow path. A
 //! thread with every slot taken (several contended locks held at once)
 //! writes at once, inside. A kept wait is written only if its session is
 //! still on at the unlock, and is lost if the thread never unlocks (a
-//! forgotten guard, a thread that exits holding the lock). While a thread writes records (or checks the
-//! category), the locks it takes are not tracked ([`BUSY`]), so writing
-//! never waits on itself.
+//! forgotten guard, a thread that exits holding the lock). While a thread
+//! writes records (or checks the category), the locks it takes are not
+//! tracked ([`BUSY`]), so writing never waits on itself.
+//!
+//! Inside a critical section, an exclusive owner's bookkeeping of a
+//! contended handoff is one clock read and one locked instruction when it
+//! acquires (leaving the waiters' count) and one clock read and plain
+//! loads and stores when it releases: every locked instruction there
+//! lengthens the hold that the next waiter waits on.
 //!
 //! # Fork
 //!
@@ -73,10 +79,6 @@ static GATE_KEYS: [KeyCache; 0] = [];
 /// [`CATEGORY`].
 static GATE: Callsite = Callsite::new(CATEGORY, "lock", &[], &GATE_KEYS);
 
-/// `state`'s unit of records deferred by threads (its upper half); the
-/// lower half counts waiters.
-const DEFERRED: u64 = 1 << 32;
-
 /// How many records a thread keeps for after its unlocks.
 const SLOTS: usize = 4;
 
@@ -95,6 +97,11 @@ thread_local! {
     /// Records captured while this thread held a lock, written after its
     /// unlock (`const`, without a destructor: no allocation to set up).
     static SLOT: [Cell<Capture>; SLOTS] = const { [const { Cell::new(Capture::EMPTY) }; SLOTS] };
+    /// How many of [`SLOT`] are taken: a thread that keeps records takes
+    /// the slow path of its unlocks. Thread-local, not a count in the
+    /// lock: a waiter's acquisition then adds no atomic operation inside
+    /// its critical section.
+    static KEPT: Cell<u32> = const { Cell::new(0) };
 }
 
 /// How a lock was (or was to be) taken.
@@ -220,12 +227,10 @@ fn busy<R>(f: impl FnOnce() -> R) -> R {
 /// The bookkeeping of one lock.
 pub(crate) struct Tracked {
     name: Name,
-    /// Lower half: threads waiting, counted while the category was on.
-    /// Upper half: records of this lock that threads keep for after their
-    /// unlock. Read, Relaxed, by every unlock: a hint (a waiter counted
-    /// just after the load is missed, and its wait then has no arrow),
-    /// never a proof.
-    state: AtomicU64,
+    /// Threads waiting, counted while the category was on. Read, Relaxed,
+    /// by every unlock: a hint (a waiter counted just after the load is
+    /// missed, and its wait then has no arrow), never a proof.
+    state: AtomicU32,
     /// When the part of the current hold during which someone waits began
     /// (0: unknown).
     since: AtomicU64,
@@ -242,7 +247,7 @@ impl core::fmt::Debug for Tracked {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Tracked")
             .field("name", &self.name)
-            .field("waiters", &(self.state.load(Ordering::Relaxed) as u32))
+            .field("waiters", &self.state.load(Ordering::Relaxed))
             .finish()
     }
 }
@@ -251,7 +256,7 @@ impl Tracked {
     pub(crate) const fn new(name: Name) -> Tracked {
         Tracked {
             name,
-            state: AtomicU64::new(0),
+            state: AtomicU32::new(0),
             since: AtomicU64::new(0),
             handoff: AtomicU64::new(0),
             generation: AtomicU32::new(0),
@@ -287,17 +292,23 @@ impl Tracked {
         };
         let generation = gate.generation();
         let start = ms::now();
-        let first = self.state.fetch_add(1, Ordering::Relaxed) as u32 == 0;
+        let first = self.state.fetch_add(1, Ordering::Relaxed) == 0;
         if first || self.generation.load(Ordering::Relaxed) != generation {
-            // A new episode: waited on from now, no release handed over yet.
-            self.handoff.store(0, Ordering::Relaxed);
+            // A new episode: waited on from now, no release handed over
+            // yet. Stores only where the value changes: each takes the
+            // line from the holder.
+            if self.handoff.load(Ordering::Relaxed) != 0 {
+                self.handoff.store(0, Ordering::Relaxed);
+            }
             self.since.store(start, Ordering::Relaxed);
-            self.generation.store(generation, Ordering::Relaxed);
+            if self.generation.load(Ordering::Relaxed) != generation {
+                self.generation.store(generation, Ordering::Relaxed);
+            }
         }
         let acquired = acquire();
         let at = ms::now();
         let flow = match acquired {
-            true => self.handoff.swap(0, Ordering::Relaxed),
+            true => self.take_handoff(mode),
             false => 0,
         };
         let flow = if flow == OWN_FLOW.get() { 0 } else { flow };
@@ -324,7 +335,7 @@ impl Tracked {
     /// check an uncontended unlock pays).
     #[inline(always)]
     pub(crate) fn unlock(&self, mode: Mode, raw_unlock: impl FnOnce()) {
-        if self.state.load(Ordering::Relaxed) == 0 {
+        if self.state.load(Ordering::Relaxed) | KEPT.get() == 0 {
             raw_unlock();
         } else {
             self.unlock_contended(mode, raw_unlock);
@@ -340,9 +351,8 @@ impl Tracked {
         if BUSY.get() {
             return raw_unlock();
         }
-        let state = self.state.load(Ordering::Relaxed);
-        let kept = state >= DEFERRED && self.has_kept();
-        let held = match state as u32 {
+        let kept = KEPT.get() > 0 && self.has_kept();
+        let held = match self.state.load(Ordering::Relaxed) {
             0 => None,
             _ => self.capture_held(mode),
         };
@@ -360,7 +370,7 @@ impl Tracked {
     /// lock and take it back: captures the hold's waited-on part and the
     /// flow as an unlock does, kept for this thread's next unlock.
     pub(crate) fn release(&self, mode: Mode) {
-        if self.state.load(Ordering::Relaxed) as u32 == 0 || BUSY.get() {
+        if self.state.load(Ordering::Relaxed) == 0 || BUSY.get() {
             return;
         }
         if let Some(held) = self.capture_held(mode) {
@@ -377,8 +387,19 @@ impl Tracked {
         // Not `GATE.site()`: registering could allocate or lock.
         let generation = GATE.enabled_generation()?;
         let now = ms::now();
-        // Whoever holds next is waited on from this release.
-        let since = self.since.swap(now + 1, Ordering::Relaxed);
+        // Whoever holds next is waited on from this release. An exclusive
+        // owner loads and stores (the only other writer is an episode's
+        // first waiter, whose store this may overwrite harmlessly: it is
+        // waited on from this release too); shared owners release together
+        // and swap.
+        let since = match mode {
+            Mode::Exclusive => {
+                let since = self.since.load(Ordering::Relaxed);
+                self.since.store(now + 1, Ordering::Relaxed);
+                since
+            }
+            _ => self.since.swap(now + 1, Ordering::Relaxed),
+        };
         // Loaded first: a store would take the line from the waiters.
         if self.generation.load(Ordering::Relaxed) != generation {
             self.generation.store(generation, Ordering::Relaxed);
@@ -405,6 +426,23 @@ impl Tracked {
         })
     }
 
+    /// The flow id a release left for the next owner, cleared. Called
+    /// with the lock held: held exclusively, no other owner reads or
+    /// writes `handoff` meanwhile (only an episode's first waiter may store
+    /// 0, as a swap would leave it), so a load and a store where it is set
+    /// do what a swap does without a locked instruction in the critical
+    /// section; shared owners take it together and need the swap.
+    fn take_handoff(&self, mode: Mode) -> u64 {
+        if mode != Mode::Exclusive {
+            return self.handoff.swap(0, Ordering::Relaxed);
+        }
+        let flow = self.handoff.load(Ordering::Relaxed);
+        if flow != 0 {
+            self.handoff.store(0, Ordering::Relaxed);
+        }
+        flow
+    }
+
     /// Keeps `c` in a free slot of this thread, for after its unlock of
     /// this lock; `false` when every slot is taken.
     fn keep(&self, c: Capture) -> bool {
@@ -418,9 +456,7 @@ impl Tracked {
             },
         );
         if kept {
-            // Read by this thread's own unlock; other threads only take the
-            // slow path for it, so no ordering.
-            self.state.fetch_add(DEFERRED, Ordering::Relaxed);
+            KEPT.set(KEPT.get() + 1);
         }
         kept
     }
@@ -459,7 +495,7 @@ impl Tracked {
                     .map(|s| s.replace(Capture::EMPTY))
             });
             let Some(c) = next else { break };
-            self.state.fetch_sub(DEFERRED, Ordering::Relaxed);
+            KEPT.set(KEPT.get() - 1);
             self.write(&c);
         });
     }
