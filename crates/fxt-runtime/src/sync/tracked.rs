@@ -113,14 +113,20 @@ pub(crate) enum Mode {
 }
 
 impl Mode {
-    fn text(self) -> &'static str {
+    /// The mode's argument value: its index in [`VALUES`].
+    fn value(self) -> usize {
         match self {
-            Mode::Exclusive => "exclusive",
-            Mode::Shared => "shared",
-            Mode::Upgradable => "upgradable",
+            Mode::Exclusive => 0,
+            Mode::Shared => 1,
+            Mode::Upgradable => 2,
         }
     }
 }
+
+/// The other argument values' indices in [`VALUES`].
+const WAIT: usize = 3;
+const TIMED_OUT: usize = 4;
+const HELD: usize = 5;
 
 static NO_KEYS: [KeyCache; 0] = [];
 /// The argument values, each the name of a call site so that the session
@@ -135,17 +141,16 @@ static VALUES: [Callsite; 6] = [
     Callsite::new(CATEGORY, "held", &[], &NO_KEYS),
 ];
 
-/// The argument value `text` (one of [`VALUES`]' names) in the session of
-/// `generation`: its string's index there, else inline.
-fn value(text: &'static str, generation: u32) -> ArgValue<'static> {
-    let indexed = VALUES
-        .iter()
-        .find(|v| v.name() == text)
-        .and_then(|v| v.site())
+/// The argument value `VALUES[which]` in the session of `generation`: its
+/// string's index there, else inline.
+fn value(which: usize, generation: u32) -> ArgValue<'static> {
+    let value = &VALUES[which];
+    let indexed = value
+        .site()
         .filter(|s| s.generation() == generation && !s.has_inline());
     ArgValue::Str(match indexed {
         Some(s) => StringRef::Index(s.name_ref()),
-        None => StringRef::Inline(text),
+        None => StringRef::Inline(value.name()),
     })
 }
 
@@ -514,9 +519,9 @@ impl Tracked {
                 if c.flow != 0 {
                     emit::event_at(site, ty::FLOW_END, c.at, Some(c.flow), &[]);
                 }
-                let what = if acquired { "wait" } else { "timed out" };
+                let what = if acquired { WAIT } else { TIMED_OUT };
                 let args = [
-                    value(c.mode.text(), c.generation),
+                    value(c.mode.value(), c.generation),
                     value(what, c.generation),
                 ];
                 emit::duration_complete_at(site, c.start, c.at + 1, &args);
@@ -524,8 +529,8 @@ impl Tracked {
             Kind::Held => {
                 emit::event_at(site, ty::FLOW_BEGIN, c.at, Some(c.flow), &[]);
                 let args = [
-                    value(c.mode.text(), c.generation),
-                    value("held", c.generation),
+                    value(c.mode.value(), c.generation),
+                    value(HELD, c.generation),
                 ];
                 emit::duration_complete_at(site, c.start, c.at + 1, &args);
             }
