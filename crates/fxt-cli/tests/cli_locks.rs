@@ -3,9 +3,8 @@
 //! the waits the decoder reads and the holders that ended them; `fxt
 //! export parquet` has the waits as slices and the arrows as flows between
 //! threads (read with DuckDB); Perfetto's trace processor imports the
-//! slices and the flows without an error (when
-//! `/tmp/perfetto-src/out/tp/trace_processor_shell`, or
-//! `$TRACE_PROCESSOR_SHELL`, exists).
+//! slices and the flows without an error (where `trace_processor_shell`
+//! is: `$FXT_TRACE_PROCESSOR`, or where Perfetto's build script puts it).
 
 mod cli_support;
 
@@ -174,63 +173,29 @@ fn export_has_the_waits_as_slices_and_the_arrows_as_flows() {
     );
 }
 
-/// Runs trace processor's `query` over `trace`; its output lines.
-fn trace_processor(shell: &Path, trace: &Path, query: &str) -> Vec<String> {
-    let file = trace.with_extension("sql");
-    std::fs::write(&file, query).unwrap();
-    let out = Command::new(shell)
-        .arg("-q")
-        .arg(&file)
-        .arg(trace)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::to_owned)
-        .collect()
-}
-
 #[test]
 fn perfetto_shows_the_slices_and_the_arrows_between_threads() {
-    let shell = std::env::var_os("TRACE_PROCESSOR_SHELL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/tmp/perfetto-src/out/tp/trace_processor_shell"));
-    if !shell.exists() {
-        eprintln!("skipped: no trace processor at {}", shell.display());
+    let Some(shell) = cli_support::trace_processor() else {
+        eprintln!("skipped: no trace_processor_shell (set FXT_TRACE_PROCESSOR)");
         return;
-    }
+    };
     let path = contended_trace("locks-perfetto.fxt");
     let (waits, _) = decoded_waits(&std::fs::read(&path).unwrap());
-    let slices = trace_processor(
+    let row = cli_support::perfetto_row(
         &shell,
         &path,
-        "select count(*) as n from slice where category = 'lock' and name = 'turns';",
-    );
-    let n: u64 = slices.last().unwrap().trim_matches('"').parse().unwrap();
-    assert!(n >= waits, "{slices:?}");
-    let flows = trace_processor(
-        &shell,
-        &path,
-        "select count(*) as n from flow f \
+        "select (select count(*) from slice where category = 'lock' and name = 'turns'), \
+         (select count(*) from flow f \
            join slice o on f.slice_out = o.id join thread_track ot on o.track_id = ot.id \
            join slice i on f.slice_in = i.id join thread_track it on i.track_id = it.id \
-         where o.category = 'lock' and i.category = 'lock' and ot.utid <> it.utid;",
+          where o.category = 'lock' and i.category = 'lock' and ot.utid <> it.utid), \
+         (select count(*) from stats where severity in ('error', 'data_loss') and value > 0);",
     );
-    let arrows: u64 = flows.last().unwrap().trim_matches('"').parse().unwrap();
+    let (slices, arrows, errors) = (row[0] as u64, row[1] as u64, row[2]);
+    assert!(slices >= waits, "{slices} slices for {waits} waits");
     assert!(
         arrows * 10 >= waits * 9,
         "{arrows} arrows for {waits} waits"
     );
-    let errors = trace_processor(
-        &shell,
-        &path,
-        "select name, value from stats where severity in ('error', 'data_loss') and value > 0;",
-    );
-    let names: HashSet<&str> = errors.iter().skip(1).map(String::as_str).collect();
-    assert!(names.is_empty(), "import problems: {names:?}");
+    assert_eq!(errors, 0, "import problems");
 }

@@ -544,41 +544,6 @@ fn export_writes_samples_in_no_slice_in_thread_order() {
     }
 }
 
-/// Perfetto's trace_processor_shell at `$FXT_TRACE_PROCESSOR`, or where
-/// `shared/tools/perfetto-build.sh` builds it; `None` (the test then says
-/// so and passes) where there is none: CI does not build Perfetto.
-fn trace_processor() -> Option<std::path::PathBuf> {
-    let path = std::env::var_os("FXT_TRACE_PROCESSOR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| "/tmp/perfetto-src/out/tp/trace_processor_shell".into());
-    path.is_file().then_some(path)
-}
-
-/// One row of numbers from trace_processor_shell's answer to `query`.
-fn perfetto_row(shell: &Path, trace: &Path, query: &str) -> Vec<i64> {
-    let file = tmp("perfetto_query.sql");
-    std::fs::write(&file, query).unwrap();
-    let out = std::process::Command::new(shell)
-        .args(["-q", p(&file), p(trace)])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
-    last.split(',')
-        .map(|v| {
-            v.trim()
-                .trim_matches('"')
-                .parse()
-                .unwrap_or_else(|_| panic!("{text}"))
-        })
-        .collect()
-}
-
 /// Perfetto reads the samples from the embedded packets: every sample is a
 /// row of `perf_sample`, its frames carry the names, it falls inside the
 /// slice it was taken in, and the import reports no error.

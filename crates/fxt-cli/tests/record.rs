@@ -547,8 +547,9 @@ fn sample_option() {
 }
 
 /// Every sample taken in `spin_cpu` lies inside the `spin` slice on its
-/// thread (the archive's samples are on its clock, as its events), and
-/// Perfetto's packets place every sample where the `fxt.sample` records do.
+/// thread (the archive's samples are on its clock, as its events),
+/// Perfetto's packets place every sample where the `fxt.sample` records do,
+/// and Perfetto's importer puts them inside the same slices.
 fn assert_samples_where_taken(archive: &Path, stderr: &str) {
     let (taken, inside) = cli_support::samples_in_function(archive, "record::spin_cpu", "spin");
     // 100 ms of CPU time in the function: at the kernel's tick (100 Hz or
@@ -557,6 +558,7 @@ fn assert_samples_where_taken(archive: &Path, stderr: &str) {
     assert_eq!(inside, taken, "samples of spin_cpu outside the span");
     let (fxt, perfetto) = cli_support::fxt_and_perfetto_samples(&std::fs::read(archive).unwrap());
     assert_eq!(perfetto, fxt, "Perfetto's samples differ from the trace's");
+    cli_support::assert_perfetto_places_samples(archive, "spin");
 }
 
 /// `fxt merge` of two sampled traces (each the program's own, sampled
