@@ -8,7 +8,6 @@
 
 mod cli_support;
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Barrier};
@@ -175,13 +174,13 @@ fn export_has_the_waits_as_slices_and_the_arrows_as_flows() {
 
 #[test]
 fn perfetto_shows_the_slices_and_the_arrows_between_threads() {
-    let Some(shell) = cli_support::trace_processor() else {
+    let Some(shell) = cli_support::perfetto::trace_processor() else {
         eprintln!("skipped: no trace_processor_shell (set FXT_TRACE_PROCESSOR)");
         return;
     };
     let path = contended_trace("locks-perfetto.fxt");
     let (waits, _) = decoded_waits(&std::fs::read(&path).unwrap());
-    let row = cli_support::perfetto_row(
+    let row = cli_support::perfetto::perfetto_row(
         &shell,
         &path,
         "select (select count(*) from slice where category = 'lock' and name = 'turns'), \

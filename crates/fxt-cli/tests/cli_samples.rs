@@ -549,7 +549,7 @@ fn export_writes_samples_in_no_slice_in_thread_order() {
 /// slice it was taken in, and the import reports no error.
 #[test]
 fn perfetto_shows_the_samples_with_names_inside_their_slices() {
-    let Some(shell) = trace_processor() else {
+    let Some(shell) = perfetto::trace_processor() else {
         eprintln!("skipped: no trace_processor_shell (set FXT_TRACE_PROCESSOR)");
         return;
     };
@@ -575,7 +575,7 @@ fn perfetto_shows_the_samples_with_names_inside_their_slices() {
         inside("phase2", "worker_b"),
     );
     assert_eq!(
-        perfetto_row(&shell, &path, &query),
+        perfetto::perfetto_row(&shell, &path, &query),
         [45, 30, 5, 30, 10, 10, 0],
         "samples, worker_a leaves, phase_driver leaves, in phase1, in phase2, on thread B, import errors"
     );

@@ -558,7 +558,7 @@ fn assert_samples_where_taken(archive: &Path, stderr: &str) {
     assert_eq!(inside, taken, "samples of spin_cpu outside the span");
     let (fxt, perfetto) = cli_support::fxt_and_perfetto_samples(&std::fs::read(archive).unwrap());
     assert_eq!(perfetto, fxt, "Perfetto's samples differ from the trace's");
-    cli_support::assert_perfetto_places_samples(archive, "spin");
+    cli_support::perfetto::assert_perfetto_places_samples(archive, "spin");
 }
 
 /// `fxt merge` of two sampled traces (each the program's own, sampled

@@ -729,7 +729,7 @@ fn assert_samples_where_taken(archive: &str) {
     assert_eq!(inside, between, "{archive}: samples outside their span");
     let (fxt, perfetto) = cli_support::fxt_and_perfetto_samples(&bytes);
     assert_eq!(perfetto, fxt, "{archive}: Perfetto's samples differ");
-    cli_support::assert_perfetto_places_samples(std::path::Path::new(archive), "spin");
+    cli_support::perfetto::assert_perfetto_places_samples(std::path::Path::new(archive), "spin");
 }
 
 fn main() {

@@ -8,8 +8,7 @@ use std::process::{Command, Output, Stdio};
 
 pub use fxt_format::encode::*;
 
-mod perfetto;
-pub use perfetto::{assert_perfetto_places_samples, perfetto_row, trace_processor};
+pub mod perfetto;
 
 /// `CLOCK_MONOTONIC_RAW` in nanoseconds: the clock of the archives `fxt
 /// record` and `fxt trace` write.

@@ -69,7 +69,11 @@ pub fn assert_perfetto_places_samples(archive: &Path, span: &str) {
          (select count(*) from stats where severity in ('error', 'data_loss') and value > 0);"
     );
     let row = perfetto_row(&shell, archive, &query);
-    assert!(row[1] > 0, "{}: no sample inside '{span}'", archive.display());
+    assert!(
+        row[1] > 0,
+        "{}: no sample inside '{span}'",
+        archive.display()
+    );
     assert_eq!(
         row,
         [count(&[]), count(&["--inside", span]), 0],
