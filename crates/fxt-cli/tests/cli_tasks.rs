@@ -110,3 +110,107 @@ fn stats_lists_each_task_name_with_its_polls_delays_and_long_polls() {
     let words: Vec<&str> = line.split_whitespace().collect();
     assert_eq!(&words[..2], &["2", "8"], "{line}");
 }
+
+/// Pending at its first poll, leaving its waker in `slot`; ready at the
+/// next.
+struct Sleeper {
+    slot: std::sync::Arc<std::sync::Mutex<Option<Waker>>>,
+    slept: bool,
+}
+
+impl Future for Sleeper {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.slept {
+            return Poll::Ready(());
+        }
+        self.slept = true;
+        *self.slot.lock().unwrap() = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+const DUCKDB: (&str, &str) = ("duckdb", "duckdb==2.0.1");
+
+/// Runs queries with DuckDB over the tables in `dir` (`{tasks}` names a
+/// table); one list of rows per query.
+fn duckdb(dir: &std::path::Path, queries: &[&str]) -> Vec<Value> {
+    let python = python_with(&[DUCKDB]);
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/duckdb_query.py");
+    let out = std::process::Command::new(python)
+        .arg(script)
+        .arg(dir)
+        .args(queries)
+        .output()
+        .expect("python runs");
+    assert!(out.status.success(), "duckdb: {}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON from the script");
+    v.as_array().unwrap().clone()
+}
+
+/// A task woken from another task's poll, driven by hand: the `tasks`
+/// table has both, with where they were made; the `polls` table has each
+/// poll, the woken one with its delay (at least the sleep between the wake
+/// and the poll) and its waker's id, read by DuckDB.
+#[test]
+fn export_writes_the_tasks_and_their_polls_with_delay_and_waker() {
+    let slot = std::sync::Arc::new(std::sync::Mutex::new(None::<Waker>));
+    // Where `.traced` is called.
+    let line = line!() + 6;
+    let bytes = engine_trace(fxt::Config::new(), || {
+        let sleeper = Sleeper {
+            slot: slot.clone(),
+            slept: false,
+        }
+        .traced("sleeper");
+        let mut sleeper = std::pin::pin!(sleeper);
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(sleeper.as_mut().poll(&mut cx).is_pending());
+        let waker = slot.lock().unwrap().take().unwrap();
+        let alarm = std::pin::pin!(async move { waker.wake() }.traced("alarm"));
+        assert!(alarm.poll(&mut cx).is_ready());
+        std::thread::sleep(GAP);
+        assert!(sleeper.as_mut().poll(&mut cx).is_ready());
+    });
+    let path = tmp("tasks-export.fxt");
+    std::fs::write(&path, bytes).unwrap();
+    let dir = tmp("tasks-export");
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = fxt(&["export", "parquet", p(&path), "-o", p(&dir), "--host", "h"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = duckdb(
+        &dir,
+        &[
+            "select name, location, typeof(task) from {tasks} order by name",
+            "select t.name, count(*), count(p.delay), min(p.delay), min(w.name), typeof(min(p.ts)), typeof(min(p.dur)) \
+             from {polls} p join {tasks} t on p.task = t.task \
+             left join {tasks} w on p.woken_by_task = w.task group by t.name order by t.name",
+            "select count(*) from {polls} where dur < 0 or tid is null",
+        ],
+    );
+    let file = file!();
+    assert_eq!(
+        r[0],
+        serde_json::json!([
+            ["alarm", format!("{file}:{}", line + 5), "BIGINT"],
+            ["sleeper", format!("{file}:{line}"), "BIGINT"],
+        ])
+    );
+    let rows: Vec<&Vec<Value>> = r[1]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_array().unwrap())
+        .collect();
+    assert_eq!(rows[0][..3], [Value::from("alarm"), 1.into(), 0.into()]);
+    assert_eq!(rows[0][4], Value::Null, "nobody woke the alarm");
+    assert_eq!(rows[1][..3], [Value::from("sleeper"), 2.into(), 1.into()]);
+    assert!(
+        rows[1][3].as_i64().unwrap() >= GAP.as_nanos() as i64,
+        "{rows:?}"
+    );
+    assert_eq!(rows[1][4], "alarm", "woken by the alarm's poll");
+    assert_eq!(rows[1][5..], [Value::from("BIGINT"), "BIGINT".into()]);
+    assert_eq!(r[2], serde_json::json!([[0]]));
+}
