@@ -49,6 +49,7 @@ fn drive(future: impl Future<Output = ()>) {
 
 #[test]
 fn stats_lists_each_task_name_with_its_polls_delays_and_long_polls() {
+    let mut blocker_line = 0;
     let bytes = engine_trace(fxt::Config::new(), || {
         for _ in 0..2 {
             drive(
@@ -66,6 +67,7 @@ fn stats_lists_each_task_name_with_its_polls_delays_and_long_polls() {
             }
             .traced("blocker"),
         );
+        blocker_line = line!() - 2;
     });
     let path = tmp("tasks-stats.fxt");
     std::fs::write(&path, bytes).unwrap();
@@ -108,7 +110,66 @@ fn stats_lists_each_task_name_with_its_polls_delays_and_long_polls() {
         .find(|l| l.ends_with("  stepper"))
         .expect("a line for the task in the tasks section");
     let words: Vec<&str> = line.split_whitespace().collect();
-    assert_eq!(&words[..2], &["2", "8"], "{line}");
+    assert_eq!(
+        &words[..3],
+        &["2", "2", "8"],
+        "tasks, spawned, polls: {line}"
+    );
+
+    assert_eq!(stepper["spawned"], 2);
+    assert_eq!(blocker["spawned"], 1);
+    assert!(stepper["longest_long_poll"].is_null());
+    let longest = &blocker["longest_long_poll"];
+    assert!(longest["ns"].as_u64().unwrap() >= 30_000_000, "{longest}");
+    let at = format!("{}:{blocker_line}", file!());
+    assert_eq!(longest["location"], at.as_str());
+    let long = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("blocker: 1 long;"))
+        .unwrap_or_else(|| panic!("a long-poll line for the blocker: {text}"));
+    assert!(long.contains(&format!(" at {at} on thread ")), "{long}");
+}
+
+/// With CPU samples on, the samples taken inside a task's long poll are
+/// what `fxt stats` says of them first: their count and the functions
+/// sampled most, before the longest poll's location.
+#[test]
+fn stats_shows_the_samples_inside_long_polls_first() {
+    let bytes = engine_trace(fxt::Config::new().sample_hz(1000), || {
+        drive(
+            async {
+                std::hint::black_box(burn_in_sampled_program(200));
+            }
+            .traced("burner"),
+        );
+    });
+    let path = tmp("tasks-long-samples.fxt");
+    std::fs::write(&path, bytes).unwrap();
+    let out = fxt(&["stats", "--json", p(&path)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stats: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let burner = stats["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "burner")
+        .expect("the task is listed")
+        .clone();
+    assert_eq!(burner["long_polls"], 1);
+    let inside = &burner["long_poll_samples"];
+    assert!(inside["samples"].as_u64().unwrap() >= 1, "{burner}");
+    // The innermost frames (in a debug build, the loop's helpers).
+    assert!(!inside["top"].as_array().unwrap().is_empty(), "{inside}");
+    let all = stats["samples"]["total"].as_u64().unwrap();
+    assert!(inside["samples"].as_u64().unwrap() <= all);
+    let text = stdout(&fxt(&["stats", p(&path)]));
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("burner: 1 long;"))
+        .unwrap_or_else(|| panic!("a long-poll line: {text}"));
+    let samples = line.find("samples inside: ").expect("the samples");
+    let longest = line.find("longest ").expect("the longest");
+    assert!(samples < longest, "samples first: {line}");
 }
 
 /// Pending at its first poll, leaving its waker in `slot`; ready at the
