@@ -49,6 +49,7 @@ fn drive(future: impl Future<Output = ()>) {
 
 #[test]
 fn stats_lists_each_task_name_with_its_polls_delays_and_long_polls() {
+    let mut blocker_line = 0;
     let bytes = engine_trace(fxt::Config::new(), || {
         for _ in 0..2 {
             drive(
@@ -66,6 +67,7 @@ fn stats_lists_each_task_name_with_its_polls_delays_and_long_polls() {
             }
             .traced("blocker"),
         );
+        blocker_line = line!() - 2;
     });
     let path = tmp("tasks-stats.fxt");
     std::fs::write(&path, bytes).unwrap();
@@ -108,5 +110,168 @@ fn stats_lists_each_task_name_with_its_polls_delays_and_long_polls() {
         .find(|l| l.ends_with("  stepper"))
         .expect("a line for the task in the tasks section");
     let words: Vec<&str> = line.split_whitespace().collect();
-    assert_eq!(&words[..2], &["2", "8"], "{line}");
+    assert_eq!(
+        &words[..3],
+        &["2", "2", "8"],
+        "tasks, spawned, polls: {line}"
+    );
+
+    assert_eq!(stepper["spawned"], 2);
+    assert_eq!(blocker["spawned"], 1);
+    assert!(stepper["longest_long_poll"].is_null());
+    let longest = &blocker["longest_long_poll"];
+    assert!(longest["ns"].as_u64().unwrap() >= 30_000_000, "{longest}");
+    let at = format!("{}:{blocker_line}", file!());
+    assert_eq!(longest["location"], at.as_str());
+    let long = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("blocker: 1 long;"))
+        .unwrap_or_else(|| panic!("a long-poll line for the blocker: {text}"));
+    assert!(long.contains(&format!(" at {at} on thread ")), "{long}");
+}
+
+/// With CPU samples on, the samples taken inside a task's long poll are
+/// what `fxt stats` says of them first: their count and the functions
+/// sampled most, before the longest poll's location.
+#[test]
+fn stats_shows_the_samples_inside_long_polls_first() {
+    let bytes = engine_trace(fxt::Config::new().sample_hz(1000), || {
+        drive(
+            async {
+                std::hint::black_box(burn_in_sampled_program(200));
+            }
+            .traced("burner"),
+        );
+    });
+    let path = tmp("tasks-long-samples.fxt");
+    std::fs::write(&path, bytes).unwrap();
+    let out = fxt(&["stats", "--json", p(&path)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stats: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let burner = stats["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "burner")
+        .expect("the task is listed")
+        .clone();
+    assert_eq!(burner["long_polls"], 1);
+    let inside = &burner["long_poll_samples"];
+    assert!(inside["samples"].as_u64().unwrap() >= 1, "{burner}");
+    // The innermost frames (in a debug build, the loop's helpers).
+    assert!(!inside["top"].as_array().unwrap().is_empty(), "{inside}");
+    let all = stats["samples"]["total"].as_u64().unwrap();
+    assert!(inside["samples"].as_u64().unwrap() <= all);
+    let text = stdout(&fxt(&["stats", p(&path)]));
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("burner: 1 long;"))
+        .unwrap_or_else(|| panic!("a long-poll line: {text}"));
+    let samples = line.find("samples inside: ").expect("the samples");
+    let longest = line.find("longest ").expect("the longest");
+    assert!(samples < longest, "samples first: {line}");
+}
+
+/// Pending at its first poll, leaving its waker in `slot`; ready at the
+/// next.
+struct Sleeper {
+    slot: std::sync::Arc<std::sync::Mutex<Option<Waker>>>,
+    slept: bool,
+}
+
+impl Future for Sleeper {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.slept {
+            return Poll::Ready(());
+        }
+        self.slept = true;
+        *self.slot.lock().unwrap() = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+const DUCKDB: (&str, &str) = ("duckdb", "duckdb==2.0.1");
+
+/// Runs queries with DuckDB over the tables in `dir` (`{tasks}` names a
+/// table); one list of rows per query.
+fn duckdb(dir: &std::path::Path, queries: &[&str]) -> Vec<Value> {
+    let python = python_with(&[DUCKDB]);
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/duckdb_query.py");
+    let out = std::process::Command::new(python)
+        .arg(script)
+        .arg(dir)
+        .args(queries)
+        .output()
+        .expect("python runs");
+    assert!(out.status.success(), "duckdb: {}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON from the script");
+    v.as_array().unwrap().clone()
+}
+
+/// A task woken from another task's poll, driven by hand: the `tasks`
+/// table has both, with where they were made; the `polls` table has each
+/// poll, the woken one with its delay (at least the sleep between the wake
+/// and the poll) and its waker's id, read by DuckDB.
+#[test]
+fn export_writes_the_tasks_and_their_polls_with_delay_and_waker() {
+    let slot = std::sync::Arc::new(std::sync::Mutex::new(None::<Waker>));
+    // Where `.traced` is called.
+    let line = line!() + 6;
+    let bytes = engine_trace(fxt::Config::new(), || {
+        let sleeper = Sleeper {
+            slot: slot.clone(),
+            slept: false,
+        }
+        .traced("sleeper");
+        let mut sleeper = std::pin::pin!(sleeper);
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(sleeper.as_mut().poll(&mut cx).is_pending());
+        let waker = slot.lock().unwrap().take().unwrap();
+        let alarm = std::pin::pin!(async move { waker.wake() }.traced("alarm"));
+        assert!(alarm.poll(&mut cx).is_ready());
+        std::thread::sleep(GAP);
+        assert!(sleeper.as_mut().poll(&mut cx).is_ready());
+    });
+    let path = tmp("tasks-export.fxt");
+    std::fs::write(&path, bytes).unwrap();
+    let dir = tmp("tasks-export");
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = fxt(&["export", "parquet", p(&path), "-o", p(&dir), "--host", "h"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = duckdb(
+        &dir,
+        &[
+            "select name, location, typeof(task) from {tasks} order by name",
+            "select t.name, count(*), count(p.delay), min(p.delay), min(w.name), typeof(min(p.ts)), typeof(min(p.dur)) \
+             from {polls} p join {tasks} t on p.task = t.task \
+             left join {tasks} w on p.woken_by_task = w.task group by t.name order by t.name",
+            "select count(*) from {polls} where dur < 0 or tid is null",
+        ],
+    );
+    let file = file!();
+    assert_eq!(
+        r[0],
+        serde_json::json!([
+            ["alarm", format!("{file}:{}", line + 5), "BIGINT"],
+            ["sleeper", format!("{file}:{line}"), "BIGINT"],
+        ])
+    );
+    let rows: Vec<&Vec<Value>> = r[1]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_array().unwrap())
+        .collect();
+    assert_eq!(rows[0][..3], [Value::from("alarm"), 1.into(), 0.into()]);
+    assert_eq!(rows[0][4], Value::Null, "nobody woke the alarm");
+    assert_eq!(rows[1][..3], [Value::from("sleeper"), 2.into(), 1.into()]);
+    assert!(
+        rows[1][3].as_i64().unwrap() >= GAP.as_nanos() as i64,
+        "{rows:?}"
+    );
+    assert_eq!(rows[1][4], "alarm", "woken by the alarm's poll");
+    assert_eq!(rows[1][5..], [Value::from("BIGINT"), "BIGINT".into()]);
+    assert_eq!(r[2], serde_json::json!([[0]]));
 }

@@ -56,8 +56,8 @@ pub(crate) fn duration_complete(site: Site, start: u64, args: &[ArgValue<'_>]) {
     }
 }
 
-// Used by `sync` (a lock's records are written after its unlock).
-#[cfg_attr(not(feature = "sync"), allow(dead_code))]
+// Used by `sync` (a lock's records are written after its unlock) and
+// `task` (a poll's records are written once it returned).
 /// Emits an event record of type `ty` stamped `at` (a clock value taken
 /// earlier) instead of now: a record written after the fact, as a lock
 /// writes its records once it no longer holds anything others wait for.

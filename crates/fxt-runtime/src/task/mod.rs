@@ -51,10 +51,11 @@ use core::time::Duration;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use fxt_format::encode::ArgValue;
+use fxt_format::encode::header::event_type as ty;
+use fxt_format::encode::{ArgValue, StringRef};
 
-use crate::clock;
 use crate::macro_support::{self as ms, Callsite, KeyCache, Site};
+use crate::{clock, emit};
 use name::Name;
 pub use name::CATEGORY;
 use wake::{TaskState, Wrapped};
@@ -89,6 +90,7 @@ pub fn set_long_poll_threshold(threshold: Duration) {
 /// # let _ = task;
 /// # session.finish_to_vec().unwrap();
 /// ```
+#[track_caller]
 pub fn traced<F: Future>(name: &'static str, future: F) -> Traced<F> {
     Traced::new(Name::Given(name), future)
 }
@@ -103,6 +105,7 @@ pub fn traced_here<F: Future>(future: F) -> Traced<F> {
 /// [`traced_here`] as methods of every future.
 pub trait TracedExt: Future + Sized {
     /// See [`traced`].
+    #[track_caller]
     fn traced(self, name: &'static str) -> Traced<Self> {
         traced(name, self)
     }
@@ -126,6 +129,8 @@ pub struct Traced<F> {
 /// What a task keeps between polls (none of it pinned).
 struct Run {
     name: Name,
+    /// Where the task was made (wrapped).
+    location: &'static Location<'static>,
     /// The call site of the task's name, once the category was seen on.
     callsite: Option<&'static Callsite>,
     /// Made at the first recorded poll.
@@ -137,11 +142,13 @@ struct Run {
 }
 
 impl<F> Traced<F> {
+    #[track_caller]
     fn new(name: Name, inner: F) -> Traced<F> {
         Traced {
             inner,
             run: Run {
                 name,
+                location: Location::caller(),
                 callsite: None,
                 task: None,
                 waker: None,
@@ -209,24 +216,27 @@ fn traced_poll<F: Future>(
     let id = task.id;
     if run.life != site.generation() {
         run.life = site.generation();
-        ms::async_begin(site, id, &[ArgValue::U64(id)]);
+        life_begin(site, id, run.location);
     }
     let waker = wake::wrap(&mut run.waker, task, cx.waker());
     let start = ms::duration_start();
-    ms::async_begin(site, id, &[]);
-    let woken = task.take_wake();
+    let (woken, woken_by) = task.take_wake();
     // A wake stamped after the start (another thread's clock read racing
     // with this one) caused this poll all the same, with no delay.
-    let delay = (woken != 0).then(|| {
+    let woke = (woken != 0).then(|| {
         ms::flow_end(site, wake::flow_id(id, woken), &[]);
-        clock::ticks_to_ns(start.saturating_sub(woken))
+        Woke {
+            delay: clock::ticks_to_ns(start.saturating_sub(woken)),
+            by: woken_by,
+        }
     });
     // A guard, so a poll that panics is recorded too.
     let end = PollEnd {
         site,
         id,
         start,
-        delay,
+        woke,
+        outer: wake::set_current(id),
     };
     let result = inner.poll(&mut Context::from_waker(waker));
     drop(end);
@@ -237,32 +247,85 @@ fn traced_poll<F: Future>(
     result
 }
 
+/// The begin of a task's life on its track: its id and where it was made.
+pub(crate) fn life_begin(site: Site, id: u64, at: &Location<'_>) {
+    let mut text = [0u8; 256];
+    let location = location_text(at, &mut text);
+    let null = ArgValue::Null;
+    let location = ArgValue::Str(StringRef::Inline(location));
+    let args = [ArgValue::U64(id), null, null, null, null, location];
+    ms::async_begin(site, id, &args);
+}
+
+/// `file:line` of `at` in `buf` (a path too long for it is cut at a
+/// character's boundary).
+fn location_text<'a>(at: &Location<'_>, buf: &'a mut [u8; 256]) -> &'a str {
+    use std::io::Write;
+    let mut cursor = std::io::Cursor::new(&mut buf[..]);
+    let _ = write!(cursor, "{}:{}", at.file(), at.line());
+    let len = cursor.position() as usize;
+    match core::str::from_utf8(&buf[..len]) {
+        Ok(s) => s,
+        Err(e) => core::str::from_utf8(&buf[..e.valid_up_to()]).unwrap_or_default(),
+    }
+}
+
+/// The wake that caused a poll: the scheduling delay in ns and the id of
+/// the task that woke it (0: none).
+#[derive(Clone, Copy)]
+pub(crate) struct Woke {
+    pub(crate) delay: u64,
+    pub(crate) by: u64,
+}
+
 /// Writes a poll's records when dropped (after the poll, or while a panic
-/// unwinds out of it).
+/// unwinds out of it), and gives the thread back its current task. All of
+/// the poll's records are written then, the async begin on the task's
+/// track stamped with the poll's start: a session that ends while the poll
+/// runs has none of them rather than a begin without its end.
 struct PollEnd {
     site: Site,
     id: u64,
     start: u64,
-    delay: Option<u64>,
+    woke: Option<Woke>,
+    /// The thread's current task before this poll.
+    outer: u64,
 }
 
 impl Drop for PollEnd {
     fn drop(&mut self) {
-        let took = clock::ticks_to_ns(ms::now().saturating_sub(self.start));
-        // Relaxed: see `long_poll_threshold`.
-        let long = took >= LONG_POLL_NS.load(Ordering::Relaxed);
-        let id = ArgValue::U64(self.id);
-        let delay = self.delay.map_or(ArgValue::Null, ArgValue::U64);
-        match (self.delay.is_some(), long) {
-            (false, false) => ms::duration_complete(self.site, self.start, &[id]),
-            (true, false) => ms::duration_complete(self.site, self.start, &[id, delay]),
-            (_, true) => {
-                let args = [id, delay, ArgValue::Bool(true)];
-                ms::duration_complete(self.site, self.start, &args)
-            }
-        }
-        ms::async_end(self.site, self.id, &[]);
+        wake::set_current(self.outer);
+        poll_records(self.site, self.id, self.start, self.woke);
     }
+}
+
+/// A poll's records, written once it returned (see [`PollEnd`]): the
+/// duration on this thread from `start` to now, and the async slice of the
+/// same span on the task's track.
+pub(crate) fn poll_records(site: Site, id: u64, start: u64, woke: Option<Woke>) {
+    let took = clock::ticks_to_ns(ms::now().saturating_sub(start));
+    // Relaxed: see `long_poll_threshold`.
+    let long = took >= LONG_POLL_NS.load(Ordering::Relaxed);
+    emit::event_at(site, ty::ASYNC_BEGIN, start, Some(id), &[]);
+    let task = ArgValue::U64(id);
+    let delay = woke.map_or(ArgValue::Null, |w| ArgValue::U64(w.delay));
+    let by = match woke {
+        Some(w) if w.by != 0 => ArgValue::U64(w.by),
+        _ => ArgValue::Null,
+    };
+    let args = [task, delay, by, ArgValue::Bool(true)];
+    // Only the arguments a poll has, up to the last one.
+    let n = if long {
+        4
+    } else if !matches!(by, ArgValue::Null) {
+        3
+    } else if woke.is_some() {
+        2
+    } else {
+        1
+    };
+    ms::duration_complete(site, start, &args[..n]);
+    ms::async_end(site, id, &[]);
 }
 
 impl<F> Drop for Traced<F> {
@@ -276,10 +339,12 @@ impl<F> Drop for Traced<F> {
         };
         // Only in the session whose trace has the begin.
         if site.generation() == run.life {
+            let null = ArgValue::Null;
             let args = [
                 ArgValue::U64(task.id),
-                ArgValue::Null,
-                ArgValue::Null,
+                null,
+                null,
+                null,
                 ArgValue::Bool(true),
             ];
             ms::async_end(site, task.id, &args);

@@ -10,10 +10,34 @@
 //!   hooks see no wakes, so these polls have no `delay` and no arrows:
 //!   wrap a future with [`traced`](super::traced) for those.
 //!
+//!   Tokio also measures each poll's scheduling delay (the task's last
+//!   wake to the poll's start: `track_task_schedule_latency`, which
+//!   [`instrument`] turns on), recorded as the poll's `delay`. Tokio's
+//!   hooks do not say who woke the task, so these polls have no arrows:
+//!   wrap a future with [`traced`](super::traced) for those.
+//!
 //! The ids of these tasks are Tokio's task ids with bit 62 set, so they
 //! never meet the ids of [`next_async_id`](crate::__macro_support::next_async_id).
+//!
+//! # `#[tokio::main]`
+//!
+//! Tokio's attribute takes no hooks, so a program instruments the runtime
+//! the attribute would have built with [`block_on`] (or builds its own
+//! from [`multi_thread`] or [`current_thread`]):
+//!
+//! ```
+//! async fn run() -> u32 {
+//!     // The body of the former `#[tokio::main] async fn main`.
+//!     tokio::spawn(async { 7 }).await.unwrap()
+//! }
+//!
+//! fn main() {
+//!     assert_eq!(fxt_runtime::task::tokio::block_on(run()), 7);
+//! }
+//! ```
 
 use core::cell::Cell;
+use core::future::Future;
 
 use ::tokio::runtime::Builder;
 
@@ -46,6 +70,37 @@ pub fn instrument(builder: &mut Builder) -> &mut Builder {
     builder
 }
 
+/// A multi-thread runtime's builder as `#[tokio::main]` makes it (every
+/// driver the program's Tokio features have, enabled), instrumented.
+pub fn multi_thread() -> Builder {
+    let mut builder = Builder::new_multi_thread();
+    builder.enable_all();
+    instrument(&mut builder);
+    builder
+}
+
+/// A current-thread runtime's builder as
+/// `#[tokio::main(flavor = "current_thread")]` makes it, instrumented.
+pub fn current_thread() -> Builder {
+    let mut builder = Builder::new_current_thread();
+    builder.enable_all();
+    instrument(&mut builder);
+    builder
+}
+
+/// Runs `future` to completion on an instrumented multi-thread runtime,
+/// as `#[tokio::main]` runs its function's body (see the module docs).
+///
+/// # Panics
+///
+/// If the runtime cannot be built (as `#[tokio::main]` does).
+pub fn block_on<F: Future>(future: F) -> F::Output {
+    multi_thread()
+        .build()
+        .expect("building the Tokio runtime")
+        .block_on(future)
+}
+
 fn park() {
     if let Some(site) = PARKED.site() {
         PARKED_AT.set((ms::duration_start(), site.generation()));
@@ -70,14 +125,12 @@ mod unstable {
 
     use core::cell::Cell;
     use core::fmt::Write;
-    use core::sync::atomic::Ordering;
 
     use ::tokio::runtime::{Builder, TaskMeta};
     use fxt_format::encode::ArgValue;
 
     use super::super::name::{self, Name};
-    use super::super::LONG_POLL_NS;
-    use crate::clock;
+    use super::super::{wake, Woke};
     use crate::macro_support::{self as ms, Callsite, Site};
 
     /// Bit of the async ids of the tasks seen through Tokio's hooks.
@@ -88,27 +141,46 @@ mod unstable {
         /// (a lookup takes the registry's lock).
         static LAST: Cell<Option<(&'static core::panic::Location<'static>, &'static Callsite)>> =
             const { Cell::new(None) };
-        /// When the poll running on this thread started (0: not recorded).
-        static POLL_START: Cell<u64> = const { Cell::new(0) };
+        /// When the poll running on this thread started (0: not recorded),
+        /// its scheduling delay in ns if Tokio measured one, and the
+        /// thread's current task before it.
+        static POLL_START: Cell<(u64, Option<u64>, u64)> = const { Cell::new((0, None, 0)) };
     }
 
     pub(super) fn install(builder: &mut Builder) {
+        // The scheduling delay of each poll (Tokio stamps a task when it
+        // is scheduled: two clock reads per wake and poll).
+        builder.track_task_schedule_latency();
         builder
             .on_task_spawn(|meta| {
                 if let Some((site, id)) = task(meta) {
-                    ms::async_begin(site, id, &[ArgValue::U64(id)]);
+                    super::super::life_begin(site, id, meta.spawned_at());
                 }
             })
             .on_before_task_poll(|meta| {
-                if let Some((site, id)) = task(meta) {
-                    POLL_START.set(ms::duration_start());
-                    ms::async_begin(site, id, &[]);
+                if let Some((_, id)) = task(meta) {
+                    let delay = meta
+                        .schedule_latency()
+                        .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+                    let outer = wake::set_current(id);
+                    POLL_START.set((ms::duration_start(), delay, outer));
                 }
             })
+            // Tokio calls this after the task's poll returned, and after a
+            // task that completed in it was terminated and its `JoinHandle`
+            // woken: a session may end in between, so every record of the
+            // poll is written here (none at its start), and such a poll is
+            // not in that trace at all rather than half in it.
             .on_after_task_poll(|meta| {
-                let start = POLL_START.replace(0);
-                if let (Some((site, id)), true) = (task(meta), start != 0) {
-                    poll_end(site, id, start);
+                let (start, delay, outer) = POLL_START.replace((0, None, 0));
+                if start == 0 {
+                    return;
+                }
+                wake::set_current(outer);
+                if let Some((site, id)) = task(meta) {
+                    // Tokio's hooks do not say who woke the task.
+                    let woke = delay.map(|delay| Woke { delay, by: 0 });
+                    super::super::poll_records(site, id, start, woke);
                 }
             })
             .on_task_terminate(|meta| {
@@ -131,18 +203,6 @@ mod unstable {
             }
         };
         Some((callsite.site()?, TOKIO_ID | id_of(meta)))
-    }
-
-    fn poll_end(site: Site, id: u64, start: u64) {
-        let took = clock::ticks_to_ns(ms::now().saturating_sub(start));
-        // Relaxed: see `long_poll_threshold`.
-        if took >= LONG_POLL_NS.load(Ordering::Relaxed) {
-            let args = [ArgValue::U64(id), ArgValue::Null, ArgValue::Bool(true)];
-            ms::duration_complete(site, start, &args);
-        } else {
-            ms::duration_complete(site, start, &[ArgValue::U64(id)]);
-        }
-        ms::async_end(site, id, &[]);
     }
 
     /// Tokio's task id as a number (it shows it only through `Display`).

@@ -16,7 +16,18 @@
 //! (the wake to the poll's start). Later wakes before that poll record
 //! nothing: the task was already scheduled, and the delay counts from the
 //! first.
+//!
+//! # Who woke it
+//!
+//! A traced poll (and, with `tokio::instrument` under `tokio_unstable`,
+//! a Tokio task's poll) sets the thread's [current task](current) while it
+//! runs: a wake made then is that task's, and the poll it causes carries
+//! its id as `woken_by`. A wake from anywhere else (a plain thread, or
+//! Tokio's I/O and timer drivers, which run while a worker is parked)
+//! has none; its arrow begins on that thread, inside its `parked` slice
+//! for a driver.
 
+use core::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Wake, Waker};
@@ -32,6 +43,20 @@ pub(crate) struct TaskState {
     pub(crate) callsite: &'static Callsite,
     /// Ticks of the first wake since the last poll started, 0 if none.
     woken: AtomicU64,
+    /// The task whose poll made that wake (0: none).
+    woken_by: AtomicU64,
+}
+
+thread_local! {
+    /// The id of the task being polled on this thread (0: none).
+    static CURRENT: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Makes `task` the thread's current task (see the module docs) and
+/// returns the one it replaces, for [`set_current`] after the poll.
+#[inline]
+pub(crate) fn set_current(task: u64) -> u64 {
+    CURRENT.replace(task)
 }
 
 impl TaskState {
@@ -40,6 +65,7 @@ impl TaskState {
             id,
             callsite,
             woken: AtomicU64::new(0),
+            woken_by: AtomicU64::new(0),
         }
     }
 
@@ -51,27 +77,37 @@ impl TaskState {
         };
         // Never 0, which means "not woken".
         let now = clock::now().max(1);
-        // Relaxed: the timestamp is the whole message (no other data is
-        // published with it), and the executor's own wake orders this wake
-        // before the poll it causes.
+        // Relaxed: only a wake that may be the first stores its waker; a
+        // racing wake's may stand instead, a waker of that poll all the
+        // same.
+        if self.woken.load(Ordering::Relaxed) != 0 {
+            return;
+        }
+        self.woken_by.store(CURRENT.get(), Ordering::Relaxed);
+        // Release: publishes `woken_by` to the poll's Acquire in
+        // `take_wake`. The executor's own wake orders this wake before the
+        // poll it causes.
         if self
             .woken
-            .compare_exchange(0, now, Ordering::Relaxed, Ordering::Relaxed)
+            .compare_exchange(0, now, Ordering::Release, Ordering::Relaxed)
             .is_ok()
         {
             ms::flow_begin(site, flow_id(self.id, now), &[]);
         }
     }
 
-    /// Takes the timestamp of the wake that caused this poll (0 if none).
-    pub(crate) fn take_wake(&self) -> u64 {
-        // Relaxed: as in `record_wake`. The load first: most polls of a
-        // busy task find a wake, but a swap on a line nobody wrote costs
-        // more than a load.
+    /// Takes the timestamp of the wake that caused this poll (0 if none)
+    /// and the task that made it (0 if none).
+    pub(crate) fn take_wake(&self) -> (u64, u64) {
+        // Relaxed: a first look (most polls of a busy task find a wake,
+        // but a swap on a line nobody wrote costs more than a load).
         if self.woken.load(Ordering::Relaxed) == 0 {
-            return 0;
+            return (0, 0);
         }
-        self.woken.swap(0, Ordering::Relaxed)
+        // Acquire: pairs with the Release of `record_wake`'s exchange, so
+        // the waker stored before it is read here.
+        let woken = self.woken.swap(0, Ordering::Acquire);
+        (woken, self.woken_by.swap(0, Ordering::Relaxed))
     }
 }
 

@@ -28,6 +28,7 @@ mod scan;
 mod schema;
 mod summary;
 mod table;
+mod tasks;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -17,6 +17,7 @@ use super::samples::{Context, SampleRows};
 use super::scan::{async_key, ns as ticks_to_ns, pid_of, AsyncKey, Stacks, ThreadKey};
 use super::schema::{self as row, ArgMaps, Tables};
 use super::summary::Summary;
+use super::tasks;
 use crate::clock::Clock;
 use crate::error::Error;
 use crate::input::Input;
@@ -419,10 +420,20 @@ impl<'a> Rows<'a> {
             },
             EventKind::DurationComplete { end } => {
                 let end = ticks_to_ns(end, tps);
+                if e.category == "task" {
+                    let [_, _, thread] = self.names_of(provider, ids.0, ids.1);
+                    let ran = tasks::Ran { ids, thread };
+                    let source = self.source(provider);
+                    tasks::poll(self.tables, self.summary, source, ran, &e, (ts, end))?;
+                }
                 let open = self.open(ts, ids, e);
                 self.slice(provider, open, end, "complete", None, Args::Decoded(&[]))
             }
             EventKind::AsyncBegin { id } => {
+                if e.category == "task" {
+                    let source = self.source(provider);
+                    tasks::life(self.tables, self.summary, source, ids.0, &e, ts)?;
+                }
                 let key = async_key(provider, &e, id);
                 let open = self.open(ts, ids, e);
                 self.asyncs.push(key, open);

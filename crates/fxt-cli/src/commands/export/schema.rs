@@ -241,6 +241,40 @@ row! {
     }
 }
 
+row! {
+    /// A task of `fxt::task` or Tokio's hooks (issue 44): the begin of
+    /// its life on its track.
+    TaskRow<'a> {
+        source: Source<'a>,
+        pid: Option<i64>,
+        /// The task's id (its async id, the polls' `task`).
+        task: Option<i64>,
+        name: Option<&'a str>,
+        /// Where it was wrapped or spawned (`file:line`).
+        location: Option<&'a str>,
+        /// When its life began in the trace (ns).
+        ts: Option<i64>,
+    }
+}
+
+row! {
+    /// A poll of a task, on the thread that ran it.
+    PollRow<'a> {
+        source: Source<'a>,
+        pid: Option<i64>,
+        tid: Option<i64>,
+        thread: Option<&'a str>,
+        task: Option<i64>,
+        name: Option<&'a str>,
+        ts: Option<i64>,
+        dur: Option<i64>,
+        /// ns from the wake that caused the poll to its start.
+        delay: Option<i64>,
+        /// The task whose poll made that wake.
+        woken_by_task: Option<i64>,
+    }
+}
+
 table!(Slices = "slices" of Slice);
 table!(Instants = "instants" of Instant);
 table!(Counters = "counters" of Counter);
@@ -250,9 +284,11 @@ table!(Processes = "processes" of Process);
 table!(Sched = "sched" of Switch);
 table!(Wakeups = "wakeups" of Wakeup);
 table!(Samples = "samples" of SampleRow);
+table!(TaskTable = "tasks" of TaskRow);
+table!(Polls = "polls" of PollRow);
 
 /// The tables' names (their folders), in documentation order.
-pub const TABLES: [&str; 9] = [
+pub const TABLES: [&str; 11] = [
     Slices::NAME,
     Instants::NAME,
     Counters::NAME,
@@ -262,6 +298,8 @@ pub const TABLES: [&str; 9] = [
     Sched::NAME,
     Wakeups::NAME,
     Samples::NAME,
+    TaskTable::NAME,
+    Polls::NAME,
 ];
 
 /// Every table of an export.
@@ -284,6 +322,10 @@ pub struct Tables {
     pub wakeups: TypedTable<Wakeups>,
     /// CPU samples.
     pub samples: TypedTable<Samples>,
+    /// Tasks.
+    pub tasks: TypedTable<TaskTable>,
+    /// Tasks' polls.
+    pub polls: TypedTable<Polls>,
 }
 
 /// A file name's safe form of a host name (letters, digits, `.`, `_`).
@@ -327,6 +369,8 @@ impl Tables {
             sched: create_taken(dir, &host, n)?,
             wakeups: create_taken(dir, &host, n)?,
             samples: create_taken(dir, &host, n)?,
+            tasks: create_taken(dir, &host, n)?,
+            polls: create_taken(dir, &host, n)?,
         })
     }
 
@@ -341,10 +385,12 @@ impl Tables {
         self.sched.table_mut().encode_on_a_thread();
         self.wakeups.table_mut().encode_on_a_thread();
         self.samples.table_mut().encode_on_a_thread();
+        self.tasks.table_mut().encode_on_a_thread();
+        self.polls.table_mut().encode_on_a_thread();
     }
 
     /// Every table's file, in documentation order, every row written.
-    pub fn all(&mut self) -> Result<[&mut Table; 9], Error> {
+    pub fn all(&mut self) -> Result<[&mut Table; 11], Error> {
         Ok([
             self.slices.table()?,
             self.instants.table()?,
@@ -355,6 +401,8 @@ impl Tables {
             self.sched.table()?,
             self.wakeups.table()?,
             self.samples.table()?,
+            self.tasks.table()?,
+            self.polls.table()?,
         ])
     }
 }
@@ -447,6 +495,8 @@ mod tests {
             names::<Sched>(),
             names::<Wakeups>(),
             names::<Samples>(),
+            names::<TaskTable>(),
+            names::<Polls>(),
         ] {
             assert_eq!(columns[..3], ["trace", "host", "provider"]);
         }
@@ -478,6 +528,8 @@ mod tests {
             names::<Sched>(),
             names::<Wakeups>(),
             names::<Samples>(),
+            names::<TaskTable>(),
+            names::<Polls>(),
         ] {
             let mut unique = columns.clone();
             unique.sort_unstable();

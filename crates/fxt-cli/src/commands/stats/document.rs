@@ -49,7 +49,7 @@ pub fn document(r: &Report<'_>) -> Value {
             "preempted": t.preempted, "wakeups": t.wakeups,
         })).collect::<Vec<_>>(),
         "locks": super::locks::document(r),
-        "tasks": super::tasks::document(r),
+        // "tasks" is set by the caller, with the samples.
         "snapshot": s.snapshot,
         "buffer_filled": s.buffer_filled > 0,
         "buffer_filled_events": s.buffer_filled,

@@ -79,16 +79,19 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         Err(e) => return Err(e),
     };
     let report = Report::new(&input.name, &walk, tally);
-    let sampled = samples::report(sampled);
+    let sampled = samples::report(sampled, report.tally.tasks.long_polls());
     let stdout = io::stdout();
     let mut out = stdout.lock();
     if args.json {
         let mut doc = document::document(&report);
         doc["samples"] = samples::document(&sampled);
+        doc["tasks"] = tasks::document(&report, &sampled);
         serde_json::to_writer_pretty(&mut out, &doc).map_err(io::Error::from)?;
         writeln!(out)?;
     } else {
         table::write_table(&mut out, &report)?;
+        let fmt_ns = crate::durations::readable_ns;
+        tasks::write_long_polls(&mut out, &report, &sampled, fmt_ns)?;
         samples::write_table(&mut out, &sampled)?;
     }
     Ok(ExitCode::SUCCESS)

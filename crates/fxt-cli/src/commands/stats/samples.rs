@@ -95,8 +95,15 @@ pub struct Inside {
     top: Vec<(String, Count)>,
 }
 
+/// Spans of threads, by `(provider, pid, tid)`: `(begin, end, name)` in
+/// ns, whose samples are counted by the span's name (a task's long polls).
+pub type Spans = HashMap<(Option<u32>, u64, u64), Vec<(u64, u64, String)>>;
+
 /// What the samples say.
 pub struct SampleReport {
+    /// The samples inside the spans given to [`report`], per span name,
+    /// most first.
+    in_spans: Vec<Inside>,
     total: u64,
     threads: usize,
     symbolized: bool,
@@ -115,32 +122,26 @@ fn most_first(counts: HashMap<String, Count>) -> Vec<(String, Count)> {
     v
 }
 
-/// The report of `tally`, with the names the trace holds.
-pub fn report(tally: SampleTally) -> SampleReport {
-    let names = tally.gather.finish();
-    let samples = tally.collector.samples;
-    let threads: HashSet<_> = samples
-        .iter()
-        .map(|s| (s.sample.pid, s.sample.tid))
-        .collect();
-    let period = |pid: u64| tally.sampling.get(&pid).and_then(Sampling::period_ns);
-    let enclosing = tally.timeline.enclosing(&samples);
-    let mut by_name: BTreeMap<String, HashMap<String, Count>> = BTreeMap::new();
-    let mut functions: HashMap<String, Count> = HashMap::new();
-    for (s, open) in samples.iter().zip(&enclosing) {
-        let leaf = names.leaf(&s.sample);
-        let p = period(s.sample.pid);
-        functions.entry(leaf.clone()).or_default().add(p);
-        let distinct: HashSet<String> = open.iter().map(ToString::to_string).collect();
-        for name in distinct {
-            by_name
-                .entry(name)
-                .or_default()
-                .entry(leaf.clone())
-                .or_default()
-                .add(p);
-        }
+/// The samples in `spans` counted by span name: the total and the
+/// functions sampled most, most first.
+pub struct SpanSamples<'a> {
+    pub samples: u64,
+    pub top: Vec<(&'a str, u64)>,
+}
+
+impl SampleReport {
+    /// The samples taken inside the spans named `name` (see [`Spans`]).
+    pub fn in_spans(&self, name: &str) -> Option<SpanSamples<'_>> {
+        let d = self.in_spans.iter().find(|d| d.name == name)?;
+        Some(SpanSamples {
+            samples: d.count.samples,
+            top: d.top.iter().map(|(f, c)| (f.as_str(), c.samples)).collect(),
+        })
     }
+}
+
+/// Groups per-name function counts as [`Inside`], most samples first.
+fn inside_of(by_name: BTreeMap<String, HashMap<String, Count>>) -> Vec<Inside> {
     let mut inside: Vec<Inside> = by_name
         .into_iter()
         .map(|(name, functions)| {
@@ -159,11 +160,54 @@ pub fn report(tally: SampleTally) -> SampleReport {
             .cmp(&a.count.samples)
             .then_with(|| a.name.cmp(&b.name))
     });
+    inside
+}
+
+/// The report of `tally`, with the names the trace holds; the samples
+/// inside `spans` counted apart.
+pub fn report(tally: SampleTally, spans: &Spans) -> SampleReport {
+    let names = tally.gather.finish();
+    let samples = tally.collector.samples;
+    let threads: HashSet<_> = samples
+        .iter()
+        .map(|s| (s.sample.pid, s.sample.tid))
+        .collect();
+    let period = |pid: u64| tally.sampling.get(&pid).and_then(Sampling::period_ns);
+    let enclosing = tally.timeline.enclosing(&samples);
+    let mut by_name: BTreeMap<String, HashMap<String, Count>> = BTreeMap::new();
+    let mut functions: HashMap<String, Count> = HashMap::new();
+    let mut in_spans: BTreeMap<String, HashMap<String, Count>> = BTreeMap::new();
+    for (s, open) in samples.iter().zip(&enclosing) {
+        let leaf = names.leaf(&s.sample);
+        let p = period(s.sample.pid);
+        functions.entry(leaf.clone()).or_default().add(p);
+        let thread = (s.provider, s.sample.pid, s.sample.tid);
+        for (_, _, name) in spans
+            .get(&thread)
+            .into_iter()
+            .flatten()
+            .filter(|(b, e, _)| *b <= s.ns && s.ns <= *e)
+        {
+            let per = in_spans.entry(name.clone()).or_default();
+            per.entry(leaf.clone()).or_default().add(p);
+        }
+        let distinct: HashSet<String> = open.iter().map(ToString::to_string).collect();
+        for name in distinct {
+            by_name
+                .entry(name)
+                .or_default()
+                .entry(leaf.clone())
+                .or_default()
+                .add(p);
+        }
+    }
+    let inside = inside_of(by_name);
     let mut functions = most_first(functions);
     functions.truncate(TOP_FUNCTIONS);
     let mut sampling: Vec<Sampling> = tally.sampling.into_values().collect();
     sampling.sort_by_key(|s| s.pid);
     SampleReport {
+        in_spans: inside_of(in_spans),
         total: samples.len() as u64,
         threads: threads.len(),
         symbolized: !names.is_empty(),

@@ -558,7 +558,7 @@ impl RangeTally {
                 // Rare: replayed in file order by the merge (`Locks`
                 // matches flows across threads).
                 self.lock_events.push((provider, tps, whole));
-            } else if category & TASK != 0 && matches!(e.kind, EventKind::DurationComplete { .. }) {
+            } else if category & TASK != 0 && is_poll_or_life(&whole) {
                 self.task_events.push((provider, tps, whole));
             }
         }
@@ -720,5 +720,16 @@ fn snapshot_number(e: &Event) -> Option<u64> {
             _ => None,
         },
         None => None,
+    }
+}
+
+/// What [`super::tasks::Tasks`] takes: a task's poll (a complete event)
+/// or the begin of its life (an async begin with arguments; a poll's
+/// async begin on the task's track has none).
+fn is_poll_or_life(e: &Event) -> bool {
+    match e.kind {
+        EventKind::DurationComplete { .. } => true,
+        EventKind::AsyncBegin { .. } => !e.args.is_empty(),
+        _ => false,
     }
 }
