@@ -11,7 +11,7 @@ use super::cursor::{Cursor, Region};
 use super::error::DecodeError;
 use super::record::{Arg, ArgValue};
 use super::resolve::{string_ref, Resolver};
-use super::view::{ArgValueView, ArgView};
+use super::values::{ArgValueView, ArgView};
 
 /// Decodes `count` arguments (0..=15) starting at the cursor.
 #[inline(always)]

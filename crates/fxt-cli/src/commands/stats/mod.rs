@@ -27,6 +27,7 @@ mod locks;
 mod report;
 mod samples;
 mod scheduling;
+mod summary;
 mod table;
 mod tally;
 mod tasks;

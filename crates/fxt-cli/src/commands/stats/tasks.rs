@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 
 use crate::input::ticks_to_ns;
 
-use super::report::{Report, Summary};
+use super::summary::Summary;
 
 /// The polls of the tasks of one name.
 #[derive(Default)]
@@ -107,10 +107,10 @@ struct TaskSummary<'a> {
 /// The `tasks` section of the text report (nothing without task polls).
 pub fn write_table(
     w: &mut impl std::io::Write,
-    r: &Report<'_>,
+    tasks: &Tasks,
     fmt_ns: impl Fn(f64) -> String,
 ) -> std::io::Result<()> {
-    let tasks = r.tally.tasks.summaries();
+    let tasks = tasks.summaries();
     if tasks.is_empty() {
         return Ok(());
     }
@@ -141,9 +141,8 @@ pub fn write_table(
 }
 
 /// The `tasks` array of the JSON report.
-pub fn document(r: &Report<'_>) -> Value {
-    r.tally
-        .tasks
+pub fn document(tasks: &Tasks) -> Value {
+    tasks
         .summaries()
         .iter()
         .map(|t| {
