@@ -25,7 +25,7 @@ use super::record::{Event, EventKind, Record, Text, Thread};
 use super::resolve::{string_ref, Resolver};
 use super::tables::ProviderTables;
 use super::values::{ArgValueView, ArgView, IntArg, StrRef};
-use crate::encode::header::record_type;
+use crate::encode::header::{arg_type, record_type};
 
 /// An event record, its strings unresolved and its arguments unread.
 #[derive(Debug, Clone, Copy)]
@@ -228,19 +228,19 @@ fn plain_arg(header: u64, bytes: &[u8]) -> Option<ArgView<'_>> {
     let name = plain_ref((header >> 16) as u16)?;
     let high = (header >> 32) as u32;
     let value = match header & 0xf {
-        0 => ArgValueView::Null,
-        1 => ArgValueView::I32(high as i32),
-        2 => ArgValueView::U32(high),
-        3 => ArgValueView::I64(word_at(bytes, 1)? as i64),
-        4 => ArgValueView::U64(word_at(bytes, 1)?),
-        5 => ArgValueView::F64(f64::from_bits(word_at(bytes, 1)?)),
-        6 => ArgValueView::Str(plain_ref(high as u16)?),
-        7 => ArgValueView::Pointer(word_at(bytes, 1)?),
-        8 => ArgValueView::Koid(word_at(bytes, 1)?),
-        9 => ArgValueView::Bool(high & 1 == 1),
-        10 => return None,
-        arg_type => ArgValueView::Unknown {
-            arg_type: arg_type as u8,
+        arg_type::NULL => ArgValueView::Null,
+        arg_type::I32 => ArgValueView::I32(high as i32),
+        arg_type::U32 => ArgValueView::U32(high),
+        arg_type::I64 => ArgValueView::I64(word_at(bytes, 1)? as i64),
+        arg_type::U64 => ArgValueView::U64(word_at(bytes, 1)?),
+        arg_type::F64 => ArgValueView::F64(f64::from_bits(word_at(bytes, 1)?)),
+        arg_type::STRING => ArgValueView::Str(plain_ref(high as u16)?),
+        arg_type::POINTER => ArgValueView::Pointer(word_at(bytes, 1)?),
+        arg_type::KOID => ArgValueView::Koid(word_at(bytes, 1)?),
+        arg_type::BOOL => ArgValueView::Bool(high & 1 == 1),
+        arg_type::BLOB => return None,
+        other => ArgValueView::Unknown {
+            arg_type: other as u8,
         },
     };
     Some(ArgView { name, value })
@@ -434,12 +434,12 @@ fn plain_event_view<'a>(
         let size = bits(arg, 4, 12) as usize;
         plain_ref((arg >> 16) as u16)?;
         let least = match arg & 0xf {
-            3 | 4 | 5 | 7 | 8 => 2,
-            6 => {
+            t if arg_type::has_value_word(t) => 2,
+            arg_type::STRING => {
                 plain_ref((arg >> 32) as u16)?;
                 1
             }
-            10 => return None,
+            arg_type::BLOB => return None,
             _ => 1,
         };
         if size < least {
