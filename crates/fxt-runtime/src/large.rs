@@ -30,6 +30,8 @@
 
 use std::sync::Mutex;
 
+use fxt_format::encode::header::{record_type, record_words};
+
 use crate::memory::filler::{store_appended, MAX_FILLER};
 use crate::memory::words::Words;
 
@@ -132,8 +134,8 @@ fn mirror(region: &Words, at: &mut usize, words: &[u64]) {
     let mut sizes = Vec::new();
     let mut p = 0;
     while p < words.len() {
-        let n = ((words[p] >> 4) & 0xfff) as usize;
-        if n == 0 || n > MAX_FILLER || words[p] & 0xf == 15 || p + n > words.len() {
+        let n = record_words(words[p]) as usize;
+        if n == 0 || n > MAX_FILLER || words[p] & 0xf == record_type::LARGE || p + n > words.len() {
             return;
         }
         sizes.push(n);

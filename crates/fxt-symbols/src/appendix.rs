@@ -12,23 +12,8 @@ use fxt_format::samples::{
 };
 
 use crate::perfetto::{self, ProcessSamples};
+use crate::scan::Request;
 use crate::Symbolizer;
-
-/// What [`appendix`] works from.
-#[derive(Debug, Clone, Copy)]
-pub struct Request<'a> {
-    /// The trace's samples.
-    pub samples: &'a [SampleRecord],
-    /// The ticks per second of their timestamps.
-    pub ticks_per_second: u64,
-    /// The `fxt.modules` records of the samples' processes (a reader
-    /// takes the union per process).
-    pub modules: &'a [ModulesRecord],
-    /// The `fxt.symbols` records the trace already holds: their addresses
-    /// are not resolved again (and no `fxt.symbols` is written for a
-    /// process whose sampled addresses all have symbols).
-    pub symbols: &'a [SymbolsRecord],
-}
 
 /// The records to append, and what went into them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -25,6 +25,7 @@ mod proto;
 pub mod scan;
 mod symbolize;
 
-pub use appendix::{appendix, appendix_of_trace, names, Appendix, Request};
+pub use appendix::{appendix, appendix_of_trace, names, Appendix};
 pub use maps::{build_id, process_modules};
+pub use scan::Request;
 pub use symbolize::Symbolizer;

@@ -18,9 +18,9 @@ use crate::proto::{
 };
 
 /// Bytes of packets a chunk holds at most: what one blob record named
-/// `fxt.perfetto` carries (the largest record less its header word and the
-/// two words of the inline name).
-pub const CHUNK_BYTES: usize = (fxt_format::encode::MAX_RECORD_WORDS - 1 - 2) * 8;
+/// `fxt.perfetto` inline carries.
+pub const CHUNK_BYTES: usize =
+    fxt_format::encode::split_blob::inline_part_capacity(fxt_format::samples::PERFETTO_NAME);
 
 /// Interned data is cut into packets of about this size, well under a
 /// chunk.

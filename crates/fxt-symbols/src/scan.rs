@@ -75,8 +75,8 @@ impl TraceSamples {
 
     /// What [`crate::appendix`] and [`crate::names`] work from: this
     /// trace's samples, modules and symbols.
-    pub fn request(&self) -> crate::Request<'_> {
-        crate::Request {
+    pub fn request(&self) -> Request<'_> {
+        Request {
             samples: &self.samples,
             ticks_per_second: self.ticks_per_second,
             modules: &self.modules,
@@ -95,4 +95,20 @@ impl TraceSamples {
             .iter()
             .all(|s| s.frames.iter().all(|a| known.contains(&(s.pid, *a))))
     }
+}
+
+/// What [`crate::appendix`] works from.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// The trace's samples.
+    pub samples: &'a [SampleRecord],
+    /// The ticks per second of their timestamps.
+    pub ticks_per_second: u64,
+    /// The `fxt.modules` records of the samples' processes (a reader
+    /// takes the union per process).
+    pub modules: &'a [ModulesRecord],
+    /// The `fxt.symbols` records the trace already holds: their addresses
+    /// are not resolved again (and no `fxt.symbols` is written for a
+    /// process whose sampled addresses all have symbols).
+    pub symbols: &'a [SymbolsRecord],
 }

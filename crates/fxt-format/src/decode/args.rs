@@ -11,7 +11,8 @@ use super::cursor::{Cursor, Region};
 use super::error::DecodeError;
 use super::record::{Arg, ArgValue};
 use super::resolve::{string_ref, Resolver};
-use super::view::{ArgValueView, ArgView};
+use super::values::{ArgValueView, ArgView};
+use crate::encode::header::arg_type;
 
 /// Decodes `count` arguments (0..=15) starting at the cursor.
 #[inline(always)]
@@ -71,23 +72,22 @@ pub(crate) fn frame_arg<'a>(
 /// Decodes one argument and moves the cursor past its whole size.
 fn decode_arg(cursor: &mut Cursor<'_>, resolver: &Resolver<'_>) -> Result<Arg, DecodeError> {
     let (header, size_words, mut arg) = frame_arg(cursor)?;
-    let arg_type = (header & 0xf) as u8;
     let name = resolver.text((header >> 16) as u16, &mut arg)?;
     let high = (header >> 32) as u32;
-    let value = match arg_type {
-        0 => ArgValue::Null,
-        1 => ArgValue::I32(high as i32),
-        2 => ArgValue::U32(high),
-        3 => ArgValue::I64(arg.word()? as i64),
-        4 => ArgValue::U64(arg.word()?),
-        5 => ArgValue::F64(f64::from_bits(arg.word()?)),
-        6 => ArgValue::Str(resolver.text(high as u16, &mut arg)?),
-        7 => ArgValue::Pointer(arg.word()?),
-        8 => ArgValue::Koid(arg.word()?),
-        9 => ArgValue::Bool(high & 1 == 1),
-        10 => ArgValue::Blob(arg.stream(u64::from(high))?.to_vec()),
-        _ => ArgValue::Unknown {
-            arg_type,
+    let value = match header & 0xf {
+        arg_type::NULL => ArgValue::Null,
+        arg_type::I32 => ArgValue::I32(high as i32),
+        arg_type::U32 => ArgValue::U32(high),
+        arg_type::I64 => ArgValue::I64(arg.word()? as i64),
+        arg_type::U64 => ArgValue::U64(arg.word()?),
+        arg_type::F64 => ArgValue::F64(f64::from_bits(arg.word()?)),
+        arg_type::STRING => ArgValue::Str(resolver.text(high as u16, &mut arg)?),
+        arg_type::POINTER => ArgValue::Pointer(arg.word()?),
+        arg_type::KOID => ArgValue::Koid(arg.word()?),
+        arg_type::BOOL => ArgValue::Bool(high & 1 == 1),
+        arg_type::BLOB => ArgValue::Blob(arg.stream(u64::from(high))?.to_vec()),
+        other => ArgValue::Unknown {
+            arg_type: other as u8,
             header,
             size_words,
         },
@@ -100,22 +100,23 @@ fn decode_arg(cursor: &mut Cursor<'_>, resolver: &Resolver<'_>) -> Result<Arg, D
 #[inline]
 pub(crate) fn arg_view<'a>(cursor: &mut Cursor<'a>) -> Result<ArgView<'a>, DecodeError> {
     let (header, _, mut arg) = frame_arg(cursor)?;
-    let arg_type = (header & 0xf) as u8;
     let name = string_ref((header >> 16) as u16, &mut arg)?;
     let high = (header >> 32) as u32;
-    let value = match arg_type {
-        0 => ArgValueView::Null,
-        1 => ArgValueView::I32(high as i32),
-        2 => ArgValueView::U32(high),
-        3 => ArgValueView::I64(arg.word()? as i64),
-        4 => ArgValueView::U64(arg.word()?),
-        5 => ArgValueView::F64(f64::from_bits(arg.word()?)),
-        6 => ArgValueView::Str(string_ref(high as u16, &mut arg)?),
-        7 => ArgValueView::Pointer(arg.word()?),
-        8 => ArgValueView::Koid(arg.word()?),
-        9 => ArgValueView::Bool(high & 1 == 1),
-        10 => ArgValueView::Blob(arg.stream(u64::from(high))?),
-        _ => ArgValueView::Unknown { arg_type },
+    let value = match header & 0xf {
+        arg_type::NULL => ArgValueView::Null,
+        arg_type::I32 => ArgValueView::I32(high as i32),
+        arg_type::U32 => ArgValueView::U32(high),
+        arg_type::I64 => ArgValueView::I64(arg.word()? as i64),
+        arg_type::U64 => ArgValueView::U64(arg.word()?),
+        arg_type::F64 => ArgValueView::F64(f64::from_bits(arg.word()?)),
+        arg_type::STRING => ArgValueView::Str(string_ref(high as u16, &mut arg)?),
+        arg_type::POINTER => ArgValueView::Pointer(arg.word()?),
+        arg_type::KOID => ArgValueView::Koid(arg.word()?),
+        arg_type::BOOL => ArgValueView::Bool(high & 1 == 1),
+        arg_type::BLOB => ArgValueView::Blob(arg.stream(u64::from(high))?),
+        other => ArgValueView::Unknown {
+            arg_type: other as u8,
+        },
     };
     Ok(ArgView { name, value })
 }
@@ -130,13 +131,13 @@ pub(crate) fn skip_args(count: u64, cursor: &mut Cursor<'_>) -> Result<(), Decod
         let high = (header >> 32) as u32;
         string_ref((header >> 16) as u16, &mut arg)?;
         match header & 0xf {
-            3 | 4 | 5 | 7 | 8 => {
+            t if arg_type::has_value_word(t) => {
                 arg.word()?;
             }
-            6 => {
+            arg_type::STRING => {
                 string_ref(high as u16, &mut arg)?;
             }
-            10 => {
+            arg_type::BLOB => {
                 arg.stream(u64::from(high))?;
             }
             _ => {}

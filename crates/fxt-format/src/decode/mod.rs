@@ -74,6 +74,7 @@ mod reader;
 mod record;
 mod resolve;
 mod tables;
+mod values;
 mod view;
 
 use std::io::Read;
@@ -88,10 +89,8 @@ pub use record::{
     LargeBlobNoMetadata, LargeBlobWithMetadata, LegacyContextSwitch, Log, Process, Record, Text,
     Thread, ThreadState, ThreadWakeup, UnknownRecord, UserspaceObject,
 };
-pub use view::{
-    ArgRefs, ArgValueView, ArgView, ArgViews, ArgWordIter, ArgWords, Context, EventView, IntArg,
-    StrRef, View,
-};
+pub use values::{ArgValueView, ArgView, IntArg, StrRef};
+pub use view::{ArgRefs, ArgViews, ArgWordIter, ArgWords, Context, EventView, View};
 
 /// Decodes a whole trace, failing at the first malformed record.
 pub fn decode_all(bytes: &[u8]) -> Result<Vec<Record>, DecodeError> {

@@ -18,25 +18,7 @@ use super::record::{
 };
 use super::resolve::Resolver;
 use super::tables::Providers;
-
-/// Record types (header bits 0..=3).
-mod record_type {
-    pub const METADATA: u8 = 0;
-    pub const INITIALIZATION: u8 = 1;
-    pub const STRING: u8 = 2;
-    pub const THREAD: u8 = 3;
-    pub const EVENT: u8 = 4;
-    pub const BLOB: u8 = 5;
-    pub const USERSPACE_OBJECT: u8 = 6;
-    pub const KERNEL_OBJECT: u8 = 7;
-    pub const SCHEDULING: u8 = 8;
-    pub const LOG: u8 = 9;
-    pub const LARGE: u8 = 15;
-}
-
-/// The magic number record's 32-bit field (bits 24..=55): "FxT" and a
-/// random byte.
-const MAGIC: u64 = 0x1654_7846;
+use crate::encode::header::{record_type, MAGIC};
 
 /// Extracts header bits `[lsb .. lsb + width - 1]`.
 #[inline(always)]
@@ -76,7 +58,7 @@ impl Decoder {
         let resolver = Resolver {
             tables: &self.providers.current,
         };
-        let record = match rtype {
+        let record = match u64::from(rtype) {
             record_type::METADATA => return self.metadata(header, &mut cur, offset, unknown),
             record_type::INITIALIZATION => {
                 let ticks_per_second = cur.word()?;

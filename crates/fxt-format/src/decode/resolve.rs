@@ -5,7 +5,7 @@ use super::cursor::Cursor;
 use super::error::DecodeError;
 use super::record::{Process, Text, Thread};
 use super::tables::ProviderTables;
-use super::view::StrRef;
+use super::values::StrRef;
 
 /// Bit 15 of a string ref: set for inline strings, whose low 15 bits are
 /// the length.

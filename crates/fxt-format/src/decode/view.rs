@@ -24,18 +24,8 @@ use super::parse::{bits, event, event_kind, Decoder};
 use super::record::{Event, EventKind, Record, Text, Thread};
 use super::resolve::{string_ref, Resolver};
 use super::tables::ProviderTables;
-
-/// A string field as the record holds it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum StrRef<'a> {
-    /// String ref 0: the empty string.
-    Empty,
-    /// An index into the provider's string table (1..=0x7fff), resolved
-    /// with [`Context::text`]; it may be undefined.
-    Indexed(u16),
-    /// The text, held in the record.
-    Inline(&'a str),
-}
+use super::values::{ArgValueView, ArgView, IntArg, StrRef};
+use crate::encode::header::{arg_type, record_type};
 
 /// An event record, its strings unresolved and its arguments unread.
 #[derive(Debug, Clone, Copy)]
@@ -192,20 +182,6 @@ impl<'a> ArgWords<'a> {
     }
 }
 
-/// The value of an integer argument ([`ArgWords::int`]): what
-/// [`ArgValueView`] holds for argument types 1 to 4.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IntArg {
-    /// Type 1: 32-bit signed integer.
-    I32(i32),
-    /// Type 2: 32-bit unsigned integer.
-    U32(u32),
-    /// Type 3: 64-bit signed integer.
-    I64(i64),
-    /// Type 4: 64-bit unsigned integer.
-    U64(u64),
-}
-
 /// The string refs of an event's arguments ([`EventView::arg_refs`]): per
 /// argument, its name and, for a string argument, its value.
 pub struct ArgRefs<'a> {
@@ -219,48 +195,6 @@ impl<'a> Iterator for ArgRefs<'a> {
     fn next(&mut self) -> Option<Self::Item> {
         self.args.next().map(|arg| arg.refs())
     }
-}
-
-/// An argument of an event view ([`EventView::args`]): its name and
-/// value as the record holds them, strings unresolved.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ArgView<'a> {
-    /// The argument's name.
-    pub name: StrRef<'a>,
-    /// The argument's value.
-    pub value: ArgValueView<'a>,
-}
-
-/// The value of an [`ArgView`]: [`super::ArgValue`] borrowing the record.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ArgValueView<'a> {
-    /// Type 0: no value.
-    Null,
-    /// Type 1: 32-bit signed integer.
-    I32(i32),
-    /// Type 2: 32-bit unsigned integer.
-    U32(u32),
-    /// Type 3: 64-bit signed integer.
-    I64(i64),
-    /// Type 4: 64-bit unsigned integer.
-    U64(u64),
-    /// Type 5: double-precision float.
-    F64(f64),
-    /// Type 6: string, unresolved.
-    Str(StrRef<'a>),
-    /// Type 7: pointer.
-    Pointer(u64),
-    /// Type 8: kernel object id.
-    Koid(u64),
-    /// Type 9: boolean.
-    Bool(bool),
-    /// Type 10: opaque bytes (padding removed).
-    Blob(&'a [u8]),
-    /// An argument type this decoder does not know (11..=15).
-    Unknown {
-        /// The argument type field.
-        arg_type: u8,
-    },
 }
 
 /// The arguments of an event view ([`EventView::args`]).
@@ -294,19 +228,19 @@ fn plain_arg(header: u64, bytes: &[u8]) -> Option<ArgView<'_>> {
     let name = plain_ref((header >> 16) as u16)?;
     let high = (header >> 32) as u32;
     let value = match header & 0xf {
-        0 => ArgValueView::Null,
-        1 => ArgValueView::I32(high as i32),
-        2 => ArgValueView::U32(high),
-        3 => ArgValueView::I64(word_at(bytes, 1)? as i64),
-        4 => ArgValueView::U64(word_at(bytes, 1)?),
-        5 => ArgValueView::F64(f64::from_bits(word_at(bytes, 1)?)),
-        6 => ArgValueView::Str(plain_ref(high as u16)?),
-        7 => ArgValueView::Pointer(word_at(bytes, 1)?),
-        8 => ArgValueView::Koid(word_at(bytes, 1)?),
-        9 => ArgValueView::Bool(high & 1 == 1),
-        10 => return None,
-        arg_type => ArgValueView::Unknown {
-            arg_type: arg_type as u8,
+        arg_type::NULL => ArgValueView::Null,
+        arg_type::I32 => ArgValueView::I32(high as i32),
+        arg_type::U32 => ArgValueView::U32(high),
+        arg_type::I64 => ArgValueView::I64(word_at(bytes, 1)? as i64),
+        arg_type::U64 => ArgValueView::U64(word_at(bytes, 1)?),
+        arg_type::F64 => ArgValueView::F64(f64::from_bits(word_at(bytes, 1)?)),
+        arg_type::STRING => ArgValueView::Str(plain_ref(high as u16)?),
+        arg_type::POINTER => ArgValueView::Pointer(word_at(bytes, 1)?),
+        arg_type::KOID => ArgValueView::Koid(word_at(bytes, 1)?),
+        arg_type::BOOL => ArgValueView::Bool(high & 1 == 1),
+        arg_type::BLOB => return None,
+        other => ArgValueView::Unknown {
+            arg_type: other as u8,
         },
     };
     Some(ArgView { name, value })
@@ -403,7 +337,11 @@ impl<'r> Context<'r> {
     /// The whole event a view stands for, arguments included: what
     /// iterating yields as [`Record::Event`].
     pub fn event(&self, view: &EventView<'_>) -> Result<Event, DecodeError> {
-        let mut cur = Cursor::new(view.bytes, view.offset, Region::Record(EVENT));
+        let mut cur = Cursor::new(
+            view.bytes,
+            view.offset,
+            Region::Record(record_type::EVENT as u8),
+        );
         let header = cur.word()?;
         let resolver = Resolver {
             tables: &self.decoder.providers.current,
@@ -411,9 +349,6 @@ impl<'r> Context<'r> {
         event(header, &mut cur, &resolver)
     }
 }
-
-/// Record type of events.
-const EVENT: u8 = 4;
 
 /// Decodes one framed record (`bytes`, at input offset `offset`) as a
 /// view: events of known types unresolved, anything else whole.
@@ -424,7 +359,7 @@ pub(crate) fn decode<'a>(
     offset: u64,
 ) -> Result<View<'a>, DecodeError> {
     let header = Cursor::new(bytes, offset, Region::Record(0)).peek_word()?;
-    if header & 0xf == u64::from(EVENT) && bits(header, 16, 4) <= 10 {
+    if header & 0xf == record_type::EVENT && bits(header, 16, 4) <= 10 {
         let tables = &decoder.providers.current;
         if let Some(view) = plain_event_view(header, bytes, offset, tables) {
             return Ok(view);
@@ -440,7 +375,7 @@ pub(crate) fn decode<'a>(
 #[inline(always)]
 pub(crate) fn plain<'a>(decoder: &Decoder, bytes: &'a [u8], offset: u64) -> Option<View<'a>> {
     let header = word_at(bytes, 0)?;
-    if header & 0xf != u64::from(EVENT) || bits(header, 16, 4) > 10 {
+    if header & 0xf != record_type::EVENT || bits(header, 16, 4) > 10 {
         return None;
     }
     let tables = &decoder.providers.current;
@@ -499,12 +434,12 @@ fn plain_event_view<'a>(
         let size = bits(arg, 4, 12) as usize;
         plain_ref((arg >> 16) as u16)?;
         let least = match arg & 0xf {
-            3 | 4 | 5 | 7 | 8 => 2,
-            6 => {
+            t if arg_type::has_value_word(t) => 2,
+            arg_type::STRING => {
                 plain_ref((arg >> 32) as u16)?;
                 1
             }
-            10 => return None,
+            arg_type::BLOB => return None,
             _ => 1,
         };
         if size < least {
@@ -544,7 +479,7 @@ fn event_view<'a>(
     offset: u64,
     resolver: &Resolver<'_>,
 ) -> Result<EventView<'a>, DecodeError> {
-    let mut cur = Cursor::new(bytes, offset, Region::Record(EVENT));
+    let mut cur = Cursor::new(bytes, offset, Region::Record(record_type::EVENT as u8));
     cur.word()?;
     let timestamp = cur.word()?;
     let thread = resolver.thread(bits(header, 24, 8) as u8, &mut cur)?;

@@ -57,6 +57,38 @@ pub enum ArgValue<'a> {
     Blob(&'a [u8]),
 }
 
+impl ArgValue<'_> {
+    /// The argument's type, the bits `[32 .. 63]` of its header (for a
+    /// string, its ref if indexed, else 0: an inline ref is the name
+    /// stream's business), and its value word if its type carries one
+    /// ([`arg_type::has_value_word`]). The one place a value's shape is
+    /// written; what goes after the name stream besides the value word is
+    /// a string's or a blob's stream.
+    ///
+    /// ```
+    /// use fxt_format::encode::{header::arg_type, ArgValue};
+    /// assert_eq!(ArgValue::I32(-1).parts(), (arg_type::I32, 0xffff_ffff, None));
+    /// assert_eq!(ArgValue::F64(1.0).parts(), (arg_type::F64, 0, Some(1f64.to_bits())));
+    /// ```
+    #[inline(always)]
+    pub const fn parts(&self) -> (u64, u64, Option<u64>) {
+        match *self {
+            ArgValue::Null => (arg_type::NULL, 0, None),
+            ArgValue::I32(x) => (arg_type::I32, x as u32 as u64, None),
+            ArgValue::U32(x) => (arg_type::U32, x as u64, None),
+            ArgValue::I64(x) => (arg_type::I64, 0, Some(x as u64)),
+            ArgValue::U64(x) => (arg_type::U64, 0, Some(x)),
+            ArgValue::F64(x) => (arg_type::F64, 0, Some(x.to_bits())),
+            ArgValue::Str(StringRef::Index(i)) => (arg_type::STRING, i as u64, None),
+            ArgValue::Str(_) => (arg_type::STRING, 0, None),
+            ArgValue::Pointer(x) => (arg_type::POINTER, 0, Some(x)),
+            ArgValue::Koid(x) => (arg_type::KOID, 0, Some(x)),
+            ArgValue::Bool(b) => (arg_type::BOOL, b as u64, None),
+            ArgValue::Blob(b) => (arg_type::BLOB, b.len() as u64, None),
+        }
+    }
+}
+
 /// A named argument.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Arg<'a> {
@@ -77,12 +109,6 @@ impl<'a> Arg<'a> {
     #[inline]
     pub fn word_len(&self) -> Result<usize, EncodeError> {
         let value_words = match self.value {
-            ArgValue::Null | ArgValue::I32(_) | ArgValue::U32(_) | ArgValue::Bool(_) => 0,
-            ArgValue::I64(_)
-            | ArgValue::U64(_)
-            | ArgValue::F64(_)
-            | ArgValue::Pointer(_)
-            | ArgValue::Koid(_) => 1,
             ArgValue::Str(s) => s.stream_words(),
             ArgValue::Blob(b) => {
                 if b.len() > u32::MAX as usize {
@@ -92,6 +118,7 @@ impl<'a> Arg<'a> {
                 }
                 stream_words(b.len())
             }
+            v => usize::from(v.parts().2.is_some()),
         };
         let words = 1 + self.name.stream_words() + value_words;
         if words > MAX_ARG_WORDS {
@@ -105,28 +132,18 @@ impl<'a> Arg<'a> {
     pub fn write(&self, w: &mut WordWriter<'_>) -> Result<(), EncodeError> {
         let words = self.word_len()?;
         let name = self.name.encoded()?;
-        let (ty, high): (u64, u64) = match self.value {
-            ArgValue::Null => (arg_type::NULL, 0),
-            ArgValue::I32(v) => (arg_type::I32, v as u32 as u64),
-            ArgValue::U32(v) => (arg_type::U32, v as u64),
-            ArgValue::I64(_) => (arg_type::I64, 0),
-            ArgValue::U64(_) => (arg_type::U64, 0),
-            ArgValue::F64(_) => (arg_type::F64, 0),
-            ArgValue::Str(s) => (arg_type::STRING, s.encoded()? as u64),
-            ArgValue::Pointer(_) => (arg_type::POINTER, 0),
-            ArgValue::Koid(_) => (arg_type::KOID, 0),
-            ArgValue::Bool(b) => (arg_type::BOOL, b as u64),
-            ArgValue::Blob(b) => (arg_type::BLOB, b.len() as u64),
+        let (ty, high, word) = self.value.parts();
+        let high = match self.value {
+            ArgValue::Str(s) => s.encoded()? as u64,
+            _ => high,
         };
         w.word(header::arg(ty, words, name) | (high << 32))?;
         self.name.write_stream(w)?;
-        match self.value {
-            ArgValue::I64(v) => w.word(v as u64),
-            ArgValue::U64(v) | ArgValue::Pointer(v) | ArgValue::Koid(v) => w.word(v),
-            ArgValue::F64(v) => w.word(v.to_bits()),
-            ArgValue::Str(s) => s.write_stream(w),
-            ArgValue::Blob(b) => w.stream(b),
-            ArgValue::Null | ArgValue::I32(_) | ArgValue::U32(_) | ArgValue::Bool(_) => Ok(()),
+        match (self.value, word) {
+            (_, Some(v)) => w.word(v),
+            (ArgValue::Str(s), _) => s.write_stream(w),
+            (ArgValue::Blob(b), _) => w.stream(b),
+            _ => Ok(()),
         }
     }
 }

@@ -39,7 +39,7 @@
 //! with the category and name streams, the blob size word and the payload.
 
 use super::args::Arg;
-use super::header::{self, record_type};
+use super::header;
 use super::refs::{StringRef, ThreadRef};
 use super::stream::stream_words;
 use super::{
@@ -103,12 +103,12 @@ impl Encode for Blob<'_> {
         }
         let words = self.word_len()?;
         let mut w = WordWriter::new(out, words)?;
-        w.word(
-            header::record(record_type::BLOB, words)
-                | ((self.name.encoded()? as u64) << 16)
-                | ((self.payload.len() as u64) << 32)
-                | ((self.blob_type.value() as u64) << 48),
-        )?;
+        w.word(header::blob(
+            words,
+            self.name.encoded()?,
+            self.payload.len(),
+            self.blob_type.value(),
+        ))?;
         self.name.write_stream(&mut w)?;
         w.stream(self.payload)?;
         Ok(words)

@@ -99,6 +99,20 @@ pub mod arg_type {
     pub const BOOL: u64 = 9;
     /// Blob (newest revision, ADDENDUM §1).
     pub const BLOB: u64 = 10;
+
+    /// Whether an argument of type `arg_type` carries its value in one
+    /// word after its name (types 3, 4, 5, 7 and 8): the rest hold it in
+    /// the header (0, 1, 2, 9), in a stream (6, 10), or are unknown.
+    ///
+    /// ```
+    /// use fxt_format::encode::header::arg_type;
+    /// assert!(arg_type::has_value_word(arg_type::F64));
+    /// assert!(!arg_type::has_value_word(arg_type::U32));
+    /// ```
+    #[inline(always)]
+    pub const fn has_value_word(arg_type: u64) -> bool {
+        matches!(arg_type, I64 | U64 | F64 | POINTER | KOID)
+    }
 }
 
 /// The magic number carried by the trace info record (`"FxT"` and a random byte).
@@ -159,6 +173,29 @@ pub const fn event(
         | ((thread as u64) << 24)
         | ((category as u64) << 32)
         | ((name as u64) << 48)
+}
+
+/// A blob record header: `words` in all, named by string ref `name`,
+/// `payload_len` bytes (15 bits) of blob type `blob_type`.
+///
+/// ```
+/// use fxt_format::encode::header::{blob, blob_name_and_type};
+/// assert_eq!(blob_name_and_type(blob(3, 0x800b, 10, 1)), (0x800b, 1));
+/// ```
+#[inline(always)]
+pub const fn blob(words: usize, name: u16, payload_len: usize, blob_type: u8) -> u64 {
+    record(record_type::BLOB, words)
+        | ((name as u64) << 16)
+        | (((payload_len as u64) & 0x7fff) << 32)
+        | ((blob_type as u64) << 48)
+}
+
+/// The name (string ref, bits `[16 .. 31]`) and the blob type (bits
+/// `[48 .. 55]`) of a blob record header: what a writer that walks its own
+/// records looks for without decoding them.
+#[inline(always)]
+pub const fn blob_name_and_type(header: u64) -> (u16, u8) {
+    ((header >> 16) as u16, (header >> 48) as u8)
 }
 
 /// An argument header (bits `[0 .. 31]`; the caller adds `[32 .. 63]`).

@@ -20,7 +20,7 @@ use super::args::{Arg, ArgValue};
 use super::blob::{Blob, BlobType};
 use super::event::{Event, EventKind};
 use super::refs::{StringRef, ThreadRef};
-use super::stream::stream_words;
+use super::stream::{stream_words, MAX_STRING_LEN};
 use super::{check_room, Encode, EncodeError, MAX_RECORD_WORDS};
 
 /// Name of the event argument holding the payload's total size in bytes.
@@ -41,7 +41,29 @@ pub fn part_capacity(name: StringRef<'_>) -> usize {
     // A name stream is at most 4000 words (strings are cut to 32000 bytes),
     // so this is at least 94 words. The blob header's 15-bit payload size
     // (at most 32767) never binds: 4094 words are 32752 bytes.
-    (MAX_RECORD_WORDS - 1 - name.stream_words()) * 8
+    capacity_after_name(name.stream_words())
+}
+
+/// [`part_capacity`] of a name written inline, as a constant: the payload
+/// bytes one blob record named `name` (at most [`MAX_STRING_LEN`] bytes,
+/// as every name is) carries.
+///
+/// ```
+/// use fxt_format::encode::{split_blob::{inline_part_capacity, part_capacity}, StringRef};
+/// const PNG: usize = inline_part_capacity("png");
+/// assert_eq!(PNG, part_capacity(StringRef::Inline("png")));
+/// ```
+pub const fn inline_part_capacity(name: &str) -> usize {
+    assert!(
+        name.len() <= MAX_STRING_LEN,
+        "a name longer than a string may be"
+    );
+    capacity_after_name(stream_words(name.len()))
+}
+
+/// A full record less its header word and a name stream of `name_words`.
+const fn capacity_after_name(name_words: usize) -> usize {
+    (MAX_RECORD_WORDS - 1 - name_words) * 8
 }
 
 /// A blob of any size, written as a split blob group (see the

@@ -47,9 +47,13 @@ pub mod symbols;
 
 pub use error::SamplesError;
 pub use modules::{Module, ModuleEntry, Modules, ModulesRecord};
-pub use sample::{Sample, SampleRecord, Walk, MAX_FRAMES};
+pub use sample::{Sample, SampleRecord, Walk};
 pub use sampling::Sampling;
 pub use symbols::{Frame, FrameEntry, Symbol, SymbolEntry, Symbols, SymbolsRecord};
+
+/// Most frames a sample holds (here, not in `sample`, so that the error
+/// that names it stays below the records).
+pub const MAX_FRAMES: usize = 256;
 
 #[cfg(feature = "decode")]
 use crate::decode::Blob as DecodedBlob;

@@ -21,8 +21,7 @@ use crate::encode::header::{self, record_type};
 use crate::encode::stream::stream_words;
 use crate::encode::{check_record_words, Encode, EncodeError, StringRef, WordWriter};
 
-/// Most frames a sample holds.
-pub const MAX_FRAMES: usize = 256;
+pub use super::MAX_FRAMES;
 
 /// Payload word holding the timestamp (what a retiming pass rewrites).
 #[cfg(feature = "decode")]

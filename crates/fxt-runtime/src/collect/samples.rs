@@ -12,15 +12,13 @@
 //! Only a session that samples keeps anything: the walk below looks at one
 //! header word per record.
 
-use fxt_format::encode::header::{record_type, record_words};
-use fxt_format::encode::ThreadRef;
+use fxt_format::encode::header::{blob_name_and_type, record_type, record_words};
+use fxt_format::encode::{BlobType, ThreadRef};
 use fxt_format::samples::{ModuleEntry, Modules, SAMPLE_NAME};
 
 /// The name field of a blob named `fxt.sample` inline (bit 15: inline,
 /// then the length).
-const SAMPLE_NAME_REF: u64 = 0x8000 | SAMPLE_NAME.len() as u64;
-/// Blob type "data".
-const DATA: u64 = 1;
+const SAMPLE_NAME_REF: u16 = 0x8000 | SAMPLE_NAME.len() as u16;
 
 /// The samples a collector has written.
 #[derive(Debug, Default)]
@@ -46,7 +44,7 @@ impl SampleTap {
                 return;
             }
             let blob = h & 0xf == record_type::BLOB;
-            if blob && (h >> 16) & 0xffff == SAMPLE_NAME_REF && (h >> 48) & 0xff == DATA {
+            if blob && blob_name_and_type(h) == (SAMPLE_NAME_REF, BlobType::Data.value()) {
                 self.seen += 1;
                 #[cfg(feature = "symbolize")]
                 self.keep(&words[i..i + size]);

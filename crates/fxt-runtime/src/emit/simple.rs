@@ -2,7 +2,7 @@
 //! numeric, boolean, null or indexed-string arguments. One encoder, used
 //! by the hot path and by the slow path alike.
 
-use fxt_format::encode::header::{self, arg_type, record_type};
+use fxt_format::encode::header::{self, record_type};
 use fxt_format::encode::{ArgValue, StringRef, MAX_ARGS};
 
 use crate::callsite::Site;
@@ -13,15 +13,9 @@ use crate::memory::filler::Store;
 #[inline(always)]
 pub(super) fn value_words(v: &ArgValue<'_>) -> Option<usize> {
     match v {
-        ArgValue::Null | ArgValue::I32(_) | ArgValue::U32(_) | ArgValue::Bool(_) => Some(0),
-        ArgValue::I64(_)
-        | ArgValue::U64(_)
-        | ArgValue::F64(_)
-        | ArgValue::Pointer(_)
-        | ArgValue::Koid(_) => Some(1),
-        ArgValue::Str(StringRef::Empty) => Some(0),
-        ArgValue::Str(StringRef::Index(i)) if (1..=0x7fff).contains(i) => Some(0),
-        _ => None,
+        ArgValue::Str(StringRef::Index(i)) if !(1..=0x7fff).contains(i) => None,
+        ArgValue::Str(StringRef::Inline(_)) | ArgValue::Blob(_) => None,
+        v => Some(usize::from(v.parts().2.is_some())),
     }
 }
 
@@ -29,20 +23,7 @@ pub(super) fn value_words(v: &ArgValue<'_>) -> Option<usize> {
 /// word if any. (For an inline `Str` the ref is computed by the caller.)
 #[inline(always)]
 pub(super) fn value_parts(v: &ArgValue<'_>) -> (u64, u64, Option<u64>) {
-    match *v {
-        ArgValue::Null => (arg_type::NULL, 0, None),
-        ArgValue::I32(x) => (arg_type::I32, x as u32 as u64, None),
-        ArgValue::U32(x) => (arg_type::U32, x as u64, None),
-        ArgValue::I64(x) => (arg_type::I64, 0, Some(x as u64)),
-        ArgValue::U64(x) => (arg_type::U64, 0, Some(x)),
-        ArgValue::F64(x) => (arg_type::F64, 0, Some(x.to_bits())),
-        ArgValue::Str(StringRef::Index(i)) => (arg_type::STRING, i as u64, None),
-        ArgValue::Str(_) => (arg_type::STRING, 0, None),
-        ArgValue::Pointer(x) => (arg_type::POINTER, 0, Some(x)),
-        ArgValue::Koid(x) => (arg_type::KOID, 0, Some(x)),
-        ArgValue::Bool(b) => (arg_type::BOOL, b as u64, None),
-        ArgValue::Blob(b) => (arg_type::BLOB, b.len() as u64, None),
-    }
+    v.parts()
 }
 
 /// An event the simple layout can write: its size and its arguments' key

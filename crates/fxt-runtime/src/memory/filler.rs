@@ -60,13 +60,16 @@
 //! could corrupt the trace). A power loss (the page cache never reaching
 //! the disk) is not covered either: only the death of the process.
 
+use fxt_format::encode::header::{self, record_type};
+use fxt_format::encode::MAX_RECORD_WORDS;
+
 use super::atomic::{fence, AtomicU64, Ordering};
 
 /// A 1-word filler: string record (type 2) of size 1 for index 0, empty.
-pub(crate) const FILLER: u64 = 0x12;
+pub(crate) const FILLER: u64 = filler(1);
 
 /// Largest filler, in words (the 12-bit size field).
-pub(crate) const MAX_FILLER: usize = 0xfff;
+pub(crate) const MAX_FILLER: usize = MAX_RECORD_WORDS;
 
 /// Stride of a sparse filler region: a [`MAX_FILLER`]-word filler every
 /// `STRIDE` words, the words between them anything (a hole of the file
@@ -76,13 +79,13 @@ pub(crate) const STRIDE: usize = MAX_FILLER;
 /// A filler of `k` words (`1 <= k <= 4095`).
 #[inline(always)]
 pub(crate) const fn filler(k: usize) -> u64 {
-    ((k as u64) << 4) | 2
+    header::record(record_type::STRING, k)
 }
 
-/// The size in words of the record whose header is `h` (normal records).
+/// The size in words of the record whose header is `h`.
 #[inline]
 fn record_words(h: u64) -> usize {
-    ((h >> 4) & 0xfff) as usize
+    header::record_words(h) as usize
 }
 
 /// Memory a record is stored into: the buffer's atomic words, or (in the

@@ -48,7 +48,7 @@ pub fn document(r: &Report<'_>) -> Value {
             "blocked_ns": t.blocked_ns, "context_switches": t.context_switches,
             "preempted": t.preempted, "wakeups": t.wakeups,
         })).collect::<Vec<_>>(),
-        "locks": super::locks::document(r),
+        "locks": super::locks::document(&r.tally.locks, |tid| r.thread_name(tid)),
         // "tasks" is set by the caller, with the samples.
         "snapshot": s.snapshot,
         "buffer_filled": s.buffer_filled > 0,

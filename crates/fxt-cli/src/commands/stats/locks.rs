@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 
 use crate::input::ticks_to_ns;
 
-use super::report::{Report, Summary};
+use super::summary::Summary;
 
 /// A thread: provider, process koid, thread koid.
 type ThreadKey = (Option<u32>, u64, u64);
@@ -137,10 +137,11 @@ struct LockSummary<'a> {
 /// The `locks` section of the text report (nothing without lock events).
 pub fn write_table(
     w: &mut impl std::io::Write,
-    r: &Report<'_>,
+    locks: &Locks,
+    thread_name: impl Fn(u64) -> String,
     fmt_ns: impl Fn(f64) -> String,
 ) -> std::io::Result<()> {
-    let locks = r.tally.locks.summaries();
+    let locks = locks.summaries();
     if locks.is_empty() {
         return Ok(());
     }
@@ -170,7 +171,7 @@ pub fn write_table(
                 w,
                 "{:>56}  thread {tid} {:?}: {} over {n} wait{}",
                 "",
-                r.thread_name(*tid),
+                thread_name(*tid),
                 fmt_ns(*ns as f64),
                 if *n == 1 { "" } else { "s" }
             )?;
@@ -180,8 +181,8 @@ pub fn write_table(
 }
 
 /// The `locks` array of the JSON report.
-pub fn document(r: &Report<'_>) -> Value {
-    let locks = r.tally.locks.summaries();
+pub fn document(locks: &Locks, thread_name: impl Fn(u64) -> String) -> Value {
+    let locks = locks.summaries();
     locks
         .iter()
         .map(|l| {
@@ -194,7 +195,7 @@ pub fn document(r: &Report<'_>) -> Value {
                 "max_wait_ns": w.map(|s| s.max),
                 "timed_out": l.timed_out,
                 "holders": l.holders.iter().map(|((_, process, thread), (n, ns))| json!({
-                    "process": process, "thread": thread, "name": r.thread_name(*thread),
+                    "process": process, "thread": thread, "name": thread_name(*thread),
                     "waits": n, "wait_ns": ns,
                 })).collect::<Vec<_>>(),
             })

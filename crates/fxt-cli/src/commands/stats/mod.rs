@@ -27,6 +27,7 @@ mod locks;
 mod report;
 mod samples;
 mod scheduling;
+mod summary;
 mod table;
 mod tally;
 mod tasks;
@@ -85,13 +86,13 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     if args.json {
         let mut doc = document::document(&report);
         doc["samples"] = samples::document(&sampled);
-        doc["tasks"] = tasks::document(&report, &sampled);
+        doc["tasks"] = tasks::document(&report.tally.tasks, &sampled);
         serde_json::to_writer_pretty(&mut out, &doc).map_err(io::Error::from)?;
         writeln!(out)?;
     } else {
         table::write_table(&mut out, &report)?;
         let fmt_ns = crate::durations::readable_ns;
-        tasks::write_long_polls(&mut out, &report, &sampled, fmt_ns)?;
+        tasks::write_long_polls(&mut out, &report.tally.tasks, &sampled, fmt_ns)?;
         samples::write_table(&mut out, &sampled)?;
     }
     Ok(ExitCode::SUCCESS)

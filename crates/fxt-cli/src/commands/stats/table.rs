@@ -12,8 +12,8 @@ pub fn write_table(w: &mut impl Write, r: &Report<'_>) -> io::Result<()> {
     names(w, r)?;
     providers(w, r)?;
     scheduling(w, r)?;
-    super::locks::write_table(w, r, fmt_ns)?;
-    super::tasks::write_table(w, r, fmt_ns)?;
+    super::locks::write_table(w, &r.tally.locks, |tid| r.thread_name(tid), fmt_ns)?;
+    super::tasks::write_table(w, &r.tally.tasks, fmt_ns)?;
     threads(w, r)
 }
 

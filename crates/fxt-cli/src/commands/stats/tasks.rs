@@ -21,8 +21,8 @@ use serde_json::{json, Value};
 
 use crate::input::ticks_to_ns;
 
-use super::report::{Report, Summary};
 use super::samples::{SampleReport, Spans};
+use super::summary::Summary;
 
 /// The longest long poll of a name.
 #[derive(Clone, Copy)]
@@ -175,10 +175,10 @@ struct TaskSummary<'a> {
 /// The `tasks` section of the text report (nothing without task polls).
 pub fn write_table(
     w: &mut impl std::io::Write,
-    r: &Report<'_>,
+    tasks: &Tasks,
     fmt_ns: impl Fn(f64) -> String,
 ) -> std::io::Result<()> {
-    let tasks = r.tally.tasks.summaries();
+    let tasks = tasks.summaries();
     if tasks.is_empty() {
         return Ok(());
     }
@@ -222,11 +222,11 @@ pub fn write_table(
 /// longest, with where its task was made and the thread it held.
 pub fn write_long_polls(
     w: &mut impl std::io::Write,
-    r: &Report<'_>,
+    tasks: &Tasks,
     samples: &SampleReport,
     fmt_ns: impl Fn(f64) -> String,
 ) -> std::io::Result<()> {
-    let tasks = r.tally.tasks.summaries();
+    let tasks = tasks.summaries();
     let long: Vec<&TaskSummary<'_>> = tasks.iter().filter(|t| t.long > 0).collect();
     if long.is_empty() {
         return Ok(());
@@ -257,9 +257,8 @@ pub fn write_long_polls(
 
 /// The `tasks` array of the JSON report, with the samples inside each
 /// name's long polls (`long_poll_samples`, when the trace has samples).
-pub fn document(r: &Report<'_>, samples: &SampleReport) -> Value {
-    r.tally
-        .tasks
+pub fn document(tasks: &Tasks, samples: &SampleReport) -> Value {
+    tasks
         .summaries()
         .iter()
         .map(|t| {
