@@ -32,6 +32,8 @@ pub enum SamplesError {
     },
     /// A stack-walk kind other than 1, 2 or 3.
     UnknownWalk(u8),
+    /// An allocation record kind other than 1 (alloc) or 2 (free).
+    UnknownAllocKind(u8),
     /// A name or path that is not UTF-8.
     InvalidUtf8 {
         /// The field.
@@ -68,6 +70,7 @@ impl fmt::Display for SamplesError {
                 "reserved bits set in the {field} at byte {offset} ({word:#018x})"
             ),
             Self::UnknownWalk(kind) => write!(f, "unknown stack walk kind {kind}"),
+            Self::UnknownAllocKind(kind) => write!(f, "unknown allocation record kind {kind}"),
             Self::InvalidUtf8 { field, offset } => {
                 write!(f, "the {field} at byte {offset} is not UTF-8")
             }
