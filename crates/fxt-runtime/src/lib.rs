@@ -99,6 +99,7 @@
 
 // Each module imports only modules of lower layers (the order is in the
 // crate docs above and in `tests/layers.rs`, which checks it).
+pub mod alloc;
 mod args;
 mod callsite;
 mod clock;
@@ -147,7 +148,8 @@ pub use args::{ArgScratch, CounterValue, IntoArgValue, Koid};
 pub use clock::tsc_usable;
 pub use collect::CollectError;
 pub use config::{
-    parse_size, ClockSource, Config, HelperScheduling, Mode, Prefault, MAX_SAMPLE_HZ,
+    parse_size, ClockSource, Config, HelperScheduling, Mode, Prefault, DEFAULT_ALLOC_SAMPLE_BYTES,
+    MAX_ALLOC_SAMPLE_BYTES, MAX_SAMPLE_HZ,
 };
 pub use output::RECORD_ENV;
 #[doc(hidden)]

@@ -23,6 +23,7 @@ const LAYERS: &[&str] = &[
     "callsite",
     "sample",
     "thread",
+    "alloc",
     "emit",
     "collect",
     "macro_support",

@@ -14,11 +14,14 @@
 
 use fxt_format::encode::header::{record_type, record_words};
 use fxt_format::encode::ThreadRef;
-use fxt_format::samples::{ModuleEntry, Modules, SAMPLE_NAME};
+use fxt_format::samples::{ModuleEntry, Modules, ALLOC_NAME, SAMPLE_NAME};
 
 /// The name field of a blob named `fxt.sample` inline (bit 15: inline,
 /// then the length).
 const SAMPLE_NAME_REF: u64 = 0x8000 | SAMPLE_NAME.len() as u64;
+/// The name field of a blob named `fxt.alloc` inline (a sampled
+/// allocation's stack is named from the same modules).
+const ALLOC_NAME_REF: u64 = 0x8000 | ALLOC_NAME.len() as u64;
 /// Blob type "data".
 const DATA: u64 = 1;
 
@@ -46,10 +49,15 @@ impl SampleTap {
                 return;
             }
             let blob = h & 0xf == record_type::BLOB;
-            if blob && (h >> 16) & 0xffff == SAMPLE_NAME_REF && (h >> 48) & 0xff == DATA {
+            let data = blob && (h >> 48) & 0xff == DATA;
+            if data && (h >> 16) & 0xffff == SAMPLE_NAME_REF {
                 self.seen += 1;
                 #[cfg(feature = "symbolize")]
                 self.keep(&words[i..i + size]);
+            } else if data && (h >> 16) & 0xffff == ALLOC_NAME_REF {
+                // The modules name the stacks; readers resolve them (the
+                // `symbolize` feature names CPU samples only).
+                self.seen += 1;
             }
             i += size;
         }

@@ -30,6 +30,7 @@
 //! session disarms itself.
 
 mod alt_stack;
+mod capture;
 mod record;
 mod source;
 mod unwind;
@@ -41,6 +42,10 @@ use std::sync::{Mutex, Once};
 
 use crate::callsite::{gate_token, GEN_MASK, INLINE};
 use crate::ring::Cursor;
+pub(crate) use capture::{
+    forget_after_fork as forget_capture_after_fork, prepare as prepare_capture,
+    release as release_capture,
+};
 pub(crate) use source::SourceKind;
 use unwind::{Cache, Modules, Regs, MAX_FRAMES};
 
@@ -158,6 +163,23 @@ pub(crate) struct Counts {
     pub(crate) taken: u64,
     /// Of those, not written (the gate was shut or the chunk full).
     pub(crate) dropped: u64,
+}
+
+/// The calling thread's stack, innermost first, from a normal context
+/// (an allocation hook; see [`capture`]): the frame count, the walk and
+/// whether it stopped early. Allocation-free and lock-free.
+#[inline(always)]
+pub(crate) fn capture_stack(
+    out: &mut [u64; fxt_format::samples::MAX_FRAMES],
+) -> (usize, fxt_format::samples::Walk, bool) {
+    let (n, method, truncated) = capture::capture(out);
+    (n, record::walk(method), truncated)
+}
+
+/// Makes the module list the unwinder uses name the objects loaded now
+/// (a session that samples allocations but not the CPU).
+pub(crate) fn refresh_unwind_modules() {
+    refresh_modules();
 }
 
 /// Stops sampling `generation`: no handler writes for it after this
