@@ -72,6 +72,7 @@ fn encoding_an_alloc_record_allocates_nothing() {
             walk: Walk::UnwindTables,
             truncated: false,
             frames: &frames[..n],
+            raw_stack: None,
         };
         written += record.encode(&mut out).unwrap();
     }

@@ -44,6 +44,7 @@ fn golden() -> Alloc<'static> {
         walk: Walk::UnwindTables,
         truncated: false,
         frames: &[0x1111, 0x2222],
+        raw_stack: None,
     }
 }
 
@@ -134,8 +135,8 @@ fn damaged_payloads_are_typed_errors() {
         Err(SamplesError::UnknownAllocKind(3))
     );
     assert_eq!(
-        with_shape(0x0000_0001_0004_0002),
-        Err(SamplesError::UnknownWalk(4))
+        with_shape(0x0000_0001_0005_0002),
+        Err(SamplesError::UnknownWalk(5))
     );
     assert_eq!(
         with_shape(0x0000_0001_0001_0000 | (MAX_FRAMES as u64 + 1)),
@@ -170,7 +171,7 @@ proptest! {
         let a = Alloc {
             timestamp: ts, pid: 1, tid: 2, address, size, mean,
             kind: if free { AllocKind::Free } else { AllocKind::Alloc },
-            untracked, walk: Walk::FramePointers, truncated, frames: &frames,
+            untracked, walk: Walk::FramePointers, truncated, frames: &frames, raw_stack: None,
         };
         let back = blob_of(&encode_to_vec(&a).unwrap()).unwrap();
         prop_assert_eq!(back.timestamp, ts);
@@ -179,4 +180,47 @@ proptest! {
         prop_assert_eq!((back.untracked, back.truncated), (untracked, truncated));
         prop_assert_eq!(back.frames, frames);
     }
+}
+
+#[test]
+fn a_raw_stack_round_trips_and_mixing_is_refused() {
+    let registers = [0x5555_1234, 0x7ffc_0000, 0x7ffc_0040];
+    let stack = [1u64, 2, 3, 0x5555_9999];
+    let raw = RawStack {
+        arch: Arch::X86_64,
+        registers: &registers,
+        stack_address: 0x7ffc_0000,
+        stack: &stack,
+    };
+    let a = Alloc {
+        walk: Walk::RawStack,
+        frames: &[],
+        raw_stack: Some(raw),
+        ..golden()
+    };
+    let words = encode_to_vec(&a).unwrap();
+    assert_eq!(words.len(), Alloc::word_len_raw(Arch::X86_64, 4));
+    let back = blob_of(&words).unwrap();
+    let got = back.raw_stack.clone().expect("a raw stack");
+    assert_eq!(got.registers, registers);
+    assert_eq!(got.stack, stack);
+    assert_eq!(got.stack_address, 0x7ffc_0000);
+    let unwound = back.with_frames(vec![0x5555_1234, 0x5555_9999], false);
+    assert_eq!(unwound.walk, Walk::UnwindTables);
+    assert!(unwound.raw_stack.is_none());
+    // Frames and a raw stack together, or a raw walk without one: refused.
+    let mixed = Alloc { frames: &[1], ..a };
+    assert!(mixed.word_len().is_err());
+    let missing = Alloc {
+        raw_stack: None,
+        ..a
+    };
+    assert!(missing.word_len().is_err());
+    // Decoding a raw walk that lists frames: a typed error.
+    let mut payload = bytes_of(&words[3..]);
+    payload[48] = 1;
+    assert_eq!(
+        AllocRecord::decode(&payload),
+        Err(SamplesError::MixedSample)
+    );
 }

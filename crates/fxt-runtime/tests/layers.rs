@@ -15,6 +15,7 @@ const LAYERS: &[&str] = &[
     "stats",
     "output",
     "helpers",
+    "stack",
     "memory",
     "ring",
     "durable",

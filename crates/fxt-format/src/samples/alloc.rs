@@ -22,6 +22,7 @@
 //! | 5 | the sampling mean in bytes (`Config::alloc_sample_bytes`) |
 //! | 6 | bits `[0 .. 15]` frame count N (at most [`MAX_FRAMES`]); `[16 .. 23]` the [`Walk`]; `[24]` truncated; `[32 .. 39]` the [`AllocKind`]; `[40]` untracked; the rest 0 |
 //! | 7 .. 7+N | code addresses, innermost first (as in `fxt.sample`) |
+//! | 7 .. | walk [`Walk::RawStack`] only (N is 0): a [raw stack](super::raw_stack), the registers and a copy of the stack, for the reader to unwind (as in `fxt.sample`) |
 //!
 //! A free has no frames (N = 0, walk 3) and names the block by address: a
 //! reader pairs it with the latest allocation of that address in the same
@@ -30,6 +31,7 @@
 //! counts these too), so a reader cannot tell whether it is still live.
 
 use super::payload::PayloadReader;
+use super::raw_stack::{RawStack, RawStackRecord};
 use super::sample::{Walk, MAX_FRAMES};
 use super::{SamplesError, ALLOC_NAME};
 use crate::encode::header::{self, record_type};
@@ -99,8 +101,12 @@ pub struct Alloc<'a> {
     pub walk: Walk,
     /// Whether the walk stopped before the outermost frame.
     pub truncated: bool,
-    /// Code addresses, innermost first (at most [`MAX_FRAMES`]).
+    /// Code addresses, innermost first (at most [`MAX_FRAMES`]; empty
+    /// with a raw stack).
     pub frames: &'a [u64],
+    /// The registers and a copy of the stack, for the reader to unwind
+    /// (then `walk` is [`Walk::RawStack`] and `frames` empty).
+    pub raw_stack: Option<RawStack<'a>>,
 }
 
 impl Alloc<'_> {
@@ -108,6 +114,23 @@ impl Alloc<'_> {
     /// name, payload).
     pub const fn word_len_for(frames: usize) -> usize {
         1 + stream_words(ALLOC_NAME.len()) + FIXED_WORDS + frames
+    }
+
+    /// Words of an alloc record with a raw stack of `arch` and
+    /// `stack_words` words.
+    pub const fn word_len_raw(arch: super::Arch, stack_words: usize) -> usize {
+        Self::word_len_for(0) + RawStack::word_len_for(arch, stack_words)
+    }
+
+    /// Words after the fixed ones: the frames, or the raw stack.
+    fn tail_words(&self) -> Result<usize, EncodeError> {
+        match (&self.raw_stack, self.walk) {
+            (Some(raw), Walk::RawStack) if self.frames.is_empty() => raw.word_len(),
+            (None, walk) if walk != Walk::RawStack => Ok(self.frames.len()),
+            _ => Err(EncodeError::FieldOverflow(
+                "alloc stack (frames and a raw stack, or a walk that does not match)",
+            )),
+        }
     }
 
     fn shape(&self) -> u64 {
@@ -124,13 +147,13 @@ impl Encode for Alloc<'_> {
         if self.frames.len() > MAX_FRAMES {
             return Err(EncodeError::FieldOverflow("alloc frame count"));
         }
-        check_record_words(Self::word_len_for(self.frames.len()))
+        check_record_words(Self::word_len_for(0) + self.tail_words()?)
     }
 
     fn encode(&self, out: &mut [u64]) -> Result<usize, EncodeError> {
         let words = self.word_len()?;
         let name = StringRef::Inline(ALLOC_NAME);
-        let payload_bytes = ((FIXED_WORDS + self.frames.len()) * 8) as u64;
+        let payload_bytes = ((FIXED_WORDS + self.tail_words()?) * 8) as u64;
         let mut w = WordWriter::new(out, words)?;
         w.word(
             header::record(record_type::BLOB, words)
@@ -152,6 +175,9 @@ impl Encode for Alloc<'_> {
         }
         for &frame in self.frames {
             w.word(frame)?;
+        }
+        if let Some(raw) = &self.raw_stack {
+            raw.write(&mut w)?;
         }
         Ok(words)
     }
@@ -180,8 +206,11 @@ pub struct AllocRecord {
     pub walk: Walk,
     /// Whether the walk stopped before the outermost frame.
     pub truncated: bool,
-    /// Code addresses, innermost first.
+    /// Code addresses, innermost first (empty for a raw stack).
     pub frames: Vec<u64>,
+    /// The registers and stack copy of a [`Walk::RawStack`] record, for
+    /// the reader to unwind into `frames`.
+    pub raw_stack: Option<RawStackRecord>,
 }
 
 impl AllocRecord {
@@ -213,10 +242,19 @@ impl AllocRecord {
         let kind_value = ((shape >> 32) & 0xff) as u8;
         let kind =
             AllocKind::from_value(kind_value).ok_or(SamplesError::UnknownAllocKind(kind_value))?;
+        let raw = walk == Walk::RawStack;
+        if raw && count != 0 {
+            return Err(SamplesError::MixedSample);
+        }
         let mut frames = Vec::with_capacity(count.min(r.remaining() / 8));
         for _ in 0..count {
             frames.push(r.word("alloc address")?);
         }
+        let raw_stack = if raw {
+            Some(RawStackRecord::read(&mut r)?)
+        } else {
+            None
+        };
         Ok(Self {
             timestamp,
             pid,
@@ -229,7 +267,19 @@ impl AllocRecord {
             walk,
             truncated: shape >> 24 & 1 == 1,
             frames,
+            raw_stack,
         })
+    }
+
+    /// The record with the frames a reader unwound from its raw stack (the
+    /// raw stack dropped, `walk` now [`Walk::UnwindTables`]).
+    pub fn with_frames(mut self, frames: Vec<u64>, truncated: bool) -> Self {
+        self.frames = frames;
+        self.frames.truncate(MAX_FRAMES);
+        self.walk = Walk::UnwindTables;
+        self.truncated = truncated;
+        self.raw_stack = None;
+        self
     }
 
     /// The bytes this sample stands for: `size / (1 - exp(-size / mean))`

@@ -7,7 +7,7 @@
 //!
 //! | name | written | holds |
 //! |---|---|---|
-//! | [`SAMPLE_NAME`] | by the sampled thread, one per sample | timestamp, koids, the stack's code addresses ([`sample`]) |
+//! | [`SAMPLE_NAME`] | by the sampled thread, one per sample | timestamp, koids, the stack's code addresses or its registers and a copy of the stack ([`sample`], [`raw_stack`]) |
 //! | [`MODULES_NAME`] | at session start and at collection | the executable mappings of a process ([`modules`]) |
 //! | [`SYMBOLS_NAME`] | at collection | names, files and lines of the sampled addresses ([`symbols`]) |
 //! | [`SAMPLING_NAME`] | at collection | the rate and the sources that timed the samples ([`sampling`]) |
@@ -43,6 +43,7 @@ pub mod alloc;
 mod error;
 pub mod modules;
 mod payload;
+pub mod raw_stack;
 pub mod sample;
 pub mod sampling;
 pub mod symbols;
@@ -50,7 +51,8 @@ pub mod symbols;
 pub use alloc::{estimated_bytes, Alloc, AllocKind, AllocRecord};
 pub use error::SamplesError;
 pub use modules::{Module, ModuleEntry, Modules, ModulesRecord};
-pub use sample::{Sample, SampleRecord, Walk, MAX_FRAMES};
+pub use raw_stack::{Arch, RawStack, RawStackRecord, MAX_REGISTERS, MAX_STACK_WORDS};
+pub use sample::{RawSample, Sample, SampleRecord, Walk, MAX_FRAMES};
 pub use sampling::Sampling;
 pub use symbols::{Frame, FrameEntry, Symbol, SymbolEntry, Symbols, SymbolsRecord};
 

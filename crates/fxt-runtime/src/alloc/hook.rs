@@ -83,6 +83,7 @@ pub(crate) fn sampled_alloc(session: &Active, address: u64, size: u64) {
             walk,
             truncated,
             frames: &frames[..n],
+            raw_stack: None,
         };
         if !write(&record, token, session.crash_safe) {
             DROPPED.fetch_add(1, Ordering::Relaxed);
@@ -125,6 +126,7 @@ pub(crate) fn sampled_free(session: &Active, address: u64, size: u64) {
             walk: Walk::PcOnly,
             truncated: false,
             frames: &[],
+            raw_stack: None,
         };
         if write(&record, token, session.crash_safe) {
             write_counter(session, token, timestamp, live);

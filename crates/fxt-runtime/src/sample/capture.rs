@@ -37,7 +37,7 @@ thread_local! {
 /// Refreshes the module list if the loader's objects changed.
 pub(crate) fn prepare() {
     super::refresh_modules();
-    let Some(stack) = super::stack_bounds() else {
+    let Some(stack) = crate::stack::current_stack().map(|s| (s.start, s.end)) else {
         return;
     };
     let _ = CAPTURE.try_with(|c| {

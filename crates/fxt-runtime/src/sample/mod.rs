@@ -296,7 +296,7 @@ pub(crate) fn arm_thread(
         return None;
     }
     disarm_thread();
-    let stack = stack_bounds()?;
+    let stack = crate::stack::current_stack().map(|s| (s.start, s.end))?;
     // A library loaded or unloaded since the list was made (a plugin
     // reloaded): this thread may run its code.
     refresh_modules();
@@ -421,23 +421,6 @@ extern "C" fn forget_after_fork() {
 fn report_once(e: &std::io::Error) {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| eprintln!("fxt: cannot sample this thread's CPU time: {e}"));
-}
-
-/// The calling thread's stack (`[low, high)`).
-fn stack_bounds() -> Option<(u64, u64)> {
-    // SAFETY: `attr` is initialized by `pthread_getattr_np` before it is
-    // read and destroyed after; the out-pointers are valid.
-    unsafe {
-        let mut attr: libc::pthread_attr_t = core::mem::zeroed();
-        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
-            return None;
-        }
-        let mut addr: *mut libc::c_void = core::ptr::null_mut();
-        let mut size: libc::size_t = 0;
-        let r = libc::pthread_attr_getstack(&attr, &mut addr, &mut size);
-        libc::pthread_attr_destroy(&mut attr);
-        (r == 0).then(|| (addr as u64, addr as u64 + size as u64))
-    }
 }
 
 fn install_handler() {
