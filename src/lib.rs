@@ -91,6 +91,11 @@
 #![warn(missing_docs)]
 
 pub use fxt_format as format;
+/// Sampled allocations: `#[global_allocator] static A:
+/// fxt::alloc::Sampled<std::alloc::System> =
+/// fxt::alloc::Sampled::new(std::alloc::System);`, then
+/// [`Config::alloc_sample_bytes`] (or `FXT_ALLOC_SAMPLE`) for a session.
+pub use fxt_runtime::alloc;
 #[cfg(feature = "sync")]
 pub use fxt_runtime::sync;
 pub use fxt_runtime::task;
@@ -186,7 +191,7 @@ pub use fxt_runtime::{
     disable_category, enable_category, install_panic_hook, is_enabled, parse_size, set_thread_name,
     snapshot, snapshot_on_signal, start, start_from_env, tsc_usable, ArgScratch, ClockSource,
     CollectError, Config, CounterValue, HelperScheduling, IntoArgValue, Koid, Mode, Prefault,
-    Session, StartError, Stats, FINISH_GRACE, RECORD_ENV,
+    Session, StartError, Stats, DEFAULT_ALLOC_SAMPLE_BYTES, FINISH_GRACE, RECORD_ENV,
 };
 #[cfg(unix)]
 pub use fxt_runtime::{register_provider, ProviderGuard};

@@ -77,17 +77,28 @@ fn variables_read() -> BTreeSet<String> {
 }
 
 /// The variables of README's environment table (the table whose first
-/// column is `variable`).
+/// column is `variable`), and of such tables in the user guides
+/// (`docs/guide/*.md`: a feature's guide documents its own variables).
 fn readme_variables() -> BTreeSet<String> {
     let readme = read("README.md");
-    let table: Vec<&str> = readme
-        .lines()
+    let mut names = table_variables(&readme);
+    assert!(!names.is_empty(), "README has no `| variable |` table");
+    if let Ok(guides) = std::fs::read_dir(root().join("docs/guide")) {
+        for guide in guides {
+            let path = guide.unwrap().path();
+            if path.extension().is_some_and(|e| e == "md") {
+                names.extend(table_variables(&std::fs::read_to_string(path).unwrap()));
+            }
+        }
+    }
+    names
+}
+
+/// The `FXT_*` names in the first column of `text`'s `| variable |` table.
+fn table_variables(text: &str) -> BTreeSet<String> {
+    text.lines()
         .skip_while(|l| !l.starts_with("| variable |"))
         .take_while(|l| l.starts_with('|'))
-        .collect();
-    assert!(!table.is_empty(), "README has no `| variable |` table");
-    table
-        .iter()
         .filter_map(|row| row.split('|').nth(1))
         .filter_map(|cell| cell.trim().strip_prefix('`')?.strip_suffix('`'))
         .filter(|name| name.starts_with("FXT_"))
@@ -107,7 +118,7 @@ fn readme_lists_every_environment_variable_the_code_reads() {
     let missing: Vec<_> = read.difference(&listed).collect();
     assert!(
         missing.is_empty(),
-        "read by fxt, not in README's table: {missing:?}"
+        "read by fxt, not in README's (or a guide's) table: {missing:?}"
     );
     // Beyond those, the table may name the test suite's own knobs
     // (`FXT_PYTHON`), as long as some code still reads them.

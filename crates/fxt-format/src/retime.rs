@@ -34,7 +34,7 @@
 use std::fmt;
 
 use crate::encode::BlobType;
-use crate::samples::{sample, SAMPLE_NAME};
+use crate::samples::{alloc, sample, ALLOC_NAME, SAMPLE_NAME};
 
 /// Why a record could not be retimed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -192,15 +192,21 @@ pub fn retime_record(
                 w.timestamp(map)?;
             }
         }
-        // Blob: only fxt's sample blob, always named inline, holds a
-        // timestamp (its payload's first word).
+        // Blob: only fxt's sample and alloc blobs, always named inline,
+        // hold a timestamp (their payload's first word).
         5 => {
             let name = bits(header, 16, 16);
-            let is_sample = bits(header, 48, 8) == u64::from(BlobType::Data.value())
-                && w.inline_is(name, SAMPLE_NAME);
-            if is_sample && bits(header, 32, 15) >= 8 {
+            let data = bits(header, 48, 8) == u64::from(BlobType::Data.value());
+            let word = if data && w.inline_is(name, SAMPLE_NAME) {
+                Some(sample::TIMESTAMP_WORD)
+            } else if data && w.inline_is(name, ALLOC_NAME) {
+                Some(alloc::TIMESTAMP_WORD)
+            } else {
+                None
+            };
+            if let Some(word) = word.filter(|_| bits(header, 32, 15) >= 8) {
                 w.string_ref(name)?;
-                w.skip(sample::TIMESTAMP_WORD)?;
+                w.skip(word)?;
                 w.timestamp(map)?;
             }
         }

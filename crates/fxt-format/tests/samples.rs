@@ -66,6 +66,7 @@ fn sample_golden_words() {
             walk: Walk::FramePointers,
             truncated: true,
             frames: vec![0x1111, 0x2222],
+            raw_stack: None,
         })
     );
 }
@@ -268,10 +269,10 @@ fn damaged_payloads_give_typed_errors() {
         SampleRecord::decode(&bytes_of(&bad)),
         Err(SamplesError::ReservedBits { offset: 24, .. })
     ));
-    bad[3] = 0x0004_0002;
+    bad[3] = 0x0005_0002;
     assert_eq!(
         SampleRecord::decode(&bytes_of(&bad)),
-        Err(SamplesError::UnknownWalk(4))
+        Err(SamplesError::UnknownWalk(5))
     );
     bad[3] = 0x0001_0101;
     assert_eq!(
@@ -318,7 +319,7 @@ proptest! {
         prop_assert_eq!(words.len(), Sample::word_len_for(frames.len()));
         prop_assert_eq!(
             decoded_blob(&words),
-            SampleBlob::Sample(SampleRecord { timestamp, pid, tid, walk, truncated, frames: frames.clone() })
+            SampleBlob::Sample(SampleRecord { timestamp, pid, tid, walk, truncated, frames: frames.clone(), raw_stack: None })
         );
     }
 

@@ -49,3 +49,34 @@ fn encoding_a_sample_allocates_nothing() {
     assert_eq!(written, 4 * Sample::word_len_for(0) + 1 + 17 + MAX_FRAMES);
     assert_eq!(after, before, "the sample encoder allocated");
 }
+
+/// The `fxt.alloc` encoder allocates nothing either (an allocator hook
+/// calls it).
+#[test]
+fn encoding_an_alloc_record_allocates_nothing() {
+    use fxt_format::samples::{Alloc, AllocKind};
+    let frames = [0x5555_0000_u64; MAX_FRAMES];
+    let mut out = [0u64; Alloc::word_len_for(MAX_FRAMES)];
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let mut written = 0;
+    for n in [0, 1, MAX_FRAMES] {
+        let record = Alloc {
+            timestamp: n as u64,
+            pid: 1,
+            tid: 2,
+            address: 0x1000,
+            size: 24,
+            mean: 4096,
+            kind: AllocKind::Alloc,
+            untracked: false,
+            walk: Walk::UnwindTables,
+            truncated: false,
+            frames: &frames[..n],
+            raw_stack: None,
+        };
+        written += record.encode(&mut out).unwrap();
+    }
+    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    assert_eq!(written, 3 * Alloc::word_len_for(0) + 1 + MAX_FRAMES);
+    assert_eq!(after, before, "the alloc encoder allocated");
+}

@@ -40,7 +40,9 @@
 //! 0. `memory`: heap or file-mapped words, the crash-safe store protocol
 //!    (filler, body, header); `clock`, `config`, `stats`, `args`: leaves;
 //!    `output`: claims on output paths and `fxt record`'s settings;
-//!    `helpers`: the one place fxt's own threads are spawned.
+//!    `helpers`: the one place fxt's own threads are spawned; `stack`: a
+//!    thread's registers and a bounded copy of its stack (CPU samples and
+//!    any other record that carries a stack).
 //! 1. `ring`: chunks and their states, the `Cursor` that reserves and
 //!    publishes records in a leased chunk (model-checked with loom, as the
 //!    hot path uses it: `RUSTFLAGS="--cfg loom" cargo test -p fxt-runtime
@@ -99,6 +101,7 @@
 
 // Each module imports only modules of lower layers (the order is in the
 // crate docs above and in `tests/layers.rs`, which checks it).
+pub mod alloc;
 mod args;
 mod callsite;
 mod clock;
@@ -128,6 +131,8 @@ mod ring;
 mod sample;
 mod session;
 mod snapshot;
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+pub mod stack;
 mod state;
 mod stats;
 #[cfg(feature = "sync")]
@@ -147,7 +152,8 @@ pub use args::{ArgScratch, CounterValue, IntoArgValue, Koid};
 pub use clock::tsc_usable;
 pub use collect::CollectError;
 pub use config::{
-    parse_size, ClockSource, Config, HelperScheduling, Mode, Prefault, MAX_SAMPLE_HZ,
+    parse_size, ClockSource, Config, HelperScheduling, Mode, Prefault, DEFAULT_ALLOC_SAMPLE_BYTES,
+    MAX_ALLOC_SAMPLE_BYTES, MAX_SAMPLE_HZ,
 };
 pub use output::RECORD_ENV;
 #[doc(hidden)]

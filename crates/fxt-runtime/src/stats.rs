@@ -33,6 +33,15 @@ pub struct Stats {
     /// CPU samples taken ([`crate::Config::sample_hz`]): each is in the
     /// file as an `fxt.sample` record or counted in `records_dropped`.
     pub samples: u64,
+    /// Sampled allocations and frees of sampled blocks
+    /// ([`crate::Config::alloc_sample_bytes`]): each is in the file as an
+    /// `fxt.alloc` record or counted in `records_dropped` (with the heap
+    /// counter events that follow them).
+    pub alloc_samples: u64,
+    /// Of the sampled allocations, those whose free is not tracked (the
+    /// table of live sampled blocks had no room): their records say so,
+    /// and a reader cannot tell whether they are still live.
+    pub alloc_untracked: u64,
     /// Threads that recorded.
     pub threads: u64,
     /// Ticks per second written in the initialization record.

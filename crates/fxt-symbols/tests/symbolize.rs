@@ -158,6 +158,7 @@ fn appendix_names_the_samples_in_symbols_and_perfetto_packets() {
             walk: Walk::FramePointers,
             truncated: false,
             frames: stack.to_vec(),
+            raw_stack: None,
         })
         .collect();
     let request = Request {
@@ -261,6 +262,7 @@ fn perfetto_chunks_hold_whole_packets_and_fit_a_record() {
             frames: (0..200)
                 .map(|k| address_of(probe_outer) + (i * 200 + k) % 3000)
                 .collect(),
+            raw_stack: None,
         })
         .collect();
     let request = Request {

@@ -33,6 +33,7 @@ pub fn format(out: &mut String, record: &Record, names: &Names) -> bool {
                 Walk::UnwindTables => "unwind_tables",
                 Walk::FramePointers => "frame_pointers",
                 Walk::PcOnly => "pc_only",
+                Walk::RawStack => "raw_stack",
             };
             let _ = write!(
                 out,

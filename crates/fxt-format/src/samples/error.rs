@@ -30,8 +30,27 @@ pub enum SamplesError {
         /// The word found.
         word: u64,
     },
-    /// A stack-walk kind other than 1, 2 or 3.
+    /// A stack-walk kind other than 1 to 4.
     UnknownWalk(u8),
+    /// An allocation record kind other than 1 (alloc) or 2 (free).
+    UnknownAllocKind(u8),
+    /// A raw stack's arch other than 1 or 2.
+    UnknownArch(u8),
+    /// A raw stack whose register count is not its arch's.
+    RegisterCount {
+        /// The arch.
+        arch: super::Arch,
+        /// The count found.
+        count: usize,
+    },
+    /// A raw stack of more than [`super::MAX_STACK_WORDS`] words.
+    StackTooLarge {
+        /// The word count found.
+        words: usize,
+    },
+    /// A raw-stack sample that also lists frames, or a frame list whose
+    /// walk says it is a raw stack.
+    MixedSample,
     /// A name or path that is not UTF-8.
     InvalidUtf8 {
         /// The field.
@@ -68,6 +87,17 @@ impl fmt::Display for SamplesError {
                 "reserved bits set in the {field} at byte {offset} ({word:#018x})"
             ),
             Self::UnknownWalk(kind) => write!(f, "unknown stack walk kind {kind}"),
+            Self::UnknownAllocKind(kind) => write!(f, "unknown allocation record kind {kind}"),
+            Self::UnknownArch(arch) => write!(f, "unknown raw stack arch {arch}"),
+            Self::RegisterCount { arch, count } => {
+                write!(f, "raw stack of {arch:?} with {count} registers")
+            }
+            Self::StackTooLarge { words } => write!(
+                f,
+                "raw stack of {words} words, at most {} are allowed",
+                super::MAX_STACK_WORDS
+            ),
+            Self::MixedSample => write!(f, "a sample with both frames and a raw stack"),
             Self::InvalidUtf8 { field, offset } => {
                 write!(f, "the {field} at byte {offset} is not UTF-8")
             }

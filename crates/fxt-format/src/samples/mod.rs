@@ -7,11 +7,12 @@
 //!
 //! | name | written | holds |
 //! |---|---|---|
-//! | [`SAMPLE_NAME`] | by the sampled thread, one per sample | timestamp, koids, the stack's code addresses ([`sample`]) |
+//! | [`SAMPLE_NAME`] | by the sampled thread, one per sample | timestamp, koids, the stack's code addresses or its registers and a copy of the stack ([`sample`], [`raw_stack`]) |
 //! | [`MODULES_NAME`] | at session start and at collection | the executable mappings of a process ([`modules`]) |
 //! | [`SYMBOLS_NAME`] | at collection | names, files and lines of the sampled addresses ([`symbols`]) |
 //! | [`SAMPLING_NAME`] | at collection | the rate and the sources that timed the samples ([`sampling`]) |
 //! | [`PERFETTO_NAME`] | at collection, blob type 3 | Perfetto packets for the samples (written by `fxt-symbols`) |
+//! | [`ALLOC_NAME`] | by the allocating or freeing thread, one per sampled allocation or free of a sampled block | timestamp, koids, address, size, sampling mean, the stack ([`alloc`]) |
 //!
 //! Every payload is a sequence of little-endian `u64` words; byte strings
 //! inside a payload are padded with zeros to 8 bytes. The sample encoder
@@ -38,16 +39,20 @@
 //! assert_eq!(back.frames, frames);
 //! ```
 
+pub mod alloc;
 mod error;
 pub mod modules;
 mod payload;
+pub mod raw_stack;
 pub mod sample;
 pub mod sampling;
 pub mod symbols;
 
+pub use alloc::{estimated_bytes, Alloc, AllocKind, AllocRecord};
 pub use error::SamplesError;
 pub use modules::{Module, ModuleEntry, Modules, ModulesRecord};
-pub use sample::{Sample, SampleRecord, Walk};
+pub use raw_stack::{Arch, RawStack, RawStackRecord, MAX_REGISTERS, MAX_STACK_WORDS};
+pub use sample::{RawSample, Sample, SampleRecord, Walk};
 pub use sampling::Sampling;
 pub use symbols::{Frame, FrameEntry, Symbol, SymbolEntry, Symbols, SymbolsRecord};
 
@@ -64,6 +69,9 @@ use crate::encode::{
 
 /// Name of a sample's blob record (always written inline).
 pub const SAMPLE_NAME: &str = "fxt.sample";
+/// Name of a sampled allocation's (or free's) blob record (always
+/// written inline).
+pub const ALLOC_NAME: &str = "fxt.alloc";
 /// Name of a process's module list blob (or split blob group).
 pub const MODULES_NAME: &str = "fxt.modules";
 /// Name of a process's symbol table blob (or split blob group).
@@ -111,6 +119,20 @@ impl SampleBlob {
         }
     }
 }
+
+#[cfg(feature = "decode")]
+impl AllocRecord {
+    /// Decodes `blob` if it is a data blob named [`ALLOC_NAME`]; `None`
+    /// for any other blob.
+    pub fn from_blob(blob: &DecodedBlob) -> Option<Result<Self, SamplesError>> {
+        (blob.blob_type == BlobType::Data && blob.name.as_str() == Some(ALLOC_NAME))
+            .then(|| Self::decode(&blob.payload))
+    }
+}
+
+/// The highest allocation sampling mean, in bytes, that fxt accepts
+/// (`Config::alloc_sample_bytes`, `--alloc-sample`): 1 GiB.
+pub const MAX_ALLOC_SAMPLE_BYTES: u64 = 1 << 30;
 
 /// Appends a data blob named `name` (inline) holding `payload` to `out`:
 /// one blob record if the payload fits ([`part_capacity`]), otherwise a

@@ -403,6 +403,8 @@ impl<'r, W: Write> Collector<'r, W> {
             buffer_bytes_touched: shared.buffers.ring.leased_frontier() as u64 * 8,
             threads: shared.thread_count(),
             samples: 0,
+            alloc_samples: 0,
+            alloc_untracked: 0,
             ticks_per_second: self.ticks_per_second,
             late_records_dropped: crate::state::control::LATE.swap(0, Ordering::Relaxed),
             helper_sched_failures: crate::helpers::take_sched_failures(),

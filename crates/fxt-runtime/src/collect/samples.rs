@@ -14,11 +14,14 @@
 
 use fxt_format::encode::header::{blob_name_and_type, record_type, record_words};
 use fxt_format::encode::{BlobType, ThreadRef};
-use fxt_format::samples::{ModuleEntry, Modules, SAMPLE_NAME};
+use fxt_format::samples::{ModuleEntry, Modules, ALLOC_NAME, SAMPLE_NAME};
 
 /// The name field of a blob named `fxt.sample` inline (bit 15: inline,
 /// then the length).
 const SAMPLE_NAME_REF: u16 = 0x8000 | SAMPLE_NAME.len() as u16;
+/// The name field of a blob named `fxt.alloc` inline (a sampled
+/// allocation's stack is named from the same modules).
+const ALLOC_NAME_REF: u16 = 0x8000 | ALLOC_NAME.len() as u16;
 
 /// The samples a collector has written.
 #[derive(Debug, Default)]
@@ -44,10 +47,16 @@ impl SampleTap {
                 return;
             }
             let blob = h & 0xf == record_type::BLOB;
-            if blob && blob_name_and_type(h) == (SAMPLE_NAME_REF, BlobType::Data.value()) {
+            let (name, ty) = blob_name_and_type(h);
+            let data = blob && ty == BlobType::Data.value();
+            if data && name == SAMPLE_NAME_REF {
                 self.seen += 1;
                 #[cfg(feature = "symbolize")]
                 self.keep(&words[i..i + size]);
+            } else if data && name == ALLOC_NAME_REF {
+                // The modules name the stacks; readers resolve them (the
+                // `symbolize` feature names CPU samples only).
+                self.seen += 1;
             }
             i += size;
         }

@@ -30,6 +30,7 @@
 //! session disarms itself.
 
 mod alt_stack;
+mod capture;
 mod record;
 mod source;
 mod unwind;
@@ -41,6 +42,10 @@ use std::sync::{Mutex, Once};
 
 use crate::callsite::{gate_token, GEN_MASK, INLINE};
 use crate::ring::Cursor;
+pub(crate) use capture::{
+    forget_after_fork as forget_capture_after_fork, prepare as prepare_capture,
+    release as release_capture,
+};
 pub(crate) use source::SourceKind;
 use unwind::{Cache, Modules, Regs, MAX_FRAMES};
 
@@ -160,6 +165,23 @@ pub(crate) struct Counts {
     pub(crate) dropped: u64,
 }
 
+/// The calling thread's stack, innermost first, from a normal context
+/// (an allocation hook; see [`capture`]): the frame count, the walk and
+/// whether it stopped early. Allocation-free and lock-free.
+#[inline(always)]
+pub(crate) fn capture_stack(
+    out: &mut [u64; fxt_format::samples::MAX_FRAMES],
+) -> (usize, fxt_format::samples::Walk, bool) {
+    let (n, method, truncated) = capture::capture(out);
+    (n, record::walk(method), truncated)
+}
+
+/// Makes the module list the unwinder uses name the objects loaded now
+/// (a session that samples allocations but not the CPU).
+pub(crate) fn refresh_unwind_modules() {
+    refresh_modules();
+}
+
 /// Stops sampling `generation`: no handler writes for it after this
 /// returns, except one already past its check (the finish's grace period
 /// covers it, as for events), and every source is closed.
@@ -274,7 +296,7 @@ pub(crate) fn arm_thread(
         return None;
     }
     disarm_thread();
-    let stack = stack_bounds()?;
+    let stack = crate::stack::current_stack().map(|s| (s.start, s.end))?;
     // A library loaded or unloaded since the list was made (a plugin
     // reloaded): this thread may run its code.
     refresh_modules();
@@ -399,23 +421,6 @@ extern "C" fn forget_after_fork() {
 fn report_once(e: &std::io::Error) {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| eprintln!("fxt: cannot sample this thread's CPU time: {e}"));
-}
-
-/// The calling thread's stack (`[low, high)`).
-fn stack_bounds() -> Option<(u64, u64)> {
-    // SAFETY: `attr` is initialized by `pthread_getattr_np` before it is
-    // read and destroyed after; the out-pointers are valid.
-    unsafe {
-        let mut attr: libc::pthread_attr_t = core::mem::zeroed();
-        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
-            return None;
-        }
-        let mut addr: *mut libc::c_void = core::ptr::null_mut();
-        let mut size: libc::size_t = 0;
-        let r = libc::pthread_attr_getstack(&attr, &mut addr, &mut size);
-        libc::pthread_attr_destroy(&mut attr);
-        (r == 0).then(|| (addr as u64, addr as u64 + size as u64))
-    }
 }
 
 fn install_handler() {

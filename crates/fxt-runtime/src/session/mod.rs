@@ -283,7 +283,7 @@ fn finish_locked(
         // Already finished (by the panic hook).
         return Ok(stats.clone());
     }
-    let samples = stop(shared);
+    let (samples, allocs) = stop(shared);
     let written = match &target {
         Target::Configured => Some(shared.settings.output.clone()),
         Target::Path(p) => Some(p.to_path_buf()),
@@ -292,6 +292,8 @@ fn finish_locked(
     let result = write_out(shared, target).map(|mut stats| {
         stats.output = written;
         stats.samples = samples;
+        stats.alloc_samples = allocs.taken;
+        stats.alloc_untracked = allocs.untracked;
         stats
     });
     if shared.settings.recorded {
@@ -312,10 +314,11 @@ fn finish_locked(
 }
 
 /// Disables the session (if it is still the live one) and waits out the
-/// grace period. Returns the CPU samples taken (their drops are counted
-/// with the session's).
-fn stop(shared: &Arc<Shared>) -> u64 {
+/// grace period. Returns the CPU samples taken and what allocation
+/// sampling did (their drops are counted with the session's).
+fn stop(shared: &Arc<Shared>) -> (u64, crate::alloc::Counts) {
     let mut samples = None;
+    let mut allocs = false;
     {
         let mut ctl = control();
         if ctl.current.as_ref().is_some_and(|c| Arc::ptr_eq(c, shared)) {
@@ -323,6 +326,7 @@ fn stop(shared: &Arc<Shared>) -> u64 {
             ACTIVE.store(false, Ordering::Relaxed);
             callsite::reset_all(&ctl, 0);
             samples = sample::stop(shared.generation);
+            allocs = crate::alloc::stop(shared.generation);
         }
     }
     // The prefaulter stops within one slice.
@@ -336,10 +340,15 @@ fn stop(shared: &Arc<Shared>) -> u64 {
     thread::detach_current(shared);
     // After the grace period: a handler that was writing has finished.
     let samples = samples.map(|_| sample::counts()).unwrap_or_default();
+    let allocs = if allocs {
+        crate::alloc::counts()
+    } else {
+        crate::alloc::Counts::default()
+    };
     shared
         .orphan_dropped
-        .fetch_add(samples.dropped, Ordering::Relaxed);
-    samples.taken
+        .fetch_add(samples.dropped + allocs.dropped, Ordering::Relaxed);
+    (samples.taken, allocs)
 }
 
 /// Writes the trace of a stopped session.

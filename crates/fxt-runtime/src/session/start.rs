@@ -109,6 +109,7 @@ pub(crate) fn start_recording(
             .clone()
             .unwrap_or_else(|| pname.clone()),
         sample_hz: config.sample_hz,
+        alloc_sample_bytes: config.alloc_sample_bytes,
     };
     let buffers = make_buffers(&plan, &config, &settings, &clock, drained)?;
     let shared = Arc::new(Shared {
@@ -128,12 +129,13 @@ pub(crate) fn start_recording(
         .buffers
         .durable
         .name_process(shared.settings.pid, &pname);
-    if shared.settings.sample_hz > 0 && shared.settings.crash_safe {
+    let stacks = shared.settings.sample_hz > 0 || shared.settings.alloc_sample_bytes > 0;
+    if stacks && shared.settings.crash_safe {
         durable_modules(&shared);
     }
     spawn_helpers(&shared, &config, file)?;
     let shared = publish(ctl, shared, &config);
-    if shared.settings.sample_hz > 0 {
+    if stacks {
         thread::join_current(shared.generation);
     }
     if let Some(sig) = config.snapshot_signal {
@@ -431,6 +433,16 @@ fn publish(mut ctl: MutexGuard<'_, Control>, shared: Arc<Shared>, config: &Confi
             shared.clock.use_tsc,
             shared.settings.crash_safe,
             shared.settings.pid,
+        );
+    }
+    if shared.settings.alloc_sample_bytes > 0 {
+        // Before the call sites are enabled, as for CPU samples.
+        crate::alloc::start(
+            shared.generation,
+            shared.settings.alloc_sample_bytes,
+            shared.settings.pid,
+            shared.clock.use_tsc,
+            shared.settings.crash_safe,
         );
     }
     ctl.current = Some(shared.clone());

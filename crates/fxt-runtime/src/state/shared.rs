@@ -141,6 +141,8 @@ pub(crate) struct Settings {
     pub(crate) provider_name: String,
     /// CPU samples per second of each thread's CPU time (0: off).
     pub(crate) sample_hz: u32,
+    /// Mean bytes between sampled allocations (0: off).
+    pub(crate) alloc_sample_bytes: u64,
 }
 
 /// What a drained session's streamer has written, between two passes.

@@ -67,6 +67,10 @@ pub(crate) struct Writer {
     /// The thread's CPU samples are armed for this session (its gate opens
     /// for them even when the hot path may not write; see `crate::sample`).
     sampled: bool,
+    /// The session samples allocations: the thread's gate opens for them
+    /// as for CPU samples, and the thread can capture its stack
+    /// (`crate::alloc`).
+    alloc_sampled: bool,
 }
 
 impl Writer {
@@ -84,6 +88,7 @@ impl Writer {
             counters: None,
             name: None,
             sampled: false,
+            alloc_sampled: false,
         }
     }
 
@@ -111,6 +116,10 @@ impl Writer {
             self.sampled = false;
         }
         self.release_lease();
+        if self.alloc_sampled {
+            sample::release_capture();
+            self.alloc_sampled = false;
+        }
         self.hold = Hold::new();
         self.shared = None;
         self.counters = None;
@@ -163,6 +172,10 @@ impl Writer {
             if let Some(kind) = kind {
                 s.sampled_threads[source_index(kind)].fetch_add(1, Ordering::Relaxed);
             }
+        }
+        if s.settings.alloc_sample_bytes > 0 && !state::forked() {
+            sample::prepare_capture();
+            self.alloc_sampled = true;
         }
         self.shared = Some(s);
         true
@@ -228,7 +241,7 @@ impl Writer {
             return;
         }
         if self.inline_thread || self.crash_safe {
-            if self.sampled {
+            if self.sampled || self.alloc_sampled {
                 local
                     .cursor
                     .set_token(sample::sample_token(self.generation));
@@ -251,6 +264,9 @@ impl Drop for Writer {
             sample::disarm_thread();
         }
         self.release_lease();
+        if self.alloc_sampled {
+            sample::release_capture();
+        }
     }
 }
 

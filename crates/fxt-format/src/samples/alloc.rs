@@ -1,0 +1,323 @@
+//! `fxt.alloc`: one sampled allocation, or the free of a sampled block,
+//! written by the allocating (freeing) thread into its own ring chunk
+//! (issue 45).
+//!
+//! Allocations are sampled by bytes: the allocator wrapper draws the bytes
+//! to the next sample from an exponential distribution of mean `mean`, so
+//! an allocation of `size` bytes is sampled with probability
+//! `1 - exp(-size / mean)` and a sample stands for
+//! `size / (1 - exp(-size / mean))` bytes ([`AllocRecord::estimated_bytes`]),
+//! whatever the sizes (tcmalloc's and heapprofd's estimator).
+//!
+//! A blob record (type 5, blob type 1) named inline `fxt.alloc` (inline:
+//! the allocator hook never touches the string table). Payload words:
+//!
+//! | word | content |
+//! |---|---|
+//! | 0 | timestamp in trace ticks (the trace's clock, as events) |
+//! | 1 | process koid (pid) |
+//! | 2 | thread koid (tid) |
+//! | 3 | the block's address |
+//! | 4 | the block's size in bytes (as the program asked: `Layout::size`) |
+//! | 5 | the sampling mean in bytes (`Config::alloc_sample_bytes`) |
+//! | 6 | bits `[0 .. 15]` frame count N (at most [`MAX_FRAMES`]); `[16 .. 23]` the [`Walk`]; `[24]` truncated; `[32 .. 39]` the [`AllocKind`]; `[40]` untracked; the rest 0 |
+//! | 7 .. 7+N | code addresses, innermost first (as in `fxt.sample`) |
+//! | 7 .. | walk [`Walk::RawStack`] only (N is 0): a [raw stack](super::raw_stack), the registers and a copy of the stack, for the reader to unwind (as in `fxt.sample`) |
+//!
+//! A free has no frames (N = 0, walk 3) and names the block by address: a
+//! reader pairs it with the latest allocation of that address in the same
+//! process. *Untracked* (bit 40) marks an allocation whose free will not
+//! be recorded: the wrapper's table of live sampled blocks was full (it
+//! counts these too), so a reader cannot tell whether it is still live.
+
+use super::payload::PayloadReader;
+use super::raw_stack::{RawStack, RawStackRecord};
+use super::sample::{Walk, MAX_FRAMES};
+use super::{SamplesError, ALLOC_NAME};
+use crate::encode::header::{self, record_type};
+use crate::encode::stream::stream_words;
+use crate::encode::{check_record_words, Encode, EncodeError, StringRef, WordWriter};
+
+/// Payload word holding the timestamp (what a retiming pass rewrites).
+#[cfg(feature = "decode")]
+pub(crate) const TIMESTAMP_WORD: u64 = 0;
+
+/// Words of the payload before the addresses.
+const FIXED_WORDS: usize = 7;
+
+/// Bits of the shape word a decoder accepts set.
+const SHAPE_BITS: u64 = 0x1ff_01ff_ffff;
+
+/// What an `fxt.alloc` record says happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AllocKind {
+    /// A sampled allocation (or the new block of a sampled `realloc`).
+    Alloc,
+    /// The free of a sampled block (or the old block of a `realloc`).
+    Free,
+}
+
+impl AllocKind {
+    /// The 8-bit value of the field.
+    pub const fn value(self) -> u8 {
+        match self {
+            Self::Alloc => 1,
+            Self::Free => 2,
+        }
+    }
+
+    /// The kind for a field value.
+    pub const fn from_value(value: u8) -> Option<Self> {
+        match value {
+            1 => Some(Self::Alloc),
+            2 => Some(Self::Free),
+            _ => None,
+        }
+    }
+}
+
+/// One sampled allocation or free, ready to encode: allocation-free and
+/// panic-free, so an allocator hook can write it into the words it
+/// reserved ([`Alloc::word_len_for`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Alloc<'a> {
+    /// Timestamp in trace ticks.
+    pub timestamp: u64,
+    /// Process koid.
+    pub pid: u64,
+    /// Thread koid.
+    pub tid: u64,
+    /// The block's address.
+    pub address: u64,
+    /// The block's size in bytes.
+    pub size: u64,
+    /// The sampling mean in bytes.
+    pub mean: u64,
+    /// Allocation or free.
+    pub kind: AllocKind,
+    /// The free of this block will not be recorded.
+    pub untracked: bool,
+    /// How the stack was walked.
+    pub walk: Walk,
+    /// Whether the walk stopped before the outermost frame.
+    pub truncated: bool,
+    /// Code addresses, innermost first (at most [`MAX_FRAMES`]; empty
+    /// with a raw stack).
+    pub frames: &'a [u64],
+    /// The registers and a copy of the stack, for the reader to unwind
+    /// (then `walk` is [`Walk::RawStack`] and `frames` empty).
+    pub raw_stack: Option<RawStack<'a>>,
+}
+
+impl Alloc<'_> {
+    /// Words of an alloc record with `frames` addresses (header, inline
+    /// name, payload).
+    pub const fn word_len_for(frames: usize) -> usize {
+        1 + stream_words(ALLOC_NAME.len()) + FIXED_WORDS + frames
+    }
+
+    /// Words of an alloc record with a raw stack of `arch` and
+    /// `stack_words` words.
+    pub const fn word_len_raw(arch: super::Arch, stack_words: usize) -> usize {
+        Self::word_len_for(0) + RawStack::word_len_for(arch, stack_words)
+    }
+
+    /// Words after the fixed ones: the frames, or the raw stack.
+    fn tail_words(&self) -> Result<usize, EncodeError> {
+        match (&self.raw_stack, self.walk) {
+            (Some(raw), Walk::RawStack) if self.frames.is_empty() => raw.word_len(),
+            (None, walk) if walk != Walk::RawStack => Ok(self.frames.len()),
+            _ => Err(EncodeError::FieldOverflow(
+                "alloc stack (frames and a raw stack, or a walk that does not match)",
+            )),
+        }
+    }
+
+    fn shape(&self) -> u64 {
+        self.frames.len() as u64
+            | (u64::from(self.walk.value()) << 16)
+            | (u64::from(self.truncated) << 24)
+            | (u64::from(self.kind.value()) << 32)
+            | (u64::from(self.untracked) << 40)
+    }
+}
+
+impl Encode for Alloc<'_> {
+    fn word_len(&self) -> Result<usize, EncodeError> {
+        if self.frames.len() > MAX_FRAMES {
+            return Err(EncodeError::FieldOverflow("alloc frame count"));
+        }
+        check_record_words(Self::word_len_for(0) + self.tail_words()?)
+    }
+
+    fn encode(&self, out: &mut [u64]) -> Result<usize, EncodeError> {
+        let words = self.word_len()?;
+        let name = StringRef::Inline(ALLOC_NAME);
+        let payload_bytes = ((FIXED_WORDS + self.tail_words()?) * 8) as u64;
+        let mut w = WordWriter::new(out, words)?;
+        w.word(
+            header::record(record_type::BLOB, words)
+                | (u64::from(name.encoded()?) << 16)
+                | (payload_bytes << 32)
+                | (u64::from(crate::encode::BlobType::Data.value()) << 48),
+        )?;
+        name.write_stream(&mut w)?;
+        for word in [
+            self.timestamp,
+            self.pid,
+            self.tid,
+            self.address,
+            self.size,
+            self.mean,
+            self.shape(),
+        ] {
+            w.word(word)?;
+        }
+        for &frame in self.frames {
+            w.word(frame)?;
+        }
+        if let Some(raw) = &self.raw_stack {
+            raw.write(&mut w)?;
+        }
+        Ok(words)
+    }
+}
+
+/// A decoded `fxt.alloc` record.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct AllocRecord {
+    /// Timestamp in trace ticks.
+    pub timestamp: u64,
+    /// Process koid.
+    pub pid: u64,
+    /// Thread koid.
+    pub tid: u64,
+    /// The block's address.
+    pub address: u64,
+    /// The block's size in bytes.
+    pub size: u64,
+    /// The sampling mean in bytes.
+    pub mean: u64,
+    /// Allocation or free.
+    pub kind: AllocKind,
+    /// The free of this block will not be recorded.
+    pub untracked: bool,
+    /// How the stack was walked.
+    pub walk: Walk,
+    /// Whether the walk stopped before the outermost frame.
+    pub truncated: bool,
+    /// Code addresses, innermost first (empty for a raw stack).
+    pub frames: Vec<u64>,
+    /// The registers and stack copy of a [`Walk::RawStack`] record, for
+    /// the reader to unwind into `frames`.
+    pub raw_stack: Option<RawStackRecord>,
+}
+
+impl AllocRecord {
+    /// Decodes an `fxt.alloc` payload. Bytes after the last address are
+    /// ignored (the layout may grow by appending).
+    pub fn decode(payload: &[u8]) -> Result<Self, SamplesError> {
+        let mut r = PayloadReader::new(payload);
+        let timestamp = r.word("alloc timestamp")?;
+        let pid = r.word("alloc process koid")?;
+        let tid = r.word("alloc thread koid")?;
+        let address = r.word("alloc address")?;
+        let size = r.word("alloc size")?;
+        let mean = r.word("alloc sampling mean")?;
+        let offset = r.position();
+        let shape = r.word("alloc shape word")?;
+        if shape & !SHAPE_BITS != 0 {
+            return Err(SamplesError::ReservedBits {
+                field: "alloc shape word",
+                offset,
+                word: shape,
+            });
+        }
+        let count = (shape & 0xffff) as usize;
+        if count > MAX_FRAMES {
+            return Err(SamplesError::TooManyFrames { count });
+        }
+        let walk_value = ((shape >> 16) & 0xff) as u8;
+        let walk = Walk::from_value(walk_value).ok_or(SamplesError::UnknownWalk(walk_value))?;
+        let kind_value = ((shape >> 32) & 0xff) as u8;
+        let kind =
+            AllocKind::from_value(kind_value).ok_or(SamplesError::UnknownAllocKind(kind_value))?;
+        let raw = walk == Walk::RawStack;
+        if raw && count != 0 {
+            return Err(SamplesError::MixedSample);
+        }
+        let mut frames = Vec::with_capacity(count.min(r.remaining() / 8));
+        for _ in 0..count {
+            frames.push(r.word("alloc address")?);
+        }
+        let raw_stack = if raw {
+            Some(RawStackRecord::read(&mut r)?)
+        } else {
+            None
+        };
+        Ok(Self {
+            timestamp,
+            pid,
+            tid,
+            address,
+            size,
+            mean,
+            kind,
+            untracked: shape >> 40 & 1 == 1,
+            walk,
+            truncated: shape >> 24 & 1 == 1,
+            frames,
+            raw_stack,
+        })
+    }
+
+    /// The record with the frames a reader unwound from its raw stack (the
+    /// raw stack dropped, `walk` now [`Walk::UnwindTables`]).
+    pub fn with_frames(mut self, frames: Vec<u64>, truncated: bool) -> Self {
+        self.frames = frames;
+        self.frames.truncate(MAX_FRAMES);
+        self.walk = Walk::UnwindTables;
+        self.truncated = truncated;
+        self.raw_stack = None;
+        self
+    }
+
+    /// The bytes this sample stands for: `size / (1 - exp(-size / mean))`
+    /// (see the module docs), at least `size`; `size` itself when the
+    /// mean is 0 (every allocation recorded).
+    pub fn estimated_bytes(&self) -> f64 {
+        estimated_bytes(self.size, self.mean)
+    }
+}
+
+/// The bytes a sampled allocation of `size` bytes stands for at sampling
+/// mean `mean` (see the module docs).
+pub fn estimated_bytes(size: u64, mean: u64) -> f64 {
+    if mean == 0 || size == 0 {
+        return size as f64;
+    }
+    let ratio = size as f64 / mean as f64;
+    // -expm1(-x) = 1 - exp(-x), exact for small x.
+    let p = -(-ratio).exp_m1();
+    if p > 0.0 {
+        (size as f64 / p).max(size as f64)
+    } else {
+        mean as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn estimate_is_the_mean_for_small_blocks_and_the_size_for_large() {
+        assert!((estimated_bytes(1, 4096) - 4096.5).abs() < 0.01);
+        assert_eq!(estimated_bytes(1 << 30, 4096), (1u64 << 30) as f64);
+        assert_eq!(estimated_bytes(100, 0), 100.0);
+        assert_eq!(estimated_bytes(0, 4096), 0.0);
+        // size = mean: size / (1 - 1/e).
+        let e = estimated_bytes(4096, 4096);
+        assert!((e - 4096.0 / (1.0 - (-1f64).exp())).abs() < 1e-6, "{e}");
+    }
+}

@@ -1,0 +1,118 @@
+//! The live sampled blocks: a fixed-size lock-free table of addresses, so
+//! that the free of a sampled block (and only of one) is recorded.
+//!
+//! Open addressing in buckets of [`BUCKET`] slots (one cache line): an
+//! address may sit in any slot of its bucket, so a lookup reads one cache
+//! line and an insert claims an empty slot with one CAS. A bucket with no
+//! empty slot refuses the insert: the allocation is recorded *untracked*
+//! (its free will not be), and counted ([`super::Counts::untracked`]) —
+//! never silently. No allocation, no lock: callable from the allocator.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+/// Slots of the table: 64 Ki addresses (512 KiB of zeroed static memory,
+/// touched only where blocks are sampled).
+const SLOTS: usize = 1 << 16;
+/// Slots of a bucket (64 bytes).
+const BUCKET: usize = 8;
+/// An empty slot (no block lives at address 0).
+const EMPTY: u64 = 0;
+
+#[repr(align(64))]
+struct Bucket([AtomicU64; BUCKET]);
+
+#[allow(clippy::declare_interior_mutable_const)]
+const EMPTY_BUCKET: Bucket = Bucket([const { AtomicU64::new(EMPTY) }; BUCKET]);
+
+static TABLE: [Bucket; SLOTS / BUCKET] = [EMPTY_BUCKET; SLOTS / BUCKET];
+
+/// The bucket of `address` (Fibonacci hashing of the address without its
+/// alignment bits).
+fn bucket(address: u64) -> &'static Bucket {
+    let h = (address >> 4).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    &TABLE[(h >> (64 - (SLOTS / BUCKET).trailing_zeros())) as usize]
+}
+
+/// Records `address` as a live sampled block; `false`: its bucket is full
+/// (the block is not tracked).
+pub(crate) fn insert(address: u64) -> bool {
+    if address == EMPTY {
+        return false;
+    }
+    for slot in &bucket(address).0 {
+        // Relaxed: the table holds addresses only; no other memory is
+        // published through it. An address is inserted by the thread that
+        // got the block and removed by the one that frees it, which the
+        // program orders (a block is freed after it is allocated).
+        if slot
+            .compare_exchange(EMPTY, address, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+        {
+            return true;
+        }
+    }
+    false
+}
+
+/// Removes `address` if it is a live sampled block; whether it was.
+#[inline]
+pub(crate) fn remove(address: u64) -> bool {
+    if address == EMPTY {
+        return false;
+    }
+    for slot in &bucket(address).0 {
+        // Relaxed: see `insert`. Only the freeing thread removes an
+        // address (a block is freed once), so the CAS succeeds when the
+        // load saw it.
+        if slot.load(Ordering::Relaxed) == address
+            && slot
+                .compare_exchange(address, EMPTY, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            return true;
+        }
+    }
+    false
+}
+
+/// Empties the table (a new session: blocks of an earlier one are not
+/// its own).
+pub(crate) fn clear() {
+    for b in &TABLE {
+        for slot in &b.0 {
+            slot.store(EMPTY, Ordering::Relaxed);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Addresses of one bucket fill it, the next is refused, and a removal
+    /// makes room; other addresses are unaffected. (One test: the table
+    /// is process-global.)
+    #[test]
+    fn a_full_bucket_refuses_and_a_removal_makes_room() {
+        // Find BUCKET + 1 addresses that hash to one bucket.
+        let target = bucket(0x1000) as *const Bucket;
+        let same: Vec<u64> = (1..)
+            .map(|i: u64| 0x1000 + i * 16)
+            .filter(|&a| core::ptr::eq(bucket(a), target))
+            .take(BUCKET + 1)
+            .collect();
+        for &a in &same[..BUCKET] {
+            assert!(insert(a), "{a:#x}");
+        }
+        assert!(!insert(same[BUCKET]), "the bucket is full");
+        assert!(!remove(same[BUCKET]), "never inserted");
+        assert!(remove(same[3]));
+        assert!(!remove(same[3]), "removed once");
+        assert!(insert(same[BUCKET]));
+        assert!(!insert(0), "address 0 is never tracked");
+        for &a in same.iter().filter(|&&a| a != same[3]) {
+            assert!(remove(a), "{a:#x}");
+        }
+        clear();
+    }
+}

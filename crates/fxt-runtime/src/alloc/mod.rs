@@ -1,0 +1,280 @@
+//! Where the memory went (issue 45): [`Sampled`], a global allocator
+//! wrapper that samples allocations by bytes while a session asks for it
+//! ([`crate::Config::alloc_sample_bytes`], `FXT_ALLOC_SAMPLE`).
+//!
+//! ```no_run
+//! #[global_allocator]
+//! static A: fxt_runtime::alloc::Sampled<std::alloc::System> =
+//!     fxt_runtime::alloc::Sampled::new(std::alloc::System);
+//! ```
+//!
+//! # Cost
+//!
+//! With no session sampling allocations, an allocation or free costs one
+//! relaxed load of a global word and a branch besides the inner
+//! allocator's. Sampling, an allocation also counts its bytes down on a
+//! `const` thread local ([`countdown`]); a free looks its address up in
+//! the table of live sampled blocks ([`live`], one cache line). Only a
+//! sampled allocation (one per mean bytes, on average) walks the stack
+//! and writes records ([`hook`]).
+//!
+//! # What is recorded
+//!
+//! Each sampled allocation is an `fxt.alloc` record (size, address, the
+//! stack, the mean) on the allocating thread's timeline; the free of a
+//! sampled block (or its move by `realloc`) is one too, so a reader knows
+//! which sampled blocks are live at any moment; after each, a counter
+//! event `fxt`/`heap` (argument `live_bytes`) gives the process's
+//! estimated live bytes. A thread records allocations once it records in
+//! the session (its first event; the thread that starts the session from
+//! the start): before that, and while its gate is shut (mid-record, in
+//! its slow path), a sampled allocation is dropped and counted in
+//! `Stats::records_dropped`.
+//!
+//! # Safety where allocators are hard
+//!
+//! * fxt's own allocations inside the hook: a re-entrancy guard passes
+//!   them through unsampled; the hook itself allocates nothing.
+//! * `fork`: the child samples nothing (a `pthread_atfork` child handler
+//!   turns sampling off without a lock).
+//! * Threads that exit: the countdown and guard are `const` thread locals
+//!   without destructors, so an allocation in a thread-local destructor
+//!   works (and is dropped, counted, once the thread's writer is gone).
+//! * Blocks allocated before the session (or while it was not sampling)
+//!   are not in the live table: their frees record nothing.
+//! * `realloc`: the old block, if sampled, is recorded freed; the new one
+//!   is sampled as an allocation of its new size.
+//! * Zero-size and over-aligned layouts go to the inner allocator as they
+//!   are; the record keeps the size asked for.
+//! * A signal handler that allocates: it runs the same lock-free path; if
+//!   it interrupted the hook (guard) or a record (the gate is busy), its
+//!   allocation is not sampled or its record is dropped and counted.
+
+mod countdown;
+mod hook;
+mod live;
+
+use core::alloc::{GlobalAlloc, Layout};
+use core::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering};
+use std::sync::Once;
+
+/// A global allocator that forwards to `A` and samples allocations while
+/// a session asks for it (see the module docs).
+#[derive(Debug, Default)]
+pub struct Sampled<A> {
+    inner: A,
+}
+
+impl<A> Sampled<A> {
+    /// Wraps `inner` (any `GlobalAlloc`: the system allocator, mimalloc,
+    /// jemalloc).
+    pub const fn new(inner: A) -> Self {
+        Sampled { inner }
+    }
+
+    /// The wrapped allocator.
+    pub const fn inner(&self) -> &A {
+        &self.inner
+    }
+}
+
+/// The sampling session's generation (0: not sampling). The one word the
+/// allocation path reads when nothing samples.
+static GENERATION: AtomicU32 = AtomicU32::new(0);
+/// Its settings, written before [`GENERATION`] is published.
+static MEAN: AtomicU64 = AtomicU64::new(0);
+static PID: AtomicU64 = AtomicU64::new(0);
+static USE_TSC: AtomicBool = AtomicBool::new(false);
+static CRASH_SAFE: AtomicBool = AtomicBool::new(false);
+/// Sampled allocations and frees of sampled blocks in the session, those
+/// not written, and the allocations the live table had no room for.
+static TAKEN: AtomicU64 = AtomicU64::new(0);
+static DROPPED: AtomicU64 = AtomicU64::new(0);
+static UNTRACKED: AtomicU64 = AtomicU64::new(0);
+/// Estimated live bytes of the sampled blocks (the heap counter).
+static LIVE_BYTES: AtomicI64 = AtomicI64::new(0);
+
+/// The sampling session, as the hook reads it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Active {
+    generation: u32,
+    mean: u64,
+    pid: u64,
+    use_tsc: bool,
+    crash_safe: bool,
+}
+
+impl Active {
+    /// The session's settings, read after its generation `generation`
+    /// was seen with Acquire.
+    fn read(generation: u32) -> Active {
+        Active {
+            generation,
+            mean: MEAN.load(Ordering::Relaxed),
+            pid: PID.load(Ordering::Relaxed),
+            use_tsc: USE_TSC.load(Ordering::Relaxed),
+            crash_safe: CRASH_SAFE.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Starts sampling allocations for the session of `generation` at mean
+/// `mean` bytes.
+pub(crate) fn start(generation: u32, mean: u64, pid: u64, use_tsc: bool, crash_safe: bool) {
+    static AT_FORK: Once = Once::new();
+    crate::state::fork::on_fork_child(
+        &AT_FORK,
+        forget_after_fork,
+        "a forked child may sample allocations into its parent's buffer",
+    );
+    crate::sample::refresh_unwind_modules();
+    live::clear();
+    LIVE_BYTES.store(0, Ordering::Relaxed);
+    TAKEN.store(0, Ordering::Relaxed);
+    DROPPED.store(0, Ordering::Relaxed);
+    UNTRACKED.store(0, Ordering::Relaxed);
+    MEAN.store(mean.max(1), Ordering::Relaxed);
+    PID.store(pid, Ordering::Relaxed);
+    USE_TSC.store(use_tsc, Ordering::Relaxed);
+    CRASH_SAFE.store(crash_safe, Ordering::Relaxed);
+    // Release: pairs with the slow path's Acquire load; the settings
+    // above are visible to a hook that sees the generation.
+    GENERATION.store(generation, Ordering::Release);
+}
+
+/// What a session's allocation sampling did.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Counts {
+    /// Sampled allocations and frees of sampled blocks.
+    pub(crate) taken: u64,
+    /// Records (allocations, frees, heap counters) not written.
+    pub(crate) dropped: u64,
+    /// Sampled allocations whose free is not tracked (the live table had
+    /// no room).
+    pub(crate) untracked: u64,
+}
+
+/// Stops sampling `generation` (a hook already past its check writes
+/// within the finish's grace period, as an event does).
+pub(crate) fn stop(generation: u32) -> bool {
+    GENERATION
+        .compare_exchange(generation, 0, Ordering::AcqRel, Ordering::Relaxed)
+        .is_ok()
+}
+
+/// The counts so far.
+pub(crate) fn counts() -> Counts {
+    Counts {
+        taken: TAKEN.load(Ordering::Relaxed),
+        dropped: DROPPED.load(Ordering::Relaxed),
+        untracked: UNTRACKED.load(Ordering::Relaxed),
+    }
+}
+
+/// The `fork` child handler: the child samples nothing (no lock taken).
+extern "C" fn forget_after_fork() {
+    GENERATION.store(0, Ordering::Relaxed);
+    crate::sample::forget_capture_after_fork();
+}
+
+/// After an allocation of `size` bytes at `ptr` while `generation`
+/// samples: counts the bytes down and samples the allocation when they
+/// cross the next sample point.
+#[inline(always)]
+fn after_alloc(ptr: *mut u8, size: usize, generation: u32) {
+    if !ptr.is_null() && countdown::crossed(size, generation) {
+        decide(ptr, size, generation);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn decide(ptr: *mut u8, size: usize, generation: u32) {
+    if hook::in_hook() {
+        return;
+    }
+    // Acquire: pairs with `start`'s Release store (the settings).
+    if GENERATION.load(Ordering::Acquire) != generation {
+        return;
+    }
+    let active = Active::read(generation);
+    if countdown::decide(size, generation, active.mean) {
+        hook::sampled_alloc(&active, ptr as u64, size as u64);
+    }
+}
+
+/// Before the free of the block of `size` bytes at `ptr`: records it if
+/// it is a live sampled block.
+#[inline(always)]
+fn before_free(ptr: *mut u8, size: usize, generation: u32) {
+    if live::remove(ptr as u64) {
+        freed(ptr, size, generation);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn freed(ptr: *mut u8, size: usize, generation: u32) {
+    // Acquire: as in `decide`.
+    if GENERATION.load(Ordering::Acquire) == generation {
+        hook::sampled_free(&Active::read(generation), ptr as u64, size as u64);
+    }
+}
+
+// SAFETY: every method forwards to the inner allocator with the caller's
+// arguments unchanged and returns its result unchanged; the sampling
+// around it reads the returned pointer as a number only.
+unsafe impl<A: GlobalAlloc> GlobalAlloc for Sampled<A> {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        let ptr = unsafe { self.inner.alloc(layout) };
+        // Relaxed: a flag; `decide` reads it again with Acquire.
+        let generation = GENERATION.load(Ordering::Relaxed);
+        if generation != 0 {
+            after_alloc(ptr, layout.size(), generation);
+        }
+        ptr
+    }
+
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        let ptr = unsafe { self.inner.alloc_zeroed(layout) };
+        // Relaxed: as in `alloc`.
+        let generation = GENERATION.load(Ordering::Relaxed);
+        if generation != 0 {
+            after_alloc(ptr, layout.size(), generation);
+        }
+        ptr
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // Relaxed: as in `alloc`. Before the inner free: once freed, the
+        // address may be handed out (and sampled) again on another thread.
+        let generation = GENERATION.load(Ordering::Relaxed);
+        if generation != 0 {
+            before_free(ptr, layout.size(), generation);
+        }
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.inner.dealloc(ptr, layout) }
+    }
+
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // Relaxed: as in `alloc`. The old block is recorded freed before
+        // the inner call (which may free it); a failed `realloc` leaves it
+        // recorded freed (its later free records nothing).
+        let generation = GENERATION.load(Ordering::Relaxed);
+        if generation != 0 {
+            before_free(ptr, layout.size(), generation);
+        }
+        // SAFETY: the caller's contract, passed on.
+        let new = unsafe { self.inner.realloc(ptr, layout, new_size) };
+        if generation != 0 {
+            after_alloc(new, new_size, generation);
+        }
+        new
+    }
+}
