@@ -13,10 +13,15 @@
 //!   as one `bash -e` script;
 //! - a fenced `console` block: its `$ ` lines run (the rest is output,
 //!   not compared: figures differ from machine to machine);
+//! - a fenced `sql` block: its queries run in DuckDB (PyPI `duckdb`, from
+//!   `$FXT_PYTHON` or `target/pyfxt-venv` as `cli_export.rs` finds it)
+//!   over the tables the page's commands exported, `/data/traces` read as
+//!   the page's folder `traces`; each query must return rows. Blocks in
+//!   another engine's dialect are marked not run;
 //! - either one preceded by `<!-- not run: WHY -->` is skipped, and listed
 //!   with its reason at the end of the run;
 //! - any other fence must name its language (`rust`: compiled by
-//!   `cargo test --doc` of the root crate; `text`, `sql`, `toml`, `json`:
+//!   `cargo test --doc` of the root crate; `text`, `toml`, `json`:
 //!   not commands), and an indented code block is refused (it would hide
 //!   a command from this test).
 //!
@@ -30,6 +35,8 @@
 //! the scratch folder; any other cargo command fails its block (mark it
 //! not run). Relative links between the pages (`[x](path.md#anchor)`) are
 //! checked too: the file exists and has that heading.
+
+mod cli_support;
 
 #[allow(dead_code)]
 #[path = "../../../examples/quickstart.rs"]
@@ -147,6 +154,28 @@ impl Block {
     fn script(&self) -> Option<String> {
         match self.lang.as_str() {
             "sh" | "bash" | "shell" => Some(self.text.clone()),
+            // DuckDB's dialect; the other engines' blocks are marked not
+            // run (engines.py runs them).
+            "sql" => {
+                let queries: Vec<String> = self
+                    .text
+                    .split(';')
+                    .map(str::trim)
+                    .filter(|q| !q.is_empty())
+                    .map(|q| {
+                        format!(
+                            "'{}'",
+                            q.replace("/data/traces", "traces").replace('\'', "'\\''")
+                        )
+                    })
+                    .collect();
+                Some(format!(
+                    "\"$DOC_PYTHON\" \"$DOC_DUCKDB_QUERY\" . {} > .rows.json\n\
+                     \"$DOC_PYTHON\" -c 'import json, sys; rows = json.load(open(\".rows.json\")); \
+                     sys.exit(0 if rows and all(rows) else \"a query returned no rows\")'\n",
+                    queries.join(" ")
+                ))
+            }
             "console" => {
                 let commands: Vec<&str> = self
                     .text
@@ -165,7 +194,7 @@ impl Block {
 }
 
 /// Languages a fence may name besides the command blocks'.
-const OTHER_LANGUAGES: &[&str] = &["rust", "text", "sql", "toml", "json"];
+const OTHER_LANGUAGES: &[&str] = &["rust", "text", "toml", "json"];
 
 /// The fenced blocks of a page, with their skip markers; a misuse of the
 /// conventions is an error naming its line.
@@ -310,7 +339,13 @@ fn tools(dir: &Path) -> PathBuf {
 }
 
 /// Runs one block's script in `dir`; `Err` with its output on failure.
-fn run(block: &Block, script: &str, dir: &Path, bin: &Path) -> Result<Duration, String> {
+fn run(
+    block: &Block,
+    script: &str,
+    dir: &Path,
+    bin: &Path,
+    python: Option<&Path>,
+) -> Result<Duration, String> {
     let mut path = OsString::from(bin);
     path.push(":");
     path.push(std::env::var_os("PATH").unwrap_or_default());
@@ -320,6 +355,11 @@ fn run(block: &Block, script: &str, dir: &Path, bin: &Path) -> Result<Duration, 
         .current_dir(dir)
         .env("PATH", path)
         .env("XDG_RUNTIME_DIR", dir.join("xdg"))
+        .env("DOC_PYTHON", python.unwrap_or(Path::new("python3")))
+        .env(
+            "DOC_DUCKDB_QUERY",
+            root().join("crates/fxt-cli/tests/python/duckdb_query.py"),
+        )
         .stdin(Stdio::null())
         .stdout(Stdio::from(
             std::fs::File::create(dir.join(".stdout")).unwrap(),
@@ -373,6 +413,7 @@ fn run_pages() -> ExitCode {
     std::fs::create_dir_all(&scratch).unwrap();
     let bin = tools(&scratch);
     let (mut ran, mut skipped, mut failures) = (0, Vec::new(), Vec::new());
+    let mut python: Option<PathBuf> = None;
     let mut other = 0;
     for page in pages() {
         let text = std::fs::read_to_string(root().join(&page)).expect("a page");
@@ -399,7 +440,10 @@ fn run_pages() -> ExitCode {
                 skipped.push(format!("{}: {why}", block.place()));
                 continue;
             }
-            match run(block, &script, &dir, &bin) {
+            if block.lang == "sql" && python.is_none() {
+                python = Some(cli_support::python_with(&[("duckdb", "duckdb==2.0.1")]));
+            }
+            match run(block, &script, &dir, &bin, python.as_deref()) {
                 Ok(took) => {
                     ran += 1;
                     println!(
