@@ -56,7 +56,8 @@ fn frame(n: u64, slow: f64) -> u64 {
     parse(n) ^ compact(n, slow) ^ hash(n) ^ render(n)
 }
 
-fn main() {
+/// `pub` so that `crates/fxt-cli/tests/doc_commands.rs` can run it.
+pub fn main() {
     let slow: f64 = match std::env::var("DIFF_DEMO_SLOW") {
         Ok(v) => v
             .parse()

@@ -12,7 +12,7 @@
 //!              fxt stats t.fxt
 //! ```
 //!
-//! README's "Tracing running processes" walks through it. Each request
+//! `docs/guide/running-service.md` walks through it. Each request
 //! is a duration `handle` (argument `id`) with `parse`, `compute` and
 //! `respond` inside it, on one of two worker threads; the dispatcher
 //! counts the requests in flight (counter `load`), a slow request is an

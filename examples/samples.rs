@@ -151,7 +151,8 @@ pub fn analyse(bytes: &[u8]) -> Report {
 }
 
 #[allow(dead_code)]
-fn main() {
+/// `pub` so that `crates/fxt-cli/tests/doc_commands.rs` can run it.
+pub fn main() {
     let session = fxt::start_from_env().expect("start");
     let hz: u64 = std::env::var("FXT_SAMPLE_HZ")
         .ok()

@@ -98,7 +98,8 @@ fn json_str(s: &str) -> String {
     o
 }
 
-fn main() -> ExitCode {
+/// `pub` so that `crates/fxt-cli/tests/doc_commands.rs` can run it.
+pub fn main() -> ExitCode {
     let args = match parse_args() {
         Ok(a) => a,
         Err(e) => {

@@ -10,11 +10,12 @@
 #
 #   scripts/build-weight.sh              # both programs, cold
 #   FEATURES=symbolize scripts/build-weight.sh   # fxt with a feature on
-#   WRITE_README=1 scripts/build-weight.sh        # also rewrites README's table
+#   WRITE=1 scripts/build-weight.sh      # also rewrites the guide's table
 #
 # Downloads are fetched before the timed builds, so the figures are
-# compilation only. README's table (Layout, "What depending on fxt
-# costs") is this script's output.
+# compilation only. The table of docs/guide/dependency.md ("What it costs
+# to build") is this script's output (WRITE_README=1, its old name, works
+# too).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
@@ -102,8 +103,8 @@ table=$(
 )
 echo
 echo "$table"
-if [ -n "${WRITE_README:-}" ]; then
-    TABLE="$table" python3 - "$root/README.md" <<'PY'
+if [ -n "${WRITE:-}${WRITE_README:-}" ]; then
+    TABLE="$table" python3 - "$root/docs/guide/dependency.md" <<'PY'
 import os, re, sys
 path = sys.argv[1]
 text = open(path).read()
@@ -111,7 +112,7 @@ begin, end = "<!-- build-weight: regenerate with scripts/build-weight.sh -->", "
 i, j = text.index(begin) + len(begin), text.index(end)
 open(path, "w").write(text[:i] + "\n" + os.environ["TABLE"] + "\n" + text[j:])
 PY
-    echo "README.md: table rewritten"
+    echo "docs/guide/dependency.md: table rewritten"
 fi
 echo
 echo "duplicated dependencies of the fxt program (cargo tree -d):"

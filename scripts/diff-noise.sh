@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fxt diff's noise on real runs of examples/diff_demo.rs (README, `fxt diff`):
+# fxt diff's noise on real runs of examples/diff_demo.rs (docs/guide/compare.md):
 #  - false alarms: PAIRS pairs of two sets of RUNS (5) unchanged runs, diffed at
 #    --fail-above 10 (default 95% confidence): how many exit 1, and how
 #    many call any name significant at all;

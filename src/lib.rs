@@ -465,3 +465,23 @@ macro_rules! trace_blob {
 
 #[cfg(feature = "tracing")]
 pub mod tracing_layer;
+
+/// README's and the guide's Rust blocks compile (`cargo test --doc`), each
+/// page with the features its blocks use. `docs/guide/tasks.md` is not
+/// among them: its blocks are fragments of a Tokio program.
+#[cfg(doctest)]
+mod doc_pages {
+    #[doc = include_str!("../README.md")]
+    struct Readme;
+
+    #[doc = include_str!("../docs/guide/running-service.md")]
+    struct RunningService;
+
+    #[cfg(feature = "tracing")]
+    #[doc = include_str!("../docs/guide/instrument.md")]
+    struct Instrument;
+
+    #[cfg(feature = "sync")]
+    #[doc = include_str!("../docs/guide/locks.md")]
+    struct Locks;
+}

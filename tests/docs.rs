@@ -1,5 +1,5 @@
-//! The documentation says what the code does: README's environment table
-//! lists exactly the `FXT_*` variables the code reads, and
+//! The documentation says what the code does: the environment table of
+//! `docs/guide/configuration.md` lists exactly the `FXT_*` variables the code reads, and
 //! `docs/ARCHITECTURE.md` lists the engine's modules in the order of
 //! `crates/fxt-runtime/tests/layers.rs`'s `LAYERS`. Both read the files
 //! themselves, so a variable or a module added without its line fails here.
@@ -76,19 +76,23 @@ fn variables_read() -> BTreeSet<String> {
     names_in(&dirs.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
-/// The variables of README's environment table (the table whose first
-/// column is `variable`), and of such tables in the user guides
-/// (`docs/guide/*.md`: a feature's guide documents its own variables).
-fn readme_variables() -> BTreeSet<String> {
-    let readme = read("README.md");
-    let mut names = table_variables(&readme);
-    assert!(!names.is_empty(), "README has no `| variable |` table");
-    if let Ok(guides) = std::fs::read_dir(root().join("docs/guide")) {
-        for guide in guides {
-            let path = guide.unwrap().path();
-            if path.extension().is_some_and(|e| e == "md") {
-                names.extend(table_variables(&std::fs::read_to_string(path).unwrap()));
-            }
+/// The guide's page of every setting.
+const CONFIGURATION: &str = "docs/guide/configuration.md";
+
+/// The variables of the configuration page's environment table (the table
+/// whose first column is `variable`), and of such tables in the other
+/// guide pages (`docs/guide/*.md`: a feature's page documents its own
+/// variables).
+fn documented_variables() -> BTreeSet<String> {
+    let mut names = table_variables(&read(CONFIGURATION));
+    assert!(
+        !names.is_empty(),
+        "{CONFIGURATION} has no `| variable |` table"
+    );
+    for page in std::fs::read_dir(root().join("docs/guide")).unwrap() {
+        let path = page.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            names.extend(table_variables(&std::fs::read_to_string(path).unwrap()));
         }
     }
     names
@@ -107,9 +111,9 @@ fn table_variables(text: &str) -> BTreeSet<String> {
 }
 
 #[test]
-fn readme_lists_every_environment_variable_the_code_reads() {
+fn the_configuration_page_lists_every_environment_variable_the_code_reads() {
     let read = variables_read();
-    let listed = readme_variables();
+    let listed = documented_variables();
     // The scan must find the settings every session reads, as written in
     // `config.rs` (a tuple list) and `output.rs` (a constant).
     for name in ["FXT_OUTPUT", "FXT_DRAIN", "FXT_RECORD"] {
@@ -118,7 +122,7 @@ fn readme_lists_every_environment_variable_the_code_reads() {
     let missing: Vec<_> = read.difference(&listed).collect();
     assert!(
         missing.is_empty(),
-        "read by fxt, not in README's (or a guide's) table: {missing:?}"
+        "read by fxt, not in {CONFIGURATION}'s table (or a guide page's): {missing:?}"
     );
     // Beyond those, the table may name the test suite's own knobs
     // (`FXT_PYTHON`), as long as some code still reads them.
@@ -126,7 +130,7 @@ fn readme_lists_every_environment_variable_the_code_reads() {
     let stale: Vec<_> = listed.difference(&anywhere).collect();
     assert!(
         stale.is_empty(),
-        "in README's table, read by no code: {stale:?}"
+        "in {CONFIGURATION}'s table, read by no code: {stale:?}"
     );
 }
 

@@ -1,6 +1,7 @@
-//! Argument value types (README's table): each decodes to the documented
-//! FXT argument, through records written at once (`trace_instant!`) and
-//! through records written when a scope ends (`trace_duration_scope!`,
+//! Argument value types (docs/guide/instrument.md's table): each decodes
+//! to the documented FXT argument, through records written at once
+//! (`trace_instant!`) and through records written when a scope ends
+//! (`trace_duration_scope!`,
 //! `#[trace_duration]`), whose values are captured at the start.
 #![deny(warnings, clippy::all)]
 

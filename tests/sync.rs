@@ -555,7 +555,7 @@ fn forked_child_locks_and_records_nothing() {
 
 #[test]
 fn a_lock_is_as_large_as_readme_says() {
-    // README: "80 bytes for a `Mutex<()>`" (name, counts, episode).
+    // docs/guide/locks.md: "80 bytes for a `Mutex<()>`" (name, counts, episode).
     assert!(std::mem::size_of::<Mutex<()>>() <= 80);
     assert!(std::mem::size_of::<RwLock<()>>() <= 80);
 }

@@ -5,8 +5,8 @@
 //! The runs are synthetic, built with `fxt_format::encode` from seeded
 //! random durations (a skewed, log-normal spread with a long tail, and a
 //! per-run offset as a machine's state gives), so the verdicts do not
-//! depend on the load of the machine running the tests. README's noise
-//! figures come from real runs (`scripts/diff-noise.sh`).
+//! depend on the load of the machine running the tests. The guide's noise
+//! figures (docs/guide/compare.md) come from real runs (`scripts/diff-noise.sh`).
 
 mod cli_support;
 use cli_support::*;

@@ -93,7 +93,7 @@ fn stats(file: &Path) -> Value {
     serde_json::from_str(&stdout(&out)).unwrap()
 }
 
-/// The text form `fxt export` gives an argument (README).
+/// The text form `fxt export` gives an argument (docs/guide/query.md, "Arguments").
 fn text(v: &DValue) -> Value {
     match v {
         DValue::Null | DValue::Unknown { .. } => Value::Null,

@@ -1,4 +1,4 @@
-//! README's walkthrough of "Tracing running processes", as a newcomer
+//! The guide's walkthrough of `docs/guide/running-service.md`, as a newcomer
 //! types it: the provider example (`examples/provider.rs`) serving in one
 //! terminal, `fxt trace list`, `start`, `snapshot -o now.fxt`,
 //! `stop -o t.fxt` and `fxt stats t.fxt` in another, each terminal in a
@@ -218,5 +218,5 @@ fn main() {
         serve();
     }
     walkthrough();
-    println!("test README's walkthrough of the provider example ... ok");
+    println!("test the guide's walkthrough of the provider example ... ok");
 }

@@ -1,5 +1,6 @@
-//! Argument values of every type README's table lists, in every macro
-//! form that takes arguments, by value and by reference.
+//! Argument values of every type the table of docs/guide/instrument.md
+//! lists, in every macro form that takes arguments, by value and by
+//! reference.
 #![deny(warnings)]
 
 use std::borrow::Cow;

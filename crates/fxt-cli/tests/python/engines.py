@@ -1,13 +1,14 @@
-"""Runs README's "same query in three engines" in DuckDB, ClickHouse (chDB)
+"""Runs the guide's "same query in three engines" (docs/guide/query.md) in DuckDB, ClickHouse (chDB)
 and Spark SQL (PySpark) over the tables of `fxt export parquet`, and fails
 unless the three agree. Run by hand (PySpark needs a Java runtime):
 
     pip install duckdb==2.0.1 chdb pyspark
     python3 crates/fxt-cli/tests/python/engines.py DIR
 
-The queries are read from README.md (its three ```sql blocks under "The
-same query in three engines", in the order DuckDB, ClickHouse, Spark SQL),
-with `/data/traces` replaced by DIR, so what README shows is what runs.
+The queries are read from docs/guide/query.md (its three ```sql blocks
+under "The same query in three engines", in the order DuckDB, ClickHouse,
+Spark SQL), with `/data/traces` replaced by DIR, so what the guide shows
+is what runs.
 """
 
 import csv
@@ -17,10 +18,11 @@ import re
 import sys
 
 
-def readme_queries():
+def guide_queries():
     here = os.path.dirname(os.path.abspath(__file__))
-    readme = open(os.path.join(here, "..", "..", "..", "..", "README.md")).read()
-    section = readme.split("### The same query in three engines", 1)[1]
+    page = os.path.join(here, "..", "..", "..", "..", "docs", "guide", "query.md")
+    text = open(page).read()
+    section = text.split("## The same query in three engines", 1)[1]
     blocks = re.findall(r"```sql\n(.*?)```", section, re.S)[:3]
     return [[q.strip() for q in b.split(";") if q.strip()] for b in blocks]
 
@@ -73,7 +75,7 @@ def spark_run(queries):
 def main():
     folder = os.path.abspath(sys.argv[1])
     duck, click, spark = [
-        [q.replace("/data/traces", folder) for q in block] for block in readme_queries()
+        [q.replace("/data/traces", folder) for q in block] for block in guide_queries()
     ]
     results = {
         "DuckDB": duckdb_run(duck),
