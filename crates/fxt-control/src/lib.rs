@@ -91,6 +91,7 @@ mod dir;
 mod frame;
 mod message;
 mod peer;
+pub mod recording;
 
 #[cfg(feature = "client")]
 pub use client::{call, CallError};
@@ -99,10 +100,12 @@ pub use codec::{
 };
 pub use dir::{discover, runtime_dir, secure_process, socket_path, ProviderEntry, RUNTIME_ENV};
 pub use frame::{read_frame, send_frame, write_frame, FrameError, PartialFrame, MAX_MESSAGE};
-pub use message::{
-    parse_size, Mode, ProviderState, ProviderStatus, Request, Response, StartRequest, MAX_BUFFER,
-};
+pub use message::{Mode, ProviderState, ProviderStatus, Request, Response, StartRequest};
 pub use peer::{peer_allowed, peer_cred, peer_uid, PeerCred};
+pub use recording::{
+    check_buffer, check_sample_hz, parse_buffer, parse_categories, parse_mode, parse_sample_hz,
+    parse_size, RecordingOptions, MAX_BUFFER, MAX_SAMPLE_HZ, MIN_BUFFER,
+};
 
 // The tests talk to providers as a manager does (`call`); the workspace's
 // tests build this crate with the `fxt` command's features.

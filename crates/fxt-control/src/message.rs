@@ -3,42 +3,6 @@
 
 use std::path::PathBuf;
 
-/// The largest buffer a [`StartRequest`] may ask for (16 GiB): a provider
-/// refuses more (and any buffer larger than its machine's memory).
-pub const MAX_BUFFER: u64 = 16 << 30;
-
-/// Parses a byte size, the one grammar of every buffer size a user gives
-/// (`FXT_BUFFER`, `fxt trace start --buffer`): digits, optionally
-/// followed by `K`, `M` or `G` (powers of 1024, case-insensitive,
-/// optionally followed by `B` or `iB`).
-///
-/// ```
-/// use fxt_control::parse_size;
-/// assert_eq!(parse_size("4096"), Some(4096));
-/// assert_eq!(parse_size("64K"), Some(65536));
-/// assert_eq!(parse_size("16MiB"), Some(16 << 20));
-/// assert_eq!(parse_size("1g"), Some(1 << 30));
-/// assert_eq!(parse_size("lots"), None);
-/// assert_eq!(parse_size("99999999999999999G"), None);
-/// ```
-pub fn parse_size(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    if digits == 0 {
-        return None;
-    }
-    let n: u64 = s[..digits].parse().ok()?;
-    let suffix = s[digits..].trim().to_ascii_lowercase();
-    let shift = match suffix.as_str() {
-        "" | "b" => 0,
-        "k" | "kb" | "kib" => 10,
-        "m" | "mb" | "mib" => 20,
-        "g" | "gb" | "gib" => 30,
-        _ => return None,
-    };
-    n.checked_mul(1u64 << shift)
-}
-
 /// What a manager asks a provider. One request per connection.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request {
@@ -116,7 +80,7 @@ pub struct StartRequest {
     pub categories: Option<String>,
     /// The buffering mode; `None` is the runtime's default.
     pub mode: Option<Mode>,
-    /// The buffer size in bytes, at most [`MAX_BUFFER`]; `None` is the
+    /// The buffer size in bytes, at most [`crate::MAX_BUFFER`]; `None` is the
     /// runtime's default.
     pub buffer: Option<u64>,
     /// CPU samples per second of each thread's CPU time; `None`: the

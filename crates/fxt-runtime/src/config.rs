@@ -4,6 +4,8 @@
 
 use std::path::PathBuf;
 
+use fxt_control::recording::env;
+
 /// What a session does when its buffer is full.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
@@ -27,13 +29,19 @@ pub enum Mode {
 }
 
 impl Mode {
-    /// Parses `oneshot`, `circular` or `streaming` (case-insensitive).
+    /// Parses `oneshot`, `circular` or `streaming` (case-insensitive):
+    /// [`fxt_control::parse_mode`], the grammar of every mode a user gives.
     pub fn parse(s: &str) -> Option<Mode> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "oneshot" => Some(Mode::Oneshot),
-            "circular" => Some(Mode::Circular),
-            "streaming" => Some(Mode::Streaming),
-            _ => None,
+        fxt_control::parse_mode(s).ok().map(Mode::from)
+    }
+}
+
+impl From<fxt_control::Mode> for Mode {
+    fn from(m: fxt_control::Mode) -> Mode {
+        match m {
+            fxt_control::Mode::Oneshot => Mode::Oneshot,
+            fxt_control::Mode::Circular => Mode::Circular,
+            fxt_control::Mode::Streaming => Mode::Streaming,
         }
     }
 }
@@ -151,8 +159,9 @@ pub const DEFAULT_FILE_LIMIT: u64 = 16 << 30;
 
 /// Default buffer size: 64 MiB (pages are only touched when written).
 pub const DEFAULT_BUFFER_SIZE: usize = 64 << 20;
-/// Smallest buffer a session accepts: 256 KiB.
-pub const MIN_BUFFER_SIZE: usize = 256 << 10;
+/// Smallest buffer a session accepts: 256 KiB ([`fxt_control::MIN_BUFFER`],
+/// the limit of the recording contract).
+pub const MIN_BUFFER_SIZE: usize = fxt_control::MIN_BUFFER as usize;
 /// Default chunk size: 64 KiB.
 pub const DEFAULT_CHUNK_SIZE: usize = 64 << 10;
 /// Smallest chunk size: 32 KiB, the largest normal record.
@@ -171,11 +180,11 @@ pub(crate) struct EnvVar {
 
 /// The variables `fxt record` passes on over a program's own config.
 const RECORDING_ENV_VARS: [&str; 5] = [
-    "FXT_BUFFER",
-    "FXT_MODE",
-    "FXT_CATEGORIES",
-    "FXT_SAMPLE_HZ",
-    "FXT_ALLOC_SAMPLE",
+    env::BUFFER,
+    env::MODE,
+    env::CATEGORIES,
+    env::SAMPLE_HZ,
+    env::ALLOC_SAMPLE,
 ];
 
 /// The categories of a comma-separated list (blanks trimmed, empty items
@@ -191,17 +200,23 @@ pub(crate) fn category_list(v: &str) -> Vec<&str> {
 /// read beside them).
 const ENV_VARS: [EnvVar; 13] = [
     EnvVar {
-        name: "FXT_BUFFER",
-        expected: "bytes with an optional K/M/G suffix",
-        apply: |c, v| parse_size(v).map(|n| c.buffer_size = n).is_some(),
+        name: env::BUFFER,
+        expected: "bytes with an optional K/M/G suffix, 256K to 16G",
+        apply: |c, v| {
+            fxt_control::parse_buffer(v)
+                .ok()
+                .and_then(|n| usize::try_from(n).ok())
+                .map(|n| c.buffer_size = n)
+                .is_some()
+        },
     },
     EnvVar {
-        name: "FXT_MODE",
+        name: env::MODE,
         expected: "oneshot, circular or streaming",
         apply: |c, v| Mode::parse(v).map(|m| c.mode = m).is_some(),
     },
     EnvVar {
-        name: "FXT_CATEGORIES",
+        name: env::CATEGORIES,
         expected: "a comma-separated list",
         apply: |c, v| {
             c.set_categories(&category_list(v));
@@ -268,12 +283,12 @@ const ENV_VARS: [EnvVar; 13] = [
         },
     },
     EnvVar {
-        name: "FXT_SAMPLE_HZ",
+        name: env::SAMPLE_HZ,
         expected: "a rate in Hz, 0 (off) to 10000",
         apply: |c, v| parse_sample_hz(v).map(|hz| c.sample_hz = hz).is_some(),
     },
     EnvVar {
-        name: "FXT_ALLOC_SAMPLE",
+        name: env::ALLOC_SAMPLE,
         expected: "a mean in bytes with an optional K/M/G suffix, 0 (off) to 1G",
         apply: |c, v| {
             parse_alloc_sample(v)
@@ -304,12 +319,10 @@ pub(crate) fn parse_alloc_sample(v: &str) -> Option<u64> {
 /// command line reads too).
 pub use fxt_format::samples::MAX_SAMPLE_HZ;
 
-/// Parses `FXT_SAMPLE_HZ`: 0 to [`MAX_SAMPLE_HZ`].
+/// Parses `FXT_SAMPLE_HZ`: 0 to [`MAX_SAMPLE_HZ`]
+/// ([`fxt_control::parse_sample_hz`]).
 pub(crate) fn parse_sample_hz(v: &str) -> Option<u32> {
-    v.trim()
-        .parse::<u32>()
-        .ok()
-        .filter(|&hz| hz <= MAX_SAMPLE_HZ)
+    fxt_control::parse_sample_hz(v).ok()
 }
 
 /// `FXT_HELPER_SCHED` (parsed and reported as [`Config::from_env`] does),
@@ -799,9 +812,36 @@ mod tests {
         assert_eq!(
             warnings,
             [
-                "ignoring FXT_BUFFER=\"lots\": expected bytes with an optional K/M/G suffix",
+                "ignoring FXT_BUFFER=\"lots\": expected bytes with an optional K/M/G suffix, 256K to 16G",
                 "ignoring FXT_LARGE_RECORDS=\"maybe\": expected 0 or 1",
             ]
         );
+    }
+
+    #[test]
+    fn the_recording_contracts_limits_hold_in_the_environment() {
+        // fxt_control::recording's limits: what `fxt record` and `fxt
+        // trace start` refuse at their command line, a program refuses in
+        // its environment (with a warning, keeping its own setting).
+        let over = [
+            ("FXT_BUFFER", "128K"),
+            ("FXT_SAMPLE_HZ", "10001"),
+            ("FXT_MODE", "sometimes"),
+        ];
+        let (c, warnings) = apply(Config::new(), true, &over);
+        assert_eq!(c.buffer_size, DEFAULT_BUFFER_SIZE);
+        assert_eq!(c.sample_hz, 0);
+        assert_eq!(c.mode, Mode::Oneshot);
+        assert_eq!(warnings.len(), 3, "{warnings:?}");
+        let at = [
+            ("FXT_BUFFER", "256K"),
+            ("FXT_SAMPLE_HZ", "10000"),
+            ("FXT_MODE", "Circular"),
+        ];
+        let (c, warnings) = apply(Config::new(), true, &at);
+        assert_eq!(c.buffer_size, fxt_control::MIN_BUFFER as usize);
+        assert_eq!(c.sample_hz, MAX_SAMPLE_HZ);
+        assert_eq!(c.mode, Mode::Circular);
+        assert!(warnings.is_empty(), "{warnings:?}");
     }
 }

@@ -30,7 +30,7 @@ use crate::stats::Stats;
 
 /// The environment variable that puts a process under `fxt record`: the
 /// spool folder its sessions write into.
-pub const RECORD_ENV: &str = "FXT_RECORD";
+pub const RECORD_ENV: &str = fxt_control::recording::env::RECORD;
 
 /// Bytes an unprivileged process may still write on the file system that
 /// holds `path` (an existing file or folder), or `None` where the system
@@ -111,7 +111,7 @@ pub(crate) fn for_recording(config: Config, recording: &Recording) -> Config {
                 config.mode = m;
             }
             if let Some(hz) = given.sample_hz {
-                config.sample_hz = hz;
+                config = config.sample_hz(hz);
             }
             match &given.categories {
                 Some(list) => config.categories(&category_list(list)),

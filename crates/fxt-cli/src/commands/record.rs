@@ -24,9 +24,12 @@ use std::process::{Command, ExitCode};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
+use fxt_control::recording::env;
+
 use crate::error::Error;
 use crate::recording::capture::start_sched;
 use crate::recording::collect::{collect, collect_left};
+use crate::recording::options::RecordingArgs;
 use crate::recording::spool::{self, Spool};
 use crate::recording::timebase::{self, TimeBase};
 
@@ -37,20 +40,10 @@ pub struct Args {
     /// The archive to write.
     #[arg(short, long, default_value = "trace.fxt")]
     output: PathBuf,
-    /// Buffer size of every traced process (bytes; suffixes K, M, G).
-    #[arg(long)]
-    buffer: Option<String>,
-    /// Buffering mode of every traced process: oneshot, circular or
-    /// streaming (crash-safe unless streaming).
-    #[arg(long)]
-    mode: Option<String>,
-    /// Categories every traced process records (comma-separated; `*` = all).
-    #[arg(long)]
-    categories: Option<String>,
-    /// CPU samples: every recording thread's stack, this many times per
-    /// second of its CPU time (`FXT_SAMPLE_HZ`; up to 10000).
-    #[arg(long, value_name = "HZ", value_parser = crate::samples::rate_parser())]
-    sample: Option<u32>,
+    /// The sessions of every traced process: what `fxt trace start`
+    /// gives providers.
+    #[command(flatten)]
+    recording: RecordingArgs,
     /// Seconds to wait, after the command exits, for descendants still
     /// writing their traces.
     #[arg(long, default_value_t = 2.0)]
@@ -204,19 +197,8 @@ fn record(args: &Args, parent: &Path) -> Result<ExitCode, Error> {
 /// environment; returns its pid. The spool goes if it cannot start.
 fn spawn(args: &Args, spool: &Spool) -> Result<u32, Error> {
     let mut cmd = Command::new(&args.command[0]);
-    cmd.args(&args.command[1..]).env("FXT_RECORD", &spool.dir);
-    for (var, value) in [
-        ("FXT_BUFFER", &args.buffer),
-        ("FXT_MODE", &args.mode),
-        ("FXT_CATEGORIES", &args.categories),
-    ] {
-        if let Some(v) = value {
-            cmd.env(var, v);
-        }
-    }
-    if let Some(hz) = args.sample {
-        cmd.env("FXT_SAMPLE_HZ", hz.to_string());
-    }
+    cmd.args(&args.command[1..]).env(env::RECORD, &spool.dir);
+    cmd.envs(args.recording.options().env());
     match cmd.spawn() {
         Ok(child) => Ok(child.id()),
         Err(e) => {

@@ -13,6 +13,7 @@
 
 pub mod capture;
 pub mod collect;
+pub mod options;
 #[cfg(target_os = "linux")]
 pub mod sched;
 pub mod spool;

@@ -15,7 +15,7 @@ pub mod perfetto;
 pub mod timeline;
 
 use fxt_format::decode::Record;
-use fxt_format::samples::{SampleBlob, SampleRecord, MAX_SAMPLE_HZ};
+use fxt_format::samples::{SampleBlob, SampleRecord};
 
 pub use names::{Gather, Names};
 pub use timeline::Timeline;
@@ -69,13 +69,6 @@ pub fn append_names(path: &std::path::Path) -> std::io::Result<()> {
         file.sync_all()?;
     }
     Ok(())
-}
-
-/// The values of a sampling rate option (`--sample HZ`): 0 (off) to
-/// [`MAX_SAMPLE_HZ`]. clap refuses any other with exit status 2 before
-/// anything runs.
-pub fn rate_parser() -> clap::builder::RangedI64ValueParser<u32> {
-    clap::value_parser!(u32).range(0..=i64::from(MAX_SAMPLE_HZ))
 }
 
 /// A sample and where it was read.

@@ -5,13 +5,11 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use fxt_control::{
-    ProviderState, ProviderStatus, Request, Response, StartRequest, MAX_BUFFER, MAX_MESSAGE,
-};
+use fxt_control::{ProviderState, ProviderStatus, Request, Response, StartRequest, MAX_MESSAGE};
 
 use crate::callsite;
 use crate::collect::CollectError;
-use crate::config::{Config, Mode, MAX_SAMPLE_HZ};
+use crate::config::{Config, Mode};
 use crate::output::{Recording, Settings};
 use crate::session::{self, Session, StartError};
 use crate::snapshot::snapshot_current_to;
@@ -162,18 +160,9 @@ pub(crate) fn stop(w: Window) -> Response {
 /// Starts the session a manager asked for: recorded into `spool`, as
 /// `fxt record` would.
 fn start(name: &str, req: &StartRequest, spool: &Folder) -> Result<Session, String> {
-    let mode = req.mode.map(|m| match m {
-        fxt_control::Mode::Oneshot => Mode::Oneshot,
-        fxt_control::Mode::Circular => Mode::Circular,
-        fxt_control::Mode::Streaming => Mode::Streaming,
-    });
-    let buffer = match req.buffer {
+    let mode = req.mode.map(Mode::from);
+    let buffer = match req.buffer.map(fxt_control::check_buffer).transpose()? {
         None => None,
-        Some(b) if b > MAX_BUFFER => {
-            return Err(format!(
-                "a buffer of {b} bytes is over the limit of {MAX_BUFFER}"
-            ))
-        }
         // A buffer the machine cannot hold would fail to map (a panic in
         // the engine): refused here instead.
         Some(b) if b > physical_memory() => {
@@ -183,11 +172,9 @@ fn start(name: &str, req: &StartRequest, spool: &Folder) -> Result<Session, Stri
         }
         Some(b) => Some(b as usize),
     };
-    if let Some(hz) = req.sample_hz.filter(|&hz| hz > MAX_SAMPLE_HZ) {
-        return Err(format!(
-            "a sampling rate of {hz} Hz is over the limit ({MAX_SAMPLE_HZ} Hz)"
-        ));
-    }
+    req.sample_hz
+        .map(fxt_control::check_sample_hz)
+        .transpose()?;
     let recording = Recording {
         spool: spool.path(),
         given: Some(Settings {

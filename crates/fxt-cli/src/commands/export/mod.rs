@@ -17,7 +17,6 @@
 //! ([`parallel`]), each writing a part of its own.
 
 mod args;
-mod encode;
 mod existing;
 mod labels;
 mod nesting;
@@ -38,6 +37,9 @@ use crate::error::Error;
 use crate::input::Input;
 use crate::keep::Fix;
 use crate::problems::Reason;
+// The Parquet page writer, a crate of its own below the command line
+// (it knows nothing of fxt), named as the tables name their encoder.
+use fxt_parquet as encode;
 use labels::{Labels, Seen};
 use schema::Tables;
 use summary::Summary;
@@ -106,7 +108,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     }
     std::fs::create_dir_all(&args.output)
         .map_err(|e| Error::msg(format!("cannot create {}: {e}", args.output.display())))?;
-    let (parts, summary) = parallel::export_all(&args.files, &host, &args.output)?;
+    let (parts, summary) = parallel::export_all(&args.files, &host, &args.output, export_one)?;
     let mut rows: Vec<(&'static str, u64)> = schema::TABLES.iter().map(|t| (*t, 0)).collect();
     for mut part in parts {
         let metadata = existing::key_values(&host, &part.traces);

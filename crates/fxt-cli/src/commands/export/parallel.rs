@@ -50,9 +50,18 @@ impl Worker {
     }
 }
 
-/// Exports `files` into parts in `dir` for `host`: the parts (not yet
-/// closed) and the summed counts.
-pub fn export_all(files: &[String], host: &str, dir: &Path) -> Result<(Vec<Part>, Summary), Error> {
+/// How one input is exported into a thread's tables (the command's
+/// `export_one`, handed down rather than called up).
+pub type ExportOne = fn(&str, &str, &Path, &mut Tables, &mut Summary) -> Result<(), Error>;
+
+/// Exports `files` into parts in `dir` for `host`, each with `export`:
+/// the parts (not yet closed) and the summed counts.
+pub fn export_all(
+    files: &[String],
+    host: &str,
+    dir: &Path,
+    export: ExportOne,
+) -> Result<(Vec<Part>, Summary), Error> {
     let cores = crate::input::reading_threads();
     let threads = cores.clamp(1, files.len().max(1));
     let failed = AtomicBool::new(false);
@@ -68,11 +77,11 @@ pub fn export_all(files: &[String], host: &str, dir: &Path) -> Result<(Vec<Part>
         workers.push(Worker::new(tables));
     }
     match &mut workers[..] {
-        [one] => work(files, &lists[0], &failed, host, dir, one),
+        [one] => work(files, &lists[0], &failed, (host, dir, export), one),
         _ => std::thread::scope(|scope| {
             for (list, worker) in lists.iter().zip(workers.iter_mut()) {
                 let failed = &failed;
-                scope.spawn(move || work(files, list, failed, host, dir, worker));
+                scope.spawn(move || work(files, list, failed, (host, dir, export), worker));
             }
         }),
     }
@@ -128,8 +137,7 @@ fn work(
     files: &[String],
     list: &[usize],
     failed: &AtomicBool,
-    host: &str,
-    dir: &Path,
+    (host, dir, export): (&str, &Path, ExportOne),
     worker: &mut Worker,
 ) {
     for &i in list {
@@ -139,7 +147,7 @@ fn work(
             break;
         }
         let part = &mut worker.part;
-        match super::export_one(&files[i], host, dir, &mut part.tables, &mut worker.summary) {
+        match export(&files[i], host, dir, &mut part.tables, &mut worker.summary) {
             Ok(()) => part.traces.push(files[i].clone()),
             Err(e) => {
                 failed.store(true, Ordering::Relaxed);

@@ -8,13 +8,14 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use fxt_control::{Mode, ProviderState, Request, Response, StartRequest, MAX_BUFFER};
+use fxt_control::{ProviderState, Request, Response, StartRequest};
 
 use super::common::{create_folder, refusal, state_error};
 use super::daemon;
 use super::providers::{self, labels, Provider};
 use super::state::{self, StateError, Window};
 use crate::error::Error;
+use crate::recording::options::RecordingArgs;
 use crate::recording::spool::Spool;
 use crate::recording::timebase;
 
@@ -31,20 +32,9 @@ pub struct Args {
     /// Providers to trace, by name (repeatable; default: every provider).
     #[arg(long = "name", value_name = "NAME")]
     names: Vec<String>,
-    /// Categories the providers record (comma-separated; default: all).
-    #[arg(long)]
-    categories: Option<String>,
-    /// Buffering mode of the providers' sessions (crash-safe unless
-    /// streaming).
-    #[arg(long, value_parser = parse_mode)]
-    mode: Option<Mode>,
-    /// Buffer size of every provider (bytes; suffixes K, M, G).
-    #[arg(long, value_parser = parse_size)]
-    buffer: Option<u64>,
-    /// CPU samples: every recording thread's stack, this many times per
-    /// second of its CPU time (up to 10000).
-    #[arg(long, value_name = "HZ", value_parser = crate::samples::rate_parser())]
-    sample: Option<u32>,
+    /// The providers' sessions: what `fxt record` gives its tree.
+    #[command(flatten)]
+    recording: RecordingArgs,
     /// Also record the kernel's scheduling of the providers for the whole
     /// window (Linux; needs root, CAP_PERFMON or
     /// kernel.perf_event_paranoid <= -1).
@@ -54,28 +44,6 @@ pub struct Args {
     /// is created (default: the temp directory).
     #[arg(long, value_name = "DIR")]
     spool_dir: Option<PathBuf>,
-}
-
-/// A buffering mode by name (parsed once: the window's state and the
-/// providers get the typed mode).
-fn parse_mode(s: &str) -> Result<Mode, String> {
-    Mode::from_name(s).ok_or_else(|| {
-        let names: Vec<&str> = Mode::ALL.iter().map(|m| m.name()).collect();
-        format!("unknown mode {s:?} (one of {})", names.join(", "))
-    })
-}
-
-/// A byte size in the grammar every buffer size takes
-/// ([`fxt_control::parse_size`]: `FXT_BUFFER` too), at most what a
-/// provider accepts ([`MAX_BUFFER`]).
-fn parse_size(s: &str) -> Result<u64, String> {
-    match fxt_control::parse_size(s) {
-        None => Err(format!(
-            "not a size: {s:?} (digits, then K, M or G, optionally with B or iB)"
-        )),
-        Some(n) if n > MAX_BUFFER => Err(format!("{s}: over the limit of {MAX_BUFFER} bytes")),
-        Some(n) => Ok(n),
-    }
 }
 
 /// A random window id (the kernel's random source; the clock and pid if
@@ -113,19 +81,8 @@ fn select(all: &[Provider], args: &Args) -> Result<Vec<Provider>, Error> {
         .collect())
 }
 
-/// Refuses options the state file could not hold.
-fn check_options(args: &Args) -> Result<(), Error> {
-    if let Some(c) = &args.categories {
-        if c.contains(['\n', '\r']) {
-            return Err(Error::msg("--categories: a line break is not a category"));
-        }
-    }
-    Ok(())
-}
-
 /// Opens a window in `runtime` and returns it (with its providers started).
 pub fn open(runtime: &Path, args: &Args) -> Result<Window, Error> {
-    check_options(args)?;
     match state::load(runtime) {
         Err(StateError::None) => {}
         Ok(w) => return Err(state_error(StateError::Open(Box::new(w)))),
@@ -154,10 +111,10 @@ pub fn open(runtime: &Path, args: &Args) -> Result<Window, Error> {
         id: window_id(),
         spool: spool.dir.clone(),
         providers: Vec::new(),
-        categories: args.categories.clone(),
-        mode: args.mode,
-        buffer: args.buffer,
-        sample: args.sample,
+        categories: args.recording.categories.clone(),
+        mode: args.recording.mode,
+        buffer: args.recording.buffer,
+        sample: args.recording.sample,
         start,
         sched: None,
     };
@@ -309,24 +266,4 @@ fn start_in(
 pub fn run(runtime: &Path, args: Args) -> Result<ExitCode, Error> {
     open(runtime, &args)?;
     Ok(ExitCode::SUCCESS)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_size;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("4096"), Ok(4096));
-        assert_eq!(parse_size("64K"), Ok(64 << 10));
-        assert_eq!(parse_size("8m"), Ok(8 << 20));
-        assert_eq!(parse_size("2G"), Ok(2 << 30));
-        assert!(parse_size("").is_err());
-        assert!(parse_size("M").is_err());
-        assert!(parse_size("1T").is_err());
-        assert!(parse_size("99999999999999999G").is_err());
-        // The runtime's grammar (FXT_BUFFER): units with B or iB.
-        assert_eq!(parse_size("64KiB"), Ok(64 << 10));
-        assert_eq!(parse_size("8 MB"), Ok(8 << 20));
-    }
 }

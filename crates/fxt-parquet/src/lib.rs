@@ -1,14 +1,17 @@
 //! Parquet pages written by fxt: the row group being built as leaf
-//! columns ([`leaf`]), strings numbered by a per-column [`dictionary`],
-//! levels and ids in the RLE / bit-packing [`hybrid`], integers as
-//! differences ([`delta`]), each leaf made a
-//! column chunk ([`chunk`]) and appended to the file by the Apache
-//! writer, which keeps the file's layout, schema and footer.
+//! columns (`leaf`), strings numbered by a per-column [`Dictionary`],
+//! levels and ids in the RLE / bit-packing hybrid (`hybrid`), integers as
+//! differences (`delta`), each leaf made a column chunk (`chunk`) and
+//! appended to the file by the Apache writer, which keeps the file's
+//! layout, schema and footer ([`write_row_group`]).
 //!
 //! A general writer (Arrow's) hashes every string it is given to find its
 //! dictionary id and walks every level one at a time; a trace's columns
 //! are long runs of a few names, which this writer finds by address and
 //! by block.
+//!
+//! It knows nothing of traces: `fxt export parquet` (the `fxt-cli` crate)
+//! fills the leaves from a trace's rows.
 
 mod chunk;
 mod delta;

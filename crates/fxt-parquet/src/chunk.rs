@@ -31,6 +31,12 @@ pub struct Snappy {
     out: Vec<u8>,
 }
 
+impl Default for Snappy {
+    fn default() -> Snappy {
+        Snappy::new()
+    }
+}
+
 impl Snappy {
     /// A compressor.
     pub fn new() -> Snappy {

@@ -96,7 +96,7 @@ impl Dictionary {
 
     /// Values so far.
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.spans.len()
     }
 

@@ -1,0 +1,94 @@
+//! Row groups written with fxt's pages, read back by a reader we did not
+//! write (Apache's): every value, null and row group as written, the
+//! strings of the dictionary pages, the integers and doubles of the plain
+//! ones, Snappy-compressed.
+
+use std::fs::File;
+use std::sync::Arc;
+
+use fxt_parquet::{write_row_group, NumLeaf, Snappy, StrLeaf};
+use parquet::file::properties::WriterProperties;
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::file::writer::SerializedFileWriter;
+use parquet::record::Field;
+use parquet::schema::parser::parse_message_type;
+
+/// One row: a timestamp, a name or null, a value.
+type Row = (i64, Option<String>, f64);
+
+/// The rows of row group `group`: runs of a few names (what a trace's
+/// columns hold), nulls, and now and then a name seen once.
+fn rows(group: usize) -> Vec<Row> {
+    (0..1000 + group * 7)
+        .map(|i| {
+            let name = match i % 7 {
+                0 => None,
+                1..=3 => Some("poll".to_string()),
+                4 => Some("wake".to_string()),
+                5 => Some(format!("task {}", i % 13)),
+                _ => Some(format!("once {group} {i}")),
+            };
+            let ts = (group * 100_000 + i) as i64 * 3 - 50;
+            (ts, name, i as f64 / 4.0)
+        })
+        .collect()
+}
+
+#[test]
+fn row_groups_read_back_by_apaches_reader() {
+    let schema = parse_message_type(
+        "message t { required int64 ts; optional binary name (STRING); required double v; }",
+    )
+    .unwrap();
+    let path = std::env::temp_dir().join(format!(
+        "fxt-parquet-round-trip-{}.parquet",
+        std::process::id()
+    ));
+    let file = File::create(&path).unwrap();
+    let properties = Arc::new(WriterProperties::builder().build());
+    let mut writer = SerializedFileWriter::new(file, Arc::new(schema), properties).unwrap();
+    let mut snappy = Snappy::new();
+    let (mut ts, mut name, mut v) = (
+        NumLeaf::<i64>::new(0, false),
+        StrLeaf::new(1, false),
+        NumLeaf::<f64>::new(0, false),
+    );
+    let mut written = Vec::new();
+    for group in 0..3 {
+        let rows = rows(group);
+        for (t, n, x) in &rows {
+            ts.levels.push(0, 0);
+            ts.value(*t);
+            name.levels.push_top(n.is_some());
+            if let Some(n) = n {
+                name.value(n);
+            }
+            v.levels.push(0, 0);
+            v.value(*x);
+        }
+        let leaves = vec![ts.finish(), name.finish(), v.finish()];
+        write_row_group(&mut writer, leaves, rows.len(), &[], &mut snappy).unwrap();
+        written.extend(rows);
+    }
+    writer.close().unwrap();
+
+    let reader = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
+    assert_eq!(reader.metadata().num_row_groups(), 3);
+    let mut read: Vec<Row> = Vec::new();
+    for row in reader.get_row_iter(None).unwrap() {
+        let row = row.unwrap();
+        let fields: Vec<&Field> = row.get_column_iter().map(|(_, f)| f).collect();
+        let (Field::Long(t), Field::Double(x)) = (fields[0], fields[2]) else {
+            panic!("types: {fields:?}");
+        };
+        let n = match fields[1] {
+            Field::Null => None,
+            Field::Str(s) => Some(s.clone()),
+            other => panic!("name: {other:?}"),
+        };
+        read.push((*t, n, *x));
+    }
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(read.len(), written.len());
+    assert!(read == written, "the rows read differ from those written");
+}
