@@ -38,8 +38,8 @@ pub enum SamplesError {
     UnknownArch(u8),
     /// A raw stack whose register count is not its arch's.
     RegisterCount {
-        /// The arch.
-        arch: super::Arch,
+        /// The arch's value (an [`Arch`](super::Arch) named by it).
+        arch: u8,
         /// The count found.
         count: usize,
     },
@@ -90,7 +90,7 @@ impl fmt::Display for SamplesError {
             Self::UnknownAllocKind(kind) => write!(f, "unknown allocation record kind {kind}"),
             Self::UnknownArch(arch) => write!(f, "unknown raw stack arch {arch}"),
             Self::RegisterCount { arch, count } => {
-                write!(f, "raw stack of {arch:?} with {count} registers")
+                write!(f, "raw stack of arch {arch} with {count} registers")
             }
             Self::StackTooLarge { words } => write!(
                 f,

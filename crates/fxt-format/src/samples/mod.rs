@@ -51,7 +51,7 @@ pub mod symbols;
 pub use alloc::{estimated_bytes, Alloc, AllocKind, AllocRecord};
 pub use error::SamplesError;
 pub use modules::{Module, ModuleEntry, Modules, ModulesRecord};
-pub use raw_stack::{Arch, RawStack, RawStackRecord, MAX_REGISTERS, MAX_STACK_WORDS};
+pub use raw_stack::{Arch, RawStack, RawStackRecord, MAX_REGISTERS};
 pub use sample::{RawSample, Sample, SampleRecord, Walk};
 pub use sampling::Sampling;
 pub use symbols::{Frame, FrameEntry, Symbol, SymbolEntry, Symbols, SymbolsRecord};
@@ -59,6 +59,11 @@ pub use symbols::{Frame, FrameEntry, Symbol, SymbolEntry, Symbols, SymbolsRecord
 /// Most frames a sample holds (here, not in `sample`, so that the error
 /// that names it stays below the records).
 pub const MAX_FRAMES: usize = 256;
+
+/// Most stack words a raw stack holds: what fits an FXT record (at most
+/// 4095 words) after a sample's own words (here, not in `raw_stack`, for
+/// the same reason as [`MAX_FRAMES`]).
+pub const MAX_STACK_WORDS: usize = 4000;
 
 #[cfg(feature = "decode")]
 use crate::decode::Blob as DecodedBlob;

@@ -22,9 +22,7 @@ use super::payload::PayloadReader;
 use super::SamplesError;
 use crate::encode::{EncodeError, WordWriter};
 
-/// Most stack words a raw stack holds: what fits an FXT record (at most
-/// 4095 words) after a sample's own words.
-pub const MAX_STACK_WORDS: usize = 4000;
+pub use super::MAX_STACK_WORDS;
 
 /// Words of a raw stack before its registers.
 const HEAD_WORDS: usize = 2;
@@ -166,7 +164,10 @@ impl RawStackRecord {
         let arch = Arch::from_value(value).ok_or(SamplesError::UnknownArch(value))?;
         let count = ((head >> 8) & 0xff) as usize;
         if count != arch.register_count() {
-            return Err(SamplesError::RegisterCount { arch, count });
+            return Err(SamplesError::RegisterCount {
+                arch: arch.value(),
+                count,
+            });
         }
         let words = (head >> 32) as usize;
         if words > MAX_STACK_WORDS {
@@ -287,7 +288,7 @@ mod tests {
         assert_eq!(
             decode(&word(1 | (4 << 8))),
             Err(SamplesError::RegisterCount {
-                arch: Arch::X86_64,
+                arch: Arch::X86_64.value(),
                 count: 4
             })
         );
