@@ -51,6 +51,12 @@ pub struct Args {
     /// second of its CPU time (`FXT_SAMPLE_HZ`; up to 10000).
     #[arg(long, value_name = "HZ", value_parser = crate::samples::rate_parser())]
     sample: Option<u32>,
+    /// Sampled allocations (a program whose global allocator is
+    /// `fxt::alloc::Sampled`): one per this many bytes allocated, on
+    /// average (`FXT_ALLOC_SAMPLE`; suffixes K, M, G; 0 is off, at most
+    /// 1G; 512K is a good start).
+    #[arg(long, value_name = "BYTES", value_parser = crate::samples::allocs::mean_parser)]
+    alloc_sample: Option<u64>,
     /// Seconds to wait, after the command exits, for descendants still
     /// writing their traces.
     #[arg(long, default_value_t = 2.0)]
@@ -213,6 +219,9 @@ fn spawn(args: &Args, spool: &Spool) -> Result<u32, Error> {
         if let Some(v) = value {
             cmd.env(var, v);
         }
+    }
+    if let Some(bytes) = args.alloc_sample {
+        cmd.env("FXT_ALLOC_SAMPLE", bytes.to_string());
     }
     if let Some(hz) = args.sample {
         cmd.env("FXT_SAMPLE_HZ", hz.to_string());

@@ -140,6 +140,12 @@ impl Gather {
         }
     }
 
+    /// Adds a sample-shaped record to name (an allocation's stack:
+    /// [`super::allocs::Allocated::as_sample`]).
+    pub fn add(&mut self, sample: SampleRecord) {
+        self.samples.push(sample);
+    }
+
     fn drain(&mut self) {
         while let Some(joined) = self.joiner.pop() {
             if let Ok(Record::Blob(blob)) = joined.item {
