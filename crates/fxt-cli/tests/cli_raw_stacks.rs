@@ -111,6 +111,7 @@ fn the_reader_unwinds_raw_stacks_into_the_known_chain() {
     let path = tmp("raw-stacks-nested.fxt");
     std::fs::write(&path, nested_trace()).unwrap();
     let (chained, total) = chain_count(&folded(&path, "nested phase"));
+    eprintln!("{chained} of {total} samples show the chain");
     assert!(
         total > 0 && chained * 10 >= total * 8,
         "{chained} of {total} samples show the chain: {:?}",

@@ -628,3 +628,79 @@ fn dlopen_absent(name: &str) -> bool {
     }
     lib.is_null()
 }
+
+/// The foreign stack's range, for `on_foreign_stack`'s caller to check.
+static FOREIGN_SPINS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Runs on a stack of the test's making (see below), then returns to the
+/// context `uc_link` names.
+extern "C" fn on_foreign_stack() {
+    spin_cpu(100);
+    FOREIGN_SPINS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// A thread that runs code on a stack that is not its own (a coroutine's,
+/// made with `makecontext`): the samples taken there copy no stack (the
+/// interrupted sp is outside the thread's stack, and nothing else is read)
+/// and still carry their registers, the pc in loaded code; the samples on
+/// the thread's own stack copy theirs.
+#[test]
+fn a_sample_off_the_thread_stack_keeps_its_pc_and_copies_nothing() {
+    use fxt_format::samples::{SampleBlob, Walk};
+    let s = session(10_000, "foreign");
+    let mut foreign = vec![0u8; 256 << 10];
+    let range = foreign.as_ptr() as u64..foreign.as_ptr() as u64 + foreign.len() as u64;
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            // Registered (armed) before anything is sampled.
+            emit(0);
+            // SAFETY: zeroed contexts are filled by `getcontext`; the new
+            // context runs `on_foreign_stack` on `foreign` (alive and not
+            // otherwise used until it returns), then resumes `main` through
+            // `uc_link`, which outlives the switch.
+            unsafe {
+                let mut main: Box<libc::ucontext_t> = Box::new(core::mem::zeroed());
+                let mut coro: Box<libc::ucontext_t> = Box::new(core::mem::zeroed());
+                assert_eq!(libc::getcontext(&mut *coro), 0);
+                coro.uc_stack.ss_sp = foreign.as_mut_ptr().cast();
+                coro.uc_stack.ss_size = foreign.len();
+                coro.uc_link = &mut *main;
+                libc::makecontext(&mut *coro, on_foreign_stack, 0);
+                assert_eq!(libc::swapcontext(&mut *main, &*coro), 0);
+            }
+            spin_cpu(30);
+            emit(1);
+        });
+    });
+    assert_eq!(FOREIGN_SPINS.load(std::sync::atomic::Ordering::Relaxed), 1);
+    let (bytes, _) = s.finish_to_vec().unwrap();
+    let (mut off, mut on) = (0, 0);
+    for r in common::decode(&bytes) {
+        let fxt_format::decode::Record::Blob(b) = r else {
+            continue;
+        };
+        let Some(Ok(SampleBlob::Sample(sample))) = SampleBlob::from_blob(&b) else {
+            continue;
+        };
+        assert_eq!(sample.walk, Walk::RawStack);
+        let raw = sample.raw_stack.unwrap();
+        let (pc, sp) = (raw.registers[0], raw.registers[1]);
+        if range.contains(&sp) {
+            off += 1;
+            assert!(raw.stack.is_empty(), "{} words copied", raw.stack.len());
+            assert_eq!(raw.stack_address, 0);
+            assert!(sample.truncated);
+            // SAFETY: a zeroed `Dl_info` is valid (pointers null).
+            let mut info: libc::Dl_info = unsafe { core::mem::zeroed() };
+            // SAFETY: `dladdr` reads only the loader's tables for `pc`.
+            let found = unsafe { libc::dladdr(pc as *const libc::c_void, &mut info) };
+            assert!(found != 0, "pc {pc:#x} in no loaded object");
+        } else if !raw.stack.is_empty() {
+            on += 1;
+            assert!(raw.stack_address <= sp);
+        }
+    }
+    assert!(off > 0, "no sample taken on the foreign stack");
+    assert!(on > 0, "no sample copied its stack");
+    drop(foreign);
+}

@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::{ExplicitModuleSectionInfo, MayAllocateDuringUnwind, Module, Unwinder};
+use fxt_format::samples::modules::VDSO_PATH;
 use fxt_format::samples::{
     Arch, ModuleEntry, ModulesRecord, RawStackRecord, SampleRecord, MAX_FRAMES,
 };
@@ -47,8 +48,15 @@ struct Tables {
 
 impl Tables {
     fn open(path: &Path) -> Option<Tables> {
+        if path == Path::new(VDSO_PATH) {
+            let image = own_vdso()?;
+            return Tables::parse(&object::File::parse(&*image).ok()?);
+        }
         let cache = ReadCache::new(open_regular(path)?);
-        let file = object::File::parse(&cache).ok()?;
+        Tables::parse(&object::File::parse(&cache).ok()?)
+    }
+
+    fn parse<'d, R: object::ReadRef<'d>>(file: &object::File<'d, R>) -> Option<Tables> {
         let section = |name: &str| {
             let s = file.section_by_name(name)?;
             let data = s.uncompressed_data().ok()?;
@@ -309,4 +317,96 @@ pub fn unwind_samples(
         .with_frames(frames, truncated);
     }
     unwound
+}
+
+/// This process's vDSO image, copied: the kernel maps it whole (an ELF
+/// file with its section headers at the end), at the address the
+/// auxiliary vector gives. A trace's vDSO is unwound with it when their
+/// build ids match (the same kernel build).
+fn own_vdso() -> Option<Vec<u8>> {
+    /// Far more than any vDSO (two to four pages).
+    const MOST: u64 = 1 << 20;
+    // SAFETY: `getauxval` reads the auxiliary vector.
+    let base = unsafe { libc::getauxval(libc::AT_SYSINFO_EHDR) };
+    if base == 0 {
+        return None;
+    }
+    // SAFETY: `AT_SYSINFO_EHDR` is the address of the vDSO's ELF header
+    // (64 bytes on a 64-bit kernel), mapped readable for the process's
+    // life.
+    let header = unsafe { core::slice::from_raw_parts(base as *const u8, 64) };
+    if header[..4] != *b"\x7fELF" || header[4] != 2 {
+        return None;
+    }
+    let u16_at = |at: usize| u64::from(u16::from_le_bytes([header[at], header[at + 1]]));
+    let mut shoff = [0u8; 8];
+    shoff.copy_from_slice(&header[0x28..0x30]);
+    let size = u64::from_le_bytes(shoff).checked_add(u16_at(0x3a) * u16_at(0x3c))?;
+    if !(64..=MOST).contains(&size) {
+        return None;
+    }
+    // SAFETY: the image runs from its header to the end of its section
+    // headers, all in the vDSO's mapping (the kernel maps the whole file).
+    let image = unsafe { core::slice::from_raw_parts(base as *const u8, size as usize) };
+    Some(image.to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use object::ObjectSymbol;
+
+    #[inline(never)]
+    fn caller() -> u64 {
+        std::hint::black_box(1)
+    }
+
+    /// A sample interrupted at the entry of the vDSO's `clock_gettime`
+    /// (its return address on top of the stack): the vDSO, listed as
+    /// [`VDSO_PATH`] with its build id, is unwound with this process's own
+    /// copy, so the walk goes on to the caller; with another build id it
+    /// stops at the pc.
+    #[test]
+    fn a_vdso_frame_is_unwound_with_this_machines_vdso() {
+        let image = own_vdso().expect("a vDSO");
+        let file = object::File::parse(&*image).unwrap();
+        // SAFETY: `getauxval` reads the auxiliary vector.
+        let base = unsafe { libc::getauxval(libc::AT_SYSINFO_EHDR) };
+        let entry = file
+            .dynamic_symbols()
+            .find(|s| s.name().is_ok_and(|n| n.ends_with("clock_gettime")))
+            .expect("clock_gettime in the vDSO")
+            .address();
+        let text = file
+            .segments()
+            .find(|s| s.address() <= entry && entry < s.address() + s.size())
+            .unwrap();
+        let (offset, _) = text.file_range();
+        let page = 4096;
+        let start = (base + text.address()) & !(page - 1);
+        let vdso = ModuleEntry {
+            start,
+            end: (base + text.address() + text.size()).next_multiple_of(page),
+            offset: offset & !(page - 1),
+            build_id: file.build_id().unwrap().unwrap().to_vec(),
+            path: VDSO_PATH.to_owned(),
+        };
+        let ret = caller as *const () as u64 + 4;
+        let raw = RawStackRecord {
+            arch: Arch::X86_64,
+            registers: vec![base + entry, 0x7000, 0],
+            stack_address: 0x7000,
+            stack: vec![ret, 0, 0, 0],
+        };
+        let unwound = StackUnwinder::new().unwind(1, std::slice::from_ref(&vdso), &raw);
+        assert_eq!(unwound.frames[..2], [base + entry, ret], "{unwound:x?}");
+        // The caller is in no listed module: the walk ends there.
+        assert!(unwound.truncated);
+        let other = ModuleEntry {
+            build_id: vec![1, 2, 3],
+            ..vdso
+        };
+        let unwound = StackUnwinder::new().unwind(1, &[other], &raw);
+        assert_eq!(unwound.frames, [base + entry]);
+    }
 }
