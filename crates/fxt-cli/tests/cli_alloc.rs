@@ -152,12 +152,15 @@ fn flags_that_need_alloc_are_refused() {
     }
 }
 
-/// `fxt record --alloc-sample` refuses a mean it cannot use before
-/// running anything (exit status 2).
+/// `fxt record --alloc-sample` and `fxt trace start --alloc-sample`
+/// refuse a mean they cannot use before doing anything (exit status 2).
 #[test]
-fn record_refuses_a_bad_mean() {
-    for bad in ["2G", "lots", "-1"] {
+fn record_and_trace_start_refuse_a_bad_mean() {
+    for bad in ["2G", "lots", "12Q"] {
         let out = fxt(&["record", "--alloc-sample", bad, "--", "true"]);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {}", stderr(&out));
+        assert!(stderr(&out).contains("--alloc-sample"), "{}", stderr(&out));
+        let out = fxt(&["trace", "start", "--alloc-sample", bad]);
         assert_eq!(out.status.code(), Some(2), "{bad}: {}", stderr(&out));
     }
 }

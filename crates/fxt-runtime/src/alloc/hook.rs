@@ -76,7 +76,7 @@ pub(crate) fn sampled_alloc(session: &Active, address: u64, size: u64) {
             let record = Alloc {
                 timestamp,
                 pid: session.pid,
-                tid: thread::os_tid(),
+                tid: thread::capture::tid(),
                 address,
                 size,
                 mean: session.mean,
@@ -121,7 +121,7 @@ pub(crate) fn sampled_free(session: &Active, address: u64, size: u64) {
         let record = Alloc {
             timestamp,
             pid: session.pid,
-            tid: thread::os_tid(),
+            tid: thread::capture::tid(),
             address,
             size,
             mean: session.mean,
@@ -200,7 +200,7 @@ fn write_counter(session: &Active, token: u32, timestamp: u64, live: i64) {
         timestamp,
         thread: ThreadRef::Inline {
             process: session.pid,
-            thread: thread::os_tid(),
+            thread: thread::capture::tid(),
         },
         category: StringRef::Inline(COUNTER_CATEGORY),
         name: StringRef::Inline(COUNTER_NAME),

@@ -188,6 +188,15 @@ fn start(name: &str, req: &StartRequest, spool: &Folder) -> Result<Session, Stri
             "a sampling rate of {hz} Hz is over the limit ({MAX_SAMPLE_HZ} Hz)"
         ));
     }
+    if let Some(bytes) = req
+        .alloc_sample
+        .filter(|&b| b > crate::config::MAX_ALLOC_SAMPLE_BYTES)
+    {
+        return Err(format!(
+            "an allocation sampling mean of {bytes} bytes is over the limit ({} bytes)",
+            crate::config::MAX_ALLOC_SAMPLE_BYTES
+        ));
+    }
     let recording = Recording {
         spool: spool.path(),
         given: Some(Settings {
@@ -195,6 +204,7 @@ fn start(name: &str, req: &StartRequest, spool: &Folder) -> Result<Session, Stri
             mode,
             categories: req.categories.clone(),
             sample_hz: req.sample_hz,
+            alloc_sample: req.alloc_sample,
         }),
     };
     let mut config = Config::new();

@@ -22,12 +22,25 @@ type Buffer = [u64; WORDS];
 
 thread_local! {
     static BUFFER: Cell<*mut Buffer> = const { Cell::new(core::ptr::null_mut()) };
+    /// The thread's OS id, looked up once (a system call per sample
+    /// otherwise).
+    static TID: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The calling thread's OS id (cached after [`prepare`]).
+pub(crate) fn tid() -> u64 {
+    let cached = TID.try_with(Cell::get).unwrap_or(0);
+    if cached != 0 {
+        return cached;
+    }
+    super::os_tid()
 }
 
 /// Gives the calling thread its buffer, if it has none, and looks up its
 /// stack's bounds (which may allocate: never from the hook).
 pub(crate) fn prepare() {
     let _ = crate::stack::current_stack();
+    let _ = TID.try_with(|t| t.set(super::os_tid()));
     let _ = BUFFER.try_with(|b| {
         if b.get().is_null() {
             let buffer: Box<Buffer> = vec![0u64; WORDS]
@@ -60,6 +73,8 @@ pub(crate) fn release() {
 /// bookkeeping owns is freed).
 pub(crate) fn forget_after_fork() {
     let _ = BUFFER.try_with(|b| b.set(core::ptr::null_mut()));
+    // The child is another thread of another process.
+    let _ = TID.try_with(|t| t.set(0));
 }
 
 /// The calling thread's buffer, split into the stack copy's part and the

@@ -45,6 +45,11 @@ pub struct Args {
     /// second of its CPU time (up to 10000).
     #[arg(long, value_name = "HZ", value_parser = crate::samples::rate_parser())]
     sample: Option<u32>,
+    /// Sampled allocations in the providers whose global allocator is
+    /// `fxt::alloc::Sampled`: one per this many bytes allocated, on
+    /// average (suffixes K, M, G; 0 is off, at most 1G).
+    #[arg(long, value_name = "BYTES", value_parser = crate::samples::allocs::mean_parser)]
+    alloc_sample: Option<u64>,
     /// Also record the kernel's scheduling of the providers for the whole
     /// window (Linux; needs root, CAP_PERFMON or
     /// kernel.perf_event_paranoid <= -1).
@@ -158,6 +163,7 @@ pub fn open(runtime: &Path, args: &Args) -> Result<Window, Error> {
         mode: args.mode,
         buffer: args.buffer,
         sample: args.sample,
+        alloc_sample: args.alloc_sample,
         start,
         sched: None,
     };
@@ -268,6 +274,7 @@ fn start_in(
         mode: window.mode,
         buffer: window.buffer,
         sample_hz: window.sample,
+        alloc_sample: window.alloc_sample,
     };
     let targets: Vec<(u32, PathBuf)> = startable
         .iter()
