@@ -10,7 +10,7 @@ use crate::message::{Mode, ProviderState, ProviderStatus, Request, Response, Sta
 
 /// The protocol version this crate speaks: the first byte of every
 /// payload.
-pub const PROTOCOL_VERSION: u8 = 2;
+pub const PROTOCOL_VERSION: u8 = 3;
 
 /// Kind bytes. Requests have the high bit clear, responses set, so a
 /// response sent where a request is expected is an unknown kind.
@@ -104,6 +104,13 @@ pub fn encode_request(r: &Request) -> Vec<u8> {
                 }
                 None => w.u8(0),
             }
+            match s.alloc_sample {
+                Some(bytes) => {
+                    w.u8(1);
+                    w.u64(bytes);
+                }
+                None => w.u8(0),
+            }
         }
         Request::Stop { window } => {
             w.u8(kind::STOP);
@@ -187,6 +194,11 @@ pub fn decode_request(b: &[u8]) -> Result<Request, DecodeError> {
             sample_hz: match r.u8()? {
                 0 => None,
                 1 => Some(r.u32()?),
+                t => return Err(DecodeError::BadTag(t)),
+            },
+            alloc_sample: match r.u8()? {
+                0 => None,
+                1 => Some(r.u64()?),
                 t => return Err(DecodeError::BadTag(t)),
             },
         }),

@@ -14,7 +14,7 @@
 //! ([`FrameError::TooLarge`]) and the connection is dropped: a reader never
 //! holds more than that for a peer.
 //!
-//! # Payloads (protocol version 2)
+//! # Payloads (protocol version 3)
 //!
 //! Each payload starts with the version byte ([`PROTOCOL_VERSION`]) and a
 //! kind byte; the fields follow in the order given, without padding:
@@ -27,7 +27,7 @@
 //! | kind | message | fields |
 //! |---|---|---|
 //! | `0x01` | [`Request::Status`] | — |
-//! | `0x02` | [`Request::Start`] | window `u64`, categories `opt<str>`, mode `opt<mode>`, buffer `opt<u64>`, sample rate `opt<u32>`; + the spool folder |
+//! | `0x02` | [`Request::Start`] | window `u64`, categories `opt<str>`, mode `opt<mode>`, buffer `opt<u64>`, sample rate `opt<u32>`, allocation sampling mean `opt<u64>`; + the spool folder |
 //! | `0x03` | [`Request::Stop`] | window `u64` |
 //! | `0x04` | [`Request::Snapshot`] | —; + the snapshot folder |
 //! | `0x81` | [`Response::Status`] | pid `u32`, name `str`, state (`0` dormant, `1` tracing + window `u64`, `2` own session), count `u32`, that many category `str` |
@@ -42,7 +42,7 @@
 //! reached through its own descriptor, never through a name a manager
 //! sends. A request without its folder is answered with an error.
 //!
-//! A `Status` request is the 6 bytes `02 00 00 00 02 01`.
+//! A `Status` request is the 6 bytes `02 00 00 00 03 01`.
 //!
 //! A change to any message's bytes increments [`PROTOCOL_VERSION`]: a peer
 //! of another version gets [`DecodeError::Version`], never a misread.
@@ -103,8 +103,9 @@ pub use frame::{read_frame, send_frame, write_frame, FrameError, PartialFrame, M
 pub use message::{Mode, ProviderState, ProviderStatus, Request, Response, StartRequest};
 pub use peer::{peer_allowed, peer_cred, peer_uid, PeerCred};
 pub use recording::{
-    check_buffer, check_sample_hz, parse_buffer, parse_categories, parse_mode, parse_sample_hz,
-    parse_size, RecordingOptions, MAX_BUFFER, MAX_SAMPLE_HZ, MIN_BUFFER,
+    check_alloc_sample, check_buffer, check_sample_hz, parse_alloc_sample, parse_buffer,
+    parse_categories, parse_mode, parse_sample_hz, parse_size, RecordingOptions,
+    MAX_ALLOC_SAMPLE_BYTES, MAX_BUFFER, MAX_SAMPLE_HZ, MIN_BUFFER,
 };
 
 // The tests talk to providers as a manager does (`call`); the workspace's

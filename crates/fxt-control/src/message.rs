@@ -86,6 +86,10 @@ pub struct StartRequest {
     /// CPU samples per second of each thread's CPU time; `None`: the
     /// provider's own setting (`FXT_SAMPLE_HZ`).
     pub sample_hz: Option<u32>,
+    /// Mean bytes between sampled allocations (a program whose global
+    /// allocator is `fxt::alloc::Sampled`); `None`: the provider's own
+    /// setting (`FXT_ALLOC_SAMPLE`).
+    pub alloc_sample: Option<u64>,
 }
 
 /// What a provider answers.

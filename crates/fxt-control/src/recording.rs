@@ -38,6 +38,10 @@ pub const MAX_BUFFER: u64 = 16 << 30;
 /// time (kept with the samples' format, which the readers check too).
 pub use fxt_format::samples::MAX_SAMPLE_HZ;
 
+/// The largest allocation sampling mean, in bytes (kept with the
+/// allocation records' format).
+pub use fxt_format::samples::MAX_ALLOC_SAMPLE_BYTES;
+
 /// Parses a byte size, the one grammar of every buffer size a user gives
 /// (`FXT_BUFFER`, `fxt record --buffer`, `fxt trace start --buffer`):
 /// digits, optionally followed by `K`, `M` or `G` (powers of 1024,
@@ -138,6 +142,35 @@ pub fn check_sample_hz(hz: u32) -> Result<u32, String> {
     }
 }
 
+/// An allocation sampling mean: [`parse_size`]'s grammar, 0 (off) to
+/// [`MAX_ALLOC_SAMPLE_BYTES`].
+///
+/// ```
+/// use fxt_control::parse_alloc_sample;
+/// assert_eq!(parse_alloc_sample("512K"), Ok(512 << 10));
+/// assert_eq!(parse_alloc_sample("0"), Ok(0));
+/// assert!(parse_alloc_sample("2G").is_err());
+/// assert!(parse_alloc_sample("lots").is_err());
+/// ```
+pub fn parse_alloc_sample(s: &str) -> Result<u64, String> {
+    let bytes = parse_size(s)
+        .ok_or_else(|| format!("not a size (bytes with an optional K/M/G suffix): {s:?}"))?;
+    check_alloc_sample(bytes)
+}
+
+/// An allocation sampling mean in bytes, if at most
+/// [`MAX_ALLOC_SAMPLE_BYTES`].
+pub fn check_alloc_sample(bytes: u64) -> Result<u64, String> {
+    if bytes <= MAX_ALLOC_SAMPLE_BYTES {
+        Ok(bytes)
+    } else {
+        Err(format!(
+            "an allocation sampling mean of {bytes} bytes is outside the limits \
+             (0, off, to {MAX_ALLOC_SAMPLE_BYTES} bytes)"
+        ))
+    }
+}
+
 fn sample_hz_error(hz: u64) -> String {
     format!("a sampling rate of {hz} Hz is outside the limits (0, off, to {MAX_SAMPLE_HZ} Hz)")
 }
@@ -165,6 +198,8 @@ pub struct RecordingOptions {
     pub categories: Option<String>,
     /// CPU samples per second of each thread's CPU time.
     pub sample_hz: Option<u32>,
+    /// Mean bytes allocated between sampled allocations.
+    pub alloc_sample: Option<u64>,
 }
 
 impl RecordingOptions {
@@ -190,6 +225,9 @@ impl RecordingOptions {
         if let Some(hz) = self.sample_hz {
             out.push((env::SAMPLE_HZ, hz.to_string()));
         }
+        if let Some(bytes) = self.alloc_sample {
+            out.push((env::ALLOC_SAMPLE, bytes.to_string()));
+        }
         out
     }
 
@@ -202,6 +240,7 @@ impl RecordingOptions {
             mode: self.mode,
             buffer: self.buffer,
             sample_hz: self.sample_hz,
+            alloc_sample: self.alloc_sample,
         }
     }
 }

@@ -17,6 +17,7 @@ fn requests() -> Vec<Request> {
             mode: Some(Mode::Circular),
             buffer: Some(1 << 20),
             sample_hz: Some(1000),
+            alloc_sample: Some(512 << 10),
         }),
         Request::Start(StartRequest::default()),
         Request::Stop { window: u64::MAX },
@@ -67,10 +68,10 @@ fn every_message_round_trips() {
 
 #[test]
 fn exact_bytes() {
-    assert_eq!(encode_request(&Request::Status), [2, 0x01]);
+    assert_eq!(encode_request(&Request::Status), [3, 0x01]);
     assert_eq!(
         encode_request(&Request::Stop { window: 0x0102 }),
-        [2, 0x03, 0x02, 0x01, 0, 0, 0, 0, 0, 0]
+        [3, 0x03, 0x02, 0x01, 0, 0, 0, 0, 0, 0]
     );
     assert_eq!(
         encode_request(&Request::Start(StartRequest {
@@ -79,18 +80,19 @@ fn exact_bytes() {
             mode: Some(Mode::Streaming),
             buffer: None,
             sample_hz: None,
+            alloc_sample: None,
         })),
-        [2, 0x02, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, b'a', 1, 2, 0, 0]
+        [3, 0x02, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, b'a', 1, 2, 0, 0, 0]
     );
-    assert_eq!(encode_request(&Request::Snapshot), [2, 0x04]);
+    assert_eq!(encode_request(&Request::Snapshot), [3, 0x04]);
     assert_eq!(
         encode_response(&Response::Error("no".into())),
-        [2, 0x85, 2, 0, 0, 0, b'n', b'o']
+        [3, 0x85, 2, 0, 0, 0, b'n', b'o']
     );
     // The crate docs' example frame.
     let mut v = Vec::new();
     write_frame(&mut v, &encode_request(&Request::Status)).unwrap();
-    assert_eq!(v, [2, 0, 0, 0, 2, 1]);
+    assert_eq!(v, [2, 0, 0, 0, 3, 1]);
     for m in Mode::ALL {
         assert_eq!(Mode::from_name(m.name()), Some(m));
     }
@@ -149,7 +151,7 @@ fn malformed_payloads_are_typed_errors() {
     assert_eq!(decode_request(&b), Err(DecodeError::TrailingBytes(1)));
     // Not UTF-8.
     assert_eq!(
-        decode_response(&[2, 0x85, 1, 0, 0, 0, 0xff]),
+        decode_response(&[3, 0x85, 1, 0, 0, 0, 0xff]),
         Err(DecodeError::BadUtf8)
     );
     // Bad option, mode and state tags.
@@ -157,20 +159,20 @@ fn malformed_payloads_are_typed_errors() {
     // version, kind, window (8): the categories tag.
     start[10] = 7;
     assert_eq!(decode_request(&start), Err(DecodeError::BadTag(7)));
-    let start = [2, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 3, 0];
+    let start = [3, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 3, 0, 0];
     assert_eq!(decode_request(&start), Err(DecodeError::BadTag(3)));
     assert_eq!(
-        decode_response(&[2, 0x81, 0, 0, 0, 0, 0, 0, 0, 0, 9]),
+        decode_response(&[3, 0x81, 0, 0, 0, 0, 0, 0, 0, 0, 9]),
         Err(DecodeError::BadTag(9))
     );
     // A string length far past the payload; a category count that could
     // not fit: truncated, nothing allocated for them.
     assert_eq!(
-        decode_response(&[2, 0x85, 0xff, 0xff, 0xff, 0xff]),
+        decode_response(&[3, 0x85, 0xff, 0xff, 0xff, 0xff]),
         Err(DecodeError::Truncated)
     );
     assert_eq!(
-        decode_response(&[2, 0x81, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff]),
+        decode_response(&[3, 0x81, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff]),
         Err(DecodeError::Truncated)
     );
 }

@@ -312,7 +312,7 @@ pub const DEFAULT_ALLOC_SAMPLE_BYTES: u64 = 512 << 10;
 /// Parses `FXT_ALLOC_SAMPLE`: bytes with an optional K/M/G suffix, 0 to
 /// [`MAX_ALLOC_SAMPLE_BYTES`].
 pub(crate) fn parse_alloc_sample(v: &str) -> Option<u64> {
-    fxt_control::parse_size(v.trim()).filter(|&n| n <= MAX_ALLOC_SAMPLE_BYTES)
+    fxt_control::parse_alloc_sample(v).ok()
 }
 
 /// The highest sampling rate (kept with the samples' format, which the

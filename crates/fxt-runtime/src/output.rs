@@ -85,6 +85,9 @@ pub(crate) struct Settings {
     pub(crate) categories: Option<String>,
     /// CPU samples per second (`Config::sample_hz`).
     pub(crate) sample_hz: Option<u32>,
+    /// Mean bytes between sampled allocations
+    /// (`Config::alloc_sample_bytes`).
+    pub(crate) alloc_sample: Option<u64>,
 }
 
 /// The recording of `fxt record`, when this process runs under it.
@@ -112,6 +115,9 @@ pub(crate) fn for_recording(config: Config, recording: &Recording) -> Config {
             }
             if let Some(hz) = given.sample_hz {
                 config = config.sample_hz(hz);
+            }
+            if let Some(bytes) = given.alloc_sample {
+                config.alloc_sample_bytes = bytes;
             }
             match &given.categories {
                 Some(list) => config.categories(&category_list(list)),

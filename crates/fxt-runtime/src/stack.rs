@@ -125,7 +125,6 @@ pub fn capture_current(buffer: &mut [u64]) -> Capture {
 /// The CPU sampler's capture of an interrupted context `registers` on a
 /// thread whose stack is `stack`: the copy starts below the red zone (the
 /// interrupted code may have kept data there).
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn capture_interrupted(
     registers: Registers,
     stack: &Range<u64>,

@@ -119,7 +119,8 @@ fn every_allocation_is_recorded_at_mean_one_and_the_hook_allocates_nothing() {
             .count();
         assert!(ours >= 1, "{address:#x} {size}: {at:?}");
         let first = at.iter().find(|r| r.size == *size).unwrap();
-        assert!(!first.frames.is_empty() && first.mean == 1);
+        let raw = first.raw_stack.as_ref().expect("a raw stack");
+        assert!(!raw.stack.is_empty() && first.mean == 1);
         assert_eq!(first.tid, at[0].tid);
     }
     let allocs = records

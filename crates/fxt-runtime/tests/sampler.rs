@@ -426,18 +426,13 @@ fn sample_tids(bytes: &[u8]) -> Vec<u64> {
         .collect()
 }
 
-/// How many samples of a trace were walked with the unwind tables through
-/// more than the interrupted frame.
+/// How many samples of a trace unwind (as a reader unwinds them, with the
+/// files its modules name) through more than the interrupted frame.
 fn table_walks(bytes: &[u8]) -> usize {
-    common::decode(bytes)
+    fxt_symbols::scan::TraceSamples::read(bytes)
+        .samples
         .iter()
-        .filter(|r| match r {
-            fxt_format::decode::Record::Blob(b) if b.name.as_str() == Some("fxt.sample") => {
-                let w = u64::from_le_bytes(b.payload[24..32].try_into().unwrap());
-                (w >> 16) & 0xff == 1 && w & 0xffff > 1
-            }
-            _ => false,
-        })
+        .filter(|s| s.frames.len() > 1)
         .count()
 }
 
@@ -556,10 +551,10 @@ fn run_for(ms: u64, f: impl Fn(&[u8])) {
     }
 }
 
-/// A library unloaded while its unwind information is in the sampler's
-/// module list, and another loaded (plugin reload: usually where the first
-/// was) and run by the same sampled thread: no sample reads the unloaded
-/// library's memory (the process survives), and samples are written.
+/// A library unloaded while the thread is sampled, and another loaded
+/// (plugin reload: usually where the first was) and run by the same
+/// sampled thread: the process survives, samples are written, and a
+/// reader unwinds them.
 #[test]
 fn a_dlclose_dlopen_cycle_while_sampling() {
     const NAME: &str = "a_dlclose_dlopen_cycle_while_sampling";
@@ -620,11 +615,7 @@ fn a_dlclose_dlopen_cycle_while_sampling() {
         eprintln!("round {round}: {stats:?}");
     }
     assert!(samples > 0);
-    // The copied unwind tables work: stacks walked with them.
-    assert!(
-        walked > 0,
-        "no sample of {samples} walked with unwind tables"
-    );
+    assert!(walked > 0, "no sample of {samples} unwound past its pc");
 }
 
 /// Whether library `name` cannot be loaded (loading it to see, then
@@ -636,4 +627,80 @@ fn dlopen_absent(name: &str) -> bool {
         unsafe { libc::dlclose(lib) };
     }
     lib.is_null()
+}
+
+/// The foreign stack's range, for `on_foreign_stack`'s caller to check.
+static FOREIGN_SPINS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Runs on a stack of the test's making (see below), then returns to the
+/// context `uc_link` names.
+extern "C" fn on_foreign_stack() {
+    spin_cpu(100);
+    FOREIGN_SPINS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// A thread that runs code on a stack that is not its own (a coroutine's,
+/// made with `makecontext`): the samples taken there copy no stack (the
+/// interrupted sp is outside the thread's stack, and nothing else is read)
+/// and still carry their registers, the pc in loaded code; the samples on
+/// the thread's own stack copy theirs.
+#[test]
+fn a_sample_off_the_thread_stack_keeps_its_pc_and_copies_nothing() {
+    use fxt_format::samples::{SampleBlob, Walk};
+    let s = session(10_000, "foreign");
+    let mut foreign = vec![0u8; 256 << 10];
+    let range = foreign.as_ptr() as u64..foreign.as_ptr() as u64 + foreign.len() as u64;
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            // Registered (armed) before anything is sampled.
+            emit(0);
+            // SAFETY: zeroed contexts are filled by `getcontext`; the new
+            // context runs `on_foreign_stack` on `foreign` (alive and not
+            // otherwise used until it returns), then resumes `main` through
+            // `uc_link`, which outlives the switch.
+            unsafe {
+                let mut main: Box<libc::ucontext_t> = Box::new(core::mem::zeroed());
+                let mut coro: Box<libc::ucontext_t> = Box::new(core::mem::zeroed());
+                assert_eq!(libc::getcontext(&mut *coro), 0);
+                coro.uc_stack.ss_sp = foreign.as_mut_ptr().cast();
+                coro.uc_stack.ss_size = foreign.len();
+                coro.uc_link = &mut *main;
+                libc::makecontext(&mut *coro, on_foreign_stack, 0);
+                assert_eq!(libc::swapcontext(&mut *main, &*coro), 0);
+            }
+            spin_cpu(30);
+            emit(1);
+        });
+    });
+    assert_eq!(FOREIGN_SPINS.load(std::sync::atomic::Ordering::Relaxed), 1);
+    let (bytes, _) = s.finish_to_vec().unwrap();
+    let (mut off, mut on) = (0, 0);
+    for r in common::decode(&bytes) {
+        let fxt_format::decode::Record::Blob(b) = r else {
+            continue;
+        };
+        let Some(Ok(SampleBlob::Sample(sample))) = SampleBlob::from_blob(&b) else {
+            continue;
+        };
+        assert_eq!(sample.walk, Walk::RawStack);
+        let raw = sample.raw_stack.unwrap();
+        let (pc, sp) = (raw.registers[0], raw.registers[1]);
+        if range.contains(&sp) {
+            off += 1;
+            assert!(raw.stack.is_empty(), "{} words copied", raw.stack.len());
+            assert_eq!(raw.stack_address, 0);
+            assert!(sample.truncated);
+            // SAFETY: a zeroed `Dl_info` is valid (pointers null).
+            let mut info: libc::Dl_info = unsafe { core::mem::zeroed() };
+            // SAFETY: `dladdr` reads only the loader's tables for `pc`.
+            let found = unsafe { libc::dladdr(pc as *const libc::c_void, &mut info) };
+            assert!(found != 0, "pc {pc:#x} in no loaded object");
+        } else if !raw.stack.is_empty() {
+            on += 1;
+            assert!(raw.stack_address <= sp);
+        }
+    }
+    assert!(off > 0, "no sample taken on the foreign stack");
+    assert!(on > 0, "no sample copied its stack");
+    drop(foreign);
 }

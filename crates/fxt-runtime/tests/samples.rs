@@ -55,17 +55,31 @@ fn sample_of(r: &Record) -> Option<Sample> {
         .chunks(8)
         .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
         .collect();
-    let n = (w[3] & 0xffff) as usize;
-    let method = (w[3] >> 16) & 0xff;
-    assert!((1..=3).contains(&method), "walk method {method}");
+    // The handler writes raw stacks: walk 4, no frames, then the raw
+    // stack (arch x86-64, 3 registers, S words of stack).
+    assert_eq!(w[3] & 0xffff, 0, "no frame list");
+    assert_eq!((w[3] >> 16) & 0xff, 4, "walk: a raw stack");
     assert_eq!(w[3] >> 25, 0, "reserved flag bits");
-    assert_eq!(w.len(), 4 + n, "frame count matches the payload");
-    assert!(n >= 1, "at least the interrupted pc");
+    let head = w[4];
+    assert_eq!(head & 0xffff, 1 | (3 << 8), "x86-64, three registers");
+    let words = (head >> 32) as usize;
+    assert!(words <= fxt_runtime::stack::MAX_STACK_WORDS);
+    assert_eq!(
+        w.len(),
+        4 + 2 + 3 + words,
+        "stack word count matches the payload"
+    );
+    let (stack_address, pc, sp) = (w[5], w[6], w[7]);
+    if words > 0 {
+        // The copy starts below the interrupted sp (its red zone) and
+        // covers it.
+        assert!(stack_address <= sp && sp < stack_address + words as u64 * 8);
+    }
     Some(Sample {
         ts: w[0],
         pid: w[1],
         tid: w[2],
-        frames: w[4..].to_vec(),
+        frames: vec![pc],
     })
 }
 

@@ -14,7 +14,11 @@
 //! * [`appendix`]: the entry point of the runtime at collection (feature
 //!   `symbolize`), of `fxt open` and of
 //!   `fxt symbolize`: from a trace's samples, the records to append.
-//! * [`scan`]: the sample, modules and symbols records of a trace.
+//! * [`scan`]: the sample, modules and symbols records of a trace, raw
+//!   stacks unwound.
+//! * [`unwind`]: raw stacks (registers and a copy of the stack, as the
+//!   runtime's sampler records them) to frames, with the unwind tables of
+//!   the files the trace's modules name (`framehop`).
 //!
 //! The record layouts are in [`fxt_format::samples`].
 
@@ -24,8 +28,10 @@ pub mod perfetto;
 mod proto;
 pub mod scan;
 mod symbolize;
+pub mod unwind;
 
 pub use appendix::{appendix, appendix_of_trace, names, Appendix};
 pub use maps::{build_id, process_modules};
 pub use scan::Request;
 pub use symbolize::Symbolizer;
+pub use unwind::{stack_key, unwind_samples, StackKey, StackUnwinder, Unwound};

@@ -8,10 +8,14 @@ use fxt_format::samples::{
 use fxt_format::time::ticks_per_second_or_default;
 
 /// What a trace holds about CPU samples.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct TraceSamples {
-    /// The samples, in file order.
+    /// The samples, in file order; raw stacks unwound into frames
+    /// ([`crate::unwind_samples`]).
     pub samples: Vec<SampleRecord>,
+    /// The frames of each distinct raw stack among them
+    /// ([`crate::stack_key`]).
+    pub unwound: std::collections::HashMap<crate::StackKey, crate::Unwound>,
     /// Ticks per second of the samples' timestamps: the providers' common
     /// rate, or 10⁹ when they differ (the timestamps are then converted to
     /// nanoseconds).
@@ -70,6 +74,7 @@ impl TraceSamples {
             }
             out.ticks_per_second = 1_000_000_000;
         }
+        out.unwound = crate::unwind_samples(&mut out.samples, &out.modules);
         out
     }
 

@@ -13,9 +13,10 @@
 //! interleaved across the settings, medians reported. Printed per setting:
 //! CPU time, overhead against the session without sampling, samples taken
 //! and written, the cost of one sample split into user time (the handler:
-//! stack walk and record) and system time (the kernel's timer interrupt
+//! stack copy and record) and system time (the kernel's timer interrupt
 //! and signal delivery, and any rescheduling it triggers), the
-//! mean frames per sample and the trace's growth in bytes per second of
+//! mean bytes of stack a sample copies (the reader unwinds them later) and
+//! the trace's growth in bytes per second of
 //! the thread's CPU time.
 
 use std::hint::black_box;
@@ -75,7 +76,7 @@ fn work(iters: u64) -> u64 {
 }
 
 /// One measurement: CPU ns of the workload, samples taken, sample records
-/// written, their bytes and frames.
+/// written, their bytes and the stack bytes they copied.
 #[derive(Debug, Default, Clone, Copy)]
 struct Run {
     cpu: u64,
@@ -84,7 +85,7 @@ struct Run {
     taken: u64,
     written: u64,
     bytes: u64,
-    frames: u64,
+    stack_bytes: u64,
 }
 
 fn run(hz: Option<u32>, iters: u64) -> Run {
@@ -121,7 +122,7 @@ fn run(hz: Option<u32>, iters: u64) -> Run {
             }
             let s = SampleRecord::decode(&b.payload).expect("a sample");
             r.written += 1;
-            r.frames += s.frames.len() as u64;
+            r.stack_bytes += s.raw_stack.map_or(0, |raw| raw.stack.len() as u64 * 8);
             // Header, inline name, payload.
             r.bytes += 8 + 16 + b.payload.len() as u64;
         }
@@ -173,7 +174,7 @@ fn main() {
     let (base_user, base_sys) = (med(1, |r| r.user) as f64, med(1, |r| r.sys) as f64);
     println!("workload: {iters} iterations (~{work_ms} ms CPU), {reps} repetitions, medians");
     println!(
-        "{:<24} {:>10} {:>9} {:>8} {:>8} {:>12} {:>12} {:>7} {:>12}",
+        "{:<24} {:>10} {:>9} {:>8} {:>8} {:>12} {:>12} {:>11} {:>12}",
         "setting",
         "CPU ms",
         "overhead",
@@ -181,14 +182,14 @@ fn main() {
         "written",
         "user ns/smp",
         "sys ns/smp",
-        "frames",
+        "stack B/smp",
         "KiB/s/thread"
     );
     for (i, (name, _)) in settings.iter().enumerate() {
         let cpu = med(i, |r| r.cpu) as f64;
         let taken = med(i, |r| r.taken);
         let written = med(i, |r| r.written);
-        let frames = med(i, |r| r.frames) as f64 / written.max(1) as f64;
+        let stack_bytes = med(i, |r| r.stack_bytes) as f64 / written.max(1) as f64;
         let per_sample = |v: f64, b: f64| {
             if taken > 0 {
                 format!("{:.0}", (v - b) / taken as f64)
@@ -200,7 +201,7 @@ fn main() {
         let sys = per_sample(med(i, |r| r.sys) as f64, base_sys);
         let growth = med(i, |r| r.bytes) as f64 / (cpu / 1e9) / 1024.0;
         println!(
-            "{:<24} {:>10.1} {:>8.2}% {:>8} {:>8} {:>12} {:>12} {:>7.1} {:>12.1}",
+            "{:<24} {:>10.1} {:>8.2}% {:>8} {:>8} {:>12} {:>12} {:>11.0} {:>12.1}",
             name,
             cpu / 1e6,
             (cpu / base - 1.0) * 100.0,
@@ -208,7 +209,7 @@ fn main() {
             written,
             user,
             sys,
-            frames,
+            stack_bytes,
             growth
         );
     }

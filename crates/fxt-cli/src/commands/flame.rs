@@ -10,6 +10,12 @@
 //! stack, outermost function first, counted once; `--inside NAME` keeps the
 //! samples taken on a thread while a slice named NAME was open on it
 //! ([`crate::samples`]).
+//!
+//! `--alloc` draws the sampled allocations instead (issue 45): each
+//! allocation's stack weighted by the bytes it stands for; `--live` keeps
+//! those still live at the end of the trace (no free recorded: leaks and
+//! growth); `--inside NAME` as for samples
+//! ([`crate::samples::allocs`]).
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -21,7 +27,7 @@ use inferno::flamegraph::{self, Options};
 use crate::error::Error;
 use crate::folded::{Collector, Filter, Folded};
 use crate::input::Input;
-use crate::samples::{self, Gather, Timeline};
+use crate::samples::{self, allocs, Gather, Timeline};
 
 /// Arguments of `fxt flame`.
 #[derive(clap::Args)]
@@ -42,18 +48,32 @@ pub struct Args {
     #[arg(long)]
     category: Option<String>,
     /// Draw the CPU samples (their stacks, by count) instead of durations.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "alloc")]
     samples: bool,
-    /// With --samples: only samples taken while a slice of this name was
-    /// open on their thread.
-    #[arg(long, requires = "samples")]
+    /// Draw the sampled allocations (their stacks, by estimated bytes)
+    /// instead of durations.
+    #[arg(long)]
+    alloc: bool,
+    /// With --alloc: only the allocations still live at the end of the
+    /// trace.
+    #[arg(long, requires = "alloc")]
+    live: bool,
+    /// With --samples or --alloc: only those taken while a slice of this
+    /// name was open on their thread.
+    #[arg(long)]
     inside: Option<String>,
 }
 
 /// Runs `fxt flame`.
 pub fn run(args: Args) -> Result<ExitCode, Error> {
+    if args.inside.is_some() && !args.samples && !args.alloc {
+        return Err(Error::msg("flame: --inside goes with --samples or --alloc"));
+    }
     if args.samples {
         return run_samples(args);
+    }
+    if args.alloc {
+        return run_allocs(args);
     }
     let mut input = Input::open_trace(&args.file)?;
     let filter = Filter {
@@ -124,6 +144,70 @@ fn run_samples(args: Args) -> Result<ExitCode, Error> {
         );
     }
     output(&args, &input.name, &folded, SAMPLES)
+}
+
+const ALLOCATED: Kind = Kind {
+    subtitle: "sampled allocations, by estimated bytes allocated",
+    unit: "bytes",
+    none: "sampled allocations",
+};
+
+const LIVE: Kind = Kind {
+    subtitle: "sampled allocations live at the end, by estimated bytes",
+    unit: "bytes",
+    none: "live sampled allocations",
+};
+
+/// `fxt flame --alloc [--live] [--inside NAME]`.
+fn run_allocs(args: Args) -> Result<ExitCode, Error> {
+    let mut input = Input::open_trace(&args.file)?;
+    let mut gather = Gather::default();
+    let mut collector = allocs::AllocCollector::default();
+    let mut timeline = Timeline::default();
+    let inside = args.inside.is_some();
+    input.walk("flame", |reader, record| {
+        let (provider, tps) = (reader.provider_id(), reader.ticks_per_second());
+        gather.see(reader.record_offset(), &record);
+        collector.see(provider, tps, &record);
+        if inside {
+            timeline.see(provider, tps, &record);
+        }
+        Ok(())
+    })?;
+    let samples = collector.as_samples();
+    for s in &samples {
+        gather.add(s.sample.clone());
+    }
+    let names = gather.finish();
+    let keep = if args.live {
+        collector.live()
+    } else {
+        vec![true; samples.len()]
+    };
+    let bytes: Vec<f64> = collector.allocs.iter().map(|a| a.bytes()).collect();
+    let enclosing = inside.then(|| timeline.enclosing(&samples));
+    let filter = args.inside.as_deref().zip(enclosing.as_deref());
+    let folded = allocs::fold(&samples, &bytes, &keep, &names, filter);
+    if collector.malformed > 0 {
+        eprintln!(
+            "fxt: {}: {} malformed allocation records left out",
+            input.name, collector.malformed
+        );
+    }
+    let untracked = collector.untracked();
+    if args.live && untracked > 0 {
+        eprintln!(
+            "fxt: {}: {untracked} sampled allocations were untracked (their frees not recorded): \
+             counted live",
+            input.name
+        );
+    }
+    output(
+        &args,
+        &input.name,
+        &folded,
+        if args.live { LIVE } else { ALLOCATED },
+    )
 }
 
 /// Prints the folded stacks and/or draws the SVG, as the arguments say.

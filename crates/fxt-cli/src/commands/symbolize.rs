@@ -12,15 +12,23 @@
 //! changed in place. A trace that has Perfetto packets already (symbolized
 //! before, `--force`, or some addresses left unnamed then) is rewritten
 //! without them, so that Perfetto sees each sample once.
+//!
+//! Raw-stack samples (the registers and a copy of the stack, which only a
+//! machine with the binaries can unwind) are rewritten as the frame lists
+//! unwound from them here, so the file needs no binary anywhere else; the
+//! trace is then rewritten, never appended to.
 
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::process::ExitCode;
 
+use std::collections::HashMap;
+
 use fxt_format::decode::{BlobType, Record, SliceReader};
-use fxt_format::samples::PERFETTO_NAME;
+use fxt_format::encode::{encode_to_vec, words_to_bytes};
+use fxt_format::samples::{SampleBlob, PERFETTO_NAME};
 use fxt_symbols::scan::TraceSamples;
-use fxt_symbols::{appendix, Symbolizer};
+use fxt_symbols::{appendix, stack_key, StackKey, Symbolizer, Unwound};
 
 use crate::error::Error;
 use crate::input::Input;
@@ -50,7 +58,8 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             input.name
         )));
     }
-    if scan.is_symbolized() && scan.perfetto_records > 0 && !args.force {
+    let raw = !scan.unwound.is_empty();
+    if scan.is_symbolized() && scan.perfetto_records > 0 && !raw && !args.force {
         eprintln!(
             "fxt: {} is symbolized already (--force resolves again)",
             input.name
@@ -66,10 +75,10 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     let whole = usize::try_from(scan.end)
         .unwrap_or(bytes.len())
         .min(bytes.len());
-    let rewrite = scan.perfetto_records > 0;
+    let rewrite = scan.perfetto_records > 0 || raw;
     let data = || {
         let mut data = if rewrite {
-            without_perfetto(&bytes[..whole])
+            rewritten(&bytes[..whole], &scan.unwound)
         } else {
             bytes[..whole].to_vec()
         };
@@ -126,8 +135,10 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
 }
 
 /// `trace` without its `fxt.perfetto` blob records (their names are
-/// inline, so no other record depends on them).
-fn without_perfetto(trace: &[u8]) -> Vec<u8> {
+/// inline, so no other record depends on them), and with each raw-stack
+/// sample replaced by the frame-list sample of the frames `unwound` from
+/// it (a sample is one record that no other refers to).
+fn rewritten(trace: &[u8], unwound: &HashMap<StackKey, Unwound>) -> Vec<u8> {
     let mut out = Vec::with_capacity(trace.len());
     let mut copied = 0;
     let mut reader = SliceReader::new(trace);
@@ -135,11 +146,29 @@ fn without_perfetto(trace: &[u8]) -> Vec<u8> {
         let Ok(Record::Blob(blob)) = item else {
             continue;
         };
-        if blob.blob_type == BlobType::Perfetto && blob.name == PERFETTO_NAME {
-            let start = reader.record_offset() as usize;
-            out.extend_from_slice(trace.get(copied..start).unwrap_or_default());
-            copied = reader.position() as usize;
-        }
+        let replacement = if blob.blob_type == BlobType::Perfetto && blob.name == PERFETTO_NAME {
+            Vec::new()
+        } else if let Some(Ok(SampleBlob::Sample(s))) = SampleBlob::from_blob(&blob) {
+            let Some(raw) = &s.raw_stack else {
+                continue;
+            };
+            let (frames, truncated) = match unwound.get(&stack_key(s.pid, raw)) {
+                Some(u) => (u.frames.clone(), u.truncated),
+                None => (raw.pc().into_iter().collect(), true),
+            };
+            let sample = s.clone().with_frames(frames, truncated);
+            match sample.as_sample().map(|s| encode_to_vec(&s)) {
+                Some(Ok(words)) => words_to_bytes(&words),
+                // Never (at most 256 frames): the raw record stays.
+                _ => continue,
+            }
+        } else {
+            continue;
+        };
+        let start = reader.record_offset() as usize;
+        out.extend_from_slice(trace.get(copied..start).unwrap_or_default());
+        out.extend_from_slice(&replacement);
+        copied = reader.position() as usize;
     }
     out.extend_from_slice(trace.get(copied..).unwrap_or_default());
     out

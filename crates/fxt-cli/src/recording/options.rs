@@ -25,6 +25,12 @@ pub struct RecordingArgs {
     /// second of its CPU time (`FXT_SAMPLE_HZ`; up to 10000).
     #[arg(long, value_name = "HZ", value_parser = fxt_control::parse_sample_hz)]
     pub sample: Option<u32>,
+    /// Sampled allocations (a program whose global allocator is
+    /// `fxt::alloc::Sampled`): one per this many bytes allocated, on
+    /// average (`FXT_ALLOC_SAMPLE`; suffixes K, M, G; 0 is off, at most
+    /// 1G; 512K is a good start).
+    #[arg(long, value_name = "BYTES", value_parser = fxt_control::parse_alloc_sample)]
+    pub alloc_sample: Option<u64>,
 }
 
 impl RecordingArgs {
@@ -35,6 +41,7 @@ impl RecordingArgs {
             mode: self.mode,
             categories: self.categories.clone(),
             sample_hz: self.sample,
+            alloc_sample: self.alloc_sample,
         }
     }
 }

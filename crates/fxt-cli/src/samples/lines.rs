@@ -41,8 +41,12 @@ pub fn format(out: &mut String, record: &Record, names: &Names) -> bool {
                 s.timestamp,
                 s.pid,
                 s.tid,
-                s.frames.len(),
-                if s.truncated { " truncated" } else { "" }
+                names.addresses(&s).len(),
+                if names.truncated(&s) {
+                    " truncated"
+                } else {
+                    ""
+                }
             );
             out.push_str(&names.stack(&s).join(" <- "));
             Ok(())

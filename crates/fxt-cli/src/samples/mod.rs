@@ -8,6 +8,7 @@
 //! The records themselves (`fxt.sample`, `fxt.modules`, `fxt.symbols`) are
 //! `fxt_format::samples`; what they become at collection is `fxt_symbols`.
 
+pub mod allocs;
 pub mod fold;
 pub mod lines;
 pub mod names;

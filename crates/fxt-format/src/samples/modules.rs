@@ -15,6 +15,10 @@ use super::payload::{padded_len, put_padded, put_word, PayloadReader};
 use super::{encode_named_blob, SamplesError, MODULES_NAME};
 use crate::encode::{EncodeError, ThreadRef};
 
+/// The path of the kernel's vDSO in a module list (it has no file; as
+/// `/proc/PID/maps` names it).
+pub const VDSO_PATH: &str = "[vdso]";
+
 /// One executable mapping, borrowed for encoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Module<'a> {

@@ -14,17 +14,17 @@ use core::cell::Cell;
 use core::sync::atomic::Ordering;
 
 use fxt_format::encode::{Arg, ArgValue, Encode, Event, EventKind, StringRef, ThreadRef};
-use fxt_format::samples::{estimated_bytes, Alloc, AllocKind, Walk, MAX_FRAMES};
+use fxt_format::samples::{estimated_bytes, Alloc, AllocKind, Walk};
 
 use super::{live, Active, DROPPED, LIVE_BYTES, TAKEN, UNTRACKED};
 use crate::callsite::gate_token;
 use crate::memory::atomic::AtomicU64;
 use crate::memory::filler::Store;
-use crate::sample::{capture_stack, sample_token};
+use crate::sample::sample_token;
 use crate::thread;
 
-/// Words of the largest alloc record.
-const MAX_WORDS: usize = Alloc::word_len_for(MAX_FRAMES);
+/// Words of an alloc record without a stack (a free).
+const FREE_WORDS: usize = Alloc::word_len_for(0);
 /// Words the heap counter event takes at most (header, timestamp, inline
 /// thread, inline category, name and argument name, the value).
 const COUNTER_WORDS: usize = 16;
@@ -69,23 +69,27 @@ pub(crate) fn sampled_alloc(session: &Active, address: u64, size: u64) {
         if !tracked {
             UNTRACKED.fetch_add(1, Ordering::Relaxed);
         }
-        let mut frames = [0u64; MAX_FRAMES];
-        let (n, walk, truncated) = capture_stack(&mut frames);
-        let record = Alloc {
-            timestamp,
-            pid: session.pid,
-            tid: thread::os_tid(),
-            address,
-            size,
-            mean: session.mean,
-            kind: AllocKind::Alloc,
-            untracked: !tracked,
-            walk,
-            truncated,
-            frames: &frames[..n],
-            raw_stack: None,
-        };
-        if !write(&record, token, session.crash_safe) {
+        // The stack: registers and a bounded copy, for the reader to
+        // unwind (`crate::stack`), taken into the thread's buffer.
+        let written = thread::capture::with_buffer(|stack, out| {
+            let capture = crate::stack::capture_current(stack);
+            let record = Alloc {
+                timestamp,
+                pid: session.pid,
+                tid: thread::capture::tid(),
+                address,
+                size,
+                mean: session.mean,
+                kind: AllocKind::Alloc,
+                untracked: !tracked,
+                walk: Walk::RawStack,
+                truncated: capture.truncated,
+                frames: &[],
+                raw_stack: Some(capture.raw_stack(stack)),
+            };
+            write(&record, out, token, session.crash_safe)
+        });
+        if written != Some(true) {
             DROPPED.fetch_add(1, Ordering::Relaxed);
             if tracked {
                 live::remove(address);
@@ -117,7 +121,7 @@ pub(crate) fn sampled_free(session: &Active, address: u64, size: u64) {
         let record = Alloc {
             timestamp,
             pid: session.pid,
-            tid: thread::os_tid(),
+            tid: thread::capture::tid(),
             address,
             size,
             mean: session.mean,
@@ -128,7 +132,8 @@ pub(crate) fn sampled_free(session: &Active, address: u64, size: u64) {
             frames: &[],
             raw_stack: None,
         };
-        if write(&record, token, session.crash_safe) {
+        let mut out = [0u64; FREE_WORDS];
+        if write(&record, &mut out, token, session.crash_safe) {
             write_counter(session, token, timestamp, live);
         } else {
             DROPPED.fetch_add(1, Ordering::Relaxed);
@@ -144,14 +149,14 @@ fn open_token(generation: u32) -> Option<u32> {
     (token == gate_token(generation) || token == sample_token(generation)).then_some(token)
 }
 
-/// Writes `record` through the thread's cursor; `false`: no room (the
-/// chunk is full and no fresh one could be had) or the gate shut.
-fn write(record: &impl Encode, token: u32, crash_safe: bool) -> bool {
-    let mut buf = [0u64; MAX_WORDS];
-    let Ok(n) = record.encode(&mut buf) else {
+/// Encodes `record` into `out`, then writes it through the thread's
+/// cursor; `false`: it does not encode (`out` too small), or no room (the
+/// chunk is full and no fresh one could be had).
+fn write(record: &impl Encode, out: &mut [u64], token: u32, crash_safe: bool) -> bool {
+    let Ok(n) = record.encode(out) else {
         return false;
     };
-    store(&buf[..n], token, crash_safe)
+    store(&out[..n], token, crash_safe)
 }
 
 /// Reserves room for `words` (a whole encoded record), stores and
@@ -195,7 +200,7 @@ fn write_counter(session: &Active, token: u32, timestamp: u64, live: i64) {
         timestamp,
         thread: ThreadRef::Inline {
             process: session.pid,
-            thread: thread::os_tid(),
+            thread: thread::capture::tid(),
         },
         category: StringRef::Inline(COUNTER_CATEGORY),
         name: StringRef::Inline(COUNTER_NAME),

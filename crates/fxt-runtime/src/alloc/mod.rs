@@ -127,7 +127,6 @@ pub(crate) fn start(generation: u32, mean: u64, pid: u64, use_tsc: bool, crash_s
         forget_after_fork,
         "a forked child may sample allocations into its parent's buffer",
     );
-    crate::sample::refresh_unwind_modules();
     live::clear();
     LIVE_BYTES.store(0, Ordering::Relaxed);
     TAKEN.store(0, Ordering::Relaxed);
@@ -174,7 +173,7 @@ pub(crate) fn counts() -> Counts {
 /// The `fork` child handler: the child samples nothing (no lock taken).
 extern "C" fn forget_after_fork() {
     GENERATION.store(0, Ordering::Relaxed);
-    crate::sample::forget_capture_after_fork();
+    crate::thread::capture::forget_after_fork();
 }
 
 /// After an allocation of `size` bytes at `ptr` while `generation`

@@ -141,7 +141,7 @@ impl<'r> Collector<'r, Out<'static>> {
     pub(crate) fn start_direct(shared: &Shared, file: direct::DirectFile) -> Self {
         let tps = shared.clock.provisional_ticks_per_second();
         let mut c = Collector::resume(Stager::direct(file), 0, 0, tps);
-        c.tap = (shared.settings.sample_hz > 0).then(SampleTap::default);
+        c.tap = shared.settings.records_stacks().then(SampleTap::default);
         let pre = preamble(&shared.settings.provider_name, tps);
         c.tps_offset = Some((pre.len() as u64 - 1) * 8);
         let r = c.stage.words(&pre, 3);
@@ -177,7 +177,7 @@ impl<'r, W: Write> Collector<'r, W> {
     fn start_staged(shared: &Shared, stage: Stager<'r, W>) -> Self {
         let ticks_per_second = shared.clock.ticks_per_second();
         let mut c = Collector::resume(stage, 0, 0, ticks_per_second);
-        c.tap = (shared.settings.sample_hz > 0).then(SampleTap::default);
+        c.tap = shared.settings.records_stacks().then(SampleTap::default);
         let pre = preamble(&shared.settings.provider_name, ticks_per_second);
         let r = c.stage.words(&pre, 3);
         c.check(r);
@@ -364,7 +364,7 @@ impl<'r, W: Write> Collector<'r, W> {
                 perf_threads: counts[0].load(Ordering::Relaxed),
                 timer_threads: counts[1].load(Ordering::Relaxed),
             };
-            if sampling.encode_records(&mut words).is_ok() {
+            if sampling.hz > 0 && sampling.encode_records(&mut words).is_ok() {
                 self.stage.words(&words, 1)?;
             }
             // Last but the "buffer filled up" event: every sample is in.

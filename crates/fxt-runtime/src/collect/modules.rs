@@ -68,8 +68,9 @@ fn entries_of(info: &libc::dl_phdr_info) -> Vec<ModuleEntry> {
 }
 
 /// The object's file: the loader's name for a library, this executable's
-/// path for the main program (which the loader leaves unnamed); `None`
-/// for what is not a file (the vDSO).
+/// path for the main program (which the loader leaves unnamed),
+/// [`VDSO`] for the kernel's vDSO (no file: a reader on a machine whose
+/// own vDSO has the same build id unwinds and names it from that).
 fn path_of(info: &libc::dl_phdr_info) -> Option<String> {
     let name = if info.dlpi_name.is_null() {
         &[][..]
@@ -82,8 +83,14 @@ fn path_of(info: &libc::dl_phdr_info) -> Option<String> {
         return exe.into_os_string().into_string().ok();
     }
     let name = std::str::from_utf8(name).ok()?;
+    if name.starts_with("linux-vdso") || name.starts_with("linux-gate") {
+        return Some(VDSO.to_owned());
+    }
     name.starts_with('/').then(|| name.to_owned())
 }
+
+/// The path the vDSO is listed under (as `/proc/PID/maps` names it).
+const VDSO: &str = fxt_format::samples::modules::VDSO_PATH;
 
 /// The bytes of a segment of an object loaded at `base`.
 fn mapped(base: u64, vaddr: u64, len: u64) -> &'static [u8] {
@@ -180,8 +187,17 @@ mod tests {
             maps.lines().any(|l| l.starts_with(&line)),
             "{line} not in\n{maps}"
         );
-        // Libraries are named by absolute paths, and the vDSO is left out.
-        assert!(modules.iter().all(|m| m.path.starts_with('/')));
+        // Libraries are named by absolute paths, the vDSO as such.
+        assert!(modules
+            .iter()
+            .all(|m| m.path.starts_with('/') || m.path == VDSO));
         assert!(modules.iter().any(|m| m.path.contains("libc")));
+        let vdso = modules.iter().find(|m| m.path == VDSO).expect("the vDSO");
+        assert!(!vdso.build_id.is_empty());
+        assert!(
+            maps.lines()
+                .any(|l| l.starts_with(&format!("{:x}-", vdso.start)) && l.ends_with("[vdso]")),
+            "{vdso:x?} not in\n{maps}"
+        );
     }
 }

@@ -98,12 +98,32 @@ impl SampleTap {
         words
     }
 
-    /// `fxt.symbols` and `fxt.perfetto` for the samples kept.
+    /// `fxt.symbols` and `fxt.perfetto` for the samples kept, their raw
+    /// stacks unwound first (by `fxt_symbols`, the readers' unwinder, with
+    /// this process's files).
     #[cfg(feature = "symbolize")]
     fn names(&self, pid: u64, modules: Vec<ModuleEntry>, ticks_per_second: u64) -> Vec<u64> {
+        use fxt_format::samples::SampleRecord;
+        let mut unwinder = fxt_symbols::StackUnwinder::new();
+        let samples: Vec<SampleRecord> = self
+            .samples
+            .iter()
+            .map(|s| match &s.raw_stack {
+                Some(raw) => {
+                    let unwound = unwinder.unwind(s.pid, &modules, raw);
+                    SampleRecord {
+                        frames: Vec::new(),
+                        raw_stack: None,
+                        ..*s
+                    }
+                    .with_frames(unwound.frames, unwound.truncated)
+                }
+                None => s.clone(),
+            })
+            .collect();
         let modules = [fxt_format::samples::ModulesRecord { pid, modules }];
         let request = fxt_symbols::Request {
-            samples: &self.samples,
+            samples: &samples,
             ticks_per_second,
             modules: &modules,
             symbols: &[],

@@ -175,6 +175,9 @@ fn start(name: &str, req: &StartRequest, spool: &Folder) -> Result<Session, Stri
     req.sample_hz
         .map(fxt_control::check_sample_hz)
         .transpose()?;
+    req.alloc_sample
+        .map(fxt_control::check_alloc_sample)
+        .transpose()?;
     let recording = Recording {
         spool: spool.path(),
         given: Some(Settings {
@@ -182,6 +185,7 @@ fn start(name: &str, req: &StartRequest, spool: &Folder) -> Result<Session, Stri
             mode,
             categories: req.categories.clone(),
             sample_hz: req.sample_hz,
+            alloc_sample: req.alloc_sample,
         }),
     };
     let mut config = Config::new();

@@ -1,8 +1,12 @@
 //! CPU samples (`Config::sample_hz`): every thread that records in a
 //! sampling session is interrupted every 1/N seconds of its CPU time by a
-//! signal (`SIGPROF`, see [`source`]); the handler walks the interrupted
-//! stack ([`unwind`]) and writes one `fxt.sample` record ([`record`]) into
-//! the thread's own chunk, through its cursor's gate like any event.
+//! signal (`SIGPROF`, see [`source`]); the handler copies the interrupted
+//! registers and the top of the thread's stack ([`crate::stack`]) and
+//! writes them as one raw-stack `fxt.sample` record ([`record`]) into the
+//! thread's own chunk, through its cursor's gate like any event. The
+//! program walks no stack: the reader unwinds the copy with the binaries'
+//! unwind tables (`fxt_symbols::unwind`), so no unwinder is compiled into
+//! a program that traces.
 //!
 //! # Writing from the handler
 //!
@@ -22,32 +26,25 @@
 //! sampling session starts, and stays (restoring the old disposition while
 //! a signal may be pending would let it kill the process); a signal that
 //! is not fxt's (not our timer's value, not our perf event's descriptor)
-//! goes to the handler that was there before, if any. [`start`] lists the
-//! loaded objects for the unwinder; [`arm_thread`] (a thread's
-//! registration in the session) opens its source and gives the thread an
-//! alternate signal stack large enough for the handler ([`alt_stack`]);
+//! goes to the handler that was there before, if any. [`arm_thread`] (a
+//! thread's registration in the session) notes its stack's bounds, opens
+//! its source and gives the thread an alternate signal stack large enough
+//! for the handler ([`alt_stack`]);
 //! [`stop`] (finish) closes every source, and a thread that leaves the
 //! session disarms itself.
 
 mod alt_stack;
-mod capture;
 mod record;
 mod source;
-mod unwind;
 
 use core::cell::Cell;
-use core::ops::Range;
 use core::sync::atomic::{compiler_fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, Once};
 
 use crate::callsite::{gate_token, GEN_MASK, INLINE};
 use crate::ring::Cursor;
-pub(crate) use capture::{
-    forget_after_fork as forget_capture_after_fork, prepare as prepare_capture,
-    release as release_capture,
-};
+use crate::stack::{Registers, MAX_STACK_WORDS};
 pub(crate) use source::SourceKind;
-use unwind::{Cache, Modules, Regs, MAX_FRAMES};
 
 /// The signal samples are delivered with.
 const SIGNAL: libc::c_int = libc::SIGPROF;
@@ -67,19 +64,6 @@ static USE_TSC: AtomicBool = AtomicBool::new(false);
 static CRASH_SAFE: AtomicBool = AtomicBool::new(false);
 /// The process id samples carry.
 static PID: AtomicU64 = AtomicU64::new(0);
-/// The unwinder's modules: a list a handler may be reading, replaced only
-/// whole ([`refresh_modules`]); reused by the next session while the
-/// loader's objects are the same.
-static MODULES: AtomicPtr<Modules> = AtomicPtr::new(core::ptr::null_mut());
-/// Lists replaced while a handler may still read them; freed once no
-/// handler is running ([`free_retired`]). Its lock also serializes
-/// replacements.
-static RETIRED: Mutex<Retired> = Mutex::new(Vec::new());
-/// Boxed: a handler may hold a pointer to a list, which must not move.
-#[allow(clippy::vec_box)]
-type Retired = Vec<Box<Modules>>;
-/// Handlers between their entry and their last read of a module list.
-static IN_FLIGHT: AtomicU32 = AtomicU32::new(0);
 /// Samples taken in the session (the handler ran for one of its threads),
 /// and those of them not written.
 static TAKEN: AtomicU64 = AtomicU64::new(0);
@@ -103,7 +87,6 @@ struct ThreadSampler {
     generation: Cell<u32>,
     cursor: Cell<*const Cursor>,
     stack: Cell<(u64, u64)>,
-    cache: Cell<*mut Cache>,
     tid: Cell<u64>,
     /// The perf event's descriptor (-1: a timer).
     fd: Cell<i32>,
@@ -125,7 +108,6 @@ thread_local! {
             generation: Cell::new(0),
             cursor: Cell::new(core::ptr::null()),
             stack: Cell::new((0, 0)),
-            cache: Cell::new(core::ptr::null_mut()),
             tid: Cell::new(0),
             fd: Cell::new(-1),
             arm_id: Cell::new(0),
@@ -145,7 +127,6 @@ pub(crate) fn start(generation: u32, use_tsc: bool, crash_safe: bool, pid: u64) 
         forget_after_fork,
         "a forked child may block on the sampler's lock",
     );
-    refresh_modules();
     USE_TSC.store(use_tsc, Ordering::Relaxed);
     CRASH_SAFE.store(crash_safe, Ordering::Relaxed);
     PID.store(pid, Ordering::Relaxed);
@@ -165,23 +146,6 @@ pub(crate) struct Counts {
     pub(crate) dropped: u64,
 }
 
-/// The calling thread's stack, innermost first, from a normal context
-/// (an allocation hook; see [`capture`]): the frame count, the walk and
-/// whether it stopped early. Allocation-free and lock-free.
-#[inline(always)]
-pub(crate) fn capture_stack(
-    out: &mut [u64; fxt_format::samples::MAX_FRAMES],
-) -> (usize, fxt_format::samples::Walk, bool) {
-    let (n, method, truncated) = capture::capture(out);
-    (n, record::walk(method), truncated)
-}
-
-/// Makes the module list the unwinder uses name the objects loaded now
-/// (a session that samples allocations but not the CPU).
-pub(crate) fn refresh_unwind_modules() {
-    refresh_modules();
-}
-
 /// Stops sampling `generation`: no handler writes for it after this
 /// returns, except one already past its check (the finish's grace period
 /// covers it, as for events), and every source is closed.
@@ -196,49 +160,10 @@ pub(crate) fn stop(generation: u32) -> Option<Counts> {
     let tids: Vec<u64> = sources.iter().map(|(_, tid, _)| *tid).collect();
     drop(sources);
     settle_pending(&tids);
-    free_retired(&mut lock_retired());
     Some(Counts {
         taken: TAKEN.load(Ordering::Relaxed),
         dropped: DROPPED.load(Ordering::Relaxed),
     })
-}
-
-fn lock_retired() -> std::sync::MutexGuard<'static, Retired> {
-    RETIRED.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Makes [`MODULES`] list the objects loaded now, unless it does already
-/// (the loader added and removed nothing since it was made). The list it
-/// replaces is retired, not freed: a handler may be reading it.
-fn refresh_modules() {
-    let mut retired = lock_retired();
-    let current = MODULES.load(Ordering::Acquire);
-    // SAFETY: a list in `MODULES` is freed only after being swapped out
-    // under this lock, which is held.
-    if unsafe { current.as_ref() }.is_some_and(|m| !m.is_stale()) {
-        return;
-    }
-    let fresh = Box::into_raw(Box::new(Modules::discover()));
-    // SeqCst: in one order with the handlers' `IN_FLIGHT` increments and
-    // `MODULES` loads (see `free_retired`).
-    let old = MODULES.swap(fresh, Ordering::SeqCst);
-    if !old.is_null() {
-        // SAFETY: `old` came from `Box::into_raw` and has just left
-        // `MODULES`; only `free_retired` frees it.
-        retired.push(unsafe { Box::from_raw(old) });
-    }
-    free_retired(&mut retired);
-}
-
-/// Frees the retired lists if no handler is running now. A handler that
-/// read a retired list incremented `IN_FLIGHT` before that read, which
-/// came before the swap that retired it (all SeqCst), so a zero read
-/// after the swap means it has finished; its decrement (Release) pairs
-/// with this load, so its reads happen before the free.
-fn free_retired(retired: &mut Retired) {
-    if !retired.is_empty() && IN_FLIGHT.load(Ordering::SeqCst) == 0 {
-        retired.clear();
-    }
 }
 
 /// Waits (a bounded while) until none of threads `tids` has a SIGPROF
@@ -297,10 +222,6 @@ pub(crate) fn arm_thread(
     }
     disarm_thread();
     let stack = crate::stack::current_stack().map(|s| (s.start, s.end))?;
-    // A library loaded or unloaded since the list was made (a plugin
-    // reloaded): this thread may run its code.
-    refresh_modules();
-    let cache = Box::into_raw(new_cache(stack)?);
     // Before the source: its first signal runs on the alternate stack.
     THREAD.with(|t| t.alt_stack.set(alt_stack::AltStack::install()));
     let period_ns = (1_000_000_000 / hz as u64).max(1);
@@ -314,8 +235,6 @@ pub(crate) fn arm_thread(
         }
         Err(e) => {
             report_once(&e);
-            // SAFETY: boxed above, never shared.
-            drop(unsafe { Box::from_raw(cache) });
             disarm_thread();
             return None;
         }
@@ -325,7 +244,6 @@ pub(crate) fn arm_thread(
     THREAD.with(|t| {
         t.cursor.set(cursor);
         t.stack.set(stack);
-        t.cache.set(cache);
         t.tid.set(tid);
         t.fd.set(source.fd());
         t.arm_id.set(id);
@@ -351,9 +269,8 @@ pub(crate) fn arm_thread(
     None
 }
 
-/// Disarms the calling thread: closes its source (unless [`stop`] did)
-/// and frees its unwind cache. A signal already pending finds the thread
-/// disarmed.
+/// Disarms the calling thread: closes its source (unless [`stop`] did).
+/// A signal already pending finds the thread disarmed.
 pub(crate) fn disarm_thread() {
     let _ = THREAD.try_with(|t| {
         if t.generation.get() != 0 {
@@ -366,13 +283,6 @@ pub(crate) fn disarm_thread() {
                 i.map(|i| sources.swap_remove(i))
             };
             drop(source);
-            let cache = t.cache.replace(core::ptr::null_mut());
-            if !cache.is_null() {
-                // SAFETY: `cache` came from `Box::into_raw` in `arm_thread`;
-                // the handler (which runs on this thread only) no longer
-                // reaches it: the generation is 0.
-                drop(unsafe { Box::from_raw(cache) });
-            }
         }
         // Last: a signal still pending from the source finds the
         // generation cleared and returns at once, on whatever stack.
@@ -380,26 +290,6 @@ pub(crate) fn disarm_thread() {
             alt.remove();
         }
     });
-}
-
-/// A fresh unwind cache. Its construction holds the unwinder's rule
-/// tables on the stack for a moment, more than a small thread stack has
-/// room for: a thread with little stack left has it built on a helper
-/// thread (`None`: that failed, the thread is not sampled).
-fn new_cache(stack: (u64, u64)) -> Option<Box<Cache>> {
-    /// Stack left below which the cache is built elsewhere (a debug
-    /// build copies the tables a few times on their way to the heap).
-    const ROOM: u64 = 512 << 10;
-    let here = &stack as *const (u64, u64) as u64;
-    if here.saturating_sub(stack.0) > ROOM {
-        return Some(Box::new(Cache::new_in()));
-    }
-    std::thread::Builder::new()
-        .name("fxt-unwind-cache".into())
-        .spawn(|| Box::new(Cache::new_in()))
-        .ok()?
-        .join()
-        .ok()
 }
 
 /// The `fork` child handler: the child (only the forking thread) samples
@@ -413,8 +303,6 @@ extern "C" fn forget_after_fork() {
     let _ = THREAD.try_with(|t| {
         t.generation.set(0);
         t.fd.set(-1);
-        // Leaked: the child frees nothing the parent's bookkeeping owns.
-        t.cache.set(core::ptr::null_mut());
     });
 }
 
@@ -508,11 +396,11 @@ fn chain(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
 }
 
 /// The interrupted registers of an `SA_SIGINFO` handler's context.
-fn interrupted(ctx: *mut libc::c_void) -> Regs {
+fn interrupted(ctx: *mut libc::c_void) -> Registers {
     // SAFETY: the kernel passes a `ucontext_t` as the handler's third
     // argument; its saved general registers are plain integers.
     let gregs = unsafe { &(*ctx.cast::<libc::ucontext_t>()).uc_mcontext.gregs };
-    Regs {
+    Registers {
         pc: gregs[libc::REG_RIP as usize] as u64,
         sp: gregs[libc::REG_RSP as usize] as u64,
         bp: gregs[libc::REG_RBP as usize] as u64,
@@ -536,15 +424,9 @@ fn take_sample(ctx: *mut libc::c_void) {
         }
         // Growing a crash-safe file is forbidden from here on (asserted).
         crate::memory::file_map::set_in_handler(true);
-        // SeqCst: before this handler's load of `MODULES` in the order
-        // `free_retired` relies on.
-        IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
         if !write_sample(t, generation, ctx) {
             DROPPED.fetch_add(1, Ordering::Relaxed);
         }
-        // Release: the reads of the module list happen before a free
-        // that reads this decrement (`free_retired`).
-        IN_FLIGHT.fetch_sub(1, Ordering::Release);
         crate::memory::file_map::set_in_handler(false);
     });
 }
@@ -560,7 +442,7 @@ fn room_to_sample(t: &ThreadSampler) -> bool {
     !(lo..hi).contains(&here) || here - lo >= alt_stack::HANDLER_ROOM
 }
 
-/// Walks the stack and writes the record; `false`: dropped.
+/// Copies the stack and writes the record; `false`: dropped.
 fn write_sample(t: &ThreadSampler, generation: u32, ctx: *mut libc::c_void) -> bool {
     // SAFETY: set by `arm_thread` on this thread to its `Local`'s cursor,
     // which lives (const, no destructor) as long as the thread.
@@ -571,30 +453,19 @@ fn write_sample(t: &ThreadSampler, generation: u32, ctx: *mut libc::c_void) -> b
         return false;
     }
     let ts = crate::clock::read(USE_TSC.load(Ordering::Relaxed));
-    let regs = interrupted(ctx);
     let (lo, hi) = t.stack.get();
-    let readable: Range<u64> = unwind::readable(regs.sp, &(lo..hi));
-    // SeqCst: see `free_retired` (and Acquire: the list's contents).
-    let modules = MODULES.load(Ordering::SeqCst);
-    // SAFETY: a list is freed only when retired and no handler is in
-    // flight; this one counts itself in `IN_FLIGHT` until it returns.
-    let modules = unsafe { modules.as_ref() };
-    // SAFETY: the cache was boxed by `arm_thread` for this thread and is
-    // freed only by `disarm_thread` on this thread after the generation
-    // is cleared; the handler does not nest (the signal is blocked while
-    // it runs), so this is the only reference.
-    let cache = unsafe { t.cache.get().as_mut() };
-    let mut frames = [0u64; MAX_FRAMES];
-    let (n, method, truncated) = unwind::walk(modules, cache, regs, &readable, &mut frames);
-    let sample = fxt_format::samples::Sample {
+    // On the alternate stack (or with `HANDLER_ROOM` left on the
+    // thread's own): never inside the range it copies.
+    let mut copy = [0u64; MAX_STACK_WORDS];
+    let capture = crate::stack::capture_interrupted(interrupted(ctx), &(lo..hi), &mut copy);
+    let sample = fxt_format::samples::RawSample {
         timestamp: ts,
         pid: PID.load(Ordering::Relaxed),
         tid: t.tid.get(),
-        walk: record::walk(method),
-        truncated,
-        frames: &frames[..n],
+        truncated: capture.truncated,
+        stack: capture.raw_stack(&copy),
     };
-    let words = record::words(n);
+    let words = record::words(capture.stack_words);
     let slot = match cursor.reserve(token, words) {
         Some(slot) => slot,
         None => {
@@ -609,8 +480,8 @@ fn write_sample(t: &ThreadSampler, generation: u32, ctx: *mut libc::c_void) -> b
     };
     let stored = record::store(&sample, slot.slots(), CRASH_SAFE.load(Ordering::Relaxed));
     if !stored {
-        // Never (the walk keeps at most 256 frames): a filler of the
-        // reserved size keeps the chunk readable.
+        // Never (the copy is bounded below the format's limit): a filler
+        // of the reserved size keeps the chunk readable.
         record::store_filler(slot.slots());
     }
     slot.publish();
@@ -625,21 +496,6 @@ mod tests {
     fn serial() -> std::sync::MutexGuard<'static, ()> {
         static SERIAL: Mutex<()> = Mutex::new(());
         SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// A thousand sampling sessions, one after the other, in one process
-    /// (a provider sampled once a minute): the module lists alive stay
-    /// bounded.
-    #[test]
-    fn a_thousand_sessions_keep_a_bounded_number_of_module_lists() {
-        let _serial = serial();
-        for i in 0..1000u32 {
-            let generation = 0x100 + i;
-            start(generation, false, false, std::process::id() as u64);
-            assert!(stop(generation).is_some());
-        }
-        let live = unwind::live();
-        assert!(live <= 2, "{live} module lists alive after 1000 sessions");
     }
 
     /// A child forked while another thread of the parent held the

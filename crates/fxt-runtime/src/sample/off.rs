@@ -40,18 +40,3 @@ pub(crate) fn arm_thread(
 }
 
 pub(crate) fn disarm_thread() {}
-
-pub(crate) fn prepare_capture() {}
-
-pub(crate) fn release_capture() {}
-
-pub(crate) fn forget_capture_after_fork() {}
-
-pub(crate) fn refresh_unwind_modules() {}
-
-/// No stack here: the allocation records carry none.
-pub(crate) fn capture_stack(
-    _out: &mut [u64; fxt_format::samples::MAX_FRAMES],
-) -> (usize, fxt_format::samples::Walk, bool) {
-    (0, fxt_format::samples::Walk::PcOnly, true)
-}

@@ -1,27 +1,29 @@
-//! The `fxt.sample` record (SAMPLES-FORMAT.md §1), encoded by
-//! `fxt_format::samples::Sample` (allocation- and panic-free) into a
-//! buffer on the handler's stack, then stored into the reserved slots
-//! through the one store protocol (header last; filler first in a
-//! crash-safe session).
+//! The `fxt.sample` record (SAMPLES-FORMAT.md §1) in its raw-stack form,
+//! encoded by `fxt_format::samples::RawSample` (allocation- and
+//! panic-free) into a buffer on the handler's stack, then stored into the
+//! reserved slots through the one store protocol (header last; filler
+//! first in a crash-safe session).
 
 use fxt_format::encode::Encode;
-use fxt_format::samples::{Sample, Walk, MAX_FRAMES};
+use fxt_format::samples::RawSample;
+
+use crate::stack::{ARCH, MAX_STACK_WORDS};
 
 use crate::memory::atomic::AtomicU64;
 use crate::memory::filler::{filler, Store};
 
 /// Words of the largest sample record.
-const MAX_WORDS: usize = Sample::word_len_for(MAX_FRAMES);
+const MAX_WORDS: usize = RawSample::word_len_for(ARCH, MAX_STACK_WORDS);
 
-/// The record's size in words for `frames` addresses.
-pub(crate) const fn words(frames: usize) -> usize {
-    Sample::word_len_for(frames)
+/// The record's size in words for `stack_words` words of stack.
+pub(crate) const fn words(stack_words: usize) -> usize {
+    RawSample::word_len_for(ARCH, stack_words)
 }
 
-/// Stores `sample` into `slots` (exactly [`words`] of its frames long).
-/// `false`: it cannot be encoded (more than 256 frames; never, as the
-/// walk stops there), nothing stored.
-pub(crate) fn store(sample: &Sample<'_>, slots: &[AtomicU64], crash_safe: bool) -> bool {
+/// Stores `sample` into `slots` (exactly [`words`] of its stack long).
+/// `false`: it cannot be encoded (a stack longer than the format allows;
+/// never, as the copy is bounded below it), nothing stored.
+pub(crate) fn store(sample: &RawSample<'_>, slots: &[AtomicU64], crash_safe: bool) -> bool {
     let mut buf = [0u64; MAX_WORDS];
     let Ok(n) = sample.encode(&mut buf) else {
         return false;
@@ -42,33 +44,29 @@ pub(crate) fn store_filler(slots: &[AtomicU64]) {
     Store::begin(slots, slots.len(), false).end(filler(slots.len()));
 }
 
-/// The format's walk for the unwinder's method.
-pub(crate) fn walk(method: super::unwind::Method) -> Walk {
-    match method {
-        super::unwind::Method::Tables => Walk::UnwindTables,
-        super::unwind::Method::FramePointers => Walk::FramePointers,
-        super::unwind::Method::PcOnly => Walk::PcOnly,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use fxt_format::decode::{BlobType, Record};
-    use fxt_format::samples::SampleRecord;
+    use fxt_format::samples::{Arch, RawStack, SampleRecord, Walk};
 
     /// The stored record decodes as a blob named `fxt.sample` whose payload
     /// the format's decoder reads back as written.
     #[test]
     fn stored_sample_decodes() {
-        let frames = [0x1000, 0x2001, 0x3002];
-        let s = Sample {
+        let regs = [0x1000, 0x7000, 0x7100];
+        let stack = [0x2001, 0x3002, 4];
+        let s = RawSample {
             timestamp: 123,
             pid: 7,
             tid: 8,
-            walk: Walk::UnwindTables,
             truncated: true,
-            frames: &frames,
+            stack: RawStack {
+                arch: Arch::X86_64,
+                registers: &regs,
+                stack_address: 0x7000,
+                stack: &stack,
+            },
         };
         for crash_safe in [false, true] {
             let slots: Vec<AtomicU64> = (0..words(3)).map(|_| AtomicU64::new(0)).collect();
@@ -87,9 +85,9 @@ mod tests {
             let back = SampleRecord::decode(&blob.payload).unwrap();
             assert_eq!(back.timestamp, 123);
             assert_eq!((back.pid, back.tid), (7, 8));
-            assert_eq!(back.walk, Walk::UnwindTables);
+            assert_eq!(back.walk, Walk::RawStack);
             assert!(back.truncated);
-            assert_eq!(back.frames, frames);
+            assert_eq!(back.as_raw_sample(), Some(s));
         }
         let short: Vec<AtomicU64> = (0..words(2)).map(|_| AtomicU64::new(0)).collect();
         assert!(!store(&s, &short, false), "slots of the wrong size");

@@ -129,7 +129,7 @@ pub(crate) fn start_recording(
         .buffers
         .durable
         .name_process(shared.settings.pid, &pname);
-    let stacks = shared.settings.sample_hz > 0 || shared.settings.alloc_sample_bytes > 0;
+    let stacks = shared.settings.records_stacks();
     if stacks && shared.settings.crash_safe {
         durable_modules(&shared);
     }

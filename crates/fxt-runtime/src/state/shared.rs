@@ -145,6 +145,14 @@ pub(crate) struct Settings {
     pub(crate) alloc_sample_bytes: u64,
 }
 
+impl Settings {
+    /// Whether the session records stacks (CPU samples or sampled
+    /// allocations), which the trace's modules name.
+    pub(crate) fn records_stacks(&self) -> bool {
+        self.sample_hz > 0 || self.alloc_sample_bytes > 0
+    }
+}
+
 /// What a drained session's streamer has written, between two passes.
 #[derive(Debug)]
 pub(crate) struct Drained {

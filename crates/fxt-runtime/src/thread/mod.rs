@@ -31,6 +31,7 @@
 //! [`Hold::release`] (refill, detach, [`detach_current`] at finish, `Drop`
 //! at thread exit), and the fork child handler ([`forget_after_fork`]).
 
+pub(crate) mod capture;
 mod identity;
 
 use std::cell::{Cell, RefCell};
@@ -68,7 +69,8 @@ pub(crate) struct Writer {
     /// for them even when the hot path may not write; see `crate::sample`).
     sampled: bool,
     /// The session samples allocations: the thread's gate opens for them
-    /// as for CPU samples, and the thread can capture its stack
+    /// as for CPU samples, and the thread has a buffer to capture its
+    /// stack into ([`capture`])
     /// (`crate::alloc`).
     alloc_sampled: bool,
 }
@@ -117,7 +119,7 @@ impl Writer {
         }
         self.release_lease();
         if self.alloc_sampled {
-            sample::release_capture();
+            capture::release();
             self.alloc_sampled = false;
         }
         self.hold = Hold::new();
@@ -174,7 +176,7 @@ impl Writer {
             }
         }
         if s.settings.alloc_sample_bytes > 0 && !state::forked() {
-            sample::prepare_capture();
+            capture::prepare();
             self.alloc_sampled = true;
         }
         self.shared = Some(s);
@@ -265,7 +267,7 @@ impl Drop for Writer {
         }
         self.release_lease();
         if self.alloc_sampled {
-            sample::release_capture();
+            capture::release();
         }
     }
 }

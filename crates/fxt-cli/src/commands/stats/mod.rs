@@ -22,6 +22,7 @@
 //! them is walked in one range, since the samples are matched with the
 //! slices open on their thread in file order.
 
+mod allocs;
 mod document;
 mod locks;
 mod report;
@@ -39,6 +40,7 @@ use crate::error::Error;
 use fxt_format::decode::View;
 
 use crate::input::{Input, Walk};
+use crate::samples::allocs::alloc_of;
 use crate::samples::sample_of;
 
 use report::Report;
@@ -64,6 +66,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         Some(_) => walk_ranges(&mut input, &mut tally),
         None => Err(Error::in_file_order()),
     };
+    let mut allocated = allocs::AllocTally::default();
     let (walk, sampled) = match ranged {
         Ok(walk) => (walk, samples::SampleTally::new(false)),
         Err(e) if e.is_in_file_order() => {
@@ -71,6 +74,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             let mut range = RangeTally::default();
             let walk = input.walk("stats", |reader, record| {
                 sampled.see(reader, &record);
+                allocated.see(reader, &record);
                 range.add(reader.provider_id(), reader.ticks_per_second(), record);
                 Ok(())
             })?;
@@ -81,12 +85,14 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     };
     let report = Report::new(&input.name, &walk, tally);
     let sampled = samples::report(sampled, report.tally.tasks.long_polls());
+    let allocated = allocs::report(allocated);
     let stdout = io::stdout();
     let mut out = stdout.lock();
     if args.json {
         let mut doc = document::document(&report);
         doc["samples"] = samples::document(&sampled);
         doc["tasks"] = tasks::document(&report.tally.tasks, &sampled);
+        doc["allocations"] = allocs::document(&allocated);
         serde_json::to_writer_pretty(&mut out, &doc).map_err(io::Error::from)?;
         writeln!(out)?;
     } else {
@@ -94,6 +100,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         let fmt_ns = crate::durations::readable_ns;
         tasks::write_long_polls(&mut out, &report.tally.tasks, &sampled, fmt_ns)?;
         samples::write_table(&mut out, &sampled)?;
+        allocs::write_table(&mut out, &allocated)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -105,7 +112,7 @@ fn walk_ranges(input: &mut Input, tally: &mut Tally) -> Result<Walk, Error> {
     let (walk, ranges) = input.walk_view_ranges("stats", RangeTally::default, |range, views| {
         views.each(|ctx, view| {
             if let View::Record(record) = view {
-                if sample_of(record).is_some() {
+                if sample_of(record).is_some() || alloc_of(record).is_some() {
                     return Err(Error::in_file_order());
                 }
             }

@@ -115,6 +115,7 @@ pub fn open(runtime: &Path, args: &Args) -> Result<Window, Error> {
         mode: args.recording.mode,
         buffer: args.recording.buffer,
         sample: args.recording.sample,
+        alloc_sample: args.recording.alloc_sample,
         start,
         sched: None,
     };
@@ -225,6 +226,7 @@ fn start_in(
         mode: window.mode,
         buffer: window.buffer,
         sample_hz: window.sample,
+        alloc_sample: window.alloc_sample,
     };
     let targets: Vec<(u32, PathBuf)> = startable
         .iter()

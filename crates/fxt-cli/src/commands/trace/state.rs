@@ -50,6 +50,8 @@ pub struct Window {
     pub buffer: Option<u64>,
     /// CPU sampling rate sent with Start.
     pub sample: Option<u32>,
+    /// Allocation sampling mean sent with Start.
+    pub alloc_sample: Option<u64>,
     /// The time base anchor taken when the window opened.
     pub start: Option<Anchor>,
     /// The scheduling recorder, with `--sched`.
@@ -112,6 +114,9 @@ impl Window {
         if let Some(hz) = self.sample {
             t.push_str(&format!("sample {hz}\n"));
         }
+        if let Some(bytes) = self.alloc_sample {
+            t.push_str(&format!("alloc_sample {bytes}\n"));
+        }
         if let Some(a) = self.start {
             t.push_str(&format!("start_tsc {}\nstart_ns {}\n", a.tsc, a.ns));
         }
@@ -169,6 +174,7 @@ impl Window {
             sample: num("sample")?
                 .map(|hz| u32::try_from(hz).map_err(|_| format!("bad sample: {hz}")))
                 .transpose()?,
+            alloc_sample: num("alloc_sample")?,
             start,
             sched,
         })
@@ -254,6 +260,7 @@ mod tests {
             mode: Some(Mode::Circular),
             buffer: Some(1 << 20),
             sample: Some(1000),
+            alloc_sample: Some(4096),
             start: Some(Anchor { tsc: 7, ns: 9 }),
             sched: Some(Daemon {
                 pid: 77,
@@ -300,6 +307,7 @@ mod tests {
         let mut w = window();
         (w.categories, w.mode, w.buffer, w.start, w.sched) = (None, None, None, None, None);
         w.sample = None;
+        w.alloc_sample = None;
         w.providers.clear();
         assert_eq!(Window::parse(&w.to_text()).unwrap(), w);
         assert!(Window::parse("").is_err());

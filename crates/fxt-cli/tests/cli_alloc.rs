@@ -1,0 +1,212 @@
+//! Issue 45's "done when" on `examples/alloc.rs`, run in this test binary
+//! (whose global allocator is `fxt::alloc::Sampled`), read through the
+//! command line: `fxt flame --alloc` splits the bytes between the two
+//! sites as they split them (3:1 within 25%), `--live` names the site
+//! holding the live bytes and estimates them within 25%, the total
+//! estimate is within 20% of the truth, `fxt stats` has the allocations
+//! section; the same run as an ordinary user (`setpriv`, when root).
+//!
+//! The tolerances are near-certainties, not coin flips: at a sampling mean
+//! of 8 KiB a 1000-byte block is sampled with probability
+//! p = 1 - exp(-1000/8192) = 0.115, so `site_b`'s 16 000 blocks give about
+//! 1840 samples (relative standard deviation sqrt((1-p)/(n p)) = 2.2%),
+//! `site_a`'s 48 000 about 5520 (1.3%): their ratio (deviation 2.6%) is
+//! off by 25% only beyond 9 deviations; the 4000 live blocks give about
+//! 460 samples (4.4%: 25% is 5.7 deviations, a chance below 1e-8); the
+//! total's deviation is 1.1% (20% is 18).
+
+mod cli_support;
+use cli_support::*;
+
+#[allow(dead_code)]
+#[path = "../../../examples/alloc.rs"]
+mod alloc_example;
+
+use std::path::Path;
+
+/// The sampling mean of these runs.
+const MEAN: u64 = 8192;
+
+/// Runs the example's workload in a session sampling at [`MEAN`] into
+/// `path`.
+fn record(path: &Path) {
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    let mut kept = Vec::with_capacity(alloc_example::B_BLOCKS / alloc_example::KEEP_EVERY);
+    let session = fxt::start(fxt::Config::new().alloc_sample_bytes(MEAN).output(path)).unwrap();
+    alloc_example::run(&mut kept);
+    let stats = session.finish().unwrap();
+    assert!(stats.alloc_samples > 5_000, "{stats:?}");
+    assert_eq!(stats.alloc_untracked, 0, "{stats:?}");
+    drop(kept);
+}
+
+/// Bytes of the folded lines whose stack names `function`, and of all.
+fn bytes_in(folded: &str, function: &str) -> (f64, f64) {
+    let mut inside = 0.0;
+    let mut all = 0.0;
+    for line in folded.lines() {
+        let (stack, n) = line.rsplit_once(' ').expect("`stack BYTES`");
+        let n: f64 = n.parse().expect("a byte count");
+        all += n;
+        if stack.split(';').any(|f| f.contains(function)) {
+            inside += n;
+        }
+    }
+    (inside, all)
+}
+
+fn folded(trace: &Path, extra: &[&str]) -> String {
+    let mut args = vec!["flame", "--alloc", "--folded"];
+    args.extend_from_slice(extra);
+    args.push(p(trace));
+    let out = fxt(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out)
+}
+
+/// The "done when" checks on a trace of the workload: the split and the
+/// total, and with `full` the live bytes and `--inside`.
+fn check(trace: &Path, full: bool) {
+    let all = folded(trace, &[]);
+    let (a, total) = bytes_in(&all, "site_a");
+    let (b, _) = bytes_in(&all, "site_b");
+    let truth = (alloc_example::A_BYTES + alloc_example::B_BYTES) as f64;
+    let report = format!("site_a {a:.0}, site_b {b:.0}, total {total:.0} (truth {truth})");
+    let ratio = a / b;
+    assert!((2.25..=3.75).contains(&ratio), "split {ratio:.3}: {report}");
+    assert!(
+        (total - truth).abs() <= 0.2 * truth,
+        "total off by more than 20%: {report}"
+    );
+    // Every line but fxt's own allocations goes through the helper.
+    let (helper, _) = bytes_in(&all, "make_block");
+    assert!(helper >= 0.9 * total, "{helper:.0}: {report}");
+    assert!(
+        !all.contains("fxt_runtime::alloc"),
+        "the hook's frames are left out"
+    );
+
+    if !full {
+        return;
+    }
+    let live = folded(trace, &["--live"]);
+    let (b_live, live_total) = bytes_in(&live, "site_b");
+    let (a_live, _) = bytes_in(&live, "site_a");
+    let want = alloc_example::LIVE_BYTES as f64;
+    let report =
+        format!("live: site_b {b_live:.0}, site_a {a_live:.0}, all {live_total:.0}, truth {want}");
+    assert!((b_live - want).abs() <= 0.25 * want, "{report}");
+    assert!(a_live < 0.05 * want, "{report}");
+
+    // --inside: the slice each site ran in.
+    let in_a = folded(trace, &["--inside", "site a"]);
+    let (a_in, in_total) = bytes_in(&in_a, "site_a");
+    assert!(
+        a_in > 0.0 && a_in >= 0.95 * in_total,
+        "{a_in} of {in_total}"
+    );
+    assert_eq!(bytes_in(&in_a, "site_b").0, 0.0);
+}
+
+#[test]
+fn flame_alloc_splits_the_bytes_as_the_sites_do() {
+    let trace = tmp("alloc-done-when.fxt");
+    record(&trace);
+    check(&trace, true);
+
+    // fxt stats: the allocations section names the sites through the
+    // helper, most bytes first.
+    let out = fxt(&["stats", "--json", p(&trace)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let allocations = &doc["allocations"];
+    let sites = allocations["top_allocated"].as_array().expect("sites");
+    let first = sites[0]["site"].as_str().unwrap();
+    assert!(
+        first.contains("make_block") && first.contains("site_a"),
+        "{allocations}"
+    );
+    let live = allocations["live_bytes"].as_f64().unwrap();
+    let want = alloc_example::LIVE_BYTES as f64;
+    assert!(
+        // The session's other live blocks are a few kilobytes.
+        (live - want).abs() <= 0.3 * want,
+        "{allocations}"
+    );
+}
+
+/// `fxt flame --live` without `--alloc`, and `--inside` alone, are usage
+/// errors (exit status 2).
+#[test]
+fn flags_that_need_alloc_are_refused() {
+    let trace = tmp("alloc-flags.fxt");
+    std::fs::write(&trace, golden().bytes()).unwrap();
+    for args in [
+        vec!["flame", "--live", "--folded", p(&trace)],
+        vec!["flame", "--inside", "x", "--folded", p(&trace)],
+        vec!["flame", "--alloc", "--samples", "--folded", p(&trace)],
+    ] {
+        let out = fxt(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+    }
+}
+
+/// `fxt record --alloc-sample` and `fxt trace start --alloc-sample`
+/// refuse a mean they cannot use before doing anything (exit status 2).
+#[test]
+fn record_and_trace_start_refuse_a_bad_mean() {
+    for bad in ["2G", "lots", "12Q"] {
+        let out = fxt(&["record", "--alloc-sample", bad, "--", "true"]);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {}", stderr(&out));
+        assert!(stderr(&out).contains("--alloc-sample"), "{}", stderr(&out));
+        let out = fxt(&["trace", "start", "--alloc-sample", bad]);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {}", stderr(&out));
+    }
+}
+
+/// The environment variable that makes [`child_records_when_asked`] the
+/// child that records.
+const CHILD: &str = "FXT_TEST_ALLOC_CHILD_OUT";
+
+/// As a child (the variable set), records the workload into the path the
+/// variable gives; otherwise does nothing.
+#[test]
+fn child_records_when_asked() {
+    if let Some(out) = std::env::var_os(CHILD) {
+        record(Path::new(&out));
+    }
+}
+
+/// The same program run as an ordinary user (nobody, via `setpriv`; needs
+/// root to switch, skipped without except under `CI`).
+#[test]
+fn works_as_an_ordinary_user() {
+    use std::os::unix::fs::PermissionsExt;
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run this test as root (to act as another user with setpriv)"
+        );
+        println!("skipped: needs root (to act as another user with setpriv)");
+        return;
+    }
+    let dir = tmp("alloc-nobody");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    // The test binary may sit where another user cannot read it.
+    let exe = dir.join("program");
+    std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let trace = dir.join("nobody.fxt");
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&exe)
+        .args(["--exact", "child_records_when_asked", "--test-threads=1"])
+        .env(CHILD, &trace)
+        .output()
+        .expect("run the child (setpriv is in util-linux)");
+    assert!(out.status.success(), "{out:?}");
+    check(&trace, false);
+}
