@@ -74,7 +74,7 @@ pub(crate) fn verdicts(o: &Options, fresh: &Samples) -> String {
     out
 }
 
-/// [`verdicts`]' last line: fxt against the other tracers, in every cell
+/// [`verdicts()`]' last line: fxt against the other tracers, in every cell
 /// both were measured.
 pub(crate) fn alternatives_verdict(o: &Options, fresh: &Samples, out: &mut String) {
     let mark = |ok: bool| if ok { "met" } else { "**missed**" };
