@@ -121,14 +121,9 @@ impl<W: Write> Archive<W> {
                     return Ok(());
                 }
                 Record::ProviderSection { provider_id } => {
-                    let id = match ids.get(&Some(provider_id)) {
-                        Some(&id) => id,
-                        None => {
-                            let id = self.fresh_id();
-                            ids.insert(Some(provider_id), id);
-                            id
-                        }
-                    };
+                    let id = *ids
+                        .entry(Some(provider_id))
+                        .or_insert_with(|| self.fresh_id());
                     write_record(&mut self.out, &ProviderSection { provider_id: id })
                         .map_err(io_err)?;
                     self.records += 1;

@@ -8,11 +8,14 @@
 //! inside macro calls are; test items (`#[cfg(test)]`) are left out.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use proc_macro2::{Delimiter, TokenStream, TokenTree};
 use quote::ToTokens;
-use syn::{Attribute, Item};
+use syn::Item;
+
+mod source;
+use source::{attrs, files, is_test, path_sep};
 
 /// Bottom to top.
 const LAYERS: &[&str] = &[
@@ -39,18 +42,6 @@ const LAYERS: &[&str] = &[
 /// The layer holding one module per subcommand.
 const COMMANDS: &str = "commands";
 
-/// Every `.rs` file under `dir`.
-fn files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 /// The module path of a file under `src/` (`commands/stats/mod.rs` →
 /// `[commands, stats]`; `main.rs` → `[]`).
 fn module_path(rel: &Path) -> Vec<String> {
@@ -69,35 +60,6 @@ fn module_path(rel: &Path) -> Vec<String> {
     parts
 }
 
-/// Whether `attrs` hold `#[cfg(test)]`.
-fn is_test(attrs: &[Attribute]) -> bool {
-    attrs
-        .iter()
-        .any(|a| a.path().is_ident("cfg") && a.meta.to_token_stream().to_string().contains("test"))
-}
-
-/// The attributes of an item.
-fn attrs(item: &Item) -> &[Attribute] {
-    match item {
-        Item::Const(i) => &i.attrs,
-        Item::Enum(i) => &i.attrs,
-        Item::ExternCrate(i) => &i.attrs,
-        Item::Fn(i) => &i.attrs,
-        Item::ForeignMod(i) => &i.attrs,
-        Item::Impl(i) => &i.attrs,
-        Item::Macro(i) => &i.attrs,
-        Item::Mod(i) => &i.attrs,
-        Item::Static(i) => &i.attrs,
-        Item::Struct(i) => &i.attrs,
-        Item::Trait(i) => &i.attrs,
-        Item::TraitAlias(i) => &i.attrs,
-        Item::Type(i) => &i.attrs,
-        Item::Union(i) => &i.attrs,
-        Item::Use(i) => &i.attrs,
-        _ => &[],
-    }
-}
-
 /// The tokens of a file's items, test items (`#[cfg(test)]`) left out.
 fn code(text: &str) -> TokenStream {
     let file = syn::parse_file(text).expect("a source file parses");
@@ -106,12 +68,6 @@ fn code(text: &str) -> TokenStream {
         item.to_tokens(&mut tokens);
     }
     tokens
-}
-
-/// Whether `t[i..]` starts with `::`.
-fn path_sep(t: &[TokenTree], i: usize) -> bool {
-    matches!((t.get(i), t.get(i + 1)),
-        (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b))) if a.as_char() == ':' && b.as_char() == ':')
 }
 
 /// The leading `a::b::…` of `t` as names.

@@ -14,23 +14,14 @@ use std::path::{Path, PathBuf};
 
 use proc_macro2::{TokenStream, TokenTree};
 use quote::ToTokens;
-use syn::{Attribute, Item, UseTree};
+use syn::{Item, UseTree};
+
+mod source;
+use source::{attrs, files, is_test, path_sep};
 
 /// A module's path from its crate's root (`decode/view.rs` → `[decode,
 /// view]`).
 type ModPath = Vec<String>;
-
-/// Every `.rs` file under `dir`.
-fn files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
 
 /// The module path of a file under `src/` (`decode/mod.rs` → `[decode]`;
 /// `lib.rs`, `main.rs` → `[]`; a binary `bin/x.rs` is its own crate).
@@ -51,34 +42,6 @@ fn module_path(rel: &Path) -> ModPath {
         parts.pop();
     }
     parts
-}
-
-/// Whether `attrs` hold `#[cfg(test)]`.
-fn is_test(attrs: &[Attribute]) -> bool {
-    attrs
-        .iter()
-        .any(|a| a.path().is_ident("cfg") && a.meta.to_token_stream().to_string().contains("test"))
-}
-
-fn attrs(item: &Item) -> &[Attribute] {
-    match item {
-        Item::Const(i) => &i.attrs,
-        Item::Enum(i) => &i.attrs,
-        Item::ExternCrate(i) => &i.attrs,
-        Item::Fn(i) => &i.attrs,
-        Item::ForeignMod(i) => &i.attrs,
-        Item::Impl(i) => &i.attrs,
-        Item::Macro(i) => &i.attrs,
-        Item::Mod(i) => &i.attrs,
-        Item::Static(i) => &i.attrs,
-        Item::Struct(i) => &i.attrs,
-        Item::Trait(i) => &i.attrs,
-        Item::TraitAlias(i) => &i.attrs,
-        Item::Type(i) => &i.attrs,
-        Item::Union(i) => &i.attrs,
-        Item::Use(i) => &i.attrs,
-        _ => &[],
-    }
 }
 
 /// The paths one file names, relative as written (`[super, view,
@@ -116,12 +79,6 @@ fn use_paths(tree: &UseTree, prefix: &mut ModPath, out: &mut Vec<(ModPath, Optio
             }
         }
     }
-}
-
-/// Whether `t[i..]` starts with `::`.
-fn path_sep(t: &[TokenTree], i: usize) -> bool {
-    matches!((t.get(i), t.get(i + 1)),
-        (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b))) if a.as_char() == ':' && b.as_char() == ':')
 }
 
 /// Every `crate::…`, `super::…` or `self::…` path in `tokens` (outside

@@ -204,7 +204,7 @@ pub struct RecordingOptions {
 
 impl RecordingOptions {
     /// The environment variables that give these settings to the processes
-    /// of an `fxt record` tree ([`env`]).
+    /// of an `fxt record` tree ([`env`](mod@env)).
     ///
     /// ```
     /// use fxt_control::{RecordingOptions, Mode};

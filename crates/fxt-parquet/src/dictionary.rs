@@ -113,7 +113,7 @@ impl Dictionary {
 }
 
 /// A short string as a few words that compare it whole (see
-/// [`Last::words`]), and its id: a value a caller expects to see again
+/// `Last::words`), and its id: a value a caller expects to see again
 /// (a column's last, a row's first argument name), known then without
 /// touching the dictionary ([`Dictionary::id_after`]).
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -35,6 +35,41 @@ pub(crate) struct Decoder {
     pub(crate) providers: Providers,
 }
 
+/// A userspace object record (type 6), after its header.
+fn userspace_object(
+    header: u64,
+    cur: &mut Cursor<'_>,
+    resolver: &Resolver<'_>,
+) -> Result<Record, DecodeError> {
+    let pointer = cur.word()?;
+    let process = resolver.process(bits(header, 16, 8) as u8, cur)?;
+    let name = resolver.text(bits(header, 24, 16) as u16, cur)?;
+    let args = decode_args(bits(header, 40, 4), cur, resolver)?;
+    Ok(Record::UserspaceObject(UserspaceObject {
+        pointer,
+        process,
+        name,
+        args,
+    }))
+}
+
+/// A kernel object record (type 7), after its header.
+fn kernel_object(
+    header: u64,
+    cur: &mut Cursor<'_>,
+    resolver: &Resolver<'_>,
+) -> Result<Record, DecodeError> {
+    let koid = cur.word()?;
+    let name = resolver.text(bits(header, 24, 16) as u16, cur)?;
+    let args = decode_args(bits(header, 40, 4), cur, resolver)?;
+    Ok(Record::KernelObject(KernelObject {
+        koid,
+        object_type: bits(header, 16, 8) as u8,
+        name,
+        args,
+    }))
+}
+
 impl Decoder {
     /// Decodes one record. `bytes` is exactly the record (its size from the
     /// header, a non-zero multiple of 8) and starts at input offset `offset`.
@@ -97,29 +132,8 @@ impl Decoder {
                     payload,
                 })
             }
-            record_type::USERSPACE_OBJECT => {
-                let pointer = cur.word()?;
-                let process = resolver.process(bits(header, 16, 8) as u8, &mut cur)?;
-                let name = resolver.text(bits(header, 24, 16) as u16, &mut cur)?;
-                let args = decode_args(bits(header, 40, 4), &mut cur, &resolver)?;
-                Record::UserspaceObject(UserspaceObject {
-                    pointer,
-                    process,
-                    name,
-                    args,
-                })
-            }
-            record_type::KERNEL_OBJECT => {
-                let koid = cur.word()?;
-                let name = resolver.text(bits(header, 24, 16) as u16, &mut cur)?;
-                let args = decode_args(bits(header, 40, 4), &mut cur, &resolver)?;
-                Record::KernelObject(KernelObject {
-                    koid,
-                    object_type: bits(header, 16, 8) as u8,
-                    name,
-                    args,
-                })
-            }
+            record_type::USERSPACE_OBJECT => userspace_object(header, &mut cur, &resolver)?,
+            record_type::KERNEL_OBJECT => kernel_object(header, &mut cur, &resolver)?,
             record_type::SCHEDULING => match scheduling(header, &mut cur, &resolver)? {
                 Some(record) => record,
                 None => unknown(),

@@ -546,6 +546,12 @@ impl SchedTrace {
                 },
             )?;
         }
+        self.write_events(out)
+    }
+
+    /// The scheduling records, in time order ([`Self::write_fxt`]'s last
+    /// phase).
+    fn write_events(&self, out: &mut impl Write) -> io::Result<()> {
         let key = StringRef::Inline;
         for e in &self.events {
             match e.kind {
