@@ -37,6 +37,13 @@ impl Future for Steps {
 
 const GAP: Duration = Duration::from_millis(2);
 
+/// A session on the monotonic clock: a tick is a nanosecond, so delays
+/// compare with the sleeps exactly (the TSC's rate is calibrated, and its
+/// error, a fraction of a percent, can put a delay under its sleep).
+fn monotonic() -> fxt::Config {
+    fxt::Config::new().clock(fxt::ClockSource::Monotonic)
+}
+
 /// Polls `future` to completion, sleeping [`GAP`] before each poll after
 /// the first (its waker is woken by the future itself).
 fn drive(future: impl Future<Output = ()>) {
@@ -50,7 +57,7 @@ fn drive(future: impl Future<Output = ()>) {
 #[test]
 fn stats_lists_each_task_name_with_its_polls_delays_and_long_polls() {
     let mut blocker_line = 0;
-    let bytes = engine_trace(fxt::Config::new(), || {
+    let bytes = engine_trace(monotonic(), || {
         for _ in 0..2 {
             drive(
                 Steps {
@@ -219,7 +226,7 @@ fn export_writes_the_tasks_and_their_polls_with_delay_and_waker() {
     let slot = std::sync::Arc::new(std::sync::Mutex::new(None::<Waker>));
     // Where `.traced` is called.
     let line = line!() + 6;
-    let bytes = engine_trace(fxt::Config::new(), || {
+    let bytes = engine_trace(monotonic(), || {
         let sleeper = Sleeper {
             slot: slot.clone(),
             slept: false,

@@ -11,6 +11,7 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::time::Duration;
 
 use fxt_format::decode::{ArgValue, Event, EventKind, Record};
@@ -265,9 +266,18 @@ fn block_in_place_and_spawn_blocking_keep_polls_whole() {
             );
             let waiter = tokio::spawn(
                 async {
-                    tokio::task::spawn_blocking(|| std::thread::sleep(Duration::from_millis(2)))
-                        .await
-                        .unwrap();
+                    let (release, released) = std::sync::mpsc::channel::<()>();
+                    let mut handle = tokio::task::spawn_blocking(move || released.recv().unwrap());
+                    // The blocking call returns only once this task's first
+                    // poll is pending on it: two polls, the second woken
+                    // from the blocking pool's thread.
+                    std::future::poll_fn(|cx| {
+                        let ready = std::pin::Pin::new(&mut handle).poll(cx);
+                        let _ = release.send(());
+                        ready
+                    })
+                    .await
+                    .unwrap();
                 }
                 .traced("blocking waiter"),
             );

@@ -248,3 +248,39 @@ fn tokio_tasks_polls_carry_their_scheduling_delay() {
         "delay {woken} ns < the block"
     );
 }
+
+/// A runtime built before the session, a task spawned before it that
+/// terminates inside it, and one spawned inside it: the trace ends only
+/// the life it began, and every poll in it is whole.
+#[cfg(tokio_unstable)]
+#[test]
+fn a_task_spawned_before_the_session_ends_no_life_in_it() {
+    let mut builder = Builder::new_multi_thread();
+    builder.worker_threads(2);
+    instrument(&mut builder);
+    let rt = builder.build().unwrap();
+    let (go_tx, go_rx) = tokio::sync::oneshot::channel::<()>();
+    let early = rt.spawn(async move { go_rx.await.unwrap() });
+    let events = trace(|| {
+        go_tx.send(()).unwrap();
+        rt.block_on(early).unwrap();
+        rt.block_on(rt.spawn(async { tokio::task::yield_now().await }))
+            .unwrap();
+    });
+    let mut lives = std::collections::BTreeMap::<u64, (u32, u32)>::new();
+    for e in events.iter().filter(|e| e.category == "task") {
+        let is_life = e.args.iter().any(|a| a.name == "task");
+        match e.kind {
+            EventKind::AsyncBegin { id } if is_life => lives.entry(id).or_default().0 += 1,
+            EventKind::AsyncEnd { id } if is_life => lives.entry(id).or_default().1 += 1,
+            _ => {}
+        }
+    }
+    assert!(!lives.is_empty(), "the task spawned in the session");
+    for (id, (begins, ends)) in &lives {
+        assert!(ends <= begins, "task {id:#x}: an end without its begin");
+    }
+    for (id, (begins, ends)) in poll_tracks(&events) {
+        assert_eq!(begins, ends, "task {id:#x}: a poll's begin without its end");
+    }
+}

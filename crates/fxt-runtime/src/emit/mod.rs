@@ -72,8 +72,8 @@ pub(crate) fn event_at(site: Site, ty: u64, at: u64, extra: Option<u64>, args: &
     }
 }
 
-// Used by `sync` (a lock's records are written after its unlock).
-#[cfg_attr(not(feature = "sync"), allow(dead_code))]
+// Used by `sync` (a lock's records are written after its unlock) and
+// `task` (a poll's records are written once it returned).
 /// Emits a duration complete event from `start` to `end` (clock values
 /// taken earlier).
 #[inline]

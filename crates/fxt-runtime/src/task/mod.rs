@@ -303,7 +303,9 @@ impl Drop for PollEnd {
 /// duration on this thread from `start` to now, and the async slice of the
 /// same span on the task's track.
 pub(crate) fn poll_records(site: Site, id: u64, start: u64, woke: Option<Woke>) {
-    let took = clock::ticks_to_ns(ms::now().saturating_sub(start));
+    // One clock read for the three records.
+    let end = ms::now().max(start);
+    let took = clock::ticks_to_ns(end - start);
     // Relaxed: see `long_poll_threshold`.
     let long = took >= LONG_POLL_NS.load(Ordering::Relaxed);
     emit::event_at(site, ty::ASYNC_BEGIN, start, Some(id), &[]);
@@ -324,8 +326,8 @@ pub(crate) fn poll_records(site: Site, id: u64, start: u64, woke: Option<Woke>) 
     } else {
         1
     };
-    ms::duration_complete(site, start, &args[..n]);
-    ms::async_end(site, id, &[]);
+    emit::duration_complete_at(site, start, end, &args[..n]);
+    emit::event_at(site, ty::ASYNC_END, end, Some(id), &[]);
 }
 
 impl<F> Drop for Traced<F> {

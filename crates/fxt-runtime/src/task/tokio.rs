@@ -16,6 +16,9 @@
 //!   hooks do not say who woke the task, so these polls have no arrows:
 //!   wrap a future with [`traced`](super::traced) for those.
 //!
+//! A task spawned before the session has its polls in the trace but no
+//! life: its termination is not written either.
+//!
 //! The ids of these tasks are Tokio's task ids with bit 62 set, so they
 //! never meet the ids of [`next_async_id`](crate::__macro_support::next_async_id).
 //!
@@ -154,6 +157,7 @@ mod unstable {
         builder
             .on_task_spawn(|meta| {
                 if let Some((site, id)) = task(meta) {
+                    lives::begun(site.generation(), id);
                     super::super::life_begin(site, id, meta.spawned_at());
                 }
             })
@@ -185,9 +189,45 @@ mod unstable {
             })
             .on_task_terminate(|meta| {
                 if let Some((site, id)) = task(meta) {
-                    ms::async_end(site, id, &[ArgValue::U64(id)]);
+                    // Only a life this session's trace has the begin of.
+                    if lives::ended(site.generation(), id) {
+                        ms::async_end(site, id, &[ArgValue::U64(id)]);
+                    }
                 }
             });
+    }
+
+    mod lives {
+        //! The tasks whose life began in the current session: a task
+        //! spawned before it (a runtime built earlier, a session started
+        //! while tasks run) must not end a life its trace never began.
+        //! Touched at spawn and termination only, while recording; holds
+        //! the live tasks of one session.
+
+        use std::collections::HashSet;
+        use std::sync::Mutex;
+
+        /// The session generation and the ids of its live tasks.
+        static LIVES: Mutex<(u32, Option<HashSet<u64>>)> = Mutex::new((0, None));
+
+        fn with<T>(generation: u32, f: impl FnOnce(&mut HashSet<u64>) -> T) -> T {
+            // A panic elsewhere cannot leave the set half-updated (one
+            // insert or remove), so a poisoned lock is still a good set.
+            let mut lives = LIVES.lock().unwrap_or_else(|e| e.into_inner());
+            if lives.0 != generation {
+                *lives = (generation, None);
+            }
+            f(lives.1.get_or_insert_with(HashSet::new))
+        }
+
+        pub(super) fn begun(generation: u32, id: u64) {
+            with(generation, |set| set.insert(id));
+        }
+
+        /// Whether the life of `id` began in this session (and forgets it).
+        pub(super) fn ended(generation: u32, id: u64) -> bool {
+            with(generation, |set| set.remove(&id))
+        }
     }
 
     /// The task's call site (if the category records) and async id.

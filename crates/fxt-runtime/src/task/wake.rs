@@ -32,8 +32,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Wake, Waker};
 
-use crate::clock;
-use crate::macro_support::{self as ms, Callsite};
+use fxt_format::encode::header::event_type as ty;
+
+use crate::macro_support::Callsite;
+use crate::{clock, emit};
 
 /// What a traced task shares with its wakers (which may outlive it).
 pub(crate) struct TaskState {
@@ -92,7 +94,7 @@ impl TaskState {
             .compare_exchange(0, now, Ordering::Release, Ordering::Relaxed)
             .is_ok()
         {
-            ms::flow_begin(site, flow_id(self.id, now), &[]);
+            emit::event_at(site, ty::FLOW_BEGIN, now, Some(flow_id(self.id, now)), &[]);
         }
     }
 

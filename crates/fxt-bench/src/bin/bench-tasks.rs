@@ -1,0 +1,309 @@
+//! What tracing async tasks (`fxt::task`, `fxt::tokio::instrument`) costs.
+//!
+//! ```text
+//! cargo run --release -p fxt-bench --bin bench-tasks -- [--reps R] [--scale S]
+//! ```
+//!
+//! Four settings, measured in one run, `R` repetitions interleaved across
+//! them, medians reported:
+//!
+//! * `without fxt`: the program as written, no wrapper, no hooks;
+//! * `session off`: every task wrapped with `.traced(..)` and the runtime
+//!   instrumented, no session;
+//! * `category off`: the same with a session whose category `task` is off;
+//! * `recording`: the same, recording (circular 64 MiB buffer, so a long
+//!   run keeps writing at the same cost).
+//!
+//! Three workloads:
+//!
+//! * `poll`: one future polled by hand, each poll waking itself and
+//!   returning `Pending` (a poll and a wake per iteration): ns per poll,
+//!   the cost of a recorded poll being its difference from `without fxt`;
+//! * `(a) ping-pong`: 64 pairs of tasks on a two-worker runtime sending a
+//!   number back and forth over channels: round trips per second;
+//! * `(b) TCP echo`: a server (a task per connection) and 16 client tasks
+//!   sending 64-byte messages over loopback in the same runtime: round
+//!   trips per second.
+//!
+//! Each line gives the throughput and its ratio to `without fxt` in the
+//! same run: the medians of the repetitions, then the best of each (load
+//! from other processes only slows a repetition down). The load average is printed before and after: on a machine
+//! others are using, the ratios of one run are what can be compared.
+
+use std::future::Future;
+use std::hint::black_box;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+use std::time::Instant;
+
+use fxt::task::TracedExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::runtime::{Builder, Runtime};
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Setting {
+    Without,
+    SessionOff,
+    CategoryOff,
+    Recording,
+}
+
+const SETTINGS: [Setting; 4] = [
+    Setting::Without,
+    Setting::SessionOff,
+    Setting::CategoryOff,
+    Setting::Recording,
+];
+
+impl Setting {
+    fn label(self) -> &'static str {
+        match self {
+            Setting::Without => "without fxt",
+            Setting::SessionOff => "session off",
+            Setting::CategoryOff => "category off",
+            Setting::Recording => "recording",
+        }
+    }
+
+    fn traced(self) -> bool {
+        self != Setting::Without
+    }
+
+    /// Runs `f` under the setting's session (if any).
+    fn run<T>(self, f: impl FnOnce() -> T) -> T {
+        let session = match self {
+            Setting::Without | Setting::SessionOff => None,
+            Setting::CategoryOff | Setting::Recording => {
+                Some(fxt::start(fxt::Config::new().mode(fxt::Mode::Circular)).expect("a session"))
+            }
+        };
+        if self == Setting::CategoryOff {
+            fxt::disable_category("task");
+        }
+        let out = f();
+        fxt::enable_category("task");
+        if let Some(s) = session {
+            s.finish_to_writer(std::io::sink()).expect("collected");
+        }
+        out
+    }
+
+    fn runtime(self, workers: usize) -> Runtime {
+        let mut b = Builder::new_multi_thread();
+        b.worker_threads(workers).enable_io();
+        if self.traced() {
+            fxt::tokio::instrument(&mut b);
+        }
+        b.build().expect("a runtime")
+    }
+}
+
+/// Pending `left` times, waking itself each time.
+struct Spin {
+    left: u64,
+}
+
+impl Future for Spin {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.left == 0 {
+            return Poll::Ready(());
+        }
+        self.left -= 1;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+/// Polls `f` to completion by hand; the number of polls.
+fn drive(f: impl Future<Output = ()>) -> u64 {
+    let mut f = std::pin::pin!(f);
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut polls = 1;
+    while f.as_mut().poll(&mut cx).is_pending() {
+        polls += 1;
+    }
+    polls
+}
+
+/// ns per poll of a self-waking future.
+fn poll_ns(setting: Setting, polls: u64) -> f64 {
+    setting.run(|| {
+        let t = Instant::now();
+        let n = if setting.traced() {
+            drive(Spin { left: polls }.traced("spin"))
+        } else {
+            drive(Spin { left: polls })
+        };
+        black_box(n);
+        t.elapsed().as_nanos() as f64 / n as f64
+    })
+}
+
+/// Wraps `f` as a task named `name` when the setting traces.
+fn spawn<F>(setting: Setting, name: &'static str, f: F) -> tokio::task::JoinHandle<()>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    if setting.traced() {
+        tokio::spawn(f.traced(name))
+    } else {
+        tokio::spawn(f)
+    }
+}
+
+/// (a): round trips per second of `pairs` ping-pong pairs.
+fn ping_pong(setting: Setting, pairs: usize, trips: u32) -> f64 {
+    let rt = setting.runtime(2);
+    setting.run(|| {
+        let t = Instant::now();
+        rt.block_on(async {
+            let mut handles = Vec::new();
+            for _ in 0..pairs {
+                let (to_b, mut from_a) = tokio::sync::mpsc::channel::<u32>(1);
+                let (to_a, mut from_b) = tokio::sync::mpsc::channel::<u32>(1);
+                handles.push(spawn(setting, "ping", async move {
+                    for i in 0..trips {
+                        to_b.send(i).await.unwrap();
+                        black_box(from_b.recv().await.unwrap());
+                    }
+                }));
+                handles.push(spawn(setting, "pong", async move {
+                    while let Some(v) = from_a.recv().await {
+                        if to_a.send(v).await.is_err() {
+                            break;
+                        }
+                    }
+                }));
+            }
+            for h in handles {
+                h.await.unwrap();
+            }
+        });
+        (pairs as f64 * f64::from(trips)) / t.elapsed().as_secs_f64()
+    })
+}
+
+/// (b): round trips per second of `clients` echo clients over loopback.
+fn echo(setting: Setting, clients: usize, trips: u32) -> f64 {
+    let rt = setting.runtime(2);
+    setting.run(|| {
+        rt.block_on(async {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let server = spawn(setting, "accept", async move {
+                loop {
+                    let Ok((mut socket, _)) = listener.accept().await else {
+                        return;
+                    };
+                    socket.set_nodelay(true).unwrap();
+                    spawn(setting, "echo", async move {
+                        let mut buf = [0u8; 64];
+                        while socket.read_exact(&mut buf).await.is_ok() {
+                            if socket.write_all(&buf).await.is_err() {
+                                return;
+                            }
+                        }
+                    });
+                }
+            });
+            let t = Instant::now();
+            let mut handles = Vec::new();
+            for c in 0..clients {
+                handles.push(spawn(setting, "client", async move {
+                    let mut socket = tokio::net::TcpStream::connect(addr).await.unwrap();
+                    socket.set_nodelay(true).unwrap();
+                    let mut buf = [c as u8; 64];
+                    for _ in 0..trips {
+                        socket.write_all(&buf).await.unwrap();
+                        socket.read_exact(&mut buf).await.unwrap();
+                    }
+                }));
+            }
+            for h in handles {
+                h.await.unwrap();
+            }
+            let rate = (clients as f64 * f64::from(trips)) / t.elapsed().as_secs_f64();
+            server.abort();
+            rate
+        })
+    })
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+fn arg(args: &[String], name: &str, default: u32) -> u32 {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .map(|v| v.parse().expect("a number"))
+        .unwrap_or(default)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let reps = arg(&args, "--reps", 7) as usize;
+    let scale = arg(&args, "--scale", 1);
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    println!("bench-tasks: {reps} reps, scale {scale}, {cores} cores");
+    println!("load average before: {}", load_average());
+    let mut polls = vec![Vec::new(); SETTINGS.len()];
+    let mut pings = vec![Vec::new(); SETTINGS.len()];
+    let mut echoes = vec![Vec::new(); SETTINGS.len()];
+    for _ in 0..reps {
+        for (i, &s) in SETTINGS.iter().enumerate() {
+            polls[i].push(poll_ns(s, 1_000_000 * u64::from(scale)));
+            pings[i].push(ping_pong(s, 64, 500 * scale));
+            echoes[i].push(echo(s, 16, 1_000 * scale));
+        }
+    }
+    let best_polls: Vec<f64> = polls
+        .iter()
+        .map(|v| v.iter().copied().fold(f64::MAX, f64::min))
+        .collect();
+    let best_pings: Vec<f64> = pings
+        .iter()
+        .map(|v| v.iter().copied().fold(0.0, f64::max))
+        .collect();
+    let best_echoes: Vec<f64> = echoes
+        .iter()
+        .map(|v| v.iter().copied().fold(0.0, f64::max))
+        .collect();
+    let polls: Vec<f64> = polls.iter_mut().map(|v| median(v)).collect();
+    let pings: Vec<f64> = pings.iter_mut().map(|v| median(v)).collect();
+    let echoes: Vec<f64> = echoes.iter_mut().map(|v| median(v)).collect();
+    // The best of the repetitions too: another process's load only ever
+    // slows a repetition down, so the best is the least disturbed.
+    for (what, polls, pings, echoes) in [
+        ("median", &polls, &pings, &echoes),
+        ("best", &best_polls, &best_pings, &best_echoes),
+    ] {
+        println!();
+        println!(
+            "{what:<14} {:>10} {:>16} {:>7} {:>16} {:>7}",
+            "ns/poll", "(a) trips/s", "ratio", "(b) trips/s", "ratio"
+        );
+        for (i, s) in SETTINGS.iter().enumerate() {
+            println!(
+                "{:<14} {:>10.1} {:>16.0} {:>7.3} {:>16.0} {:>7.3}",
+                s.label(),
+                polls[i],
+                pings[i],
+                pings[i] / pings[0],
+                echoes[i],
+                echoes[i] / echoes[0],
+            );
+        }
+    }
+    println!();
+    println!("load average after: {}", load_average());
+}
