@@ -11,7 +11,7 @@ import sys
 
 import duckdb
 
-TABLES = ["slices", "instants", "counters", "flows", "threads", "processes", "sched", "wakeups", "samples"]
+TABLES = ["slices", "instants", "counters", "flows", "threads", "processes", "sched", "wakeups", "samples", "allocations"]
 
 
 def main():

@@ -241,6 +241,32 @@ row! {
     }
 }
 
+row! {
+    /// A sampled allocation or the free of a sampled block (issue 45).
+    AllocRow<'a> {
+        source: Source<'a>,
+        pid: Option<i64>,
+        tid: Option<i64>,
+        thread: Option<&'a str>,
+        ts: Option<i64>,
+        /// `alloc` or `free`.
+        kind: Option<&'a str>,
+        /// The block's address (as a signed 64-bit value).
+        address: Option<i64>,
+        /// The block's size in bytes.
+        size: Option<i64>,
+        /// The bytes the sample stands for (allocations; 0 for frees).
+        bytes: Option<i64>,
+        /// The sampling mean in bytes.
+        mean: Option<i64>,
+        /// 1: the free of this block is not recorded (the live table was
+        /// full).
+        untracked: Option<i32>,
+        /// Function names, innermost first (allocations; empty for frees).
+        frames: Option<&'a [String]>,
+    }
+}
+
 table!(Slices = "slices" of Slice);
 table!(Instants = "instants" of Instant);
 table!(Counters = "counters" of Counter);
@@ -250,9 +276,10 @@ table!(Processes = "processes" of Process);
 table!(Sched = "sched" of Switch);
 table!(Wakeups = "wakeups" of Wakeup);
 table!(Samples = "samples" of SampleRow);
+table!(Allocations = "allocations" of AllocRow);
 
 /// The tables' names (their folders), in documentation order.
-pub const TABLES: [&str; 9] = [
+pub const TABLES: [&str; 10] = [
     Slices::NAME,
     Instants::NAME,
     Counters::NAME,
@@ -262,6 +289,7 @@ pub const TABLES: [&str; 9] = [
     Sched::NAME,
     Wakeups::NAME,
     Samples::NAME,
+    Allocations::NAME,
 ];
 
 /// Every table of an export.
@@ -284,6 +312,8 @@ pub struct Tables {
     pub wakeups: TypedTable<Wakeups>,
     /// CPU samples.
     pub samples: TypedTable<Samples>,
+    /// Sampled allocations and frees.
+    pub allocations: TypedTable<Allocations>,
 }
 
 /// A file name's safe form of a host name (letters, digits, `.`, `_`).
@@ -327,6 +357,7 @@ impl Tables {
             sched: create_taken(dir, &host, n)?,
             wakeups: create_taken(dir, &host, n)?,
             samples: create_taken(dir, &host, n)?,
+            allocations: create_taken(dir, &host, n)?,
         })
     }
 
@@ -341,10 +372,11 @@ impl Tables {
         self.sched.table_mut().encode_on_a_thread();
         self.wakeups.table_mut().encode_on_a_thread();
         self.samples.table_mut().encode_on_a_thread();
+        self.allocations.table_mut().encode_on_a_thread();
     }
 
     /// Every table's file, in documentation order, every row written.
-    pub fn all(&mut self) -> Result<[&mut Table; 9], Error> {
+    pub fn all(&mut self) -> Result<[&mut Table; 10], Error> {
         Ok([
             self.slices.table()?,
             self.instants.table()?,
@@ -355,6 +387,7 @@ impl Tables {
             self.sched.table()?,
             self.wakeups.table()?,
             self.samples.table()?,
+            self.allocations.table()?,
         ])
     }
 }
@@ -447,6 +480,7 @@ mod tests {
             names::<Sched>(),
             names::<Wakeups>(),
             names::<Samples>(),
+            names::<Allocations>(),
         ] {
             assert_eq!(columns[..3], ["trace", "host", "provider"]);
         }
@@ -478,6 +512,7 @@ mod tests {
             names::<Sched>(),
             names::<Wakeups>(),
             names::<Samples>(),
+            names::<Allocations>(),
         ] {
             let mut unique = columns.clone();
             unique.sort_unstable();
