@@ -128,6 +128,7 @@ fn flame_alloc_splits_the_bytes_as_the_sites_do() {
         "{allocations}"
     );
     export_checked_with_duckdb(&trace);
+    diff_compares_the_bytes_per_name(&trace);
     let live = allocations["live_bytes"].as_f64().unwrap();
     let want = alloc_example::LIVE_BYTES as f64;
     assert!(
@@ -266,4 +267,24 @@ fn export_checked_with_duckdb(trace: &Path) {
     // Every free follows an allocation of its address.
     let frees = int(&kinds[1][1]);
     assert!(int(&r[3][0][0]) >= frees, "{r}");
+}
+
+/// `fxt diff`: the estimated bytes allocated per slice name, base against
+/// new (here the same run twice on both sides: no change, 3:1 between
+/// the sites' slices).
+fn diff_compares_the_bytes_per_name(trace: &Path) {
+    let t = p(trace);
+    let out = fxt(&["diff", "--json", "--base", t, t, "--new", t, t]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let rows = doc["allocations"].as_array().expect("allocations");
+    let by = |name: &str| {
+        rows.iter()
+            .find(|r| r["name"] == name)
+            .unwrap_or_else(|| panic!("{name}: {rows:?}"))
+    };
+    let (a, b) = (by("site a"), by("site b"));
+    assert_eq!(a["change"].as_f64(), Some(0.0));
+    let ratio = a["base_per_run"].as_f64().unwrap() / b["base_per_run"].as_f64().unwrap();
+    assert!((2.25..=3.75).contains(&ratio), "{ratio}: {rows:?}");
 }
