@@ -330,6 +330,7 @@ fn start_request(window: u64, categories: &str) -> Request {
         mode: None,
         buffer: Some(16 << 20),
         sample_hz: None,
+        alloc_sample: None,
     })
 }
 

@@ -13,10 +13,10 @@
 //! With no session sampling allocations, an allocation or free costs one
 //! relaxed load of a global word and a branch besides the inner
 //! allocator's. Sampling, an allocation also counts its bytes down on a
-//! `const` thread local ([`countdown`]); a free looks its address up in
-//! the table of live sampled blocks ([`live`], one cache line). Only a
-//! sampled allocation (one per mean bytes, on average) walks the stack
-//! and writes records ([`hook`]).
+//! `const` thread local (`countdown.rs`); a free looks its address up in
+//! the table of live sampled blocks (`live.rs`, one cache line). Only a
+//! sampled allocation (one per mean bytes, on average) copies the stack
+//! and writes records (`hook.rs`).
 //!
 //! # What is recorded
 //!
