@@ -34,7 +34,8 @@
 //! # Safety where allocators are hard
 //!
 //! * fxt's own allocations inside the hook: a re-entrancy guard passes
-//!   them through unsampled; the hook itself allocates nothing.
+//!   them through unsampled; the hook itself allocates nothing. fxt's own
+//!   threads (the streamer, the prefaulter) are never sampled.
 //! * `fork`: the child samples nothing (a `pthread_atfork` child handler
 //!   turns sampling off without a lock).
 //! * Threads that exit: the countdown and guard are `const` thread locals
@@ -189,7 +190,9 @@ fn after_alloc(ptr: *mut u8, size: usize, generation: u32) {
 #[cold]
 #[inline(never)]
 fn decide(ptr: *mut u8, size: usize, generation: u32) {
-    if hook::in_hook() {
+    // fxt's own threads (the streamer, the prefaulter, a provider's
+    // listener) allocate for fxt: never sampled.
+    if hook::in_hook() || crate::helpers::is_own_thread() {
         return;
     }
     // Acquire: pairs with `start`'s Release store (the settings).
