@@ -180,3 +180,58 @@ fn symbolize_makes_raw_stacks_readable_without_the_binary() {
     let (chained, _) = chain_count(&folded(&trace, "nested phase"));
     assert_eq!(chained, 0, "unwound without the binary?");
 }
+
+/// Perfetto's trace_processor_shell at `$FXT_TRACE_PROCESSOR`, or where
+/// `shared/tools/perfetto-build.sh` builds it; `None` (the test then says
+/// so and passes) where there is none: CI does not build Perfetto.
+fn trace_processor() -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("FXT_TRACE_PROCESSOR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| "/tmp/perfetto-src/out/tp/trace_processor_shell".into());
+    path.is_file().then_some(path)
+}
+
+/// Perfetto reads the symbolized raw-stack trace: one `perf_sample` per
+/// sample, callstacks as deep as the chain with its functions named, and
+/// no import error.
+#[test]
+fn perfetto_shows_the_unwound_chain() {
+    let Some(shell) = trace_processor() else {
+        eprintln!("skipped: no trace_processor_shell (set FXT_TRACE_PROCESSOR)");
+        return;
+    };
+    let path = tmp("raw-stacks-perfetto.fxt");
+    std::fs::write(&path, nested_trace()).unwrap();
+    let out = fxt(&["symbolize", p(&path)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let samples = fxt_symbols::scan::TraceSamples::read(&std::fs::read(&path).unwrap())
+        .samples
+        .len() as i64;
+    let query = tmp("raw-stacks-perfetto.sql");
+    std::fs::write(
+        &query,
+        "select (select count(*) from perf_sample), \
+         (select count(distinct f.name) from stack_profile_frame f \
+          where f.name like '%raw_stack_outer' or f.name like '%raw_stack_middle' \
+          or f.name like '%raw_stack_inner'), \
+         (select max(depth) from stack_profile_callsite) >= 4, \
+         (select count(*) from stats where severity in ('error', 'data_loss') and value > 0);",
+    )
+    .unwrap();
+    let out = std::process::Command::new(shell)
+        .args(["-q", p(&query), p(&path)])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
+    let row: Vec<i64> = last
+        .split(',')
+        .map(|v| v.trim().trim_matches('"').parse().unwrap())
+        .collect();
+    assert_eq!(
+        row,
+        [samples, 3, 1, 0],
+        "samples, chain functions named, deep callstacks, import errors"
+    );
+}

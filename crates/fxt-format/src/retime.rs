@@ -426,6 +426,36 @@ mod tests {
             (5, 6, &frames[..])
         );
 
+        // A raw-stack sample: its timestamp mapped, its registers and
+        // stack words (which look like nothing to retime) untouched.
+        let regs = [0x10, 0x7000, 0x7010];
+        let stack = [1_234, 0x20, 0x30];
+        let raw = crate::samples::RawSample {
+            timestamp: 1_234,
+            pid: 5,
+            tid: 6,
+            truncated: false,
+            stack: crate::samples::RawStack {
+                arch: crate::samples::Arch::X86_64,
+                registers: &regs,
+                stack_address: 0x7000,
+                stack: &stack,
+            },
+        };
+        let mut bytes = words_to_bytes(&encode_to_vec(&raw).unwrap());
+        retime_record(&mut bytes, &mut |t| t * 10 + 1).unwrap();
+        let records = decode_all(&[enc_magic(), bytes].concat()).unwrap();
+        let Record::Blob(blob) = &records[1] else {
+            panic!("{:?}", records[1])
+        };
+        let back = SampleRecord::decode(&blob.payload).unwrap();
+        assert_eq!(back.timestamp, 12_341);
+        let back = back.raw_stack.unwrap();
+        assert_eq!(
+            (back.registers.as_slice(), back.stack.as_slice()),
+            (&regs[..], &stack[..])
+        );
+
         // Blobs that hold no timestamp: another name (same length, or the
         // sample's name as a prefix), another blob type, a module list.
         let other = |name: &str, blob_type| {

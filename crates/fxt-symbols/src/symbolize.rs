@@ -155,6 +155,10 @@ impl Symbolizer {
         let Some(module) = modules.iter().find(|m| m.contains(lookup)) else {
             return Vec::new();
         };
+        if module.path == fxt_format::samples::modules::VDSO_PATH {
+            // No file (not one by that name in the working directory).
+            return Vec::new();
+        }
         let binary = self
             .binaries
             .entry(PathBuf::from(&module.path))

@@ -319,6 +319,20 @@ pub fn unwind_samples(
     unwound
 }
 
+/// The length of the mapping that starts at `base` and that the kernel
+/// names `[vdso]` in this process's `/proc/self/maps`.
+fn vdso_mapping_len(base: u64) -> Option<u64> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let line = maps.lines().find(|l| l.ends_with("[vdso]"))?;
+    let (start, rest) = line.split_once('-')?;
+    let end = rest.split_whitespace().next()?;
+    let (start, end) = (
+        u64::from_str_radix(start, 16).ok()?,
+        u64::from_str_radix(end, 16).ok()?,
+    );
+    (start == base).then(|| end.saturating_sub(start))
+}
+
 /// This process's vDSO image, copied: the kernel maps it whole (an ELF
 /// file with its section headers at the end), at the address the
 /// auxiliary vector gives. A trace's vDSO is unwound with it when their
@@ -331,9 +345,12 @@ fn own_vdso() -> Option<Vec<u8>> {
     if base == 0 {
         return None;
     }
+    if vdso_mapping_len(base)? < 64 {
+        return None;
+    }
     // SAFETY: `AT_SYSINFO_EHDR` is the address of the vDSO's ELF header
-    // (64 bytes on a 64-bit kernel), mapped readable for the process's
-    // life.
+    // (64 bytes on a 64-bit kernel), in its mapping (at least that long,
+    // checked above), mapped readable for the process's life.
     let header = unsafe { core::slice::from_raw_parts(base as *const u8, 64) };
     if header[..4] != *b"\x7fELF" || header[4] != 2 {
         return None;
@@ -342,11 +359,12 @@ fn own_vdso() -> Option<Vec<u8>> {
     let mut shoff = [0u8; 8];
     shoff.copy_from_slice(&header[0x28..0x30]);
     let size = u64::from_le_bytes(shoff).checked_add(u16_at(0x3a) * u16_at(0x3c))?;
-    if !(64..=MOST).contains(&size) {
+    if !(64..=MOST).contains(&size) || size > vdso_mapping_len(base)? {
         return None;
     }
     // SAFETY: the image runs from its header to the end of its section
-    // headers, all in the vDSO's mapping (the kernel maps the whole file).
+    // headers, which lie in the vDSO's mapping (checked against the
+    // kernel's list of this process's mappings just above).
     let image = unsafe { core::slice::from_raw_parts(base as *const u8, size as usize) };
     Some(image.to_vec())
 }
@@ -355,6 +373,30 @@ fn own_vdso() -> Option<Vec<u8>> {
 mod tests {
     use super::*;
     use object::ObjectSymbol;
+
+    /// A mapping whose page-rounded start holds the last bytes of the
+    /// segment before its own (the linker packs segments in the file, each
+    /// one page further on in memory): the bias comes from its own
+    /// segment, not from the one its first byte belongs to.
+    #[test]
+    fn the_bias_is_the_executable_segments() {
+        let tables = Tables {
+            build_id: Vec::new(),
+            segments: vec![(0, 0, 0x5a4b0), (0x5b4b0, 0x5a4b0, 0x10000)],
+            eh_frame: None,
+            eh_frame_hdr: None,
+            debug_frame: None,
+        };
+        let bias = 0x5555_0000_0000;
+        let mapping = ModuleEntry {
+            start: bias + 0x5b000,
+            end: bias + 0x6c000,
+            offset: 0x5a000,
+            build_id: Vec::new(),
+            path: String::new(),
+        };
+        assert_eq!(tables.bias(&mapping), Some(bias));
+    }
 
     #[inline(never)]
     fn caller() -> u64 {

@@ -2,10 +2,10 @@
 //! neither its frames nor the kernel's signal frame land on a sampled
 //! thread's own stack, which may be small or nearly used up.
 //!
-//! The handler needs far more stack than the usual alternate stacks give
+//! The handler needs more stack than the usual alternate stacks give
 //! (`SIGSTKSZ`; Rust's runtime gives each thread one that size for its
-//! stack overflow report): the unwinder keeps gimli's rule tables on the
-//! stack so that it never allocates. So a thread without an alternate
+//! stack overflow report): it keeps the stack copy and the record it
+//! encodes on its stack (16 KiB) so that it never allocates. So a thread without an alternate
 //! stack, or with one smaller than [`SIZE`], gets fxt's while it is armed;
 //! disarming puts back the one it had (if the thread's current stack is
 //! still fxt's: code that replaced it since keeps its own) and unmaps

@@ -1,4 +1,4 @@
-//! The `fxt.sample` record (SAMPLES-FORMAT.md §1) in its raw-stack form,
+//! The `fxt.sample` record (`fxt_format::samples::sample`) in its raw-stack form,
 //! encoded by `fxt_format::samples::RawSample` (allocation- and
 //! panic-free) into a buffer on the handler's stack, then stored into the
 //! reserved slots through the one store protocol (header last; filler
