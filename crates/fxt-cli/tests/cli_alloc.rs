@@ -127,6 +127,8 @@ fn flame_alloc_splits_the_bytes_as_the_sites_do() {
         first.contains("make_block") && first.contains("site_a"),
         "{allocations}"
     );
+    export_checked_with_duckdb(&trace);
+    diff_compares_the_bytes_per_name(&trace);
     let live = allocations["live_bytes"].as_f64().unwrap();
     let want = alloc_example::LIVE_BYTES as f64;
     assert!(
@@ -209,4 +211,80 @@ fn works_as_an_ordinary_user() {
         .expect("run the child (setpriv is in util-linux)");
     assert!(out.status.success(), "{out:?}");
     check(&trace, false);
+}
+
+/// `fxt export parquet`'s `allocations` table, read with DuckDB (PyPI): one
+/// row per record, signed integers, the bytes split between the sites as
+/// the flame graph splits them, frees paired with allocations by address.
+fn export_checked_with_duckdb(trace: &Path) {
+    let dir = tmp("alloc-export");
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = fxt(&["export", "parquet", p(trace), "-o", p(&dir), "--host", "h"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let python = python_with(&[("duckdb", "duckdb==2.0.1")]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/duckdb_query.py");
+    let queries = [
+        "select kind, count(*), sum(bytes) from {allocations} group by kind order by kind",
+        "select sum(bytes) filter (where array_to_string(frames, ';') like '%site_a%'), \
+                sum(bytes) filter (where array_to_string(frames, ';') like '%site_b%') \
+         from {allocations} where kind = 'alloc'",
+        "select typeof(address), typeof(size), typeof(bytes), typeof(pid), min(mean), max(mean), sum(untracked) \
+         from {allocations} group by all",
+        "select count(*) from {allocations} f join {allocations} a \
+           on f.kind = 'free' and a.kind = 'alloc' and a.address = f.address and a.ts <= f.ts",
+    ];
+    let out = std::process::Command::new(python)
+        .arg(script)
+        .arg(&dir)
+        .args(queries)
+        .output()
+        .expect("python runs");
+    assert!(
+        out.status.success(),
+        "duckdb: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let int = |v: &serde_json::Value| -> f64 {
+        v.as_f64()
+            .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+            .unwrap_or_else(|| panic!("a number: {v}"))
+    };
+    let kinds = r[0].as_array().unwrap();
+    assert_eq!(kinds.len(), 2, "{r}");
+    assert_eq!(kinds[0][0], "alloc");
+    assert_eq!(kinds[1][0], "free");
+    assert_eq!(int(&kinds[1][2]), 0.0, "frees stand for no bytes");
+    let (a, b) = (int(&r[1][0][0]), int(&r[1][0][1]));
+    assert!((2.25..=3.75).contains(&(a / b)), "{a} {b}");
+    let types = &r[2][0];
+    assert_eq!(types[0], "BIGINT", "{r}");
+    assert_eq!(types[1], "BIGINT");
+    assert_eq!(types[2], "BIGINT");
+    assert_eq!(types[3], "BIGINT");
+    assert_eq!((int(&types[4]), int(&types[5])), (MEAN as f64, MEAN as f64));
+    assert_eq!(int(&types[6]), 0.0);
+    // Every free follows an allocation of its address.
+    let frees = int(&kinds[1][1]);
+    assert!(int(&r[3][0][0]) >= frees, "{r}");
+}
+
+/// `fxt diff`: the estimated bytes allocated per slice name, base against
+/// new (here the same run twice on both sides: no change, 3:1 between
+/// the sites' slices).
+fn diff_compares_the_bytes_per_name(trace: &Path) {
+    let t = p(trace);
+    let out = fxt(&["diff", "--json", "--base", t, t, "--new", t, t]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let rows = doc["allocations"].as_array().expect("allocations");
+    let by = |name: &str| {
+        rows.iter()
+            .find(|r| r["name"] == name)
+            .unwrap_or_else(|| panic!("{name}: {rows:?}"))
+    };
+    let (a, b) = (by("site a"), by("site b"));
+    assert_eq!(a["change"].as_f64(), Some(0.0));
+    let ratio = a["base_per_run"].as_f64().unwrap() / b["base_per_run"].as_f64().unwrap();
+    assert!((2.25..=3.75).contains(&ratio), "{ratio}: {rows:?}");
 }

@@ -963,7 +963,7 @@ fn a_trace_exported_again_is_refused_unless_replaced() {
     let (a_name, b_name) = (p(&a), p(&b));
     export(&[&a, &b], &dir, "h");
     let before = part_files(&dir);
-    assert_eq!(before.len(), 11); // every table, samples and tasks included
+    assert_eq!(before.len(), 12); // every table, samples, tasks and allocations included
 
     let again = |extra: &[&str], files: &[&str], host: &str| {
         let mut args = vec!["export", "parquet"];
@@ -1149,7 +1149,7 @@ fn one_input_on_two_cores_writes_the_same_bytes() {
     export_on(2, &[&trace], &two, "h");
     let listing = part_files(&one);
     assert_eq!(listing, part_files(&two));
-    assert_eq!(listing.len(), 11);
+    assert_eq!(listing.len(), 12);
     for (table, files) in listing {
         for file in files {
             let a = std::fs::read(one.join(&table).join(&file)).unwrap();

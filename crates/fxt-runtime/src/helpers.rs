@@ -71,6 +71,17 @@ pub(crate) fn take_sched_failures() -> u64 {
     SCHED_FAILURES.swap(0, Ordering::Relaxed)
 }
 
+thread_local! {
+    /// Set on fxt's own threads ([`spawn`]): their allocations are fxt's,
+    /// never sampled (`crate::alloc`).
+    static OWN: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
+}
+
+/// Whether the calling thread is one of fxt's own ([`spawn`]).
+pub(crate) fn is_own_thread() -> bool {
+    OWN.try_with(core::cell::Cell::get).unwrap_or(false)
+}
+
 /// Spawns the helper thread `name` (shown by `ps`, `top` and debuggers;
 /// by convention `fxt-…`) running `body`, after the thread has set its
 /// scheduling to `sched`.
@@ -83,6 +94,7 @@ where
     std::thread::Builder::new()
         .name(own.clone())
         .spawn(move || {
+            OWN.with(|o| o.set(true));
             // Registered first, while the thread still has its creator's
             // priority: a helper about to drop below a real-time creator
             // could otherwise wait on a real-time writer's CPU before it

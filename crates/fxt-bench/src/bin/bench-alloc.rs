@@ -13,7 +13,7 @@
 //! and the wrapper sampling at the default mean
 //! (`fxt::DEFAULT_ALLOC_SAMPLE_BYTES`). Each setting's time is the wall
 //! time until every thread is done, `R` repetitions interleaved across the
-//! settings, the median reported, with its ratio to the baseline's median
+//! settings (each repetition starting at another), the median reported, with its ratio to the baseline's median
 //! and the sampled allocations of the sampling runs.
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -153,8 +153,12 @@ fn main() {
     for (setting, _) in SETTINGS {
         measure(setting, threads, ops / 10);
     }
-    for _ in 0..reps {
-        for (i, (setting, _)) in SETTINGS.iter().enumerate() {
+    for rep in 0..reps {
+        // Each repetition starts at another setting: no setting always
+        // runs after the same one.
+        for k in 0..SETTINGS.len() {
+            let i = (rep + k) % SETTINGS.len();
+            let setting = &SETTINGS[i].0;
             let (secs, n) = measure(*setting, threads, ops);
             times[i].push(secs);
             if *setting == Setting::Sampling {

@@ -38,20 +38,25 @@ impl Allocated {
     /// The record shaped as a CPU sample (its stack), to name and to place
     /// among the slices as samples are.
     pub fn as_sample(&self) -> Sampled {
-        let r = &self.record;
         Sampled {
             provider: self.provider,
             ns: self.ns,
-            sample: SampleRecord {
-                timestamp: r.timestamp,
-                pid: r.pid,
-                tid: r.tid,
-                walk: r.walk,
-                truncated: r.truncated,
-                frames: r.frames.clone(),
-                raw_stack: r.raw_stack.clone(),
-            },
+            sample: sample_shaped(&self.record),
         }
+    }
+}
+
+/// An allocation record's stack shaped as a CPU sample, to name (and
+/// unwind) as samples are.
+pub fn sample_shaped(r: &AllocRecord) -> SampleRecord {
+    SampleRecord {
+        timestamp: r.timestamp,
+        pid: r.pid,
+        tid: r.tid,
+        walk: r.walk,
+        truncated: r.truncated,
+        frames: r.frames.clone(),
+        raw_stack: r.raw_stack.clone(),
     }
 }
 

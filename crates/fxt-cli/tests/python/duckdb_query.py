@@ -11,7 +11,7 @@ import sys
 
 import duckdb
 
-TABLES = ["slices", "instants", "counters", "flows", "threads", "processes", "sched", "wakeups", "samples", "tasks", "polls"]
+TABLES = ["slices", "instants", "counters", "flows", "threads", "processes", "sched", "wakeups", "samples", "tasks", "polls", "allocations"]
 
 
 def main():

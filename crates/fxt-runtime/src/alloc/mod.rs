@@ -13,10 +13,10 @@
 //! With no session sampling allocations, an allocation or free costs one
 //! relaxed load of a global word and a branch besides the inner
 //! allocator's. Sampling, an allocation also counts its bytes down on a
-//! `const` thread local ([`countdown`]); a free looks its address up in
-//! the table of live sampled blocks ([`live`], one cache line). Only a
-//! sampled allocation (one per mean bytes, on average) walks the stack
-//! and writes records ([`hook`]).
+//! `const` thread local (`countdown.rs`); a free looks its address up in
+//! the table of live sampled blocks (`live.rs`, one cache line). Only a
+//! sampled allocation (one per mean bytes, on average) copies the stack
+//! and writes records (`hook.rs`).
 //!
 //! # What is recorded
 //!
@@ -34,7 +34,8 @@
 //! # Safety where allocators are hard
 //!
 //! * fxt's own allocations inside the hook: a re-entrancy guard passes
-//!   them through unsampled; the hook itself allocates nothing.
+//!   them through unsampled; the hook itself allocates nothing. fxt's own
+//!   threads (the streamer, the prefaulter) are never sampled.
 //! * `fork`: the child samples nothing (a `pthread_atfork` child handler
 //!   turns sampling off without a lock).
 //! * Threads that exit: the countdown and guard are `const` thread locals
@@ -189,7 +190,9 @@ fn after_alloc(ptr: *mut u8, size: usize, generation: u32) {
 #[cold]
 #[inline(never)]
 fn decide(ptr: *mut u8, size: usize, generation: u32) {
-    if hook::in_hook() {
+    // fxt's own threads (the streamer, the prefaulter, a provider's
+    // listener) allocate for fxt: never sampled.
+    if hook::in_hook() || crate::helpers::is_own_thread() {
         return;
     }
     // Acquire: pairs with `start`'s Release store (the settings).

@@ -220,6 +220,7 @@ mod tests {
             samples: Default::default(),
             sampled_ns: None,
             sample_stacks: Default::default(),
+            allocated: Default::default(),
             damage: None,
         }
     }

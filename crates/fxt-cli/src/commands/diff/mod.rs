@@ -10,6 +10,7 @@
 //! Each file is one run: a trace of `fxt::start`, or an archive of `fxt
 //! record` / `fxt trace` (all its providers together).
 
+mod allocated;
 mod compare;
 mod ranktest;
 mod report;
@@ -107,6 +108,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     }
     let rows = compare::compare(&base, &new, 1.0 - args.confidence);
     let functions = sampled::compare(&base, &new, 1.0 - args.confidence);
+    let allocated = allocated::compare(&base, &new, 1.0 - args.confidence);
     if !rows.iter().any(|r| r.status == Status::Both) && functions.is_empty() {
         return Err(nothing_in_common(&rows, &select));
     }
@@ -116,7 +118,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         confidence: args.confidence,
         fail_above: args.fail_above,
     };
-    write_report(&cx, &rows, &functions, args.json)?;
+    write_report(&cx, &rows, (&functions, &allocated), args.json)?;
     if let Some(path) = &args.output {
         svg::write(path, &base, &new)?;
         eprintln!("fxt: wrote {path}");
@@ -165,7 +167,7 @@ fn nothing_in_common(rows: &[Row], select: &Select) -> Error {
 fn write_report(
     cx: &Context<'_>,
     rows: &[Row],
-    functions: &[sampled::SampleRow],
+    (functions, allocated): (&[sampled::SampleRow], &[allocated::AllocRow]),
     json: bool,
 ) -> Result<(), Error> {
     let stdout = io::stdout();
@@ -173,11 +175,13 @@ fn write_report(
     if json {
         let mut doc = report::json(cx, rows);
         doc["samples"] = report::samples_json(functions);
+        doc["allocations"] = allocated::json(allocated);
         serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| Error::io("stdout", e.into()))?;
         writeln!(out).map_err(|e| Error::io("stdout", e))?;
     } else {
         report::table(&mut out, cx, rows).map_err(|e| Error::io("stdout", e))?;
         report::samples_table(&mut out, functions).map_err(|e| Error::io("stdout", e))?;
+        allocated::table(&mut out, allocated).map_err(|e| Error::io("stdout", e))?;
     }
     out.flush().map_err(|e| Error::io("stdout", e))
 }

@@ -15,7 +15,8 @@ use crate::durations::{Closed, Durations, Mark};
 use crate::error::Error;
 use crate::folded::{Collector, Filter};
 use crate::input::{ticks_to_ns, Input};
-use crate::samples::{self, Gather, Timeline};
+use crate::samples::allocs::AllocCollector;
+use crate::samples::{self, Gather, Sampled, Timeline};
 use fxt_format::samples::Sampling;
 
 /// What to keep of a trace.
@@ -51,6 +52,10 @@ pub struct Run {
     /// The samples' folded stacks (`thread;outer;inner` → samples), as
     /// [`Run::stacks`]; empty unless asked for.
     pub sample_stacks: BTreeMap<String, u64>,
+    /// Estimated bytes of the sampled allocations made while a slice of
+    /// each name was open on their thread (issue 45; each allocation
+    /// counted once per name open).
+    pub allocated: BTreeMap<String, f64>,
     /// The decode error that ended the read early, if any.
     pub damage: Option<String>,
 }
@@ -61,6 +66,8 @@ struct SampleWalk {
     gather: Gather,
     collector: samples::Collector,
     timeline: Timeline,
+    /// The sampled allocations.
+    allocs: AllocCollector,
     /// The sampling period of each process that says it.
     periods: HashMap<u64, u64>,
 }
@@ -76,15 +83,41 @@ impl SampleWalk {
             }
         }
         self.collector.see(provider, tps, record);
+        self.allocs.see(provider, tps, record);
         self.timeline.see(provider, tps, record);
     }
 
     /// Samples per innermost function, and the folded stacks (each under
     /// its thread's name) if `stacks`, of the selected samples.
-    fn finish(self, select: &Select, thread_names: &HashMap<u64, String>, stacks: bool) -> Sampled {
+    fn finish(
+        self,
+        select: &Select,
+        thread_names: &HashMap<u64, String>,
+        stacks: bool,
+    ) -> Selected {
         let names = self.gather.finish();
         let all = self.collector.samples;
-        let enclosing = select.name.as_ref().map(|_| self.timeline.enclosing(&all));
+        // One pass of the timeline places the samples and the allocations.
+        let allocs = self.allocs.as_samples();
+        let mut placed: Vec<Sampled> = allocs.clone();
+        placed.extend(all.iter().cloned());
+        let mut open = self.timeline.enclosing(&placed);
+        let samples_open = open.split_off(allocs.len());
+        let mut allocated: BTreeMap<String, f64> = BTreeMap::new();
+        for ((a, s), names_open) in self.allocs.allocs.iter().zip(&allocs).zip(&open) {
+            if !thread_selected(select, s.sample.tid, thread_names) {
+                continue;
+            }
+            let mut distinct: Vec<String> = names_open.iter().map(|t| t.to_string()).collect();
+            distinct.sort_unstable();
+            distinct.dedup();
+            for name in distinct {
+                if select.name.as_deref().is_none_or(|n| n == name) {
+                    *allocated.entry(name).or_default() += a.bytes();
+                }
+            }
+        }
+        let enclosing = select.name.as_ref().map(|_| samples_open);
         let mut leaves = BTreeMap::new();
         let mut ns: Option<BTreeMap<String, u64>> = Some(BTreeMap::new());
         let mut folded = BTreeMap::new();
@@ -118,19 +151,21 @@ impl SampleWalk {
                     .or_default() += 1;
             }
         }
-        Sampled {
+        Selected {
             counts: leaves,
             ns,
             stacks: folded,
+            allocated,
         }
     }
 }
 
-/// A run's selected samples.
-struct Sampled {
+/// A run's selected samples and allocations.
+struct Selected {
     counts: BTreeMap<String, u64>,
     ns: Option<BTreeMap<String, u64>>,
     stacks: BTreeMap<String, u64>,
+    allocated: BTreeMap<String, f64>,
 }
 
 /// Reads the trace at `path`, keeping what `select` selects (and the
@@ -228,6 +263,7 @@ pub fn read(path: &str, select: &Select, stacks: bool) -> Result<Run, Error> {
         samples: sampled.counts,
         sampled_ns: sampled.ns,
         sample_stacks: sampled.stacks,
+        allocated: sampled.allocated,
         damage: walk.damage.map(|d| format!("{}: {d}", input.name)),
     })
 }

@@ -104,6 +104,7 @@ mod tests {
             samples: samples.iter().map(|(f, n)| ((*f).to_owned(), *n)).collect(),
             sampled_ns: None,
             sample_stacks: Default::default(),
+            allocated: Default::default(),
             damage: None,
         }
     }

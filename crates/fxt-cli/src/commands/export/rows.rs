@@ -22,7 +22,7 @@ use crate::clock::Clock;
 use crate::error::Error;
 use crate::input::Input;
 use crate::keep::Fix;
-use crate::samples::{sample_of, Names};
+use crate::samples::{allocs, sample_of, Names};
 
 /// An open duration begin or async begin.
 struct Open {
@@ -232,6 +232,9 @@ impl<'a> Rows<'a> {
                 self.sample(provider, tps, &record);
                 Ok(())
             }
+            Record::Blob(_) if allocs::alloc_of(&record).is_some() => {
+                self.allocation(provider, tps, &record)
+            }
             Record::Log(_)
             | Record::Blob(_)
             | Record::UserspaceObject(_)
@@ -336,6 +339,52 @@ impl<'a> Rows<'a> {
                     .or_default() += 1
             }
         }
+    }
+
+    /// A sampled allocation's or free's row (its frames named as samples'
+    /// are); one that does not decode is counted as not exported.
+    fn allocation(
+        &mut self,
+        provider: Option<u32>,
+        tps: u64,
+        record: &Record,
+    ) -> Result<(), Error> {
+        let Some(Ok(a)) = allocs::alloc_of(record) else {
+            *self
+                .summary
+                .not_exported
+                .entry("malformed allocation")
+                .or_default() += 1;
+            return Ok(());
+        };
+        let ts = ticks_to_ns(a.timestamp, tps);
+        let alloc = a.kind == fxt_format::samples::AllocKind::Alloc;
+        let frames = if alloc {
+            allocs::stack(&self.names, &allocs::sample_shaped(&a))
+        } else {
+            Vec::new()
+        };
+        // Koids, addresses and sizes as signed 64-bit values (two's
+        // complement), as in every table.
+        let row = row::AllocRow {
+            source: self.source(provider),
+            pid: Some(a.pid as i64),
+            tid: Some(a.tid as i64),
+            thread: self.labels.thread(a.tid),
+            ts: Some(ts),
+            kind: Some(if alloc { "alloc" } else { "free" }),
+            address: Some(a.address as i64),
+            size: Some(a.size as i64),
+            bytes: Some(if alloc {
+                a.estimated_bytes().round() as i64
+            } else {
+                0
+            }),
+            mean: Some(a.mean as i64),
+            untracked: Some(i32::from(a.untracked)),
+            frames: Some(&frames),
+        };
+        self.tables.allocations.push(&row, self.summary)
     }
 
     /// The columns every row recorded by `provider` begins with.

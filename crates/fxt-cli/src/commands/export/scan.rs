@@ -17,7 +17,8 @@ use super::nesting::{Intervals, Nesting, NO_THREAD};
 use crate::error::Error;
 use crate::input::{Input, Walk};
 use crate::keep::{Fix, Keep, Verdict};
-use crate::samples::{Gather, Names};
+use crate::samples::{allocs, Gather, Names};
+use fxt_format::samples::AllocKind;
 
 /// A thread of a provider (koids are the provider's).
 pub type ThreadKey = (Option<u32>, Thread);
@@ -147,6 +148,11 @@ impl Pass<'_> {
         }
         self.labels.see(record);
         self.gather.see(offset, record);
+        if let Some(Ok(a)) = allocs::alloc_of(record) {
+            if a.kind == AllocKind::Alloc {
+                self.gather.add(allocs::sample_shaped(&a));
+            }
+        }
         let Record::Event(e) = record else {
             return Ok(());
         };

@@ -275,6 +275,32 @@ row! {
     }
 }
 
+row! {
+    /// A sampled allocation or the free of a sampled block (issue 45).
+    AllocRow<'a> {
+        source: Source<'a>,
+        pid: Option<i64>,
+        tid: Option<i64>,
+        thread: Option<&'a str>,
+        ts: Option<i64>,
+        /// `alloc` or `free`.
+        kind: Option<&'a str>,
+        /// The block's address (as a signed 64-bit value).
+        address: Option<i64>,
+        /// The block's size in bytes.
+        size: Option<i64>,
+        /// The bytes the sample stands for (allocations; 0 for frees).
+        bytes: Option<i64>,
+        /// The sampling mean in bytes.
+        mean: Option<i64>,
+        /// 1: the free of this block is not recorded (the live table was
+        /// full).
+        untracked: Option<i32>,
+        /// Function names, innermost first (allocations; empty for frees).
+        frames: Option<&'a [String]>,
+    }
+}
+
 table!(Slices = "slices" of Slice);
 table!(Instants = "instants" of Instant);
 table!(Counters = "counters" of Counter);
@@ -286,9 +312,10 @@ table!(Wakeups = "wakeups" of Wakeup);
 table!(Samples = "samples" of SampleRow);
 table!(TaskTable = "tasks" of TaskRow);
 table!(Polls = "polls" of PollRow);
+table!(Allocations = "allocations" of AllocRow);
 
 /// The tables' names (their folders), in documentation order.
-pub const TABLES: [&str; 11] = [
+pub const TABLES: [&str; 12] = [
     Slices::NAME,
     Instants::NAME,
     Counters::NAME,
@@ -300,6 +327,7 @@ pub const TABLES: [&str; 11] = [
     Samples::NAME,
     TaskTable::NAME,
     Polls::NAME,
+    Allocations::NAME,
 ];
 
 /// Every table of an export.
@@ -326,6 +354,8 @@ pub struct Tables {
     pub tasks: TypedTable<TaskTable>,
     /// Tasks' polls.
     pub polls: TypedTable<Polls>,
+    /// Sampled allocations and frees.
+    pub allocations: TypedTable<Allocations>,
 }
 
 /// A file name's safe form of a host name (letters, digits, `.`, `_`).
@@ -371,6 +401,7 @@ impl Tables {
             samples: create_taken(dir, &host, n)?,
             tasks: create_taken(dir, &host, n)?,
             polls: create_taken(dir, &host, n)?,
+            allocations: create_taken(dir, &host, n)?,
         })
     }
 
@@ -387,10 +418,11 @@ impl Tables {
         self.samples.table_mut().encode_on_a_thread();
         self.tasks.table_mut().encode_on_a_thread();
         self.polls.table_mut().encode_on_a_thread();
+        self.allocations.table_mut().encode_on_a_thread();
     }
 
     /// Every table's file, in documentation order, every row written.
-    pub fn all(&mut self) -> Result<[&mut Table; 11], Error> {
+    pub fn all(&mut self) -> Result<[&mut Table; 12], Error> {
         Ok([
             self.slices.table()?,
             self.instants.table()?,
@@ -403,6 +435,7 @@ impl Tables {
             self.samples.table()?,
             self.tasks.table()?,
             self.polls.table()?,
+            self.allocations.table()?,
         ])
     }
 }
@@ -497,6 +530,7 @@ mod tests {
             names::<Samples>(),
             names::<TaskTable>(),
             names::<Polls>(),
+            names::<Allocations>(),
         ] {
             assert_eq!(columns[..3], ["trace", "host", "provider"]);
         }
@@ -530,6 +564,7 @@ mod tests {
             names::<Samples>(),
             names::<TaskTable>(),
             names::<Polls>(),
+            names::<Allocations>(),
         ] {
             let mut unique = columns.clone();
             unique.sort_unstable();
