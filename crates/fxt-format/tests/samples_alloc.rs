@@ -1,21 +1,31 @@
 //! The sample encoder allocates nothing (a signal handler calls it): every
-//! allocation of this test binary is counted while it runs.
+//! allocation of this test binary is counted, per thread (the harness runs
+//! the tests on threads of their own, and its other threads allocate
+//! meanwhile).
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
 
 use fxt_format::encode::Encode;
 use fxt_format::samples::{Sample, Walk, MAX_FRAMES};
 
 struct Counting;
 
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    /// This thread's allocations (`const`, without a destructor: usable
+    /// from the allocator at any point of the thread's life).
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The calling thread's allocations so far.
+fn allocations() -> usize {
+    ALLOCATIONS.with(Cell::get)
+}
 
 // SAFETY: forwards to the system allocator unchanged; only counts calls.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // Relaxed: a counter read after the work on the same thread.
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
         // SAFETY: the caller's contract is passed on as is.
         unsafe { System.alloc(layout) }
     }
@@ -32,7 +42,7 @@ static GLOBAL: Counting = Counting;
 fn encoding_a_sample_allocates_nothing() {
     let frames = [0x5555_0000_u64; MAX_FRAMES];
     let mut out = [0u64; Sample::word_len_for(MAX_FRAMES)];
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = allocations();
     let mut written = 0;
     for n in [0, 1, 17, MAX_FRAMES] {
         let sample = Sample {
@@ -45,7 +55,7 @@ fn encoding_a_sample_allocates_nothing() {
         };
         written += sample.encode(&mut out).unwrap();
     }
-    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    let after = allocations();
     assert_eq!(written, 4 * Sample::word_len_for(0) + 1 + 17 + MAX_FRAMES);
     assert_eq!(after, before, "the sample encoder allocated");
 }
@@ -57,7 +67,7 @@ fn encoding_an_alloc_record_allocates_nothing() {
     use fxt_format::samples::{Alloc, AllocKind};
     let frames = [0x5555_0000_u64; MAX_FRAMES];
     let mut out = [0u64; Alloc::word_len_for(MAX_FRAMES)];
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = allocations();
     let mut written = 0;
     for n in [0, 1, MAX_FRAMES] {
         let record = Alloc {
@@ -76,7 +86,7 @@ fn encoding_an_alloc_record_allocates_nothing() {
         };
         written += record.encode(&mut out).unwrap();
     }
-    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    let after = allocations();
     assert_eq!(written, 3 * Alloc::word_len_for(0) + 1 + MAX_FRAMES);
     assert_eq!(after, before, "the alloc encoder allocated");
 }
