@@ -28,6 +28,7 @@ use crate::error::Error;
 use crate::folded::{Collector, Filter, Folded};
 use crate::input::Input;
 use crate::samples::{self, allocs, Gather, Timeline};
+use fxt_format::decode::Record;
 
 /// Arguments of `fxt flame`.
 #[derive(clap::Args)]
@@ -117,33 +118,52 @@ const SAMPLES: Kind = Kind {
     none: "samples",
 };
 
+/// What the sample and allocation graphs read in one walk: the names
+/// (`Gather`), the graph's own records (`see`) and, with `--inside`, the
+/// slices of every thread.
+struct Walked {
+    trace: String,
+    gather: Gather,
+    timeline: Option<Timeline>,
+}
+
+impl Walked {
+    fn read(args: &Args, mut see: impl FnMut(Option<u32>, u64, &Record)) -> Result<Walked, Error> {
+        let mut input = Input::open_trace(&args.file)?;
+        let mut gather = Gather::default();
+        let mut timeline = args.inside.is_some().then(Timeline::default);
+        input.walk("flame", |reader, record| {
+            let (provider, tps) = (reader.provider_id(), reader.ticks_per_second());
+            gather.see(reader.record_offset(), &record);
+            see(provider, tps, &record);
+            if let Some(t) = &mut timeline {
+                t.see(provider, tps, &record);
+            }
+            Ok(())
+        })?;
+        Ok(Walked {
+            trace: input.name,
+            gather,
+            timeline,
+        })
+    }
+}
+
 /// `fxt flame --samples [--inside NAME]`.
 fn run_samples(args: Args) -> Result<ExitCode, Error> {
-    let mut input = Input::open_trace(&args.file)?;
-    let mut gather = Gather::default();
     let mut collector = samples::Collector::default();
-    let mut timeline = Timeline::default();
-    let inside = args.inside.is_some();
-    input.walk("flame", |reader, record| {
-        let (provider, tps) = (reader.provider_id(), reader.ticks_per_second());
-        gather.see(reader.record_offset(), &record);
-        collector.see(provider, tps, &record);
-        if inside {
-            timeline.see(provider, tps, &record);
-        }
-        Ok(())
-    })?;
-    let names = gather.finish();
-    let enclosing = inside.then(|| timeline.enclosing(&collector.samples));
+    let walked = Walked::read(&args, |p, tps, r| collector.see(p, tps, r))?;
+    let names = walked.gather.finish();
+    let enclosing = walked.timeline.map(|t| t.enclosing(&collector.samples));
     let filter = args.inside.as_deref().zip(enclosing.as_deref());
     let folded = samples::fold::fold(&collector.samples, &names, filter);
     if collector.malformed > 0 {
         eprintln!(
             "fxt: {}: {} malformed samples left out",
-            input.name, collector.malformed
+            walked.trace, collector.malformed
         );
     }
-    output(&args, &input.name, &folded, SAMPLES)
+    output(&args, &walked.trace, &folded, SAMPLES)
 }
 
 const ALLOCATED: Kind = Kind {
@@ -160,38 +180,26 @@ const LIVE: Kind = Kind {
 
 /// `fxt flame --alloc [--live] [--inside NAME]`.
 fn run_allocs(args: Args) -> Result<ExitCode, Error> {
-    let mut input = Input::open_trace(&args.file)?;
-    let mut gather = Gather::default();
     let mut collector = allocs::AllocCollector::default();
-    let mut timeline = Timeline::default();
-    let inside = args.inside.is_some();
-    input.walk("flame", |reader, record| {
-        let (provider, tps) = (reader.provider_id(), reader.ticks_per_second());
-        gather.see(reader.record_offset(), &record);
-        collector.see(provider, tps, &record);
-        if inside {
-            timeline.see(provider, tps, &record);
-        }
-        Ok(())
-    })?;
+    let mut walked = Walked::read(&args, |p, tps, r| collector.see(p, tps, r))?;
     let samples = collector.as_samples();
     for s in &samples {
-        gather.add(s.sample.clone());
+        walked.gather.add(s.sample.clone());
     }
-    let names = gather.finish();
+    let names = walked.gather.finish();
     let keep = if args.live {
         collector.live()
     } else {
         vec![true; samples.len()]
     };
     let bytes: Vec<f64> = collector.allocs.iter().map(|a| a.bytes()).collect();
-    let enclosing = inside.then(|| timeline.enclosing(&samples));
+    let enclosing = walked.timeline.map(|t| t.enclosing(&samples));
     let filter = args.inside.as_deref().zip(enclosing.as_deref());
     let folded = allocs::fold(&samples, &bytes, &keep, &names, filter);
     if collector.malformed > 0 {
         eprintln!(
             "fxt: {}: {} malformed allocation records left out",
-            input.name, collector.malformed
+            walked.trace, collector.malformed
         );
     }
     let untracked = collector.untracked();
@@ -199,12 +207,12 @@ fn run_allocs(args: Args) -> Result<ExitCode, Error> {
         eprintln!(
             "fxt: {}: {untracked} sampled allocations were untracked (their frees not recorded): \
              counted live",
-            input.name
+            walked.trace
         );
     }
     output(
         &args,
-        &input.name,
+        &walked.trace,
         &folded,
         if args.live { LIVE } else { ALLOCATED },
     )
