@@ -10,34 +10,15 @@
 
 mod common;
 
+use common::events::{end_of, has_arg, polls, trace, u64_arg};
+
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::Duration;
 
-use fxt_format::decode::{ArgValue, Event, EventKind, Record};
+use fxt_format::decode::{Event, EventKind};
 use fxt_runtime::task::{traced, TracedExt};
-use fxt_runtime::{ClockSource, Config};
 use tokio::runtime::{Builder, Runtime};
-
-/// The events of a session that ran `f`.
-fn trace(f: impl FnOnce()) -> Vec<Event> {
-    let _serial = common::serial();
-    let config = Config::new().clock(ClockSource::Monotonic);
-    let session = fxt_runtime::start(config).expect("no other session");
-    f();
-    let (bytes, _) = session.finish_to_vec().expect("collected");
-    events_of(&bytes)
-}
-
-fn events_of(bytes: &[u8]) -> Vec<Event> {
-    common::decode(bytes)
-        .into_iter()
-        .filter_map(|r| match r {
-            Record::Event(e) => Some(e),
-            _ => None,
-        })
-        .collect()
-}
 
 fn multi_thread() -> Runtime {
     Builder::new_multi_thread()
@@ -45,39 +26,6 @@ fn multi_thread() -> Runtime {
         .enable_time()
         .build()
         .unwrap()
-}
-
-fn u64_arg(e: &Event, name: &str) -> Option<u64> {
-    e.args
-        .iter()
-        .find(|a| a.name == name)
-        .and_then(|a| match a.value {
-            ArgValue::U64(v) => Some(v),
-            _ => None,
-        })
-}
-
-fn has_arg(e: &Event, name: &str) -> bool {
-    e.args.iter().any(|a| a.name == name)
-}
-
-/// The poll slices (duration complete records on threads) of the tasks
-/// named `name`, by start.
-fn polls<'a>(events: &'a [Event], name: &str) -> Vec<&'a Event> {
-    let mut out: Vec<&Event> = events
-        .iter()
-        .filter(|e| e.category == "task" && e.name == name)
-        .filter(|e| matches!(e.kind, EventKind::DurationComplete { .. }))
-        .collect();
-    out.sort_by_key(|e| e.timestamp);
-    out
-}
-
-fn end_of(e: &Event) -> u64 {
-    match e.kind {
-        EventKind::DurationComplete { end } => end,
-        _ => panic!("not a slice: {e:?}"),
-    }
 }
 
 /// What a task's track holds: lives begun and ended (with `dropped` or

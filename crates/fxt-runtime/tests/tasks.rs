@@ -10,15 +10,16 @@
 
 mod common;
 
+use common::events::{arg, end_of, polls, trace, u64_arg};
+
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use fxt_format::decode::{ArgValue, Event, EventKind, Record};
+use fxt_format::decode::{ArgValue, Event, EventKind};
 use fxt_runtime::__macro_support::{self as ms, Callsite, KeyCache};
 use fxt_runtime::task::{traced, TracedExt};
-use fxt_runtime::{ClockSource, Config};
 use tokio::runtime::{Builder, Runtime};
 
 static MARK_KEYS: [KeyCache; 0] = [];
@@ -32,22 +33,6 @@ fn mark() {
     if let Some(site) = MARK.site() {
         ms::instant(site, &[]);
     }
-}
-
-/// The events of a session that ran `f`.
-fn trace(f: impl FnOnce()) -> Vec<Event> {
-    let _serial = common::serial();
-    let config = Config::new().clock(ClockSource::Monotonic);
-    let session = fxt_runtime::start(config).expect("no other session");
-    f();
-    let (bytes, _) = session.finish_to_vec().expect("collected");
-    common::decode(&bytes)
-        .into_iter()
-        .filter_map(|r| match r {
-            Record::Event(e) => Some(e),
-            _ => None,
-        })
-        .collect()
 }
 
 fn runtimes() -> Vec<(&'static str, Runtime)> {
@@ -72,39 +57,6 @@ impl Future for YieldOnce {
         self.0 = true;
         cx.waker().wake_by_ref();
         Poll::Pending
-    }
-}
-
-fn arg(e: &Event, name: &str) -> Option<ArgValue> {
-    e.args
-        .iter()
-        .find(|a| a.name == name)
-        .map(|a| a.value.clone())
-}
-
-fn u64_arg(e: &Event, name: &str) -> Option<u64> {
-    match arg(e, name)? {
-        ArgValue::U64(v) => Some(v),
-        _ => None,
-    }
-}
-
-/// The poll slices of the task named `name` (duration complete records on
-/// threads), by start.
-fn polls<'a>(events: &'a [Event], name: &str) -> Vec<&'a Event> {
-    let mut out: Vec<&Event> = events
-        .iter()
-        .filter(|e| e.category == "task" && e.name == name)
-        .filter(|e| matches!(e.kind, EventKind::DurationComplete { .. }))
-        .collect();
-    out.sort_by_key(|e| e.timestamp);
-    out
-}
-
-fn end_of(e: &Event) -> u64 {
-    match e.kind {
-        EventKind::DurationComplete { end } => end,
-        _ => panic!("not a slice: {e:?}"),
     }
 }
 

@@ -7,27 +7,13 @@
 
 mod common;
 
+use common::events::trace;
+
 use std::time::Duration;
 
-use fxt_format::decode::{Event, EventKind, Record};
+use fxt_format::decode::{Event, EventKind};
 use fxt_runtime::task::{tokio::instrument, TracedExt};
-use fxt_runtime::{ClockSource, Config};
 use tokio::runtime::Builder;
-
-fn trace(f: impl FnOnce()) -> Vec<Event> {
-    let _serial = common::serial();
-    let config = Config::new().clock(ClockSource::Monotonic);
-    let session = fxt_runtime::start(config).expect("no other session");
-    f();
-    let (bytes, _) = session.finish_to_vec().expect("collected");
-    common::decode(&bytes)
-        .into_iter()
-        .filter_map(|r| match r {
-            Record::Event(e) => Some(e),
-            _ => None,
-        })
-        .collect()
-}
 
 /// `(thread, start, end)` of the slices named `name`, by start.
 fn slices(events: &[Event], name: &str) -> Vec<(fxt_format::decode::Thread, u64, u64)> {

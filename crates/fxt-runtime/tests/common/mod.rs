@@ -9,6 +9,8 @@ use std::sync::{Mutex, MutexGuard};
 use fxt_format::decode::{self, ArgValue as DArg, Record, Thread};
 use fxt_runtime::__macro_support::{instant, ArgValue, Callsite, KeyCache};
 
+pub mod events;
+
 /// Sessions are process-global: tests of one binary run one at a time.
 pub fn serial() -> MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
