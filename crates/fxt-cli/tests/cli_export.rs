@@ -20,8 +20,8 @@ mod cli_support;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+use cli_support::duckdb::query as duckdb;
 use cli_support::*;
 use fxt_format::decode::{
     Arg as DArg, ArgValue as DValue, EventKind as DKind, Record, SliceReader, Thread,
@@ -32,8 +32,6 @@ use serde_json::{json, Value};
 fn ticks_to_ns(ticks: u64, tps: u64) -> i64 {
     i64::try_from(fxt_format::time::ticks_to_ns(ticks, tps)).unwrap()
 }
-
-const DUCKDB: (&str, &str) = ("duckdb", "duckdb==2.0.1");
 
 /// One test at a time touches the engine's session and the environment.
 fn serial() -> std::sync::MutexGuard<'static, ()> {
@@ -64,26 +62,6 @@ fn export_on(threads: usize, files: &[&Path], dir: &Path, host: &str) -> String 
     let err = stderr(&out);
     assert!(out.status.success(), "fxt {args:?} failed: {err}");
     err
-}
-
-/// Runs queries with DuckDB over the tables in `dir` (`{slices}` names a
-/// table); one list of rows per query.
-fn duckdb(dir: &Path, queries: &[&str]) -> Vec<Value> {
-    let python = python_with(&[DUCKDB]);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/duckdb_query.py");
-    let out = Command::new(python)
-        .arg(script)
-        .arg(dir)
-        .args(queries)
-        .output()
-        .expect("python runs");
-    assert!(
-        out.status.success(),
-        "duckdb: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON from the script");
-    v.as_array().unwrap().clone()
 }
 
 /// `fxt stats --json FILE`.

@@ -8,11 +8,11 @@
 
 mod cli_support;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
+use cli_support::duckdb::query as duckdb;
 use cli_support::*;
 use fxt::sync::Mutex;
 use fxt_format::decode::{ArgValue, EventKind, Record, SliceReader};
@@ -115,27 +115,6 @@ fn stats_lists_the_lock_its_waits_and_its_holders() {
         text.contains("thread ") && text.contains("\"worker-"),
         "{text}"
     );
-}
-
-fn duckdb(dir: &Path, queries: &[&str]) -> Vec<Value> {
-    let python = python_with(&[("duckdb", "duckdb==2.0.1")]);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/duckdb_query.py");
-    let out = Command::new(python)
-        .arg(script)
-        .arg(dir)
-        .args(queries)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "duckdb: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice::<Value>(&out.stdout)
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone()
 }
 
 #[test]

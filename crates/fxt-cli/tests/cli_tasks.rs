@@ -11,6 +11,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+use cli_support::duckdb::query as duckdb;
 use cli_support::*;
 use fxt::task::TracedExt;
 use serde_json::Value;
@@ -196,25 +197,6 @@ impl Future for Sleeper {
         *self.slot.lock().unwrap() = Some(cx.waker().clone());
         Poll::Pending
     }
-}
-
-const DUCKDB: (&str, &str) = ("duckdb", "duckdb==2.0.1");
-
-/// Runs queries with DuckDB over the tables in `dir` (`{tasks}` names a
-/// table); one list of rows per query.
-fn duckdb(dir: &std::path::Path, queries: &[&str]) -> Vec<Value> {
-    let python = python_with(&[DUCKDB]);
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/duckdb_query.py");
-    let out = std::process::Command::new(python)
-        .arg(script)
-        .arg(dir)
-        .args(queries)
-        .output()
-        .expect("python runs");
-    assert!(out.status.success(), "duckdb: {}", stderr(&out));
-    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON from the script");
-    v.as_array().unwrap().clone()
 }
 
 /// A task woken from another task's poll, driven by hand: the `tasks`

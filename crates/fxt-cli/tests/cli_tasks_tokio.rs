@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use cli_support::duckdb::query as duckdb;
 use cli_support::*;
 use fxt::task::TracedExt;
 use serde_json::Value;
@@ -125,22 +126,6 @@ fn trace_processor(shell: &Path, trace: &Path, query: &str) -> Vec<Vec<String>> 
                 .collect()
         })
         .collect()
-}
-
-const DUCKDB: (&str, &str) = ("duckdb", "duckdb==2.0.1");
-
-fn duckdb(dir: &Path, queries: &[&str]) -> Vec<Value> {
-    let python = python_with(&[DUCKDB]);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/duckdb_query.py");
-    let out = Command::new(python)
-        .arg(script)
-        .arg(dir)
-        .args(queries)
-        .output()
-        .expect("python runs");
-    assert!(out.status.success(), "duckdb: {}", stderr(&out));
-    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON from the script");
-    v.as_array().unwrap().clone()
 }
 
 #[test]

@@ -8,6 +8,7 @@ use std::process::{Command, Output, Stdio};
 
 pub use fxt_format::encode::*;
 
+pub mod duckdb;
 pub mod perfetto;
 
 /// `CLOCK_MONOTONIC_RAW` in nanoseconds: the clock of the archives `fxt
