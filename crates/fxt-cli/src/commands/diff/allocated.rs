@@ -6,27 +6,20 @@
 //! rank-sum test on the per-run values ([`super::ranktest`]), as for
 //! durations and CPU samples.
 
-use std::cmp::Ordering;
 use std::collections::BTreeSet;
 use std::io::{self, Write};
 
 use serde_json::{json, Value};
 
-use super::ranktest;
+use super::per_run::Change;
 use super::runs::Run;
 
-/// One slice name compared.
+/// One slice name compared: its estimated bytes per run, each side (0 in
+/// a run without any).
 pub struct AllocRow {
     /// The slice name.
     pub name: String,
-    /// Estimated bytes per run, each side (0 in a run without any).
-    pub base_per_run: f64,
-    pub new_per_run: f64,
-    /// New over base, minus 1 (`None` when the base allocated nothing).
-    pub change: Option<f64>,
-    /// Two-sided p-value (`None` with fewer than two runs on a side).
-    pub p_value: Option<f64>,
-    pub significant: bool,
+    pub c: Change,
 }
 
 /// Every name under which `base` or `new` allocated, at significance
@@ -38,7 +31,6 @@ pub fn compare(base: &[Run], new: &[Run], alpha: f64) -> Vec<AllocRow> {
         .chain(new)
         .flat_map(|r| r.allocated.keys())
         .collect();
-    let testable = base.len() >= 2 && new.len() >= 2;
     let mut rows: Vec<AllocRow> = names
         .into_iter()
         .map(|name| {
@@ -47,30 +39,14 @@ pub fn compare(base: &[Run], new: &[Run], alpha: f64) -> Vec<AllocRow> {
                     .map(|r| r.allocated.get(name).copied().unwrap_or(0.0))
                     .collect()
             };
-            let (b, n) = (per_run(base), per_run(new));
-            let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-            let (bm, nm) = (mean(&b), mean(&n));
-            let p_value = testable.then(|| ranktest::p_value(&b, &n));
             AllocRow {
                 name: name.clone(),
-                base_per_run: bm,
-                new_per_run: nm,
-                change: (bm > 0.0).then(|| nm / bm - 1.0),
-                p_value,
-                significant: p_value.is_some_and(|p| p < alpha),
+                c: Change::of(&per_run(base), &per_run(new), alpha),
             }
         })
         .collect();
-    rows.sort_by(order);
+    rows.sort_by(|a, b| a.c.order(&b.c, a.name.cmp(&b.name)));
     rows
-}
-
-fn order(a: &AllocRow, b: &AllocRow) -> Ordering {
-    let moved = |r: &AllocRow| (r.new_per_run - r.base_per_run).abs();
-    b.significant
-        .cmp(&a.significant)
-        .then(moved(b).total_cmp(&moved(a)))
-        .then(a.name.cmp(&b.name))
 }
 
 /// The `allocations` member of the JSON document.
@@ -80,11 +56,11 @@ pub fn json(rows: &[AllocRow]) -> Value {
             json!({
                 "name": r.name,
                 "unit": "bytes",
-                "base_per_run": r.base_per_run,
-                "new_per_run": r.new_per_run,
-                "change": r.change,
-                "p_value": r.p_value,
-                "significant": r.significant,
+                "base_per_run": r.c.base_per_run,
+                "new_per_run": r.c.new_per_run,
+                "change": r.c.change,
+                "p_value": r.c.p_value,
+                "significant": r.c.significant,
             })
         })
         .collect()
@@ -111,7 +87,7 @@ pub fn table(out: &mut dyn Write, rows: &[AllocRow]) -> io::Result<()> {
         "name", "base", "new", "change", "p"
     )?;
     for r in shown {
-        let p = match r.p_value {
+        let p = match r.c.p_value {
             None => "-".into(),
             Some(p) if p < 0.001 => "<0.001".into(),
             Some(p) => format!("{p:.3}"),
@@ -120,12 +96,12 @@ pub fn table(out: &mut dyn Write, rows: &[AllocRow]) -> io::Result<()> {
             out,
             "{:<width$}  {:>12.0} {:>12.0}  {:>8} {:>7}{}",
             r.name,
-            r.base_per_run,
-            r.new_per_run,
-            r.change
+            r.c.base_per_run,
+            r.c.new_per_run,
+            r.c.change
                 .map_or("new".into(), |c| format!("{:+.1}%", c * 100.0)),
             p,
-            if r.significant { "  *" } else { "" }
+            if r.c.significant { "  *" } else { "" }
         )?;
     }
     Ok(())
@@ -161,11 +137,11 @@ mod tests {
             .collect();
         let rows = compare(&base, &new, 0.05);
         assert_eq!(rows[0].name, "request");
-        assert!(rows[0].significant);
-        assert!((rows[0].change.unwrap() - (2002.0 / 1002.0 - 1.0)).abs() < 1e-9);
+        assert!(rows[0].c.significant);
+        assert!((rows[0].c.change.unwrap() - (2002.0 / 1002.0 - 1.0)).abs() < 1e-9);
         let idle = rows.iter().find(|r| r.name == "idle").unwrap();
-        assert!(!idle.significant);
-        assert_eq!(idle.change, Some(0.0));
+        assert!(!idle.c.significant);
+        assert_eq!(idle.c.change, Some(0.0));
         assert!(compare(&[run(&[])], &[run(&[])], 0.05).is_empty());
     }
 }

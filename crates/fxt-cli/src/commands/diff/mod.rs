@@ -12,6 +12,7 @@
 
 mod allocated;
 mod compare;
+mod per_run;
 mod ranktest;
 mod report;
 mod runs;

@@ -193,11 +193,11 @@ pub fn samples_json(rows: &[SampleRow]) -> Value {
             json!({
                 "function": r.function,
                 "unit": if r.in_ns { "ns" } else { "samples" },
-                "base_per_run": r.base_per_run,
-                "new_per_run": r.new_per_run,
-                "change": r.change,
-                "p_value": r.p_value,
-                "significant": r.significant,
+                "base_per_run": r.c.base_per_run,
+                "new_per_run": r.c.new_per_run,
+                "change": r.c.change,
+                "p_value": r.c.p_value,
+                "significant": r.c.significant,
             })
         })
         .collect()
@@ -238,12 +238,12 @@ pub fn samples_table(out: &mut dyn Write, rows: &[SampleRow]) -> io::Result<()> 
             out,
             "{:<width$}  {:>10} {:>10}  {:>8} {:>7}{}",
             r.function,
-            value(r.base_per_run),
-            value(r.new_per_run),
-            r.change
+            value(r.c.base_per_run),
+            value(r.c.new_per_run),
+            r.c.change
                 .map_or("new".into(), |c| format!("{:+.1}%", c * 100.0)),
-            fmt_p(r.p_value),
-            if r.significant { "  *" } else { "" }
+            fmt_p(r.c.p_value),
+            if r.c.significant { "  *" } else { "" }
         )?;
     }
     if rows.len() > shown.len() {

@@ -11,10 +11,9 @@
 //! samples of one run share its machine state. A side of one run gives a
 //! change but no test.
 
-use std::cmp::Ordering;
 use std::collections::BTreeSet;
 
-use super::ranktest;
+use super::per_run::Change;
 use super::runs::Run;
 
 /// One function compared.
@@ -25,14 +24,7 @@ pub struct SampleRow {
     pub in_ns: bool,
     /// Per run, each side (every run of the side, 0 where the function
     /// was not sampled).
-    pub base_per_run: f64,
-    pub new_per_run: f64,
-    /// New per run over base per run, minus 1 (`None` when the base never
-    /// sampled it).
-    pub change: Option<f64>,
-    /// Two-sided p-value (`None` with fewer than two runs on a side).
-    pub p_value: Option<f64>,
-    pub significant: bool,
+    pub c: Change,
 }
 
 /// Every sampled function of `base` and `new` at significance level
@@ -44,7 +36,6 @@ pub fn compare(base: &[Run], new: &[Run], alpha: f64) -> Vec<SampleRow> {
         .chain(new)
         .flat_map(|r| r.samples.keys())
         .collect();
-    let testable = base.len() >= 2 && new.len() >= 2;
     // CPU time when every run says its rate, else sample counts.
     let in_ns = base.iter().chain(new).all(|r| r.sampled_ns.is_some());
     let value = |r: &Run, f: &String| -> f64 {
@@ -58,38 +49,15 @@ pub fn compare(base: &[Run], new: &[Run], alpha: f64) -> Vec<SampleRow> {
         .into_iter()
         .map(|f| {
             let per_run = |side: &[Run]| -> Vec<f64> { side.iter().map(|r| value(r, f)).collect() };
-            let (b, n) = (per_run(base), per_run(new));
-            let (bm, nm) = (mean(&b), mean(&n));
-            let p_value = testable.then(|| ranktest::p_value(&b, &n));
             SampleRow {
                 function: f.clone(),
                 in_ns,
-                base_per_run: bm,
-                new_per_run: nm,
-                change: (bm > 0.0).then(|| nm / bm - 1.0),
-                p_value,
-                significant: p_value.is_some_and(|p| p < alpha),
+                c: Change::of(&per_run(base), &per_run(new), alpha),
             }
         })
         .collect();
-    rows.sort_by(order);
+    rows.sort_by(|a, b| a.c.order(&b.c, a.function.cmp(&b.function)));
     rows
-}
-
-fn mean(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        0.0
-    } else {
-        v.iter().sum::<f64>() / v.len() as f64
-    }
-}
-
-fn order(a: &SampleRow, b: &SampleRow) -> Ordering {
-    let moved = |r: &SampleRow| (r.new_per_run - r.base_per_run).abs();
-    b.significant
-        .cmp(&a.significant)
-        .then(moved(b).total_cmp(&moved(a)))
-        .then(a.function.cmp(&b.function))
 }
 
 #[cfg(test)]
@@ -121,22 +89,22 @@ mod tests {
             .collect();
         let rows = compare(&base, &new, 0.05);
         assert_eq!(rows[0].function, "compute");
-        assert!(rows[0].significant);
-        assert!((rows[0].change.unwrap() - (137.0 / 102.0 - 1.0)).abs() < 1e-9);
-        assert!((rows[0].p_value.unwrap() - 2.0 / 252.0).abs() < 1e-9);
+        assert!(rows[0].c.significant);
+        assert!((rows[0].c.change.unwrap() - (137.0 / 102.0 - 1.0)).abs() < 1e-9);
+        assert!((rows[0].c.p_value.unwrap() - 2.0 / 252.0).abs() < 1e-9);
         let by = |f: &str| rows.iter().find(|r| r.function == f).unwrap();
-        assert!(!by("parse").significant);
-        assert_eq!(by("fresh").change, None);
-        assert_eq!(by("fresh").base_per_run, 0.0);
-        assert!((by("fresh").new_per_run - 3.0).abs() < 1e-9);
+        assert!(!by("parse").c.significant);
+        assert_eq!(by("fresh").c.change, None);
+        assert_eq!(by("fresh").c.base_per_run, 0.0);
+        assert!((by("fresh").c.new_per_run - 3.0).abs() < 1e-9);
     }
 
     #[test]
     fn one_run_a_side_gives_a_change_and_no_test() {
         let rows = compare(&[run(&[("f", 10)])], &[run(&[("f", 15)])], 0.05);
         assert_eq!(rows.len(), 1);
-        assert_eq!(rows[0].change, Some(0.5));
-        assert!(rows[0].p_value.is_none() && !rows[0].significant);
+        assert_eq!(rows[0].c.change, Some(0.5));
+        assert!(rows[0].c.p_value.is_none() && !rows[0].c.significant);
         assert!(compare(&[run(&[])], &[run(&[])], 0.05).is_empty());
     }
 }
