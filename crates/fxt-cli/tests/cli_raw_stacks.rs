@@ -63,22 +63,7 @@ fn nested_trace() -> Vec<u8> {
 
 /// `fxt flame --samples --folded PATH --inside NAME`: stack → count.
 fn folded(path: &Path, inside: &str) -> BTreeMap<String, u64> {
-    let out = fxt(&[
-        "flame",
-        "--samples",
-        "--folded",
-        p(path),
-        "--inside",
-        inside,
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    stdout(&out)
-        .lines()
-        .map(|l| {
-            let (stack, n) = l.rsplit_once(' ').unwrap();
-            (stack.to_owned(), n.parse().unwrap())
-        })
-        .collect()
+    folded_samples(path, &["--inside", inside])
 }
 
 /// Whether `stack` (frames joined by `;`, root first) holds the chain's

@@ -140,15 +140,7 @@ fn symbolized(name: &str, extra: usize) -> std::path::PathBuf {
 
 /// `fxt flame --samples --folded ARGS`: stack → count.
 fn folded(path: &Path, args: &[&str]) -> BTreeMap<String, u64> {
-    let out = fxt(&[&["flame", "--samples", "--folded", p(path)], args].concat());
-    assert!(out.status.success(), "{}", stderr(&out));
-    stdout(&out)
-        .lines()
-        .map(|l| {
-            let (stack, n) = l.rsplit_once(' ').unwrap();
-            (stack.to_owned(), n.parse().unwrap())
-        })
-        .collect()
+    folded_samples(path, args)
 }
 
 #[test]

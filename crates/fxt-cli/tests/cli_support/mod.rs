@@ -831,19 +831,32 @@ pub fn redefined_strings_trace() -> Trace {
         })
 }
 
+/// `fxt flame --samples --folded TRACE ARGS`: folded stack → samples.
+pub fn folded_samples(
+    trace: &std::path::Path,
+    args: &[&str],
+) -> std::collections::BTreeMap<String, u64> {
+    let out = fxt(&[&["flame", "--samples", "--folded", p(trace)], args].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out)
+        .lines()
+        .map(|l| {
+            let (stack, n) = l.rsplit_once(' ').expect("a folded line: STACK COUNT");
+            (stack.to_owned(), n.parse().expect("a count"))
+        })
+        .collect()
+}
+
 /// Of the CPU samples of `trace` whose stack holds a frame named
 /// `function`: how many there are, and how many of them were taken inside
 /// a slice named `span` on their own thread, as `fxt flame --samples
 /// --inside` joins them (the join of the program's own trace).
 pub fn samples_in_function(trace: &std::path::Path, function: &str, span: &str) -> (u64, u64) {
     let count = |args: &[&str]| -> u64 {
-        let out = fxt(&[&["flame", "--samples", "--folded", p(trace)], args].concat());
-        assert!(out.status.success(), "{}", stderr(&out));
-        stdout(&out)
-            .lines()
-            .filter_map(|l| l.rsplit_once(' '))
+        folded_samples(trace, args)
+            .iter()
             .filter(|(stack, _)| stack.split(';').any(|f| f == function))
-            .map(|(_, n)| n.parse::<u64>().unwrap())
+            .map(|(_, n)| n)
             .sum()
     };
     (count(&[]), count(&["--inside", span]))

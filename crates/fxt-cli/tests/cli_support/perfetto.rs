@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{fxt, p, stderr, stdout, tmp};
+use super::{p, tmp};
 
 /// Perfetto's trace_processor_shell at `$FXT_TRACE_PROCESSOR`, or where
 /// `shared/tools/perfetto-build.sh` builds it; `None` (the test then says
@@ -53,13 +53,8 @@ pub fn assert_perfetto_places_samples(archive: &Path, span: &str) {
         return;
     };
     let count = |args: &[&str]| -> i64 {
-        let out = fxt(&[&["flame", "--samples", "--folded", p(archive)], args].concat());
-        assert!(out.status.success(), "{}", stderr(&out));
-        stdout(&out)
-            .lines()
-            .filter_map(|l| l.rsplit_once(' '))
-            .map(|(_, n)| n.parse::<i64>().unwrap())
-            .sum()
+        let total: u64 = super::folded_samples(archive, args).values().sum();
+        total as i64
     };
     let query = format!(
         "select (select count(*) from perf_sample), \
