@@ -4,7 +4,8 @@
 //! sites as they split them (3:1 within 25%), `--live` names the site
 //! holding the live bytes and estimates them within 25%, the total
 //! estimate is within 20% of the truth, `fxt stats` has the allocations
-//! section; the same run as an ordinary user (`setpriv`, when root).
+//! section; the same run as an ordinary user (`setpriv`, when root);
+//! Perfetto's importer reads the heap profile `fxt symbolize` appends.
 //!
 //! The tolerances are near-certainties, not coin flips: at a sampling mean
 //! of 8 KiB a 1000-byte block is sampled with probability
@@ -136,6 +137,60 @@ fn flame_alloc_splits_the_bytes_as_the_sites_do() {
         (live - want).abs() <= 0.3 * want,
         "{allocations}"
     );
+}
+
+/// Perfetto's own importer (trace_processor_shell) reads the heap profile
+/// `fxt symbolize` appends: `heap_profile_allocation` rows whose bytes
+/// split between the two sites' callsites as the sites split them (3:1
+/// within 25%), allocated bytes in all within 1% of `fxt flame --alloc`'s
+/// total (the same estimates, summed per callstack and rounded), frees
+/// recorded (negative rows), and no import error.
+#[test]
+fn perfetto_shows_the_heap_profile() {
+    let Some(shell) = cli_support::perfetto::trace_processor() else {
+        eprintln!("skipped: no trace_processor_shell (set FXT_TRACE_PROCESSOR)");
+        return;
+    };
+    let trace = tmp("alloc-perfetto.fxt");
+    record(&trace);
+    let out = fxt(&["symbolize", p(&trace)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, flame_total) = bytes_in(&folded(&trace, &[]), "");
+    // Each allocation row with the callsites from it to the root.
+    let site = |name: &str| {
+        format!(
+            "(select coalesce(sum(size), 0) from (select distinct up.id, up.size from up \
+              join stack_profile_callsite c on c.id = up.cs \
+              join stack_profile_frame f on f.id = c.frame_id \
+              where f.name like '%::{name}'))"
+        )
+    };
+    let query = format!(
+        "with recursive up(id, size, cs) as ( \
+           select id, size, callsite_id from heap_profile_allocation where size > 0 \
+           union all select up.id, up.size, c.parent_id from up \
+           join stack_profile_callsite c on c.id = up.cs where c.parent_id is not null) \
+         select (select count(*) from heap_profile_allocation where size > 0), \
+         (select count(*) from heap_profile_allocation where size < 0), \
+         (select sum(size) from heap_profile_allocation where size > 0), {}, {}, \
+         (select count(*) from stats where severity in ('error', 'data_loss') and value > 0);",
+        site("site_a"),
+        site("site_b"),
+    );
+    let row = cli_support::perfetto::perfetto_row(&shell, &trace, &query);
+    let report = format!(
+        "allocation rows, free rows, bytes, site_a, site_b, import errors: {row:?}; \
+         flame --alloc total {flame_total:.0}"
+    );
+    assert!(row[0] > 0 && row[1] > 0, "{report}");
+    let (total, a, b) = (row[2] as f64, row[3] as f64, row[4] as f64);
+    assert!(
+        (total - flame_total).abs() <= 0.01 * flame_total,
+        "{report}"
+    );
+    assert!((2.25..=3.75).contains(&(a / b)), "{report}");
+    assert!(a + b >= 0.9 * total, "{report}");
+    assert_eq!(row[5], 0, "{report}");
 }
 
 /// `fxt flame --live` without `--alloc`, and `--inside` alone, are usage

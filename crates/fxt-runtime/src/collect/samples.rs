@@ -124,6 +124,7 @@ impl SampleTap {
         let modules = [fxt_format::samples::ModulesRecord { pid, modules }];
         let request = fxt_symbols::Request {
             samples: &samples,
+            allocs: &[],
             ticks_per_second,
             modules: &modules,
             symbols: &[],
