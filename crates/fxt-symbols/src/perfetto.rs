@@ -6,7 +6,7 @@
 //! `stack_profile_*` tables).
 //!
 //! With the samples, each process's sampled allocations make a heap
-//! profile ([`heap`]: `ProfilePacket`s, the `heap_profile_allocation`
+//! profile (module `heap`: `ProfilePacket`s, the `heap_profile_allocation`
 //! table).
 //!
 //! The stream is cut into chunks that each hold whole packets and fit one
