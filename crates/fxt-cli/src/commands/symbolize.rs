@@ -119,8 +119,13 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         }
     };
     eprintln!(
-        "fxt: {target}: {} samples of {} process{}, {} of {} addresses named{}",
+        "fxt: {target}: {} samples{} of {} process{}, {} of {} addresses named{}",
         out.samples,
+        if out.allocs > 0 {
+            format!(" and {} allocation records", out.allocs)
+        } else {
+            String::new()
+        },
         out.processes,
         if out.processes == 1 { "" } else { "es" },
         out.resolved,
