@@ -140,11 +140,13 @@ fn flame_alloc_splits_the_bytes_as_the_sites_do() {
 }
 
 /// Perfetto's own importer (trace_processor_shell) reads the heap profile
-/// `fxt symbolize` appends: `heap_profile_allocation` rows whose bytes
-/// split between the two sites' callsites as the sites split them (3:1
-/// within 25%), allocated bytes in all within 1% of `fxt flame --alloc`'s
-/// total (the same estimates, summed per callstack and rounded), frees
-/// recorded (negative rows), and no import error.
+/// that `fxt symbolize` appends, and that an archive of `fxt merge` carries
+/// (`append_names`, as `fxt record` and `fxt trace` archives):
+/// `heap_profile_allocation` rows whose bytes split between the two
+/// sites' callsites as the sites split them (3:1 within 25%), allocated
+/// bytes in all within 1% of `fxt flame --alloc`'s total (the same
+/// estimates, summed per callstack and rounded), frees recorded (negative
+/// rows), and no import error.
 #[test]
 fn perfetto_shows_the_heap_profile() {
     let Some(shell) = cli_support::perfetto::trace_processor() else {
@@ -153,9 +155,20 @@ fn perfetto_shows_the_heap_profile() {
     };
     let trace = tmp("alloc-perfetto.fxt");
     record(&trace);
+    let (_, flame_total) = bytes_in(&folded(&trace, &[]), "");
+    let merged = tmp("alloc-perfetto-merged.fxt");
+    let out = fxt(&["merge", "-o", p(&merged), p(&trace)]);
+    assert!(out.status.success(), "{}", stderr(&out));
     let out = fxt(&["symbolize", p(&trace)]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let (_, flame_total) = bytes_in(&folded(&trace, &[]), "");
+    for path in [&trace, &merged] {
+        check_heap_profile(&shell, path, flame_total);
+    }
+}
+
+/// The heap profile of `trace` as trace_processor_shell reads it, against
+/// `flame_total` bytes allocated.
+fn check_heap_profile(shell: &Path, trace: &Path, flame_total: f64) {
     // Each allocation row with the callsites from it to the root.
     let site = |name: &str| {
         format!(
@@ -177,10 +190,11 @@ fn perfetto_shows_the_heap_profile() {
         site("site_a"),
         site("site_b"),
     );
-    let row = cli_support::perfetto::perfetto_row(&shell, &trace, &query);
+    let row = cli_support::perfetto::perfetto_row(shell, trace, &query);
     let report = format!(
-        "allocation rows, free rows, bytes, site_a, site_b, import errors: {row:?}; \
-         flame --alloc total {flame_total:.0}"
+        "{}: allocation rows, free rows, bytes, site_a, site_b, import errors: {row:?}; \
+         flame --alloc total {flame_total:.0}",
+        trace.display()
     );
     assert!(row[0] > 0 && row[1] > 0, "{report}");
     let (total, a, b) = (row[2] as f64, row[3] as f64, row[4] as f64);
