@@ -146,7 +146,8 @@ fn flame_alloc_splits_the_bytes_as_the_sites_do() {
 /// sites' callsites as the sites split them (3:1 within 25%), allocated
 /// bytes in all within 1% of `fxt flame --alloc`'s total (the same
 /// estimates, summed per callstack and rounded), frees recorded (negative
-/// rows), and no import error.
+/// rows) so that the unreleased bytes are `--alloc --live`'s within 1%,
+/// and no import error.
 #[test]
 fn perfetto_shows_the_heap_profile() {
     let Some(shell) = cli_support::perfetto::trace_processor() else {
@@ -156,19 +157,20 @@ fn perfetto_shows_the_heap_profile() {
     let trace = tmp("alloc-perfetto.fxt");
     record(&trace);
     let (_, flame_total) = bytes_in(&folded(&trace, &[]), "");
+    let (_, live_total) = bytes_in(&folded(&trace, &["--live"]), "");
     let merged = tmp("alloc-perfetto-merged.fxt");
     let out = fxt(&["merge", "-o", p(&merged), p(&trace)]);
     assert!(out.status.success(), "{}", stderr(&out));
     let out = fxt(&["symbolize", p(&trace)]);
     assert!(out.status.success(), "{}", stderr(&out));
     for path in [&trace, &merged] {
-        check_heap_profile(&shell, path, flame_total);
+        check_heap_profile(&shell, path, (flame_total, live_total));
     }
 }
 
 /// The heap profile of `trace` as trace_processor_shell reads it, against
-/// `flame_total` bytes allocated.
-fn check_heap_profile(shell: &Path, trace: &Path, flame_total: f64) {
+/// the bytes `fxt flame --alloc` and `--alloc --live` give.
+fn check_heap_profile(shell: &Path, trace: &Path, (flame_total, live_total): (f64, f64)) {
     // Each allocation row with the callsites from it to the root.
     let site = |name: &str| {
         format!(
@@ -186,14 +188,15 @@ fn check_heap_profile(shell: &Path, trace: &Path, flame_total: f64) {
          select (select count(*) from heap_profile_allocation where size > 0), \
          (select count(*) from heap_profile_allocation where size < 0), \
          (select sum(size) from heap_profile_allocation where size > 0), {}, {}, \
+         (select sum(size) from heap_profile_allocation), \
          (select count(*) from stats where severity in ('error', 'data_loss') and value > 0);",
         site("site_a"),
         site("site_b"),
     );
     let row = cli_support::perfetto::perfetto_row(shell, trace, &query);
     let report = format!(
-        "{}: allocation rows, free rows, bytes, site_a, site_b, import errors: {row:?}; \
-         flame --alloc total {flame_total:.0}",
+        "{}: allocation rows, free rows, bytes, site_a, site_b, unreleased, import errors: \
+         {row:?}; flame --alloc total {flame_total:.0}, --live {live_total:.0}",
         trace.display()
     );
     assert!(row[0] > 0 && row[1] > 0, "{report}");
@@ -204,7 +207,13 @@ fn check_heap_profile(shell: &Path, trace: &Path, flame_total: f64) {
     );
     assert!((2.25..=3.75).contains(&(a / b)), "{report}");
     assert!(a + b >= 0.9 * total, "{report}");
-    assert_eq!(row[5], 0, "{report}");
+    // Allocated less freed: what is live at the end, as --live pairs them.
+    let unreleased = row[5] as f64;
+    assert!(
+        (unreleased - live_total).abs() <= 0.01 * live_total,
+        "{report}"
+    );
+    assert_eq!(row[6], 0, "{report}");
 }
 
 /// `fxt flame --live` without `--alloc`, and `--inside` alone, are usage
