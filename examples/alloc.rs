@@ -11,6 +11,7 @@
 //! fxt flame --alloc --folded trace.fxt        # bytes allocated, by stack
 //! fxt flame --alloc --live --folded trace.fxt # what is live at the end
 //! fxt stats trace.fxt                         # the allocations section
+//! fxt open trace.fxt                          # Perfetto: the heap profile
 //! fxt record --alloc-sample 4K -- target/release/examples/alloc
 //! ```
 

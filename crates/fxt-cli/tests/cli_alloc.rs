@@ -4,7 +4,8 @@
 //! sites as they split them (3:1 within 25%), `--live` names the site
 //! holding the live bytes and estimates them within 25%, the total
 //! estimate is within 20% of the truth, `fxt stats` has the allocations
-//! section; the same run as an ordinary user (`setpriv`, when root).
+//! section; the same run as an ordinary user (`setpriv`, when root);
+//! Perfetto's importer reads the heap profile `fxt symbolize` appends.
 //!
 //! The tolerances are near-certainties, not coin flips: at a sampling mean
 //! of 8 KiB a 1000-byte block is sampled with probability
@@ -136,6 +137,83 @@ fn flame_alloc_splits_the_bytes_as_the_sites_do() {
         (live - want).abs() <= 0.3 * want,
         "{allocations}"
     );
+}
+
+/// Perfetto's own importer (trace_processor_shell) reads the heap profile
+/// that `fxt symbolize` appends, and that an archive of `fxt merge` carries
+/// (`append_names`, as `fxt record` and `fxt trace` archives):
+/// `heap_profile_allocation` rows whose bytes split between the two
+/// sites' callsites as the sites split them (3:1 within 25%), allocated
+/// bytes in all within 1% of `fxt flame --alloc`'s total (the same
+/// estimates, summed per callstack and rounded), frees recorded (negative
+/// rows) so that the unreleased bytes are `--alloc --live`'s within 1%,
+/// and no import error.
+#[test]
+fn perfetto_shows_the_heap_profile() {
+    let Some(shell) = cli_support::perfetto::trace_processor() else {
+        eprintln!("skipped: no trace_processor_shell (set FXT_TRACE_PROCESSOR)");
+        return;
+    };
+    let trace = tmp("alloc-perfetto.fxt");
+    record(&trace);
+    let (_, flame_total) = bytes_in(&folded(&trace, &[]), "");
+    let (_, live_total) = bytes_in(&folded(&trace, &["--live"]), "");
+    let merged = tmp("alloc-perfetto-merged.fxt");
+    let out = fxt(&["merge", "-o", p(&merged), p(&trace)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = fxt(&["symbolize", p(&trace)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for path in [&trace, &merged] {
+        check_heap_profile(&shell, path, (flame_total, live_total));
+    }
+}
+
+/// The heap profile of `trace` as trace_processor_shell reads it, against
+/// the bytes `fxt flame --alloc` and `--alloc --live` give.
+fn check_heap_profile(shell: &Path, trace: &Path, (flame_total, live_total): (f64, f64)) {
+    // Each allocation row with the callsites from it to the root.
+    let site = |name: &str| {
+        format!(
+            "(select coalesce(sum(size), 0) from (select distinct up.id, up.size from up \
+              join stack_profile_callsite c on c.id = up.cs \
+              join stack_profile_frame f on f.id = c.frame_id \
+              where f.name like '%::{name}'))"
+        )
+    };
+    let query = format!(
+        "with recursive up(id, size, cs) as ( \
+           select id, size, callsite_id from heap_profile_allocation where size > 0 \
+           union all select up.id, up.size, c.parent_id from up \
+           join stack_profile_callsite c on c.id = up.cs where c.parent_id is not null) \
+         select (select count(*) from heap_profile_allocation where size > 0), \
+         (select count(*) from heap_profile_allocation where size < 0), \
+         (select sum(size) from heap_profile_allocation where size > 0), {}, {}, \
+         (select sum(size) from heap_profile_allocation), \
+         (select count(*) from stats where severity in ('error', 'data_loss') and value > 0);",
+        site("site_a"),
+        site("site_b"),
+    );
+    let row = cli_support::perfetto::perfetto_row(shell, trace, &query);
+    let report = format!(
+        "{}: allocation rows, free rows, bytes, site_a, site_b, unreleased, import errors: \
+         {row:?}; flame --alloc total {flame_total:.0}, --live {live_total:.0}",
+        trace.display()
+    );
+    assert!(row[0] > 0 && row[1] > 0, "{report}");
+    let (total, a, b) = (row[2] as f64, row[3] as f64, row[4] as f64);
+    assert!(
+        (total - flame_total).abs() <= 0.01 * flame_total,
+        "{report}"
+    );
+    assert!((2.25..=3.75).contains(&(a / b)), "{report}");
+    assert!(a + b >= 0.9 * total, "{report}");
+    // Allocated less freed: what is live at the end, as --live pairs them.
+    let unreleased = row[5] as f64;
+    assert!(
+        (unreleased - live_total).abs() <= 0.01 * live_total,
+        "{report}"
+    );
+    assert_eq!(row[6], 0, "{report}");
 }
 
 /// `fxt flame --live` without `--alloc`, and `--inside` alone, are usage

@@ -7,6 +7,11 @@
 //! feature `symbolize` (CI runs this test both ways) also `fxt.symbols`
 //! naming them and `fxt.perfetto` packets that decode.
 //!
+//! A session sampling allocations (this binary's allocator is fxt's
+//! sampling wrapper) gets the same appendix, and with `symbolize` a heap
+//! profile among the packets: the allocating function named, every
+//! sampled allocation counted.
+//!
 //! No timing is asserted: the worker burns CPU time (not wall time) in one
 //! named function, so some samples land in it on a loaded machine too.
 
@@ -19,6 +24,10 @@ use fxt_format::samples::PERFETTO_NAME;
 use fxt_runtime::__macro_support::{instant, ArgValue, Callsite, KeyCache};
 use fxt_runtime::{Config, Mode};
 use fxt_symbols::scan::TraceSamples;
+
+#[global_allocator]
+static ALLOCATOR: fxt_runtime::alloc::Sampled<std::alloc::System> =
+    fxt_runtime::alloc::Sampled::new(std::alloc::System);
 
 static KEYS: [KeyCache; 1] = [KeyCache::NEW];
 static START: Callsite = Callsite::new("appendix", "start", &["n"], &KEYS);
@@ -73,6 +82,27 @@ mod read {
         pub interned_data: Option<Interned>,
         #[prost(message, optional, tag = "66")]
         pub perf_sample: Option<Sample>,
+        #[prost(message, optional, tag = "37")]
+        pub profile_packet: Option<Profile>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Profile {
+        #[prost(message, repeated, tag = "1")]
+        pub strings: Vec<Str>,
+        #[prost(message, repeated, tag = "5")]
+        pub process_dumps: Vec<Dump>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Dump {
+        #[prost(uint64, optional, tag = "1")]
+        pub pid: Option<u64>,
+        #[prost(message, repeated, tag = "2")]
+        pub samples: Vec<HeapSample>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct HeapSample {
+        #[prost(uint64, optional, tag = "5")]
+        pub alloc_count: Option<u64>,
     }
     #[derive(Clone, PartialEq, prost::Message)]
     pub struct Interned {
@@ -262,4 +292,71 @@ fn a_crash_safe_file_names_the_modules_from_the_start() {
     );
     session.finish().unwrap();
     let _ = std::fs::remove_file(&path);
+}
+
+/// The function the allocation samples must name.
+#[inline(never)]
+fn allocate_in_named_function(blocks: usize) {
+    for _ in 0..blocks {
+        drop(std::hint::black_box(vec![1u8; std::hint::black_box(1000)]));
+    }
+}
+
+#[test]
+fn a_session_sampling_allocations_appends_a_heap_profile() {
+    let _serial = common::serial();
+    let path = common::temp_path("appendix-alloc");
+    let c = Config::new()
+        .buffer_size(8 << 20)
+        .alloc_sample_bytes(8192)
+        .output(&path);
+    let session = fxt_runtime::start(c).unwrap();
+    allocate_in_named_function(20_000);
+    let stats = session.finish().unwrap();
+    assert!(stats.alloc_samples > 100, "{stats:?}");
+    let trace = std::fs::read(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    let scan = TraceSamples::read(&trace);
+    assert!(scan.errors.is_empty(), "{:?}", scan.errors);
+    let pid = u64::from(std::process::id());
+    assert!(scan.modules.iter().any(|m| m.pid == pid));
+    let allocs = scan
+        .allocs
+        .iter()
+        .filter(|a| a.kind == fxt_format::samples::AllocKind::Alloc)
+        .count() as u64;
+    assert!(allocs > 100, "{allocs}");
+    let mut stream = Vec::new();
+    for joined in join_split_blobs(&trace) {
+        if let Ok(Record::Blob(b)) = joined.item {
+            if b.blob_type == BlobType::Perfetto && b.name.as_str() == Some(PERFETTO_NAME) {
+                stream.extend_from_slice(&b.payload);
+            }
+        }
+    }
+    if !cfg!(feature = "symbolize") {
+        assert!(stream.is_empty(), "packets without symbolize");
+        return;
+    }
+    use prost::Message;
+    let decoded = read::Trace::decode(stream.as_slice()).expect("whole packets");
+    let profiles: Vec<_> = decoded
+        .packet
+        .iter()
+        .filter_map(|p| p.profile_packet.as_ref())
+        .collect();
+    let counted: u64 = profiles
+        .iter()
+        .flat_map(|p| &p.process_dumps)
+        .inspect(|d| assert_eq!(d.pid, Some(pid)))
+        .flat_map(|d| &d.samples)
+        .filter_map(|s| s.alloc_count)
+        .sum();
+    assert_eq!(counted, allocs, "every sampled allocation in the profile");
+    let named = profiles
+        .iter()
+        .flat_map(|p| &p.strings)
+        .filter_map(|s| String::from_utf8(s.str.clone()?).ok())
+        .any(|n| n.ends_with("::allocate_in_named_function"));
+    assert!(named, "the allocating function is named");
 }

@@ -1,14 +1,15 @@
 //! The one entry point the runtime (at collection, with its feature
 //! `symbolize`) and the CLI (`fxt symbolize`, `fxt open`, archives) share:
 //! from a trace's samples and modules, the `fxt.symbols` and
-//! `fxt.perfetto` records to append to it.
+//! `fxt.perfetto` records to append to it (the samples' packets and the
+//! heap profile of the sampled allocations).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use fxt_format::encode::{encode_into_vec, Blob, BlobType, EncodeError, StringRef, ThreadRef};
 use fxt_format::samples::{
-    FrameEntry, ModuleEntry, ModulesRecord, SampleRecord, Symbol, SymbolEntry, Symbols,
-    SymbolsRecord, PERFETTO_NAME,
+    AllocRecord, FrameEntry, ModuleEntry, ModulesRecord, SampleRecord, Symbol, SymbolEntry,
+    Symbols, SymbolsRecord, PERFETTO_NAME,
 };
 
 use crate::perfetto::{self, ProcessSamples};
@@ -25,6 +26,8 @@ pub struct Appendix {
     pub processes: usize,
     /// Samples.
     pub samples: usize,
+    /// Sampled allocations and frees of sampled blocks (a heap profile).
+    pub allocs: usize,
     /// Distinct sampled addresses.
     pub addresses: usize,
     /// Of those, the ones with at least one named frame (from the trace's
@@ -34,61 +37,60 @@ pub struct Appendix {
     pub perfetto_records: usize,
 }
 
-/// Builds the records to append to a trace holding `request.samples`,
+/// Builds the records to append to a trace holding `request.samples` and
+/// `request.allocs`,
 /// resolving addresses with `symbolizer` (the binaries on this machine,
 /// checked against the recorded build ids).
 pub fn appendix(
     request: &Request<'_>,
     symbolizer: &mut Symbolizer,
 ) -> Result<Appendix, EncodeError> {
-    let mut by_pid: BTreeMap<u64, Vec<&SampleRecord>> = BTreeMap::new();
-    for sample in request.samples {
-        by_pid.entry(sample.pid).or_default().push(sample);
-    }
+    let by_pid = by_process(request);
     let mut out = Appendix {
         processes: by_pid.len(),
         samples: request.samples.len(),
+        allocs: request.allocs.len(),
         ..Appendix::default()
     };
+    let ns = |ticks: u64| fxt_format::time::ticks_to_ns(ticks, request.ticks_per_second);
     let mut tables = Vec::with_capacity(by_pid.len());
-    for (&pid, samples) in &by_pid {
-        let last = samples.iter().map(|s| s.timestamp).max().unwrap_or(0);
+    for (&pid, (samples, allocs)) in &by_pid {
+        let timestamps = samples
+            .iter()
+            .map(|s| s.timestamp)
+            .chain(allocs.iter().map(|a| a.timestamp));
+        let last = timestamps.max().unwrap_or(0);
+        let first_tid = samples.first().map(|s| s.tid);
         let thread = ThreadRef::Inline {
             process: pid,
-            thread: samples.first().map_or(0, |s| s.tid),
+            thread: first_tid.or(allocs.first().map(|a| a.tid)).unwrap_or(0),
         };
         let modules: Vec<ModuleEntry> =
             recorded_modules(request.modules, pid).into_iter().collect();
-        let (symbols, new) = resolve(request.symbols, pid, samples, &modules, symbolizer);
+        let stacks = samples
+            .iter()
+            .map(|s| &s.frames[..])
+            .chain(allocs.iter().map(|a| &a.frames[..]));
+        let (symbols, new) = resolve(request.symbols, pid, stacks, &modules, symbolizer);
         out.addresses += symbols.len();
         out.resolved += symbols.values().filter(|f| !f.is_empty()).count();
         if !new.is_empty() {
             write_symbols(pid, &new, &symbols, last, thread, &mut out.words)?;
         }
-        tables.push((pid, samples, modules, symbols));
+        let samples: Vec<(u64, &SampleRecord)> =
+            samples.iter().map(|s| (ns(s.timestamp), *s)).collect();
+        let allocs: Vec<(u64, &AllocRecord)> =
+            allocs.iter().map(|a| (ns(a.timestamp), *a)).collect();
+        tables.push((pid, modules, symbols, samples, allocs));
     }
-    let ns: Vec<Vec<(u64, &SampleRecord)>> = tables
-        .iter()
-        .map(|(_, samples, _, _)| {
-            samples
-                .iter()
-                .map(|s| {
-                    (
-                        fxt_format::time::ticks_to_ns(s.timestamp, request.ticks_per_second),
-                        *s,
-                    )
-                })
-                .collect()
-        })
-        .collect();
     let processes: Vec<ProcessSamples> = tables
         .iter()
-        .zip(&ns)
-        .map(|((pid, _, modules, symbols), samples)| ProcessSamples {
+        .map(|(pid, modules, symbols, samples, allocs)| ProcessSamples {
             pid: *pid,
             modules,
             symbols,
             samples,
+            allocs,
         })
         .collect();
     for chunk in perfetto::packets(&processes) {
@@ -101,6 +103,20 @@ pub fn appendix(
         out.perfetto_records += 1;
     }
     Ok(out)
+}
+
+/// The samples and allocation records of each process.
+type ByProcess<'a> = BTreeMap<u64, (Vec<&'a SampleRecord>, Vec<&'a AllocRecord>)>;
+
+fn by_process<'a>(request: &Request<'a>) -> ByProcess<'a> {
+    let mut by_pid = ByProcess::new();
+    for sample in request.samples {
+        by_pid.entry(sample.pid).or_default().0.push(sample);
+    }
+    for alloc in request.allocs {
+        by_pid.entry(alloc.pid).or_default().1.push(alloc);
+    }
+    by_pid
 }
 
 /// The names of every sampled address of `request`, per process: the
@@ -118,7 +134,8 @@ pub fn names(request: &Request<'_>, symbolizer: &mut Symbolizer) -> Vec<SymbolsR
         .map(|(pid, samples)| {
             let modules: Vec<ModuleEntry> =
                 recorded_modules(request.modules, pid).into_iter().collect();
-            let (symbols, _) = resolve(request.symbols, pid, &samples, &modules, symbolizer);
+            let stacks = samples.iter().map(|s| &s.frames[..]);
+            let (symbols, _) = resolve(request.symbols, pid, stacks, &modules, symbolizer);
             SymbolsRecord {
                 pid,
                 symbols: symbols
@@ -139,13 +156,13 @@ fn recorded_modules(records: &[ModulesRecord], pid: u64) -> BTreeSet<ModuleEntry
         .collect()
 }
 
-/// The frames of every sampled address of `pid`: from the trace's symbols
-/// where it has them, resolved now otherwise (those are also returned in
-/// order, to be written).
-fn resolve(
+/// The frames of every address of `pid`'s `stacks`: from the trace's
+/// symbols where it has them, resolved now otherwise (those are also
+/// returned in order, to be written).
+fn resolve<'s>(
     recorded: &[SymbolsRecord],
     pid: u64,
-    samples: &[&SampleRecord],
+    stacks: impl Iterator<Item = &'s [u64]>,
     modules: &[ModuleEntry],
     symbolizer: &mut Symbolizer,
 ) -> (HashMap<u64, Vec<FrameEntry>>, Vec<u64>) {
@@ -155,8 +172,8 @@ fn resolve(
         .flat_map(|r| r.symbols.iter().map(|s| (s.address, s.frames.clone())))
         .collect();
     let mut new = Vec::new();
-    for sample in samples {
-        for (i, &address) in sample.frames.iter().enumerate() {
+    for stack in stacks {
+        for (i, &address) in stack.iter().enumerate() {
             if symbols.contains_key(&address) {
                 continue;
             }

@@ -10,7 +10,8 @@
 //!   binaries on this machine (`addr2line`'s loader and `object`), checked
 //!   against the recorded build ids.
 //! * [`perfetto`]: `PerfSample` packets with interned mappings, frames and
-//!   callstacks, in chunks that fit `fxt.perfetto` blob records.
+//!   callstacks, and the heap profile of the sampled allocations
+//!   (`ProfilePacket`s), in chunks that fit `fxt.perfetto` blob records.
 //! * [`appendix`]: the entry point of the runtime at collection (feature
 //!   `symbolize`), of `fxt open` and of
 //!   `fxt symbolize`: from a trace's samples, the records to append.

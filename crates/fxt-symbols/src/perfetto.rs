@@ -5,13 +5,19 @@
 //! trace_processor shows them as CPU samples (`perf_sample`, with the
 //! `stack_profile_*` tables).
 //!
+//! With the samples, each process's sampled allocations make a heap
+//! profile (module `heap`: `ProfilePacket`s, the `heap_profile_allocation`
+//! table).
+//!
 //! The stream is cut into chunks that each hold whole packets and fit one
 //! FXT blob record, so no packet spans two records.
 
 use std::collections::HashMap;
 
-use fxt_format::samples::{FrameEntry, ModuleEntry, SampleRecord};
+use fxt_format::samples::{AllocRecord, FrameEntry, ModuleEntry, SampleRecord};
 use prost::Message;
+
+mod heap;
 
 use crate::proto::{
     Callstack, Frame, InternedData, InternedString, Mapping, PerfSample, TracePacket,
@@ -53,6 +59,9 @@ pub struct ProcessSamples<'a> {
     pub symbols: &'a HashMap<u64, Vec<FrameEntry>>,
     /// The samples, each with its timestamp in nanoseconds.
     pub samples: &'a [(u64, &'a SampleRecord)],
+    /// Its sampled allocations and frees of sampled blocks (stacks
+    /// unwound), each with its timestamp in nanoseconds, in file order.
+    pub allocs: &'a [(u64, &'a AllocRecord)],
 }
 
 /// The packets for `processes`, in chunks of at most [`CHUNK_BYTES`] bytes
@@ -60,6 +69,10 @@ pub struct ProcessSamples<'a> {
 pub fn packets(processes: &[ProcessSamples<'_>]) -> Vec<Vec<u8>> {
     let mut out = Chunks::default();
     for process in processes {
+        heap::packets_into(&mut out, process);
+        if process.samples.is_empty() {
+            continue;
+        }
         let sequence = sequence_of(process.pid);
         let mut interner = Interner::new(process);
         let callstacks: Vec<u64> = process
@@ -81,6 +94,7 @@ pub fn packets(processes: &[ProcessSamples<'_>]) -> Vec<Vec<u8>> {
                     cpu_mode: Some(CPU_MODE_USER),
                 }),
                 interned_data: None,
+                ..TracePacket::default()
             });
         }
     }
@@ -121,6 +135,8 @@ fn cut(s: &str) -> &str {
 struct Interner<'a> {
     process: &'a ProcessSamples<'a>,
     strings: [HashMap<Vec<u8>, u64>; 4],
+    /// All strings in one table, one id space (a heap profile's).
+    shared_strings: bool,
     mappings: HashMap<usize, u64>,
     frames: HashMap<(u64, usize), u64>,
     callstacks: HashMap<Vec<u64>, u64>,
@@ -149,6 +165,7 @@ impl<'a> Interner<'a> {
         Self {
             process,
             strings: Default::default(),
+            shared_strings: false,
             mappings: HashMap::new(),
             frames: HashMap::new(),
             callstacks: HashMap::new(),
@@ -157,7 +174,11 @@ impl<'a> Interner<'a> {
     }
 
     fn string(&mut self, kind: Kind, bytes: &[u8]) -> u64 {
-        let table = &mut self.strings[kind as usize];
+        let table = &mut self.strings[if self.shared_strings {
+            0
+        } else {
+            kind as usize
+        }];
         if let Some(&iid) = table.get(bytes) {
             return iid;
         }
@@ -284,8 +305,7 @@ impl<'a> Interner<'a> {
                 trusted_packet_sequence_id: Some(sequence),
                 sequence_flags: Some(*flags),
                 interned_data: Some(std::mem::take(data)),
-                timestamp: None,
-                perf_sample: None,
+                ..TracePacket::default()
             });
             *flags = SEQ_NEEDS_INCREMENTAL_STATE;
         };

@@ -2,7 +2,8 @@
 //! hand with `prost` (field numbers and types from Perfetto's
 //! `protos/perfetto/trace/trace_packet.proto`,
 //! `interned_data/interned_data.proto`, `profiling/profile_common.proto`
-//! and `profiling/profile_packet.proto`). Perfetto declares its repeated
+//! and `profiling/profile_packet.proto`; heap profiles: `ProfilePacket`
+//! of `profiling/profile_packet.proto`). Perfetto declares its repeated
 //! integers without `[packed = true]` and its decoder reads them unpacked,
 //! hence `packed = "false"`.
 
@@ -26,6 +27,12 @@ pub struct TracePacket {
     /// One CPU sample.
     #[prost(message, optional, tag = "66")]
     pub perf_sample: Option<PerfSample>,
+    /// Readings of two clocks at one instant.
+    #[prost(message, optional, tag = "6")]
+    pub clock_snapshot: Option<ClockSnapshot>,
+    /// A part of a heap profile.
+    #[prost(message, optional, tag = "37")]
+    pub profile_packet: Option<ProfilePacket>,
 }
 
 /// `InternedData`, the profiling fields.
@@ -137,4 +144,95 @@ pub struct PerfSample {
     /// `Profiling.CpuMode` (2 = user).
     #[prost(int32, optional, tag = "5")]
     pub cpu_mode: Option<i32>,
+}
+
+/// `ProfilePacket` (heapprofd's heap profile), the fields used here. Its
+/// strings, mappings, frames and callstacks are its own (one string id
+/// space), kept by the reader across the packets of a dump until one
+/// that is not `continued`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ProfilePacket {
+    /// Strings: build ids, path components, function names, source paths.
+    #[prost(message, repeated, tag = "1")]
+    pub strings: Vec<InternedString>,
+    /// Frames.
+    #[prost(message, repeated, tag = "2")]
+    pub frames: Vec<Frame>,
+    /// Callstacks.
+    #[prost(message, repeated, tag = "3")]
+    pub callstacks: Vec<Callstack>,
+    /// Mappings.
+    #[prost(message, repeated, tag = "4")]
+    pub mappings: Vec<Mapping>,
+    /// The dumps of processes.
+    #[prost(message, repeated, tag = "5")]
+    pub process_dumps: Vec<ProcessHeapSamples>,
+    /// More packets of this dump follow.
+    #[prost(bool, optional, tag = "6")]
+    pub continued: Option<bool>,
+    /// The packet's index in its sequence, from 0.
+    #[prost(uint64, optional, tag = "7")]
+    pub index: Option<u64>,
+}
+
+/// `ProfilePacket.ProcessHeapSamples`, the fields used here.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ProcessHeapSamples {
+    /// Process id.
+    #[prost(uint64, optional, tag = "1")]
+    pub pid: Option<u64>,
+    /// The samples, one per callstack.
+    #[prost(message, repeated, tag = "2")]
+    pub samples: Vec<HeapSample>,
+    /// When the dump was taken (`BUILTIN_CLOCK_MONOTONIC_COARSE`).
+    #[prost(uint64, optional, tag = "9")]
+    pub timestamp: Option<u64>,
+    /// The heap's name.
+    #[prost(string, optional, tag = "11")]
+    pub heap_name: Option<String>,
+    /// The sampling mean in bytes.
+    #[prost(uint64, optional, tag = "12")]
+    pub sampling_interval_bytes: Option<u64>,
+}
+
+/// `ProfilePacket.HeapSample`, the fields used here.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct HeapSample {
+    /// The callstack (an id of the packets' callstacks).
+    #[prost(uint64, optional, tag = "1")]
+    pub callstack_id: Option<u64>,
+    /// Bytes allocated there.
+    #[prost(uint64, optional, tag = "2")]
+    pub self_allocated: Option<u64>,
+    /// Of those, bytes freed.
+    #[prost(uint64, optional, tag = "3")]
+    pub self_freed: Option<u64>,
+    /// Allocations there.
+    #[prost(uint64, optional, tag = "5")]
+    pub alloc_count: Option<u64>,
+    /// Of those, allocations freed.
+    #[prost(uint64, optional, tag = "6")]
+    pub free_count: Option<u64>,
+}
+
+/// `ClockSnapshot`: clocks read at one instant.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ClockSnapshot {
+    /// The readings.
+    #[prost(message, repeated, tag = "1")]
+    pub clocks: Vec<Clock>,
+    /// The clock trace time is on (`BuiltinClock`).
+    #[prost(int32, optional, tag = "2")]
+    pub primary_trace_clock: Option<i32>,
+}
+
+/// `ClockSnapshot.Clock`: one reading.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Clock {
+    /// `BuiltinClock` id.
+    #[prost(uint32, optional, tag = "1")]
+    pub clock_id: Option<u32>,
+    /// The reading in nanoseconds.
+    #[prost(uint64, optional, tag = "2")]
+    pub timestamp: Option<u64>,
 }

@@ -163,6 +163,7 @@ fn appendix_names_the_samples_in_symbols_and_perfetto_packets() {
         .collect();
     let request = Request {
         samples: &samples,
+        allocs: &[],
         ticks_per_second: 500_000_000, // 2 ns a tick
         modules: &[process_modules(std::process::id()).unwrap()],
         symbols: &[],
@@ -267,6 +268,7 @@ fn perfetto_chunks_hold_whole_packets_and_fit_a_record() {
         .collect();
     let request = Request {
         samples: &samples,
+        allocs: &[],
         ticks_per_second: 1_000_000_000,
         modules: &[process_modules(std::process::id()).unwrap()],
         symbols: &[],

@@ -102,14 +102,15 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `body` with its CPU samples named and as Perfetto packets, when the
+/// `body` with its CPU samples and sampled allocations named and as
+/// Perfetto packets (the allocations a heap profile), when the
 /// program did not add them itself (built without feature `symbolize`).
 fn with_sample_names<'a>(name: &str, body: Cow<'a, [u8]>) -> Cow<'a, [u8]> {
     match samples::with_appendix(&body) {
         Some((named, a)) => {
             eprintln!(
-                "fxt: {name}: {} samples shown by name ({} of {} addresses named from the binaries here)",
-                a.samples, a.resolved, a.addresses
+                "fxt: {name}: {} samples and {} allocation records shown by name ({} of {} addresses named from the binaries here)",
+                a.samples, a.allocs, a.resolved, a.addresses
             );
             Cow::Owned(named)
         }

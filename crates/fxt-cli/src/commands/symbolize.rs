@@ -52,9 +52,9 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     let input = Input::open_trace_bytes(&args.file)?;
     let bytes = input.bytes().unwrap_or_default();
     let mut scan = TraceSamples::read(bytes);
-    if scan.samples.is_empty() {
+    if scan.samples.is_empty() && scan.allocs.is_empty() {
         return Err(Error::msg(format!(
-            "symbolize: {} has no CPU samples",
+            "symbolize: {} has no CPU samples or sampled allocations",
             input.name
         )));
     }
@@ -119,8 +119,13 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         }
     };
     eprintln!(
-        "fxt: {target}: {} samples of {} process{}, {} of {} addresses named{}",
+        "fxt: {target}: {} samples{} of {} process{}, {} of {} addresses named{}",
         out.samples,
+        if out.allocs > 0 {
+            format!(" and {} allocation records", out.allocs)
+        } else {
+            String::new()
+        },
         out.processes,
         if out.processes == 1 { "" } else { "es" },
         out.resolved,

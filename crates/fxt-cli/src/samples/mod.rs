@@ -29,18 +29,20 @@ pub fn may_hold(trace: &[u8], name: &str) -> bool {
     memchr::memmem::find(trace, name.as_bytes()).is_some()
 }
 
-/// The records that show `trace`'s CPU samples by name in a viewer
-/// (`fxt.symbols` for the addresses it lacks, resolved from its modules
-/// with the binaries on this machine, and the `fxt.perfetto` packets),
-/// with the length of the whole records they follow; `None` for a trace
-/// without samples or one that has its packets already (a program built
+/// The records that show `trace`'s CPU samples and sampled allocations
+/// (a heap profile) by name in a viewer (`fxt.symbols` for the addresses
+/// it lacks, resolved from its modules with the binaries on this machine,
+/// and the `fxt.perfetto` packets), with the length of the whole records
+/// they follow; `None` for a trace without either or one that has its packets already (a program built
 /// with feature `symbolize`, or `fxt symbolize`d).
 pub fn appendix_for(trace: &[u8]) -> Option<(usize, fxt_symbols::Appendix)> {
-    if !may_hold(trace, fxt_format::samples::SAMPLE_NAME) {
+    if !may_hold(trace, fxt_format::samples::SAMPLE_NAME)
+        && !may_hold(trace, fxt_format::samples::ALLOC_NAME)
+    {
         return None;
     }
     let scan = fxt_symbols::scan::TraceSamples::read(trace);
-    if scan.samples.is_empty() || scan.perfetto_records > 0 {
+    if (scan.samples.is_empty() && scan.allocs.is_empty()) || scan.perfetto_records > 0 {
         return None;
     }
     let appendix =

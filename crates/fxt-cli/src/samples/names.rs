@@ -218,6 +218,8 @@ impl Gather {
         self.samples.extend(raw);
         let mut names = Names::of(&Request {
             samples: &self.samples,
+            // Allocations' stacks come shaped as samples.
+            allocs: &[],
             // Names do not depend on when the samples were taken.
             ticks_per_second: 1_000_000_000,
             modules: &self.modules,

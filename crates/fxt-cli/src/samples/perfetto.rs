@@ -1,4 +1,5 @@
-//! Perfetto packets for samples that were moved to another time base.
+//! Perfetto packets for samples (and sampled allocations) that were moved
+//! to another time base.
 //!
 //! A process's `fxt.perfetto` records (built at collection by
 //! [`fxt_symbols::appendix`]) stamp each sample in nanoseconds of the
@@ -47,8 +48,12 @@ pub fn rebuilt_after_retime(
     for sample in &mut scan.samples {
         sample.timestamp = map(scan.ticks_per_second, sample.timestamp);
     }
+    for alloc in &mut scan.allocs {
+        alloc.timestamp = map(scan.ticks_per_second, alloc.timestamp);
+    }
     let request = Request {
         samples: &scan.samples,
+        allocs: &scan.allocs,
         ticks_per_second,
         modules: &scan.modules,
         symbols: &scan.symbols,

@@ -1,5 +1,6 @@
-//! CPU samples at collection (issue 31, issue 42): the collector notices
-//! the `fxt.sample` records it writes, and the trace ends with this
+//! CPU samples (and sampled allocations, issue 45) at collection (issue
+//! 31, issue 42): the collector notices the `fxt.sample` (`fxt.alloc`)
+//! records it writes, and the trace ends with this
 //! process's `fxt.modules` ([`super::modules`]: which file and build id
 //! each sampled address belongs to), from which the `fxt` command names the
 //! samples with the binaries on the machine. With feature `symbolize` the
@@ -31,6 +32,9 @@ pub(crate) struct SampleTap {
     /// The samples themselves, to name at collection.
     #[cfg(feature = "symbolize")]
     samples: Vec<fxt_format::samples::SampleRecord>,
+    /// The sampled allocations and frees, for the heap profile.
+    #[cfg(feature = "symbolize")]
+    allocs: Vec<fxt_format::samples::AllocRecord>,
 }
 
 impl SampleTap {
@@ -54,9 +58,10 @@ impl SampleTap {
                 #[cfg(feature = "symbolize")]
                 self.keep(&words[i..i + size]);
             } else if data && name == ALLOC_NAME_REF {
-                // The modules name the stacks; readers resolve them (the
-                // `symbolize` feature names CPU samples only).
+                // The modules name the stacks.
                 self.seen += 1;
+                #[cfg(feature = "symbolize")]
+                self.keep(&words[i..i + size]);
             }
             i += size;
         }
@@ -65,11 +70,13 @@ impl SampleTap {
     #[cfg(feature = "symbolize")]
     fn keep(&mut self, record: &[u64]) {
         use fxt_format::decode::{Record, SliceReader};
-        use fxt_format::samples::SampleBlob;
+        use fxt_format::samples::{AllocRecord, SampleBlob};
         let bytes: Vec<u8> = record.iter().flat_map(|w| w.to_le_bytes()).collect();
         if let Some(Ok(Record::Blob(blob))) = SliceReader::new(&bytes).next() {
             if let Some(Ok(SampleBlob::Sample(s))) = SampleBlob::from_blob(&blob) {
                 self.samples.push(s);
+            } else if let Some(Ok(a)) = AllocRecord::from_blob(&blob) {
+                self.allocs.push(a);
             }
         }
     }
@@ -98,8 +105,9 @@ impl SampleTap {
         words
     }
 
-    /// `fxt.symbols` and `fxt.perfetto` for the samples kept, their raw
-    /// stacks unwound first (by `fxt_symbols`, the readers' unwinder, with
+    /// `fxt.symbols` and `fxt.perfetto` for the samples and allocations
+    /// kept (the CPU samples and the heap profile), their raw stacks
+    /// unwound first (by `fxt_symbols`, the readers' unwinder, with
     /// this process's files).
     #[cfg(feature = "symbolize")]
     fn names(&self, pid: u64, modules: Vec<ModuleEntry>, ticks_per_second: u64) -> Vec<u64> {
@@ -121,9 +129,21 @@ impl SampleTap {
                 None => s.clone(),
             })
             .collect();
+        let allocs: Vec<_> = self
+            .allocs
+            .iter()
+            .map(|a| match &a.raw_stack {
+                Some(raw) => {
+                    let unwound = unwinder.unwind(a.pid, &modules, raw);
+                    a.clone().with_frames(unwound.frames, unwound.truncated)
+                }
+                None => a.clone(),
+            })
+            .collect();
         let modules = [fxt_format::samples::ModulesRecord { pid, modules }];
         let request = fxt_symbols::Request {
             samples: &samples,
+            allocs: &allocs,
             ticks_per_second,
             modules: &modules,
             symbols: &[],
