@@ -10,7 +10,7 @@
 //! innermost frames of fxt's own hook (`fxt_runtime::`) are left out of
 //! the stacks shown.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use fxt_format::decode::{Record, Text};
 use fxt_format::samples::{AllocKind, AllocRecord, SampleRecord};
@@ -168,41 +168,16 @@ pub fn fold(
     names: &Names,
     inside: Option<(&str, &[Vec<Text>])>,
 ) -> Folded {
-    let mut sums: BTreeMap<String, f64> = BTreeMap::new();
-    for (i, s) in samples.iter().enumerate() {
+    super::fold::weighted(samples, inside, |i, s| {
         if !keep.get(i).copied().unwrap_or(false) {
-            continue;
-        }
-        if let Some((name, enclosing)) = inside {
-            let open = enclosing
-                .get(i)
-                .is_some_and(|o| o.iter().any(|t| t == name));
-            if !open {
-                continue;
-            }
+            return None;
         }
         let mut frames = stack(names, &s.sample);
         if frames.is_empty() {
             frames.push("[unknown]".into());
         }
-        frames.reverse();
-        let key = frames
-            .iter()
-            .map(|f| f.replace(';', ":"))
-            .collect::<Vec<_>>()
-            .join(";");
-        *sums.entry(key).or_default() += bytes.get(i).copied().unwrap_or(0.0);
-    }
-    Folded {
-        stacks: sums
-            .into_iter()
-            .map(|(k, v)| (k, v.round() as u64))
-            .filter(|(_, v)| *v > 0)
-            .collect(),
-        overlaps: 0,
-        unmatched_ends: 0,
-        unclosed_begins: 0,
-    }
+        Some((frames, bytes.get(i).copied().unwrap_or(0.0)))
+    })
 }
 
 /// Whether a function is the allocator's machinery (Rust's allocation

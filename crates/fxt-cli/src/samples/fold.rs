@@ -13,7 +13,23 @@ use crate::folded::Folded;
 /// first. With `inside`, only the samples whose entry in `enclosing` (the
 /// open slices, see [`super::Timeline::enclosing`]) names it.
 pub fn fold(samples: &[Sampled], names: &Names, inside: Option<(&str, &[Vec<Text>])>) -> Folded {
-    let mut stacks: BTreeMap<String, u64> = BTreeMap::new();
+    weighted(samples, inside, |_, s| {
+        let stack = names.stack(&s.sample);
+        (!stack.is_empty()).then_some((stack, 1.0))
+    })
+}
+
+/// The folded stacks of `samples` (`outer;…;inner WEIGHT`): `each` gives
+/// a sample's frames, innermost first, and its weight, or `None` to leave
+/// it out; with `inside`, only the samples whose entry in `enclosing`
+/// names it. Weights are summed per stack and rounded; stacks that round
+/// to 0 are left out.
+pub fn weighted(
+    samples: &[Sampled],
+    inside: Option<(&str, &[Vec<Text>])>,
+    mut each: impl FnMut(usize, &Sampled) -> Option<(Vec<String>, f64)>,
+) -> Folded {
+    let mut sums: BTreeMap<String, f64> = BTreeMap::new();
     for (i, s) in samples.iter().enumerate() {
         if let Some((name, enclosing)) = inside {
             let open = enclosing
@@ -23,21 +39,24 @@ pub fn fold(samples: &[Sampled], names: &Names, inside: Option<(&str, &[Vec<Text
                 continue;
             }
         }
-        let mut stack = names.stack(&s.sample);
-        if stack.is_empty() {
+        let Some((mut frames, weight)) = each(i, s) else {
             continue;
-        }
-        stack.reverse();
+        };
+        frames.reverse();
         // `;` separates frames in the folded format.
-        let key = stack
+        let key = frames
             .iter()
             .map(|f| f.replace(';', ":"))
             .collect::<Vec<_>>()
             .join(";");
-        *stacks.entry(key).or_default() += 1;
+        *sums.entry(key).or_default() += weight;
     }
     Folded {
-        stacks,
+        stacks: sums
+            .into_iter()
+            .map(|(k, v)| (k, v.round() as u64))
+            .filter(|(_, v)| *v > 0)
+            .collect(),
         overlaps: 0,
         unmatched_ends: 0,
         unclosed_begins: 0,

@@ -9,102 +9,45 @@
 use std::collections::BTreeSet;
 use std::io::{self, Write};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::per_run::Change;
+use super::per_run::{compare_each, Keyed};
 use super::runs::Run;
+use super::table::{self, Layout};
 
-/// One slice name compared: its estimated bytes per run, each side (0 in
-/// a run without any).
-pub struct AllocRow {
-    /// The slice name.
-    pub name: String,
-    pub c: Change,
-}
-
-/// Every name under which `base` or `new` allocated, at significance
-/// level `alpha`: the significant changes first, then by the bytes moved.
+/// Every name under which `base` or `new` allocated (its estimated bytes
+/// per run, each side, 0 in a run without any), at significance level
+/// `alpha`: the significant changes first, then by the bytes moved.
 /// Empty when neither side has sampled allocations.
-pub fn compare(base: &[Run], new: &[Run], alpha: f64) -> Vec<AllocRow> {
+pub fn compare(base: &[Run], new: &[Run], alpha: f64) -> Vec<Keyed> {
     let names: BTreeSet<&String> = base
         .iter()
         .chain(new)
         .flat_map(|r| r.allocated.keys())
         .collect();
-    let mut rows: Vec<AllocRow> = names
-        .into_iter()
-        .map(|name| {
-            let per_run = |side: &[Run]| -> Vec<f64> {
-                side.iter()
-                    .map(|r| r.allocated.get(name).copied().unwrap_or(0.0))
-                    .collect()
-            };
-            AllocRow {
-                name: name.clone(),
-                c: Change::of(&per_run(base), &per_run(new), alpha),
-            }
-        })
-        .collect();
-    rows.sort_by(|a, b| a.c.order(&b.c, a.name.cmp(&b.name)));
-    rows
+    let per_run = |side: &[Run], name: &String| -> Vec<f64> {
+        side.iter()
+            .map(|r| r.allocated.get(name).copied().unwrap_or(0.0))
+            .collect()
+    };
+    compare_each(names, alpha, |n| (per_run(base, n), per_run(new, n)))
 }
 
 /// The `allocations` member of the JSON document.
-pub fn json(rows: &[AllocRow]) -> Value {
-    rows.iter()
-        .map(|r| {
-            json!({
-                "name": r.name,
-                "unit": "bytes",
-                "base_per_run": r.c.base_per_run,
-                "new_per_run": r.c.new_per_run,
-                "change": r.c.change,
-                "p_value": r.c.p_value,
-                "significant": r.c.significant,
-            })
-        })
-        .collect()
+pub fn json(rows: &[Keyed]) -> Value {
+    table::json(rows, "name", "bytes")
 }
 
-/// Names listed in the table.
-const TOP: usize = 20;
-
 /// The table (nothing when no side has sampled allocations).
-pub fn table(out: &mut dyn Write, rows: &[AllocRow]) -> io::Result<()> {
-    if rows.is_empty() {
-        return Ok(());
-    }
-    let shown = &rows[..rows.len().min(TOP)];
-    let width = shown
-        .iter()
-        .map(|r| r.name.chars().count())
-        .max()
-        .unwrap_or(8)
-        .clamp(8, 70);
-    writeln!(
-        out,
-        "\nAllocated bytes per name (sampled, estimated; per run)\n{:<width$}  {:>12} {:>12}  {:>8} {:>7}",
-        "name", "base", "new", "change", "p"
-    )?;
-    for r in shown {
-        let p = match r.c.p_value {
-            None => "-".into(),
-            Some(p) if p < 0.001 => "<0.001".into(),
-            Some(p) => format!("{p:.3}"),
-        };
-        writeln!(
-            out,
-            "{:<width$}  {:>12.0} {:>12.0}  {:>8} {:>7}{}",
-            r.name,
-            r.c.base_per_run,
-            r.c.new_per_run,
-            r.c.change
-                .map_or("new".into(), |c| format!("{:+.1}%", c * 100.0)),
-            p,
-            if r.c.significant { "  *" } else { "" }
-        )?;
-    }
-    Ok(())
+pub fn table(out: &mut dyn Write, rows: &[Keyed]) -> io::Result<()> {
+    let layout = Layout {
+        title: "Allocated bytes per name (sampled, estimated; per run)",
+        key: "name",
+        width: 12,
+        value: &|v| format!("{v:.0}"),
+        more: None,
+    };
+    table::write(out, rows, &layout)
 }
 
 #[cfg(test)]
@@ -136,10 +79,10 @@ mod tests {
             .map(|i| run(&[("request", 2000.0 + i as f64), ("idle", 10.0)]))
             .collect();
         let rows = compare(&base, &new, 0.05);
-        assert_eq!(rows[0].name, "request");
+        assert_eq!(rows[0].key, "request");
         assert!(rows[0].c.significant);
         assert!((rows[0].c.change.unwrap() - (2002.0 / 1002.0 - 1.0)).abs() < 1e-9);
-        let idle = rows.iter().find(|r| r.name == "idle").unwrap();
+        let idle = rows.iter().find(|r| r.key == "idle").unwrap();
         assert!(!idle.c.significant);
         assert_eq!(idle.c.change, Some(0.0));
         assert!(compare(&[run(&[])], &[run(&[])], 0.05).is_empty());

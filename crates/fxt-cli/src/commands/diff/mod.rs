@@ -18,6 +18,7 @@ mod report;
 mod runs;
 mod sampled;
 mod svg;
+mod table;
 
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
@@ -110,7 +111,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     let rows = compare::compare(&base, &new, 1.0 - args.confidence);
     let functions = sampled::compare(&base, &new, 1.0 - args.confidence);
     let allocated = allocated::compare(&base, &new, 1.0 - args.confidence);
-    if !rows.iter().any(|r| r.status == Status::Both) && functions.is_empty() {
+    if !rows.iter().any(|r| r.status == Status::Both) && functions.rows.is_empty() {
         return Err(nothing_in_common(&rows, &select));
     }
     let cx = Context {
@@ -168,20 +169,20 @@ fn nothing_in_common(rows: &[Row], select: &Select) -> Error {
 fn write_report(
     cx: &Context<'_>,
     rows: &[Row],
-    (functions, allocated): (&[sampled::SampleRow], &[allocated::AllocRow]),
+    (functions, allocated): (&sampled::Sampled, &[per_run::Keyed]),
     json: bool,
 ) -> Result<(), Error> {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     if json {
         let mut doc = report::json(cx, rows);
-        doc["samples"] = report::samples_json(functions);
+        doc["samples"] = sampled::json(functions);
         doc["allocations"] = allocated::json(allocated);
         serde_json::to_writer_pretty(&mut out, &doc).map_err(|e| Error::io("stdout", e.into()))?;
         writeln!(out).map_err(|e| Error::io("stdout", e))?;
     } else {
         report::table(&mut out, cx, rows).map_err(|e| Error::io("stdout", e))?;
-        report::samples_table(&mut out, functions).map_err(|e| Error::io("stdout", e))?;
+        sampled::table(&mut out, functions).map_err(|e| Error::io("stdout", e))?;
         allocated::table(&mut out, allocated).map_err(|e| Error::io("stdout", e))?;
     }
     out.flush().map_err(|e| Error::io("stdout", e))

@@ -55,3 +55,31 @@ fn mean(v: &[f64]) -> f64 {
         v.iter().sum::<f64>() / v.len() as f64
     }
 }
+
+/// One key (a function, a slice name) compared.
+pub struct Keyed {
+    pub key: String,
+    pub c: Change,
+}
+
+/// Each of `keys` compared from its per-run values on each side
+/// (`values(key)` gives base's, then new's), at significance level
+/// `alpha`: the significant changes first, then by how much each moved.
+pub fn compare_each<'k>(
+    keys: impl IntoIterator<Item = &'k String>,
+    alpha: f64,
+    values: impl Fn(&String) -> (Vec<f64>, Vec<f64>),
+) -> Vec<Keyed> {
+    let mut rows: Vec<Keyed> = keys
+        .into_iter()
+        .map(|key| {
+            let (base, new) = values(key);
+            Keyed {
+                key: key.clone(),
+                c: Change::of(&base, &new, alpha),
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| a.c.order(&b.c, a.key.cmp(&b.key)));
+    rows
+}

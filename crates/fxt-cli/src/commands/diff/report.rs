@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use serde_json::{json, Value};
 
 use super::compare::{Row, Status, Summary, Test};
-use super::sampled::SampleRow;
+use super::table::p_text;
 use crate::durations::readable_ns;
 
 /// What the report says beyond the rows.
@@ -125,7 +125,7 @@ pub fn table(out: &mut dyn Write, cx: &Context<'_>, rows: &[Row]) -> io::Result<
             fmt_ns(n.p99_ns),
             r.change
                 .map_or("-".into(), |c| format!("{:+.1}%", c * 100.0)),
-            fmt_p(r.p_value),
+            p_text(r.p_value),
         )?;
     }
     writeln!(out, "\n* significant at {}%", percent(cx.confidence))?;
@@ -186,76 +186,6 @@ fn notes(out: &mut dyn Write, rows: &[Row]) -> io::Result<()> {
     Ok(())
 }
 
-/// The `samples` member of the JSON document: every sampled function.
-pub fn samples_json(rows: &[SampleRow]) -> Value {
-    rows.iter()
-        .map(|r| {
-            json!({
-                "function": r.function,
-                "unit": if r.in_ns { "ns" } else { "samples" },
-                "base_per_run": r.c.base_per_run,
-                "new_per_run": r.c.new_per_run,
-                "change": r.c.change,
-                "p_value": r.c.p_value,
-                "significant": r.c.significant,
-            })
-        })
-        .collect()
-}
-
-/// Functions listed in the samples table.
-const TOP_FUNCTIONS: usize = 20;
-
-/// The CPU samples per innermost function, the largest moves first
-/// (nothing when no side has samples).
-pub fn samples_table(out: &mut dyn Write, rows: &[SampleRow]) -> io::Result<()> {
-    if rows.is_empty() {
-        return Ok(());
-    }
-    let shown = &rows[..rows.len().min(TOP_FUNCTIONS)];
-    let width = shown
-        .iter()
-        .map(|r| r.function.chars().count())
-        .max()
-        .unwrap_or(8)
-        .clamp(8, 70);
-    let in_ns = shown[0].in_ns;
-    let value = |v: f64| {
-        if in_ns {
-            readable_ns(v)
-        } else {
-            format!("{v:.1}")
-        }
-    };
-    writeln!(
-        out,
-        "\nCPU samples per function (innermost frame; {} per run)\n{:<width$}  {:>10} {:>10}  {:>8} {:>7}",
-        if in_ns { "sampled CPU time" } else { "samples" },
-        "function", "base", "new", "change", "p"
-    )?;
-    for r in shown {
-        writeln!(
-            out,
-            "{:<width$}  {:>10} {:>10}  {:>8} {:>7}{}",
-            r.function,
-            value(r.c.base_per_run),
-            value(r.c.new_per_run),
-            r.c.change
-                .map_or("new".into(), |c| format!("{:+.1}%", c * 100.0)),
-            fmt_p(r.c.p_value),
-            if r.c.significant { "  *" } else { "" }
-        )?;
-    }
-    if rows.len() > shown.len() {
-        writeln!(
-            out,
-            "({} more functions: --json lists them all)",
-            rows.len() - shown.len()
-        )?;
-    }
-    Ok(())
-}
-
 /// A fraction as a percentage to a tenth (0.9 → `90`, not `90.00000000000001`).
 fn percent(fraction: f64) -> f64 {
     (fraction * 1000.0).round() / 10.0
@@ -263,15 +193,6 @@ fn percent(fraction: f64) -> f64 {
 
 fn label(r: &Row) -> String {
     format!("{}/{}", r.key.0, r.key.1)
-}
-
-/// A p-value to three places (`-` where nothing was tested).
-fn fmt_p(p: Option<f64>) -> String {
-    match p {
-        None => "-".into(),
-        Some(p) if p < 0.001 => "<0.001".into(),
-        Some(p) => format!("{p:.3}"),
-    }
 }
 
 /// A duration in nanoseconds with a readable unit.

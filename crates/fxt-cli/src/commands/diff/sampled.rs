@@ -12,25 +12,28 @@
 //! change but no test.
 
 use std::collections::BTreeSet;
+use std::io::{self, Write};
 
-use super::per_run::Change;
+use serde_json::Value;
+
+use super::per_run::{compare_each, Keyed};
 use super::runs::Run;
+use super::table::{self, Layout};
+use crate::durations::readable_ns;
 
-/// One function compared.
-pub struct SampleRow {
-    /// The function's name (`0x…` where no name was found).
-    pub function: String,
+/// Every sampled function compared, and the unit of their values.
+pub struct Sampled {
+    /// Per function (`0x…` where no name was found), per run, each side
+    /// (every run of the side, 0 where the function was not sampled).
+    pub rows: Vec<Keyed>,
     /// Whether the values are CPU nanoseconds (else samples).
     pub in_ns: bool,
-    /// Per run, each side (every run of the side, 0 where the function
-    /// was not sampled).
-    pub c: Change,
 }
 
 /// Every sampled function of `base` and `new` at significance level
 /// `alpha`: the significant changes first, then by the samples they gained
 /// or lost per run. Empty when neither side has samples.
-pub fn compare(base: &[Run], new: &[Run], alpha: f64) -> Vec<SampleRow> {
+pub fn compare(base: &[Run], new: &[Run], alpha: f64) -> Sampled {
     let functions: BTreeSet<&String> = base
         .iter()
         .chain(new)
@@ -45,19 +48,43 @@ pub fn compare(base: &[Run], new: &[Run], alpha: f64) -> Vec<SampleRow> {
         };
         map.get(f).copied().unwrap_or(0) as f64
     };
-    let mut rows: Vec<SampleRow> = functions
-        .into_iter()
-        .map(|f| {
-            let per_run = |side: &[Run]| -> Vec<f64> { side.iter().map(|r| value(r, f)).collect() };
-            SampleRow {
-                function: f.clone(),
-                in_ns,
-                c: Change::of(&per_run(base), &per_run(new), alpha),
-            }
-        })
-        .collect();
-    rows.sort_by(|a, b| a.c.order(&b.c, a.function.cmp(&b.function)));
-    rows
+    let per_run =
+        |side: &[Run], f: &String| -> Vec<f64> { side.iter().map(|r| value(r, f)).collect() };
+    let rows = compare_each(functions, alpha, |f| (per_run(base, f), per_run(new, f)));
+    Sampled { rows, in_ns }
+}
+
+/// The `samples` member of the JSON document: every sampled function.
+pub fn json(s: &Sampled) -> Value {
+    table::json(&s.rows, "function", if s.in_ns { "ns" } else { "samples" })
+}
+
+/// The CPU samples per innermost function, the largest moves first
+/// (nothing when no side has samples).
+pub fn table(out: &mut dyn Write, s: &Sampled) -> io::Result<()> {
+    let title = format!(
+        "CPU samples per function (innermost frame; {} per run)",
+        if s.in_ns {
+            "sampled CPU time"
+        } else {
+            "samples"
+        }
+    );
+    let value = |v: f64| {
+        if s.in_ns {
+            readable_ns(v)
+        } else {
+            format!("{v:.1}")
+        }
+    };
+    let layout = Layout {
+        title: &title,
+        key: "function",
+        width: 10,
+        value: &value,
+        more: Some("functions"),
+    };
+    table::write(out, &s.rows, &layout)
 }
 
 #[cfg(test)]
@@ -87,12 +114,12 @@ mod tests {
         let new: Vec<Run> = (0..5)
             .map(|i| run(&[("compute", 135 + i), ("parse", 54 - i), ("fresh", 3)]))
             .collect();
-        let rows = compare(&base, &new, 0.05);
-        assert_eq!(rows[0].function, "compute");
+        let rows = compare(&base, &new, 0.05).rows;
+        assert_eq!(rows[0].key, "compute");
         assert!(rows[0].c.significant);
         assert!((rows[0].c.change.unwrap() - (137.0 / 102.0 - 1.0)).abs() < 1e-9);
         assert!((rows[0].c.p_value.unwrap() - 2.0 / 252.0).abs() < 1e-9);
-        let by = |f: &str| rows.iter().find(|r| r.function == f).unwrap();
+        let by = |f: &str| rows.iter().find(|r| r.key == f).unwrap();
         assert!(!by("parse").c.significant);
         assert_eq!(by("fresh").c.change, None);
         assert_eq!(by("fresh").c.base_per_run, 0.0);
@@ -101,10 +128,10 @@ mod tests {
 
     #[test]
     fn one_run_a_side_gives_a_change_and_no_test() {
-        let rows = compare(&[run(&[("f", 10)])], &[run(&[("f", 15)])], 0.05);
+        let rows = compare(&[run(&[("f", 10)])], &[run(&[("f", 15)])], 0.05).rows;
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].c.change, Some(0.5));
         assert!(rows[0].c.p_value.is_none() && !rows[0].c.significant);
-        assert!(compare(&[run(&[])], &[run(&[])], 0.05).is_empty());
+        assert!(compare(&[run(&[])], &[run(&[])], 0.05).rows.is_empty());
     }
 }
