@@ -4,7 +4,7 @@
 //! archives of `fxt record`, `fxt trace` and `fxt merge`).
 //!
 //! One walk over the trace hands each event to each feature's deriver
-//! (one file per feature: [`locks`]); what they return is grouped by the
+//! (one file per feature: `locks`); what they return is grouped by the
 //! provider section its facts were in (the records keep its clock), each
 //! group after one [`fxt_format::derived::MARKER_NAME`] blob in that
 //! section: a section that holds the marker already is not derived again,
