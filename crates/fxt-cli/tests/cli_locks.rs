@@ -1,10 +1,13 @@
 //! `fxt::sync`'s lock events read by the tools: four threads take a named
-//! lock in turn, holding it a known time; `fxt stats` lists the lock with
-//! the waits the decoder reads and the holders that ended them; `fxt
-//! export parquet` has the waits as slices and the arrows as flows between
-//! threads (read with DuckDB); Perfetto's trace processor imports the
-//! slices and the flows without an error (where `trace_processor_shell`
-//! is: `$FXT_TRACE_PROCESSOR`, or where Perfetto's build script puts it).
+//! lock in turn, holding it a known time, each wait one record naming
+//! its holder; `fxt stats` lists the lock with the waits the decoder reads
+//! and the holders that ended them; `fxt export parquet` has the waits as
+//! slices with their holders, and in the trace `fxt symbolize` delivers
+//! the holders' `held` slices and the arrows as flows between threads
+//! (read with DuckDB); `fxt symbolize` and `fxt merge` add those once;
+//! Perfetto's trace processor shows the slices and the arrows of the
+//! delivered trace without an error (where `trace_processor_shell` is:
+//! `$FXT_TRACE_PROCESSOR`, or where Perfetto's build script puts it).
 
 mod cli_support;
 
@@ -117,10 +120,69 @@ fn stats_lists_the_lock_its_waits_and_its_holders() {
     );
 }
 
+/// `fxt symbolize PATH -o OUT`: the trace delivered to a viewer.
+fn delivered(path: &std::path::Path, name: &str) -> PathBuf {
+    let out_path = tmp(name);
+    let out = fxt(&["symbolize", p(path), "-o", p(&out_path)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    out_path
+}
+
+/// The lock flow begins and ends of a trace.
+fn lock_flows(bytes: &[u8]) -> (u64, u64) {
+    let (mut begins, mut ends) = (0, 0);
+    for record in SliceReader::new(bytes).flatten() {
+        if let Record::Event(e) = record {
+            match e.kind {
+                EventKind::FlowBegin { .. } if e.category == "lock" => begins += 1,
+                EventKind::FlowEnd { .. } if e.category == "lock" => ends += 1,
+                _ => {}
+            }
+        }
+    }
+    (begins, ends)
+}
+
 #[test]
-fn export_has_the_waits_as_slices_and_the_arrows_as_flows() {
-    let path = contended_trace("locks-export.fxt");
+fn export_has_the_waits_with_their_holders() {
+    let path = contended_trace("locks-export-raw.fxt");
     let (waits, total) = decoded_waits(&std::fs::read(&path).unwrap());
+    let dir = tmp("locks-export-raw");
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = fxt(&["export", "parquet", p(&path), "-o", p(&dir), "--host", "h"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = duckdb(
+        &dir,
+        &[
+            "select count(*), sum(dur) from {slices} \
+             where category = 'lock' and name = 'turns' and args['state'] = 'wait'",
+            // Waits naming another thread of the trace that waited too.
+            "select count(*) from {slices} s \
+             where s.category = 'lock' and s.args['state'] = 'wait' \
+               and cast(s.args['holder'] as bigint) <> s.tid \
+               and exists (select 1 from {slices} o where o.category = 'lock' \
+                 and o.tid = cast(s.args['holder'] as bigint))",
+            "select count(*) from {flows}",
+        ],
+    );
+    assert_eq!(r[0], serde_json::json!([[waits, total]]));
+    let named = r[1][0][0].as_u64().unwrap();
+    assert!(
+        named * 10 >= waits * 9,
+        "{named} of {waits} waits name a holder"
+    );
+    assert_eq!(
+        r[2],
+        serde_json::json!([[0]]),
+        "the raw trace has no arrows"
+    );
+}
+
+#[test]
+fn export_of_the_delivered_trace_has_the_arrows_as_flows() {
+    let raw = contended_trace("locks-export.fxt");
+    let (waits, total) = decoded_waits(&std::fs::read(&raw).unwrap());
+    let path = delivered(&raw, "locks-export-delivered.fxt");
     let dir = tmp("locks-export");
     let _ = std::fs::remove_dir_all(&dir);
     let out = fxt(&["export", "parquet", p(&path), "-o", p(&dir), "--host", "h"]);
@@ -157,8 +219,9 @@ fn perfetto_shows_the_slices_and_the_arrows_between_threads() {
         eprintln!("skipped: no trace_processor_shell (set FXT_TRACE_PROCESSOR)");
         return;
     };
-    let path = contended_trace("locks-perfetto.fxt");
-    let (waits, _) = decoded_waits(&std::fs::read(&path).unwrap());
+    let raw = contended_trace("locks-perfetto.fxt");
+    let (waits, _) = decoded_waits(&std::fs::read(&raw).unwrap());
+    let path = delivered(&raw, "locks-perfetto-delivered.fxt");
     let row = cli_support::perfetto::perfetto_row(
         &shell,
         &path,
@@ -176,4 +239,26 @@ fn perfetto_shows_the_slices_and_the_arrows_between_threads() {
         "{arrows} arrows for {waits} waits"
     );
     assert_eq!(errors, 0, "import problems");
+}
+
+#[test]
+fn symbolize_and_merge_add_the_arrows_once() {
+    let raw = contended_trace("locks-once.fxt");
+    let bytes = std::fs::read(&raw).unwrap();
+    let (waits, _) = decoded_waits(&bytes);
+    assert_eq!(lock_flows(&bytes), (0, 0), "the program writes no arrow");
+    let path = delivered(&raw, "locks-once-delivered.fxt");
+    let flows = lock_flows(&std::fs::read(&path).unwrap());
+    assert_eq!(flows.0, flows.1);
+    assert!(flows.0 * 10 >= waits * 9, "{flows:?} for {waits} waits");
+    // An archive of the raw trace has them; one of the delivered trace
+    // has them once.
+    for (input, name) in [(&raw, "locks-once-a.fxt"), (&path, "locks-once-b.fxt")] {
+        let archive = tmp(name);
+        let out = fxt(&["merge", p(input), "-o", p(&archive)]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let merged = std::fs::read(&archive).unwrap();
+        assert_eq!(lock_flows(&merged), flows, "{name}");
+        assert_eq!(decoded_waits(&merged).0, waits, "{name}");
+    }
 }

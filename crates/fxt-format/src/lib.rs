@@ -44,6 +44,7 @@
 pub mod compat;
 #[cfg(feature = "decode")]
 pub mod decode;
+pub mod derived;
 pub mod encode;
 pub mod reserved;
 #[cfg(feature = "decode")]

@@ -15,6 +15,9 @@
 //! * [`appendix`]: the entry point of the runtime at collection (feature
 //!   `symbolize`), of `fxt open` and of
 //!   `fxt symbolize`: from a trace's samples, the records to append.
+//! * [`derived`]: the records a viewer draws that the runtime does not
+//!   write (a lock's `held` slices and arrows), from a trace's compact
+//!   records, to append to the trace delivered to a viewer.
 //! * [`scan`]: the sample, modules and symbols records of a trace, raw
 //!   stacks unwound.
 //! * [`unwind`]: raw stacks (registers and a copy of the stack, as the
@@ -24,6 +27,7 @@
 //! The record layouts are in [`fxt_format::samples`].
 
 mod appendix;
+pub mod derived;
 mod maps;
 pub mod perfetto;
 mod proto;

@@ -107,11 +107,19 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
 /// program did not add them itself (built without feature `symbolize`).
 fn with_sample_names<'a>(name: &str, body: Cow<'a, [u8]>) -> Cow<'a, [u8]> {
     match samples::with_appendix(&body) {
-        Some((named, a)) => {
-            eprintln!(
-                "fxt: {name}: {} samples and {} allocation records shown by name ({} of {} addresses named from the binaries here)",
-                a.samples, a.allocs, a.resolved, a.addresses
-            );
+        Some((named, delivery)) => {
+            if let Some(a) = &delivery.appendix {
+                eprintln!(
+                    "fxt: {name}: {} samples and {} allocation records shown by name ({} of {} addresses named from the binaries here)",
+                    a.samples, a.allocs, a.resolved, a.addresses
+                );
+            }
+            if delivery.derived > 0 {
+                eprintln!(
+                    "fxt: {name}: {} records drawn from the compact ones (held slices and arrows of lock waits)",
+                    delivery.derived
+                );
+            }
             Cow::Owned(named)
         }
         None => body,

@@ -17,6 +17,10 @@
 //! machine with the binaries can unwind) are rewritten as the frame lists
 //! unwound from them here, so the file needs no binary anywhere else; the
 //! trace is then rewritten, never appended to.
+//!
+//! It also appends the records a viewer draws from the trace's compact
+//! ones ([`fxt_symbols::derived`]: the `held` slices and arrows of lock
+//! waits), once: a trace with lock waits and no samples gains those alone.
 
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -52,14 +56,21 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     let input = Input::open_trace_bytes(&args.file)?;
     let bytes = input.bytes().unwrap_or_default();
     let mut scan = TraceSamples::read(bytes);
+    let derived = fxt_symbols::derived::records(bytes);
     if scan.samples.is_empty() && scan.allocs.is_empty() {
-        return Err(Error::msg(format!(
-            "symbolize: {} has no CPU samples or sampled allocations",
-            input.name
-        )));
+        if derived.is_empty() {
+            return Err(Error::msg(format!(
+                "symbolize: {} has no CPU samples, sampled allocations or lock waits to draw",
+                input.name
+            )));
+        }
+        return append_derived(&args, &input.name, bytes, scan.end, &derived);
     }
     let raw = !scan.unwound.is_empty();
     if scan.is_symbolized() && scan.perfetto_records > 0 && !raw && !args.force {
+        if !derived.is_empty() {
+            return append_derived(&args, &input.name, bytes, scan.end, &derived);
+        }
         eprintln!(
             "fxt: {} is symbolized already (--force resolves again)",
             input.name
@@ -71,7 +82,8 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     }
     let out = appendix(&scan.request(), &mut Symbolizer::new())
         .map_err(|e| Error::msg(format!("symbolize: {e}")))?;
-    let appended = fxt_format::encode::words_to_bytes(&out.words);
+    let mut appended = fxt_format::encode::words_to_bytes(&out.words);
+    appended.extend_from_slice(&fxt_format::encode::words_to_bytes(&derived));
     let whole = usize::try_from(scan.end)
         .unwrap_or(bytes.len())
         .min(bytes.len());
@@ -135,6 +147,52 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         } else {
             ""
         }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `bytes` (its whole records, up to `end`) with the `derived`
+/// records appended (a trace whose samples are named already, or that has
+/// none): to `-o OUT`, or appended to FILE.
+fn append_derived(
+    args: &Args,
+    name: &str,
+    bytes: &[u8],
+    end: u64,
+    derived: &[u64],
+) -> Result<ExitCode, Error> {
+    let whole = usize::try_from(end).unwrap_or(bytes.len()).min(bytes.len());
+    let appended = words_to_bytes(derived);
+    let target = match &args.output {
+        Some(path) => {
+            let mut data = bytes[..whole].to_vec();
+            data.extend_from_slice(&appended);
+            std::fs::write(path, data).map_err(|e| Error::io(path, e))?;
+            path.clone()
+        }
+        None if args.file == "-" => {
+            return Err(Error::msg(
+                "symbolize: say where to write the trace (-o OUT)",
+            ))
+        }
+        None if whole < bytes.len() => {
+            return Err(Error::msg(format!(
+            "symbolize: {name} ends inside a record at offset {whole:#x}; write a copy with -o OUT"
+        )))
+        }
+        None => {
+            let mut file = OpenOptions::new()
+                .append(true)
+                .open(&args.file)
+                .map_err(|e| Error::io(&args.file, e))?;
+            file.write_all(&appended)
+                .map_err(|e| Error::io(&args.file, e))?;
+            args.file.clone()
+        }
+    };
+    eprintln!(
+        "fxt: {target}: {} records drawn from the compact ones (held slices and arrows of lock waits)",
+        crate::samples::record_count(derived)
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -3,7 +3,8 @@
 //! a sample's thread when it was taken ([`timeline`]), and one line per
 //! sample, module list or symbol table for `fxt dump` ([`lines`]), the
 //! Perfetto packets of samples moved to another clock ([`perfetto`]), and
-//! the records that show a trace's samples in a viewer ([`with_appendix`]).
+//! the records that show a trace's samples in a viewer, with those drawn
+//! from its compact records ([`with_appendix`], [`delivery_for`]).
 //!
 //! The records themselves (`fxt.sample`, `fxt.modules`, `fxt.symbols`) are
 //! `fxt_format::samples`; what they become at collection is `fxt_symbols`.
@@ -51,24 +52,73 @@ pub fn appendix_for(trace: &[u8]) -> Option<(usize, fxt_symbols::Appendix)> {
     Some((whole, appendix))
 }
 
-/// `trace` (its whole records) with [`appendix_for`] appended, and that
-/// appendix: what `fxt open` serves.
-pub fn with_appendix(trace: &[u8]) -> Option<(Vec<u8>, fxt_symbols::Appendix)> {
-    let (whole, appendix) = appendix_for(trace)?;
-    let mut out = trace[..whole].to_vec();
-    out.extend_from_slice(&fxt_format::encode::words_to_bytes(&appendix.words));
-    Some((out, appendix))
+/// What a trace delivered to a viewer gains: the records that show its
+/// samples ([`appendix_for`]) and those drawn from its compact records
+/// ([`fxt_symbols::derived`]: a lock's `held` slices and arrows).
+pub struct Delivery {
+    /// Bytes of whole records the words follow.
+    pub whole: usize,
+    /// FXT words to append.
+    pub words: Vec<u64>,
+    /// The samples' part, if any.
+    pub appendix: Option<fxt_symbols::Appendix>,
+    /// Records derived.
+    pub derived: usize,
 }
 
-/// Appends [`appendix_for`] to the trace file at `path`, written whole: an
+/// The [`Delivery`] of `trace`; `None` when it gains nothing.
+pub fn delivery_for(trace: &[u8]) -> Option<Delivery> {
+    let appendix = appendix_for(trace);
+    let derived = fxt_symbols::derived::records(trace);
+    if appendix.is_none() && derived.is_empty() {
+        return None;
+    }
+    let whole = appendix.as_ref().map_or(trace.len(), |(whole, _)| *whole);
+    let mut words = appendix
+        .as_ref()
+        .map_or_else(Vec::new, |(_, a)| a.words.clone());
+    let derived_records = record_count(&derived);
+    words.extend_from_slice(&derived);
+    Some(Delivery {
+        whole,
+        words,
+        appendix: appendix.map(|(_, a)| a),
+        derived: derived_records,
+    })
+}
+
+/// The records in `words` (whole records).
+pub fn record_count(words: &[u64]) -> usize {
+    let (mut n, mut at) = (0, 0);
+    while let Some(&header) = words.get(at) {
+        let size = fxt_format::encode::header::record_words(header) as usize;
+        if size == 0 {
+            break;
+        }
+        at += size;
+        n += 1;
+    }
+    n
+}
+
+/// `trace` (its whole records) with its [`Delivery`] appended, and that
+/// delivery: what `fxt open` serves.
+pub fn with_appendix(trace: &[u8]) -> Option<(Vec<u8>, Delivery)> {
+    let delivery = delivery_for(trace)?;
+    let mut out = trace[..delivery.whole].to_vec();
+    out.extend_from_slice(&fxt_format::encode::words_to_bytes(&delivery.words));
+    Some((out, delivery))
+}
+
+/// Appends [`delivery_for`] to the trace file at `path`, written whole: an
 /// archive of `fxt record` or `fxt trace`, named while the binaries of its
 /// processes are surely on this machine.
 pub fn append_names(path: &std::path::Path) -> std::io::Result<()> {
     use std::io::Write;
     let bytes = std::fs::read(path)?;
-    if let Some((_, appendix)) = appendix_for(&bytes) {
+    if let Some(delivery) = delivery_for(&bytes) {
         let mut file = std::fs::OpenOptions::new().append(true).open(path)?;
-        file.write_all(&fxt_format::encode::words_to_bytes(&appendix.words))?;
+        file.write_all(&fxt_format::encode::words_to_bytes(&delivery.words))?;
         file.sync_all()?;
     }
     Ok(())

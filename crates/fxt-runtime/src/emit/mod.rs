@@ -229,11 +229,3 @@ static NEXT_ASYNC_ID: AtomicU64 = AtomicU64::new(1);
 pub(crate) fn next_async_id() -> u64 {
     NEXT_ASYNC_ID.fetch_add(1, Ordering::Relaxed)
 }
-
-// Used by `sync` (a lock's records are written after its unlock).
-#[cfg_attr(not(feature = "sync"), allow(dead_code))]
-/// The first of `n` consecutive process-unique ids (a block a thread hands
-/// out without touching the shared counter).
-pub(crate) fn next_async_ids(n: u64) -> u64 {
-    NEXT_ASYNC_ID.fetch_add(n, Ordering::Relaxed)
-}

@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 pub use parking_lot::WaitTimeoutResult;
 
 use super::mutex::{MutexGuard, RawMutex};
-use super::tracked::Mode;
 
 /// A condition variable for [`super::Mutex`], with `parking_lot::Condvar`'s
 /// API and behaviour (it is one: a wait lends it a guard of the mutex's
@@ -114,7 +113,7 @@ impl Condvar {
         let raw: &RawMutex = unsafe { mutex.raw() };
         // Going to sleep releases the mutex; it is taken back on wake-up,
         // so the release's records wait for the next unlock.
-        raw.tracked.release(Mode::Exclusive);
+        raw.tracked.release();
         // SAFETY: `guard` holds this lock, and the inner guard is never
         // dropped (`ManuallyDrop`, also when `f` panics): the lock stays
         // `guard`'s, which unlocks it once.

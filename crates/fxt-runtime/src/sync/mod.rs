@@ -22,18 +22,20 @@
 //!
 //! Nothing while a lock is uncontended: locking is `parking_lot`'s fast
 //! path, unlocking adds one relaxed load and a branch. When a thread's
-//! first try fails:
+//! first try fails, the waiter records one **wait slice** named after the
+//! lock, from its first try to the acquisition, with arguments `mode`
+//! (`exclusive`, `shared`, `upgradable`), `state` (`wait`, or `timed out`
+//! for a `try_*_for`/`_until` that gave up) and, when another thread's
+//! release ended the wait, `holder` (that thread's koid) and `handoff_ns`
+//! (nanoseconds from the release to the acquisition). The releasing
+//! thread writes nothing.
 //!
-//! * the waiter records a **wait slice** named after the lock, from its
-//!   first try to the acquisition, with arguments `mode` (`exclusive`,
-//!   `shared`, `upgradable`) and `state` (`wait`, or `timed out` for a
-//!   `try_*_for`/`_until` that gave up);
-//! * the thread that released the lock while someone waited records, on
-//!   its own timeline, a slice of the same name with `state` = `held`:
-//!   the part of its hold during which someone waited;
-//! * a **flow** goes from that release (inside the `held` slice) to the
-//!   next waiter's acquisition (inside its wait slice), so Perfetto draws
-//!   an arrow from the holder to the waiter.
+//! Readers draw the rest from those records (`fxt_symbols::derived`, which
+//! `fxt open`, `fxt symbolize` and the archives append): a slice of the
+//! same name with `state` = `held` on the holder's thread (the part of its
+//! hold during which someone waited) and a **flow** from the release to
+//! the acquisition, so Perfetto draws an arrow from the holder to the
+//! waiter.
 //!
 //! Turning the category `lock` off (as any category) turns all of it off.
 //! A wait or a hold that began before the session records nothing in it;
@@ -43,18 +45,18 @@
 //! Locks with the same name (`named`, or the same line) are counted
 //! together by `fxt stats`.
 //!
-//! Slices of one thread must nest: the `held` slice starts no earlier than
-//! the thread's previous lock slice ended, but a thread holding lock A
-//! while it waits for lock B can get slices that overlap without nesting
-//! when someone starts waiting for A during that wait.
+//! Slices of one thread must nest: a drawn `held` slice starts no earlier
+//! than the thread's previous lock slice ended, but a thread holding lock
+//! A while it waits for lock B can get slices that overlap without
+//! nesting when someone starts waiting for A during that wait.
 //!
-//! The records are written outside the critical section (the release's
-//! after the raw unlock, the waiter's after its own release of the lock),
-//! so recording makes no hold longer, and a lock a global allocator takes
-//! can record.
+//! The record is written outside the critical section (after the waiter's
+//! own release of the lock; a release only stamps the lock with its time
+//! and thread), so recording makes no hold longer, and a lock a global
+//! allocator takes can record.
 //!
 //! A lock is larger than `parking_lot`'s (one byte): it also holds its
-//! name, its waiter count and its episode of contention.
+//! name, its waiter count and the latest release's time and thread.
 
 mod condvar;
 mod mutex;

@@ -76,7 +76,7 @@ unsafe impl lock_api::RawMutex for RawMutex {
 
     #[inline]
     unsafe fn unlock(&self) {
-        self.tracked.unlock(Mode::Exclusive, || {
+        self.tracked.unlock(|| {
             // SAFETY: the caller holds the lock (this method's contract).
             unsafe { self.raw().unlock() }
         });
@@ -92,7 +92,7 @@ unsafe impl lock_api::RawMutex for RawMutex {
 unsafe impl lock_api::RawMutexFair for RawMutex {
     #[inline]
     unsafe fn unlock_fair(&self) {
-        self.tracked.unlock(Mode::Exclusive, || {
+        self.tracked.unlock(|| {
             // SAFETY: the caller holds the lock.
             unsafe { self.raw().unlock_fair() }
         });
@@ -102,7 +102,7 @@ unsafe impl lock_api::RawMutexFair for RawMutex {
     unsafe fn bump(&self) {
         // The lock is taken back at once: the records wait for the next
         // unlock.
-        self.tracked.release(Mode::Exclusive);
+        self.tracked.release();
         // SAFETY: the caller holds the lock.
         unsafe { self.raw().bump() }
     }

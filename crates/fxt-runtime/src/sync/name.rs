@@ -17,10 +17,12 @@ use crate::macro_support::{Callsite, KeyCache};
 /// The category of every lock event.
 pub const CATEGORY: &str = "lock";
 
-/// The argument keys of a lock's events: the lock's mode (`exclusive`,
-/// `shared`, `upgradable`) and what the slice is (`wait`, `timed out`,
-/// `held`).
-pub(crate) const ARG_NAMES: &[&str] = &["mode", "state"];
+/// The argument keys of a lock's wait: the lock's mode (`exclusive`,
+/// `shared`, `upgradable`), what the slice is (`wait`, `timed out`), and
+/// for a wait another thread's release ended, that thread's koid and the
+/// nanoseconds from the release to the acquisition
+/// (`fxt_format::derived::lock`).
+pub(crate) const ARG_NAMES: &[&str] = &["mode", "state", "holder", "handoff_ns"];
 
 /// At most this many names get their own call site.
 const MAX_NAMES: usize = 4096;
@@ -28,7 +30,7 @@ const MAX_NAMES: usize = 4096;
 /// The name of the call site shared by the locks beyond [`MAX_NAMES`].
 const OTHER: &str = "other locks";
 
-static OTHER_KEYS: [KeyCache; 2] = [KeyCache::NEW, KeyCache::NEW];
+static OTHER_KEYS: [KeyCache; 4] = [KeyCache::NEW; 4];
 static OTHER_SITE: Callsite = Callsite::new(CATEGORY, OTHER, ARG_NAMES, &OTHER_KEYS);
 
 /// What a lock is called in the trace.
@@ -90,7 +92,7 @@ pub(crate) fn callsite(name: Name) -> &'static Callsite {
         Name::Named(s) => s,
         other => Box::leak(other.to_string().into_boxed_str()),
     };
-    let keys: &'static [KeyCache; 2] = Box::leak(Box::new([KeyCache::NEW, KeyCache::NEW]));
+    let keys: &'static [KeyCache; 4] = Box::leak(Box::new([KeyCache::NEW; 4]));
     let site: &'static Callsite =
         Box::leak(Box::new(Callsite::new(CATEGORY, text, ARG_NAMES, keys)));
     sites.insert(name.key(), site);

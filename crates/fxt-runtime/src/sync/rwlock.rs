@@ -82,7 +82,7 @@ unsafe impl lock_api::RawRwLock for RawRwLock {
 
     #[inline]
     unsafe fn unlock_shared(&self) {
-        self.tracked.unlock(Mode::Shared, || {
+        self.tracked.unlock(|| {
             // SAFETY: the caller holds a shared lock.
             unsafe { self.inner.unlock_shared() }
         });
@@ -108,7 +108,7 @@ unsafe impl lock_api::RawRwLock for RawRwLock {
 
     #[inline]
     unsafe fn unlock_exclusive(&self) {
-        self.tracked.unlock(Mode::Exclusive, || {
+        self.tracked.unlock(|| {
             // SAFETY: the caller holds the exclusive lock.
             unsafe { self.inner.unlock_exclusive() }
         });
@@ -130,7 +130,7 @@ unsafe impl lock_api::RawRwLock for RawRwLock {
 unsafe impl lock_api::RawRwLockFair for RawRwLock {
     #[inline]
     unsafe fn unlock_shared_fair(&self) {
-        self.tracked.unlock(Mode::Shared, || {
+        self.tracked.unlock(|| {
             // SAFETY: the caller holds a shared lock.
             unsafe { self.inner.unlock_shared_fair() }
         });
@@ -138,7 +138,7 @@ unsafe impl lock_api::RawRwLockFair for RawRwLock {
 
     #[inline]
     unsafe fn unlock_exclusive_fair(&self) {
-        self.tracked.unlock(Mode::Exclusive, || {
+        self.tracked.unlock(|| {
             // SAFETY: the caller holds the exclusive lock.
             unsafe { self.inner.unlock_exclusive_fair() }
         });
@@ -148,7 +148,7 @@ unsafe impl lock_api::RawRwLockFair for RawRwLock {
     unsafe fn bump_shared(&self) {
         // The lock is taken back at once: the records wait for the next
         // unlock.
-        self.tracked.release(Mode::Shared);
+        self.tracked.release();
         // SAFETY: the caller holds a shared lock.
         unsafe { self.inner.bump_shared() }
     }
@@ -157,7 +157,7 @@ unsafe impl lock_api::RawRwLockFair for RawRwLock {
     unsafe fn bump_exclusive(&self) {
         // The lock is taken back at once: the records wait for the next
         // unlock.
-        self.tracked.release(Mode::Exclusive);
+        self.tracked.release();
         // SAFETY: the caller holds the exclusive lock.
         unsafe { self.inner.bump_exclusive() }
     }
@@ -289,7 +289,7 @@ unsafe impl lock_api::RawRwLockUpgrade for RawRwLock {
 
     #[inline]
     unsafe fn unlock_upgradable(&self) {
-        self.tracked.unlock(Mode::Upgradable, || {
+        self.tracked.unlock(|| {
             // SAFETY: the caller holds the upgradable lock.
             unsafe { self.inner.unlock_upgradable() }
         });
@@ -322,7 +322,7 @@ unsafe impl lock_api::RawRwLockUpgrade for RawRwLock {
 unsafe impl lock_api::RawRwLockUpgradeFair for RawRwLock {
     #[inline]
     unsafe fn unlock_upgradable_fair(&self) {
-        self.tracked.unlock(Mode::Upgradable, || {
+        self.tracked.unlock(|| {
             // SAFETY: the caller holds the upgradable lock.
             unsafe { self.inner.unlock_upgradable_fair() }
         });
@@ -332,7 +332,7 @@ unsafe impl lock_api::RawRwLockUpgradeFair for RawRwLock {
     unsafe fn bump_upgradable(&self) {
         // The lock is taken back at once: the records wait for the next
         // unlock.
-        self.tracked.release(Mode::Upgradable);
+        self.tracked.release();
         // SAFETY: the caller holds the upgradable lock.
         unsafe { self.inner.bump_upgradable() }
     }

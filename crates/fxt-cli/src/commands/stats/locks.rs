@@ -3,10 +3,12 @@
 //! others wait longest.
 //!
 //! A lock's events are named after the lock: wait slices (argument
-//! `state` = `wait`, or `timed out`), `held` slices on the releasing
-//! thread, and a flow from each release to the next acquisition, whose end
-//! the waiter writes just before its wait slice. A wait is charged to the
-//! thread of the flow's begin: the holder that handed the lock over.
+//! `state` = `wait`, or `timed out`), each naming the thread whose release
+//! ended it (argument `holder`, see [`fxt_format::derived::lock`]); a wait
+//! is charged to that holder. The `held` slices and flows drawn from them
+//! (`fxt_symbols::derived`) are not read. Traces written before the
+//! compact form have no `holder`: there a wait is charged to the thread of
+//! the flow whose end the waiter wrote just before its wait slice.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -23,14 +25,23 @@ type ThreadKey = (Option<u32>, u64, u64);
 /// A flow id, scoped as Perfetto scopes Fuchsia flows: by provider and process.
 type FlowKey = (Option<u32>, u64, u64);
 
+/// Who handed a lock over.
+#[derive(Clone, Copy)]
+enum Handed {
+    /// The holder's thread, named by the wait.
+    Holder(ThreadKey),
+    /// The flow whose begin is on the holder's thread (older traces).
+    Flow(FlowKey),
+}
+
 /// The waits of one lock.
 #[derive(Default)]
 struct PerLock {
     /// Wait of each contended acquisition (ns).
     waits: Vec<u64>,
     timed_out: u64,
-    /// Per wait with an arrow: the flow and the wait (ns).
-    handed: Vec<(FlowKey, u64)>,
+    /// Per wait with a holder: who, and the wait (ns).
+    handed: Vec<(Handed, u64)>,
 }
 
 /// What the walk gathers about locks.
@@ -49,6 +60,17 @@ fn state(e: &Event) -> Option<&str> {
         .find(|a| a.name.as_str() == Some("state"))
         .and_then(|a| match &a.value {
             ArgValue::Str(t) => t.as_str(),
+            _ => None,
+        })
+}
+
+/// The thread whose release ended a wait, as the wait names it.
+fn holder(e: &Event) -> Option<u64> {
+    e.args
+        .iter()
+        .find(|a| a.name.as_str() == Some(fxt_format::derived::lock::HOLDER))
+        .and_then(|a| match a.value {
+            ArgValue::U64(k) | ArgValue::Koid(k) => Some(k),
             _ => None,
         })
 }
@@ -77,8 +99,13 @@ impl Locks {
                     Some("wait") => {
                         let per = self.locks.entry(name.to_string()).or_default();
                         per.waits.push(wait);
-                        if let Some(id) = self.pending.remove(&who) {
-                            per.handed.push(((provider, process, id), wait));
+                        let flow = self.pending.remove(&who);
+                        let handed = match holder(e) {
+                            Some(h) => Some(Handed::Holder((provider, process, h))),
+                            None => flow.map(|id| Handed::Flow((provider, process, id))),
+                        };
+                        if let Some(h) = handed {
+                            per.handed.push((h, wait));
                         }
                     }
                     Some("timed out") => {
@@ -99,8 +126,12 @@ impl Locks {
             .iter()
             .map(|(name, per)| {
                 let mut holders: HashMap<ThreadKey, (u64, u64)> = HashMap::new();
-                for (flow, wait) in &per.handed {
-                    if let Some(holder) = self.begins.get(flow) {
+                for (handed, wait) in &per.handed {
+                    let holder = match handed {
+                        Handed::Holder(thread) => Some(thread),
+                        Handed::Flow(flow) => self.begins.get(flow),
+                    };
+                    if let Some(holder) = holder {
                         let h = holders.entry(*holder).or_default();
                         h.0 += 1;
                         h.1 += wait;

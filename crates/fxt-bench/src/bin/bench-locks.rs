@@ -1,0 +1,246 @@
+//! What a recorded lock wait costs, in CPU time: `fxt::sync::Mutex` with
+//! every wait recorded against the same lock with tracing off and
+//! `parking_lot`, in the workloads of `benches/locks.rs` (`work-N`: tens
+//! of ns inside the lock and a few hundred outside; `contended-N`: an
+//! empty critical section), N = 4 and 16 threads.
+//!
+//! ```text
+//! cargo run --release -p fxt-bench --bin bench-locks -- --reps 7
+//! ```
+//!
+//! Each repetition runs every workload and lock in turn. Printed per
+//! workload: the throughput (millions of acquisitions per second of wall
+//! time; median and best repetition), the recorded run against
+//! `parking_lot`, the process CPU time per acquisition
+//! (`CLOCK_PROCESS_CPUTIME_ID`: time the threads ran, which another
+//! process's load does not add to), and the CPU time per recorded wait:
+//! the recorded run's CPU time less the tracing-off run's of the same
+//! repetition, over the waits in its trace (median). The load average is
+//! printed before and after: on a shared machine the wall-clock columns
+//! move with it, the CPU columns much less.
+
+use std::hint::black_box;
+use std::sync::{Arc, Barrier};
+use std::time::Instant;
+
+use fxt_format::decode::{ArgValue, EventKind, Record, SliceReader};
+
+/// Acquisitions per thread.
+const PER_THREAD: u64 = 20_000;
+
+/// A workload: threads, and steps of work inside and outside the lock.
+#[derive(Clone, Copy)]
+struct Workload {
+    name: &'static str,
+    threads: usize,
+    inside: u32,
+    outside: u32,
+}
+
+const WORKLOADS: [Workload; 4] = [
+    Workload {
+        name: "work-4",
+        threads: 4,
+        inside: 10,
+        outside: 100,
+    },
+    Workload {
+        name: "work-16",
+        threads: 16,
+        inside: 10,
+        outside: 100,
+    },
+    Workload {
+        name: "contended-4",
+        threads: 4,
+        inside: 0,
+        outside: 0,
+    },
+    Workload {
+        name: "contended-16",
+        threads: 16,
+        inside: 0,
+        outside: 0,
+    },
+];
+
+const LOCKS: [&str; 3] = ["parking_lot", "fxt-tracing-off", "fxt-recorded"];
+
+trait Lock: Send + Sync + 'static {
+    fn with(&self, f: impl FnOnce(&mut u64));
+}
+
+impl Lock for parking_lot::Mutex<u64> {
+    #[inline]
+    fn with(&self, f: impl FnOnce(&mut u64)) {
+        f(&mut self.lock())
+    }
+}
+
+impl Lock for fxt::sync::Mutex<u64> {
+    #[inline]
+    fn with(&self, f: impl FnOnce(&mut u64)) {
+        f(&mut self.lock())
+    }
+}
+
+/// `n` dependent multiply-adds (as in `benches/locks.rs`).
+#[inline(always)]
+fn work(mut x: u64, n: u32) -> u64 {
+    for _ in 0..n {
+        x = black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+    }
+    x
+}
+
+fn process_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid pointer to a timespec, a clock id every Linux has.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// One run: (wall ns, process CPU ns) from the start barrier to the last
+/// thread done.
+fn run<L: Lock>(lock: &Arc<L>, w: Workload) -> (u64, u64) {
+    let barrier = Arc::new(Barrier::new(w.threads + 1));
+    let workers: Vec<_> = (0..w.threads)
+        .map(|_| {
+            let (lock, barrier) = (lock.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                let mut local = 0u64;
+                for i in 0..PER_THREAD {
+                    lock.with(|v| {
+                        *v = work(black_box(v.wrapping_mul(31).wrapping_add(i)), w.inside)
+                    });
+                    local = work(local, w.outside);
+                }
+                black_box(local);
+            })
+        })
+        .collect();
+    barrier.wait();
+    let (start, cpu) = (Instant::now(), process_cpu_ns());
+    workers.into_iter().for_each(|t| t.join().unwrap());
+    (
+        start.elapsed().as_nanos() as u64,
+        process_cpu_ns().saturating_sub(cpu),
+    )
+}
+
+/// The wait slices of the lock "bench" in `trace`.
+fn waits(trace: &[u8]) -> u64 {
+    SliceReader::new(trace)
+        .flatten()
+        .filter(|r| match r {
+            Record::Event(e) => {
+                e.category == "lock"
+                    && e.name == "bench"
+                    && matches!(e.kind, EventKind::DurationComplete { .. })
+                    && e.args.iter().any(|a| {
+                        a.name == "state" && matches!(&a.value, ArgValue::Str(s) if *s == "wait")
+                    })
+            }
+            _ => false,
+        })
+        .count() as u64
+}
+
+/// One run of `lock` in workload `w`: (wall ns, CPU ns, waits recorded).
+fn measure(lock: &str, w: Workload) -> (u64, u64, u64) {
+    match lock {
+        "parking_lot" => {
+            let (wall, cpu) = run(&Arc::new(parking_lot::Mutex::new(0u64)), w);
+            (wall, cpu, 0)
+        }
+        "fxt-tracing-off" => {
+            let (wall, cpu) = run(&Arc::new(fxt::sync::Mutex::named("bench", 0u64)), w);
+            (wall, cpu, 0)
+        }
+        _ => {
+            let m = Arc::new(fxt::sync::Mutex::named("bench", 0u64));
+            let session = fxt::start(fxt::Config::new().buffer_size(256 << 20)).unwrap();
+            let (wall, cpu) = run(&m, w);
+            let (bytes, stats) = session.finish_to_vec().unwrap();
+            assert_eq!(stats.records_dropped, 0, "every wait recorded");
+            (wall, cpu, waits(&bytes))
+        }
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let reps: usize = args
+        .iter()
+        .position(|a| a == "--reps")
+        .and_then(|i| args.get(i + 1))
+        .map_or(7, |v| v.parse().expect("a number"));
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    println!("bench-locks: {reps} reps, {PER_THREAD} acquisitions per thread, {cores} cores");
+    println!("load average before: {}", load_average());
+    // [workload][lock] -> per rep (wall, cpu, waits)
+    let mut runs = vec![vec![Vec::new(); LOCKS.len()]; WORKLOADS.len()];
+    for _ in 0..reps {
+        for (i, &w) in WORKLOADS.iter().enumerate() {
+            for (j, lock) in LOCKS.iter().enumerate() {
+                runs[i][j].push(measure(lock, w));
+            }
+        }
+    }
+    println!(
+        "\n{:<13} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>8} {:>9}",
+        "M acq/s",
+        "pl med",
+        "off med",
+        "rec med",
+        "pl best",
+        "off best",
+        "rec best",
+        "rec/pl",
+        "pl cpu",
+        "off cpu",
+        "rec cpu",
+        "waits",
+        "cpu/wait"
+    );
+    for (i, w) in WORKLOADS.iter().enumerate() {
+        let acquisitions = (w.threads as u64 * PER_THREAD) as f64;
+        let rate = |r: &(u64, u64, u64)| acquisitions / r.0 as f64 * 1e3;
+        let cpu = |r: &(u64, u64, u64)| r.1 as f64 / acquisitions;
+        let med = |j: usize, f: &dyn Fn(&(u64, u64, u64)) -> f64| {
+            median(&mut runs[i][j].iter().map(f).collect::<Vec<_>>())
+        };
+        let best = |j: usize| runs[i][j].iter().map(rate).fold(0.0, f64::max);
+        let per_wait = median(
+            &mut runs[i][2]
+                .iter()
+                .zip(&runs[i][1])
+                .map(|(rec, off)| (rec.1 as f64 - off.1 as f64) / rec.2.max(1) as f64)
+                .collect::<Vec<_>>(),
+        );
+        let waits = med(2, &|r| r.2 as f64);
+        let (pl, off, rec) = (med(0, &rate), med(1, &rate), med(2, &rate));
+        println!(
+            "{:<13} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>6.2}x {:>7.1} {:>7.1} {:>7.1} {:>8.0} {:>9.1}",
+            w.name, pl, off, rec, best(0), best(1), best(2), pl / rec,
+            med(0, &cpu), med(1, &cpu), med(2, &cpu), waits, per_wait
+        );
+    }
+    println!("\n(rec/pl: parking_lot's median throughput over the recorded one's; cpu: process CPU ns per acquisition; cpu/wait: CPU ns per recorded wait)");
+    println!("load average after: {}", load_average());
+}

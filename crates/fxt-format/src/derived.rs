@@ -1,0 +1,41 @@
+//! The records readers derive from a trace's compact ones, and the marker
+//! that says a trace carries them.
+//!
+//! The runtime writes each fact once, with what a drawing needs in its
+//! arguments (a lock's wait names the thread whose release ended it, see
+//! [`lock`]); the slices and arrows a viewer draws from those facts (the
+//! holder's `held` slice, the flow from its release to the acquisition)
+//! are computed by readers (`fxt_symbols::derived`) and appended to the
+//! trace that is delivered to a viewer (`fxt open`, `fxt symbolize`,
+//! archives). The appended records are preceded by one blob record (type
+//! data) named [`MARKER_NAME`] with an empty payload, in the provider
+//! section the records belong to: a section holding it is not derived
+//! again ([`is_marker`]).
+
+/// The name of the blob record that precedes derived records.
+pub const MARKER_NAME: &str = "fxt.derived";
+
+/// The compact record of a lock's contended acquisition (`fxt::sync`,
+/// category [`lock::CATEGORY`]): a duration complete event named after
+/// the lock, from the waiter's first try to its acquisition, on the
+/// waiter's thread, with these arguments.
+pub mod lock {
+    /// The category of lock events.
+    pub const CATEGORY: &str = "lock";
+    /// `exclusive`, `shared` or `upgradable` (string).
+    pub const MODE: &str = "mode";
+    /// `wait`, `timed out`, or in derived records `held` (string).
+    pub const STATE: &str = "state";
+    /// The koid of the thread whose release ended the wait (u64; absent
+    /// when the waiter's own release did, or none was seen).
+    pub const HOLDER: &str = "holder";
+    /// Nanoseconds from that release to the acquisition (u64): a
+    /// duration, which a tool moving the trace's timestamps to another
+    /// clock leaves right.
+    pub const HANDOFF_NS: &str = "handoff_ns";
+}
+
+/// Whether a blob record named `name` of type data is the marker.
+pub fn is_marker(name: &str, payload_len: usize) -> bool {
+    name == MARKER_NAME && payload_len == 0
+}

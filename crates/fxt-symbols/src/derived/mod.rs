@@ -1,0 +1,90 @@
+//! The records a viewer draws that the runtime does not write: computed
+//! from a trace's compact records ([`fxt_format::derived`]) and appended
+//! to the trace delivered to a viewer (`fxt open`, `fxt symbolize`, the
+//! archives of `fxt record`, `fxt trace` and `fxt merge`).
+//!
+//! One walk over the trace hands each event to each feature's deriver
+//! (one file per feature: `locks`); what they return is grouped by the
+//! provider section its facts were in (the records keep its clock), each
+//! group after one [`fxt_format::derived::MARKER_NAME`] blob in that
+//! section: a section that holds the marker already is not derived again,
+//! so appending twice adds nothing, and an archive that merges a derived
+//! trace with one that is not derives only the other.
+
+mod locks;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use fxt_format::decode::{Record, SliceReader};
+use fxt_format::derived::{is_marker, MARKER_NAME};
+use fxt_format::encode::{encode_into_vec, Blob, BlobType, ProviderSection, StringRef};
+use fxt_format::time::ticks_per_second_or_default;
+
+/// Where a fact was read: its provider section and that section's clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Section {
+    /// The provider section (`None`: a trace without sections).
+    pub provider: Option<u32>,
+    /// Ticks per second of its timestamps.
+    pub ticks_per_second: u64,
+}
+
+/// The FXT words to append to `trace` (its whole records) so that a viewer
+/// draws what its compact records stand for: per provider section, a
+/// provider section record (for a trace that has sections), the marker
+/// and the derived records. Empty when there is nothing to derive or
+/// every section with something to derive carries its derived records
+/// already.
+pub fn records(trace: &[u8]) -> Vec<u64> {
+    let mut locks = locks::Locks::default();
+    let mut provider = None;
+    let mut derived = BTreeSet::new();
+    let mut clocks: BTreeMap<Option<u32>, u64> = BTreeMap::new();
+    for item in SliceReader::new(trace) {
+        let record = match item {
+            Ok(record) => record,
+            Err(e) if e.is_fatal() => break,
+            Err(_) => continue,
+        };
+        match record {
+            Record::ProviderSection { provider_id } => provider = Some(provider_id),
+            Record::Initialization { ticks_per_second } => {
+                clocks.insert(provider, ticks_per_second);
+            }
+            Record::Blob(b)
+                if b.blob_type == BlobType::Data
+                    && is_marker(b.name.as_str().unwrap_or(""), b.payload.len()) =>
+            {
+                derived.insert(provider);
+            }
+            Record::Event(e) => {
+                let tps = clocks.get(&provider).copied();
+                let section = Section {
+                    provider,
+                    ticks_per_second: ticks_per_second_or_default(tps),
+                };
+                locks.see(section, &e);
+            }
+            _ => {}
+        }
+    }
+    let mut by_section: BTreeMap<Option<u32>, Vec<u64>> = BTreeMap::new();
+    locks.derive(&mut by_section);
+    by_section.retain(|section, words| !words.is_empty() && !derived.contains(section));
+    let mut out = Vec::new();
+    let marker = Blob {
+        name: StringRef::Inline(MARKER_NAME),
+        blob_type: BlobType::Data,
+        payload: &[],
+    };
+    for (provider, words) in by_section {
+        // Neither can fail: one word; an inline name of 11 bytes and an
+        // empty payload.
+        if let Some(provider_id) = provider {
+            let _ = encode_into_vec(&ProviderSection { provider_id }, &mut out);
+        }
+        let _ = encode_into_vec(&marker, &mut out);
+        out.extend_from_slice(&words);
+    }
+    out
+}

@@ -1,0 +1,232 @@
+//! `fxt_symbols::derived::records` on traces built here: a lock's wait
+//! that names its holder becomes the holder's `held` slice and an arrow
+//! (flow begin in it, flow end at the acquisition), placed as the runtime
+//! places them; per provider section, after one marker, which stops a
+//! second derivation of that section.
+
+use fxt_format::decode::{decode_all, ArgValue, Event, EventKind, Record, Thread};
+use fxt_format::encode::{
+    encode_into_vec, words_to_bytes, Arg, ArgValue as V, Event as E, EventKind as K,
+    Initialization, ProviderSection, StringRef, ThreadRef,
+};
+use fxt_symbols::derived::records;
+
+const PID: u64 = 1;
+const HOLDER: u64 = 10;
+const WAITER: u64 = 20;
+
+/// A wait of lock "L" on `thread` from `start` to `end` (the acquisition
+/// is `end - 1`), naming `handoff` = (holder, handoff_ns).
+fn wait(out: &mut Vec<u64>, thread: u64, start: u64, end: u64, handoff: Option<(u64, u64)>) {
+    let s = |t| V::Str(StringRef::Inline(t));
+    let k = StringRef::Inline;
+    let mut args = vec![
+        Arg::new(k("mode"), s("exclusive")),
+        Arg::new(k("state"), s("wait")),
+    ];
+    if let Some((holder, handoff_ns)) = handoff {
+        args.push(Arg::new(k("holder"), V::U64(holder)));
+        args.push(Arg::new(k("handoff_ns"), V::U64(handoff_ns)));
+    }
+    let e = E {
+        kind: K::DurationComplete { end },
+        timestamp: start,
+        thread: ThreadRef::Inline {
+            process: PID,
+            thread,
+        },
+        category: k("lock"),
+        name: k("L"),
+        args: &args,
+    };
+    encode_into_vec(&e, out).unwrap();
+}
+
+fn init(out: &mut Vec<u64>, ticks_per_second: u64) {
+    encode_into_vec(&Initialization { ticks_per_second }, out).unwrap();
+}
+
+/// The events `records` appends to `trace`, decoded.
+fn derived(trace: &[u64]) -> Vec<Record> {
+    let bytes = words_to_bytes(trace);
+    let words = records(&bytes);
+    decode_all(&words_to_bytes(&words)).unwrap()
+}
+
+fn events(records: &[Record]) -> Vec<&Event> {
+    records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Event(e) => Some(e),
+            _ => None,
+        })
+        .collect()
+}
+
+fn thread(e: &Event) -> u64 {
+    match e.thread {
+        Thread::Known { thread, .. } => thread,
+        _ => panic!("{e:?}"),
+    }
+}
+
+fn markers(records: &[Record]) -> usize {
+    records
+        .iter()
+        .filter(|r| matches!(r, Record::Blob(b) if b.name == "fxt.derived" && b.payload.is_empty()))
+        .count()
+}
+
+/// A slice: (thread, start, end).
+type Slice = (u64, u64, u64);
+/// A flow: (begin thread, begin time, end thread, end time).
+type Arrow = (u64, u64, u64, u64);
+
+/// The held slice and the flow, checking the ids match.
+fn held_and_arrow(evs: &[&Event]) -> (Slice, Arrow) {
+    assert_eq!(evs.len(), 3, "{evs:#?}");
+    let held = match evs[0].kind {
+        EventKind::DurationComplete { end } => (thread(evs[0]), evs[0].timestamp, end),
+        _ => panic!("{evs:#?}"),
+    };
+    assert_eq!(evs[0].category, "lock");
+    assert_eq!(evs[0].name, "L");
+    assert!(evs[0]
+        .args
+        .iter()
+        .any(|a| a.name == "state" && matches!(&a.value, ArgValue::Str(s) if *s == "held")));
+    let (EventKind::FlowBegin { id: b }, EventKind::FlowEnd { id: e }) = (evs[1].kind, evs[2].kind)
+    else {
+        panic!("{evs:#?}")
+    };
+    assert_eq!(b, e);
+    let arrow = (
+        thread(evs[1]),
+        evs[1].timestamp,
+        thread(evs[2]),
+        evs[2].timestamp,
+    );
+    (held, arrow)
+}
+
+#[test]
+fn a_handed_wait_becomes_the_holders_held_slice_and_an_arrow() {
+    let mut t = Vec::new();
+    init(&mut t, 1_000_000_000);
+    // Waiting from 100, acquired at 200, released at 150.
+    wait(&mut t, WAITER, 100, 201, Some((HOLDER, 50)));
+    let out = derived(&t);
+    assert_eq!(markers(&out), 1);
+    let (held, arrow) = held_and_arrow(&events(&out));
+    assert_eq!(held, (HOLDER, 100, 151));
+    assert_eq!(arrow, (HOLDER, 150, WAITER, 200));
+}
+
+#[test]
+fn the_durations_are_turned_into_the_traces_ticks() {
+    let mut t = Vec::new();
+    init(&mut t, 2_000_000_000);
+    wait(&mut t, WAITER, 100, 301, Some((HOLDER, 50)));
+    let (held, arrow) = held_and_arrow(&events(&derived(&t)));
+    // 50 ns are 100 ticks.
+    assert_eq!(arrow, (HOLDER, 200, WAITER, 300));
+    assert_eq!(held, (HOLDER, 100, 201));
+}
+
+#[test]
+fn a_held_slice_starts_when_someone_waited_and_after_the_holders_own_wait() {
+    let mut t = Vec::new();
+    init(&mut t, 1_000_000_000);
+    // The holder waited until 119 (for another lock); the waiter from
+    // 60; released at 150.
+    wait(&mut t, HOLDER, 50, 120, None);
+    wait(&mut t, WAITER, 60, 201, Some((HOLDER, 50)));
+    let (held, _) = held_and_arrow(&events(&derived(&t)));
+    assert_eq!(held, (HOLDER, 120, 151), "after the holder's wait");
+
+    // Two waiters from 40 and 60; the release at 150 ended the second's
+    // wait: someone waited on the hold from 40.
+    let mut t = Vec::new();
+    init(&mut t, 1_000_000_000);
+    wait(&mut t, 30, 40, 301, None);
+    wait(&mut t, WAITER, 60, 201, Some((HOLDER, 50)));
+    let (held, _) = held_and_arrow(&events(&derived(&t)));
+    assert_eq!(
+        held,
+        (HOLDER, 40, 151),
+        "from the earliest wait in progress"
+    );
+}
+
+#[test]
+fn consecutive_releases_draw_holds_that_do_not_overlap() {
+    let mut t = Vec::new();
+    init(&mut t, 1_000_000_000);
+    // Waiter 20 waits from 0, handed over by 10 at 100; waiter 30 waits
+    // from 10, handed over by 20 at 200.
+    wait(&mut t, WAITER, 0, 102, Some((HOLDER, 1)));
+    wait(&mut t, 30, 10, 202, Some((WAITER, 1)));
+    let out = derived(&t);
+    let evs = events(&out);
+    let helds: Vec<Slice> = evs
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::DurationComplete { end } => Some((thread(e), e.timestamp, end)),
+            _ => None,
+        })
+        .collect();
+    // The first from the earliest wait (0); the second after the first
+    // release (101) and the holder's own wait (102), though waiter 30
+    // waited from 10.
+    assert_eq!(helds, vec![(HOLDER, 0, 101), (WAITER, 102, 201)]);
+}
+
+#[test]
+fn waits_without_a_holder_draw_nothing() {
+    let mut t = Vec::new();
+    init(&mut t, 1_000_000_000);
+    wait(&mut t, WAITER, 100, 201, None);
+    assert!(records(&words_to_bytes(&t)).is_empty());
+}
+
+#[test]
+fn each_section_is_derived_once_in_its_own_section() {
+    let mut t = Vec::new();
+    encode_into_vec(&ProviderSection { provider_id: 1 }, &mut t).unwrap();
+    init(&mut t, 1_000_000_000);
+    wait(&mut t, WAITER, 100, 201, Some((HOLDER, 50)));
+    encode_into_vec(&ProviderSection { provider_id: 2 }, &mut t).unwrap();
+    init(&mut t, 1_000_000_000);
+    wait(&mut t, WAITER, 100, 201, Some((HOLDER, 50)));
+    let out = derived(&t);
+    assert_eq!(markers(&out), 2);
+    let sections: Vec<u32> = out
+        .iter()
+        .filter_map(|r| match r {
+            Record::ProviderSection { provider_id } => Some(*provider_id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sections, vec![1, 2]);
+    assert_eq!(events(&out).len(), 6);
+
+    // Appended, nothing more to derive.
+    let bytes = words_to_bytes(&t);
+    let mut whole = bytes.clone();
+    whole.extend(words_to_bytes(&records(&bytes)));
+    assert!(records(&whole).is_empty());
+
+    // A third section merged in later is derived alone.
+    let mut more = Vec::new();
+    encode_into_vec(&ProviderSection { provider_id: 3 }, &mut more).unwrap();
+    init(&mut more, 1_000_000_000);
+    wait(&mut more, WAITER, 100, 201, Some((HOLDER, 50)));
+    whole.extend(words_to_bytes(&more));
+    let again = decode_all(&words_to_bytes(&records(&whole))).unwrap();
+    assert_eq!(markers(&again), 1);
+    assert!(matches!(
+        again[0],
+        Record::ProviderSection { provider_id: 3 }
+    ));
+    assert_eq!(events(&again).len(), 3);
+}
