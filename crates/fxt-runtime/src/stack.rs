@@ -285,8 +285,8 @@ pub fn current_stack() -> Option<Range<u64>> {
     if (lo..hi).contains(&tp) {
         // A thread the C library started: its control block (at the
         // thread pointer) and static thread-locals (below it) sit at the
-        // top of the block it reports; no frame lies above the pointer.
-        hi = tp & !15;
+        // top of the block it reports; no frame lies above them.
+        hi = lowest_static_tls(lo..tp) & !15;
     }
     let _ = STACK.try_with(|s| s.set((lo, hi)));
     Some(lo..hi)
@@ -307,6 +307,32 @@ fn thread_pointer() -> u64 {
         );
     }
     tp
+}
+
+/// The lowest of the calling thread's thread-local blocks that lie in
+/// `within` (its static ones, below its thread pointer), or its end: a
+/// thread's frames lie below them all.
+fn lowest_static_tls(within: Range<u64>) -> u64 {
+    unsafe extern "C" fn visit(
+        info: *mut libc::dl_phdr_info,
+        _size: libc::size_t,
+        data: *mut libc::c_void,
+    ) -> libc::c_int {
+        // SAFETY: `dl_iterate_phdr` passes a valid entry, and `data` is
+        // the `Range` and lowest address below, alive for the call.
+        let (within, lowest) = unsafe { &mut *(data as *mut (Range<u64>, u64)) };
+        // SAFETY: as above.
+        let block = unsafe { (*info).dlpi_tls_data } as u64;
+        if within.contains(&block) && block < *lowest {
+            *lowest = block;
+        }
+        0
+    }
+    let mut state = (within.clone(), within.end);
+    // SAFETY: `visit` only reads the entries it is given and writes
+    // `state`, which outlives the call.
+    unsafe { libc::dl_iterate_phdr(Some(visit), (&raw mut state).cast()) };
+    state.1
 }
 
 /// `__libc_stack_end`: the stack pointer glibc's entry point found, above
