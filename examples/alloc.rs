@@ -77,7 +77,7 @@ pub fn run(kept: &mut Vec<Box<[u8]>>) {
     }
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut kept = Vec::with_capacity(B_BLOCKS / KEEP_EVERY);
     let session = fxt::start_from_env()?;
     run(&mut kept);

@@ -34,29 +34,19 @@ fn record(path: &Path) {
     static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
     let mut kept = Vec::with_capacity(alloc_example::B_BLOCKS / alloc_example::KEEP_EVERY);
-    // A buffer that holds the whole run (about 65 MB of records, the
-    // default buffer's size): on a loaded machine the writer to the file
-    // can fall behind, and records dropped at the end would count against
-    // `site_b`, which runs last (a CI run once split 4.03:1, site_b short
-    // by a quarter).
-    let config = fxt::Config::new()
-        .alloc_sample_bytes(MEAN)
-        .buffer_size(128 << 20)
-        .output(path);
+    // The default buffer: records dropped at the end would count against
+    // `site_b`, which runs last.
+    let config = fxt::Config::new().alloc_sample_bytes(MEAN).output(path);
     let session = fxt::start(config).unwrap();
-    // A thread's allocations are sampled from its first record in the
-    // session on (before it, a sample is dropped and counted).
-    fxt::trace_instant!("alloc", "start");
     alloc_example::run(&mut kept);
     let stats = session.finish().unwrap();
     assert!(stats.alloc_samples > 5_000, "{stats:?}");
     assert_eq!(stats.alloc_untracked, 0, "{stats:?}");
-    // Drops would bias the split (they come when the writer to the file
-    // falls behind); a few samples met while the thread writes a record
-    // of its own are dropped and counted, which does not.
+    // Drops would bias the split (records dropped at the end would be
+    // `site_b`'s).
     assert!(
-        stats.records_dropped * 1000 <= stats.alloc_samples && !stats.limit_reached,
-        "samples dropped: {stats:?}"
+        stats.records_dropped == 0 && !stats.limit_reached,
+        "records dropped: {stats:?}"
     );
     drop(kept);
 }
@@ -275,6 +265,51 @@ fn child_records_when_asked() {
     if let Some(out) = std::env::var_os(CHILD) {
         record(Path::new(&out));
     }
+}
+
+/// The environment variable that makes [`child_runs_the_example`] run
+/// the example's `main` (its session from the environment).
+const EXAMPLE: &str = "FXT_TEST_ALLOC_EXAMPLE";
+
+/// As a child (the variable set), runs `examples/alloc.rs`'s `main` on a
+/// thread of its own (whose stack is as deep as a program's main thread,
+/// where the test harness's is deeper); otherwise does nothing.
+#[test]
+fn child_runs_the_example() {
+    if std::env::var_os(EXAMPLE).is_some() {
+        std::thread::spawn(|| alloc_example::main().map_err(|e| e.to_string()))
+            .join()
+            .unwrap()
+            .unwrap();
+    }
+}
+
+/// `fxt record --alloc-sample 4K` of the example (this binary running its
+/// `main`), with the recorder's default buffer: no record is dropped (the
+/// stacks of about 16 000 sampled allocations, some 50 MB of records in a
+/// crash-safe file that grows as the allocation hook fills it), and the
+/// archive holds the split and the total.
+#[test]
+fn record_at_a_small_mean_drops_nothing() {
+    let dir = tmp("alloc-record");
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("rel.fxt");
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fxt"))
+        .args(["record", "--alloc-sample", "4K", "-o", p(&trace), "--"])
+        .arg(&exe)
+        .args(["--exact", "child_runs_the_example", "--nocapture"])
+        .env(EXAMPLE, "1")
+        .current_dir(&dir)
+        .output()
+        .expect("fxt record runs");
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("(0 dropped records)") && err.contains(", 0 dropped ->"),
+        "records dropped: {err}"
+    );
+    check(&trace, false);
 }
 
 /// The same program run as an ordinary user (nobody, via `setpriv`; needs

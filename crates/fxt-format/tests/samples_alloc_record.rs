@@ -224,3 +224,126 @@ fn a_raw_stack_round_trips_and_mixing_is_refused() {
         Err(SamplesError::MixedSample)
     );
 }
+
+/// A record encoded head first, its stack words stored after the head
+/// (as the allocation hook copies a stack straight into its chunk), is
+/// word for word the record encoded whole; a head for a frame list, or
+/// for more stack words than a raw stack holds, is refused.
+#[test]
+fn a_head_and_its_stack_words_are_the_whole_record() {
+    let registers = [0x5555_0000_1234, 0x7ffc_0000_1000, 0x7ffc_0000_1040];
+    let stack = [0xaa, 0xbb, 0xcc];
+    let raw = RawStack {
+        arch: Arch::X86_64,
+        registers: &registers,
+        stack_address: 0x7ffc_0000_1000,
+        stack: &stack,
+    };
+    let whole_record = Alloc {
+        walk: Walk::RawStack,
+        truncated: true,
+        frames: &[],
+        raw_stack: Some(raw),
+        ..golden()
+    };
+    let whole = encode_to_vec(&whole_record).unwrap();
+    let head_only = Alloc {
+        raw_stack: Some(RawStack { stack: &[], ..raw }),
+        ..whole_record
+    };
+    let mut out = [0u64; 64];
+    let (head, words) = head_only.encode_head(stack.len(), None, &mut out).unwrap();
+    assert_eq!(words, whole.len());
+    assert_eq!(head + stack.len(), words);
+    out[head..words].copy_from_slice(&stack);
+    assert_eq!(&out[..words], &whole[..]);
+    assert_eq!(
+        blob_of(&out[..words]).unwrap().raw_stack.unwrap().stack,
+        stack
+    );
+
+    assert!(
+        golden().encode_head(3, None, &mut out).is_err(),
+        "a frame list"
+    );
+    assert!(
+        head_only
+            .encode_head(MAX_STACK_WORDS + 1, None, &mut [0; 4096])
+            .is_err(),
+        "more stack words than a raw stack holds"
+    );
+    assert!(
+        head_only
+            .encode_head(3, None, &mut out[..head - 1])
+            .is_err(),
+        "no room for the head"
+    );
+}
+
+/// A stack in zero runs: the head's bit 16 set, its word count the
+/// stack's, the runs after the registers; it decodes to the same words as
+/// the stack written as it is. Runs that cover no word or too many are a
+/// typed error.
+#[test]
+fn a_stack_in_zero_runs_decodes_to_the_same_words() {
+    let registers = [0x5555_0000_1234, 0x7ffc_0000_1000, 0x7ffc_0000_1040];
+    // 0, 0, 0, 0, 0xaa, 0xbb, 0, 0, 0, 0, 0, 0xcc, 0, 0
+    let stack = [0, 0, 0, 0, 0xaa, 0xbb, 0, 0, 0, 0, 0, 0xcc, 0, 0];
+    let runs = [
+        Run {
+            zeros: 4,
+            literals: 2,
+        },
+        Run {
+            zeros: 5,
+            literals: 1,
+        },
+        Run {
+            zeros: 2,
+            literals: 0,
+        },
+    ];
+    let mut tail = Vec::new();
+    for (r, literals) in runs.iter().zip([&[0xaa, 0xbb][..], &[0xcc], &[]]) {
+        tail.push(r.word());
+        tail.extend_from_slice(literals);
+    }
+    assert_eq!(tail.len(), 6);
+    let record = Alloc {
+        walk: Walk::RawStack,
+        truncated: false,
+        frames: &[],
+        raw_stack: Some(RawStack {
+            arch: Arch::X86_64,
+            registers: &registers,
+            stack_address: 0x7ffc_0000_1000,
+            stack: &[],
+        }),
+        ..golden()
+    };
+    let mut out = [0u64; 64];
+    let (head, words) = record
+        .encode_head(stack.len(), Some(tail.len()), &mut out)
+        .unwrap();
+    assert_eq!(head + tail.len(), words);
+    // The raw stack's head word: arch 1, 3 registers, bit 16, 14 words.
+    assert_eq!(out[head - 5], 1 | (3 << 8) | (1 << 16) | (14 << 32));
+    out[head..words].copy_from_slice(&tail);
+    let back = blob_of(&out[..words]).unwrap();
+    assert_eq!(back.raw_stack.unwrap().stack, stack);
+
+    let bad = |run: u64| {
+        let mut words = out[..words].to_vec();
+        words[head] = run;
+        blob_of(&words)
+    };
+    assert!(matches!(bad(0), Err(SamplesError::BadRun { word: 0, .. })));
+    assert!(matches!(
+        bad(Run {
+            zeros: 15,
+            literals: 0
+        }
+        .word()),
+        Err(SamplesError::BadRun { .. })
+    ));
+}

@@ -4,12 +4,14 @@
 //! unwinder; `fxt-symbols` unwinds what this captures, from the files the
 //! trace's `fxt.modules` names.
 //!
-//! Two captures, one form ([`Capture`], encoded as a
+//! Three captures, one form ([`Capture`], encoded as a
 //! [`fxt_format::samples::RawStack`]):
-//! - [`capture_current`]: the calling thread, from a normal context (an
-//!   allocation being sampled, say): its registers read with inline
-//!   assembly inside this function, which is the capture's innermost
-//!   frame.
+//! - [`capture_current`]: the calling thread, from a normal context: its
+//!   registers read with inline assembly inside this function, which is
+//!   the capture's innermost frame.
+//! - the allocation hook's (`crate::alloc`): the registers read in its
+//!   caller ([`current_registers`]), the copy [`plan`]ned from there and
+//!   stored straight into the record, none of the hook's frames in it.
 //! - the CPU sampler's, in its signal handler: the interrupted context's
 //!   registers, the copy starting below the red zone.
 //!
@@ -134,10 +136,11 @@ pub(crate) fn capture_interrupted(
     copy(registers, from, stack, buffer)
 }
 
-/// The registers at this point of [`capture_current`] (inlined into it:
-/// the pc lies in that function, the sp and bp are its frame's).
+/// The registers at this point of the function this is inlined into (the
+/// pc lies in it, the sp and bp are its frame's, consistent with each
+/// other for the unwinder whatever the prologue has done so far).
 #[inline(always)]
-fn current_registers() -> Registers {
+pub(crate) fn current_registers() -> Registers {
     let (pc, sp, bp): (u64, u64, u64);
     // SAFETY: reads three registers into outputs; touches no memory, no
     // stack, no flags.
@@ -155,10 +158,12 @@ fn current_registers() -> Registers {
     Registers { pc, sp, bp }
 }
 
-/// Copies the stack from `from` (a stack pointer, or below it) to the top
-/// of `stack` into `buffer`, bounded; nothing if the thread's stack pointer
-/// is not in `stack`.
-fn copy(registers: Registers, from: u64, stack: &Range<u64>, buffer: &mut [u64]) -> Capture {
+/// What a copy of the stack from `from` (a stack pointer, or below it) to
+/// the top of `stack` takes, at most `limit` words: a [`Capture`] without
+/// its words (the registers, the first word's address, the word count,
+/// whether it stops below the top). Nothing to copy if the thread's stack
+/// pointer is not in `stack`.
+pub(crate) fn plan(registers: Registers, from: u64, stack: &Range<u64>, limit: usize) -> Capture {
     let mut capture = Capture {
         arch: ARCH,
         registers: registers.words(),
@@ -173,7 +178,19 @@ fn copy(registers: Registers, from: u64, stack: &Range<u64>, buffer: &mut [u64])
     let start = (from.max(stack.start)) & !7;
     let end = stack.end & !7;
     let available = ((end.saturating_sub(start)) / 8) as usize;
-    let words = available.min(MAX_STACK_WORDS).min(buffer.len());
+    let words = available.min(MAX_STACK_WORDS).min(limit);
+    capture.stack_address = start;
+    capture.stack_words = words;
+    capture.truncated = words < available;
+    capture
+}
+
+/// Copies the stack from `from` (a stack pointer, or below it) to the top
+/// of `stack` into `buffer`, bounded; nothing if the thread's stack pointer
+/// is not in `stack`.
+fn copy(registers: Registers, from: u64, stack: &Range<u64>, buffer: &mut [u64]) -> Capture {
+    let capture = plan(registers, from, stack, buffer.len());
+    let (start, words) = (capture.stack_address, capture.stack_words);
     let own = buffer.as_ptr() as u64..buffer.as_ptr() as u64 + (buffer.len() as u64) * 8;
     for (i, slot) in buffer[..words].iter_mut().enumerate() {
         let addr = start + i as u64 * 8;
@@ -188,10 +205,58 @@ fn copy(registers: Registers, from: u64, stack: &Range<u64>, buffer: &mut [u64])
             unsafe { core::ptr::read_volatile(addr as *const u64) }
         };
     }
-    capture.stack_address = start;
-    capture.stack_words = words;
-    capture.truncated = words < available;
     capture
+}
+
+/// The step of [`probe_above`]: the smallest page size.
+const PAGE: u64 = 4096;
+
+/// For a thread whose stack's bounds are not known yet (an allocation
+/// hook may not ask: `pthread_getattr_np` takes a lock of the thread's
+/// that the thread may hold while it allocates): how far memory can be
+/// read from `sp` up, at most [`MAX_STACK_BYTES`], asking the kernel page
+/// by page ([`read_own`]; no lock, no allocation). The end, and whether
+/// it is the bound (more may lie above).
+pub(crate) fn probe_above(sp: u64) -> (u64, bool) {
+    let sp = sp & !7;
+    let limit = sp.saturating_add(MAX_STACK_BYTES as u64);
+    let mut at = sp;
+    while at < limit {
+        let mut byte = 0u8;
+        if read_own(at, core::ptr::addr_of_mut!(byte), 1) != 1 {
+            return (at, false);
+        }
+        at = (at & !(PAGE - 1)) + PAGE;
+    }
+    (limit, true)
+}
+
+/// Copies `len` bytes of this process's memory at `from` to `to` through
+/// the kernel (`process_vm_readv`), which stops at the first page that
+/// cannot be read instead of faulting, and whose copy races with no
+/// store of this program's; the bytes copied (0 where the call is
+/// refused, by a seccomp filter say).
+pub(crate) fn read_own(from: u64, to: *mut u8, len: usize) -> usize {
+    let local = libc::iovec {
+        iov_base: to.cast(),
+        iov_len: len,
+    };
+    let remote = libc::iovec {
+        iov_base: from as *mut libc::c_void,
+        iov_len: len,
+    };
+    // SAFETY: the kernel writes at most `len` bytes at `to`, which the
+    // caller provides writable; `remote` is only read, by the kernel,
+    // which checks it.
+    let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
+    usize::try_from(n).unwrap_or(0)
+}
+
+/// The calling thread's stack if [`current_stack`] found it already
+/// (never asks: no allocation, no system call; for an allocation hook).
+pub(crate) fn cached_stack() -> Option<Range<u64>> {
+    let (lo, hi) = STACK.try_with(Cell::get).ok()?;
+    (hi != 0).then_some(lo..hi)
 }
 
 thread_local! {
@@ -216,8 +281,58 @@ pub fn current_stack() -> Option<Range<u64>> {
             hi = hi.min((entry + 64) & !15);
         }
     }
+    let tp = thread_pointer();
+    if (lo..hi).contains(&tp) {
+        // A thread the C library started: its control block (at the
+        // thread pointer) and static thread-locals (below it) sit at the
+        // top of the block it reports; no frame lies above them.
+        hi = lowest_static_tls(lo..tp) & !15;
+    }
     let _ = STACK.try_with(|s| s.set((lo, hi)));
     Some(lo..hi)
+}
+
+/// The thread pointer (x86-64: the `fs` base, which the C library points
+/// at the thread's control block; its first word holds the pointer
+/// itself).
+fn thread_pointer() -> u64 {
+    let tp: u64;
+    // SAFETY: reads the word at `fs:0`, which the x86-64 TLS ABI keeps
+    // holding the thread pointer for every thread; no other effect.
+    unsafe {
+        core::arch::asm!(
+            "mov {tp}, fs:0",
+            tp = out(reg) tp,
+            options(nostack, readonly, preserves_flags),
+        );
+    }
+    tp
+}
+
+/// The lowest of the calling thread's thread-local blocks that lie in
+/// `within` (its static ones, below its thread pointer), or its end: a
+/// thread's frames lie below them all.
+fn lowest_static_tls(within: Range<u64>) -> u64 {
+    unsafe extern "C" fn visit(
+        info: *mut libc::dl_phdr_info,
+        _size: libc::size_t,
+        data: *mut libc::c_void,
+    ) -> libc::c_int {
+        // SAFETY: `dl_iterate_phdr` passes a valid entry, and `data` is
+        // the `Range` and lowest address below, alive for the call.
+        let (within, lowest) = unsafe { &mut *(data as *mut (Range<u64>, u64)) };
+        // SAFETY: as above.
+        let block = unsafe { (*info).dlpi_tls_data } as u64;
+        if within.contains(&block) && block < *lowest {
+            *lowest = block;
+        }
+        0
+    }
+    let mut state = (within.clone(), within.end);
+    // SAFETY: `visit` only reads the entries it is given and writes
+    // `state`, which outlives the call.
+    unsafe { libc::dl_iterate_phdr(Some(visit), (&raw mut state).cast()) };
+    state.1
 }
 
 /// `__libc_stack_end`: the stack pointer glibc's entry point found, above

@@ -280,6 +280,66 @@ fn threads_that_exit_and_tls_destructors() {
     assert!(missing <= stats.records_dropped, "{stats:?}");
 }
 
+/// Bytes of the blocks [`first_blocks`] allocates (a size nothing else
+/// here allocates).
+const FIRST_SIZE: usize = 777;
+
+#[inline(never)]
+fn first_block() -> Vec<u8> {
+    std::hint::black_box(vec![5u8; std::hint::black_box(FIRST_SIZE)])
+}
+
+/// Allocates and keeps `n` blocks of [`FIRST_SIZE`] bytes (the caller
+/// whose return address a stack copy holds).
+#[inline(never)]
+fn first_blocks(n: usize) -> Vec<Vec<u8>> {
+    (0..n).map(|_| first_block()).collect()
+}
+
+/// A thread that records no event allocates: its sampled allocations are
+/// recorded from its first one, with a copy of its stack (holding the
+/// return address into the function that called the allocating one),
+/// and the thread's later first event registers it as usual.
+#[test]
+fn a_thread_records_allocations_before_its_first_event() {
+    let _s = serial();
+    let mut tid = 0;
+    let mut addresses = Vec::new();
+    let (records, stats) = traced(1, || {
+        (tid, addresses) = std::thread::spawn(|| {
+            // SAFETY: no preconditions.
+            let tid = unsafe { libc::gettid() } as u64;
+            let blocks = first_blocks(10);
+            let addresses: Vec<u64> = blocks.iter().map(|b| b.as_ptr() as u64).collect();
+            mark(1);
+            drop(first_blocks(10));
+            (tid, addresses)
+        })
+        .join()
+        .unwrap();
+    });
+    let ours: Vec<&AllocRecord> = records
+        .iter()
+        .filter(|r| r.tid == tid && r.size == FIRST_SIZE as u64 && r.kind == AllocKind::Alloc)
+        .collect();
+    assert_eq!(ours.len(), 20, "{stats:?}");
+    let caller = first_blocks as *const () as u64;
+    for (r, address) in ours.iter().zip(&addresses) {
+        assert_eq!(r.address, *address);
+        let raw = r.raw_stack.as_ref().expect("a raw stack");
+        assert!(
+            raw.stack
+                .iter()
+                .any(|&w| (caller..caller + 4096).contains(&w)),
+            "no return address into first_blocks in the copy: {r:?}"
+        );
+    }
+    // The thread's samples before and after its event are all in the
+    // file; anything missing is counted.
+    let missing = stats.alloc_samples - records.len() as u64;
+    assert!(missing <= stats.records_dropped, "{stats:?}");
+}
+
 static HANDLED: AtomicU64 = AtomicU64::new(0);
 
 extern "C" fn allocating_handler(_: libc::c_int) {

@@ -2,28 +2,89 @@
 //! allocation-heavy program.
 //!
 //! ```text
-//! cargo run --release -p fxt-bench --bin bench-alloc -- [--threads T] [--ops N] [--reps R]
+//! cargo run --release -p fxt-bench --bin bench-alloc -- [--threads T] [--ops N] [--reps R] [--workload alloc|mixed]
 //! ```
 //!
-//! `T` threads each make `N` allocations (mostly small, 16 to 512 bytes;
-//! one in 64 of 64 KiB) and free them in turn, keeping 64 blocks live, all
-//! through one allocator, under four settings measured in the same run:
-//! the system allocator called directly (the baseline), the wrapper with
-//! no session, the wrapper with a session that does not sample memory,
-//! and the wrapper sampling at the default mean
-//! (`fxt::DEFAULT_ALLOC_SAMPLE_BYTES`). Each setting's time is the wall
-//! time until every thread is done, `R` repetitions interleaved across the
-//! settings (each repetition starting at another), the median reported, with its ratio to the baseline's median
-//! and the sampled allocations of the sampling runs.
+//! Two workloads, each on `T` threads:
+//!
+//! * *allocation only* (the harsh one): each thread makes `N` allocations
+//!   (mostly small, 16 to 512 bytes; one in 64 of 64 KiB) and frees them
+//!   in turn, keeping 64 blocks live, doing nothing else;
+//! * *mixed* (a program that also works): each thread runs `N / 8` steps
+//!   that build a key string, a vector of a few dozen numbers which it
+//!   sorts and sums, and file them in a map of vectors that is emptied
+//!   when it holds 1024 keys (strings, vectors, a hash map growing and
+//!   dropped: std's collections through the global allocator).
+//!
+//! Each under four settings measured in the same run: the system
+//! allocator (the baseline), the wrapper with no session, the wrapper with
+//! a session that does not sample memory, and the wrapper sampling at the
+//! default mean (`fxt::DEFAULT_ALLOC_SAMPLE_BYTES`). Each setting's time
+//! is the wall time until every thread is done, `R` repetitions
+//! interleaved across the settings (each repetition starting at another),
+//! the median reported, with its ratio to the baseline's median and the
+//! sampled allocations of the sampling runs.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::HashMap;
 use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use fxt::alloc::Sampled;
 
-#[global_allocator]
 static WRAPPER: Sampled<System> = Sampled::new(System);
+
+/// The program's allocator: the system's while [`BARE`] is set, else the
+/// wrapper (the mixed workload reaches it through std's collections).
+/// Both settings pay the switch's load and branch.
+struct Switch;
+
+/// The mixed workload's allocations go to the system allocator directly.
+static BARE: AtomicBool = AtomicBool::new(false);
+
+// SAFETY: each call goes to the system allocator, directly or through
+// the wrapper, which forwards every call to it unchanged: a block is
+// freed by the allocator that allocated it whichever way the flag (which
+// changes only between measurements) sent either call.
+unsafe impl GlobalAlloc for Switch {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // Relaxed: set between runs, before the threads are spawned.
+        if BARE.load(Ordering::Relaxed) {
+            // SAFETY: the caller's contract, passed on.
+            unsafe { System.alloc(layout) }
+        } else {
+            // SAFETY: the caller's contract, passed on.
+            unsafe { WRAPPER.alloc(layout) }
+        }
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if BARE.load(Ordering::Relaxed) {
+            // SAFETY: the caller's contract, passed on.
+            unsafe { System.dealloc(ptr, layout) }
+        } else {
+            // SAFETY: the caller's contract, passed on.
+            unsafe { WRAPPER.dealloc(ptr, layout) }
+        }
+    }
+
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if BARE.load(Ordering::Relaxed) {
+            // SAFETY: the caller's contract, passed on.
+            unsafe { System.realloc(ptr, layout, new_size) }
+        } else {
+            // SAFETY: the caller's contract, passed on.
+            unsafe { WRAPPER.realloc(ptr, layout, new_size) }
+        }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Switch = Switch;
 
 /// Blocks each thread keeps live.
 const LIVE: usize = 64;
@@ -78,15 +139,58 @@ fn site_mark() {
     fxt::trace_instant!("bench", "worker");
 }
 
-/// The wall time of `threads` threads running [`work`] through `a`.
-fn run(a: &'static (dyn GlobalAlloc + Sync), threads: usize, ops: usize) -> f64 {
+/// One thread's mixed work: `steps` steps of strings, vectors and a map
+/// (see the module docs); returns a checksum.
+fn mixed(steps: usize, seed: u64) -> u64 {
+    site_mark();
+    let mut map: HashMap<String, Vec<u64>> = HashMap::new();
+    let mut x = seed | 1;
+    let mut sum = 0u64;
+    for _ in 0..steps {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let key = format!("key-{:x}", x % 4096);
+        let mut v: Vec<u64> = (0..8 + x % 56).map(|k| k.wrapping_mul(x) >> 7).collect();
+        v.sort_unstable();
+        sum = sum.wrapping_add(v.iter().fold(0, |a, &b| a ^ b.rotate_left(5)));
+        map.entry(key).or_default().extend_from_slice(&v[..4]);
+        if map.len() >= 1024 {
+            sum = sum.wrapping_add(map.values().map(|v| v.len() as u64).sum::<u64>());
+            map.clear();
+            map.shrink_to_fit();
+        }
+    }
+    black_box(sum)
+}
+
+/// The workloads.
+#[derive(Clone, Copy, PartialEq)]
+enum Workload {
+    AllocOnly,
+    Mixed,
+}
+
+/// The wall time of `threads` threads running `workload` through the
+/// system allocator (`bare`) or the wrapper.
+fn run(workload: Workload, bare: bool, threads: usize, ops: usize) -> f64 {
+    let a: &'static (dyn GlobalAlloc + Sync) = if bare { &System } else { &WRAPPER };
+    BARE.store(bare, Ordering::Relaxed);
     let start = Instant::now();
     std::thread::scope(|s| {
         for t in 0..threads {
-            s.spawn(move || work(a, ops, 0x9e37_79b9 + t as u64));
+            let seed = 0x9e37_79b9 + t as u64;
+            s.spawn(move || match workload {
+                Workload::AllocOnly => work(a, ops, seed),
+                Workload::Mixed => {
+                    mixed(ops / 8, seed);
+                }
+            });
         }
     });
-    start.elapsed().as_secs_f64()
+    let secs = start.elapsed().as_secs_f64();
+    BARE.store(false, Ordering::Relaxed);
+    secs
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -105,7 +209,7 @@ const SETTINGS: [(Setting, &str); 4] = [
 ];
 
 /// One measurement of `setting`; the sampled allocations and frees.
-fn measure(setting: Setting, threads: usize, ops: usize) -> (f64, u64) {
+fn measure(workload: Workload, setting: Setting, threads: usize, ops: usize) -> (f64, u64) {
     let path = std::env::temp_dir().join(format!("fxt-bench-alloc-{}.fxt", std::process::id()));
     let config = match setting {
         Setting::Bare | Setting::NoSession => None,
@@ -117,11 +221,7 @@ fn measure(setting: Setting, threads: usize, ops: usize) -> (f64, u64) {
         ),
     };
     let session = config.map(|c| fxt::start(c).expect("session"));
-    let allocator: &'static (dyn GlobalAlloc + Sync) = match setting {
-        Setting::Bare => &System,
-        _ => &WRAPPER,
-    };
-    let secs = run(allocator, threads, ops);
+    let secs = run(workload, setting == Setting::Bare, threads, ops);
     let samples = session
         .map(|s| s.finish().expect("finish").alloc_samples)
         .unwrap_or(0);
@@ -147,30 +247,63 @@ fn main() {
     let threads = arg("--threads", 4);
     let ops = arg("--ops", 2_000_000);
     let reps = arg("--reps", 7);
+    println!(
+        "{threads} threads, median of {reps}; default mean {} KiB",
+        fxt::DEFAULT_ALLOC_SAMPLE_BYTES >> 10
+    );
+    // `--workload alloc` or `--workload mixed`: that one only (to
+    // profile it).
+    let only = std::env::args()
+        .skip_while(|a| a != "--workload")
+        .nth(1)
+        .unwrap_or_default();
+    for (workload, name) in [
+        (
+            Workload::AllocOnly,
+            format!("allocation only: {ops} allocations a thread (16-512 B, 1 in 64 of 64 KiB)"),
+        ),
+        (
+            Workload::Mixed,
+            format!(
+                "mixed: {} steps a thread (a string, a vector sorted and summed, a map)",
+                ops / 8
+            ),
+        ),
+    ] {
+        let key = if workload == Workload::Mixed {
+            "mixed"
+        } else {
+            "alloc"
+        };
+        if !only.is_empty() && only != key {
+            continue;
+        }
+        println!("\n{name}\n");
+        table(workload, threads, ops, reps);
+    }
+}
+
+/// Measures `workload` under every setting and prints its table.
+fn table(workload: Workload, threads: usize, ops: usize, reps: usize) {
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); SETTINGS.len()];
     let mut samples = 0;
     // Warm-up: the allocator's arenas, the unwinder's module list.
     for (setting, _) in SETTINGS {
-        measure(setting, threads, ops / 10);
+        measure(workload, setting, threads, ops / 10);
     }
     for rep in 0..reps {
         // Each repetition starts at another setting: no setting always
         // runs after the same one.
         for k in 0..SETTINGS.len() {
             let i = (rep + k) % SETTINGS.len();
-            let setting = &SETTINGS[i].0;
-            let (secs, n) = measure(*setting, threads, ops);
+            let setting = SETTINGS[i].0;
+            let (secs, n) = measure(workload, setting, threads, ops);
             times[i].push(secs);
-            if *setting == Setting::Sampling {
+            if setting == Setting::Sampling {
                 samples = n;
             }
         }
     }
-    println!(
-        "{threads} threads x {ops} allocations (16-512 B, 1 in 64 of 64 KiB), median of {reps}; \
-         default mean {} KiB",
-        fxt::DEFAULT_ALLOC_SAMPLE_BYTES >> 10
-    );
     println!("| setting | time | vs system allocator |");
     println!("|---|---|---|");
     let base = median(&mut times[0].clone());
@@ -178,5 +311,5 @@ fn main() {
         let t = median(&mut times[i]);
         println!("| {name} | {:.1} ms | {:.3}x |", t * 1e3, t / base);
     }
-    println!("sampled allocations and frees in the last sampling run: {samples}");
+    println!("\nsampled allocations and frees in the last sampling run: {samples}");
 }

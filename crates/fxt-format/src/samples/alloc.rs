@@ -152,16 +152,67 @@ impl Encode for Alloc<'_> {
 
     fn encode(&self, out: &mut [u64]) -> Result<usize, EncodeError> {
         let words = self.word_len()?;
-        let name = StringRef::Inline(ALLOC_NAME);
-        let payload_bytes = ((FIXED_WORDS + self.tail_words()?) * 8) as u64;
         let mut w = WordWriter::new(out, words)?;
+        self.write_fixed(&mut w, words, self.tail_words()?)?;
+        for &frame in self.frames {
+            w.word(frame)?;
+        }
+        if let Some(raw) = &self.raw_stack {
+            raw.write(&mut w)?;
+        }
+        Ok(words)
+    }
+}
+
+impl Alloc<'_> {
+    /// Encodes a raw-stack record up to its stack words, for a stack of
+    /// `stack_words` words that the caller stores right after them (an
+    /// allocation hook copies the stack straight to where the record goes;
+    /// `raw_stack.stack` is not written): as they are, or in zero runs
+    /// taking `runs_words` words (run words and the words they carry; see
+    /// [`super::raw_stack`]). Returns the words written and the whole
+    /// record's length.
+    pub fn encode_head(
+        &self,
+        stack_words: usize,
+        runs_words: Option<usize>,
+        out: &mut [u64],
+    ) -> Result<(usize, usize), EncodeError> {
+        let raw = match (&self.raw_stack, self.walk) {
+            (Some(raw), Walk::RawStack) if self.frames.is_empty() => raw,
+            _ => {
+                return Err(EncodeError::FieldOverflow(
+                    "alloc head (a raw stack record only)",
+                ))
+            }
+        };
+        let stored = runs_words.unwrap_or(stack_words);
+        let tail = RawStack::word_len_for(raw.arch, stored);
+        let words = check_record_words(Self::word_len_for(0) + tail)?;
+        let head = words - stored;
+        let mut w = WordWriter::new(out, head)?;
+        self.write_fixed(&mut w, words, tail)?;
+        raw.write_head(&mut w, stack_words, runs_words.is_some())?;
+        Ok((head, words))
+    }
+
+    /// The record header, the inline name and the fixed payload words of
+    /// a record of `words` words whose payload ends with `tail_words`.
+    fn write_fixed(
+        &self,
+        w: &mut WordWriter<'_>,
+        words: usize,
+        tail_words: usize,
+    ) -> Result<(), EncodeError> {
+        let name = StringRef::Inline(ALLOC_NAME);
+        let payload_bytes = ((FIXED_WORDS + tail_words) * 8) as u64;
         w.word(
             header::record(record_type::BLOB, words)
                 | (u64::from(name.encoded()?) << 16)
                 | (payload_bytes << 32)
                 | (u64::from(crate::encode::BlobType::Data.value()) << 48),
         )?;
-        name.write_stream(&mut w)?;
+        name.write_stream(w)?;
         for word in [
             self.timestamp,
             self.pid,
@@ -173,13 +224,7 @@ impl Encode for Alloc<'_> {
         ] {
             w.word(word)?;
         }
-        for &frame in self.frames {
-            w.word(frame)?;
-        }
-        if let Some(raw) = &self.raw_stack {
-            raw.write(&mut w)?;
-        }
-        Ok(words)
+        Ok(())
     }
 }
 

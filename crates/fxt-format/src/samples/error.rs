@@ -51,6 +51,14 @@ pub enum SamplesError {
     /// A raw-stack sample that also lists frames, or a frame list whose
     /// walk says it is a raw stack.
     MixedSample,
+    /// A run word of a raw stack in zero runs that covers no word, or
+    /// words past the stack's count.
+    BadRun {
+        /// Its offset in the payload.
+        offset: usize,
+        /// The word found.
+        word: u64,
+    },
     /// A name or path that is not UTF-8.
     InvalidUtf8 {
         /// The field.
@@ -98,6 +106,11 @@ impl fmt::Display for SamplesError {
                 super::MAX_STACK_WORDS
             ),
             Self::MixedSample => write!(f, "a sample with both frames and a raw stack"),
+            Self::BadRun { offset, word } => write!(
+                f,
+                "raw stack run word at byte {offset} ({word:#018x}) covers no word or \
+                 words past the stack's count"
+            ),
             Self::InvalidUtf8 { field, offset } => {
                 write!(f, "the {field} at byte {offset} is not UTF-8")
             }

@@ -51,7 +51,7 @@ pub mod symbols;
 pub use alloc::{estimated_bytes, Alloc, AllocKind, AllocRecord};
 pub use error::SamplesError;
 pub use modules::{Module, ModuleEntry, Modules, ModulesRecord};
-pub use raw_stack::{Arch, RawStack, RawStackRecord, MAX_REGISTERS};
+pub use raw_stack::{Arch, RawStack, RawStackRecord, Run, MAX_REGISTERS};
 pub use sample::{RawSample, Sample, SampleRecord, Walk};
 pub use sampling::Sampling;
 pub use symbols::{Frame, FrameEntry, Symbol, SymbolEntry, Symbols, SymbolsRecord};

@@ -10,13 +10,21 @@
 //!
 //! | word | content |
 //! |---|---|
-//! | 0 | bits `[0 .. 7]` the [`Arch`]; `[8 .. 15]` register count R (the arch's); `[16 .. 31]` 0; `[32 .. 63]` stack word count S (at most [`MAX_STACK_WORDS`]) |
+//! | 0 | bits `[0 .. 7]` the [`Arch`]; `[8 .. 15]` register count R (the arch's); `[16]` zero runs (below); `[17 .. 31]` 0; `[32 .. 63]` stack word count S (at most [`MAX_STACK_WORDS`]) |
 //! | 1 | address of the first copied stack word (8-aligned; the copy runs up from there) |
 //! | 2 .. 2+R | the registers, in the arch's order (x86-64: pc, sp, bp; AArch64: pc, sp, fp, lr) |
 //! | 2+R .. 2+R+S | the stack's words, lowest address first, as read from memory (little-endian) |
 //!
 //! The stack words are what the thread's stack held: return addresses,
 //! saved registers, and whatever the program kept in its locals.
+//!
+//! With bit 16 set the S stack words are written in *zero runs* instead
+//! (a stack holds long runs of zeros: unused locals, a thread's
+//! thread-locals above its frames): a sequence of runs, each a run word —
+//! bits `[0 .. 31]` Z, `[32 .. 63]` L, Z + L at least 1 — then L words:
+//! Z zero words followed by those L words. The runs cover the S words
+//! exactly; the record's size says where they end. A reader gets the same
+//! S words either way.
 
 use super::payload::PayloadReader;
 use super::SamplesError;
@@ -26,6 +34,26 @@ pub use super::MAX_STACK_WORDS;
 
 /// Words of a raw stack before its registers.
 const HEAD_WORDS: usize = 2;
+
+/// The head bit of a stack written in zero runs.
+const ZERO_RUNS: u64 = 1 << 16;
+
+/// A run of a stack written in zero runs (see the module docs): `zeros`
+/// zero words, then `literals` words as they are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Run {
+    /// Zero words first.
+    pub zeros: u32,
+    /// Then words written as they are.
+    pub literals: u32,
+}
+
+impl Run {
+    /// The run's word.
+    pub const fn word(self) -> u64 {
+        self.zeros as u64 | ((self.literals as u64) << 32)
+    }
+}
 
 /// Most registers an [`Arch`] has.
 pub const MAX_REGISTERS: usize = 4;
@@ -111,18 +139,39 @@ impl RawStack<'_> {
 
     /// Appends the raw stack to `w` (inside a record being encoded).
     pub fn write(&self, w: &mut WordWriter<'_>) -> Result<(), EncodeError> {
-        self.word_len()?;
+        self.write_head(w, self.stack.len(), false)?;
+        for &s in self.stack {
+            w.word(s)?;
+        }
+        Ok(())
+    }
+
+    /// Appends the raw stack's words before its stack words to `w`, for a
+    /// stack of `stack_words` words that the caller stores right after
+    /// them, as they are or in zero runs (`runs`; see the module docs): a
+    /// writer that copies the stack straight to where the record goes.
+    /// `self.stack` is not written.
+    pub fn write_head(
+        &self,
+        w: &mut WordWriter<'_>,
+        stack_words: usize,
+        runs: bool,
+    ) -> Result<(), EncodeError> {
+        if self.registers.len() != self.arch.register_count() {
+            return Err(EncodeError::FieldOverflow("raw stack register count"));
+        }
+        if stack_words > MAX_STACK_WORDS {
+            return Err(EncodeError::FieldOverflow("raw stack word count"));
+        }
         w.word(
             u64::from(self.arch.value())
                 | ((self.registers.len() as u64) << 8)
-                | ((self.stack.len() as u64) << 32),
+                | if runs { ZERO_RUNS } else { 0 }
+                | ((stack_words as u64) << 32),
         )?;
         w.word(self.stack_address)?;
         for &r in self.registers {
             w.word(r)?;
-        }
-        for &s in self.stack {
-            w.word(s)?;
         }
         Ok(())
     }
@@ -153,7 +202,7 @@ impl RawStackRecord {
     pub(crate) fn read(r: &mut PayloadReader<'_>) -> Result<Self, SamplesError> {
         let offset = r.position();
         let head = r.word("raw stack head")?;
-        if (head >> 16) & 0xffff != 0 {
+        if (head >> 16) & 0xffff & !(ZERO_RUNS >> 16) != 0 {
             return Err(SamplesError::ReservedBits {
                 field: "raw stack head",
                 offset,
@@ -178,20 +227,25 @@ impl RawStackRecord {
         for _ in 0..count {
             registers.push(r.word("raw stack register")?);
         }
-        // Checked before allocating: the count is the payload's claim.
-        let needed = words * 8;
-        if r.remaining() < needed {
-            return Err(SamplesError::Truncated {
-                field: "raw stack words",
-                offset: r.position(),
-                needed,
-                available: r.remaining(),
-            });
-        }
-        let mut stack = Vec::with_capacity(words);
-        for _ in 0..words {
-            stack.push(r.word("raw stack words")?);
-        }
+        let stack = if head & ZERO_RUNS != 0 {
+            read_runs(r, words)?
+        } else {
+            // Checked before allocating: the count is the payload's claim.
+            let needed = words * 8;
+            if r.remaining() < needed {
+                return Err(SamplesError::Truncated {
+                    field: "raw stack words",
+                    offset: r.position(),
+                    needed,
+                    available: r.remaining(),
+                });
+            }
+            let mut stack = Vec::with_capacity(words);
+            for _ in 0..words {
+                stack.push(r.word("raw stack words")?);
+            }
+            stack
+        };
         Ok(Self {
             arch,
             registers,
@@ -224,6 +278,26 @@ impl RawStackRecord {
         }
         self.stack.get(usize::try_from(offset / 8).ok()?).copied()
     }
+}
+
+/// The `words` stack words of a raw stack in zero runs (at most
+/// [`MAX_STACK_WORDS`]: the allocation is bounded whatever the runs say).
+fn read_runs(r: &mut PayloadReader<'_>, words: usize) -> Result<Vec<u64>, SamplesError> {
+    let mut stack = Vec::with_capacity(words);
+    while stack.len() < words {
+        let offset = r.position();
+        let word = r.word("raw stack run")?;
+        let zeros = (word & 0xffff_ffff) as usize;
+        let literals = (word >> 32) as usize;
+        if zeros + literals == 0 || zeros + literals > words - stack.len() {
+            return Err(SamplesError::BadRun { offset, word });
+        }
+        stack.resize(stack.len() + zeros, 0);
+        for _ in 0..literals {
+            stack.push(r.word("raw stack words")?);
+        }
+    }
+    Ok(stack)
 }
 
 #[cfg(test)]

@@ -3,8 +3,10 @@
 //! heap counter, into the thread's own chunk through its cursor's gate,
 //! as a CPU sample is written (`crate::sample`): the gate open for the
 //! session's hot-path token or its samples-only token, else the record is
-//! dropped and counted. No lock, no allocation: the records are encoded
-//! on the stack and stored with the one store protocol.
+//! dropped and counted. No allocation and no lock waited for: the
+//! records are encoded on the stack (a sampled allocation's stack words
+//! copied straight into the chunk) and stored with the one store
+//! protocol.
 //!
 //! A re-entrancy guard (a `const` thread local) makes an allocation made
 //! while the hook runs on the same thread (fxt's own, or a signal
@@ -16,11 +18,14 @@ use core::sync::atomic::Ordering;
 use fxt_format::encode::{Arg, ArgValue, Encode, Event, EventKind, StringRef, ThreadRef};
 use fxt_format::samples::{estimated_bytes, Alloc, AllocKind, Walk};
 
+use super::runs::Runs;
 use super::{live, Active, DROPPED, LIVE_BYTES, TAKEN, UNTRACKED};
 use crate::callsite::gate_token;
 use crate::memory::atomic::AtomicU64;
 use crate::memory::filler::Store;
+use crate::ring::Record;
 use crate::sample::sample_token;
+use crate::stack::{self, Capture, Registers};
 use crate::thread;
 
 /// Words of an alloc record without a stack (a free).
@@ -54,10 +59,13 @@ pub(crate) fn in_hook() -> bool {
     IN_HOOK.with(Cell::get)
 }
 
-/// A sampled allocation of `size` bytes at `address`.
+/// A sampled allocation of `size` bytes at `address`; `registers` were
+/// read by the hook's caller, whose frame and those above it are the
+/// stack copied (this function's and those below are not: the copy holds
+/// none of the hook's own frames).
 #[cold]
 #[inline(never)]
-pub(crate) fn sampled_alloc(session: &Active, address: u64, size: u64) {
+pub(crate) fn sampled_alloc(session: &Active, address: u64, size: u64, registers: Registers) {
     guarded(|| {
         TAKEN.fetch_add(1, Ordering::Relaxed);
         let Some(token) = open_token(session.generation) else {
@@ -69,27 +77,37 @@ pub(crate) fn sampled_alloc(session: &Active, address: u64, size: u64) {
         if !tracked {
             UNTRACKED.fetch_add(1, Ordering::Relaxed);
         }
-        // The stack: registers and a bounded copy, for the reader to
-        // unwind (`crate::stack`), taken into the thread's buffer.
-        let written = thread::capture::with_buffer(|stack, out| {
-            let capture = crate::stack::capture_current(stack);
-            let record = Alloc {
-                timestamp,
-                pid: session.pid,
-                tid: thread::capture::tid(),
-                address,
-                size,
-                mean: session.mean,
-                kind: AllocKind::Alloc,
-                untracked: !tracked,
-                walk: Walk::RawStack,
-                truncated: capture.truncated,
-                frames: &[],
-                raw_stack: Some(capture.raw_stack(stack)),
-            };
-            write(&record, out, token, session.crash_safe)
-        });
-        if written != Some(true) {
+        // The stack from the caller's stack pointer up: to the top of the
+        // thread's stack, or for a thread that has not registered (whose
+        // stack is not known yet) as far as the kernel can read it.
+        let (capture, probed) = match stack::cached_stack() {
+            Some(stack) => (
+                stack::plan(registers, registers.sp, &stack, usize::MAX),
+                false,
+            ),
+            None => {
+                let (top, cut) = stack::probe_above(registers.sp);
+                let mut capture =
+                    stack::plan(registers, registers.sp, &(registers.sp..top), usize::MAX);
+                capture.truncated = cut;
+                (capture, true)
+            }
+        };
+        let record = Alloc {
+            timestamp,
+            pid: session.pid,
+            tid: thread::capture::tid(),
+            address,
+            size,
+            mean: session.mean,
+            kind: AllocKind::Alloc,
+            untracked: !tracked,
+            walk: Walk::RawStack,
+            truncated: capture.truncated,
+            frames: &[],
+            raw_stack: Some(capture.raw_stack(&[])),
+        };
+        if !write_with_stack(&record, &capture, probed, token, session.crash_safe) {
             DROPPED.fetch_add(1, Ordering::Relaxed);
             if tracked {
                 live::remove(address);
@@ -102,6 +120,78 @@ pub(crate) fn sampled_alloc(session: &Active, address: u64, size: u64) {
             write_counter(session, token, timestamp, live);
         }
     });
+}
+
+/// Words of a raw-stack alloc record before its stack words.
+const HEAD_WORDS: usize = Alloc::word_len_raw(stack::ARCH, 0);
+
+/// Writes `record` (a raw stack whose words are those `capture` plans),
+/// copying the stack words straight from the stack into the thread's
+/// chunk (through the kernel when they were `probed`: they may lie past
+/// the thread's stack); `false`: no room.
+fn write_with_stack(
+    record: &Alloc<'_>,
+    capture: &Capture,
+    probed: bool,
+    token: u32,
+    crash_safe: bool,
+) -> bool {
+    let stack_words = capture.stack_words;
+    let word = |i: usize| {
+        let addr = capture.stack_address + i as u64 * 8;
+        // SAFETY: `addr` is an 8-aligned word of this thread's own stack
+        // between the caller's stack pointer and the stack's top
+        // (`stack::plan`), all mapped; the frames there are suspended
+        // while this runs (this thread runs the hook, whose own frames lie
+        // below that stack pointer), so the read races with no write.
+        unsafe { core::ptr::read_volatile(addr as *const u64) }
+    };
+    // A probed copy is read by the kernel, as it is.
+    let runs = (!probed).then(|| Runs::plan(stack_words, word));
+    let runs = runs.filter(|r| r.words() < stack_words);
+    let mut head = [0u64; HEAD_WORDS];
+    let Ok((n, words)) = record.encode_head(stack_words, runs.as_ref().map(Runs::words), &mut head)
+    else {
+        return false;
+    };
+    let Some(slot) = reserve(words, token) else {
+        return false;
+    };
+    let slots: &[AtomicU64] = slot.slots();
+    let stored = Store::begin(slots, words, crash_safe);
+    for (i, &w) in head[..n].iter().enumerate().skip(1) {
+        stored.put(i, w);
+    }
+    if let Some(runs) = &runs {
+        let (mut at, mut from) = (n, 0);
+        for run in runs.runs() {
+            stored.put(at, run.word());
+            at += 1;
+            from += run.zeros as usize;
+            for _ in 0..run.literals {
+                stored.put(at, word(from));
+                at += 1;
+                from += 1;
+            }
+        }
+    } else if probed {
+        // The kernel stores into the reserved slots (atomics: their
+        // memory may be written through a shared reference), which no
+        // reader reads before the record is published.
+        let to = slots[n..n + stack_words].as_ptr() as *mut u8;
+        let copied = stack::read_own(capture.stack_address, to, stack_words * 8) / 8;
+        for i in copied..stack_words {
+            // Not read (a page gone meanwhile, or the call refused).
+            stored.put(n + i, 0);
+        }
+    } else {
+        for i in 0..stack_words {
+            stored.put(n + i, word(i));
+        }
+    }
+    stored.end(head[0]);
+    slot.publish();
+    true
 }
 
 /// The free of the sampled block of `size` bytes at `address` (already
@@ -143,10 +233,20 @@ pub(crate) fn sampled_free(session: &Active, address: u64, size: u64) {
 
 /// The token the thread's gate is open with for the session of
 /// `generation`, if it is (the thread records in the session and is not
-/// in the middle of a record or its slow path).
+/// in the middle of a record or its slow path). A thread that has not
+/// recorded in the session yet is leased a chunk for its allocation
+/// records first (`thread::join_from_hook`).
 fn open_token(generation: u32) -> Option<u32> {
+    let is_open = |token| token == gate_token(generation) || token == sample_token(generation);
     let token = thread::local().cursor.token();
-    (token == gate_token(generation) || token == sample_token(generation)).then_some(token)
+    if is_open(token) {
+        return Some(token);
+    }
+    if !thread::join_from_hook(generation) {
+        return None;
+    }
+    let token = thread::local().cursor.token();
+    is_open(token).then_some(token)
 }
 
 /// Encodes `record` into `out`, then writes it through the thread's
@@ -159,23 +259,26 @@ fn write(record: &impl Encode, out: &mut [u64], token: u32, crash_safe: bool) ->
     store(&out[..n], token, crash_safe)
 }
 
+/// Room for a record of `words` words in the thread's chunk, or in a
+/// fresh one when it is full.
+fn reserve(words: usize, token: u32) -> Option<Record<'static>> {
+    let cursor = &thread::local().cursor;
+    if let Some(slot) = cursor.reserve(token, words) {
+        return Some(slot);
+    }
+    // The chunk is full: a fresh one, as a thread takes it (the hook runs
+    // in a normal context: a crash-safe file may grow).
+    if !thread::refill_from_hook(words) {
+        return None;
+    }
+    cursor.reserve(token, words)
+}
+
 /// Reserves room for `words` (a whole encoded record), stores and
 /// publishes them.
 fn store(words: &[u64], token: u32, crash_safe: bool) -> bool {
-    let cursor = &thread::local().cursor;
-    let slot = match cursor.reserve(token, words.len()) {
-        Some(slot) => slot,
-        None => {
-            // The chunk is full: a fresh one, as a CPU sample takes it
-            // (lock-free, never growing a crash-safe file).
-            if !thread::refill_from_signal(words.len()) {
-                return false;
-            }
-            match cursor.reserve(token, words.len()) {
-                Some(slot) => slot,
-                None => return false,
-            }
-        }
+    let Some(slot) = reserve(words.len(), token) else {
+        return false;
     };
     let slots: &[AtomicU64] = slot.slots();
     let stored = Store::begin(slots, words.len(), crash_safe);

@@ -7,8 +7,14 @@
 //! empty slot refuses the insert: the allocation is recorded *untracked*
 //! (its free will not be), and counted ([`super::Counts::untracked`]) —
 //! never silently. No allocation, no lock: callable from the allocator.
+//!
+//! Every free looks its address up while a session samples, and almost
+//! none is a sampled block's: a byte per bucket counts the addresses it
+//! holds, so that a free whose bucket is empty reads one byte of a small
+//! summary (8 KiB, which stays in cache) instead of a cache line of the
+//! large table.
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
 /// Slots of the table: 64 Ki addresses (512 KiB of zeroed static memory,
 /// touched only where blocks are sampled).
@@ -26,11 +32,23 @@ const EMPTY_BUCKET: Bucket = Bucket([const { AtomicU64::new(EMPTY) }; BUCKET]);
 
 static TABLE: [Bucket; SLOTS / BUCKET] = [EMPTY_BUCKET; SLOTS / BUCKET];
 
-/// The bucket of `address` (Fibonacci hashing of the address without its
-/// alignment bits).
-fn bucket(address: u64) -> &'static Bucket {
+/// Addresses in each bucket of [`TABLE`] (at most [`BUCKET`]; counted up
+/// before an insert claims a slot, down after a removal empties one, so
+/// never below the bucket's addresses).
+static COUNTS: [AtomicU8; SLOTS / BUCKET] = [const { AtomicU8::new(0) }; SLOTS / BUCKET];
+
+/// The bucket index of `address` (Fibonacci hashing of the address
+/// without its alignment bits).
+#[inline(always)]
+fn index(address: u64) -> usize {
     let h = (address >> 4).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    &TABLE[(h >> (64 - (SLOTS / BUCKET).trailing_zeros())) as usize]
+    (h >> (64 - (SLOTS / BUCKET).trailing_zeros())) as usize
+}
+
+/// The bucket of `address`.
+#[cfg(test)]
+fn bucket(address: u64) -> &'static Bucket {
+    &TABLE[index(address)]
 }
 
 /// Records `address` as a live sampled block; `false`: its bucket is full
@@ -39,11 +57,14 @@ pub(crate) fn insert(address: u64) -> bool {
     if address == EMPTY {
         return false;
     }
-    for slot in &bucket(address).0 {
-        // Relaxed: the table holds addresses only; no other memory is
-        // published through it. An address is inserted by the thread that
-        // got the block and removed by the one that frees it, which the
-        // program orders (a block is freed after it is allocated).
+    let i = index(address);
+    // Relaxed, here and below: the table holds addresses only; no other
+    // memory is published through it. An address is inserted by the
+    // thread that got the block and removed by the one that frees it,
+    // which the program orders (a block is freed after it is allocated),
+    // so the freeing thread sees the count and the slot this stored.
+    COUNTS[i].fetch_add(1, Ordering::Relaxed);
+    for slot in &TABLE[i].0 {
         if slot
             .compare_exchange(EMPTY, address, Ordering::Relaxed, Ordering::Relaxed)
             .is_ok()
@@ -51,16 +72,25 @@ pub(crate) fn insert(address: u64) -> bool {
             return true;
         }
     }
+    COUNTS[i].fetch_sub(1, Ordering::Relaxed);
     false
 }
 
 /// Removes `address` if it is a live sampled block; whether it was.
-#[inline]
+#[inline(always)]
 pub(crate) fn remove(address: u64) -> bool {
-    if address == EMPTY {
+    let i = index(address);
+    // Relaxed: see `insert`. An empty bucket (almost every free's) holds
+    // no address: one byte read.
+    if COUNTS[i].load(Ordering::Relaxed) == 0 || address == EMPTY {
         return false;
     }
-    for slot in &bucket(address).0 {
+    remove_from(i, address)
+}
+
+#[inline(never)]
+fn remove_from(i: usize, address: u64) -> bool {
+    for slot in &TABLE[i].0 {
         // Relaxed: see `insert`. Only the freeing thread removes an
         // address (a block is freed once), so the CAS succeeds when the
         // load saw it.
@@ -69,6 +99,7 @@ pub(crate) fn remove(address: u64) -> bool {
                 .compare_exchange(address, EMPTY, Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok()
         {
+            COUNTS[i].fetch_sub(1, Ordering::Relaxed);
             return true;
         }
     }
@@ -78,10 +109,14 @@ pub(crate) fn remove(address: u64) -> bool {
 /// Empties the table (a new session: blocks of an earlier one are not
 /// its own).
 pub(crate) fn clear() {
-    for b in &TABLE {
+    for (b, count) in TABLE.iter().zip(&COUNTS) {
+        if count.load(Ordering::Relaxed) == 0 {
+            continue;
+        }
         for slot in &b.0 {
             slot.store(EMPTY, Ordering::Relaxed);
         }
+        count.store(0, Ordering::Relaxed);
     }
 }
 
@@ -110,9 +145,19 @@ mod tests {
         assert!(!remove(same[3]), "removed once");
         assert!(insert(same[BUCKET]));
         assert!(!insert(0), "address 0 is never tracked");
+        let i = index(same[0]);
+        assert_eq!(
+            COUNTS[i].load(Ordering::Relaxed) as usize,
+            BUCKET,
+            "the summary counts the bucket's addresses"
+        );
         for &a in same.iter().filter(|&&a| a != same[3]) {
             assert!(remove(a), "{a:#x}");
         }
+        assert_eq!(COUNTS[i].load(Ordering::Relaxed), 0, "emptied");
+        assert!(insert(same[0]));
         clear();
+        assert!(!remove(same[0]), "cleared");
+        assert_eq!(COUNTS[i].load(Ordering::Relaxed), 0);
     }
 }

@@ -13,10 +13,13 @@
 //! With no session sampling allocations, an allocation or free costs one
 //! relaxed load of a global word and a branch besides the inner
 //! allocator's. Sampling, an allocation also counts its bytes down on a
-//! `const` thread local (`countdown.rs`); a free looks its address up in
-//! the table of live sampled blocks (`live.rs`, one cache line). Only a
+//! `const` thread local (`countdown.rs`); a free reads one byte of the
+//! live table's summary (`live.rs`: whether any sampled block hashes
+//! where its address does; only then the table's cache line). Only a
 //! sampled allocation (one per mean bytes, on average) copies the stack
-//! and writes records (`hook.rs`).
+//! and writes records (`hook.rs`): the stack from the first frame of the
+//! hook's cold path up (none of the hook's own frames), copied straight
+//! into the thread's chunk.
 //!
 //! # What is recorded
 //!
@@ -25,17 +28,29 @@
 //! sampled block (or its move by `realloc`) is one too, so a reader knows
 //! which sampled blocks are live at any moment; after each, a counter
 //! event `fxt`/`heap` (argument `live_bytes`) gives the process's
-//! estimated live bytes. A thread records allocations once it records in
-//! the session (its first event; the thread that starts the session from
-//! the start): before that, and while its gate is shut (mid-record, in
-//! its slow path), a sampled allocation is dropped and counted in
+//! estimated live bytes. A thread records its sampled allocations from
+//! the first: one that has not recorded in the session yet is leased a
+//! chunk by the hook (`thread::join_from_hook`: the control state only
+//! tried, nothing allocated), its stack copied as far as the kernel can
+//! read it (`stack::probe_above`: its bounds are asked for at its first
+//! event only, `pthread_getattr_np` taking a lock of the thread's that
+//! it may hold while it allocates); its first event registers it fully.
+//! Allocations made while fxt's slow path runs on the thread are fxt's
+//! own and not sampled. A sampled allocation that finds the thread's gate
+//! shut (mid-record: a signal handler's), the control state locked (the
+//! session starting), or no room is dropped and counted in
 //! `Stats::records_dropped`.
 //!
 //! # Safety where allocators are hard
 //!
 //! * fxt's own allocations inside the hook: a re-entrancy guard passes
 //!   them through unsampled; the hook itself allocates nothing. fxt's own
-//!   threads (the streamer, the prefaulter) are never sampled.
+//!   threads (the streamer, the prefaulter), and its slow path on the
+//!   program's threads, are never sampled.
+//! * Locks: the hook waits for none a thread may hold while it allocates
+//!   (a fresh chunk may grow a crash-safe file under the ring's grow
+//!   lock, which a thread takes only with its writer borrowed, and the
+//!   hook refuses a borrowed writer).
 //! * `fork`: the child samples nothing (a `pthread_atfork` child handler
 //!   turns sampling off without a lock).
 //! * Threads that exit: the countdown and guard are `const` thread locals
@@ -54,6 +69,7 @@
 mod countdown;
 mod hook;
 mod live;
+mod runs;
 
 use core::alloc::{GlobalAlloc, Layout};
 use core::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering};
@@ -200,8 +216,14 @@ fn decide(ptr: *mut u8, size: usize, generation: u32) {
         return;
     }
     let active = Active::read(generation);
-    if countdown::decide(size, generation, active.mean) {
-        hook::sampled_alloc(&active, ptr as u64, size as u64);
+    // fxt's own allocations on the program's threads (its slow path
+    // registering the thread, say) are not sampled either: their sample
+    // point passes (the process's bytes are all counted down).
+    if countdown::decide(size, generation, active.mean) && !crate::thread::in_slow_path() {
+        // Read here: the stack copied is this frame and those above it
+        // (the program's), none of the hook's.
+        let registers = crate::stack::current_registers();
+        hook::sampled_alloc(&active, ptr as u64, size as u64, registers);
     }
 }
 

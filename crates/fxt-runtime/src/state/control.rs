@@ -119,6 +119,21 @@ pub(crate) fn control() -> MutexGuard<'static, Control> {
     CONTROL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The live session if it is the one of `generation` and the control
+/// state is not locked (by any thread, this one included): for an
+/// allocation hook, which may run while this thread holds the lock and
+/// so never waits for it.
+pub(crate) fn try_current(generation: u32) -> Option<Arc<Shared>> {
+    if forked() {
+        return None;
+    }
+    let ctl = CONTROL.try_lock().ok()?;
+    ctl.current
+        .as_ref()
+        .filter(|s| s.generation == generation)
+        .cloned()
+}
+
 /// The live session, if any (never in a forked child).
 pub(crate) fn current() -> Option<Arc<Shared>> {
     if forked() {

@@ -7,5 +7,5 @@ pub(crate) mod control;
 pub(crate) mod fork;
 pub(crate) mod shared;
 
-pub(crate) use control::{control, current, forked, Control};
+pub(crate) use control::{control, current, forked, try_current, Control};
 pub(crate) use shared::{Shared, ThreadCounters};

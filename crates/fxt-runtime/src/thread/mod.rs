@@ -69,10 +69,13 @@ pub(crate) struct Writer {
     /// for them even when the hot path may not write; see `crate::sample`).
     sampled: bool,
     /// The session samples allocations: the thread's gate opens for them
-    /// as for CPU samples, and the thread has a buffer to capture its
-    /// stack into ([`capture`])
+    /// as for CPU samples, and its stack's bounds are known ([`capture`])
     /// (`crate::alloc`).
     alloc_sampled: bool,
+    /// The session of this generation leased the thread a chunk from an
+    /// allocation hook before its first event ([`join_from_hook`]): its
+    /// gate opens for allocation records only; 0: none.
+    alloc_only: u32,
 }
 
 impl Writer {
@@ -91,14 +94,20 @@ impl Writer {
             name: None,
             sampled: false,
             alloc_sampled: false,
+            alloc_only: 0,
         }
     }
 
     /// Counts `n` dropped records.
     #[inline]
     pub(crate) fn drop_records(&self, n: u64) {
-        if let Some(c) = &self.counters {
-            c.add_dropped(n);
+        match (&self.counters, &self.shared) {
+            (Some(c), _) => c.add_dropped(n),
+            // Not registered yet ([`join_from_hook`]): the session's.
+            (None, Some(s)) => {
+                s.orphan_dropped.fetch_add(n, Ordering::Relaxed);
+            }
+            (None, None) => {}
         }
     }
 
@@ -118,10 +127,8 @@ impl Writer {
             self.sampled = false;
         }
         self.release_lease();
-        if self.alloc_sampled {
-            capture::release();
-            self.alloc_sampled = false;
-        }
+        self.alloc_sampled = false;
+        self.alloc_only = 0;
         self.hold = Hold::new();
         self.shared = None;
         self.counters = None;
@@ -239,7 +246,15 @@ impl Writer {
     /// cursor (see the module docs). Called with the gate closed.
     #[inline]
     fn open_gate(&self, local: &Local) {
-        if self.generation == 0 || !self.hold.has_lease() || state::forked() {
+        if !self.hold.has_lease() || state::forked() {
+            return;
+        }
+        if self.generation == 0 {
+            if self.alloc_only != 0 {
+                local
+                    .cursor
+                    .set_token(sample::sample_token(self.alloc_only));
+            }
             return;
         }
         if self.inline_thread || self.crash_safe {
@@ -266,9 +281,6 @@ impl Drop for Writer {
             sample::disarm_thread();
         }
         self.release_lease();
-        if self.alloc_sampled {
-            capture::release();
-        }
     }
 }
 
@@ -421,6 +433,7 @@ pub(crate) fn forget_after_fork() {
                 w.hold.forget(cursor);
             }
             w.generation = 0;
+            w.alloc_only = 0;
         }
     });
 }
@@ -434,6 +447,22 @@ pub(crate) fn forget_after_fork() {
 /// grown into), and the writer's thread local is initialized (the thread
 /// registered).
 pub(crate) fn refill_from_signal(words: usize) -> bool {
+    refill_outside_writer(words, true)
+}
+
+/// For an allocation hook whose record found the gate open but no room in
+/// the chunk: as [`refill_from_signal`], but in a normal context, so the
+/// chunk may be one a crash-safe file does not cover yet (the file grows:
+/// the ring's grow lock and a `pwrite`, which no holder of on this thread
+/// can be interrupted by the hook: this thread takes them only with its
+/// writer borrowed, and the writer is refused then) and it is faulted in
+/// with one call. The hook's own allocations meanwhile pass through
+/// unsampled (its re-entrancy guard).
+pub(crate) fn refill_from_hook(words: usize) -> bool {
+    refill_outside_writer(words, false)
+}
+
+fn refill_outside_writer(words: usize, handler: bool) -> bool {
     let local = local();
     WRITER
         .try_with(|cell| {
@@ -448,8 +477,12 @@ pub(crate) fn refill_from_signal(words: usize) -> bool {
             // crash-safe file is never grown here (the sample is dropped
             // and counted instead).
             let refill = unsafe {
-                w.hold
-                    .refill_in_handler(&shared.buffers.ring, &local.cursor, words)
+                if handler {
+                    w.hold
+                        .refill_in_handler(&shared.buffers.ring, &local.cursor, words)
+                } else {
+                    w.hold.refill(&shared.buffers.ring, &local.cursor, words)
+                }
             };
             let ready = match refill {
                 Refill::Ready { overwritten } => {
@@ -489,6 +522,72 @@ pub(crate) fn join_current(generation: u32) {
         }
         w.open_gate(local);
     });
+}
+
+/// Whether fxt's slow path runs on this thread now (its writer is
+/// borrowed): an allocation made now is fxt's own (registering the
+/// thread, starting or finishing a session), as its helper threads' are.
+/// `false` once the writer is gone (thread exit).
+pub(crate) fn in_slow_path() -> bool {
+    WRITER
+        .try_with(|cell| cell.try_borrow_mut().is_err())
+        .unwrap_or(false)
+}
+
+/// For an allocation hook on a thread that has not recorded in the live
+/// session of `generation` yet (no event so far): leases the thread a
+/// chunk of the session so that its sampled allocations are written, and
+/// opens its gate for them; the thread registers fully (thread record,
+/// name, counters) on its first event, as any thread. Whether the gate is
+/// open now.
+///
+/// Safe where the hook runs: it takes no lock it could wait for (the
+/// control state is only tried, the writer only borrowed if free: a
+/// thread interrupted in either, or in the ring's grow lock, which it
+/// takes only with its writer borrowed, is refused) and allocates
+/// nothing. A thread still holding an earlier session is refused too
+/// (letting it go would free that session's memory inside the hook).
+pub(crate) fn join_from_hook(generation: u32) -> bool {
+    let local = local();
+    if local.cursor.busy() || state::forked() {
+        return false;
+    }
+    WRITER
+        .try_with(|cell| {
+            let Ok(mut w) = cell.try_borrow_mut() else {
+                return false;
+            };
+            if w.generation != 0 || w.shared.is_some() {
+                return false;
+            }
+            let Some(s) = state::try_current(generation) else {
+                return false;
+            };
+            if w.tid == 0 {
+                w.tid = os_tid();
+            }
+            w.pid = s.settings.pid;
+            w.crash_safe = s.settings.crash_safe;
+            w.use_tsc = s.clock.use_tsc;
+            w.inline_thread = true;
+            w.thread_bits = 0;
+            let ring = &s.buffers.ring;
+            // SAFETY: as in `Writer::refill`: the writer holds `s` (below)
+            // until it releases the hold; the cursor is this thread's.
+            let refill = unsafe { w.hold.refill(ring, &local.cursor, 1) };
+            w.shared = Some(s);
+            if let Refill::Ready { overwritten } = refill {
+                if overwritten > 0 {
+                    w.drop_records(overwritten);
+                }
+            }
+            // The generation stays 0: the thread's first event registers
+            // it (and lets this lease go first).
+            w.alloc_only = generation;
+            w.open_gate(local);
+            w.hold.has_lease()
+        })
+        .unwrap_or(false)
 }
 
 /// Releases the calling thread's chunk of `shared` (used by the thread that
