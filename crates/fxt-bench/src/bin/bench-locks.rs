@@ -7,6 +7,7 @@
 //! ```text
 //! cargo run --release -p fxt-bench --bin bench-locks -- --reps 7
 //! cargo run --release -p fxt-bench --bin bench-locks -- --timed-out-only  # for perf record
+//! cargo run --release -p fxt-bench --bin bench-locks -- --instructions    # under callgrind
 //! ```
 //!
 //! Each repetition runs every workload and lock in turn. Printed per
@@ -26,7 +27,8 @@
 //! the lock and takes it again with `try_lock_for(0)` (a first try that
 //! fails, then a wait that times out), tracing off and recorded; the
 //! difference of their thread CPU times per try is the CPU time of the
-//! bookkeeping and the one record of a wait.
+//! bookkeeping and the one record of a wait. `--instructions` counts the
+//! same loop's instructions with callgrind instead (no load moves them).
 
 use std::hint::black_box;
 use std::sync::{Arc, Barrier};
@@ -163,11 +165,7 @@ fn timed_out_waits(recorded: bool, n: u64) -> (f64, u64) {
     let session = recorded.then(|| fxt::start(fxt::Config::new().buffer_size(64 << 20)).unwrap());
     let _held = m.lock();
     let cpu = thread_cpu_ns();
-    for _ in 0..n {
-        assert!(black_box(&m)
-            .try_lock_for(std::time::Duration::ZERO)
-            .is_none());
-    }
+    timed_out_loop(&m, n);
     let per_try = thread_cpu_ns().saturating_sub(cpu) as f64 / n as f64;
     let waits = session.map_or(0, |s| {
         let (bytes, stats) = s.finish_to_vec().unwrap();
@@ -175,6 +173,47 @@ fn timed_out_waits(recorded: bool, n: u64) -> (f64, u64) {
         timed_out(&bytes)
     });
     (per_try, waits)
+}
+
+/// `n` tries to take `m`, which this thread holds (the loop callgrind
+/// counts, by its name).
+#[inline(never)]
+fn timed_out_loop(m: &fxt::sync::Mutex<u64>, n: u64) {
+    for _ in 0..n {
+        assert!(black_box(m)
+            .try_lock_for(std::time::Duration::ZERO)
+            .is_none());
+    }
+}
+
+/// Tries per run under callgrind.
+const COUNTED: u64 = 20_000;
+
+/// Instructions per timed-out wait, tracing off or recorded, counted by
+/// callgrind in [`timed_out_loop`] (this program run again under it).
+fn instructions(recorded: bool) -> f64 {
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new("valgrind")
+        .args([
+            "--tool=callgrind",
+            "--callgrind-out-file=/dev/null",
+            "--toggle-collect=*timed_out_loop*",
+        ])
+        .arg(exe)
+        .args(["--timed-out-child", if recorded { "rec" } else { "off" }])
+        .output()
+        .expect("valgrind runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let n: u64 = err
+        .lines()
+        .find_map(|l| {
+            l.split_once("Collected :")
+                .map(|(_, n)| n.trim().to_owned())
+        })
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no instruction count in: {err}"));
+    n as f64 / COUNTED as f64
 }
 
 /// The `timed out` slices of the lock "bench" in `trace`.
@@ -256,6 +295,18 @@ fn main() {
         .position(|a| a == "--reps")
         .and_then(|i| args.get(i + 1))
         .map_or(7, |v| v.parse().expect("a number"));
+    if let Some(i) = args.iter().position(|a| a == "--timed-out-child") {
+        timed_out_waits(args.get(i + 1).map(String::as_str) == Some("rec"), COUNTED);
+        return;
+    }
+    if args.iter().any(|a| a == "--instructions") {
+        let (off, rec) = (instructions(false), instructions(true));
+        println!(
+            "timed-out wait, instructions (callgrind): tracing off {off:.0}, recorded {rec:.0}; recording one wait: {:.0}",
+            rec - off
+        );
+        return;
+    }
     if args.iter().any(|a| a == "--timed-out-only") {
         // For a profiler: the recorded timed-out waits alone.
         for _ in 0..reps {
