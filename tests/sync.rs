@@ -375,6 +375,57 @@ fn concurrent_waits_are_each_recorded_once_with_their_flow() {
 }
 
 #[test]
+fn a_thread_holding_more_contended_locks_than_it_keeps_records_each_wait() {
+    // Six locks, each held by a helper until the main thread sleeps in
+    // its wait for it (as /proc says: on any load); the main thread holds
+    // them all at once (more than the four waits a thread keeps for its
+    // unlocks), then releases them.
+    const LOCKS: usize = 6;
+    let me = gettid();
+    let asleep = move || {
+        let stat = std::fs::read_to_string(format!("/proc/self/task/{me}/stat")).unwrap();
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('S'))
+    };
+    let locks: Vec<Arc<Mutex<()>>> = (0..LOCKS)
+        .map(|_| Arc::new(Mutex::named("nested", ())))
+        .collect();
+    let records = trace(|| {
+        let mut guards = Vec::new();
+        for m in &locks {
+            let waiting = Arc::new(AtomicBool::new(false));
+            let holder = {
+                let (m, waiting) = (m.clone(), waiting.clone());
+                let (taken_tx, taken_rx) = std::sync::mpsc::channel();
+                let t = thread::spawn(move || {
+                    let g = m.lock();
+                    taken_tx.send(()).unwrap();
+                    while !(waiting.load(Ordering::SeqCst) && asleep()) {
+                        thread::yield_now();
+                    }
+                    drop(g);
+                });
+                taken_rx.recv().unwrap();
+                t
+            };
+            waiting.store(true, Ordering::SeqCst);
+            guards.push(m.lock());
+            holder.join().unwrap();
+        }
+        drop(guards);
+    });
+    let waits: Vec<_> = slices(&lock_events(&records, "nested"), "wait")
+        .into_iter()
+        .filter(|w| tid(&w.thread) == me)
+        .collect();
+    assert_eq!(waits.len(), LOCKS, "{waits:#?}");
+    for w in &waits {
+        let holder = u64_arg(w, "holder").expect("each names its holder");
+        assert_ne!(holder, me);
+    }
+}
+
+#[test]
 fn uncontended_locks_record_nothing() {
     let m = Mutex::named("quiet", 0);
     let rw = RwLock::named("quiet rw", 0);

@@ -6,6 +6,8 @@
 //!
 //! ```text
 //! cargo run --release -p fxt-bench --bin bench-locks -- --reps 7
+//! cargo run --release -p fxt-bench --bin bench-locks -- --timed-out-only  # for perf record
+//! cargo run --release -p fxt-bench --bin bench-locks -- --instructions    # under callgrind
 //! ```
 //!
 //! Each repetition runs every workload and lock in turn. Printed per
@@ -15,9 +17,18 @@
 //! (`CLOCK_PROCESS_CPUTIME_ID`: time the threads ran, which another
 //! process's load does not add to), and the CPU time per recorded wait:
 //! the recorded run's CPU time less the tracing-off run's of the same
-//! repetition, over the waits in its trace (median). The load average is
-//! printed before and after: on a shared machine the wall-clock columns
-//! move with it, the CPU columns much less.
+//! repetition, over the waits in its trace (median of the repetitions
+//! with at least 1,000 waits; `NaN` when none had: on a machine whose
+//! other load keeps the threads from running at once, they rarely
+//! contend). The load average is printed before and after: on a shared
+//! machine the wall-clock columns move with it.
+//!
+//! Last, what recording a wait costs whatever the load: one thread holds
+//! the lock and takes it again with `try_lock_for(0)` (a first try that
+//! fails, then a wait that times out), tracing off and recorded; the
+//! difference of their thread CPU times per try is the CPU time of the
+//! bookkeeping and the one record of a wait. `--instructions` counts the
+//! same loop's instructions with callgrind instead (no load moves them).
 
 use std::hint::black_box;
 use std::sync::{Arc, Barrier};
@@ -103,8 +114,8 @@ fn process_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// One run: (wall ns, process CPU ns) from the start barrier to the last
-/// thread done.
+/// One run: (wall ns from the first thread's start to the last one's
+/// end, process CPU ns from the start barrier to the last thread done).
 fn run<L: Lock>(lock: &Arc<L>, w: Workload) -> (u64, u64) {
     let barrier = Arc::new(Barrier::new(w.threads + 1));
     let workers: Vec<_> = (0..w.threads)
@@ -112,6 +123,7 @@ fn run<L: Lock>(lock: &Arc<L>, w: Workload) -> (u64, u64) {
             let (lock, barrier) = (lock.clone(), barrier.clone());
             std::thread::spawn(move || {
                 barrier.wait();
+                let start = Instant::now();
                 let mut local = 0u64;
                 for i in 0..PER_THREAD {
                     lock.with(|v| {
@@ -120,16 +132,106 @@ fn run<L: Lock>(lock: &Arc<L>, w: Workload) -> (u64, u64) {
                     local = work(local, w.outside);
                 }
                 black_box(local);
+                (start, Instant::now())
             })
         })
         .collect();
+    let cpu = process_cpu_ns();
     barrier.wait();
-    let (start, cpu) = (Instant::now(), process_cpu_ns());
-    workers.into_iter().for_each(|t| t.join().unwrap());
-    (
-        start.elapsed().as_nanos() as u64,
-        process_cpu_ns().saturating_sub(cpu),
-    )
+    let spans: Vec<(Instant, Instant)> = workers.into_iter().map(|t| t.join().unwrap()).collect();
+    let cpu = process_cpu_ns().saturating_sub(cpu);
+    let start = spans.iter().map(|s| s.0).min().unwrap();
+    let end = spans.iter().map(|s| s.1).max().unwrap();
+    ((end - start).as_nanos() as u64, cpu)
+}
+
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid pointer to a timespec, a clock id every Linux has.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Contended acquisitions on one thread, whatever the machine's load: the
+/// thread holds the lock and tries `n` times to take it again for no
+/// time (`try_lock_for(0)`: a first try that fails, then a wait that
+/// times out, recorded as one). Thread CPU ns per try, and the waits
+/// recorded (tracing off: 0).
+fn timed_out_waits(recorded: bool, n: u64) -> (f64, u64) {
+    let m = fxt::sync::Mutex::named("bench", 0u64);
+    let session = recorded.then(|| fxt::start(fxt::Config::new().buffer_size(64 << 20)).unwrap());
+    let _held = m.lock();
+    let cpu = thread_cpu_ns();
+    timed_out_loop(&m, n);
+    let per_try = thread_cpu_ns().saturating_sub(cpu) as f64 / n as f64;
+    let waits = session.map_or(0, |s| {
+        let (bytes, stats) = s.finish_to_vec().unwrap();
+        assert_eq!(stats.records_dropped, 0, "every wait recorded");
+        timed_out(&bytes)
+    });
+    (per_try, waits)
+}
+
+/// `n` tries to take `m`, which this thread holds (the loop callgrind
+/// counts, by its name).
+#[inline(never)]
+fn timed_out_loop(m: &fxt::sync::Mutex<u64>, n: u64) {
+    for _ in 0..n {
+        assert!(black_box(m)
+            .try_lock_for(std::time::Duration::ZERO)
+            .is_none());
+    }
+}
+
+/// Tries per run under callgrind.
+const COUNTED: u64 = 20_000;
+
+/// Instructions per timed-out wait, tracing off or recorded, counted by
+/// callgrind in [`timed_out_loop`] (this program run again under it).
+fn instructions(recorded: bool) -> f64 {
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new("valgrind")
+        .args([
+            "--tool=callgrind",
+            "--callgrind-out-file=/dev/null",
+            "--toggle-collect=*timed_out_loop*",
+        ])
+        .arg(exe)
+        .args(["--timed-out-child", if recorded { "rec" } else { "off" }])
+        .output()
+        .expect("valgrind runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let n: u64 = err
+        .lines()
+        .find_map(|l| {
+            l.split_once("Collected :")
+                .map(|(_, n)| n.trim().to_owned())
+        })
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no instruction count in: {err}"));
+    n as f64 / COUNTED as f64
+}
+
+/// The `timed out` slices of the lock "bench" in `trace`.
+fn timed_out(trace: &[u8]) -> u64 {
+    SliceReader::new(trace)
+        .flatten()
+        .filter(|r| match r {
+            Record::Event(e) => {
+                e.category == "lock"
+                    && e.name == "bench"
+                    && e.args.iter().any(|a| {
+                        a.name == "state"
+                            && matches!(&a.value, ArgValue::Str(s) if *s == "timed out")
+                    })
+            }
+            _ => false,
+        })
+        .count() as u64
 }
 
 /// The wait slices of the lock "bench" in `trace`.
@@ -172,6 +274,9 @@ fn measure(lock: &str, w: Workload) -> (u64, u64, u64) {
     }
 }
 
+/// Timed-out waits per run of [`timed_out_waits`].
+const TRIES: u64 = 100_000;
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -190,18 +295,53 @@ fn main() {
         .position(|a| a == "--reps")
         .and_then(|i| args.get(i + 1))
         .map_or(7, |v| v.parse().expect("a number"));
+    if let Some(i) = args.iter().position(|a| a == "--timed-out-child") {
+        timed_out_waits(args.get(i + 1).map(String::as_str) == Some("rec"), COUNTED);
+        return;
+    }
+    if args.iter().any(|a| a == "--instructions") {
+        let (off, rec) = (instructions(false), instructions(true));
+        println!(
+            "timed-out wait, instructions (callgrind): tracing off {off:.0}, recorded {rec:.0}; recording one wait: {:.0}",
+            rec - off
+        );
+        return;
+    }
+    if args.iter().any(|a| a == "--timed-out-only") {
+        // For a profiler: the recorded timed-out waits alone.
+        for _ in 0..reps {
+            timed_out_waits(true, TRIES);
+        }
+        return;
+    }
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!("bench-locks: {reps} reps, {PER_THREAD} acquisitions per thread, {cores} cores");
     println!("load average before: {}", load_average());
     // [workload][lock] -> per rep (wall, cpu, waits)
     let mut runs = vec![vec![Vec::new(); LOCKS.len()]; WORKLOADS.len()];
+    let (mut off_tries, mut rec_tries) = (Vec::new(), Vec::new());
     for _ in 0..reps {
         for (i, &w) in WORKLOADS.iter().enumerate() {
             for (j, lock) in LOCKS.iter().enumerate() {
                 runs[i][j].push(measure(lock, w));
             }
         }
+        off_tries.push(timed_out_waits(false, TRIES).0);
+        let (ns, waits) = timed_out_waits(true, TRIES);
+        assert_eq!(waits, TRIES, "a record per timed-out wait");
+        rec_tries.push(ns);
     }
+    let per_wait: Vec<f64> = rec_tries
+        .iter()
+        .zip(&off_tries)
+        .map(|(r, o)| r - o)
+        .collect();
+    println!(
+        "\none thread, {TRIES} timed-out waits a run (thread CPU ns per wait, median of {reps}): tracing off {:.1}, recorded {:.1}; recording one wait: {:.1} ns",
+        median(&mut off_tries),
+        median(&mut rec_tries),
+        median(&mut per_wait.clone()),
+    );
     println!(
         "\n{:<13} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>8} {:>9}",
         "M acq/s",
@@ -226,13 +366,18 @@ fn main() {
             median(&mut runs[i][j].iter().map(f).collect::<Vec<_>>())
         };
         let best = |j: usize| runs[i][j].iter().map(rate).fold(0.0, f64::max);
-        let per_wait = median(
-            &mut runs[i][2]
-                .iter()
-                .zip(&runs[i][1])
-                .map(|(rec, off)| (rec.1 as f64 - off.1 as f64) / rec.2.max(1) as f64)
-                .collect::<Vec<_>>(),
-        );
+        // Paired with the tracing-off run of the same repetition; only
+        // where the recorded run waited enough to divide by.
+        let mut per_wait: Vec<f64> = runs[i][2]
+            .iter()
+            .zip(&runs[i][1])
+            .filter(|(rec, _)| rec.2 >= 1_000)
+            .map(|(rec, off)| (rec.1 as f64 - off.1 as f64) / rec.2 as f64)
+            .collect();
+        let per_wait = match per_wait.is_empty() {
+            true => f64::NAN,
+            false => median(&mut per_wait),
+        };
         let waits = med(2, &|r| r.2 as f64);
         let (pl, off, rec) = (med(0, &rate), med(1, &rate), med(2, &rate));
         println!(

@@ -47,7 +47,7 @@
 //! the lock is the one a global allocator takes. A waiter captures its
 //! wait when it acquires and keeps it in a few thread-local slots until
 //! it releases that lock (a `bump` or a condition variable's wait, which
-//! take the lock back at once, leave it there too); a thread-local count
+//! take the lock back at once, leave it there too); a thread-local mask
 //! says the thread has such records, so that its unlocks take the slow
 //! path. A thread with every slot taken (several contended locks held at
 //! once) writes at once, inside. A kept wait is written only if its
@@ -99,10 +99,10 @@ thread_local! {
     /// Waits captured while this thread held a lock, written after its
     /// unlock (`const`, without a destructor: no allocation to set up).
     static SLOT: [Cell<Capture>; SLOTS] = const { [const { Cell::new(Capture::EMPTY) }; SLOTS] };
-    /// How many of [`SLOT`] are taken: a thread that keeps records takes
-    /// the slow path of its unlocks. Thread-local, not a count in the
-    /// lock: a waiter's acquisition then adds no atomic operation inside
-    /// its critical section.
+    /// Which of [`SLOT`] are taken, a bit each: a thread that keeps
+    /// records takes the slow path of its unlocks. Thread-local, not a
+    /// count in the lock: a waiter's acquisition then adds no atomic
+    /// operation inside its critical section.
     static KEPT: Cell<u32> = const { Cell::new(0) };
 }
 
@@ -180,8 +180,6 @@ struct Handoff {
 /// outside it.
 #[derive(Clone, Copy)]
 struct Capture {
-    /// Whether it holds a wait (a free slot does not).
-    taken: bool,
     acquired: bool,
     /// The lock's address and name: which unlock writes it (the address is
     /// never dereferenced).
@@ -199,7 +197,6 @@ struct Capture {
 
 impl Capture {
     const EMPTY: Capture = Capture {
-        taken: false,
         acquired: false,
         lock: 0,
         name: Name::Unnamed,
@@ -309,7 +306,6 @@ impl Tracked {
         };
         self.state.fetch_sub(1, Ordering::Relaxed);
         let wait = Capture {
-            taken: true,
             acquired,
             lock: self.key(),
             name: self.name,
@@ -346,10 +342,11 @@ impl Tracked {
         if BUSY.get() {
             return raw_unlock();
         }
-        let kept = KEPT.get() > 0 && self.has_kept();
         self.release();
         raw_unlock();
-        if kept {
+        // Whether any of them is this lock's is looked up after the raw
+        // unlock, by the writing.
+        if KEPT.get() != 0 {
             self.write_kept();
         }
     }
@@ -403,30 +400,17 @@ impl Tracked {
     }
 
     /// Keeps `c` in a free slot of this thread, for after its unlock of
-    /// this lock; `false` when every slot is taken.
+    /// this lock; `false` when every slot is taken. A bit test and one
+    /// slot's store: it runs inside the critical section.
     fn keep(&self, c: Capture) -> bool {
-        let kept = SLOT.with(|slots| match slots.iter().find(|s| !s.get().taken) {
-            Some(s) => {
-                s.set(c);
-                true
-            }
-            None => false,
-        });
-        if kept {
-            KEPT.set(KEPT.get() + 1);
+        let taken = KEPT.get();
+        let free = (!taken).trailing_zeros() as usize;
+        if free >= SLOTS {
+            return false;
         }
-        kept
-    }
-
-    /// Whether this thread keeps records of this lock.
-    fn has_kept(&self) -> bool {
-        let (key, name) = (self.key(), self.name);
-        SLOT.with(|slots| {
-            slots.iter().any(|s| {
-                let c = s.get();
-                c.taken && c.lock == key && c.name == name
-            })
-        })
+        SLOT.with(|slots| slots[free].set(c));
+        KEPT.set(taken | 1 << free);
+        true
     }
 
     /// After the raw unlock: writes the waits this thread kept for this
@@ -441,18 +425,16 @@ impl Tracked {
         busy(|| loop {
             // Taken out of its slot before writing: the writing may lock
             // this lock again (untracked) and must find nothing to write.
+            let taken = KEPT.get();
             let next = SLOT.with(|slots| {
-                slots
-                    .iter()
-                    .filter(|s| {
-                        let c = s.get();
-                        c.taken && c.lock == key && c.name == name
-                    })
-                    .min_by_key(|s| s.get().at)
-                    .map(|s| s.replace(Capture::EMPTY))
+                (0..SLOTS)
+                    .filter(|&i| taken & 1 << i != 0)
+                    .map(|i| (i, slots[i].get()))
+                    .filter(|(_, c)| c.lock == key && c.name == name)
+                    .min_by_key(|(_, c)| c.at)
             });
-            let Some(c) = next else { break };
-            KEPT.set(KEPT.get() - 1);
+            let Some((i, c)) = next else { break };
+            KEPT.set(taken & !(1 << i));
             self.write(&c);
         });
     }
