@@ -10,7 +10,7 @@
 //!   registers read with inline assembly inside this function, which is
 //!   the capture's innermost frame.
 //! - the allocation hook's (`crate::alloc`): the registers read in its
-//!   caller ([`current_registers`]), the copy [`plan`]ned from there and
+//!   caller (`current_registers`), the copy planned from there (`plan`) and
 //!   stored straight into the record, none of the hook's frames in it.
 //! - the CPU sampler's, in its signal handler: the interrupted context's
 //!   registers, the copy starting below the red zone.

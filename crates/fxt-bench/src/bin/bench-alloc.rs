@@ -19,11 +19,13 @@
 //! Each under four settings measured in the same run: the system
 //! allocator (the baseline), the wrapper with no session, the wrapper with
 //! a session that does not sample memory, and the wrapper sampling at the
-//! default mean (`fxt::DEFAULT_ALLOC_SAMPLE_BYTES`). Each setting's time
-//! is the wall time until every thread is done, `R` repetitions
-//! interleaved across the settings (each repetition starting at another),
-//! the median reported, with its ratio to the baseline's median and the
-//! sampled allocations of the sampling runs.
+//! default mean (`fxt::DEFAULT_ALLOC_SAMPLE_BYTES`). Each setting's times
+//! are the wall time until every thread is done and the CPU time the
+//! process used meanwhile (its threads', fxt's helpers' included: on a
+//! machine shared with other work the CPU time varies less), `R`
+//! repetitions interleaved across the settings (each repetition starting
+//! at another), the medians reported with their ratios to the baseline's,
+//! and the sampled allocations of the sampling runs.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::HashMap;
@@ -171,11 +173,24 @@ enum Workload {
     Mixed,
 }
 
-/// The wall time of `threads` threads running `workload` through the
-/// system allocator (`bare`) or the wrapper.
-fn run(workload: Workload, bare: bool, threads: usize, ops: usize) -> f64 {
+/// The CPU time this process has used, in seconds (every thread's, fxt's
+/// helpers' included).
+fn process_cpu() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) };
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
+/// The wall time and the process's CPU time while `threads` threads run
+/// `workload` through the system allocator (`bare`) or the wrapper.
+fn run(workload: Workload, bare: bool, threads: usize, ops: usize) -> (f64, f64) {
     let a: &'static (dyn GlobalAlloc + Sync) = if bare { &System } else { &WRAPPER };
     BARE.store(bare, Ordering::Relaxed);
+    let cpu = process_cpu();
     let start = Instant::now();
     std::thread::scope(|s| {
         for t in 0..threads {
@@ -189,8 +204,9 @@ fn run(workload: Workload, bare: bool, threads: usize, ops: usize) -> f64 {
         }
     });
     let secs = start.elapsed().as_secs_f64();
+    let cpu = process_cpu() - cpu;
     BARE.store(false, Ordering::Relaxed);
-    secs
+    (secs, cpu)
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -208,8 +224,9 @@ const SETTINGS: [(Setting, &str); 4] = [
     (Setting::Sampling, "wrapper, sampling at the default mean"),
 ];
 
-/// One measurement of `setting`; the sampled allocations and frees.
-fn measure(workload: Workload, setting: Setting, threads: usize, ops: usize) -> (f64, u64) {
+/// One measurement of `setting`: wall and CPU seconds, the sampled
+/// allocations and frees.
+fn measure(workload: Workload, setting: Setting, threads: usize, ops: usize) -> (f64, f64, u64) {
     let path = std::env::temp_dir().join(format!("fxt-bench-alloc-{}.fxt", std::process::id()));
     let config = match setting {
         Setting::Bare | Setting::NoSession => None,
@@ -221,12 +238,12 @@ fn measure(workload: Workload, setting: Setting, threads: usize, ops: usize) -> 
         ),
     };
     let session = config.map(|c| fxt::start(c).expect("session"));
-    let secs = run(workload, setting == Setting::Bare, threads, ops);
+    let (secs, cpu) = run(workload, setting == Setting::Bare, threads, ops);
     let samples = session
         .map(|s| s.finish().expect("finish").alloc_samples)
         .unwrap_or(0);
     let _ = std::fs::remove_file(&path);
-    (secs, samples)
+    (secs, cpu, samples)
 }
 
 fn arg(name: &str, default: usize) -> usize {
@@ -286,6 +303,7 @@ fn main() {
 /// Measures `workload` under every setting and prints its table.
 fn table(workload: Workload, threads: usize, ops: usize, reps: usize) {
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); SETTINGS.len()];
+    let mut cpus: Vec<Vec<f64>> = vec![Vec::new(); SETTINGS.len()];
     let mut samples = 0;
     // Warm-up: the allocator's arenas, the unwinder's module list.
     for (setting, _) in SETTINGS {
@@ -297,19 +315,28 @@ fn table(workload: Workload, threads: usize, ops: usize, reps: usize) {
         for k in 0..SETTINGS.len() {
             let i = (rep + k) % SETTINGS.len();
             let setting = SETTINGS[i].0;
-            let (secs, n) = measure(workload, setting, threads, ops);
+            let (secs, cpu, n) = measure(workload, setting, threads, ops);
             times[i].push(secs);
+            cpus[i].push(cpu);
             if setting == Setting::Sampling {
                 samples = n;
             }
         }
     }
-    println!("| setting | time | vs system allocator |");
-    println!("|---|---|---|");
+    println!("| setting | wall time | vs system allocator | CPU time | vs system allocator |");
+    println!("|---|---|---|---|---|");
     let base = median(&mut times[0].clone());
+    let cpu_base = median(&mut cpus[0].clone());
     for (i, (_, name)) in SETTINGS.iter().enumerate() {
         let t = median(&mut times[i]);
-        println!("| {name} | {:.1} ms | {:.3}x |", t * 1e3, t / base);
+        let c = median(&mut cpus[i]);
+        println!(
+            "| {name} | {:.1} ms | {:.3}x | {:.1} ms | {:.3}x |",
+            t * 1e3,
+            t / base,
+            c * 1e3,
+            c / cpu_base
+        );
     }
     println!("\nsampled allocations and frees in the last sampling run: {samples}");
 }

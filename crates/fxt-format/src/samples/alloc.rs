@@ -33,6 +33,7 @@
 use super::payload::PayloadReader;
 use super::raw_stack::{RawStack, RawStackRecord};
 use super::sample::{Walk, MAX_FRAMES};
+use super::stack::Stack;
 use super::{SamplesError, ALLOC_NAME};
 use crate::encode::header::{self, record_type};
 use crate::encode::stream::stream_words;
@@ -45,8 +46,9 @@ pub(crate) const TIMESTAMP_WORD: u64 = 0;
 /// Words of the payload before the addresses.
 const FIXED_WORDS: usize = 7;
 
-/// Bits of the shape word a decoder accepts set.
-const SHAPE_BITS: u64 = 0x1ff_01ff_ffff;
+/// Bits of the shape word a decoder accepts set (the stack's, the kind,
+/// untracked).
+const SHAPE_BITS: u64 = Stack::SHAPE_BITS | 0x1ff_0000_0000;
 
 /// What an `fxt.alloc` record says happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -134,9 +136,7 @@ impl Alloc<'_> {
     }
 
     fn shape(&self) -> u64 {
-        self.frames.len() as u64
-            | (u64::from(self.walk.value()) << 16)
-            | (u64::from(self.truncated) << 24)
+        Stack::shape(self.frames.len(), self.walk, self.truncated)
             | (u64::from(self.kind.value()) << 32)
             | (u64::from(self.untracked) << 40)
     }
@@ -278,28 +278,15 @@ impl AllocRecord {
                 word: shape,
             });
         }
-        let count = (shape & 0xffff) as usize;
-        if count > MAX_FRAMES {
-            return Err(SamplesError::TooManyFrames { count });
-        }
-        let walk_value = ((shape >> 16) & 0xff) as u8;
-        let walk = Walk::from_value(walk_value).ok_or(SamplesError::UnknownWalk(walk_value))?;
         let kind_value = ((shape >> 32) & 0xff) as u8;
         let kind =
             AllocKind::from_value(kind_value).ok_or(SamplesError::UnknownAllocKind(kind_value))?;
-        let raw = walk == Walk::RawStack;
-        if raw && count != 0 {
-            return Err(SamplesError::MixedSample);
-        }
-        let mut frames = Vec::with_capacity(count.min(r.remaining() / 8));
-        for _ in 0..count {
-            frames.push(r.word("alloc address")?);
-        }
-        let raw_stack = if raw {
-            Some(RawStackRecord::read(&mut r)?)
-        } else {
-            None
-        };
+        let Stack {
+            walk,
+            truncated,
+            frames,
+            raw_stack,
+        } = Stack::read(&mut r, shape, "alloc address")?;
         Ok(Self {
             timestamp,
             pid,
@@ -310,20 +297,25 @@ impl AllocRecord {
             kind,
             untracked: shape >> 40 & 1 == 1,
             walk,
-            truncated: shape >> 24 & 1 == 1,
+            truncated,
             frames,
             raw_stack,
         })
     }
 
     /// The record with the frames a reader unwound from its raw stack (the
-    /// raw stack dropped, `walk` now [`Walk::UnwindTables`]).
+    /// raw stack dropped, `walk` now [`Walk::UnwindTables`]; see
+    /// [`Stack::with_frames`]).
     pub fn with_frames(mut self, frames: Vec<u64>, truncated: bool) -> Self {
-        self.frames = frames;
-        self.frames.truncate(MAX_FRAMES);
-        self.walk = Walk::UnwindTables;
-        self.truncated = truncated;
-        self.raw_stack = None;
+        let stack = Stack {
+            walk: self.walk,
+            truncated: self.truncated,
+            frames: Vec::new(),
+            raw_stack: None,
+        }
+        .with_frames(frames, truncated);
+        (self.walk, self.truncated, self.frames, self.raw_stack) =
+            (stack.walk, stack.truncated, stack.frames, stack.raw_stack);
         self
     }
 

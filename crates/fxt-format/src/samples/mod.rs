@@ -46,6 +46,7 @@ mod payload;
 pub mod raw_stack;
 pub mod sample;
 pub mod sampling;
+pub mod stack;
 pub mod symbols;
 
 pub use alloc::{estimated_bytes, Alloc, AllocKind, AllocRecord};
@@ -54,6 +55,7 @@ pub use modules::{Module, ModuleEntry, Modules, ModulesRecord};
 pub use raw_stack::{Arch, RawStack, RawStackRecord, Run, MAX_REGISTERS};
 pub use sample::{RawSample, Sample, SampleRecord, Walk};
 pub use sampling::Sampling;
+pub use stack::Stack;
 pub use symbols::{Frame, FrameEntry, Symbol, SymbolEntry, Symbols, SymbolsRecord};
 
 /// Most frames a sample holds (here, not in `sample`, so that the error

@@ -25,6 +25,7 @@
 
 use super::payload::PayloadReader;
 use super::raw_stack::{RawStack, RawStackRecord};
+use super::stack::Stack;
 use super::{SamplesError, SAMPLE_NAME};
 use crate::encode::header::{self, record_type};
 use crate::encode::stream::stream_words;
@@ -122,11 +123,7 @@ impl Encode for Sample<'_> {
         w.word(self.timestamp)?;
         w.word(self.pid)?;
         w.word(self.tid)?;
-        w.word(
-            self.frames.len() as u64
-                | (u64::from(self.walk.value()) << 16)
-                | (u64::from(self.truncated) << 24),
-        )?;
+        w.word(Stack::shape(self.frames.len(), self.walk, self.truncated))?;
         for &frame in self.frames {
             w.word(frame)?;
         }
@@ -192,7 +189,7 @@ impl Encode for RawSample<'_> {
         w.word(self.timestamp)?;
         w.word(self.pid)?;
         w.word(self.tid)?;
-        w.word((u64::from(Walk::RawStack.value()) << 16) | (u64::from(self.truncated) << 24))?;
+        w.word(Stack::shape(0, Walk::RawStack, self.truncated))?;
         self.stack.write(&mut w)?;
         Ok(words)
     }
@@ -228,53 +225,56 @@ impl SampleRecord {
         let tid = r.word("sample thread koid")?;
         let offset = r.position();
         let shape = r.word("sample frame word")?;
-        if shape >> 25 != 0 {
+        if shape & !Stack::SHAPE_BITS != 0 {
             return Err(SamplesError::ReservedBits {
                 field: "sample frame word",
                 offset,
                 word: shape,
             });
         }
-        let count = (shape & 0xffff) as usize;
-        if count > MAX_FRAMES {
-            return Err(SamplesError::TooManyFrames { count });
-        }
-        let kind = ((shape >> 16) & 0xff) as u8;
-        let walk = Walk::from_value(kind).ok_or(SamplesError::UnknownWalk(kind))?;
-        let raw = walk == Walk::RawStack;
-        if raw && count != 0 {
-            return Err(SamplesError::MixedSample);
-        }
-        let mut frames = Vec::with_capacity(count.min(r.remaining() / 8));
-        for _ in 0..count {
-            frames.push(r.word("sample address")?);
-        }
-        let raw_stack = if raw {
-            Some(RawStackRecord::read(&mut r)?)
-        } else {
-            None
-        };
-        Ok(Self {
+        Ok(Self::from_stack(
+            timestamp,
+            pid,
+            tid,
+            Stack::read(&mut r, shape, "sample address")?,
+        ))
+    }
+
+    /// The sample of a decoded stack.
+    fn from_stack(timestamp: u64, pid: u64, tid: u64, stack: Stack) -> Self {
+        let Stack {
+            walk,
+            truncated,
+            frames,
+            raw_stack,
+        } = stack;
+        Self {
             timestamp,
             pid,
             tid,
             walk,
-            truncated: shape >> 24 & 1 == 1,
+            truncated,
             frames,
             raw_stack,
-        })
+        }
     }
 
     /// The sample with the frames a reader unwound from its raw stack (the
     /// raw stack dropped, `walk` now [`Walk::UnwindTables`], `truncated`
     /// as the unwinding ended): what a frame-list sample of it holds.
-    pub fn with_frames(mut self, frames: Vec<u64>, truncated: bool) -> Self {
-        self.frames = frames;
-        self.frames.truncate(MAX_FRAMES);
-        self.walk = Walk::UnwindTables;
-        self.truncated = truncated;
-        self.raw_stack = None;
-        self
+    pub fn with_frames(self, frames: Vec<u64>, truncated: bool) -> Self {
+        let stack = Stack {
+            walk: self.walk,
+            truncated: self.truncated,
+            frames: Vec::new(),
+            raw_stack: None,
+        };
+        Self::from_stack(
+            self.timestamp,
+            self.pid,
+            self.tid,
+            stack.with_frames(frames, truncated),
+        )
     }
 
     /// The same sample, borrowed to encode as a frame list (`None` for an

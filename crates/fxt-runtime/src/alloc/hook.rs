@@ -94,18 +94,11 @@ pub(crate) fn sampled_alloc(session: &Active, address: u64, size: u64, registers
             }
         };
         let record = Alloc {
-            timestamp,
-            pid: session.pid,
-            tid: thread::capture::tid(),
-            address,
-            size,
-            mean: session.mean,
-            kind: AllocKind::Alloc,
             untracked: !tracked,
             walk: Walk::RawStack,
             truncated: capture.truncated,
-            frames: &[],
             raw_stack: Some(capture.raw_stack(&[])),
+            ..record(session, timestamp, address, size, AllocKind::Alloc)
         };
         if !write_with_stack(&record, &capture, probed, token, session.crash_safe) {
             DROPPED.fetch_add(1, Ordering::Relaxed);
@@ -208,20 +201,7 @@ pub(crate) fn sampled_free(session: &Active, address: u64, size: u64) {
             return;
         };
         let timestamp = crate::clock::read(session.use_tsc);
-        let record = Alloc {
-            timestamp,
-            pid: session.pid,
-            tid: thread::capture::tid(),
-            address,
-            size,
-            mean: session.mean,
-            kind: AllocKind::Free,
-            untracked: false,
-            walk: Walk::PcOnly,
-            truncated: false,
-            frames: &[],
-            raw_stack: None,
-        };
+        let record = record(session, timestamp, address, size, AllocKind::Free);
         let mut out = [0u64; FREE_WORDS];
         if write(&record, &mut out, token, session.crash_safe) {
             write_counter(session, token, timestamp, live);
@@ -229,6 +209,31 @@ pub(crate) fn sampled_free(session: &Active, address: u64, size: u64) {
             DROPPED.fetch_add(1, Ordering::Relaxed);
         }
     });
+}
+
+/// The record of `kind` of the block of `size` bytes at `address`, as a
+/// free's (no stack; an allocation sets its own).
+fn record(
+    session: &Active,
+    timestamp: u64,
+    address: u64,
+    size: u64,
+    kind: AllocKind,
+) -> Alloc<'static> {
+    Alloc {
+        timestamp,
+        pid: session.pid,
+        tid: thread::capture::tid(),
+        address,
+        size,
+        mean: session.mean,
+        kind,
+        untracked: false,
+        walk: Walk::PcOnly,
+        truncated: false,
+        frames: &[],
+        raw_stack: None,
+    }
 }
 
 /// The token the thread's gate is open with for the session of

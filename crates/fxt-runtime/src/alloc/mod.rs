@@ -245,44 +245,82 @@ fn freed(ptr: *mut u8, size: usize, generation: u32) {
     }
 }
 
+impl<A: GlobalAlloc> Sampled<A> {
+    /// `alloc` (`alloc_zeroed` when `zeroed`) while `generation` samples:
+    /// out of line, so that a call without a sampling session is a load, a
+    /// branch and the inner allocator's call (a tail call, no frame).
+    ///
+    /// # Safety
+    ///
+    /// As for [`GlobalAlloc::alloc`].
+    #[inline(never)]
+    unsafe fn alloc_sampling(&self, layout: Layout, zeroed: bool, generation: u32) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        let ptr = unsafe {
+            if zeroed {
+                self.inner.alloc_zeroed(layout)
+            } else {
+                self.inner.alloc(layout)
+            }
+        };
+        after_alloc(ptr, layout.size(), generation);
+        ptr
+    }
+
+    /// `dealloc` while `generation` samples (out of line, as
+    /// [`Self::alloc_sampling`]).
+    ///
+    /// # Safety
+    ///
+    /// As for [`GlobalAlloc::dealloc`].
+    #[inline(never)]
+    unsafe fn dealloc_sampling(&self, ptr: *mut u8, layout: Layout, generation: u32) {
+        // Before the inner free: once freed, the address may be handed out
+        // (and sampled) again on another thread.
+        before_free(ptr, layout.size(), generation);
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.inner.dealloc(ptr, layout) }
+    }
+}
+
 // SAFETY: every method forwards to the inner allocator with the caller's
 // arguments unchanged and returns its result unchanged; the sampling
 // around it reads the returned pointer as a number only.
 unsafe impl<A: GlobalAlloc> GlobalAlloc for Sampled<A> {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller's contract, passed on.
-        let ptr = unsafe { self.inner.alloc(layout) };
         // Relaxed: a flag; `decide` reads it again with Acquire.
         let generation = GENERATION.load(Ordering::Relaxed);
-        if generation != 0 {
-            after_alloc(ptr, layout.size(), generation);
+        if generation == 0 {
+            // SAFETY: the caller's contract, passed on.
+            return unsafe { self.inner.alloc(layout) };
         }
-        ptr
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.alloc_sampling(layout, false, generation) }
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller's contract, passed on.
-        let ptr = unsafe { self.inner.alloc_zeroed(layout) };
         // Relaxed: as in `alloc`.
         let generation = GENERATION.load(Ordering::Relaxed);
-        if generation != 0 {
-            after_alloc(ptr, layout.size(), generation);
+        if generation == 0 {
+            // SAFETY: the caller's contract, passed on.
+            return unsafe { self.inner.alloc_zeroed(layout) };
         }
-        ptr
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.alloc_sampling(layout, true, generation) }
     }
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // Relaxed: as in `alloc`. Before the inner free: once freed, the
-        // address may be handed out (and sampled) again on another thread.
+        // Relaxed: as in `alloc`.
         let generation = GENERATION.load(Ordering::Relaxed);
-        if generation != 0 {
-            before_free(ptr, layout.size(), generation);
+        if generation == 0 {
+            // SAFETY: the caller's contract, passed on.
+            return unsafe { self.inner.dealloc(ptr, layout) };
         }
         // SAFETY: the caller's contract, passed on.
-        unsafe { self.inner.dealloc(ptr, layout) }
+        unsafe { self.dealloc_sampling(ptr, layout, generation) }
     }
 
     #[inline]
@@ -291,14 +329,14 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Sampled<A> {
         // the inner call (which may free it); a failed `realloc` leaves it
         // recorded freed (its later free records nothing).
         let generation = GENERATION.load(Ordering::Relaxed);
-        if generation != 0 {
-            before_free(ptr, layout.size(), generation);
+        if generation == 0 {
+            // SAFETY: the caller's contract, passed on.
+            return unsafe { self.inner.realloc(ptr, layout, new_size) };
         }
+        before_free(ptr, layout.size(), generation);
         // SAFETY: the caller's contract, passed on.
         let new = unsafe { self.inner.realloc(ptr, layout, new_size) };
-        if generation != 0 {
-            after_alloc(new, new_size, generation);
-        }
+        after_alloc(new, new_size, generation);
         new
     }
 }
