@@ -39,9 +39,10 @@ use std::process::ExitCode;
 use crate::error::Error;
 use fxt_format::decode::View;
 
-use crate::input::{Input, Walk};
+use crate::input::Input;
 use crate::samples::allocs::alloc_of;
 use crate::samples::sample_of;
+use crate::walk::Walk;
 
 use report::Report;
 use tally::{RangeTally, Tally};

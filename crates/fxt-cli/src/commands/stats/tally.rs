@@ -13,6 +13,7 @@ use fxt_format::encode::{OBJ_TYPE_PROCESS, OBJ_TYPE_THREAD};
 use fxt_format::time::ticks_per_second_or_default;
 use rustc_hash::FxHashMap;
 
+use crate::epoch::Epoch;
 use crate::input::ticks_to_ns;
 use crate::interned::Interned;
 use crate::names::{event_kind_name, record_type_name};
@@ -224,8 +225,10 @@ pub struct RangeTally {
     /// The last (category, name) ids looked up, and their index.
     last_name: Option<((u32, u32), usize)>,
     /// The last (category, name) string indices looked up, and their
-    /// index in `names` (forgotten at any record that is not an event).
+    /// index in `names` (forgotten when the strings epoch changes).
     last_refs: (Option<(u16, u16)>, usize),
+    /// The strings epoch of `last_refs`.
+    refs_epoch: Epoch,
     names: Vec<((u32, u32), PerName)>,
     /// Per entry of `names`: whether its events are decoded whole
     /// ([`RangeTally::wants_whole`]).
@@ -306,6 +309,9 @@ impl RangeTally {
             View::Record(record) => return self.add(provider, tps, record.clone()),
             View::Event(e) => e,
         };
+        if self.refs_epoch.changed(ctx) {
+            self.last_refs.0 = None;
+        }
         let key = match (e.category, e.name) {
             (StrRef::Indexed(c), StrRef::Indexed(n)) if self.last_refs.0 == Some((c, n)) => {
                 self.last_refs.1
@@ -330,9 +336,6 @@ impl RangeTally {
     /// Counts one record of `provider`, whose clock runs at `tps` ticks
     /// per second.
     pub fn add(&mut self, provider: Option<u32>, tps: u64, record: Record) {
-        self.strings.see(&record);
-        // It may change what the string indices mean.
-        self.last_refs.0 = None;
         let ticks = record.timestamp();
         self.count_record(provider, record_type_name(&record), tps, ticks);
         match record {
