@@ -140,7 +140,6 @@ impl Collector {
     /// Takes one record of provider `provider` (whose clock runs at `tps`
     /// ticks per second).
     pub fn record(&mut self, provider: Option<u32>, tps: u64, record: &Record) {
-        self.strings.see(record);
         let e = match record {
             Record::KernelObject(o) if o.object_type == 2 => {
                 self.thread_names.insert(o.koid, o.name.to_string());

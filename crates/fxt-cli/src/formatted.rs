@@ -3,15 +3,15 @@
 //! `fxt json`) copies the quoted, escaped bytes of an index it has seen
 //! instead of looking the string up and escaping it again per event.
 //!
-//! An index means what the provider's table says at the record: a string
-//! record redefines it, a provider info or section record switches the
-//! whole table. [`Formatted::see`] forgets what it had for those, as
-//! [`crate::interned::Interned::see`] does for ids.
+//! An index means what the provider's table says at the record: what was
+//! formatted is forgotten whenever the strings epoch changes
+//! ([`crate::epoch`]).
 
 use std::marker::PhantomData;
 
-use fxt_format::decode::{Context, Record, StrRef};
+use fxt_format::decode::{Context, StrRef};
 
+use crate::epoch::Epoch;
 use crate::piece::Piece;
 
 /// How a command prints a string field.
@@ -27,6 +27,8 @@ pub trait Form {
 pub struct Formatted<F> {
     /// Per string index of the current provider: its bytes, if known.
     slots: Vec<Slot>,
+    /// The strings epoch the slots were filled in.
+    epoch: Epoch,
     form: PhantomData<F>,
 }
 
@@ -42,6 +44,7 @@ impl<F: Form> Default for Formatted<F> {
     fn default() -> Self {
         Self {
             slots: Vec::new(),
+            epoch: Epoch::default(),
             form: PhantomData,
         }
     }
@@ -63,6 +66,9 @@ impl<F: Form> Formatted<F> {
     #[inline(always)]
     pub fn indexed(&mut self, ctx: &Context<'_>, index: u16) -> &Piece {
         let at = usize::from(index);
+        if self.epoch.changed(ctx) {
+            self.forget();
+        }
         if !self.slots.get(at).is_some_and(|slot| slot.known) {
             self.resolve(ctx, index);
         }
@@ -88,18 +94,9 @@ impl<F: Form> Formatted<F> {
         slot.known = true;
     }
 
-    /// Notes a record that changes what indices mean.
-    pub fn see(&mut self, record: &Record) {
-        match record {
-            Record::String { index, .. } => {
-                if let Some(slot) = self.slots.get_mut(usize::from(*index)) {
-                    slot.known = false;
-                }
-            }
-            Record::ProviderInfo { .. } | Record::ProviderSection { .. } => {
-                self.slots.iter_mut().for_each(|slot| slot.known = false)
-            }
-            _ => {}
-        }
+    /// Forgets every index's bytes (their buffers kept).
+    #[cold]
+    fn forget(&mut self) {
+        self.slots.iter_mut().for_each(|slot| slot.known = false)
     }
 }

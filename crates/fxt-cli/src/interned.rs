@@ -4,13 +4,14 @@
 //! ([`crate::input::Input::walk_view_ranges`]) hashes two integers instead
 //! of copying and hashing two strings per event.
 //!
-//! An index means what the provider's table says at the record: a string
-//! record redefines it, a provider info or section record switches the
-//! whole table. [`Interned::see`] forgets the ids it had for those, so
-//! they are looked up again.
+//! An index means what the provider's table says at the record: the ids
+//! resolved from indices are forgotten whenever the strings epoch changes
+//! ([`crate::epoch`]), so they are looked up again.
 
-use fxt_format::decode::{Context, Record, StrRef, Text};
+use fxt_format::decode::{Context, StrRef, Text};
 use rustc_hash::FxHashMap;
+
+use crate::epoch::Epoch;
 
 /// An index not resolved yet.
 const NONE: u32 = u32::MAX;
@@ -22,6 +23,8 @@ pub struct Interned {
     texts: Vec<Text>,
     /// Per string index of the current provider: its id, or [`NONE`].
     by_index: Vec<u32>,
+    /// The strings epoch `by_index` was filled in.
+    epoch: Epoch,
 }
 
 impl Interned {
@@ -31,6 +34,9 @@ impl Interned {
         let StrRef::Indexed(index) = s else {
             return self.intern(ctx.text(s));
         };
+        if self.epoch.changed(ctx) {
+            self.by_index.fill(NONE);
+        }
         let slot = usize::from(index);
         match self.by_index.get(slot) {
             Some(&id) if id != NONE => id,
@@ -65,20 +71,5 @@ impl Interned {
     /// The text of an id this table gave.
     pub fn text(&self, id: u32) -> &Text {
         &self.texts[id as usize]
-    }
-
-    /// Notes a record that changes what indices mean.
-    pub fn see(&mut self, record: &Record) {
-        match record {
-            Record::String { index, .. } => {
-                if let Some(id) = self.by_index.get_mut(usize::from(*index)) {
-                    *id = NONE;
-                }
-            }
-            Record::ProviderInfo { .. } | Record::ProviderSection { .. } => {
-                self.by_index.fill(NONE)
-            }
-            _ => {}
-        }
     }
 }

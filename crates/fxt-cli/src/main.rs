@@ -55,6 +55,7 @@ mod archive;
 mod clock;
 mod commands;
 mod durations;
+mod epoch;
 mod error;
 mod folded;
 mod formatted;
@@ -62,7 +63,6 @@ mod input;
 mod interned;
 mod keep;
 mod names;
-mod ordered;
 mod piece;
 mod problems;
 mod progress;
@@ -70,6 +70,7 @@ mod progress;
 mod recording;
 mod samples;
 mod serve;
+mod walk;
 
 #[cfg(unix)]
 use commands::{record, trace};

@@ -21,8 +21,10 @@ use rustc_hash::FxBuildHasher;
 /// Bytes of a [`Piece`] appended as one block.
 const BLOCK: usize = 48;
 
-/// Slots of a [`Recent`].
-const SLOTS: usize = 32;
+/// Slots of a [`Recent`]: room for the keys of many threads taking
+/// turns, each with a few kinds and names (`fxt dump`'s tails by thread,
+/// category and name), few enough to fill anew at each range.
+const SLOTS: usize = 256;
 
 /// The pieces of recent keys, each in a slot chosen by its key's hash:
 /// events of several threads, kinds and names taking turns each find

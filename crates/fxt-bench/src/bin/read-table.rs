@@ -1,8 +1,8 @@
 //! How fast the reading commands go: generates traces of 0.1 and 1 GB (10
 //! GB with `--with-10g`; disk space is the limit), then runs each of
 //! `fxt stats`, `check`, `flame --folded`, `dump`, `json` and `export
-//! parquet` on each, in its own process, on one core (`taskset -c 0`) and
-//! on all, and prints per command the CPU seconds, wall seconds, MB/s,
+//! parquet` on each, in its own process, on one core (`taskset -c 0`, or
+//! the CPU `--cpu N` names, away from another build's core) and on all, and prints per command the CPU seconds, wall seconds, MB/s,
 //! peak memory and the ratio to `cat FILE > /dev/null` measured in the same
 //! run; Perfetto's `trace_processor_shell` importing the trace and
 //! answering `select count(*) from slice` stands beside them when built.
@@ -15,6 +15,7 @@
 //! cargo build --release -p fxt-cli --bin fxt
 //! cargo run --release -p fxt-bench --bin read-table -- [--sizes 0.1,1] [--with-10g]
 //!     [--trace FILE]... [--fxt target/release/fxt] [--dir /tmp] [--perfetto PATH] [--stdout]
+//!     [--cpu N]
 //! cargo run --release -p fxt-bench --bin read-table -- --generate FILE GB
 //! ```
 //!
@@ -53,6 +54,8 @@ struct Options {
     perfetto: PathBuf,
     stdout: bool,
     out: PathBuf,
+    /// The CPU a one-core run is pinned to.
+    cpu: u32,
 }
 
 fn options() -> Result<Options, String> {
@@ -65,6 +68,7 @@ fn options() -> Result<Options, String> {
         perfetto: "/tmp/perfetto-src/out/tp/trace_processor_shell".into(),
         stdout: false,
         out: report::default_path(),
+        cpu: 0,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -83,17 +87,19 @@ fn options() -> Result<Options, String> {
             "--perfetto" => o.perfetto = value()?.into(),
             "--stdout" => o.stdout = true,
             "--out" => o.out = value()?.into(),
+            "--cpu" => o.cpu = value()?.parse().map_err(|e| format!("--cpu: {e}"))?,
             other => return Err(format!("unknown argument {other}")),
         }
     }
     Ok(o)
 }
 
-/// A command line on `cores` (`Some(0)`: pinned to CPU 0 with taskset).
-fn command(program: &Path, args: &[String], one_core: bool) -> Command {
-    let mut c = if one_core {
+/// A command line on one core (`Some(cpu)`: pinned to it with taskset)
+/// or on all (`None`).
+fn command(program: &Path, args: &[String], one_core: Option<u32>) -> Command {
+    let mut c = if let Some(cpu) = one_core {
         let mut c = Command::new("taskset");
-        c.arg("-c").arg("0").arg(program);
+        c.arg("-c").arg(cpu.to_string()).arg(program);
         c
     } else {
         Command::new(program)
@@ -143,7 +149,7 @@ fn measure_file(o: &Options, path: &Path, title: &str, records: u64) -> Result<S
         .map_err(|e| format!("{}: {e}", path.display()))?
         .len();
     let file = path.to_string_lossy().into_owned();
-    let cat = best_of_three(|| command(Path::new("cat"), std::slice::from_ref(&file), true));
+    let cat = best_of_three(|| command(Path::new("cat"), std::slice::from_ref(&file), Some(o.cpu)));
     let mut rows = Vec::new();
     for (name, args, parallel) in COMMANDS {
         let args: Vec<String> = args
@@ -154,7 +160,7 @@ fn measure_file(o: &Options, path: &Path, title: &str, records: u64) -> Result<S
                 a => a.to_owned(),
             })
             .collect();
-        let usage = |one_core| {
+        let usage = |one_core: Option<u32>| {
             let _ = std::fs::remove_dir_all(&scratch);
             let u = best_of_three(|| {
                 let _ = std::fs::remove_dir_all(&scratch);
@@ -163,8 +169,8 @@ fn measure_file(o: &Options, path: &Path, title: &str, records: u64) -> Result<S
             let _ = std::fs::remove_dir_all(&scratch);
             u
         };
-        let one = usage(true);
-        let all = if parallel { Some(usage(false)) } else { None };
+        let one = usage(Some(o.cpu));
+        let all = if parallel { Some(usage(None)) } else { None };
         eprintln!("read-table: {title} {name}: {one:?} / all cores {all:?}");
         rows.push(Row {
             name: format!("`fxt {name}`"),
@@ -187,8 +193,8 @@ fn perfetto_row(o: &Options, file: &str) -> Row {
         query.to_string_lossy().into_owned(),
         file.to_owned(),
     ];
-    let one = run(command(&o.perfetto, &args, true)).unwrap_or_default();
-    let all = run(command(&o.perfetto, &args, false)).ok();
+    let one = run(command(&o.perfetto, &args, Some(o.cpu))).unwrap_or_default();
+    let all = run(command(&o.perfetto, &args, None)).ok();
     let _ = std::fs::remove_file(&query);
     Row {
         name: "Perfetto `trace_processor_shell` import + `select count(*) from slice`".into(),

@@ -44,9 +44,10 @@ use fxt_format::encode::{write_record, MagicNumber};
 use fxt_format::reserved::clear_reserved_bits;
 
 use crate::error::Error;
-use crate::input::{Input, Walk};
+use crate::input::Input;
 use crate::keep::{Fix, Keep};
 use crate::problems::Reason;
+use crate::walk::Walk;
 
 /// Arguments of `fxt recover`.
 #[derive(clap::Args)]

@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use fxt_format::decode::{EventKind, Record, Text, Thread};
+use fxt_format::decode::{Context, Event, EventKind, Record, Text, Thread, View};
 use fxt_format::encode::OBJ_TYPE_THREAD;
 use rustc_hash::FxHashMap;
 
@@ -18,6 +18,7 @@ use crate::input::{ticks_to_ns, Input};
 use crate::samples::allocs::AllocCollector;
 use crate::samples::{self, Gather, Sampled, Timeline};
 use fxt_format::samples::Sampling;
+use fxt_format::time::ticks_per_second_or_default;
 
 /// What to keep of a trace.
 #[derive(Default, Clone)]
@@ -170,74 +171,34 @@ struct Selected {
 
 /// Reads the trace at `path`, keeping what `select` selects (and the
 /// folded stacks if `stacks`). Damage is warned about on stderr by the
-/// walk and kept in [`Run::damage`].
+/// walk and kept in [`Run::damage`]. Events are walked as views: only
+/// durations and the events that name samples are decoded whole.
 pub fn read(path: &str, select: &Select, stacks: bool) -> Result<Run, Error> {
     // Refuses what does not begin as a trace (exit 2), before reading.
     let mut input = Input::open_trace(path)?;
-    let mut matching = Durations::default();
-    // (category, name) → (thread koid, ns): threads are selected at the
-    // end, once every thread record has been seen.
-    let mut slices: FxHashMap<(Text, Text), Vec<(u64, u64)>> = FxHashMap::default();
-    let mut thread_names: HashMap<u64, String> = HashMap::new();
-    let mut collector = stacks.then(|| {
-        Collector::new(Filter {
-            thread: select.thread.clone(),
-            category: select.category.clone(),
-            // Koids differ from run to run, names do not.
-            names_only: true,
-        })
-    });
-    let mut sampled = SampleWalk::default();
-    let walk = input.walk("diff", |reader, record| {
-        let provider = reader.provider_id();
-        let tps = reader.ticks_per_second();
-        sampled.see(provider, tps, reader.record_offset(), &record);
-        if let Some(c) = collector.as_mut() {
-            c.record(provider, tps, &record);
-        }
-        let e = match &record {
-            Record::KernelObject(o) if o.object_type == OBJ_TYPE_THREAD => {
-                thread_names.insert(o.koid, o.name.to_string());
-                return Ok(());
-            }
-            Record::Event(e) => e,
-            _ => return Ok(()),
-        };
-        let thread = match e.thread {
-            Thread::Known { thread, .. } => thread,
-            Thread::Undefined(_) => 0,
-        };
-        let (category, name, ns) = match e.kind {
-            EventKind::DurationComplete { end } => (
-                e.category.clone(),
-                e.name.clone(),
-                ticks_to_ns(end, tps).saturating_sub(ticks_to_ns(e.timestamp, tps)),
-            ),
-            EventKind::DurationBegin => {
-                matching.begin(provider, reader.record_offset(), Mark::from(e));
-                return Ok(());
-            }
-            EventKind::DurationEnd => {
-                match matching.end(provider, reader.record_offset(), &Mark::from(e)) {
-                    Closed::Begin(open, _) => (
-                        open.category().clone(),
-                        open.name().clone(),
-                        ticks_to_ns(e.timestamp, tps)
-                            .saturating_sub(ticks_to_ns(open.timestamp(), tps)),
-                    ),
-                    Closed::Nothing => return Ok(()),
-                }
-            }
-            _ => return Ok(()),
-        };
-        if selected(select, &category, &name) {
-            slices
-                .entry((category, name))
-                .or_default()
-                .push((thread, ns));
-        }
-        Ok(())
-    })?;
+    let mut reading = Reading {
+        select,
+        collector: stacks.then(|| {
+            Collector::new(Filter {
+                thread: select.thread.clone(),
+                category: select.category.clone(),
+                // Koids differ from run to run, names do not.
+                names_only: true,
+            })
+        }),
+        matching: Durations::default(),
+        slices: FxHashMap::default(),
+        thread_names: HashMap::new(),
+        sampled: SampleWalk::default(),
+    };
+    let walk = input.walk_views_in_order("diff", |ctx, view| reading.view(ctx, view))?;
+    let Reading {
+        slices,
+        thread_names,
+        collector,
+        sampled,
+        ..
+    } = reading;
     let mut durations: BTreeMap<Key, Vec<u64>> = BTreeMap::new();
     for ((category, name), list) in slices {
         let kept: Vec<u64> = list
@@ -266,6 +227,94 @@ pub fn read(path: &str, select: &Select, stacks: bool) -> Result<Run, Error> {
         allocated: sampled.allocated,
         damage: walk.damage.map(|d| format!("{}: {d}", input.name)),
     })
+}
+
+/// What [`read`] keeps of a trace as it walks it.
+struct Reading<'s> {
+    select: &'s Select,
+    matching: Durations,
+    /// (category, name) → (thread koid, ns): threads are selected at the
+    /// end, once every thread record has been seen.
+    slices: FxHashMap<(Text, Text), Vec<(u64, u64)>>,
+    thread_names: HashMap<u64, String>,
+    collector: Option<Collector>,
+    sampled: SampleWalk,
+}
+
+impl Reading<'_> {
+    /// Takes one record of the walk.
+    fn view(&mut self, ctx: &Context<'_>, view: &View<'_>) -> Result<(), Error> {
+        let provider = ctx.provider_id();
+        let tps = ticks_per_second_or_default(ctx.ticks_per_second());
+        let offset = ctx.record_offset();
+        if let Some(c) = self.collector.as_mut() {
+            c.view(ctx, view);
+        }
+        let e = match view {
+            View::Record(record) => {
+                self.sampled.see(provider, tps, offset, record);
+                if let Record::KernelObject(o) = record {
+                    if o.object_type == OBJ_TYPE_THREAD {
+                        self.thread_names.insert(o.koid, o.name.to_string());
+                    }
+                }
+                return Ok(());
+            }
+            View::Event(e) => e,
+        };
+        let duration = matches!(
+            e.kind,
+            EventKind::DurationComplete { .. } | EventKind::DurationBegin | EventKind::DurationEnd
+        );
+        if !duration && !ctx.str(e.name).is_some_and(Gather::wants) {
+            return Ok(()); // nothing of the run's
+        }
+        let e = ctx
+            .event(e)
+            .map_err(|err| Error::msg(format!("internal error: a view does not decode: {err}")))?;
+        let record = Record::Event(e);
+        self.sampled.see(provider, tps, offset, &record);
+        let Record::Event(e) = &record else {
+            return Ok(());
+        };
+        self.duration(provider, tps, offset, e);
+        Ok(())
+    }
+
+    /// Takes a duration event (complete, or a begin or end to match).
+    fn duration(&mut self, provider: Option<u32>, tps: u64, offset: u64, e: &Event) {
+        let thread = match e.thread {
+            Thread::Known { thread, .. } => thread,
+            Thread::Undefined(_) => 0,
+        };
+        let (category, name, ns) = match e.kind {
+            EventKind::DurationComplete { end } => (
+                e.category.clone(),
+                e.name.clone(),
+                ticks_to_ns(end, tps).saturating_sub(ticks_to_ns(e.timestamp, tps)),
+            ),
+            EventKind::DurationBegin => {
+                self.matching.begin(provider, offset, Mark::from(e));
+                return;
+            }
+            EventKind::DurationEnd => match self.matching.end(provider, offset, &Mark::from(e)) {
+                Closed::Begin(open, _) => (
+                    open.category().clone(),
+                    open.name().clone(),
+                    ticks_to_ns(e.timestamp, tps)
+                        .saturating_sub(ticks_to_ns(open.timestamp(), tps)),
+                ),
+                Closed::Nothing => return,
+            },
+            _ => return,
+        };
+        if selected(self.select, &category, &name) {
+            self.slices
+                .entry((category, name))
+                .or_default()
+                .push((thread, ns));
+        }
+    }
 }
 
 fn selected(select: &Select, category: &Text, name: &Text) -> bool {

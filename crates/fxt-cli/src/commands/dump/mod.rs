@@ -24,7 +24,7 @@
 //! names where the trace holds symbols (read first, in a pass of their own,
 //! for a file; stdin shows addresses).
 //!
-//! A file is read on every core ([`crate::ordered`]); a split blob group
+//! A file is read on every core ([`crate::walk::walk_ordered`]); a split blob group
 //! that straddles the cut between two ranges is joined as on one thread
 //! (see `RangeEnd`).
 
@@ -42,8 +42,8 @@ use fxt_format::decode::{
 use crate::error::Error;
 use crate::input::{Input, Reader};
 use crate::names::event_kind_name;
-use crate::ordered::{walk_ordered, Out, Records, Sink};
 use crate::samples::{lines, Names};
+use crate::walk::{walk_ordered, Out, Sink, Views};
 
 mod views;
 
@@ -117,7 +117,7 @@ struct RangeEnd {
 /// Prints the records of one range, joining split blob groups unless
 /// `--no-join`.
 fn dump_range(
-    records: &mut Records<'_, '_>,
+    records: &mut Views<'_>,
     out: &mut Out<'_>,
     args: &Args,
     names: &OnceLock<Names>,
@@ -141,7 +141,7 @@ fn dump_range(
     };
     let io_err = |e| Error::io("stdout", e);
     records
-        .each_view(|ctx, view| dumper.step(out, ctx, view))
+        .each(|ctx, view| dumper.step(out, ctx, view))
         .map_err(io_err)?;
     if args.no_join {
         return Ok(dumper.end);
@@ -190,10 +190,7 @@ impl Dumper<'_> {
         if self.args.no_join {
             return match view {
                 View::Event(event) => self.print_event(out, ctx, event, offset).map(|_| ()),
-                View::Record(record) => {
-                    self.lines.see(record);
-                    self.print(out, pass(offset, Ok(record.clone())))
-                }
+                View::Record(record) => self.print(out, pass(offset, Ok(record.clone()))),
             };
         }
         if offset != self.next_offset {
@@ -211,10 +208,7 @@ impl Dumper<'_> {
                 }
             }
             View::Event(event) => Some(ctx.event(event).map(Record::Event)),
-            View::Record(record) => {
-                self.lines.see(record);
-                Some(Ok(record.clone()))
-            }
+            View::Record(record) => Some(Ok(record.clone())),
         };
         if let Some(item) = item {
             if let Some(joined) = self.joiner.push_direct(offset, item) {

@@ -7,12 +7,11 @@ use std::io::Write as _;
 
 use std::mem::{discriminant, Discriminant};
 
-use fxt_format::decode::{
-    ArgValueView, Context, EventKind, EventView, IntArg, Record, StrRef, Thread,
-};
+use fxt_format::decode::{ArgValueView, Context, EventKind, EventView, IntArg, StrRef, Thread};
 use fxt_format::encode::split_blob::{PARTS_KEY, SIZE_KEY};
 
 use super::id_or_end;
+use crate::epoch::Epoch;
 use crate::formatted::{Form, Formatted};
 use crate::names::event_kind_name;
 use crate::piece::{put_i64, put_u64, Blocks, HighDigits, Recent};
@@ -74,6 +73,8 @@ pub struct EventLines {
     /// The ` thread=… category=… name=…` of recent events whose strings
     /// are by index, by thread and indices.
     tails: Recent<(Thread, u16, u16)>,
+    /// The strings epoch the tails were kept in.
+    epoch: Epoch,
 }
 
 /// What [`EventLines::event`] did.
@@ -100,16 +101,13 @@ fn index(s: StrRef<'_>) -> Option<u16> {
 }
 
 impl EventLines {
-    /// Notes a record that changes what string indices mean.
-    pub fn see(&mut self, record: &Record) {
-        if matches!(
-            record,
-            Record::String { .. } | Record::ProviderInfo { .. } | Record::ProviderSection { .. }
-        ) {
+    /// Forgets the tails kept under string indices once they may read
+    /// otherwise ([`crate::epoch`]).
+    #[inline(always)]
+    fn fresh(&mut self, ctx: &Context<'_>) {
+        if self.epoch.changed(ctx) {
             self.tails.clear();
         }
-        self.quoted.see(record);
-        self.keys.see(record);
     }
 
     /// Appends the line of the event (without the newline), with the
@@ -125,6 +123,7 @@ impl EventLines {
         payloads: bool,
         join: bool,
     ) -> Line {
+        self.fresh(ctx);
         let start = line.len();
         let kind = discriminant(&view.kind);
         match self.heads.find(&kind).and_then(|at| self.heads.piece(at)) {
@@ -175,6 +174,7 @@ impl EventLines {
         join: bool,
     ) -> Option<Line> {
         let (category, name) = (index(view.category)?, index(view.name)?);
+        self.fresh(ctx);
         let head = self.heads.find(&discriminant(&view.kind))?;
         let tail = self.tails.find(&(view.thread, category, name))?;
         line.piece(self.heads.piece(head)?)?;

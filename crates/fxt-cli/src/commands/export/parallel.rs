@@ -62,7 +62,7 @@ pub fn export_all(
     dir: &Path,
     export: ExportOne,
 ) -> Result<(Vec<Part>, Summary), Error> {
-    let cores = crate::input::reading_threads();
+    let cores = crate::walk::reading_threads();
     let threads = cores.clamp(1, files.len().max(1));
     let failed = AtomicBool::new(false);
     let lists = deal(files, threads);

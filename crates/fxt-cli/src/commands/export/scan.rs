@@ -15,9 +15,10 @@ use fxt_format::time::{ticks_per_second_or_default, ticks_to_ns};
 use super::labels::Labels;
 use super::nesting::{Intervals, Nesting, NO_THREAD};
 use crate::error::Error;
-use crate::input::{Input, Walk};
+use crate::input::Input;
 use crate::keep::{Fix, Keep, Verdict};
 use crate::samples::{allocs, Gather, Names};
+use crate::walk::Walk;
 use fxt_format::samples::AllocKind;
 
 /// A thread of a provider (koids are the provider's).

@@ -2,7 +2,7 @@
 //!
 //! Each event is written as soon as it is decoded (the array and object
 //! framing is written by hand), so memory stays bounded whatever the size of
-//! the trace. A file is read on every core ([`crate::ordered`]): each range
+//! the trace. A file is read on every core ([`crate::walk::walk_ordered`]): each range
 //! of records is written into a buffer of its own, and the buffers go out in
 //! file order, with the comma between two ranges' events added there.
 //!
@@ -29,7 +29,7 @@ use fxt_format::time::ticks_per_second_or_default;
 
 use crate::error::Error;
 use crate::input::{ticks_to_ns, Input};
-use crate::ordered::{walk_ordered, Out, Records, Sink};
+use crate::walk::{walk_ordered, Out, Sink, Views};
 
 mod views;
 
@@ -62,11 +62,11 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     // Each range starts its events with "\n"; the comma between the last
     // event of one range and the first of the next is written at the merge.
     let mut wrote_any = false;
-    let work = |records: &mut Records<'_, '_>, out: &mut Out<'_>| {
+    let work = |records: &mut Views<'_>, out: &mut Out<'_>| {
         let mut objects = EventObjects::default();
         let mut first = true;
         records
-            .each_view(|ctx, view| {
+            .each(|ctx, view| {
                 first &= !write_view(out, &mut objects, ctx, view, first)?;
                 Ok(())
             })
@@ -118,10 +118,7 @@ fn write_view(
                 Err(_) => Ok(false), // not met: the view read as the event decodes
             }
         }
-        View::Record(record) => {
-            objects.see(record);
-            write_record(out, record, tps, first)
-        }
+        View::Record(record) => write_record(out, record, tps, first),
     }
 }
 

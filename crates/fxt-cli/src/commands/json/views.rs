@@ -5,10 +5,11 @@
 
 use std::io::Write as _;
 
-use fxt_format::decode::{ArgValueView, Context, EventKind, EventView, Record, StrRef, Thread};
+use fxt_format::decode::{ArgValueView, Context, EventKind, EventView, StrRef, Thread};
 
 use super::{pid_tid, string};
 use crate::clock::Clock;
+use crate::epoch::Epoch;
 use crate::formatted::{Form, Formatted};
 use crate::input::ticks_to_ns;
 use crate::piece::{put_i64, put_u64, Blocks, HighDigits, Piece, Recent};
@@ -57,6 +58,8 @@ pub struct EventObjects {
     /// The `{"ph":…,"cat":…,"name":…,"ts":` of recent events whose
     /// strings are by index, by phase and indices.
     heads: Recent<(u8, u16, u16)>,
+    /// The strings epoch the heads were kept in.
+    epoch: Epoch,
     /// The last `,"pid":…,"tid":…` written: its thread, and its bytes.
     ids_of: Option<Thread>,
     /// What the usual event's object has between its timestamp and its
@@ -80,16 +83,13 @@ fn index(s: StrRef<'_>) -> Option<u16> {
 }
 
 impl EventObjects {
-    /// Notes a record that changes what string indices mean.
-    pub fn see(&mut self, record: &Record) {
-        if matches!(
-            record,
-            Record::String { .. } | Record::ProviderInfo { .. } | Record::ProviderSection { .. }
-        ) {
+    /// Forgets the heads kept under string indices once they may read
+    /// otherwise ([`crate::epoch`]).
+    #[inline(always)]
+    fn fresh(&mut self, ctx: &Context<'_>) {
+        if self.epoch.changed(ctx) {
             self.heads.clear();
         }
-        self.strings.see(record);
-        self.keys.see(record);
     }
 
     /// Appends `{"ph":…,"cat":…,"name":…,"ts":`.
@@ -98,6 +98,7 @@ impl EventObjects {
         let phase = phase(&view.kind);
         match (index(view.category), index(view.name)) {
             (Some(category), Some(name)) => {
+                self.fresh(ctx);
                 let key = (phase[0], category, name);
                 if let Some(head) = self.heads.find(&key).and_then(|at| self.heads.piece(at)) {
                     head.put(w);
@@ -218,6 +219,7 @@ impl EventObjects {
         };
         let phase = phase(&view.kind);
         let head = (phase[0], category, name);
+        self.fresh(ctx);
         let head = match self.heads.find(&head) {
             Some(at) => at,
             None => self.new_head(ctx, view, phase, head),

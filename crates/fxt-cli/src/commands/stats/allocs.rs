@@ -6,10 +6,10 @@
 
 use std::io::{self, Write};
 
-use fxt_format::decode::Record;
+use fxt_format::decode::{Context, Record};
+use fxt_format::time::ticks_per_second_or_default;
 use serde_json::{json, Value};
 
-use crate::input::Reader;
 use crate::samples::allocs::{self, AllocCollector};
 use crate::samples::Gather;
 
@@ -26,10 +26,10 @@ pub struct AllocTally {
 
 impl AllocTally {
     /// Takes a record.
-    pub fn see(&mut self, reader: &Reader<'_>, record: &Record) {
-        let (provider, tps) = (reader.provider_id(), reader.ticks_per_second());
-        self.collector.see(provider, tps, record);
-        self.gather.see(reader.record_offset(), record);
+    pub fn see(&mut self, ctx: &Context<'_>, record: &Record) {
+        let tps = ticks_per_second_or_default(ctx.ticks_per_second());
+        self.collector.see(ctx.provider_id(), tps, record);
+        self.gather.see(ctx.record_offset(), record);
     }
 }
 

@@ -39,9 +39,10 @@ use std::process::ExitCode;
 use crate::error::Error;
 use fxt_format::decode::View;
 
-use crate::input::{Input, Walk};
+use crate::input::Input;
 use crate::samples::allocs::alloc_of;
 use crate::samples::sample_of;
+use crate::walk::Walk;
 
 use report::Report;
 use tally::{RangeTally, Tally};
@@ -72,10 +73,12 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         Err(e) if e.is_in_file_order() => {
             let mut sampled = samples::SampleTally::new(true);
             let mut range = RangeTally::default();
-            let walk = input.walk("stats", |reader, record| {
-                sampled.see(reader, &record);
-                allocated.see(reader, &record);
-                range.add(reader.provider_id(), reader.ticks_per_second(), record);
+            let walk = input.walk_views_in_order("stats", |ctx, view| {
+                if let Some(record) = samples::record_of(ctx, view)? {
+                    sampled.see(ctx, &record);
+                    allocated.see(ctx, &record);
+                }
+                range.add_view(ctx, view);
                 Ok(())
             })?;
             tally.merge(range);

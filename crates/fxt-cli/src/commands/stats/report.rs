@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::input::Walk;
+use crate::walk::Walk;
 
 use super::scheduling::{self, Totals};
 use super::summary::Summary;

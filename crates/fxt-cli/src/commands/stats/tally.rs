@@ -1,6 +1,7 @@
 //! The accumulator of `fxt stats`. Each range of the walk (see
 //! [`crate::input::Input::walk_view_ranges`]) feeds a [`RangeTally`] record by
-//! record, with hash tables only (one look-up per record for its thread);
+//! record: an event's name found by its string indices, its thread by a
+//! slot of recent threads (hash tables only for what those miss);
 //! [`Tally::merge`] then folds the ranges in file order into the sorted
 //! counts, names and durations (8 bytes each, for exact percentiles) the
 //! report reads. Duration ends whose begin lies in an earlier range are
@@ -13,6 +14,7 @@ use fxt_format::encode::{OBJ_TYPE_PROCESS, OBJ_TYPE_THREAD};
 use fxt_format::time::ticks_per_second_or_default;
 use rustc_hash::FxHashMap;
 
+use crate::epoch::Epoch;
 use crate::input::ticks_to_ns;
 use crate::interned::Interned;
 use crate::names::{event_kind_name, record_type_name};
@@ -223,9 +225,16 @@ pub struct RangeTally {
     name_ids: FxHashMap<(u32, u32), usize>,
     /// The last (category, name) ids looked up, and their index.
     last_name: Option<((u32, u32), usize)>,
-    /// The last (category, name) string indices looked up, and their
-    /// index in `names` (forgotten at any record that is not an event).
-    last_refs: (Option<(u16, u16)>, usize),
+    /// Per name string index: the category string index and the index
+    /// in `names` of the last event with that name ([`NO_NAME`] if none),
+    /// so that an event by indices finds its entry with no hashing;
+    /// forgotten when the strings epoch changes.
+    by_refs: Vec<(u16, u32)>,
+    /// The strings epoch of `by_refs`.
+    refs_epoch: Epoch,
+    /// Per [`thread_slot`]: the index in `threads` of the last thread
+    /// there, so that threads taking turns are found with no hashing.
+    recent_threads: [u32; THREAD_SLOTS],
     names: Vec<((u32, u32), PerName)>,
     /// Per entry of `names`: whether its events are decoded whole
     /// ([`RangeTally::wants_whole`]).
@@ -251,6 +260,23 @@ pub struct RangeTally {
     /// Slices of category `task` (polls), with provider and ticks per
     /// second.
     task_events: Vec<(Option<u32>, u64, Event)>,
+}
+
+/// Slots of [`RangeTally::recent_threads`].
+const THREAD_SLOTS: usize = 16;
+
+/// An entry of [`RangeTally::by_refs`] that names nothing.
+const NO_NAME: u32 = u32::MAX;
+
+/// The slot of [`RangeTally::recent_threads`] a thread is kept in: the
+/// low bits of its koids, which differ between the threads of a process.
+#[inline(always)]
+fn thread_slot(thread: &Thread) -> usize {
+    let bits = match *thread {
+        Thread::Known { process, thread } => process ^ thread,
+        Thread::Undefined(index) => u64::from(index),
+    };
+    bits as usize % THREAD_SLOTS
 }
 
 /// The text `lock` (a lock event's category).
@@ -306,11 +332,20 @@ impl RangeTally {
             View::Record(record) => return self.add(provider, tps, record.clone()),
             View::Event(e) => e,
         };
-        let key = match (e.category, e.name) {
-            (StrRef::Indexed(c), StrRef::Indexed(n)) if self.last_refs.0 == Some((c, n)) => {
-                self.last_refs.1
-            }
-            _ => self.name_key(ctx, e.category, e.name),
+        if self.refs_epoch.changed(ctx) {
+            self.by_refs.clear();
+        }
+        let known = match (e.category, e.name) {
+            (StrRef::Indexed(c), StrRef::Indexed(n)) => self
+                .by_refs
+                .get(usize::from(n))
+                .filter(|&&(category, key)| category == c && key != NO_NAME)
+                .map(|&(_, key)| key as usize),
+            _ => None,
+        };
+        let key = match known {
+            Some(key) => key,
+            None => self.name_key(ctx, e.category, e.name),
         };
         let whole = if self.whole[key] {
             ctx.event(e).ok()
@@ -327,12 +362,9 @@ impl RangeTally {
         self.count_event(provider, tps, counted, whole);
     }
 
-    /// Counts one record of `provider`, whose clock runs at `tps` ticks
-    /// per second.
-    pub fn add(&mut self, provider: Option<u32>, tps: u64, record: Record) {
-        self.strings.see(&record);
-        // It may change what the string indices mean.
-        self.last_refs.0 = None;
+    /// Counts one record of `provider` that is not an event, whose clock
+    /// runs at `tps` ticks per second.
+    fn add(&mut self, provider: Option<u32>, tps: u64, record: Record) {
         let ticks = record.timestamp();
         self.count_record(provider, record_type_name(&record), tps, ticks);
         match record {
@@ -355,17 +387,7 @@ impl RangeTally {
             {
                 self.rare.push((provider, record))
             }
-            Record::Event(e) => {
-                let category = self.strings.intern(e.category.clone());
-                let name = self.strings.intern(e.name.clone());
-                let counted = Counted {
-                    kind: e.kind,
-                    thread: e.thread,
-                    key: self.name_index(category, name),
-                    ticks: e.timestamp,
-                };
-                self.count_event(provider, tps, counted, Some(e));
-            }
+            // Events come as views ([`RangeTally::add_view`]).
             _ => {}
         }
     }
@@ -472,7 +494,15 @@ impl RangeTally {
         {
             return self.last_thread;
         }
-        self.find_thread(key)
+        let slot = thread_slot(&thread);
+        let recent = self.recent_threads[slot] as usize;
+        if self.threads.get(recent).is_some_and(|t| t.key == key) {
+            self.last_thread = recent;
+            return recent;
+        }
+        let at = self.find_thread(key);
+        self.recent_threads[slot] = at as u32;
+        at
     }
 
     /// [`RangeTally::thread_index`] of another thread than the last.
@@ -512,11 +542,14 @@ impl RangeTally {
     fn name_key(&mut self, ctx: &Context<'_>, category: StrRef<'_>, name: StrRef<'_>) -> usize {
         let ids = (self.strings.id(ctx, category), self.strings.id(ctx, name));
         let key = self.name_index(ids.0, ids.1);
-        self.last_refs.0 = match (category, name) {
-            (StrRef::Indexed(c), StrRef::Indexed(n)) => Some((c, n)),
-            _ => None,
-        };
-        self.last_refs.1 = key;
+        if let (StrRef::Indexed(c), StrRef::Indexed(n)) = (category, name) {
+            let at = usize::from(n);
+            if at >= self.by_refs.len() {
+                // At most 32768 entries: indices are 15 bits.
+                self.by_refs.resize(at + 1, (0, NO_NAME));
+            }
+            self.by_refs[at] = (c, key as u32);
+        }
         key
     }
 

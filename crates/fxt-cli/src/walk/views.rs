@@ -1,0 +1,201 @@
+//! The records of one range of a walk, which a command reads with
+//! [`Views::each`]: every record as a [`View`] (events borrowed from the
+//! input, their strings unresolved; every other record decoded), lent
+//! where the reader makes it, so that the command's work per record is
+//! compiled into the reader's loop and nothing copies a view.
+
+use fxt_format::decode::{Context, DecodeError, Record, SliceReader, View};
+
+use crate::input::Reader;
+use crate::progress::Progress;
+
+/// The records of one range (the whole input, for a walk on one thread).
+pub struct Views<'i> {
+    reader: Reader<'i>,
+    /// Where the range starts and ends.
+    start: u64,
+    end: u64,
+    /// Records read.
+    records: u64,
+    /// Decode errors, in file order (reported by the walk).
+    errors: Vec<DecodeError>,
+    /// The progress bar of a walk in one range.
+    progress: Option<Progress>,
+    /// Let go of the mapped pages behind the walk (see [`let_go`]).
+    bounded: bool,
+}
+
+/// What a range's walk saw, once through.
+pub struct Seen<'i> {
+    pub reader: Reader<'i>,
+    pub records: u64,
+    /// Decode errors, in file order.
+    pub errors: Vec<DecodeError>,
+    pub progress: Option<Progress>,
+}
+
+impl<'i> Views<'i> {
+    /// The records of `reader` from its position (`start`) to `end`,
+    /// with the progress bar of a walk in one range.
+    pub(super) fn new(
+        reader: Reader<'i>,
+        start: u64,
+        end: u64,
+        progress: Option<Progress>,
+    ) -> Self {
+        Views {
+            reader,
+            start,
+            end,
+            records: 0,
+            errors: Vec::new(),
+            progress,
+            bounded: false,
+        }
+    }
+
+    /// Lets go of the mapped pages behind the walk of a whole file.
+    pub(super) fn bounded(mut self, bounded: bool) -> Self {
+        self.bounded = bounded;
+        self
+    }
+
+    /// Byte offset of the range's first record (0 for the whole input).
+    pub fn start(&self) -> u64 {
+        self.start
+    }
+
+    /// The reader, for the offsets of the record most recently read and
+    /// the input's bytes.
+    pub fn reader(&self) -> &Reader<'i> {
+        &self.reader
+    }
+
+    /// Calls `f` with each record of the range that could be read, and
+    /// the reader's tables at it, until `f`'s first error (a record that
+    /// could not be read is kept, and reported by the walk in file order
+    /// once it is through). The view is lent, not moved, so that nothing
+    /// copies it.
+    #[inline(always)]
+    pub fn each<E>(
+        &mut self,
+        mut f: impl FnMut(&Context<'_>, &View<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let (records, errors) = (&mut self.records, &mut self.errors);
+        let take = |item: Result<&View<'_>, DecodeError>, ctx: &Context<'_>| match item {
+            Ok(view) => {
+                *records += 1;
+                f(ctx, view)
+            }
+            Err(error) => {
+                errors.push(error);
+                Ok(())
+            }
+        };
+        match (&mut self.reader, &mut self.progress) {
+            // A range of a file: the reader's own loop.
+            (Reader::Slice(reader, _), None) => reader.views_until(self.end, take),
+            // A whole file: the reader's own loop, a stretch at a time
+            // between updates of the progress bar.
+            (Reader::Slice(reader, bytes), Some(progress)) => {
+                let mut take = take;
+                let mut kept_from = 0;
+                loop {
+                    let from = SliceReader::position(reader);
+                    let stretch = from.saturating_add(PROGRESS_BYTES).min(self.end);
+                    reader.views_until(stretch, &mut take)?;
+                    let to = SliceReader::position(reader);
+                    progress.update(to);
+                    if self.bounded {
+                        kept_from = let_go(bytes, kept_from, to);
+                    }
+                    // A stretch that read nothing: the input is through.
+                    if to >= self.end || to == from {
+                        break;
+                    }
+                }
+                Ok(())
+            }
+            (reader, progress) => each_with_progress(reader, progress.as_mut(), self.end, take),
+        }
+    }
+
+    /// Once [`Views::each`] is through a range that is not the whole
+    /// input, the next record past its end (for a group of records that
+    /// straddles the cut; the range after this one reads and reports it as
+    /// its own). `None` at the end of the input, for the whole input, or
+    /// if the range is not through.
+    pub fn next_beyond(&mut self) -> Option<Result<Record, DecodeError>> {
+        if self.progress.is_some() || self.reader.position() < self.end {
+            return None;
+        }
+        self.reader.next()
+    }
+
+    /// Reads what the command left of the range, so that the walk counts
+    /// every record and keeps every error, and gives what it saw.
+    pub(super) fn finish(mut self) -> Seen<'i> {
+        // `f` never fails.
+        let _ = self.each(|_, _| Ok::<(), ()>(()));
+        Seen {
+            reader: self.reader,
+            records: self.records,
+            errors: self.errors,
+            progress: self.progress,
+        }
+    }
+}
+
+/// Bytes a walk of a whole file reads between updates of its progress bar.
+const PROGRESS_BYTES: u64 = 1 << 20;
+
+/// Lets go of the pages of the mapped file `bytes` from `from` up to the
+/// last whole [`PROGRESS_BYTES`] before `to` (a multiple of every page
+/// size); returns where the kept pages now begin.
+fn let_go(bytes: &[u8], from: usize, to: u64) -> usize {
+    let upto = (to as usize).min(bytes.len()) & !(PROGRESS_BYTES as usize - 1);
+    if upto <= from {
+        return from;
+    }
+    #[cfg(unix)]
+    {
+        // SAFETY: `from..upto` lies within `bytes`, the whole of a
+        // read-only shared map of a file (`Input::open`), whose start is
+        // page-aligned, as `from` and `upto` are multiples of a megabyte.
+        // MADV_DONTNEED on a shared file mapping only drops this process's
+        // page table entries: a later access (a string the walk's tables
+        // still borrow from there) reads the same bytes back from the
+        // file's page cache, so nothing borrowed changes. It fails
+        // harmlessly (pages kept) rather than ever changing the bytes.
+        unsafe {
+            libc::madvise(
+                bytes.as_ptr().add(from) as *mut libc::c_void,
+                upto - from,
+                libc::MADV_DONTNEED,
+            );
+        }
+    }
+    upto
+}
+
+/// [`Views::each`] of a stream: a function of its own, so that the
+/// compiler keeps its loop apart from the reader's loop of a file (merged,
+/// every view was copied to one place first).
+#[inline(never)]
+fn each_with_progress<E>(
+    reader: &mut Reader<'_>,
+    mut progress: Option<&mut Progress>,
+    end: u64,
+    mut take: impl FnMut(Result<&View<'_>, DecodeError>, &Context<'_>) -> Result<(), E>,
+) -> Result<(), E> {
+    while Reader::position(reader) < end {
+        if let Some(progress) = progress.as_mut() {
+            progress.tick(Reader::position(reader));
+        }
+        let Some((item, ctx)) = reader.next_view() else {
+            break;
+        };
+        take(item.as_ref().map_err(Clone::clone), &ctx)?;
+    }
+    Ok(())
+}
