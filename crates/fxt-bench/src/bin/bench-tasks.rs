@@ -25,6 +25,10 @@
 //!   sending 64-byte messages over loopback in the same runtime: round
 //!   trips per second.
 //!
+//! Then the parts of a recorded poll, each measured alone while recording
+//! (`parts`): a clock read, a record, a poll no wake caused and one its
+//! own wake caused.
+//!
 //! Each line gives the throughput and its ratio to `without fxt` in the
 //! same run: the medians of the repetitions, then the best of each (load
 //! from other processes only slows a repetition down). The load average is printed before and after: on a machine
@@ -139,6 +143,63 @@ fn poll_ns(setting: Setting, polls: u64) -> f64 {
         t.elapsed().as_nanos() as f64 / n as f64
     })
 }
+
+/// Pending `left` times without waking itself: a poll no wake caused.
+struct Idle {
+    left: u64,
+}
+
+impl Future for Idle {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        if self.left == 0 {
+            return Poll::Ready(());
+        }
+        self.left -= 1;
+        Poll::Pending
+    }
+}
+
+/// ns per iteration of `f`, `n` iterations, in a recording session.
+fn recorded_ns(n: u64, f: impl Fn(u64)) -> f64 {
+    Setting::Recording.run(|| {
+        let t = Instant::now();
+        for i in 0..n {
+            f(i);
+        }
+        t.elapsed().as_nanos() as f64 / n as f64
+    })
+}
+
+/// What a recorded poll is made of, each measured alone while recording
+/// (ns): a clock read, a record of four words (an instant with a `u64`
+/// argument), a poll no wake caused (its thread slice, its async begin and
+/// end: three records, two clock reads), the same poll with a wake of its
+/// own (the wake's clock read and flow begin, the poll's flow end) and the
+/// bare loop of each.
+fn parts(n: u64) -> [f64; 5] {
+    let clock = recorded_ns(n, |_| {
+        black_box(fxt::__macro_support::now());
+    });
+    let record = recorded_ns(n, |i| fxt::trace_instant!("task", "part", "i" => i));
+    let idle = Setting::Recording.run(|| {
+        let t = Instant::now();
+        let polls = drive(Idle { left: n }.traced("idle"));
+        t.elapsed().as_nanos() as f64 / polls as f64
+    });
+    let woken = poll_ns(Setting::Recording, n);
+    let bare = poll_ns(Setting::Without, n);
+    [clock, record, idle, woken, bare]
+}
+
+/// The lines of [`parts`].
+const PARTS: [&str; 5] = [
+    "clock read",
+    "record (4 words)",
+    "poll, not woken",
+    "poll, woken",
+    "poll without fxt",
+];
 
 /// Wraps `f` as a task named `name` when the setting traces.
 fn spawn<F>(setting: Setting, name: &'static str, f: F) -> tokio::task::JoinHandle<()>
@@ -266,6 +327,15 @@ fn main() {
             echoes[i].push(echo(s, 16, 1_000 * scale));
         }
     }
+    let mut part_runs: Vec<Vec<f64>> = Vec::new();
+    for _ in 0..reps {
+        for (i, ns) in parts(1_000_000 * u64::from(scale)).into_iter().enumerate() {
+            if part_runs.len() <= i {
+                part_runs.push(Vec::new());
+            }
+            part_runs[i].push(ns);
+        }
+    }
     let best_polls: Vec<f64> = polls
         .iter()
         .map(|v| v.iter().copied().fold(f64::MAX, f64::min))
@@ -303,6 +373,12 @@ fn main() {
                 echoes[i] / echoes[0],
             );
         }
+    }
+    println!();
+    println!("parts, recording      median ns     best ns");
+    for (label, runs) in PARTS.iter().zip(&mut part_runs) {
+        let best = runs.iter().copied().fold(f64::MAX, f64::min);
+        println!("{label:<20} {:>10.1} {:>11.1}", median(runs), best);
     }
     println!();
     println!("load average after: {}", load_average());

@@ -315,18 +315,20 @@ pub(crate) fn poll_records(site: Site, id: u64, start: u64, woke: Option<Woke>) 
         Some(w) if w.by != 0 => ArgValue::U64(w.by),
         _ => ArgValue::Null,
     };
-    let args = [task, delay, by, ArgValue::Bool(true)];
-    // Only the arguments a poll has, up to the last one.
-    let n = if long {
-        4
+    // Only the arguments a poll has, up to the last one; each list of a
+    // length known here (a slice of a length known only at run time is
+    // copied through memory on its way to the record, a stall that cost
+    // more than the record's stores).
+    let at = |args: &[ArgValue<'_>]| emit::duration_complete_at(site, start, end, args);
+    if long {
+        at(&[task, delay, by, ArgValue::Bool(true)]);
     } else if !matches!(by, ArgValue::Null) {
-        3
+        at(&[task, delay, by]);
     } else if woke.is_some() {
-        2
+        at(&[task, delay]);
     } else {
-        1
-    };
-    emit::duration_complete_at(site, start, end, &args[..n]);
+        at(&[task]);
+    }
     emit::event_at(site, ty::ASYNC_END, end, Some(id), &[]);
 }
 

@@ -77,14 +77,14 @@ impl TaskState {
         let Some(site) = self.callsite.site() else {
             return;
         };
-        // Never 0, which means "not woken".
-        let now = clock::now().max(1);
-        // Relaxed: only a wake that may be the first stores its waker; a
-        // racing wake's may stand instead, a waker of that poll all the
-        // same.
+        // Relaxed: only a wake that may be the first stores its waker (and
+        // reads the clock); a racing wake's may stand instead, a waker of
+        // that poll all the same.
         if self.woken.load(Ordering::Relaxed) != 0 {
             return;
         }
+        // Never 0, which means "not woken".
+        let now = clock::now().max(1);
         self.woken_by.store(CURRENT.get(), Ordering::Relaxed);
         // Release: publishes `woken_by` to the poll's Acquire in
         // `take_wake`. The executor's own wake orders this wake before the
