@@ -9,7 +9,10 @@
 //! * a duration on the thread that ran it, named by the task, so it nests
 //!   with everything else that thread recorded; its arguments are `task`
 //!   (the task's id), `delay` (ns from the wake that caused the poll to
-//!   the poll's start, when a wake of the wrapper's waker caused it) and
+//!   the poll's start, when a wake of the wrapper's waker caused it),
+//!   `woken_by` (the id of the task whose poll made that wake) or
+//!   `woken_by_driver` (`true`: a Tokio runtime's I/O or timer driver made
+//!   it, on a worker parked under the hooks of `tokio::instrument`) and
 //!   `long` (`true` when the poll took at least
 //!   [`long_poll_threshold`]);
 //! * the same poll as an async slice with the task's id, on the task's own
@@ -253,7 +256,7 @@ pub(crate) fn life_begin(site: Site, id: u64, at: &Location<'_>) {
     let location = location_text(at, &mut text);
     let null = ArgValue::Null;
     let location = ArgValue::Str(StringRef::Inline(location));
-    let args = [ArgValue::U64(id), null, null, null, null, location];
+    let args = [ArgValue::U64(id), null, null, null, null, null, location];
     ms::async_begin(site, id, &args);
 }
 
@@ -271,7 +274,8 @@ fn location_text<'a>(at: &Location<'_>, buf: &'a mut [u8; 256]) -> &'a str {
 }
 
 /// The wake that caused a poll: the scheduling delay in ns and the id of
-/// the task that woke it (0: none).
+/// the task that woke it (0: none; `wake::DRIVER`: a Tokio runtime's I/O
+/// or timer driver).
 #[derive(Clone, Copy)]
 pub(crate) struct Woke {
     pub(crate) delay: u64,
@@ -311,9 +315,15 @@ pub(crate) fn poll_records(site: Site, id: u64, start: u64, woke: Option<Woke>) 
     emit::event_at(site, ty::ASYNC_BEGIN, start, Some(id), &[]);
     let task = ArgValue::U64(id);
     let delay = woke.map_or(ArgValue::Null, |w| ArgValue::U64(w.delay));
+    let by_driver = woke.is_some_and(|w| w.by == wake::DRIVER);
     let by = match woke {
-        Some(w) if w.by != 0 => ArgValue::U64(w.by),
+        Some(w) if w.by != 0 && !by_driver => ArgValue::U64(w.by),
         _ => ArgValue::Null,
+    };
+    let driver = if by_driver {
+        ArgValue::Bool(true)
+    } else {
+        ArgValue::Null
     };
     // Only the arguments a poll has, up to the last one; each list of a
     // length known here (a slice of a length known only at run time is
@@ -321,7 +331,9 @@ pub(crate) fn poll_records(site: Site, id: u64, start: u64, woke: Option<Woke>) 
     // more than the record's stores).
     let at = |args: &[ArgValue<'_>]| emit::duration_complete_at(site, start, end, args);
     if long {
-        at(&[task, delay, by, ArgValue::Bool(true)]);
+        at(&[task, delay, by, driver, ArgValue::Bool(true)]);
+    } else if by_driver {
+        at(&[task, delay, by, driver]);
     } else if !matches!(by, ArgValue::Null) {
         at(&[task, delay, by]);
     } else if woke.is_some() {
@@ -346,6 +358,7 @@ impl<F> Drop for Traced<F> {
             let null = ArgValue::Null;
             let args = [
                 ArgValue::U64(task.id),
+                null,
                 null,
                 null,
                 null,
