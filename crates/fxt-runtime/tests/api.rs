@@ -335,3 +335,103 @@ fn config_from_env_and_sizes() {
         "{dbg}"
     );
 }
+
+/// A future pending (without waking itself) until its third poll.
+struct ThirdPoll(u32);
+
+impl std::future::Future for ThirdPoll {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        self.0 += 1;
+        match self.0 {
+            3 => std::task::Poll::Ready(()),
+            _ => std::task::Poll::Pending,
+        }
+    }
+}
+
+#[test]
+fn a_polls_records_match_the_reference_encoder() {
+    use fxt_format::encode::{
+        encode_to_vec, Arg, Event, EventKind as K, StringRef as R, ThreadRef,
+    };
+    use std::future::Future;
+    let _g = serial();
+    let session = start(Config::new().buffer_size(1 << 20)).unwrap();
+    let mut task = std::pin::pin!(fxt_runtime::task::traced("encoded", ThirdPoll(0)));
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    while task.as_mut().poll(&mut cx).is_pending() {}
+    let (bytes, _) = session.finish_to_vec().unwrap();
+    let words: Vec<u64> = bytes
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let records = decode(&bytes);
+    let idx = |s: &str| -> u16 {
+        records
+            .iter()
+            .find_map(|r| match r {
+                Record::String { index, value } if &**value == s => Some(*index),
+                _ => None,
+            })
+            .unwrap()
+    };
+    let thread = records
+        .iter()
+        .find_map(|r| match r {
+            Record::Thread { index, .. } => Some(*index),
+            _ => None,
+        })
+        .unwrap();
+    let polls: Vec<_> = events_of(&records)
+        .into_iter()
+        .filter(|e| e.name == "encoded")
+        .filter_map(|e| match e.kind {
+            EventKind::DurationComplete { end } => Some((e.timestamp, end)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(polls.len(), 3, "{records:?}");
+    let task_id = events_of(&records)
+        .into_iter()
+        .find(|e| e.name == "encoded" && matches!(e.kind, EventKind::DurationComplete { .. }))
+        .and_then(|e| e.args.iter().find(|a| a.name == "task"))
+        .map(|a| match a.value {
+            D::U64(v) => v,
+            ref other => panic!("task id {other:?}"),
+        })
+        .unwrap();
+    // Each poll: the async begin on the task's track, the slice on the
+    // thread with the task's id, the async end; three records in a row.
+    let key = [Arg::new(
+        R::Index(idx("task")),
+        fxt_format::encode::ArgValue::U64(task_id),
+    )];
+    for (start, end) in polls {
+        let event = |kind, timestamp, args| Event {
+            kind,
+            timestamp,
+            thread: ThreadRef::Index(thread),
+            category: R::Index(idx("task")),
+            name: R::Index(idx("encoded")),
+            args,
+        };
+        let mut reference = Vec::new();
+        for e in [
+            event(K::AsyncBegin { id: task_id }, start, &[]),
+            event(K::DurationComplete { end }, start, &key),
+            event(K::AsyncEnd { id: task_id }, end, &[]),
+        ] {
+            reference.extend(encode_to_vec(&e).unwrap());
+        }
+        assert!(
+            words
+                .windows(reference.len())
+                .any(|w| w == reference.as_slice()),
+            "a poll's records differ from fxt_format::encode::Event's"
+        );
+    }
+}

@@ -1,7 +1,7 @@
 //! What tracing async tasks (`fxt::task`, `fxt::tokio::instrument`) costs.
 //!
 //! ```text
-//! cargo run --release -p fxt-bench --bin bench-tasks -- [--reps R] [--scale S]
+//! cargo run --release -p fxt-bench --bin bench-tasks -- [--reps R] [--scale S] [--parts]
 //! ```
 //!
 //! Four settings, measured in one run, `R` repetitions interleaved across
@@ -27,7 +27,7 @@
 //!
 //! Then the parts of a recorded poll, each measured alone while recording
 //! (`parts`): a clock read, a record, a poll no wake caused and one its
-//! own wake caused.
+//! own wake caused. `--parts` measures only those.
 //!
 //! Each line gives the throughput and its ratio to `without fxt` in the
 //! same run: the medians of the repetitions, then the best of each (load
@@ -291,9 +291,10 @@ fn echo(setting: Setting, clients: usize, trips: u32) -> f64 {
     })
 }
 
+/// The median (NaN for no values: `--parts` runs no workload).
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 fn load_average() -> String {
@@ -320,7 +321,10 @@ fn main() {
     let mut polls = vec![Vec::new(); SETTINGS.len()];
     let mut pings = vec![Vec::new(); SETTINGS.len()];
     let mut echoes = vec![Vec::new(); SETTINGS.len()];
-    for _ in 0..reps {
+    // `--parts`: only the parts of a recorded poll (quick, for comparing
+    // builds).
+    let only_parts = args.iter().any(|a| a == "--parts");
+    for _ in 0..if only_parts { 0 } else { reps } {
         for (i, &s) in SETTINGS.iter().enumerate() {
             polls[i].push(poll_ns(s, 1_000_000 * u64::from(scale)));
             pings[i].push(ping_pong(s, 64, 500 * scale));
@@ -353,10 +357,11 @@ fn main() {
     let echoes: Vec<f64> = echoes.iter_mut().map(|v| median(v)).collect();
     // The best of the repetitions too: another process's load only ever
     // slows a repetition down, so the best is the least disturbed.
-    for (what, polls, pings, echoes) in [
+    let tables = [
         ("median", &polls, &pings, &echoes),
         ("best", &best_polls, &best_pings, &best_echoes),
-    ] {
+    ];
+    for (what, polls, pings, echoes) in tables.into_iter().filter(|_| !only_parts) {
         println!();
         println!(
             "{what:<14} {:>10} {:>16} {:>7} {:>16} {:>7}",

@@ -54,7 +54,6 @@ use core::time::Duration;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use fxt_format::encode::header::event_type as ty;
 use fxt_format::encode::{ArgValue, StringRef};
 
 use crate::macro_support::{self as ms, Callsite, KeyCache, Site};
@@ -312,7 +311,6 @@ pub(crate) fn poll_records(site: Site, id: u64, start: u64, woke: Option<Woke>) 
     let took = clock::ticks_to_ns(end - start);
     // Relaxed: see `long_poll_threshold`.
     let long = took >= LONG_POLL_NS.load(Ordering::Relaxed);
-    emit::event_at(site, ty::ASYNC_BEGIN, start, Some(id), &[]);
     let task = ArgValue::U64(id);
     let delay = woke.map_or(ArgValue::Null, |w| ArgValue::U64(w.delay));
     let by_driver = woke.is_some_and(|w| w.by == wake::DRIVER);
@@ -329,7 +327,8 @@ pub(crate) fn poll_records(site: Site, id: u64, start: u64, woke: Option<Woke>) 
     // length known here (a slice of a length known only at run time is
     // copied through memory on its way to the record, a stall that cost
     // more than the record's stores).
-    let at = |args: &[ArgValue<'_>]| emit::duration_complete_at(site, start, end, args);
+    // The thread's slice and the same span on the task's track.
+    let at = |args: &[ArgValue<'_>]| emit::poll_at(site, id, start, end, args);
     if long {
         at(&[task, delay, by, driver, ArgValue::Bool(true)]);
     } else if by_driver {
@@ -341,7 +340,6 @@ pub(crate) fn poll_records(site: Site, id: u64, start: u64, woke: Option<Woke>) 
     } else {
         at(&[task]);
     }
-    emit::event_at(site, ty::ASYNC_END, end, Some(id), &[]);
 }
 
 impl<F> Drop for Traced<F> {
