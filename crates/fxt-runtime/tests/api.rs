@@ -336,17 +336,21 @@ fn config_from_env_and_sizes() {
     );
 }
 
-/// A future pending (without waking itself) until its third poll.
+/// A future pending until its third poll; the first wakes it.
 struct ThirdPoll(u32);
 
 impl std::future::Future for ThirdPoll {
     type Output = ();
     fn poll(
         mut self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
+        cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<()> {
         self.0 += 1;
         match self.0 {
+            1 => {
+                cx.waker().wake_by_ref();
+                std::task::Poll::Pending
+            }
             3 => std::task::Poll::Ready(()),
             _ => std::task::Poll::Pending,
         }
@@ -390,11 +394,19 @@ fn a_polls_records_match_the_reference_encoder() {
         .into_iter()
         .filter(|e| e.name == "encoded")
         .filter_map(|e| match e.kind {
-            EventKind::DurationComplete { end } => Some((e.timestamp, end)),
+            EventKind::DurationComplete { end } => Some((e.timestamp, end, e)),
             _ => None,
         })
         .collect();
     assert_eq!(polls.len(), 3, "{records:?}");
+    let flows: Vec<u64> = events_of(&records)
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            EventKind::FlowEnd { id } => Some(id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(flows.len(), 1, "the second poll's wake: {records:?}");
     let task_id = events_of(&records)
         .into_iter()
         .find(|e| e.name == "encoded" && matches!(e.kind, EventKind::DurationComplete { .. }))
@@ -405,12 +417,25 @@ fn a_polls_records_match_the_reference_encoder() {
         })
         .unwrap();
     // Each poll: the async begin on the task's track, the slice on the
-    // thread with the task's id, the async end; three records in a row.
-    let key = [Arg::new(
-        R::Index(idx("task")),
-        fxt_format::encode::ArgValue::U64(task_id),
-    )];
-    for (start, end) in polls {
+    // thread with the task's id, the flow end of the wake that caused it
+    // (if one did), the async end; the records in a row.
+    for (n, (start, end, e)) in polls.into_iter().enumerate() {
+        let args: Vec<Arg> = e
+            .args
+            .iter()
+            .map(|a| match a.value {
+                D::U64(v) => Arg::new(
+                    R::Index(idx(a.name.as_str().unwrap())),
+                    fxt_format::encode::ArgValue::U64(v),
+                ),
+                ref other => panic!("{other:?}"),
+            })
+            .collect();
+        // The second poll, woken, also has its wake's flow end, halfway.
+        let flow = (n == 1).then(|| flows[0]);
+        // Woken by its own first poll: `delay` and `woken_by` too.
+        let expected = if flow.is_some() { 3 } else { 1 };
+        assert_eq!(args.len(), expected, "task, delay, woken_by: {e:?}");
         let event = |kind, timestamp, args| Event {
             kind,
             timestamp,
@@ -419,13 +444,17 @@ fn a_polls_records_match_the_reference_encoder() {
             name: R::Index(idx("encoded")),
             args,
         };
-        let mut reference = Vec::new();
-        for e in [
+        let mut records = vec![
             event(K::AsyncBegin { id: task_id }, start, &[]),
-            event(K::DurationComplete { end }, start, &key),
-            event(K::AsyncEnd { id: task_id }, end, &[]),
-        ] {
-            reference.extend(encode_to_vec(&e).unwrap());
+            event(K::DurationComplete { end }, start, &args),
+        ];
+        if let Some(id) = flow {
+            records.push(event(K::FlowEnd { id }, start + (end - start) / 2, &[]));
+        }
+        records.push(event(K::AsyncEnd { id: task_id }, end, &[]));
+        let mut reference = Vec::new();
+        for e in &records {
+            reference.extend(encode_to_vec(e).unwrap());
         }
         assert!(
             words

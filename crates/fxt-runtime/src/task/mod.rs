@@ -225,12 +225,10 @@ fn traced_poll<F: Future>(
     let (woken, woken_by) = task.take_wake();
     // A wake stamped after the start (another thread's clock read racing
     // with this one) caused this poll all the same, with no delay.
-    let woke = (woken != 0).then(|| {
-        ms::flow_end(site, wake::flow_id(id, woken), &[]);
-        Woke {
-            delay: clock::ticks_to_ns(start.saturating_sub(woken)),
-            by: woken_by,
-        }
+    let woke = (woken != 0).then(|| Woke {
+        delay: clock::ticks_to_ns(start.saturating_sub(woken)),
+        by: woken_by,
+        flow: Some(wake::flow_id(id, woken)),
     });
     // A guard, so a poll that panics is recorded too.
     let end = PollEnd {
@@ -279,6 +277,9 @@ fn location_text<'a>(at: &Location<'_>, buf: &'a mut [u8; 256]) -> &'a str {
 pub(crate) struct Woke {
     pub(crate) delay: u64,
     pub(crate) by: u64,
+    /// The flow id of the wake (its begin was recorded by the waker), if
+    /// the wake was recorded.
+    pub(crate) flow: Option<u64>,
 }
 
 /// Writes a poll's records when dropped (after the poll, or while a panic
@@ -328,7 +329,8 @@ pub(crate) fn poll_records(site: Site, id: u64, start: u64, woke: Option<Woke>) 
     // copied through memory on its way to the record, a stall that cost
     // more than the record's stores).
     // The thread's slice and the same span on the task's track.
-    let at = |args: &[ArgValue<'_>]| emit::poll_at(site, id, start, end, args);
+    let flow = woke.and_then(|w| w.flow);
+    let at = |args: &[ArgValue<'_>]| emit::poll_at(site, id, (start, end), flow, args);
     if long {
         at(&[task, delay, by, driver, ArgValue::Bool(true)]);
     } else if by_driver {

@@ -193,7 +193,11 @@ mod unstable {
                 wake::set_current(outer);
                 if let Some((site, id)) = task(meta) {
                     // Tokio's hooks do not say who woke the task.
-                    let woke = delay.map(|delay| Woke { delay, by: 0 });
+                    let woke = delay.map(|delay| Woke {
+                        delay,
+                        by: 0,
+                        flow: None,
+                    });
                     super::super::poll_records(site, id, start, woke);
                 }
             })
