@@ -10,6 +10,8 @@
 //! * a channel consumer's woken polls were woken by its producer's task
 //!   (`woken_by_task`), and Perfetto draws those wakes as arrows from the
 //!   producer's polls to the consumer's;
+//! * the producer's wakes after its sleeps are the timer driver's
+//!   (`woken_by_driver`), never a task's;
 //! * Perfetto has one track per task, holding its life and its polls.
 //!
 //! Perfetto's part runs when `$FXT_TRACE_PROCESSOR` (or
@@ -174,6 +176,19 @@ fn a_tokio_programs_tasks_wakes_and_blocking_task_are_read_back() {
             at.as_str(),
             "{kind}"
         );
+        // Who woke them: the consumer, its producer's task; the producer,
+        // after each sleep, the runtime's timer driver (on a parked worker).
+        let consumer = named("consumer");
+        assert_eq!(
+            consumer["woken_by_task_polls"], consumer["woken_polls"],
+            "{kind}: {consumer}"
+        );
+        assert_eq!(consumer["woken_by_driver_polls"], 0, "{kind}: {consumer}");
+        let producer = named("producer");
+        assert!(
+            producer["woken_by_driver_polls"].as_u64().unwrap() >= 1,
+            "{kind}: {producer}"
+        );
         let block = BLOCK.as_nanos() as u64;
         let waited = named("waiter")["max_delay_ns"].as_u64().unwrap();
         assert!(waited >= block, "{kind}: the waiter waited {waited} ns");
@@ -195,6 +210,27 @@ fn a_tokio_programs_tasks_wakes_and_blocking_task_are_read_back() {
         let (woken, by_task, by_producer) = (&r[0][0][0], &r[0][0][1], &r[0][0][2]);
         assert!(woken.as_u64().unwrap() >= 1, "{kind}: {r:?}");
         assert_eq!((by_task, by_producer), (woken, woken), "{kind}: {r:?}");
+        // The producer's wakes by the timer driver: marked, and never also
+        // a task's.
+        let r = duckdb(
+            &dir,
+            &[
+                "select count(*) filter (where p.woken_by_driver = 1), \
+                        count(*) filter (where p.woken_by_driver = 1 and p.woken_by_task is not null), \
+                        count(*) filter (where p.woken_by_driver is not null and p.woken_by_driver <> 1) \
+               from {polls} p join {tasks} t on p.task = t.task where t.name = 'producer'",
+            ],
+        );
+        let driver_woken = &r[0][0][0];
+        assert_eq!(
+            driver_woken, &producer["woken_by_driver_polls"],
+            "{kind}: {r:?}"
+        );
+        assert_eq!(
+            (&r[0][0][1], &r[0][0][2]),
+            (&0.into(), &0.into()),
+            "{kind}: {r:?}"
+        );
 
         let Some(shell) = &shell else { continue };
         // Perfetto: a track per task with its life and its polls.

@@ -335,3 +335,132 @@ fn config_from_env_and_sizes() {
         "{dbg}"
     );
 }
+
+/// A future pending until its third poll; the first wakes it.
+struct ThirdPoll(u32);
+
+impl std::future::Future for ThirdPoll {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        self.0 += 1;
+        match self.0 {
+            1 => {
+                cx.waker().wake_by_ref();
+                std::task::Poll::Pending
+            }
+            3 => std::task::Poll::Ready(()),
+            _ => std::task::Poll::Pending,
+        }
+    }
+}
+
+#[test]
+fn a_polls_records_match_the_reference_encoder() {
+    use fxt_format::encode::{
+        encode_to_vec, Arg, Event, EventKind as K, StringRef as R, ThreadRef,
+    };
+    use std::future::Future;
+    let _g = serial();
+    let session = start(Config::new().buffer_size(1 << 20)).unwrap();
+    let mut task = std::pin::pin!(fxt_runtime::task::traced("encoded", ThirdPoll(0)));
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    while task.as_mut().poll(&mut cx).is_pending() {}
+    let (bytes, _) = session.finish_to_vec().unwrap();
+    let words: Vec<u64> = bytes
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let records = decode(&bytes);
+    let idx = |s: &str| -> u16 {
+        records
+            .iter()
+            .find_map(|r| match r {
+                Record::String { index, value } if &**value == s => Some(*index),
+                _ => None,
+            })
+            .unwrap()
+    };
+    let thread = records
+        .iter()
+        .find_map(|r| match r {
+            Record::Thread { index, .. } => Some(*index),
+            _ => None,
+        })
+        .unwrap();
+    let polls: Vec<_> = events_of(&records)
+        .into_iter()
+        .filter(|e| e.name == "encoded")
+        .filter_map(|e| match e.kind {
+            EventKind::DurationComplete { end } => Some((e.timestamp, end, e)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(polls.len(), 3, "{records:?}");
+    let flows: Vec<u64> = events_of(&records)
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            EventKind::FlowEnd { id } => Some(id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(flows.len(), 1, "the second poll's wake: {records:?}");
+    let task_id = events_of(&records)
+        .into_iter()
+        .find(|e| e.name == "encoded" && matches!(e.kind, EventKind::DurationComplete { .. }))
+        .and_then(|e| e.args.iter().find(|a| a.name == "task"))
+        .map(|a| match a.value {
+            D::U64(v) => v,
+            ref other => panic!("task id {other:?}"),
+        })
+        .unwrap();
+    // Each poll: the async begin on the task's track, the slice on the
+    // thread with the task's id, the flow end of the wake that caused it
+    // (if one did), the async end; the records in a row.
+    for (n, (start, end, e)) in polls.into_iter().enumerate() {
+        let args: Vec<Arg> = e
+            .args
+            .iter()
+            .map(|a| match a.value {
+                D::U64(v) => Arg::new(
+                    R::Index(idx(a.name.as_str().unwrap())),
+                    fxt_format::encode::ArgValue::U64(v),
+                ),
+                ref other => panic!("{other:?}"),
+            })
+            .collect();
+        // The second poll, woken, also has its wake's flow end, halfway.
+        let flow = (n == 1).then(|| flows[0]);
+        // Woken by its own first poll: `delay` and `woken_by` too.
+        let expected = if flow.is_some() { 3 } else { 1 };
+        assert_eq!(args.len(), expected, "task, delay, woken_by: {e:?}");
+        let event = |kind, timestamp, args| Event {
+            kind,
+            timestamp,
+            thread: ThreadRef::Index(thread),
+            category: R::Index(idx("task")),
+            name: R::Index(idx("encoded")),
+            args,
+        };
+        let mut records = vec![
+            event(K::AsyncBegin { id: task_id }, start, &[]),
+            event(K::DurationComplete { end }, start, &args),
+        ];
+        if let Some(id) = flow {
+            records.push(event(K::FlowEnd { id }, start + (end - start) / 2, &[]));
+        }
+        records.push(event(K::AsyncEnd { id: task_id }, end, &[]));
+        let mut reference = Vec::new();
+        for e in &records {
+            reference.extend(encode_to_vec(e).unwrap());
+        }
+        assert!(
+            words
+                .windows(reference.len())
+                .any(|w| w == reference.as_slice()),
+            "a poll's records differ from fxt_format::encode::Event's"
+        );
+    }
+}

@@ -9,7 +9,10 @@
 //! * a duration on the thread that ran it, named by the task, so it nests
 //!   with everything else that thread recorded; its arguments are `task`
 //!   (the task's id), `delay` (ns from the wake that caused the poll to
-//!   the poll's start, when a wake of the wrapper's waker caused it) and
+//!   the poll's start, when a wake of the wrapper's waker caused it),
+//!   `woken_by` (the id of the task whose poll made that wake) or
+//!   `woken_by_driver` (`true`: a Tokio runtime's I/O or timer driver made
+//!   it, on a worker parked under the hooks of `tokio::instrument`) and
 //!   `long` (`true` when the poll took at least
 //!   [`long_poll_threshold`]);
 //! * the same poll as an async slice with the task's id, on the task's own
@@ -51,7 +54,6 @@ use core::time::Duration;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use fxt_format::encode::header::event_type as ty;
 use fxt_format::encode::{ArgValue, StringRef};
 
 use crate::macro_support::{self as ms, Callsite, KeyCache, Site};
@@ -223,12 +225,10 @@ fn traced_poll<F: Future>(
     let (woken, woken_by) = task.take_wake();
     // A wake stamped after the start (another thread's clock read racing
     // with this one) caused this poll all the same, with no delay.
-    let woke = (woken != 0).then(|| {
-        ms::flow_end(site, wake::flow_id(id, woken), &[]);
-        Woke {
-            delay: clock::ticks_to_ns(start.saturating_sub(woken)),
-            by: woken_by,
-        }
+    let woke = (woken != 0).then(|| Woke {
+        delay: clock::ticks_to_ns(start.saturating_sub(woken)),
+        by: woken_by,
+        flow: Some(wake::flow_id(id, woken)),
     });
     // A guard, so a poll that panics is recorded too.
     let end = PollEnd {
@@ -253,7 +253,7 @@ pub(crate) fn life_begin(site: Site, id: u64, at: &Location<'_>) {
     let location = location_text(at, &mut text);
     let null = ArgValue::Null;
     let location = ArgValue::Str(StringRef::Inline(location));
-    let args = [ArgValue::U64(id), null, null, null, null, location];
+    let args = [ArgValue::U64(id), null, null, null, null, null, location];
     ms::async_begin(site, id, &args);
 }
 
@@ -271,11 +271,15 @@ fn location_text<'a>(at: &Location<'_>, buf: &'a mut [u8; 256]) -> &'a str {
 }
 
 /// The wake that caused a poll: the scheduling delay in ns and the id of
-/// the task that woke it (0: none).
+/// the task that woke it (0: none; `wake::DRIVER`: a Tokio runtime's I/O
+/// or timer driver).
 #[derive(Clone, Copy)]
 pub(crate) struct Woke {
     pub(crate) delay: u64,
     pub(crate) by: u64,
+    /// The flow id of the wake (its begin was recorded by the waker), if
+    /// the wake was recorded.
+    pub(crate) flow: Option<u64>,
 }
 
 /// Writes a poll's records when dropped (after the poll, or while a panic
@@ -308,26 +312,36 @@ pub(crate) fn poll_records(site: Site, id: u64, start: u64, woke: Option<Woke>) 
     let took = clock::ticks_to_ns(end - start);
     // Relaxed: see `long_poll_threshold`.
     let long = took >= LONG_POLL_NS.load(Ordering::Relaxed);
-    emit::event_at(site, ty::ASYNC_BEGIN, start, Some(id), &[]);
     let task = ArgValue::U64(id);
     let delay = woke.map_or(ArgValue::Null, |w| ArgValue::U64(w.delay));
+    let by_driver = woke.is_some_and(|w| w.by == wake::DRIVER);
     let by = match woke {
-        Some(w) if w.by != 0 => ArgValue::U64(w.by),
+        Some(w) if w.by != 0 && !by_driver => ArgValue::U64(w.by),
         _ => ArgValue::Null,
     };
-    let args = [task, delay, by, ArgValue::Bool(true)];
-    // Only the arguments a poll has, up to the last one.
-    let n = if long {
-        4
-    } else if !matches!(by, ArgValue::Null) {
-        3
-    } else if woke.is_some() {
-        2
+    let driver = if by_driver {
+        ArgValue::Bool(true)
     } else {
-        1
+        ArgValue::Null
     };
-    emit::duration_complete_at(site, start, end, &args[..n]);
-    emit::event_at(site, ty::ASYNC_END, end, Some(id), &[]);
+    // Only the arguments a poll has, up to the last one; each list of a
+    // length known here (a slice of a length known only at run time is
+    // copied through memory on its way to the record, a stall that cost
+    // more than the record's stores).
+    // The thread's slice and the same span on the task's track.
+    let flow = woke.and_then(|w| w.flow);
+    let at = |args: &[ArgValue<'_>]| emit::poll_at(site, id, (start, end), flow, args);
+    if long {
+        at(&[task, delay, by, driver, ArgValue::Bool(true)]);
+    } else if by_driver {
+        at(&[task, delay, by, driver]);
+    } else if !matches!(by, ArgValue::Null) {
+        at(&[task, delay, by]);
+    } else if woke.is_some() {
+        at(&[task, delay]);
+    } else {
+        at(&[task]);
+    }
 }
 
 impl<F> Drop for Traced<F> {
@@ -344,6 +358,7 @@ impl<F> Drop for Traced<F> {
             let null = ArgValue::Null;
             let args = [
                 ArgValue::U64(task.id),
+                null,
                 null,
                 null,
                 null,

@@ -25,7 +25,11 @@
 //! its id as `woken_by`. A wake from anywhere else (a plain thread, or
 //! Tokio's I/O and timer drivers, which run while a worker is parked)
 //! has none; its arrow begins on that thread, inside its `parked` slice
-//! for a driver.
+//! for a driver. A worker of a runtime instrumented with
+//! `tokio::instrument` is marked while it is parked (between Tokio's park
+//! and unpark hooks, when its I/O and timer drivers run on it): its
+//! current task is then [`DRIVER`], and the poll a wake made there causes
+//! says so (`woken_by_driver`).
 
 use core::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -45,12 +49,19 @@ pub(crate) struct TaskState {
     pub(crate) callsite: &'static Callsite,
     /// Ticks of the first wake since the last poll started, 0 if none.
     woken: AtomicU64,
-    /// The task whose poll made that wake (0: none).
+    /// The task whose poll made that wake (0: none; [`DRIVER`]: a Tokio
+    /// runtime's driver).
     woken_by: AtomicU64,
 }
 
+/// The thread's current task while a Tokio worker is parked: a wake made
+/// then is its runtime's I/O or timer driver's. No task has this id
+/// (fxt's ids count up from 1; Tokio's tasks have bit 62 and not 63).
+pub(crate) const DRIVER: u64 = u64::MAX;
+
 thread_local! {
-    /// The id of the task being polled on this thread (0: none).
+    /// The id of the task being polled on this thread (0: none;
+    /// [`DRIVER`]: a parked Tokio worker).
     static CURRENT: Cell<u64> = const { Cell::new(0) };
 }
 
@@ -77,14 +88,14 @@ impl TaskState {
         let Some(site) = self.callsite.site() else {
             return;
         };
-        // Never 0, which means "not woken".
-        let now = clock::now().max(1);
-        // Relaxed: only a wake that may be the first stores its waker; a
-        // racing wake's may stand instead, a waker of that poll all the
-        // same.
+        // Relaxed: only a wake that may be the first stores its waker (and
+        // reads the clock); a racing wake's may stand instead, a waker of
+        // that poll all the same.
         if self.woken.load(Ordering::Relaxed) != 0 {
             return;
         }
+        // Never 0, which means "not woken".
+        let now = clock::now().max(1);
         self.woken_by.store(CURRENT.get(), Ordering::Relaxed);
         // Release: publishes `woken_by` to the poll's Acquire in
         // `take_wake`. The executor's own wake orders this wake before the
@@ -99,7 +110,8 @@ impl TaskState {
     }
 
     /// Takes the timestamp of the wake that caused this poll (0 if none)
-    /// and the task that made it (0 if none).
+    /// and the task that made it (0 if none, [`DRIVER`] for a runtime's
+    /// driver).
     pub(crate) fn take_wake(&self) -> (u64, u64) {
         // Relaxed: a first look (most polls of a busy task find a wake,
         // but a swap on a line nobody wrote costs more than a load).
