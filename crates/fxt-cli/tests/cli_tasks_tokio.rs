@@ -12,7 +12,9 @@
 //!   producer's polls to the consumer's;
 //! * the producer's wakes after its sleeps are the timer driver's
 //!   (`woken_by_driver`), never a task's;
-//! * Perfetto has one track per task, holding its life and its polls.
+//! * Perfetto has one track per task, holding its life and its polls, in
+//!   the trace `fxt symbolize` delivers; the raw trace has the lives
+//!   alone there, and no arrows.
 //!
 //! Perfetto's part runs when `$FXT_TRACE_PROCESSOR` (or
 //! `/tmp/perfetto-src/out/tp/trace_processor_shell`) exists, and says it
@@ -233,15 +235,31 @@ fn a_tokio_programs_tasks_wakes_and_blocking_task_are_read_back() {
         );
 
         let Some(shell) = &shell else { continue };
-        // Perfetto: a track per task with its life and its polls.
-        let tracks = trace_processor(
-            shell,
-            &path,
-            "select s.name, count(distinct s.track_id), count(*) from slice s \
+        // Perfetto, on the trace as delivered to a viewer (`fxt
+        // symbolize`): a track per task with its life and its polls. The
+        // raw trace has only the lives there, and no arrows: the tracks'
+        // polls and the arrows are what the readers derive.
+        let delivered = tmp(&format!("tasks-program-{kind}-delivered.fxt"));
+        let out = fxt(&["symbolize", p(&path), "-o", p(&delivered)]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let task_tracks = "select s.name, count(distinct s.track_id), count(*) from slice s \
                left join thread_track tt on s.track_id = tt.id \
              where s.category = 'task' and tt.id is null and s.name <> 'parked' \
-             group by s.name order by s.name;",
+             group by s.name order by s.name;";
+        let flows = "select count(*) from flow;";
+        let raw_tracks = trace_processor(shell, &path, task_tracks);
+        for row in &raw_tracks {
+            assert_eq!(
+                row[2], "1",
+                "{kind}: only the life in the raw trace: {row:?}"
+            );
+        }
+        assert_eq!(
+            trace_processor(shell, &path, flows),
+            vec![vec!["0".to_string()]]
         );
+        let path = delivered;
+        let tracks = trace_processor(shell, &path, task_tracks);
         for name in ["blocker", "consumer", "producer", "waiter"] {
             let row = tracks
                 .iter()

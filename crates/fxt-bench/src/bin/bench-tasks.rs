@@ -173,10 +173,10 @@ fn recorded_ns(n: u64, f: impl Fn(u64)) -> f64 {
 
 /// What a recorded poll is made of, each measured alone while recording
 /// (ns): a clock read, a record of four words (an instant with a `u64`
-/// argument), a poll no wake caused (its thread slice, its async begin and
-/// end: three records, two clock reads), the same poll with a wake of its
-/// own (the wake's clock read and flow begin, the poll's flow end) and the
-/// bare loop of each.
+/// argument), a poll no wake caused (its thread slice: one record, two
+/// clock reads), the same poll with a wake of its own (the wake's clock
+/// read and stores, the poll's longer argument list) and the bare loop of
+/// each.
 fn parts(n: u64) -> [f64; 5] {
     let clock = recorded_ns(n, |_| {
         black_box(fxt::__macro_support::now());

@@ -58,22 +58,6 @@ pub(crate) fn duration_complete(site: Site, start: u64, args: &[ArgValue<'_>]) {
 
 // Used by `sync` (a lock's records are written after its unlock) and
 // `task` (a poll's records are written once it returned).
-/// Emits an event record of type `ty` stamped `at` (a clock value taken
-/// earlier) instead of now: a record written after the fact, as a lock
-/// writes its records once it no longer holds anything others wait for.
-#[inline]
-pub(crate) fn event_at(site: Site, ty: u64, at: u64, extra: Option<u64>, args: &[ArgValue<'_>]) {
-    let times = Times {
-        start: None,
-        at: Some(at),
-    };
-    if !try_fast(site, ty, times, extra, args) {
-        slow_copied(site, ty, times, extra, args);
-    }
-}
-
-// Used by `sync` (a lock's records are written after its unlock) and
-// `task` (a poll's records are written once it returned).
 /// Emits a duration complete event from `start` to `end` (clock values
 /// taken earlier).
 #[inline]
@@ -85,75 +69,6 @@ pub(crate) fn duration_complete_at(site: Site, start: u64, end: u64, args: &[Arg
     if !try_fast(site, ty::DURATION_COMPLETE, times, Some(0), args) {
         slow_copied(site, ty::DURATION_COMPLETE, times, Some(0), args);
     }
-}
-
-// Used by `task` (a poll's records are written once it returned).
-/// Emits the records of a task's poll from `start` to `end` (clock values
-/// taken earlier): the async begin of `id` at `start`, the duration
-/// complete event with `args`, the end of flow `flow` (the wake that
-/// caused the poll) halfway through it, and the async end of `id` at
-/// `end`. On the hot path they are reserved and published as one: one
-/// gate check, one reservation and one publish instead of three or four.
-///
-/// The flow end is stamped inside the slice, and written after it, so a
-/// reader that binds a flow's end to the slice enclosing it on its thread
-/// (Perfetto) binds it to this poll's, without a clock read of its own.
-#[inline(always)]
-pub(crate) fn poll_at(
-    site: Site,
-    id: u64,
-    (start, end): (u64, u64),
-    flow: Option<u64>,
-    args: &[ArgValue<'_>],
-) {
-    let mid = start + (end - start) / 2;
-    if !try_fast_poll(site, id, (start, mid, end), flow, args) {
-        event_at(site, ty::ASYNC_BEGIN, start, Some(id), &[]);
-        duration_complete_at(site, start, end, args);
-        if let Some(flow) = flow {
-            event_at(site, ty::FLOW_END, mid, Some(flow), &[]);
-        }
-        event_at(site, ty::ASYNC_END, end, Some(id), &[]);
-    }
-}
-
-/// [`poll_at`]'s hot path: its records through the thread's cursor in one
-/// reservation, if they fit the chunk (`false`: nothing written).
-#[inline(always)]
-fn try_fast_poll(
-    site: Site,
-    id: u64,
-    (start, mid, end): (u64, u64, u64),
-    flow: Option<u64>,
-    args: &[ArgValue<'_>],
-) -> bool {
-    // The async begin and end, and the flow end: no arguments, an id.
-    let (Some(edge), Some(slice)) = (Layout::of(site, true, &[]), Layout::of(site, true, args))
-    else {
-        return false;
-    };
-    let local = thread::local();
-    let flow_words = if flow.is_some() { edge.words } else { 0 };
-    let words = 2 * edge.words + slice.words + flow_words;
-    let Some(record) = local.cursor.reserve(site.token(), words) else {
-        return false;
-    };
-    let base = local.header_base(site);
-    let (begin, rest) = record.slots().split_at(edge.words);
-    let (poll, rest) = rest.split_at(slice.words);
-    let (flow_slots, end_slots) = rest.split_at(flow_words);
-    let put = |slots, layout: &Layout, ty, ts, args, extra| {
-        let store = Store::begin(slots, layout.words, false);
-        layout.store(store, base, ty, ts, args, Some(extra));
-    };
-    put(begin, &edge, ty::ASYNC_BEGIN, start, &[], id);
-    put(poll, &slice, ty::DURATION_COMPLETE, start, args, end);
-    if let Some(flow) = flow {
-        put(flow_slots, &edge, ty::FLOW_END, mid, &[], flow);
-    }
-    put(end_slots, &edge, ty::ASYNC_END, end, &[], id);
-    record.publish();
-    true
 }
 
 /// When an event happened: `start`, a duration complete event's start

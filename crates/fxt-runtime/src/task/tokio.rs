@@ -196,7 +196,7 @@ mod unstable {
                     let woke = delay.map(|delay| Woke {
                         delay,
                         by: 0,
-                        flow: None,
+                        thread: 0,
                     });
                     super::super::poll_records(site, id, start, woke);
                 }
