@@ -3,7 +3,7 @@
 //! the poll's start to its end on the poll's thread; a poll that names
 //! its waker's thread gets a flow from that thread, `delay` before the
 //! poll, to halfway through the poll. Once appended, nothing more is
-//! derived.
+//! derived; a trace whose runtime drew the tracks itself gets nothing.
 
 use fxt_format::decode::{decode_all, Event, EventKind, Record, Thread};
 use fxt_format::encode::{
@@ -212,4 +212,26 @@ fn a_delivered_trace_derives_nothing_more_and_its_arrows_are_not_the_locks() {
     let mut whole = bytes.clone();
     whole.extend(words_to_bytes(&records(&bytes)));
     assert!(records(&whole).is_empty());
+}
+
+#[test]
+fn a_trace_whose_runtime_drew_the_tracks_gets_none_again() {
+    let mut t = Vec::new();
+    init(&mut t, 1_000_000_000);
+    // The older runtime's poll: its async begin and end around the slice.
+    let track = |kind, timestamp| E {
+        kind,
+        timestamp,
+        thread: ThreadRef::Inline {
+            process: PID,
+            thread: WORKER,
+        },
+        category: StringRef::Inline("task"),
+        name: StringRef::Inline("consumer"),
+        args: &[],
+    };
+    encode_into_vec(&track(K::AsyncBegin { id: TASK }, 1000), &mut t).unwrap();
+    poll(&mut t, (1000, 1100), &[]);
+    encode_into_vec(&track(K::AsyncEnd { id: TASK }, 1100), &mut t).unwrap();
+    assert!(records(&words_to_bytes(&t)).is_empty());
 }

@@ -10,8 +10,12 @@
 //! was open there (a producer's poll, a plain thread's `send`, a parked
 //! worker's `parked`); it ends halfway through the poll, inside the
 //! poll's slice, which a viewer binds it to.
+//!
+//! A trace of a runtime before the compact poll (which wrote each poll's
+//! async slice and flows itself) has arg-less async begins of the task
+//! category in its provider section: nothing is derived for that section.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use fxt_format::decode::{Event, EventKind, Thread};
 use fxt_format::derived::task::{CATEGORY, DELAY, TASK, WAKER_THREAD};
@@ -42,6 +46,8 @@ pub(crate) struct Tasks {
     polls: Vec<Poll>,
     names: Vec<String>,
     name_index: HashMap<String, usize>,
+    /// The provider sections whose runtime drew the tasks' tracks itself.
+    drawn: BTreeSet<Option<u32>>,
 }
 
 impl Tasks {
@@ -49,6 +55,10 @@ impl Tasks {
     pub(crate) fn see(&mut self, section: Section, e: &Event) {
         if e.category.as_str() != Some(CATEGORY) {
             return;
+        }
+        // A life's begin has arguments; a poll's on the track, none.
+        if matches!(e.kind, EventKind::AsyncBegin { .. }) && e.args.is_empty() {
+            self.drawn.insert(section.provider);
         }
         let (EventKind::DurationComplete { end }, Thread::Known { process, thread }) =
             (e.kind, &e.thread)
@@ -92,6 +102,9 @@ impl Tasks {
     pub(crate) fn derive(&self, out: &mut BTreeMap<Option<u32>, Vec<u64>>) {
         let mut next_flow = TASK_FLOWS;
         for poll in &self.polls {
+            if self.drawn.contains(&poll.provider) {
+                continue;
+            }
             let words = out.entry(poll.provider).or_default();
             let name = StringRef::Inline(&self.names[poll.name]);
             let on = |thread| ThreadRef::Inline {
