@@ -8,8 +8,8 @@
 //! * Built with `--cfg tokio_unstable`: every task the runtime spawns
 //!   (plain `tokio::spawn` included, and the tasks of libraries), named by
 //!   its spawn location: its life as an async slice with the task's id and
-//!   each poll as a duration on the worker and an async slice on the
-//!   task's track, as [`traced`](super::traced) records them. Tokio's
+//!   each poll as a duration on the worker (which readers draw on the
+//!   task's track too), as [`traced`](super::traced) records them. Tokio's
 //!   hooks see no wakes, so these polls have no `delay` and no arrows:
 //!   wrap a future with [`traced`](super::traced) for those.
 //!
