@@ -248,12 +248,17 @@ fn a_tokio_programs_tasks_wakes_and_blocking_task_are_read_back() {
              group by s.name order by s.name;";
         let flows = "select count(*) from flow;";
         let raw_tracks = trace_processor(shell, &path, task_tracks);
-        for row in &raw_tracks {
-            assert_eq!(
-                row[2], "1",
-                "{kind}: only the life in the raw trace: {row:?}"
-            );
-        }
+        let lives: Vec<[&str; 2]> = raw_tracks.iter().map(|r| [&*r[0], &*r[2]]).collect();
+        assert_eq!(
+            lives,
+            [
+                ["blocker", "1"],
+                ["consumer", "1"],
+                ["producer", "1"],
+                ["waiter", "1"]
+            ],
+            "{kind}: only the lives on the raw trace's task tracks"
+        );
         assert_eq!(
             trace_processor(shell, &path, flows),
             vec![vec!["0".to_string()]]
