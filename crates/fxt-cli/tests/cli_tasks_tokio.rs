@@ -10,7 +10,11 @@
 //! * a channel consumer's woken polls were woken by its producer's task
 //!   (`woken_by_task`), and Perfetto draws those wakes as arrows from the
 //!   producer's polls to the consumer's;
-//! * Perfetto has one track per task, holding its life and its polls.
+//! * the producer's wakes after its sleeps are the timer driver's
+//!   (`woken_by_driver`), never a task's;
+//! * Perfetto has one track per task, holding its life and its polls, in
+//!   the trace `fxt symbolize` delivers; the raw trace has the lives
+//!   alone there, and no arrows.
 //!
 //! Perfetto's part runs when `$FXT_TRACE_PROCESSOR` (or
 //! `/tmp/perfetto-src/out/tp/trace_processor_shell`) exists, and says it
@@ -174,6 +178,19 @@ fn a_tokio_programs_tasks_wakes_and_blocking_task_are_read_back() {
             at.as_str(),
             "{kind}"
         );
+        // Who woke them: the consumer, its producer's task; the producer,
+        // after each sleep, the runtime's timer driver (on a parked worker).
+        let consumer = named("consumer");
+        assert_eq!(
+            consumer["woken_by_task_polls"], consumer["woken_polls"],
+            "{kind}: {consumer}"
+        );
+        assert_eq!(consumer["woken_by_driver_polls"], 0, "{kind}: {consumer}");
+        let producer = named("producer");
+        assert!(
+            producer["woken_by_driver_polls"].as_u64().unwrap() >= 1,
+            "{kind}: {producer}"
+        );
         let block = BLOCK.as_nanos() as u64;
         let waited = named("waiter")["max_delay_ns"].as_u64().unwrap();
         assert!(waited >= block, "{kind}: the waiter waited {waited} ns");
@@ -195,17 +212,59 @@ fn a_tokio_programs_tasks_wakes_and_blocking_task_are_read_back() {
         let (woken, by_task, by_producer) = (&r[0][0][0], &r[0][0][1], &r[0][0][2]);
         assert!(woken.as_u64().unwrap() >= 1, "{kind}: {r:?}");
         assert_eq!((by_task, by_producer), (woken, woken), "{kind}: {r:?}");
+        // The producer's wakes by the timer driver: marked, and never also
+        // a task's.
+        let r = duckdb(
+            &dir,
+            &[
+                "select count(*) filter (where p.woken_by_driver = 1), \
+                        count(*) filter (where p.woken_by_driver = 1 and p.woken_by_task is not null), \
+                        count(*) filter (where p.woken_by_driver is not null and p.woken_by_driver <> 1) \
+               from {polls} p join {tasks} t on p.task = t.task where t.name = 'producer'",
+            ],
+        );
+        let driver_woken = &r[0][0][0];
+        assert_eq!(
+            driver_woken, &producer["woken_by_driver_polls"],
+            "{kind}: {r:?}"
+        );
+        assert_eq!(
+            (&r[0][0][1], &r[0][0][2]),
+            (&0.into(), &0.into()),
+            "{kind}: {r:?}"
+        );
 
         let Some(shell) = &shell else { continue };
-        // Perfetto: a track per task with its life and its polls.
-        let tracks = trace_processor(
-            shell,
-            &path,
-            "select s.name, count(distinct s.track_id), count(*) from slice s \
+        // Perfetto, on the trace as delivered to a viewer (`fxt
+        // symbolize`): a track per task with its life and its polls. The
+        // raw trace has only the lives there, and no arrows: the tracks'
+        // polls and the arrows are what the readers derive.
+        let delivered = tmp(&format!("tasks-program-{kind}-delivered.fxt"));
+        let out = fxt(&["symbolize", p(&path), "-o", p(&delivered)]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let task_tracks = "select s.name, count(distinct s.track_id), count(*) from slice s \
                left join thread_track tt on s.track_id = tt.id \
              where s.category = 'task' and tt.id is null and s.name <> 'parked' \
-             group by s.name order by s.name;",
+             group by s.name order by s.name;";
+        let flows = "select count(*) from flow;";
+        let raw_tracks = trace_processor(shell, &path, task_tracks);
+        let lives: Vec<[&str; 2]> = raw_tracks.iter().map(|r| [&*r[0], &*r[2]]).collect();
+        assert_eq!(
+            lives,
+            [
+                ["blocker", "1"],
+                ["consumer", "1"],
+                ["producer", "1"],
+                ["waiter", "1"]
+            ],
+            "{kind}: only the lives on the raw trace's task tracks"
         );
+        assert_eq!(
+            trace_processor(shell, &path, flows),
+            vec![vec!["0".to_string()]]
+        );
+        let path = delivered;
+        let tracks = trace_processor(shell, &path, task_tracks);
         for name in ["blocker", "consumer", "producer", "waiter"] {
             let row = tracks
                 .iter()

@@ -35,6 +35,33 @@ pub mod lock {
     pub const HANDOFF_NS: &str = "handoff_ns";
 }
 
+/// The compact record of a traced task's poll (`fxt::task`, category
+/// [`task::CATEGORY`]): a duration complete event named after the task,
+/// on the thread that polled it, with these arguments. Readers derive
+/// from it the same span on the task's own track (an async slice of id
+/// `task`, inside the task's life, which the runtime writes) and, for a
+/// poll a recorded wake caused, the flow from the waking thread at the
+/// wake to the poll.
+pub mod task {
+    /// The category of task events.
+    pub const CATEGORY: &str = "task";
+    /// The task's id: its async events' id (u64).
+    pub const TASK: &str = "task";
+    /// Nanoseconds from the wake that caused the poll to its start (u64;
+    /// absent when no wake of the task's waker caused it).
+    pub const DELAY: &str = "delay";
+    /// The koid of the thread that made that wake (u64; absent when the
+    /// wake was not recorded, as for the polls seen through Tokio's
+    /// hooks). The arrow begins there, `delay` before the poll's start.
+    pub const WAKER_THREAD: &str = "waker_thread";
+    /// The id of the task whose poll made the wake (u64).
+    pub const WOKEN_BY: &str = "woken_by";
+    /// `true` when a Tokio runtime's I/O or timer driver made it (bool).
+    pub const WOKEN_BY_DRIVER: &str = "woken_by_driver";
+    /// `true` for a long poll (bool).
+    pub const LONG: &str = "long";
+}
+
 /// Whether a blob record named `name` of type data is the marker.
 pub fn is_marker(name: &str, payload_len: usize) -> bool {
     name == MARKER_NAME && payload_len == 0

@@ -97,6 +97,14 @@ pub(crate) fn set_use_tsc(on: bool) {
         if on { tsc_ticks_per_ns_ceil() } else { 1 },
         Ordering::Relaxed,
     );
+    NS_PER_TICK.store(
+        if on {
+            ns_per_tick_fixed(estimated_tsc_hz())
+        } else {
+            ONE_NS
+        },
+        Ordering::Relaxed,
+    );
 }
 
 /// Nanoseconds in `ticks` of the live session's clock: exact on the
@@ -104,13 +112,40 @@ pub(crate) fn set_use_tsc(on: bool) {
 /// measurement of the TSC's rate otherwise (within a few tenths of a
 /// percent: the session's calibration, which comes at collection, is not
 /// known yet when a record needs the figure).
+///
+/// A multiplication by a fixed-point factor set when the session starts:
+/// no division and no lazy initialisation on the paths that call it per
+/// event (a task's poll).
 #[inline]
 pub fn ticks_to_ns(ticks: u64) -> u64 {
-    if USE_TSC.load(Ordering::Relaxed) {
-        (ticks as f64 * 1e9 / estimated_tsc_hz()) as u64
-    } else {
-        ticks
+    // Relaxed: see `USE_TSC`; the factor is the one of the same start.
+    scale(ticks, NS_PER_TICK.load(Ordering::Relaxed))
+}
+
+/// `ticks` times the fixed-point `factor` (saturating).
+#[inline(always)]
+fn scale(ticks: u64, factor: u64) -> u64 {
+    let ns = (u128::from(ticks) * u128::from(factor)) >> NS_PER_TICK_SHIFT;
+    u64::try_from(ns).unwrap_or(u64::MAX)
+}
+
+/// Fraction bits of [`NS_PER_TICK`].
+const NS_PER_TICK_SHIFT: u32 = 32;
+
+/// [`NS_PER_TICK`] of the monotonic clock: one tick is one nanosecond.
+const ONE_NS: u64 = 1 << NS_PER_TICK_SHIFT;
+
+/// Nanoseconds per tick of the live session's clock, in fixed point with
+/// [`NS_PER_TICK_SHIFT`] fraction bits (exact for the monotonic clock).
+static NS_PER_TICK: AtomicU64 = AtomicU64::new(ONE_NS);
+
+/// The fixed-point nanoseconds per tick of a clock of `hz` ticks per
+/// second (a rate under 1 Hz or not a number counts as 1 GHz).
+fn ns_per_tick_fixed(hz: f64) -> u64 {
+    if hz.is_nan() || hz < 1.0 {
+        return ONE_NS;
     }
+    (1e9 / hz * ONE_NS as f64) as u64
 }
 
 /// Ticks in one nanosecond of the live session's clock, rounded up (see
@@ -235,5 +270,36 @@ impl Clock {
             std::thread::sleep(MIN_CALIBRATION - elapsed);
         }
         self.measure()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fixed_point_factor_converts_as_the_division_does() {
+        for hz in [1e9, 2.1e9, 2_995_200_123.0, 3.6e9, 1e6] {
+            let factor = ns_per_tick_fixed(hz);
+            for ticks in [0u64, 1, 7, 3_000, 2_995_200_123, 1 << 40, u64::MAX >> 8] {
+                let exact = (ticks as f64 * 1e9 / hz).min(u64::MAX as f64);
+                let got = scale(ticks, factor) as f64;
+                // Off by at most one part in 2^30 of the value, plus the
+                // truncation's nanosecond.
+                assert!(
+                    (exact - got).abs() <= exact / (1u64 << 30) as f64 + 1.0,
+                    "{hz} Hz, {ticks} ticks: {got} ns, not {exact}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_monotonic_clock_converts_exactly() {
+        for ticks in [0, 1, 999, u64::MAX] {
+            assert_eq!(scale(ticks, ONE_NS), ticks);
+        }
+        assert_eq!(ns_per_tick_fixed(f64::NAN), ONE_NS);
+        assert_eq!(ns_per_tick_fixed(0.0), ONE_NS);
     }
 }

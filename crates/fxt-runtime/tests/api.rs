@@ -335,3 +335,131 @@ fn config_from_env_and_sizes() {
         "{dbg}"
     );
 }
+
+/// A future pending until its third poll; the first wakes it.
+struct ThirdPoll(u32);
+
+impl std::future::Future for ThirdPoll {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        self.0 += 1;
+        match self.0 {
+            1 => {
+                cx.waker().wake_by_ref();
+                std::task::Poll::Pending
+            }
+            3 => std::task::Poll::Ready(()),
+            _ => std::task::Poll::Pending,
+        }
+    }
+}
+
+#[test]
+fn a_polls_records_match_the_reference_encoder() {
+    use fxt_format::encode::{
+        encode_to_vec, Arg, Event, EventKind as K, StringRef as R, ThreadRef,
+    };
+    use std::future::Future;
+    let _g = serial();
+    let session = start(Config::new().buffer_size(1 << 20)).unwrap();
+    let mut task = std::pin::pin!(fxt_runtime::task::traced("encoded", ThirdPoll(0)));
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    while task.as_mut().poll(&mut cx).is_pending() {}
+    let (bytes, _) = session.finish_to_vec().unwrap();
+    let words: Vec<u64> = bytes
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let records = decode(&bytes);
+    let idx = |s: &str| -> u16 {
+        records
+            .iter()
+            .find_map(|r| match r {
+                Record::String { index, value } if &**value == s => Some(*index),
+                _ => None,
+            })
+            .unwrap()
+    };
+    let thread = records
+        .iter()
+        .find_map(|r| match r {
+            Record::Thread { index, .. } => Some(*index),
+            _ => None,
+        })
+        .unwrap();
+    let polls: Vec<_> = events_of(&records)
+        .into_iter()
+        .filter(|e| e.name == "encoded")
+        .filter_map(|e| match e.kind {
+            EventKind::DurationComplete { end } => Some((e.timestamp, end, e)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(polls.len(), 3, "{records:?}");
+    // Nothing but the poll on its thread: the task's track and the wake's
+    // arrow are derived by readers.
+    let flows = events_of(&records)
+        .into_iter()
+        .filter(|e| {
+            matches!(
+                e.kind,
+                EventKind::FlowBegin { .. } | EventKind::FlowEnd { .. }
+            )
+        })
+        .count();
+    assert_eq!(flows, 0, "{records:?}");
+    let task_id = events_of(&records)
+        .into_iter()
+        .find(|e| e.name == "encoded" && matches!(e.kind, EventKind::DurationComplete { .. }))
+        .and_then(|e| e.args.iter().find(|a| a.name == "task"))
+        .map(|a| match a.value {
+            D::U64(v) => v,
+            ref other => panic!("task id {other:?}"),
+        })
+        .unwrap();
+    let asyncs = events_of(&records)
+        .into_iter()
+        .filter(|e| matches!(e.kind, EventKind::AsyncBegin { id } if id == task_id))
+        .count();
+    assert_eq!(asyncs, 1, "only the task's life: {records:?}");
+    // Each poll: one record, the slice on the thread with the task's id.
+    for (n, (start, end, e)) in polls.into_iter().enumerate() {
+        let args: Vec<Arg> = e
+            .args
+            .iter()
+            .map(|a| match a.value {
+                D::U64(v) => Arg::new(
+                    R::Index(idx(a.name.as_str().unwrap())),
+                    fxt_format::encode::ArgValue::U64(v),
+                ),
+                ref other => panic!("{other:?}"),
+            })
+            .collect();
+        // The second poll, woken by its own first poll: `delay`,
+        // `waker_thread` and `woken_by` too.
+        let expected = if n == 1 { 4 } else { 1 };
+        assert_eq!(
+            args.len(),
+            expected,
+            "task, delay, waker_thread, woken_by: {e:?}"
+        );
+        let event = Event {
+            kind: K::DurationComplete { end },
+            timestamp: start,
+            thread: ThreadRef::Index(thread),
+            category: R::Index(idx("task")),
+            name: R::Index(idx("encoded")),
+            args: &args,
+        };
+        let reference = encode_to_vec(&event).unwrap();
+        assert!(
+            words
+                .windows(reference.len())
+                .any(|w| w == reference.as_slice()),
+            "a poll's record differs from fxt_format::encode::Event's"
+        );
+    }
+}

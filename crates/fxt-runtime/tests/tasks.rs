@@ -4,20 +4,23 @@
 //! delay of a task woken while its worker was blocked, the long poll that
 //! blocked it, and the end of a task dropped before it completed.
 //!
+//! The trace is read as delivered (with the records readers derive: the
+//! tasks' tracks and arrows), and raw: one record per poll, and the life.
+//!
 //! Only properties of the trace are checked, never how long anything took
 //! beyond what the test itself slept, so a loaded machine cannot fail it.
 //! Timestamps are read with the monotonic clock (a tick is a nanosecond).
 
 mod common;
 
-use common::events::{arg, end_of, polls, trace, u64_arg};
+use common::events::{arg, end_of, polls, raw, trace, u64_arg};
 
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use fxt_format::decode::{ArgValue, Event, EventKind};
+use fxt_format::decode::{ArgValue, Event, EventKind, Thread};
 use fxt_runtime::__macro_support::{self as ms, Callsite, KeyCache};
 use fxt_runtime::task::{traced, TracedExt};
 use tokio::runtime::{Builder, Runtime};
@@ -147,6 +150,43 @@ fn every_poll_is_on_its_thread_and_on_its_tasks_track() {
             assert_eq!(arg(life_end, "dropped"), None, "{kind}: it completed");
             assert!(end_of(mine.last().unwrap()) <= life_end.timestamp);
         }
+    }
+}
+
+#[test]
+fn a_raw_trace_has_one_record_per_poll_and_the_tasks_life() {
+    const YIELDS: usize = 3;
+    let rt = Builder::new_current_thread().build().unwrap();
+    let events = raw(|| {
+        rt.block_on(
+            async {
+                for _ in 0..YIELDS {
+                    YieldOnce(false).await;
+                }
+            }
+            .traced("compact"),
+        )
+    });
+    let polls = polls(&events, "compact");
+    assert_eq!(polls.len(), YIELDS + 1, "{events:?}");
+    let id = u64_arg(polls[0], "task").unwrap();
+    let (begins, ends) = track(&events, id);
+    assert_eq!((begins.len(), ends.len()), (1, 1), "only the task's life");
+    assert!(
+        !events.iter().any(|e| matches!(
+            e.kind,
+            EventKind::FlowBegin { .. } | EventKind::FlowEnd { .. }
+        )),
+        "no arrows: readers derive them"
+    );
+    assert_eq!(u64_arg(polls[0], "waker_thread"), None, "no wake caused it");
+    for p in &polls[1..] {
+        let Thread::Known { thread, .. } = p.thread else {
+            panic!("{p:?}")
+        };
+        // The task woke itself, on the thread that polls it.
+        assert_eq!(u64_arg(p, "woken_by"), Some(id), "{p:?}");
+        assert_eq!(u64_arg(p, "waker_thread"), Some(thread), "{p:?}");
     }
 }
 

@@ -7,12 +7,14 @@
 
 mod common;
 
-use common::events::trace;
+use common::events::{arg, has_arg, polls, trace, u64_arg};
 
+use std::io::Write;
 use std::time::Duration;
 
-use fxt_format::decode::{Event, EventKind};
+use fxt_format::decode::{ArgValue, Event, EventKind};
 use fxt_runtime::task::{tokio::instrument, TracedExt};
+use tokio::io::AsyncReadExt;
 use tokio::runtime::Builder;
 
 /// `(thread, start, end)` of the slices named `name`, by start.
@@ -58,6 +60,79 @@ fn idle_workers_are_parked_between_the_polls() {
         for q in polls.iter().filter(|q| q.0 == p.0) {
             assert!(p.2 <= q.1 || q.2 <= p.1, "parked {p:?} overlaps poll {q:?}");
         }
+    }
+}
+
+/// The woken polls (those with a `delay`) of `name`: `(woken_by,
+/// woken_by_driver)` of each.
+fn wakers(events: &[Event], name: &str) -> Vec<(Option<u64>, bool)> {
+    polls(events, name)
+        .into_iter()
+        .filter(|p| has_arg(p, "delay"))
+        .map(|p| {
+            let driver = arg(p, "woken_by_driver");
+            assert!(matches!(driver, None | Some(ArgValue::Bool(true))), "{p:?}");
+            (u64_arg(p, "woken_by"), driver.is_some())
+        })
+        .collect()
+}
+
+#[test]
+fn a_wake_of_the_timer_or_io_driver_is_marked_and_a_threads_is_not() {
+    for multi in [false, true] {
+        let mut builder = match multi {
+            true => Builder::new_multi_thread(),
+            false => Builder::new_current_thread(),
+        };
+        builder.enable_all();
+        instrument(&mut builder);
+        let rt = builder.build().unwrap();
+        let events = trace(|| {
+            rt.block_on(async {
+                // The timer: the runtime has nothing else to run, so its
+                // workers park until the timer fires, in the driver.
+                let sleeper = tokio::time::sleep(Duration::from_millis(20)).traced("sleeper");
+                tokio::spawn(sleeper).await.unwrap();
+                // The I/O driver: a read woken by a write from a plain
+                // thread (the readiness arrives while every worker waits).
+                let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+                ours.set_nonblocking(true).unwrap();
+                let mut ours = tokio::net::UnixStream::from_std(ours).unwrap();
+                let reader = tokio::spawn(
+                    async move {
+                        let mut byte = [0u8; 1];
+                        ours.read_exact(&mut byte).await.unwrap();
+                    }
+                    .traced("reader"),
+                );
+                // A plain thread: its wake is neither a task's nor the
+                // driver's.
+                let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+                let waiter = tokio::spawn(
+                    async move {
+                        rx.await.unwrap();
+                    }
+                    .traced("waiter"),
+                );
+                let plain = std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_millis(20));
+                    (&theirs).write_all(b"x").unwrap();
+                    std::thread::sleep(Duration::from_millis(20));
+                    tx.send(()).unwrap();
+                });
+                reader.await.unwrap();
+                waiter.await.unwrap();
+                plain.join().unwrap();
+            });
+        });
+        let kind = if multi {
+            "multi-thread"
+        } else {
+            "current-thread"
+        };
+        assert_eq!(wakers(&events, "sleeper"), [(None, true)], "{kind}");
+        assert_eq!(wakers(&events, "reader"), [(None, true)], "{kind}");
+        assert_eq!(wakers(&events, "waiter"), [(None, false)], "{kind}");
     }
 }
 

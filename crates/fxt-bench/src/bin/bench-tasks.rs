@@ -1,7 +1,7 @@
 //! What tracing async tasks (`fxt::task`, `fxt::tokio::instrument`) costs.
 //!
 //! ```text
-//! cargo run --release -p fxt-bench --bin bench-tasks -- [--reps R] [--scale S]
+//! cargo run --release -p fxt-bench --bin bench-tasks -- [--reps R] [--scale S] [--parts]
 //! ```
 //!
 //! Four settings, measured in one run, `R` repetitions interleaved across
@@ -24,6 +24,10 @@
 //! * `(b) TCP echo`: a server (a task per connection) and 16 client tasks
 //!   sending 64-byte messages over loopback in the same runtime: round
 //!   trips per second.
+//!
+//! Then the parts of a recorded poll, each measured alone while recording
+//! (`parts`): a clock read, a record, a poll no wake caused and one its
+//! own wake caused. `--parts` measures only those.
 //!
 //! Each line gives the throughput and its ratio to `without fxt` in the
 //! same run: the medians of the repetitions, then the best of each (load
@@ -140,6 +144,63 @@ fn poll_ns(setting: Setting, polls: u64) -> f64 {
     })
 }
 
+/// Pending `left` times without waking itself: a poll no wake caused.
+struct Idle {
+    left: u64,
+}
+
+impl Future for Idle {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        if self.left == 0 {
+            return Poll::Ready(());
+        }
+        self.left -= 1;
+        Poll::Pending
+    }
+}
+
+/// ns per iteration of `f`, `n` iterations, in a recording session.
+fn recorded_ns(n: u64, f: impl Fn(u64)) -> f64 {
+    Setting::Recording.run(|| {
+        let t = Instant::now();
+        for i in 0..n {
+            f(i);
+        }
+        t.elapsed().as_nanos() as f64 / n as f64
+    })
+}
+
+/// What a recorded poll is made of, each measured alone while recording
+/// (ns): a clock read, a record of four words (an instant with a `u64`
+/// argument), a poll no wake caused (its thread slice: one record, two
+/// clock reads), the same poll with a wake of its own (the wake's clock
+/// read and stores, the poll's longer argument list) and the bare loop of
+/// each.
+fn parts(n: u64) -> [f64; 5] {
+    let clock = recorded_ns(n, |_| {
+        black_box(fxt::__macro_support::now());
+    });
+    let record = recorded_ns(n, |i| fxt::trace_instant!("task", "part", "i" => i));
+    let idle = Setting::Recording.run(|| {
+        let t = Instant::now();
+        let polls = drive(Idle { left: n }.traced("idle"));
+        t.elapsed().as_nanos() as f64 / polls as f64
+    });
+    let woken = poll_ns(Setting::Recording, n);
+    let bare = poll_ns(Setting::Without, n);
+    [clock, record, idle, woken, bare]
+}
+
+/// The lines of [`parts`].
+const PARTS: [&str; 5] = [
+    "clock read",
+    "record (4 words)",
+    "poll, not woken",
+    "poll, woken",
+    "poll without fxt",
+];
+
 /// Wraps `f` as a task named `name` when the setting traces.
 fn spawn<F>(setting: Setting, name: &'static str, f: F) -> tokio::task::JoinHandle<()>
 where
@@ -230,9 +291,10 @@ fn echo(setting: Setting, clients: usize, trips: u32) -> f64 {
     })
 }
 
+/// The median (NaN for no values: `--parts` runs no workload).
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 fn load_average() -> String {
@@ -259,11 +321,23 @@ fn main() {
     let mut polls = vec![Vec::new(); SETTINGS.len()];
     let mut pings = vec![Vec::new(); SETTINGS.len()];
     let mut echoes = vec![Vec::new(); SETTINGS.len()];
-    for _ in 0..reps {
+    // `--parts`: only the parts of a recorded poll (quick, for comparing
+    // builds).
+    let only_parts = args.iter().any(|a| a == "--parts");
+    for _ in 0..if only_parts { 0 } else { reps } {
         for (i, &s) in SETTINGS.iter().enumerate() {
             polls[i].push(poll_ns(s, 1_000_000 * u64::from(scale)));
             pings[i].push(ping_pong(s, 64, 500 * scale));
             echoes[i].push(echo(s, 16, 1_000 * scale));
+        }
+    }
+    let mut part_runs: Vec<Vec<f64>> = Vec::new();
+    for _ in 0..reps {
+        for (i, ns) in parts(1_000_000 * u64::from(scale)).into_iter().enumerate() {
+            if part_runs.len() <= i {
+                part_runs.push(Vec::new());
+            }
+            part_runs[i].push(ns);
         }
     }
     let best_polls: Vec<f64> = polls
@@ -283,10 +357,11 @@ fn main() {
     let echoes: Vec<f64> = echoes.iter_mut().map(|v| median(v)).collect();
     // The best of the repetitions too: another process's load only ever
     // slows a repetition down, so the best is the least disturbed.
-    for (what, polls, pings, echoes) in [
+    let tables = [
         ("median", &polls, &pings, &echoes),
         ("best", &best_polls, &best_pings, &best_echoes),
-    ] {
+    ];
+    for (what, polls, pings, echoes) in tables.into_iter().filter(|_| !only_parts) {
         println!();
         println!(
             "{what:<14} {:>10} {:>16} {:>7} {:>16} {:>7}",
@@ -303,6 +378,12 @@ fn main() {
                 echoes[i] / echoes[0],
             );
         }
+    }
+    println!();
+    println!("parts, recording      median ns     best ns");
+    for (label, runs) in PARTS.iter().zip(&mut part_runs) {
+        let best = runs.iter().copied().fold(f64::MAX, f64::min);
+        println!("{label:<20} {:>10.1} {:>11.1}", median(runs), best);
     }
     println!();
     println!("load average after: {}", load_average());

@@ -60,7 +60,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     if scan.samples.is_empty() && scan.allocs.is_empty() {
         if derived.is_empty() {
             return Err(Error::msg(format!(
-                "symbolize: {} has no CPU samples, sampled allocations or lock waits to draw",
+                "symbolize: {} has no CPU samples, sampled allocations, lock waits or task polls to draw",
                 input.name
             )));
         }

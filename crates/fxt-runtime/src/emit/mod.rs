@@ -58,22 +58,6 @@ pub(crate) fn duration_complete(site: Site, start: u64, args: &[ArgValue<'_>]) {
 
 // Used by `sync` (a lock's records are written after its unlock) and
 // `task` (a poll's records are written once it returned).
-/// Emits an event record of type `ty` stamped `at` (a clock value taken
-/// earlier) instead of now: a record written after the fact, as a lock
-/// writes its records once it no longer holds anything others wait for.
-#[inline]
-pub(crate) fn event_at(site: Site, ty: u64, at: u64, extra: Option<u64>, args: &[ArgValue<'_>]) {
-    let times = Times {
-        start: None,
-        at: Some(at),
-    };
-    if !try_fast(site, ty, times, extra, args) {
-        slow_copied(site, ty, times, extra, args);
-    }
-}
-
-// Used by `sync` (a lock's records are written after its unlock) and
-// `task` (a poll's records are written once it returned).
 /// Emits a duration complete event from `start` to `end` (clock values
 /// taken earlier).
 #[inline]

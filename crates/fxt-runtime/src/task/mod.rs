@@ -4,21 +4,24 @@
 //!
 //! [`traced`] (or [`TracedExt::traced`]) wraps any future, on any
 //! executor. While category `task` records, each poll of the wrapper
-//! writes:
+//! writes one record: a duration on the thread that ran it, named by the
+//! task, so it nests with everything else that thread recorded. Its
+//! arguments are `task` (the task's id), `delay` (ns from the wake that
+//! caused the poll to the poll's start, when a wake of the wrapper's
+//! waker caused it), `waker_thread` (the koid of the thread that made
+//! that wake), `woken_by` (the id of the task whose poll made it) or
+//! `woken_by_driver` (`true`: a Tokio runtime's I/O or timer driver made
+//! it, on a worker parked under the hooks of `tokio::instrument`) and
+//! `long` (`true` when the poll took at least [`long_poll_threshold`]).
+//! A task's life is an async slice with the task's id on its own track,
+//! from its first poll (its spawn, as far as the wrapper can tell) to its
+//! completion or its drop (the end then has `dropped`).
 //!
-//! * a duration on the thread that ran it, named by the task, so it nests
-//!   with everything else that thread recorded; its arguments are `task`
-//!   (the task's id), `delay` (ns from the wake that caused the poll to
-//!   the poll's start, when a wake of the wrapper's waker caused it) and
-//!   `long` (`true` when the poll took at least
-//!   [`long_poll_threshold`]);
-//! * the same poll as an async slice with the task's id, on the task's own
-//!   track, inside an async slice from the task's first poll (its spawn,
-//!   as far as the wrapper can tell) to its completion or its drop (the
-//!   end then has `dropped`);
-//! * the flow end of the wake that caused it, whose flow begin was
-//!   recorded on the waking thread (inside whatever slice was open
-//!   there), so a viewer draws an arrow from the waker to the poll.
+//! Readers derive the rest from the polls (`fxt_format::derived::task`,
+//! appended by `fxt open`, `fxt symbolize` and archives): each poll as an
+//! async slice on the task's track, inside its life, and the flow from
+//! the waking thread (inside whatever slice was open there) to the poll,
+//! so a viewer draws an arrow from the waker to the poll.
 //!
 //! The wrapper hands the future a waker of its own that records the wake
 //! and forwards it (see `wake`); it is made again only when the
@@ -34,8 +37,8 @@
 //! branch, then the inner future's poll with the executor's context:
 //! nothing is allocated and the executor's waker is not wrapped. A wake
 //! through a wrapper made earlier costs the same load before forwarding.
-//! Recording, a poll writes three records (four when woken), and a wake
-//! one; the first recorded poll of a task allocates its shared state and
+//! Recording, a poll writes one record and a wake none (it stores its
+//! time, its task and its thread in the task's state); the first recorded poll of a task allocates its shared state and
 //! its waker wrapper.
 
 mod name;
@@ -51,7 +54,6 @@ use core::time::Duration;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use fxt_format::encode::header::event_type as ty;
 use fxt_format::encode::{ArgValue, StringRef};
 
 use crate::macro_support::{self as ms, Callsite, KeyCache, Site};
@@ -220,15 +222,13 @@ fn traced_poll<F: Future>(
     }
     let waker = wake::wrap(&mut run.waker, task, cx.waker());
     let start = ms::duration_start();
-    let (woken, woken_by) = task.take_wake();
+    let (woken, woken_by, woken_on) = task.take_wake();
     // A wake stamped after the start (another thread's clock read racing
     // with this one) caused this poll all the same, with no delay.
-    let woke = (woken != 0).then(|| {
-        ms::flow_end(site, wake::flow_id(id, woken), &[]);
-        Woke {
-            delay: clock::ticks_to_ns(start.saturating_sub(woken)),
-            by: woken_by,
-        }
+    let woke = (woken != 0).then(|| Woke {
+        delay: clock::ticks_to_ns(start.saturating_sub(woken)),
+        by: woken_by,
+        thread: woken_on,
     });
     // A guard, so a poll that panics is recorded too.
     let end = PollEnd {
@@ -253,7 +253,16 @@ pub(crate) fn life_begin(site: Site, id: u64, at: &Location<'_>) {
     let location = location_text(at, &mut text);
     let null = ArgValue::Null;
     let location = ArgValue::Str(StringRef::Inline(location));
-    let args = [ArgValue::U64(id), null, null, null, null, location];
+    let args = [
+        ArgValue::U64(id),
+        null,
+        null,
+        null,
+        null,
+        null,
+        null,
+        location,
+    ];
     ms::async_begin(site, id, &args);
 }
 
@@ -271,18 +280,21 @@ fn location_text<'a>(at: &Location<'_>, buf: &'a mut [u8; 256]) -> &'a str {
 }
 
 /// The wake that caused a poll: the scheduling delay in ns and the id of
-/// the task that woke it (0: none).
+/// the task that woke it (0: none; `wake::DRIVER`: a Tokio runtime's I/O
+/// or timer driver).
 #[derive(Clone, Copy)]
 pub(crate) struct Woke {
     pub(crate) delay: u64,
     pub(crate) by: u64,
+    /// The koid of the thread that made the wake (0: the wake was not
+    /// recorded, only its delay measured).
+    pub(crate) thread: u64,
 }
 
-/// Writes a poll's records when dropped (after the poll, or while a panic
-/// unwinds out of it), and gives the thread back its current task. All of
-/// the poll's records are written then, the async begin on the task's
-/// track stamped with the poll's start: a session that ends while the poll
-/// runs has none of them rather than a begin without its end.
+/// Writes a poll's record when dropped (after the poll, or while a panic
+/// unwinds out of it), and gives the thread back its current task. The
+/// record is written then: a session that ends while the poll runs does
+/// not have it.
 struct PollEnd {
     site: Site,
     id: u64,
@@ -299,35 +311,49 @@ impl Drop for PollEnd {
     }
 }
 
-/// A poll's records, written once it returned (see [`PollEnd`]): the
-/// duration on this thread from `start` to now, and the async slice of the
-/// same span on the task's track.
+/// A poll's record, written once it returned (see [`PollEnd`]): the
+/// duration on this thread from `start` to now, with what readers derive
+/// the task's track and the wake's arrow from
+/// (`fxt_format::derived::task`).
 pub(crate) fn poll_records(site: Site, id: u64, start: u64, woke: Option<Woke>) {
-    // One clock read for the three records.
     let end = ms::now().max(start);
     let took = clock::ticks_to_ns(end - start);
     // Relaxed: see `long_poll_threshold`.
     let long = took >= LONG_POLL_NS.load(Ordering::Relaxed);
-    emit::event_at(site, ty::ASYNC_BEGIN, start, Some(id), &[]);
     let task = ArgValue::U64(id);
     let delay = woke.map_or(ArgValue::Null, |w| ArgValue::U64(w.delay));
-    let by = match woke {
-        Some(w) if w.by != 0 => ArgValue::U64(w.by),
+    let thread = match woke {
+        Some(w) if w.thread != 0 => ArgValue::U64(w.thread),
         _ => ArgValue::Null,
     };
-    let args = [task, delay, by, ArgValue::Bool(true)];
-    // Only the arguments a poll has, up to the last one.
-    let n = if long {
-        4
-    } else if !matches!(by, ArgValue::Null) {
-        3
-    } else if woke.is_some() {
-        2
-    } else {
-        1
+    let by_driver = woke.is_some_and(|w| w.by == wake::DRIVER);
+    let by = match woke {
+        Some(w) if w.by != 0 && !by_driver => ArgValue::U64(w.by),
+        _ => ArgValue::Null,
     };
-    emit::duration_complete_at(site, start, end, &args[..n]);
-    emit::event_at(site, ty::ASYNC_END, end, Some(id), &[]);
+    let driver = if by_driver {
+        ArgValue::Bool(true)
+    } else {
+        ArgValue::Null
+    };
+    // Only the arguments a poll has, up to the last one; each list of a
+    // length known here (a slice of a length known only at run time is
+    // copied through memory on its way to the record, a stall that cost
+    // more than the record's stores).
+    let at = |args: &[ArgValue<'_>]| emit::duration_complete_at(site, start, end, args);
+    if long {
+        at(&[task, delay, thread, by, driver, ArgValue::Bool(true)]);
+    } else if by_driver {
+        at(&[task, delay, thread, by, driver]);
+    } else if !matches!(by, ArgValue::Null) {
+        at(&[task, delay, thread, by]);
+    } else if !matches!(thread, ArgValue::Null) {
+        at(&[task, delay, thread]);
+    } else if woke.is_some() {
+        at(&[task, delay]);
+    } else {
+        at(&[task]);
+    }
 }
 
 impl<F> Drop for Traced<F> {
@@ -344,6 +370,8 @@ impl<F> Drop for Traced<F> {
             let null = ArgValue::Null;
             let args = [
                 ArgValue::U64(task.id),
+                null,
+                null,
                 null,
                 null,
                 null,

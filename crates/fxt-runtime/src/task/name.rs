@@ -20,12 +20,22 @@ use crate::macro_support::{Callsite, KeyCache};
 pub const CATEGORY: &str = "task";
 
 /// The argument keys of a task's records, by position: the task's id, the
-/// scheduling delay of a poll (ns from the wake to the poll), the id of
-/// the task whose poll woke it, whether the poll was long, whether the
-/// task was dropped before it completed, and where the task was made
-/// (`file:line`, on its life's begin). A poll's arguments come first: a
-/// record writes its arguments up to the last it has.
-pub(crate) const ARG_NAMES: &[&str] = &["task", "delay", "woken_by", "long", "dropped", "location"];
+/// scheduling delay of a poll (ns from the wake to the poll), the koid of
+/// the thread that made that wake, the id of the task whose poll made it, whether a Tokio runtime's I/O or timer
+/// driver woke it, whether the poll was long, whether the task was
+/// dropped before it completed, and where the task was made (`file:line`,
+/// on its life's begin). A poll's arguments come first: a record writes
+/// its arguments up to the last it has.
+pub(crate) const ARG_NAMES: &[&str] = &[
+    "task",
+    "delay",
+    "waker_thread",
+    "woken_by",
+    "woken_by_driver",
+    "long",
+    "dropped",
+    "location",
+];
 
 /// At most this many names get their own call site.
 const MAX_NAMES: usize = 4096;
@@ -33,7 +43,7 @@ const MAX_NAMES: usize = 4096;
 /// The name of the call site shared by the tasks beyond [`MAX_NAMES`].
 const OTHER: &str = "other tasks";
 
-static OTHER_KEYS: [KeyCache; 6] = [KeyCache::NEW; 6];
+static OTHER_KEYS: [KeyCache; 8] = [KeyCache::NEW; 8];
 static OTHER_SITE: Callsite = Callsite::new(CATEGORY, OTHER, ARG_NAMES, &OTHER_KEYS);
 
 /// What a task is called in the trace.
@@ -92,7 +102,7 @@ pub(crate) fn callsite(name: Name) -> &'static Callsite {
         Name::Given(s) => s,
         other => Box::leak(other.to_string().into_boxed_str()),
     };
-    let keys: &'static [KeyCache; 6] = Box::leak(Box::new([KeyCache::NEW; 6]));
+    let keys: &'static [KeyCache; 8] = Box::leak(Box::new([KeyCache::NEW; 8]));
     let site: &'static Callsite =
         Box::leak(Box::new(Callsite::new(CATEGORY, text, ARG_NAMES, keys)));
     sites.insert(name.key(), site);

@@ -1,12 +1,15 @@
 //! A Tokio runtime's own hooks: [`instrument`].
 //!
 //! * Stable Tokio: each worker's parked time, as a duration `parked` on
-//!   the worker's thread (so idle time is visible between the polls).
+//!   the worker's thread (so idle time is visible between the polls). A
+//!   traced task woken while a worker is parked was woken by the
+//!   runtime's I/O or timer driver, which runs there: its poll says so
+//!   (`woken_by_driver`).
 //! * Built with `--cfg tokio_unstable`: every task the runtime spawns
 //!   (plain `tokio::spawn` included, and the tasks of libraries), named by
 //!   its spawn location: its life as an async slice with the task's id and
-//!   each poll as a duration on the worker and an async slice on the
-//!   task's track, as [`traced`](super::traced) records them. Tokio's
+//!   each poll as a duration on the worker (which readers draw on the
+//!   task's track too), as [`traced`](super::traced) records them. Tokio's
 //!   hooks see no wakes, so these polls have no `delay` and no arrows:
 //!   wrap a future with [`traced`](super::traced) for those.
 //!
@@ -45,6 +48,7 @@ use core::future::Future;
 use ::tokio::runtime::Builder;
 
 use super::name::CATEGORY;
+use super::wake;
 use crate::macro_support::{self as ms, Callsite, KeyCache};
 
 static PARKED_KEYS: [KeyCache; 0] = [];
@@ -104,20 +108,26 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
         .block_on(future)
 }
 
+/// A worker parks: its I/O and timer drivers run on it until it unparks,
+/// so a wake made meanwhile is theirs (`wake::DRIVER`).
 fn park() {
     if let Some(site) = PARKED.site() {
         PARKED_AT.set((ms::duration_start(), site.generation()));
+        wake::set_current(wake::DRIVER);
     }
 }
 
 fn unpark() {
-    let Some(site) = PARKED.site() else {
-        return;
-    };
+    // Read before the category: a park recorded in a session that has
+    // since ended must still give the thread back its current task.
     let (start, generation) = PARKED_AT.replace((0, 0));
+    if start == 0 {
+        return;
+    }
+    wake::set_current(0);
     // A park of an earlier session (or before this one) is not this
     // trace's.
-    if generation == site.generation() {
+    if let Some(site) = PARKED.site().filter(|s| s.generation() == generation) {
         ms::duration_complete(site, start, &[]);
     }
 }
@@ -183,7 +193,11 @@ mod unstable {
                 wake::set_current(outer);
                 if let Some((site, id)) = task(meta) {
                     // Tokio's hooks do not say who woke the task.
-                    let woke = delay.map(|delay| Woke { delay, by: 0 });
+                    let woke = delay.map(|delay| Woke {
+                        delay,
+                        by: 0,
+                        thread: 0,
+                    });
                     super::super::poll_records(site, id, start, woke);
                 }
             })

@@ -9,13 +9,14 @@
 //! # A wake and the poll it causes
 //!
 //! The first wake after a poll started stores its timestamp in
-//! [`TaskState::woken`] and records, on the waking thread, a flow begin
-//! whose id is [`flow_id`] of the task and that timestamp. The next poll
-//! takes the timestamp: its flow end (same id, so a viewer draws the
-//! arrow from the waker's slice to the poll) and its scheduling delay
-//! (the wake to the poll's start). Later wakes before that poll record
-//! nothing: the task was already scheduled, and the delay counts from the
-//! first.
+//! [`TaskState::woken`], with the thread's current task and the waking
+//! thread's koid; it writes nothing. The next poll takes them: its
+//! scheduling delay (the wake to the poll's start), `woken_by` and
+//! `waker_thread` are arguments of the poll's slice, from which readers
+//! derive the arrow from the waking thread to the poll
+//! (`fxt_format::derived::task`). Later wakes before that poll store
+//! nothing: the task was already scheduled, and the delay counts from
+//! the first.
 //!
 //! # Who woke it
 //!
@@ -25,17 +26,19 @@
 //! its id as `woken_by`. A wake from anywhere else (a plain thread, or
 //! Tokio's I/O and timer drivers, which run while a worker is parked)
 //! has none; its arrow begins on that thread, inside its `parked` slice
-//! for a driver.
+//! for a driver. A worker of a runtime instrumented with
+//! `tokio::instrument` is marked while it is parked (between Tokio's park
+//! and unpark hooks, when its I/O and timer drivers run on it): its
+//! current task is then [`DRIVER`], and the poll a wake made there causes
+//! says so (`woken_by_driver`).
 
 use core::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Wake, Waker};
 
-use fxt_format::encode::header::event_type as ty;
-
+use crate::clock;
 use crate::macro_support::Callsite;
-use crate::{clock, emit};
 
 /// What a traced task shares with its wakers (which may outlive it).
 pub(crate) struct TaskState {
@@ -45,13 +48,37 @@ pub(crate) struct TaskState {
     pub(crate) callsite: &'static Callsite,
     /// Ticks of the first wake since the last poll started, 0 if none.
     woken: AtomicU64,
-    /// The task whose poll made that wake (0: none).
+    /// The task whose poll made that wake (0: none; [`DRIVER`]: a Tokio
+    /// runtime's driver).
     woken_by: AtomicU64,
+    /// The koid of the thread that made that wake.
+    woken_on: AtomicU64,
 }
 
+/// The thread's current task while a Tokio worker is parked: a wake made
+/// then is its runtime's I/O or timer driver's. No task has this id
+/// (fxt's ids count up from 1; Tokio's tasks have bit 62 and not 63).
+pub(crate) const DRIVER: u64 = u64::MAX;
+
 thread_local! {
-    /// The id of the task being polled on this thread (0: none).
+    /// The id of the task being polled on this thread (0: none;
+    /// [`DRIVER`]: a parked Tokio worker).
     static CURRENT: Cell<u64> = const { Cell::new(0) };
+    /// This thread's koid as its records carry it (0: not looked up yet).
+    static KOID: Cell<u64> = const { Cell::new(0) };
+}
+
+/// This thread's koid, looked up once (a system call).
+#[inline]
+fn koid() -> u64 {
+    match KOID.get() {
+        0 => {
+            let k = crate::thread::os_tid();
+            KOID.set(k);
+            k
+        }
+        k => k,
+    }
 }
 
 /// Makes `task` the thread's current task (see the module docs) and
@@ -68,60 +95,52 @@ impl TaskState {
             callsite,
             woken: AtomicU64::new(0),
             woken_by: AtomicU64::new(0),
+            woken_on: AtomicU64::new(0),
         }
     }
 
     /// Records a wake (with the category on): the first since the last
-    /// poll leaves its timestamp for the next poll and begins its flow.
+    /// poll leaves its timestamp, its task and its thread for the next
+    /// poll. Nothing is written to the trace.
     fn record_wake(&self) {
-        let Some(site) = self.callsite.site() else {
+        if self.callsite.site().is_none() {
             return;
-        };
-        // Never 0, which means "not woken".
-        let now = clock::now().max(1);
-        // Relaxed: only a wake that may be the first stores its waker; a
-        // racing wake's may stand instead, a waker of that poll all the
-        // same.
+        }
+        // Relaxed: only a wake that may be the first stores its waker (and
+        // reads the clock); a racing wake's may stand instead, a waker of
+        // that poll all the same.
         if self.woken.load(Ordering::Relaxed) != 0 {
             return;
         }
+        // Never 0, which means "not woken".
+        let now = clock::now().max(1);
         self.woken_by.store(CURRENT.get(), Ordering::Relaxed);
-        // Release: publishes `woken_by` to the poll's Acquire in
-        // `take_wake`. The executor's own wake orders this wake before the
-        // poll it causes.
-        if self
+        self.woken_on.store(koid(), Ordering::Relaxed);
+        // Release: publishes `woken_by` and `woken_on` to the poll's
+        // Acquire in `take_wake`. The executor's own wake orders this wake
+        // before the poll it causes.
+        let _ = self
             .woken
-            .compare_exchange(0, now, Ordering::Release, Ordering::Relaxed)
-            .is_ok()
-        {
-            emit::event_at(site, ty::FLOW_BEGIN, now, Some(flow_id(self.id, now)), &[]);
-        }
+            .compare_exchange(0, now, Ordering::Release, Ordering::Relaxed);
     }
 
-    /// Takes the timestamp of the wake that caused this poll (0 if none)
-    /// and the task that made it (0 if none).
-    pub(crate) fn take_wake(&self) -> (u64, u64) {
+    /// Takes the wake that caused this poll: its timestamp (0 if none),
+    /// the task that made it (0 if none, [`DRIVER`] for a runtime's
+    /// driver) and the koid of its thread.
+    pub(crate) fn take_wake(&self) -> (u64, u64, u64) {
         // Relaxed: a first look (most polls of a busy task find a wake,
         // but a swap on a line nobody wrote costs more than a load).
         if self.woken.load(Ordering::Relaxed) == 0 {
-            return (0, 0);
+            return (0, 0, 0);
         }
         // Acquire: pairs with the Release of `record_wake`'s exchange, so
-        // the waker stored before it is read here.
+        // the waker and thread stored before it are read here.
+        // The waker and thread need no reset: a wake stores both before
+        // its timestamp.
         let woken = self.woken.swap(0, Ordering::Acquire);
-        (woken, self.woken_by.swap(0, Ordering::Relaxed))
+        let by = self.woken_by.load(Ordering::Relaxed);
+        (woken, by, self.woken_on.load(Ordering::Relaxed))
     }
-}
-
-/// The flow id of a wake of task `task` at `ticks`: a bijective mix of the
-/// two, so the wakes of one task (distinct timestamps) never share an id
-/// and two tasks' ids meet only by chance (one in 2^64).
-pub(crate) fn flow_id(task: u64, ticks: u64) -> u64 {
-    // splitmix64's finalizer: a bijection of u64.
-    let mut z = ticks ^ task.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// The waker a traced poll hands its future: records the wake, then

@@ -1,19 +1,33 @@
 //! The events of a session, as the task tests read them: a session on the
-//! monotonic clock around a closure, arguments by name, the poll slices of
+//! monotonic clock around a closure (as delivered to a viewer, with the
+//! records readers derive, or raw), arguments by name, the poll slices of
 //! a task name.
 
 use fxt_format::decode::{ArgValue, Event, EventKind, Record};
 use fxt_runtime::{ClockSource, Config};
 
 /// The events of a session (on the monotonic clock, one session at a time
-/// in this binary) that ran `f`.
+/// in this binary) that ran `f`, as delivered to a viewer: with the
+/// records `fxt_symbols::derived` appends (the tasks' tracks and arrows).
 pub fn trace(f: impl FnOnce()) -> Vec<Event> {
+    let mut bytes = raw_bytes(f);
+    let derived = fxt_symbols::derived::records(&bytes);
+    bytes.extend(derived.iter().flat_map(|w| w.to_le_bytes()));
+    events_of(&bytes)
+}
+
+/// The events of a session that ran `f`, as the runtime wrote them.
+pub fn raw(f: impl FnOnce()) -> Vec<Event> {
+    events_of(&raw_bytes(f))
+}
+
+fn raw_bytes(f: impl FnOnce()) -> Vec<u8> {
     let _serial = super::serial();
     let config = Config::new().clock(ClockSource::Monotonic);
     let session = fxt_runtime::start(config).expect("no other session");
     f();
     let (bytes, _) = session.finish_to_vec().expect("collected");
-    events_of(&bytes)
+    bytes
 }
 
 /// The events among the records of `bytes`.

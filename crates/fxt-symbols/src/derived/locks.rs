@@ -23,11 +23,7 @@ use fxt_format::encode::{
     ThreadRef,
 };
 
-use super::Section;
-
-/// The flow ids of derived arrows start here: far above the ids a
-/// program's counter reaches, so that they meet none of its own.
-const FLOW_BASE: u64 = 1 << 62;
+use super::{ns_to_ticks, u64_arg, Section, LOCK_FLOWS};
 
 /// A wait slice of a lock, as read.
 struct Wait {
@@ -50,16 +46,6 @@ pub(crate) struct Locks {
     name_index: HashMap<String, usize>,
 }
 
-fn u64_arg(e: &Event, key: &str) -> Option<u64> {
-    e.args
-        .iter()
-        .find(|a| a.name.as_str() == Some(key))
-        .and_then(|a| match a.value {
-            ArgValue::U64(v) | ArgValue::Koid(v) => Some(v),
-            _ => None,
-        })
-}
-
 fn str_arg<'e>(e: &'e Event, key: &str) -> Option<&'e str> {
     e.args
         .iter()
@@ -68,12 +54,6 @@ fn str_arg<'e>(e: &'e Event, key: &str) -> Option<&'e str> {
             ArgValue::Str(t) => t.as_str(),
             _ => None,
         })
-}
-
-/// `ns` nanoseconds in ticks at `tps`, rounded down.
-fn ns_to_ticks(ns: u64, tps: u64) -> u64 {
-    let ticks = u128::from(ns) * u128::from(tps) / 1_000_000_000;
-    u64::try_from(ticks).unwrap_or(u64::MAX)
 }
 
 impl Locks {
@@ -126,7 +106,7 @@ impl Locks {
     /// provider section.
     pub(crate) fn derive(&self, out: &mut BTreeMap<Option<u32>, Vec<u64>>) {
         let helds = self.helds();
-        let mut next_flow = FLOW_BASE;
+        let mut next_flow = LOCK_FLOWS;
         for held in &helds {
             let section = self.waits[held.waits[0]].section;
             let words = out.entry(section.provider).or_default();

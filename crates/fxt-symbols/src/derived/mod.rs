@@ -4,7 +4,7 @@
 //! archives of `fxt record`, `fxt trace` and `fxt merge`).
 //!
 //! One walk over the trace hands each event to each feature's deriver
-//! (one file per feature: `locks`); what they return is grouped by the
+//! (one file per feature: `locks`, `tasks`); what they return is grouped by the
 //! provider section its facts were in (the records keep its clock), each
 //! group after one [`fxt_format::derived::MARKER_NAME`] blob in that
 //! section: a section that holds the marker already is not derived again,
@@ -12,10 +12,11 @@
 //! trace with one that is not derives only the other.
 
 mod locks;
+mod tasks;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use fxt_format::decode::{Record, SliceReader};
+use fxt_format::decode::{ArgValue, Event, Record, SliceReader};
 use fxt_format::derived::{is_marker, MARKER_NAME};
 use fxt_format::encode::{encode_into_vec, Blob, BlobType, ProviderSection, StringRef};
 use fxt_format::time::ticks_per_second_or_default;
@@ -29,6 +30,30 @@ pub(crate) struct Section {
     pub ticks_per_second: u64,
 }
 
+/// The flow ids of derived arrows start here: far above the ids a
+/// program's counter reaches, so that they meet none of its own (locks'
+/// and tasks' ranges are 2^61 apart).
+const LOCK_FLOWS: u64 = 1 << 62;
+/// See [`LOCK_FLOWS`].
+const TASK_FLOWS: u64 = 3 << 61;
+
+/// The `u64` (or koid) argument `key` of `e`.
+pub(crate) fn u64_arg(e: &Event, key: &str) -> Option<u64> {
+    e.args
+        .iter()
+        .find(|a| a.name.as_str() == Some(key))
+        .and_then(|a| match a.value {
+            ArgValue::U64(v) | ArgValue::Koid(v) => Some(v),
+            _ => None,
+        })
+}
+
+/// `ns` nanoseconds in ticks at `tps`, rounded down.
+pub(crate) fn ns_to_ticks(ns: u64, tps: u64) -> u64 {
+    let ticks = u128::from(ns) * u128::from(tps) / 1_000_000_000;
+    u64::try_from(ticks).unwrap_or(u64::MAX)
+}
+
 /// The FXT words to append to `trace` (its whole records) so that a viewer
 /// draws what its compact records stand for: per provider section, a
 /// provider section record (for a trace that has sections), the marker
@@ -37,6 +62,7 @@ pub(crate) struct Section {
 /// already.
 pub fn records(trace: &[u8]) -> Vec<u64> {
     let mut locks = locks::Locks::default();
+    let mut tasks = tasks::Tasks::default();
     let mut provider = None;
     let mut derived = BTreeSet::new();
     let mut clocks: BTreeMap<Option<u32>, u64> = BTreeMap::new();
@@ -64,12 +90,14 @@ pub fn records(trace: &[u8]) -> Vec<u64> {
                     ticks_per_second: ticks_per_second_or_default(tps),
                 };
                 locks.see(section, &e);
+                tasks.see(section, &e);
             }
             _ => {}
         }
     }
     let mut by_section: BTreeMap<Option<u32>, Vec<u64>> = BTreeMap::new();
     locks.derive(&mut by_section);
+    tasks.derive(&mut by_section);
     by_section.retain(|section, words| !words.is_empty() && !derived.contains(section));
     let mut out = Vec::new();
     let marker = Blob {

@@ -272,6 +272,9 @@ row! {
         delay: Option<i64>,
         /// The task whose poll made that wake.
         woken_by_task: Option<i64>,
+        /// 1: a Tokio runtime's I/O or timer driver made that wake (null
+        /// otherwise).
+        woken_by_driver: Option<i32>,
     }
 }
 

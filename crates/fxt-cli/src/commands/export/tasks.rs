@@ -4,7 +4,8 @@
 //! its track (an async begin with argument `task`, and `location` where
 //! the task was made); a poll is a row when its slice on the thread that
 //! ran it arrives (a complete event with argument `task`, and `delay` and
-//! `woken_by` when a wake caused it). Nothing is kept between records.
+//! `woken_by` or `woken_by_driver` when a wake caused it). Nothing is kept
+//! between records.
 
 use fxt_format::decode::{Arg, ArgValue, Event};
 
@@ -96,6 +97,8 @@ pub fn poll(
         dur: Some(end.saturating_sub(ts)),
         delay: signed_arg(&e.args, "delay"),
         woken_by_task: signed_arg(&e.args, "woken_by"),
+        woken_by_driver: matches!(arg(&e.args, "woken_by_driver"), Some(ArgValue::Bool(true)))
+            .then_some(1),
     };
     tables.polls.push(&row, summary)
 }

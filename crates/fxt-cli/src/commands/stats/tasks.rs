@@ -4,8 +4,10 @@
 //!
 //! A task's poll is a slice on the thread that ran it, named after the
 //! task, with arguments `task` (its id), `delay` (ns from the wake that
-//! caused the poll to its start, when a wake did) and `long` (`true` for a
-//! poll over the program's threshold). Slices of the category without a
+//! caused the poll to its start, when a wake did), `woken_by` (the task
+//! whose poll made that wake) or `woken_by_driver` (`true`: a Tokio
+//! runtime's I/O or timer driver made it) and `long` (`true` for a poll
+//! over the program's threshold). Slices of the category without a
 //! `task` argument (a Tokio worker's `parked` time) are not polls. A
 //! task's life begins on its own track with an async begin carrying
 //! `task` and `location` (where it was wrapped or spawned): those are the
@@ -47,6 +49,10 @@ struct PerName {
     busy: u64,
     /// Scheduling delay of each woken poll (ns).
     delays: Vec<u64>,
+    /// Polls a task's wake caused (`woken_by`).
+    by_task: u64,
+    /// Polls a Tokio runtime's I/O or timer driver woke (`woken_by_driver`).
+    by_driver: u64,
     long: u64,
     /// The longest poll (ns).
     longest: u64,
@@ -102,6 +108,8 @@ impl Tasks {
         if let Some(&ArgValue::U64(delay)) = arg(e, "delay") {
             per.delays.push(delay);
         }
+        per.by_task += u64::from(matches!(arg(e, "woken_by"), Some(ArgValue::U64(_))));
+        per.by_driver += u64::from(arg(e, "woken_by_driver") == Some(&ArgValue::Bool(true)));
         if arg(e, "long") != Some(&ArgValue::Bool(true)) {
             return;
         }
@@ -144,6 +152,8 @@ impl Tasks {
                 busy: per.busy,
                 longest: per.longest,
                 delays: (!per.delays.is_empty()).then(|| Summary::of(&mut per.delays.clone())),
+                by_task: per.by_task,
+                by_driver: per.by_driver,
                 long: per.long,
                 longest_long: per.longest_long,
                 location: per
@@ -165,6 +175,8 @@ struct TaskSummary<'a> {
     busy: u64,
     longest: u64,
     delays: Option<Summary>,
+    by_task: u64,
+    by_driver: u64,
     long: u64,
     longest_long: Option<LongPoll>,
     /// Where the task of the longest long poll was made (if its life
@@ -185,7 +197,7 @@ pub fn write_table(
     writeln!(w)?;
     writeln!(
         w,
-        "{:>6}  {:>7}  {:>8}  {:>10}  {:>10}  {:>10}  {:>10}  {:>10}  {:>5}  task",
+        "{:>6}  {:>7}  {:>8}  {:>10}  {:>10}  {:>10}  {:>10}  {:>10}  {:>7}  {:>9}  {:>5}  task",
         "tasks",
         "spawned",
         "polls",
@@ -194,6 +206,8 @@ pub fn write_table(
         "p50 delay",
         "p99 delay",
         "max delay",
+        "by task",
+        "by driver",
         "long"
     )?;
     for t in &tasks {
@@ -204,12 +218,14 @@ pub fn write_table(
         };
         writeln!(
             w,
-            "{:>6}  {:>7}  {:>8}  {:>10}  {:>10}  {p50:>10}  {p99:>10}  {max:>10}  {:>5}  {}",
+            "{:>6}  {:>7}  {:>8}  {:>10}  {:>10}  {p50:>10}  {p99:>10}  {max:>10}  {:>7}  {:>9}  {:>5}  {}",
             t.tasks,
             t.spawned,
             t.polls,
             ns(t.busy),
             ns(t.longest),
+            t.by_task,
+            t.by_driver,
             t.long,
             t.name
         )?;
@@ -287,6 +303,8 @@ pub fn document(tasks: &Tasks, samples: &SampleReport) -> Value {
                 "busy_ns": t.busy,
                 "longest_poll_ns": t.longest,
                 "woken_polls": d.map_or(0, |s| s.count),
+                "woken_by_task_polls": t.by_task,
+                "woken_by_driver_polls": t.by_driver,
                 "p50_delay_ns": d.map(|s| s.p50),
                 "p99_delay_ns": d.map(|s| s.p99),
                 "max_delay_ns": d.map(|s| s.max),
