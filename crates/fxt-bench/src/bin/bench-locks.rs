@@ -342,6 +342,16 @@ fn main() {
         median(&mut rec_tries),
         median(&mut per_wait.clone()),
     );
+    table(&mut runs);
+    println!("\n(rec/pl: parking_lot's median throughput over the recorded one's; cpu: process CPU ns per acquisition; cpu/wait: CPU ns per recorded wait)");
+    println!("load average after: {}", load_average());
+}
+
+/// One run of a workload: wall ns, CPU ns, recorded waits.
+type Run = (u64, u64, u64);
+
+/// The table of the workloads' runs (`runs[workload][lock]`: per rep).
+fn table(runs: &mut [Vec<Vec<Run>>]) {
     println!(
         "\n{:<13} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>8} {:>9}",
         "M acq/s",
@@ -386,6 +396,4 @@ fn main() {
             med(0, &cpu), med(1, &cpu), med(2, &cpu), waits, per_wait
         );
     }
-    println!("\n(rec/pl: parking_lot's median throughput over the recorded one's; cpu: process CPU ns per acquisition; cpu/wait: CPU ns per recorded wait)");
-    println!("load average after: {}", load_average());
 }
