@@ -79,6 +79,7 @@ use fxt_format::encode::{ArgValue, StringRef};
 use super::name::{self, Name, CATEGORY};
 use crate::emit;
 use crate::macro_support::{self as ms, Callsite, KeyCache};
+use crate::thread::koid;
 
 static GATE_KEYS: [KeyCache; 0] = [];
 /// The category switch of every lock: one call site whose category is
@@ -93,9 +94,6 @@ thread_local! {
     /// the locks it takes meanwhile (the writing's own, or an allocator's)
     /// are taken untracked, so the bookkeeping never re-enters itself.
     static BUSY: Cell<bool> = const { Cell::new(false) };
-    /// This thread's koid as its records carry it (0: not looked up yet),
-    /// which a release stamps on the lock.
-    static KOID: Cell<u64> = const { Cell::new(0) };
     /// Waits captured while this thread held a lock, written after its
     /// unlock (`const`, without a destructor: no allocation to set up).
     static SLOT: [Cell<Capture>; SLOTS] = const { [const { Cell::new(Capture::EMPTY) }; SLOTS] };
@@ -104,19 +102,6 @@ thread_local! {
     /// count in the lock: a waiter's acquisition then adds no atomic
     /// operation inside its critical section.
     static KEPT: Cell<u32> = const { Cell::new(0) };
-}
-
-/// This thread's koid, looked up once (a system call).
-#[inline]
-fn koid() -> u64 {
-    match KOID.get() {
-        0 => {
-            let k = crate::thread::os_tid();
-            KOID.set(k);
-            k
-        }
-        k => k,
-    }
 }
 
 /// How a lock was (or was to be) taken.

@@ -39,6 +39,7 @@ use std::task::{Wake, Waker};
 
 use crate::clock;
 use crate::macro_support::Callsite;
+use crate::thread::koid;
 
 /// What a traced task shares with its wakers (which may outlive it).
 pub(crate) struct TaskState {
@@ -64,21 +65,6 @@ thread_local! {
     /// The id of the task being polled on this thread (0: none;
     /// [`DRIVER`]: a parked Tokio worker).
     static CURRENT: Cell<u64> = const { Cell::new(0) };
-    /// This thread's koid as its records carry it (0: not looked up yet).
-    static KOID: Cell<u64> = const { Cell::new(0) };
-}
-
-/// This thread's koid, looked up once (a system call).
-#[inline]
-fn koid() -> u64 {
-    match KOID.get() {
-        0 => {
-            let k = crate::thread::os_tid();
-            KOID.set(k);
-            k
-        }
-        k => k,
-    }
 }
 
 /// Makes `task` the thread's current task (see the module docs) and

@@ -15,3 +15,25 @@ pub(crate) fn os_tid() -> u64 {
         NEXT.fetch_add(1, Ordering::Relaxed)
     }
 }
+
+std::thread_local! {
+    /// This thread's [`os_tid`] (0: not looked up yet).
+    static KOID: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
+}
+
+/// This thread's koid as its records carry it ([`os_tid`]), looked up once
+/// per thread: the hot paths that name another thread in an argument (a
+/// lock's holder, a task's waker) read it without a system call. A forked
+/// child's thread keeps its parent's value, but fxt records nothing in a
+/// child forked while tracing.
+#[inline]
+pub(crate) fn koid() -> u64 {
+    match KOID.get() {
+        0 => {
+            let k = os_tid();
+            KOID.set(k);
+            k
+        }
+        k => k,
+    }
+}

@@ -43,7 +43,7 @@ use crate::ring::{Cursor, Hold, Record, Refill, CLOSED};
 use crate::sample;
 use crate::state::{self, Shared, ThreadCounters};
 
-pub(crate) use identity::os_tid;
+pub(crate) use identity::{koid, os_tid};
 
 /// A thread's writer state (the slow path's; see the module docs).
 pub(crate) struct Writer {
