@@ -8,6 +8,10 @@
 //! crash-safe; to a path, to a vec, a drained session to a writer;
 //! snapshots to a path or a vec). The marker is there once, and deriving
 //! the trace again (what `fxt symbolize` and `fxt open` do) adds nothing.
+//! Where Perfetto's trace processor is (`$FXT_TRACE_PROCESSOR`, or where
+//! its build puts it; not in CI), it reads each session's file as written
+//! with every `held` slice and every arrow between two threads, and no
+//! import error.
 //! A non-drained session finished to a caller's writer cannot read it
 //! back: that trace has the waits only, and the records to derive.
 //!
@@ -141,6 +145,66 @@ fn check(trace: &[u8], how: &str) {
     );
 }
 
+/// Perfetto's trace_processor_shell at `$FXT_TRACE_PROCESSOR`, or where
+/// Perfetto's build puts it; `None` where there is none (CI).
+fn trace_processor() -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("FXT_TRACE_PROCESSOR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| "/tmp/perfetto-src/out/tp/trace_processor_shell".into());
+    path.is_file().then_some(path)
+}
+
+/// Where Perfetto's importer is present: the file as the program wrote it
+/// shows every `held` slice of "turns" and every arrow, each from one
+/// thread's lock slice to another's, and no import error.
+fn perfetto_draws_them(path: &std::path::Path, trace: &[u8], how: &str) {
+    let Some(shell) = trace_processor() else {
+        eprintln!("Perfetto check skipped: no trace_processor_shell (set FXT_TRACE_PROCESSOR)");
+        return;
+    };
+    let query = "select \
+         (select count(*) from slice s join args a on a.arg_set_id = s.arg_set_id \
+          where s.category = 'lock' and s.name = 'turns' \
+          and a.key = 'state' and a.string_value = 'held'), \
+         (select count(*) from flow f \
+           join slice o on f.slice_out = o.id join thread_track ot on o.track_id = ot.id \
+           join slice i on f.slice_in = i.id join thread_track it on i.track_id = it.id \
+          where o.category = 'lock' and i.category = 'lock' and ot.utid <> it.utid), \
+         (select count(*) from stats where severity in ('error', 'data_loss') and value > 0);";
+    let file = path.with_extension("sql");
+    std::fs::write(&file, query).unwrap();
+    let out = std::process::Command::new(shell)
+        .arg("-q")
+        .arg(&file)
+        .arg(path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{how}: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
+    let row: Vec<u64> = last
+        .split(',')
+        .map(|v| {
+            v.trim()
+                .trim_matches('"')
+                .parse()
+                .unwrap_or_else(|_| panic!("{text}"))
+        })
+        .collect();
+    let at = markers(trace)[0];
+    let (_, held, arrows, _) = lock_records(&trace[at..]);
+    assert_eq!(
+        row,
+        [held, arrows, 0],
+        "{how}: Perfetto's held slices, arrows, errors"
+    );
+    let _ = std::fs::remove_file(&file);
+}
+
 fn config(name: &str) -> (Config, std::path::PathBuf) {
     let path = common::temp_path(name);
     (Config::new().buffer_size(4 << 20).output(&path), path)
@@ -167,6 +231,7 @@ fn every_session_finishing_to_its_file_appends_the_derived_records_once() {
         let trace = std::fs::read(&path).unwrap();
         assert_eq!(stats.bytes_written, trace.len() as u64, "{how}: {stats:?}");
         check(&trace, how);
+        perfetto_draws_them(&path, &trace, how);
         let _ = std::fs::remove_file(&path);
     }
 }
