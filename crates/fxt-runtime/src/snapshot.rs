@@ -76,11 +76,8 @@ pub(crate) fn write_renamed(
     let result = crate::output::create_fresh(&tmp)
         .map_err(CollectError::from)
         .and_then(write)
-        .and_then(|stats| {
-            // Complete before the rename, like the rest.
-            let appended = collect::derived::append_to_file(&tmp)?;
-            Ok(appended.count_in(stats))
-        })
+        // Complete before the rename, like the rest.
+        .map(|stats| collect::derived::append_to_file(&tmp).count_in(stats))
         .and_then(|stats| {
             std::fs::rename(&tmp, path)
                 .map(|_| stats)

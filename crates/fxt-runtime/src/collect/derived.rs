@@ -15,6 +15,7 @@
 //! Without the feature these are no-ops the compiler removes: nothing is
 //! read back, and the recording paths are never involved.
 
+#[cfg(feature = "symbolize")]
 use std::io;
 use std::path::Path;
 
@@ -41,9 +42,25 @@ impl Appended {
 
 /// Appends the derived records of the trace in the file `path` to it.
 /// Nothing when the path is not a regular file (a pipe, a terminal: it
-/// cannot be read back) or there is nothing to derive.
+/// cannot be read back) or there is nothing to derive. A failure leaves
+/// the trace as it was (a partial append is cut off) and says so on
+/// stderr: the trace is whole without them, and `fxt symbolize` adds them.
 #[cfg(feature = "symbolize")]
-pub(crate) fn append_to_file(path: &Path) -> io::Result<Appended> {
+pub(crate) fn append_to_file(path: &Path) -> Appended {
+    match try_append(path) {
+        Ok(appended) => appended,
+        Err(e) => {
+            eprintln!(
+                "fxt: cannot append the records derived from {} (fxt symbolize adds them): {e}",
+                path.display()
+            );
+            Appended::default()
+        }
+    }
+}
+
+#[cfg(feature = "symbolize")]
+fn try_append(path: &Path) -> io::Result<Appended> {
     use std::io::Write;
     let mut file = std::fs::OpenOptions::new()
         .read(true)
@@ -68,15 +85,19 @@ pub(crate) fn append_to_file(path: &Path) -> io::Result<Appended> {
         return Ok(Appended::default());
     }
     let bytes = fxt_format::encode::words_to_bytes(&words);
-    file.write_all(&bytes)?;
+    if let Err(e) = file.write_all(&bytes) {
+        // No partial record at the end of the trace.
+        let _ = file.set_len(meta.len());
+        return Err(e);
+    }
     Ok(appended(&words))
 }
 
 /// Without feature `symbolize`: nothing.
 #[cfg(not(feature = "symbolize"))]
 #[inline(always)]
-pub(crate) fn append_to_file(_path: &Path) -> io::Result<Appended> {
-    Ok(Appended::default())
+pub(crate) fn append_to_file(_path: &Path) -> Appended {
+    Appended::default()
 }
 
 /// Appends the derived records of the trace `trace` (whole records) to it.

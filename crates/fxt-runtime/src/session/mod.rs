@@ -359,8 +359,8 @@ fn write_out(shared: &Arc<Shared>, target: Target<'_>) -> Result<Stats, CollectE
     if shared.settings.mode == Mode::Streaming {
         let stats = finish_stream(shared)?;
         return match target {
-            Target::Configured => derived_in_output(shared, stats),
-            Target::Path(p) if p == shared.settings.output => derived_in_output(shared, stats),
+            Target::Configured => Ok(derived_in_output(shared, stats)),
+            Target::Path(p) if p == shared.settings.output => Ok(derived_in_output(shared, stats)),
             _ => Err(CollectError::Streaming),
         };
     }
@@ -368,7 +368,7 @@ fn write_out(shared: &Arc<Shared>, target: Target<'_>) -> Result<Stats, CollectE
         // The trace is in the configured output: finish it (its derived
         // records too, as it is read back anyway when copied to a
         // writer), then put it where it was asked for.
-        let stats = derived_in_output(shared, finish_stream(shared)?)?;
+        let stats = derived_in_output(shared, finish_stream(shared)?);
         match target {
             Target::Configured => {}
             Target::Path(p) if same_file(p, &shared.settings.output) => {}
@@ -398,15 +398,14 @@ fn write_file(shared: &Shared, path: &Path) -> Result<Stats, CollectError> {
     // No BufWriter: collection stages into its own large blocks.
     let file = File::create(path)?;
     let stats = collect::write_trace(shared, Box::new(file))?;
-    Ok(collect::derived::append_to_file(path)?.count_in(stats))
+    Ok(collect::derived::append_to_file(path).count_in(stats))
 }
 
 /// `stats` of the trace the session wrote to its configured output, with
 /// its derived records appended there (feature `symbolize`,
 /// [`collect::derived`]).
-fn derived_in_output(shared: &Shared, stats: Stats) -> Result<Stats, CollectError> {
-    let appended = collect::derived::append_to_file(&shared.settings.output)?;
-    Ok(appended.count_in(stats))
+fn derived_in_output(shared: &Shared, stats: Stats) -> Stats {
+    collect::derived::append_to_file(&shared.settings.output).count_in(stats)
 }
 
 /// Moves the file `from` to `to`: renamed, or copied and removed across
