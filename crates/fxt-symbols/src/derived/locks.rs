@@ -25,25 +25,9 @@ use fxt_format::encode::{
 
 use super::Section;
 
-/// The flow ids of derived arrows have this bit: far above the ids a
+/// The flow ids of derived arrows start here: far above the ids a
 /// program's counter reaches, so that they meet none of its own.
 const FLOW_BASE: u64 = 1 << 62;
-
-/// Bits of a derived flow id that hold the process (below [`FLOW_BASE`],
-/// above a count of 32 bits).
-const PROCESS_BITS: u32 = 30;
-
-/// The id of the `n`th arrow derived in `process`. The process is in it
-/// because a program built with feature `symbolize` derives its own trace:
-/// an archive merging two such traces (`fxt record`, `fxt merge`) keeps
-/// both sets of arrows without deriving again, and ids counted from one
-/// base in each would join one process's releases to the other's
-/// acquisitions (Perfetto matches a flow's ends by id, category and
-/// name).
-fn flow_id(process: u64, n: u64) -> u64 {
-    let process = process & ((1 << PROCESS_BITS) - 1);
-    FLOW_BASE | process << 32 | (n & 0xffff_ffff)
-}
 
 /// A wait slice of a lock, as read.
 struct Wait {
@@ -142,7 +126,7 @@ impl Locks {
     /// provider section.
     pub(crate) fn derive(&self, out: &mut BTreeMap<Option<u32>, Vec<u64>>) {
         let helds = self.helds();
-        let mut next_flow: BTreeMap<u64, u64> = BTreeMap::new();
+        let mut next_flow = FLOW_BASE;
         for held in &helds {
             let section = self.waits[held.waits[0]].section;
             let words = out.entry(section.provider).or_default();
@@ -169,9 +153,8 @@ impl Locks {
             let _ = encode_into_vec(&slice, words);
             for &w in &held.waits {
                 let wait = &self.waits[w];
-                let n = next_flow.entry(held.process).or_default();
-                let id = flow_id(held.process, *n);
-                *n += 1;
+                let id = super::flow_id(next_flow, held.process);
+                next_flow += 1;
                 let flow = |kind, timestamp, thread| Out {
                     kind,
                     timestamp,
