@@ -4,7 +4,9 @@
 //! and the holders that ended them; `fxt export parquet` has the waits as
 //! slices with their holders, and in the trace `fxt symbolize` delivers
 //! the holders' `held` slices and the arrows as flows between threads
-//! (read with DuckDB); `fxt symbolize` and `fxt merge` add those once;
+//! (read with DuckDB); `fxt symbolize` and `fxt merge` add those once,
+//! and nothing to a trace that carries them (as a program built with
+//! feature `symbolize` writes it);
 //! Perfetto's trace processor shows the slices and the arrows of the
 //! delivered trace without an error (where `trace_processor_shell` is:
 //! `$FXT_TRACE_PROCESSOR`, or where Perfetto's build script puts it).
@@ -261,4 +263,28 @@ fn symbolize_and_merge_add_the_arrows_once() {
         assert_eq!(lock_flows(&merged), flows, "{name}");
         assert_eq!(decoded_waits(&merged).0, waits, "{name}");
     }
+}
+
+#[test]
+fn symbolize_leaves_a_trace_that_carries_them_as_it_is() {
+    // What a program built with feature `symbolize` writes: its trace,
+    // then the records derived from it (fxt-runtime's test
+    // derived_appendix checks it appends exactly these).
+    let raw = contended_trace("locks-self.fxt");
+    let mut bytes = std::fs::read(&raw).unwrap();
+    let derived = fxt_symbols::derived::records(&bytes);
+    assert!(!derived.is_empty());
+    bytes.extend_from_slice(&fxt_format::encode::words_to_bytes(&derived));
+    std::fs::write(&raw, &bytes).unwrap();
+    let out = fxt(&["symbolize", p(&raw)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("already"), "{}", stderr(&out));
+    assert_eq!(std::fs::read(&raw).unwrap(), bytes, "symbolize changed it");
+    // Delivered or merged, its arrows are there once.
+    let flows = lock_flows(&bytes);
+    assert!(flows.0 > 0 && flows.0 == flows.1, "{flows:?}");
+    let archive = tmp("locks-self-merged.fxt");
+    let out = fxt(&["merge", p(&raw), "-o", p(&archive)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(lock_flows(&std::fs::read(&archive).unwrap()), flows);
 }

@@ -62,8 +62,10 @@ fn snapshot_path(output: &Path, n: u64) -> PathBuf {
 }
 
 /// Writes `path` through a temporary file beside it, renamed over it when
-/// complete: `path` holds a valid trace at every moment (and a crash-safe
-/// session's mapping of it is never truncated under the collector).
+/// complete (with feature `symbolize`, its derived records appended,
+/// [`collect::derived`]): `path` holds a valid trace at every moment (and
+/// a crash-safe session's mapping of it is never truncated under the
+/// collector).
 pub(crate) fn write_renamed(
     path: &Path,
     write: impl FnOnce(File) -> Result<Stats, CollectError>,
@@ -74,6 +76,8 @@ pub(crate) fn write_renamed(
     let result = crate::output::create_fresh(&tmp)
         .map_err(CollectError::from)
         .and_then(write)
+        // Complete before the rename, like the rest.
+        .map(|stats| collect::derived::append_to_file(&tmp).count_in(stats))
         .and_then(|stats| {
             std::fs::rename(&tmp, path)
                 .map(|_| stats)

@@ -2,7 +2,8 @@
 //! that names its holder becomes the holder's `held` slice and an arrow
 //! (flow begin in it, flow end at the acquisition), placed as the runtime
 //! places them; per provider section, after one marker, which stops a
-//! second derivation of that section.
+//! second derivation of that section; the arrows two processes derived
+//! each in its own trace keep apart when the traces are merged.
 
 use fxt_format::decode::{decode_all, ArgValue, Event, EventKind, Record, Thread};
 use fxt_format::encode::{
@@ -18,6 +19,17 @@ const WAITER: u64 = 20;
 /// A wait of lock "L" on `thread` from `start` to `end` (the acquisition
 /// is `end - 1`), naming `handoff` = (holder, handoff_ns).
 fn wait(out: &mut Vec<u64>, thread: u64, start: u64, end: u64, handoff: Option<(u64, u64)>) {
+    wait_in(out, PID, thread, (start, end), handoff);
+}
+
+/// [`wait`] in `process`, from `span.0` to `span.1`.
+fn wait_in(
+    out: &mut Vec<u64>,
+    process: u64,
+    thread: u64,
+    (start, end): (u64, u64),
+    handoff: Option<(u64, u64)>,
+) {
     let s = |t| V::Str(StringRef::Inline(t));
     let k = StringRef::Inline;
     let mut args = vec![
@@ -31,10 +43,7 @@ fn wait(out: &mut Vec<u64>, thread: u64, start: u64, end: u64, handoff: Option<(
     let e = E {
         kind: K::DurationComplete { end },
         timestamp: start,
-        thread: ThreadRef::Inline {
-            process: PID,
-            thread,
-        },
+        thread: ThreadRef::Inline { process, thread },
         category: k("lock"),
         name: k("L"),
         args: &args,
@@ -229,4 +238,36 @@ fn each_section_is_derived_once_in_its_own_section() {
         Record::ProviderSection { provider_id: 3 }
     ));
     assert_eq!(events(&again).len(), 3);
+}
+
+/// The flow ids of a derived trace's arrows.
+fn flow_ids(records: &[Record]) -> Vec<u64> {
+    events(records)
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::FlowBegin { id } => Some(id),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_arrows_two_processes_derive_alone_have_different_ids() {
+    // Two programs built with feature `symbolize` derive their own traces,
+    // both of a lock "L" handed over twice; an archive of the two keeps
+    // both sets without deriving again, so an id in both would join one
+    // process's release to the other's acquisition.
+    let trace = |process| {
+        let mut t = Vec::new();
+        init(&mut t, 1_000_000_000);
+        wait_in(&mut t, process, WAITER, (100, 201), Some((HOLDER, 50)));
+        wait_in(&mut t, process, HOLDER, (210, 301), Some((WAITER, 50)));
+        t
+    };
+    let (a, b) = (flow_ids(&derived(&trace(7))), flow_ids(&derived(&trace(8))));
+    assert_eq!((a.len(), b.len()), (2, 2), "{a:?} {b:?}");
+    assert_ne!(a[0], a[1], "{a:?}");
+    assert!(a.iter().all(|id| !b.contains(id)), "{a:?} {b:?}");
+    // Far above a program's own counters.
+    assert!(a.iter().chain(&b).all(|&id| id >= 1 << 62), "{a:?} {b:?}");
 }

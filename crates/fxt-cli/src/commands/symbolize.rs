@@ -20,7 +20,9 @@
 //!
 //! It also appends the records a viewer draws from the trace's compact
 //! ones ([`fxt_symbols::derived`]: the `held` slices and arrows of lock
-//! waits), once: a trace with lock waits and no samples gains those alone.
+//! waits), once: a trace with lock waits and no samples gains those alone,
+//! and one that carries them (a program built with feature `symbolize`
+//! appends them) is left as it is.
 
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -58,6 +60,14 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     let mut scan = TraceSamples::read(bytes);
     let derived = fxt_symbols::derived::records(bytes);
     if scan.samples.is_empty() && scan.allocs.is_empty() {
+        if derived.is_empty() && carries_derived(bytes) {
+            // A program built with feature `symbolize` appended them.
+            eprintln!(
+                "fxt: {} carries the records drawn from its compact ones already",
+                input.name
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
         if derived.is_empty() {
             return Err(Error::msg(format!(
                 "symbolize: {} has no CPU samples, sampled allocations, lock waits or task polls to draw",
@@ -149,6 +159,15 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         }
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether `trace` holds the marker of derived records
+/// ([`fxt_format::derived`]), with nothing left to derive.
+fn carries_derived(trace: &[u8]) -> bool {
+    SliceReader::new(trace).flatten().any(|r| {
+        matches!(r, Record::Blob(b) if b.blob_type == BlobType::Data
+            && fxt_format::derived::is_marker(b.name.as_str().unwrap_or(""), b.payload.len()))
+    })
 }
 
 /// Writes `bytes` (its whole records, up to `end`) with the `derived`

@@ -17,6 +17,7 @@
 //! the file before the record (readers such as Perfetto resolve refs in
 //! file order).
 
+pub(crate) mod derived;
 pub(crate) mod direct;
 mod modules;
 pub(crate) mod samples;

@@ -197,6 +197,8 @@ impl Session {
     pub fn finish_to_vec(self) -> Result<(Vec<u8>, Stats), CollectError> {
         let mut v = Vec::new();
         let stats = self.finish_to_writer(&mut v)?;
+        // A drained session's file had them already.
+        let stats = collect::derived::append_to_vec(&mut v).count_in(stats);
         Ok((v, stats))
     }
 }
@@ -240,6 +242,7 @@ impl Session {
     pub fn snapshot_to_vec(&self) -> Result<(Vec<u8>, Stats), CollectError> {
         let mut v = Vec::new();
         let stats = self.snapshot_to_writer(&mut v)?;
+        let stats = collect::derived::append_to_vec(&mut v).count_in(stats);
         Ok((v, stats))
     }
 }
@@ -356,15 +359,16 @@ fn write_out(shared: &Arc<Shared>, target: Target<'_>) -> Result<Stats, CollectE
     if shared.settings.mode == Mode::Streaming {
         let stats = finish_stream(shared)?;
         return match target {
-            Target::Configured => Ok(stats),
-            Target::Path(p) if p == shared.settings.output => Ok(stats),
+            Target::Configured => Ok(derived_in_output(shared, stats)),
+            Target::Path(p) if p == shared.settings.output => Ok(derived_in_output(shared, stats)),
             _ => Err(CollectError::Streaming),
         };
     }
     if shared.buffers.drained.is_some() {
-        // The trace is in the configured output: finish it, then put it
-        // where it was asked for.
-        let stats = finish_stream(shared)?;
+        // The trace is in the configured output: finish it (its derived
+        // records too, as it is read back anyway when copied to a
+        // writer), then put it where it was asked for.
+        let stats = derived_in_output(shared, finish_stream(shared)?);
         match target {
             Target::Configured => {}
             Target::Path(p) if same_file(p, &shared.settings.output) => {}
@@ -393,7 +397,15 @@ fn write_file(shared: &Shared, path: &Path) -> Result<Stats, CollectError> {
     }
     // No BufWriter: collection stages into its own large blocks.
     let file = File::create(path)?;
-    collect::write_trace(shared, Box::new(file))
+    let stats = collect::write_trace(shared, Box::new(file))?;
+    Ok(collect::derived::append_to_file(path).count_in(stats))
+}
+
+/// `stats` of the trace the session wrote to its configured output, with
+/// its derived records appended there (feature `symbolize`,
+/// [`collect::derived`]).
+fn derived_in_output(shared: &Shared, stats: Stats) -> Stats {
+    collect::derived::append_to_file(&shared.settings.output).count_in(stats)
 }
 
 /// Moves the file `from` to `to`: renamed, or copied and removed across

@@ -31,7 +31,9 @@
 //! thread writes nothing.
 //!
 //! Readers draw the rest from those records (`fxt_symbols::derived`, which
-//! `fxt open`, `fxt symbolize` and the archives append): a slice of the
+//! `fxt open`, `fxt symbolize` and the archives append, and with feature
+//! `symbolize` the session itself, to every trace it can read back): a
+//! slice of the
 //! same name with `state` = `held` on the holder's thread (the part of its
 //! hold during which someone waited) and a **flow** from the release to
 //! the acquisition, so Perfetto draws an arrow from the holder to the

@@ -26,7 +26,7 @@
 //! release, to the release) and the arrow from the release to the
 //! acquisition are drawn from those records by readers
 //! (`fxt_symbols::derived`): `fxt open`, `fxt symbolize` and the archives
-//! append them. The argument is a duration, not a timestamp, so that a
+//! append them, and with feature `symbolize` the session itself. The argument is a duration, not a timestamp, so that a
 //! tool that moves the trace's timestamps to another clock (archives)
 //! leaves it right.
 //!

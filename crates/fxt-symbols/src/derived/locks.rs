@@ -133,7 +133,7 @@ impl Locks {
             let _ = encode_into_vec(&slice, words);
             for &w in &held.waits {
                 let wait = &self.waits[w];
-                let id = next_flow;
+                let id = super::flow_id(next_flow, held.process);
                 next_flow += 1;
                 let flow = |kind, timestamp, thread| Out {
                     kind,

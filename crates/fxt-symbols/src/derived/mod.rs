@@ -116,3 +116,19 @@ pub fn records(trace: &[u8]) -> Vec<u64> {
     }
     out
 }
+
+/// Bits of a derived flow id that hold the process: 32 to 60, between a
+/// deriver's count (below) and its range's base (bits 61 and up).
+const PROCESS_BITS: u32 = 29;
+
+/// The id of a flow derived in `process`, `next` counted from its
+/// deriver's base. The process is in it because a program built with the
+/// runtime's feature `symbolize` derives its own trace: an archive that
+/// merges two such traces (`fxt record`, `fxt merge`) keeps both sets of
+/// flows without deriving again, and ids counted from one base in each
+/// would join one process's begins to the other's ends (Perfetto matches
+/// a flow's ends by id, category and name; two runs of one program share
+/// their names). Unique while a trace derives fewer than 2^32 flows.
+pub(crate) fn flow_id(next: u64, process: u64) -> u64 {
+    next | (process & ((1 << PROCESS_BITS) - 1)) << 32
+}
