@@ -21,9 +21,20 @@ fn init(out: &mut Vec<u64>, ticks_per_second: u64) {
     encode_into_vec(&Initialization { ticks_per_second }, out).unwrap();
 }
 
-/// A slice of `category` named "consumer" on `thread` from `start` to
-/// `end` with u64 arguments `args`.
-fn slice(out: &mut Vec<u64>, category: &str, (start, end): (u64, u64), args: &[(&str, u64)]) {
+/// A slice of `category` named "consumer" on [`WORKER`] of [`PID`] from
+/// `start` to `end` with u64 arguments `args`.
+fn slice(out: &mut Vec<u64>, category: &str, span: (u64, u64), args: &[(&str, u64)]) {
+    slice_in(out, PID, category, span, args);
+}
+
+/// [`slice`] in `process`.
+fn slice_in(
+    out: &mut Vec<u64>,
+    process: u64,
+    category: &str,
+    (start, end): (u64, u64),
+    args: &[(&str, u64)],
+) {
     let k = StringRef::Inline;
     let args: Vec<Arg> = args
         .iter()
@@ -33,7 +44,7 @@ fn slice(out: &mut Vec<u64>, category: &str, (start, end): (u64, u64), args: &[(
         kind: K::DurationComplete { end },
         timestamp: start,
         thread: ThreadRef::Inline {
-            process: PID,
+            process,
             thread: WORKER,
         },
         category: k(category),
@@ -234,4 +245,35 @@ fn a_trace_whose_runtime_drew_the_tracks_gets_none_again() {
     poll(&mut t, (1000, 1100), &[]);
     encode_into_vec(&track(K::AsyncEnd { id: TASK }, 1100), &mut t).unwrap();
     assert!(records(&words_to_bytes(&t)).is_empty());
+}
+
+#[test]
+fn the_arrows_two_processes_derive_alone_have_different_ids() {
+    // Two programs built with feature `symbolize` derive their own traces;
+    // an archive of the two keeps both sets without deriving again, so an
+    // id in both would join one process's wake to the other's poll.
+    let trace = |process| {
+        let mut t = Vec::new();
+        init(&mut t, 1_000_000_000);
+        let woken = [("delay", 300), ("waker_thread", WAKER), ("task", TASK)];
+        slice_in(&mut t, process, "task", (2000, 2100), &woken);
+        slice_in(&mut t, process, "task", (4000, 4100), &woken);
+        t
+    };
+    let ids = |process| -> Vec<u64> {
+        derived(&trace(process))
+            .iter()
+            .filter_map(|r| match r {
+                Record::Event(e) => match e.kind {
+                    EventKind::FlowBegin { id } | EventKind::FlowEnd { id } => Some(id),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect()
+    };
+    let (a, b) = (ids(7), ids(8));
+    assert_eq!((a.len(), b.len()), (4, 4), "{a:?} {b:?}");
+    assert_ne!(a[0], a[2], "{a:?}");
+    assert!(a.iter().all(|id| !b.contains(id)), "{a:?} {b:?}");
 }

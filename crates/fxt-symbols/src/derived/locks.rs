@@ -23,7 +23,7 @@ use fxt_format::encode::{
     ThreadRef,
 };
 
-use super::{ns_to_ticks, u64_arg, Section, LOCK_FLOWS};
+use super::{ns_to_ticks, u64_arg, Names, Section, LOCK_FLOWS};
 
 /// A wait slice of a lock, as read.
 struct Wait {
@@ -42,8 +42,7 @@ struct Wait {
 #[derive(Default)]
 pub(crate) struct Locks {
     waits: Vec<Wait>,
-    names: Vec<String>,
-    name_index: HashMap<String, usize>,
+    names: Names,
 }
 
 fn str_arg<'e>(e: &'e Event, key: &str) -> Option<&'e str> {
@@ -71,15 +70,7 @@ impl Locks {
             return;
         }
         let Some(name) = e.name.as_str() else { return };
-        let name = match self.name_index.get(name) {
-            Some(&i) => i,
-            None => {
-                self.names.push(name.to_string());
-                self.name_index
-                    .insert(name.to_string(), self.names.len() - 1);
-                self.names.len() - 1
-            }
-        };
+        let name = self.names.index(name);
         let start = e.timestamp;
         let handoff = match (u64_arg(e, HOLDER), u64_arg(e, HANDOFF_NS)) {
             (Some(holder), Some(handoff)) if end > start => {
@@ -110,7 +101,7 @@ impl Locks {
         for held in &helds {
             let section = self.waits[held.waits[0]].section;
             let words = out.entry(section.provider).or_default();
-            let name = &self.names[self.waits[held.waits[0]].name];
+            let name = self.names.get(self.waits[held.waits[0]].name);
             let holder = ThreadRef::Inline {
                 process: held.process,
                 thread: held.thread,

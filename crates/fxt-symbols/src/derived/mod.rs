@@ -14,7 +14,7 @@
 mod locks;
 mod tasks;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use fxt_format::decode::{ArgValue, Event, Record, SliceReader};
 use fxt_format::derived::{is_marker, MARKER_NAME};
@@ -131,4 +131,29 @@ const PROCESS_BITS: u32 = 29;
 /// their names). Unique while a trace derives fewer than 2^32 flows.
 pub(crate) fn flow_id(next: u64, process: u64) -> u64 {
     next | (process & ((1 << PROCESS_BITS) - 1)) << 32
+}
+
+/// The names a deriver keeps, each once: an event's name becomes an
+/// index into them.
+#[derive(Default)]
+pub(crate) struct Names {
+    list: Vec<String>,
+    index: HashMap<String, usize>,
+}
+
+impl Names {
+    /// The index of `name`, kept at its first sight.
+    pub(crate) fn index(&mut self, name: &str) -> usize {
+        if let Some(&i) = self.index.get(name) {
+            return i;
+        }
+        self.list.push(name.to_string());
+        self.index.insert(name.to_string(), self.list.len() - 1);
+        self.list.len() - 1
+    }
+
+    /// The name at `i` (an index [`Names::index`] gave).
+    pub(crate) fn get(&self, i: usize) -> &str {
+        &self.list[i]
+    }
 }

@@ -15,7 +15,7 @@
 //! async slice and flows itself) has arg-less async begins of the task
 //! category in its provider section: nothing is derived for that section.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use fxt_format::decode::{Event, EventKind, Thread};
 use fxt_format::derived::task::{CATEGORY, DELAY, TASK, WAKER_THREAD};
@@ -23,7 +23,7 @@ use fxt_format::encode::{
     encode_into_vec, Event as Out, EventKind as OutKind, StringRef, ThreadRef,
 };
 
-use super::{ns_to_ticks, u64_arg, Section, TASK_FLOWS};
+use super::{ns_to_ticks, u64_arg, Names, Section, TASK_FLOWS};
 
 /// A poll, as read.
 struct Poll {
@@ -44,8 +44,7 @@ struct Poll {
 #[derive(Default)]
 pub(crate) struct Tasks {
     polls: Vec<Poll>,
-    names: Vec<String>,
-    name_index: HashMap<String, usize>,
+    names: Names,
     /// The provider sections whose runtime drew the tasks' tracks itself.
     drawn: BTreeSet<Option<u32>>,
 }
@@ -68,15 +67,7 @@ impl Tasks {
         let (Some(task), Some(name)) = (u64_arg(e, TASK), e.name.as_str()) else {
             return;
         };
-        let name = match self.name_index.get(name) {
-            Some(&i) => i,
-            None => {
-                self.names.push(name.to_string());
-                self.name_index
-                    .insert(name.to_string(), self.names.len() - 1);
-                self.names.len() - 1
-            }
-        };
+        let name = self.names.index(name);
         let start = e.timestamp;
         let wake = match (u64_arg(e, WAKER_THREAD), u64_arg(e, DELAY)) {
             (Some(waker), Some(delay)) => {
@@ -106,7 +97,7 @@ impl Tasks {
                 continue;
             }
             let words = out.entry(poll.provider).or_default();
-            let name = StringRef::Inline(&self.names[poll.name]);
+            let name = StringRef::Inline(self.names.get(poll.name));
             let on = |thread| ThreadRef::Inline {
                 process: poll.process,
                 thread,
@@ -123,7 +114,7 @@ impl Tasks {
             let begin = event(OutKind::AsyncBegin { id }, poll.start, on(poll.thread));
             let _ = encode_into_vec(&begin, words);
             if let Some((waker, at)) = poll.wake {
-                let id = next_flow;
+                let id = super::flow_id(next_flow, poll.process);
                 next_flow += 1;
                 let mid = poll.start + (poll.end - poll.start) / 2;
                 let flow_begin = event(OutKind::FlowBegin { id }, at, on(waker));
