@@ -1,6 +1,7 @@
 //! With feature `symbolize`, a program's own trace carries the records
 //! readers derive (`fxt_symbols::derived`: a lock's `held` slices and the
-//! arrows from each release to the wait it ended), so that it opens in a
+//! arrows from each release to the wait it ended; a task's polls on its
+//! track and the arrows of its wakes), so that it opens in a
 //! viewer as `fxt open` serves it: threads take a named `fxt::sync` lock
 //! in turn, and every output the session can read back ends with the
 //! marker and exactly the records `fxt_symbols::derived::records` makes of
@@ -302,5 +303,76 @@ fn a_caller_writer_gets_the_waits_and_a_reader_derives_the_rest() {
     let derived = fxt_symbols::derived::records(&trace);
     trace.extend_from_slice(&fxt_format::encode::words_to_bytes(&derived));
     check(&trace, "writer, symbolized");
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn a_traced_tasks_track_and_arrows_are_in_its_own_trace() {
+    use fxt_runtime::task::TracedExt;
+    let _serial = common::serial();
+    let (c, path) = config("derived-tasks");
+    let session = fxt_runtime::start(c.categories(&["task"])).unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (tx, rx) = tokio::sync::mpsc::channel::<u32>(1);
+        let consumer = tokio::spawn(
+            async move {
+                let mut rx = rx;
+                while rx.recv().await.is_some() {}
+            }
+            .traced("consumer"),
+        );
+        let producer = tokio::spawn(
+            async move {
+                for i in 0..20 {
+                    tx.send(i).await.unwrap();
+                    tokio::task::yield_now().await;
+                }
+            }
+            .traced("producer"),
+        );
+        producer.await.unwrap();
+        consumer.await.unwrap();
+    });
+    drop(rt);
+    session.finish().unwrap();
+    let trace = std::fs::read(&path).unwrap();
+    assert_eq!(markers(&trace).len(), 1, "one marker");
+    // The program wrote each poll once, as a slice; what follows the marker
+    // draws them on the tasks' tracks, with an arrow for each wake.
+    let (mut polls, mut track_begins, mut begins, mut ends) = (0, 0, 0, 0);
+    let mut after = false;
+    for record in SliceReader::new(&trace) {
+        let e = match record {
+            Ok(Record::Blob(b)) if b.name.as_str() == Some(MARKER_NAME) => {
+                after = true;
+                continue;
+            }
+            Ok(Record::Event(e)) if e.category == "task" => e,
+            _ => continue,
+        };
+        match e.kind {
+            EventKind::DurationComplete { .. } if !after => polls += 1,
+            EventKind::AsyncBegin { .. } if after => track_begins += 1,
+            EventKind::FlowBegin { .. } => {
+                assert!(after, "the program writes no flow");
+                begins += 1;
+            }
+            EventKind::FlowEnd { .. } => {
+                assert!(after, "the program writes no flow");
+                ends += 1;
+            }
+            _ => {}
+        }
+    }
+    assert!(polls >= 20, "{polls} polls");
+    assert_eq!(track_begins, polls, "each poll on its task's track");
+    assert!(
+        begins >= 20 && begins == ends,
+        "{begins} arrows, {ends} ends"
+    );
     let _ = std::fs::remove_file(&path);
 }
