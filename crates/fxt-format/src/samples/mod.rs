@@ -48,15 +48,17 @@ pub mod sample;
 pub mod sampling;
 pub mod stack;
 pub mod symbols;
+mod walk;
 
 pub use alloc::{estimated_bytes, Alloc, AllocKind, AllocRecord};
 pub use error::SamplesError;
 pub use modules::{Module, ModuleEntry, Modules, ModulesRecord};
 pub use raw_stack::{Arch, RawStack, RawStackRecord, Run, MAX_REGISTERS};
-pub use sample::{RawSample, Sample, SampleRecord, Walk};
+pub use sample::{RawSample, Sample, SampleRecord};
 pub use sampling::Sampling;
 pub use stack::Stack;
 pub use symbols::{Frame, FrameEntry, Symbol, SymbolEntry, Symbols, SymbolsRecord};
+pub use walk::Walk;
 
 /// Most frames a sample holds (here, not in `sample`, so that the error
 /// that names it stays below the records).

@@ -26,6 +26,7 @@
 use super::payload::PayloadReader;
 use super::raw_stack::{RawStack, RawStackRecord};
 use super::stack::Stack;
+pub use super::walk::Walk;
 use super::{SamplesError, SAMPLE_NAME};
 use crate::encode::header::{self, record_type};
 use crate::encode::stream::stream_words;
@@ -39,43 +40,6 @@ pub(crate) const TIMESTAMP_WORD: u64 = 0;
 
 /// Words of the payload before the addresses.
 const FIXED_WORDS: usize = 4;
-
-/// How a sample's stack was walked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Walk {
-    /// Unwind tables (`.eh_frame`).
-    UnwindTables,
-    /// Frame pointers.
-    FramePointers,
-    /// Only the interrupted instruction pointer.
-    PcOnly,
-    /// Not walked: the registers and a copy of the stack follow, for the
-    /// reader to unwind ([`RawSample`]).
-    RawStack,
-}
-
-impl Walk {
-    /// The 8-bit value of the field.
-    pub const fn value(self) -> u8 {
-        match self {
-            Self::UnwindTables => 1,
-            Self::FramePointers => 2,
-            Self::PcOnly => 3,
-            Self::RawStack => 4,
-        }
-    }
-
-    /// The walk for a field value.
-    pub const fn from_value(value: u8) -> Option<Self> {
-        match value {
-            1 => Some(Self::UnwindTables),
-            2 => Some(Self::FramePointers),
-            3 => Some(Self::PcOnly),
-            4 => Some(Self::RawStack),
-            _ => None,
-        }
-    }
-}
 
 /// One sample, ready to encode: allocation-free and panic-free, so a signal
 /// handler can write it into the words it reserved

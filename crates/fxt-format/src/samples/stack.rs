@@ -7,7 +7,7 @@
 
 use super::payload::PayloadReader;
 use super::raw_stack::RawStackRecord;
-use super::sample::Walk;
+use super::walk::Walk;
 use super::{SamplesError, MAX_FRAMES};
 
 /// A decoded stack: a frame list, or a raw stack for the reader to unwind.
