@@ -81,6 +81,42 @@ type ThreadKey = (Option<u32>, u64, u64);
 /// An async operation: provider, process, category, name, id.
 type AsyncKey = (Option<u32>, u64, Text, Text, u64);
 
+/// One thread's spans so far and its begins still open (name, ns).
+#[derive(Default)]
+struct ThreadSpans {
+    spans: Vec<Span>,
+    open: Vec<(u32, u64)>,
+}
+
+/// The threads' spans, found by key with the last one found remembered:
+/// a thread's events come several in a row, so most events hash nothing.
+#[derive(Default)]
+struct Threads {
+    index: FxHashMap<ThreadKey, usize>,
+    states: Vec<(ThreadKey, ThreadSpans)>,
+    last: Option<(ThreadKey, usize)>,
+}
+
+impl Threads {
+    /// The state of thread `t`, made empty if new.
+    #[inline]
+    fn get(&mut self, t: ThreadKey) -> &mut ThreadSpans {
+        let at = match self.last {
+            Some((key, at)) if key == t => at,
+            _ => {
+                let next = self.states.len();
+                let at = *self.index.entry(t).or_insert(next);
+                if at == next {
+                    self.states.push((t, ThreadSpans::default()));
+                }
+                self.last = Some((t, at));
+                at
+            }
+        };
+        &mut self.states[at].1
+    }
+}
+
 /// An event's category and name, as a decoded record or a view holds them.
 enum Names<'e, 'c> {
     Decoded(&'e Event),
@@ -113,8 +149,7 @@ pub struct Collector {
     /// `u32::MAX`): a name is interned once per string index.
     strings: Interned,
     by_string: Vec<u32>,
-    threads: FxHashMap<ThreadKey, Vec<Span>>,
-    open: FxHashMap<ThreadKey, Vec<(u32, u64)>>,
+    threads: Threads,
     open_async: FxHashMap<AsyncKey, Vec<u64>>,
     async_spans: Vec<Span>,
     thread_names: HashMap<u64, String>,
@@ -216,24 +251,24 @@ impl Collector {
                     name,
                     order,
                 };
-                self.threads.entry(t).or_default().push(span);
+                self.threads.get(t).spans.push(span);
             }
             EventKind::DurationBegin => {
                 let name = self.name_id(&names);
-                self.open.entry(t).or_default().push((name, start));
+                self.threads.get(t).open.push((name, start));
             }
-            EventKind::DurationEnd => match self.open.get_mut(&t).and_then(Vec::pop) {
-                Some((name, begin)) => {
-                    let span = Span {
+            EventKind::DurationEnd => {
+                let thread = self.threads.get(t);
+                match thread.open.pop() {
+                    Some((name, begin)) => thread.spans.push(Span {
                         start: begin,
                         end: start.max(begin),
                         name,
                         order,
-                    };
-                    self.threads.entry(t).or_default().push(span);
+                    }),
+                    None => self.pending_ends.push((t, start, order)),
                 }
-                None => self.pending_ends.push((t, start, order)),
-            },
+            }
             EventKind::AsyncBegin { id } => {
                 let k = (provider, process, names.category(), names.name(), id);
                 self.open_async.entry(k).or_default().push(start);
@@ -304,8 +339,9 @@ impl Collector {
             ..s
         };
         for (t, end, order) in later.pending_ends {
-            match self.open.get_mut(&t).and_then(Vec::pop) {
-                Some((name, begin)) => self.threads.entry(t).or_default().push(Span {
+            let thread = self.threads.get(t);
+            match thread.open.pop() {
+                Some((name, begin)) => thread.spans.push(Span {
                     start: begin,
                     end: end.max(begin),
                     name,
@@ -325,15 +361,13 @@ impl Collector {
                 None => self.unmatched_ends += 1,
             }
         }
-        for (t, spans) in later.threads {
-            self.threads
-                .entry(t)
-                .or_default()
-                .extend(spans.into_iter().map(fix));
-        }
-        for (t, open) in later.open {
-            let open = open.into_iter().map(|(name, ns)| (ids[name as usize], ns));
-            self.open.entry(t).or_default().extend(open);
+        for (t, later) in later.threads.states {
+            let thread = self.threads.get(t);
+            thread.spans.extend(later.spans.into_iter().map(fix));
+            let open = later.open.into_iter();
+            thread
+                .open
+                .extend(open.map(|(name, ns)| (ids[name as usize], ns)));
         }
         for (k, open) in later.open_async {
             self.open_async.entry(k).or_default().extend(open);
@@ -384,9 +418,13 @@ impl Collector {
 
     /// Nests every thread's spans and folds them.
     pub fn finish(mut self) -> Folded {
+        // Ends still pending closed nothing: no earlier range is left.
+        let pending = self.pending_ends.len() + self.pending_async.len();
         let mut folded = Folded {
-            unmatched_ends: self.unmatched_ends,
-            unclosed_begins: self.open.values().map(|v| v.len() as u64).sum::<u64>()
+            unmatched_ends: self.unmatched_ends + pending as u64,
+            unclosed_begins: (self.threads.states.iter())
+                .map(|(_, t)| t.open.len() as u64)
+                .sum::<u64>()
                 + self
                     .open_async
                     .values()
@@ -394,14 +432,13 @@ impl Collector {
                     .sum::<u64>(),
             ..Folded::default()
         };
-        let threads = std::mem::take(&mut self.threads);
-        for ((_, _, thread), mut spans) in threads {
+        let threads = std::mem::take(&mut self.threads.states);
+        for ((_, _, thread), ThreadSpans { mut spans, .. }) in threads {
             let label = self.thread_label(thread);
             if !self.thread_selected(thread, &label) {
                 continue;
             }
-            // Keys are unique (`order`), so an unstable sort orders as a stable one.
-            spans.sort_unstable_by_key(|s| (s.start, std::cmp::Reverse(s.end), s.order));
+            sort_spans(&mut spans);
             let mut tree = Tree::default();
             folded.overlaps += tree.nest(&spans);
             tree.fold(&label, &self.names, &mut folded.stacks);
@@ -414,6 +451,35 @@ impl Collector {
         }
         folded
     }
+}
+
+/// Sorts a thread's spans by start, longest first, then file order.
+///
+/// The spans come in file order, which is nearly time order: where every
+/// span before a place ends before every span after it starts, no span
+/// crosses that place in the sorted order either, so the pieces between
+/// such places are sorted alone (each a few spans), which orders the
+/// whole exactly as one sort of it would.
+fn sort_spans(spans: &mut [Span]) {
+    // The least start of the spans from each place on.
+    let mut later_start = vec![u64::MAX; spans.len() + 1];
+    for (i, s) in spans.iter().enumerate().rev() {
+        later_start[i] = later_start[i + 1].min(s.start);
+    }
+    let (mut piece, mut end) = (0, 0);
+    for i in 0..spans.len() {
+        end = end.max(spans[i].end);
+        if end < later_start[i + 1] {
+            sort_piece(&mut spans[piece..=i]);
+            piece = i + 1;
+        }
+    }
+    sort_piece(&mut spans[piece..]);
+}
+
+fn sort_piece(spans: &mut [Span]) {
+    // Keys are unique (`order`), so an unstable sort orders as a stable one.
+    spans.sort_unstable_by_key(|s| (s.start, std::cmp::Reverse(s.end), s.order));
 }
 
 /// Whether an event of kind `kind` begins, ends or is a span (what
@@ -434,7 +500,7 @@ fn is_span_part(kind: EventKind) -> bool {
 #[derive(Default)]
 struct Tree {
     /// (parent node + 1, or 0 for a root; name) → node.
-    index: HashMap<(u32, u32), u32>,
+    index: FxHashMap<(u32, u32), u32>,
     /// Per node: parent + 1 (0 for a root), name, self time.
     nodes: Vec<(u32, u32, u64)>,
 }
@@ -528,4 +594,56 @@ fn add(stacks: &mut BTreeMap<String, u64>, stack: String, ns: u64) {
 /// they become `:` and a space.
 fn frame_name(name: &str) -> String {
     name.replace(';', ":").replace(['\n', '\r'], " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Spans as a thread writes them: nested begin/end pairs pushed at
+    /// their end, complete events written late (before their parent's
+    /// end), ties in start and end, zero-length spans, and some out of
+    /// time order.
+    fn written(seed: u64, n: usize) -> Vec<Span> {
+        let mut x = seed;
+        let mut next = move |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        let (mut spans, mut at) = (Vec::new(), 0u64);
+        for order in 0..n as u64 {
+            at += next(4);
+            let start = if next(10) == 0 {
+                at.saturating_sub(next(20))
+            } else {
+                at
+            };
+            let end = start + next(3) * next(8);
+            let name = next(5) as u32;
+            spans.push(Span {
+                start,
+                end,
+                name,
+                order,
+            });
+        }
+        spans
+    }
+
+    #[test]
+    fn sorting_in_pieces_orders_as_one_sort() {
+        for seed in 0..200 {
+            let spans = written(seed, 1 + seed as usize * 3);
+            let mut whole = spans.clone();
+            whole.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end), s.order));
+            let mut pieces = spans;
+            sort_spans(&mut pieces);
+            let key = |s: &Span| (s.start, s.end, s.name, s.order);
+            let whole: Vec<_> = whole.iter().map(key).collect();
+            let pieces: Vec<_> = pieces.iter().map(key).collect();
+            assert_eq!(pieces, whole, "seed {seed}");
+        }
+    }
 }

@@ -520,3 +520,39 @@ fn flame_on_several_threads_prints_what_one_thread_prints() {
     let filtered = ["flame", "--folded", "--category", "cat", "{}"];
     assert_same_when_long_cut("flame_cut_category.fxt", &filtered);
 }
+
+#[test]
+fn ends_without_a_begin_and_begins_never_ended_are_said_however_the_file_is_cut() {
+    let t = ThreadRef::Inline {
+        process: 1,
+        thread: 2,
+    };
+    let ev = |kind, ticks, name| {
+        event(
+            kind,
+            ticks,
+            t,
+            StringRef::Inline("c"),
+            StringRef::Inline(name),
+            &[],
+        )
+    };
+    let file = Trace::with_provider(1, "app", 1_000_000_000)
+        .push(&ev(EventKind::DurationEnd, 5, "lost"))
+        .push(&ev(EventKind::AsyncEnd { id: 3 }, 6, "lost async"))
+        .push(&ev(EventKind::DurationBegin, 10, "kept"))
+        .push(&ev(EventKind::DurationEnd, 30, "kept"))
+        .push(&ev(EventKind::DurationBegin, 40, "never ended"))
+        .file("flame_unmatched.fxt");
+    let said = "left out 2 ends without a begin and 1 begins never ended";
+    for (threads, range_bytes) in [(1, 1 << 20), (2, 16), (3, 40)] {
+        let out = fxt_cut(threads, range_bytes, &["flame", "--folded", p(&file)]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(stdout(&out), "thread 2;kept 20\n", "{threads} threads");
+        assert!(
+            stderr(&out).contains(said),
+            "{threads} threads: {}",
+            stderr(&out)
+        );
+    }
+}

@@ -31,7 +31,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use fxt_format::compat::{check_perfetto, framing::decoder_walk};
-use fxt_format::decode::{Context, EventKind, Record, View};
+use fxt_format::decode::{Context, EventKind, Record, Text, View};
 
 use crate::durations::{end_without_begin, never_ended, Closed, Durations, Mark};
 use crate::error::Error;
@@ -165,9 +165,11 @@ impl RangeCheck {
         }
         event_problems_after(ctx, e, &mut self.last_clean, &mut self.problems);
         if is_begin_or_end(e.kind) {
+            // The check says a pair's names and times, never a category:
+            // none is copied.
             let mark = || Mark {
                 thread: e.thread,
-                category: ctx.text(e.category),
+                category: Text::default(),
                 name: ctx.text(e.name),
                 timestamp: e.timestamp,
             };

@@ -89,7 +89,10 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             Ok(())
         })
     })?;
-    let mut collector = new();
+    // The first range is the start of the whole (merged into an empty
+    // collector it would only be copied).
+    let mut ranges = ranges.into_iter();
+    let mut collector = ranges.next().unwrap_or_else(new);
     for range in ranges {
         collector.merge(range);
     }
