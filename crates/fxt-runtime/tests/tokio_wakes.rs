@@ -11,9 +11,11 @@
 
 mod common;
 
-use common::events::{end_of, polls, trace, u64_arg};
+use common::events::{arg, end_of, polls, trace, u64_arg};
 
-use fxt_format::decode::{Event, EventKind, Thread};
+use std::time::Duration;
+
+use fxt_format::decode::{ArgValue, Event, EventKind, Thread};
 
 /// The name of the tasks spawned at `line` of this file (their spawn
 /// location).
@@ -31,15 +33,24 @@ fn task_of(events: &[Event], name: &str) -> u64 {
     ids.into_iter().next().unwrap()
 }
 
+/// Installs the layer as the binary's subscriber (once for its tests).
+fn layer() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| fxt_runtime::task::tokio::install_wake_layer().expect("the only subscriber"));
+}
+
 #[test]
 fn a_consumers_polls_name_its_producer_and_the_trace_has_their_arrows() {
-    fxt_runtime::task::tokio::install_wake_layer().expect("the only subscriber");
+    layer();
     for multi in [false, true] {
         let mut builder = match multi {
             true => tokio::runtime::Builder::new_multi_thread(),
             false => tokio::runtime::Builder::new_current_thread(),
         };
-        fxt_runtime::task::tokio::instrument(builder.worker_threads(2));
+        // One worker (the multi-thread runtime's own, not the thread that
+        // blocks on it): the two tasks take turns, so the consumer waits
+        // for every value however loaded the machine.
+        fxt_runtime::task::tokio::instrument(builder.worker_threads(1));
         let rt = builder.build().unwrap();
         let (mut consumer_line, mut producer_line) = (0, 0);
         let events = trace(|| {
@@ -57,8 +68,10 @@ fn a_consumers_polls_name_its_producer_and_the_trace_has_their_arrows() {
                 producer.await.unwrap();
                 consumer.await.unwrap();
             });
+            // Dropping the runtime waits for its workers: the last
+            // polls' records (written after the task ended) are in.
+            drop(rt);
         });
-        drop(rt);
         check(&events, &at(consumer_line), &at(producer_line), multi);
     }
 }
@@ -73,8 +86,9 @@ fn check(events: &[Event], consumer: &str, producer: &str, multi: bool) {
         .into_iter()
         .filter(|p| u64_arg(p, "waker_thread").is_some())
         .collect();
-    // The consumer waits for each of the 20 values but the first it may
-    // find already sent, and for the channel's end.
+    // Taking turns (a channel of one value, the producer yielding after
+    // each), the consumer waits for each of the 20 values but the first
+    // (it may find it already sent) and for the channel's end.
     assert!(
         woken.len() >= 19,
         "multi {multi}: {} woken polls",
@@ -114,4 +128,97 @@ fn check(events: &[Event], consumer: &str, producer: &str, multi: bool) {
         "multi {multi}: arrows"
     );
     assert_ne!(consumer_id, producer_id);
+}
+
+/// The woken polls (those with a `waker_thread`) of `name`: `(woken_by,
+/// woken_by_driver, waker_thread)` of each.
+fn wakers(events: &[Event], name: &str) -> Vec<(Option<u64>, bool, u64)> {
+    polls(events, name)
+        .into_iter()
+        .filter_map(|p| {
+            let driver = arg(p, "woken_by_driver");
+            assert!(matches!(driver, None | Some(ArgValue::Bool(true))), "{p:?}");
+            Some((
+                u64_arg(p, "woken_by"),
+                driver.is_some(),
+                u64_arg(p, "waker_thread")?,
+            ))
+        })
+        .collect()
+}
+
+#[test]
+fn a_timers_wake_is_the_drivers_and_a_plain_threads_names_no_task() {
+    layer();
+    for multi in [false, true] {
+        let mut builder = match multi {
+            true => tokio::runtime::Builder::new_multi_thread(),
+            false => tokio::runtime::Builder::new_current_thread(),
+        };
+        fxt_runtime::task::tokio::instrument(builder.enable_all());
+        let rt = builder.build().unwrap();
+        let (mut sleeper_line, mut waiter_line) = (0, 0);
+        let events = trace(|| {
+            rt.block_on(async {
+                sleeper_line = line!() + 1;
+                let sleeper = tokio::spawn(tokio::time::sleep(Duration::from_millis(20)));
+                sleeper.await.unwrap();
+                // The waiter leaves its waker for the plain thread, which
+                // wakes it once it has it (whenever the waiter's poll ends).
+                let slot = std::sync::Arc::new(std::sync::Mutex::new((None, false)));
+                let theirs = slot.clone();
+                waiter_line = line!() + 1;
+                let waiter = tokio::spawn(std::future::poll_fn(move |cx| {
+                    let mut slot = theirs.lock().unwrap();
+                    if slot.1 {
+                        return std::task::Poll::Ready(());
+                    }
+                    slot.0 = Some(cx.waker().clone());
+                    std::task::Poll::Pending
+                }));
+                let plain = std::thread::spawn(move || loop {
+                    let waker = {
+                        let mut slot = slot.lock().unwrap();
+                        slot.1 = slot.0.is_some();
+                        slot.0.take()
+                    };
+                    match waker {
+                        Some(waker) => break waker.wake(),
+                        None => std::thread::sleep(Duration::from_millis(1)),
+                    }
+                });
+                waiter.await.unwrap();
+                plain.join().unwrap();
+            });
+            // Dropping the runtime waits for its workers: the last
+            // polls' records (written after the task ended) are in.
+            drop(rt);
+        });
+        let (sleeper, waiter) = (at(sleeper_line), at(waiter_line));
+        // The poll after the timer fired, woken in a parked worker.
+        let woke = wakers(&events, &sleeper);
+        assert!(
+            matches!(woke[..], [(None, true, _)]),
+            "multi {multi}: {woke:?}"
+        );
+        // The poll after the plain thread's wake: woken on a thread that
+        // polled no task, by no task.
+        let woke = wakers(&events, &waiter);
+        assert!(
+            matches!(woke[..], [(None, false, _)]),
+            "multi {multi}: {woke:?} {:#?}",
+            polls(&events, &waiter)
+        );
+        let pollers: Vec<_> = [&sleeper, &waiter]
+            .iter()
+            .flat_map(|name| polls(&events, name))
+            .map(|p| p.thread)
+            .collect();
+        assert!(
+            !pollers
+                .iter()
+                .any(|t| matches!(t, Thread::Known { thread, .. } if *thread == woke[0].2)),
+            "multi {multi}: the plain thread {woke:?} polled {pollers:?}"
+        );
+    }
 }
