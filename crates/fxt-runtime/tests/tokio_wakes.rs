@@ -76,6 +76,42 @@ fn a_consumers_polls_name_its_producer_and_the_trace_has_their_arrows() {
     }
 }
 
+/// The same through `wake_layer()` on a registry (as beside other layers:
+/// its own per-layer filter), the subscriber of the one thread of a
+/// current-thread runtime.
+#[test]
+fn wake_layer_beside_other_layers_names_the_producer_too() {
+    use tracing_subscriber::layer::SubscriberExt;
+    layer();
+    let dispatch = tracing_core::Dispatch::new(
+        tracing_subscriber::registry().with(fxt_runtime::task::tokio::wake_layer()),
+    );
+    let mut builder = tokio::runtime::Builder::new_current_thread();
+    fxt_runtime::task::tokio::instrument(&mut builder);
+    let rt = builder.build().unwrap();
+    let (mut consumer_line, mut producer_line) = (0, 0);
+    let events = trace(|| {
+        tracing_core::dispatcher::with_default(&dispatch, || {
+            rt.block_on(async {
+                let (tx, mut rx) = tokio::sync::mpsc::channel::<u32>(1);
+                consumer_line = line!() + 1;
+                let consumer = tokio::spawn(async move { while rx.recv().await.is_some() {} });
+                producer_line = line!() + 1;
+                let producer = tokio::spawn(async move {
+                    for i in 0..20 {
+                        tx.send(i).await.unwrap();
+                        tokio::task::yield_now().await;
+                    }
+                });
+                producer.await.unwrap();
+                consumer.await.unwrap();
+            });
+        });
+        drop(rt);
+    });
+    check(&events, &at(consumer_line), &at(producer_line), false);
+}
+
 /// Every poll of the consumer a wake caused was the producer's wake, made
 /// inside one of the producer's polls on that poll's thread; each has one
 /// arrow from there.

@@ -54,7 +54,7 @@ use crate::macro_support::{self as ms, Callsite, KeyCache};
 #[cfg(feature = "tokio-wakes")]
 mod wakes;
 #[cfg(feature = "tokio-wakes")]
-pub use wakes::{install_wake_layer, wake_layer};
+pub use wakes::{install_wake_layer, wake_layer, wake_subscriber};
 
 /// Bit of the async ids of the tasks seen through Tokio's hooks.
 #[cfg_attr(not(any(tokio_unstable, feature = "tokio-wakes")), allow(dead_code))]

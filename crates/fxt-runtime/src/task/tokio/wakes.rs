@@ -17,8 +17,11 @@
 //!
 //! Its filter is its own (a per-layer filter): it wants only those spans
 //! and events, and those only while the session records category `task`.
-//! A task spawned while it does not has no span, so its wakes cost
-//! nothing either; this layer sees no wake of it.
+//! Tokio still makes each task's span then (so its wakers report to
+//! the layer, which drops the reports): [`wake_subscriber`] filters for
+//! the whole subscriber instead, so that with the session off no span is
+//! made and no waker reports anything (`bench-tokio-wakes` in fxt-bench
+//! measures both).
 
 use tracing_core::field::{Field, Visit};
 use tracing_core::span::{Attributes, Id};
@@ -40,8 +43,7 @@ const WAKER: &str = "tokio::task::waker";
 /// draw the arrow. Tokio reports its wakers' wakes to `tracing` (built
 /// with `--cfg tokio_unstable` and its feature `tracing`): the layer keeps
 /// each task's first wake since its last poll in the task's span, and the
-/// next poll takes it. A task spawned while the session does not record
-/// category `task` gets no span, so this layer never sees its wakes.
+/// next poll takes it.
 ///
 /// Add it to the program's subscriber, or install it alone with
 /// [`install_wake_layer`]:
@@ -61,17 +63,54 @@ where
     Wakes.with_filter(Wakes)
 }
 
-/// Installs [`wake_layer`] as the program's only `tracing` subscriber, for
-/// a program that has none.
+/// The subscriber [`install_wake_layer`] installs: [`wake_layer`] alone,
+/// filtering for the whole subscriber, so that with the session off Tokio
+/// makes no span for a task it spawns and its wakers report nothing (a
+/// per-layer filter, which [`wake_layer`] needs to sit beside other
+/// layers, leaves the task spans made and their wakers reporting).
+pub fn wake_subscriber() -> impl Subscriber + Send + Sync + 'static {
+    use tracing_subscriber::layer::SubscriberExt;
+    tracing_subscriber::registry().with(Alone)
+}
+
+/// Installs [`wake_subscriber`] as the program's only `tracing`
+/// subscriber, for a program that has none.
 ///
 /// # Errors
 ///
 /// If the program already has a global subscriber (add [`wake_layer`] to
 /// it instead).
 pub fn install_wake_layer() -> Result<(), tracing_core::dispatcher::SetGlobalDefaultError> {
-    use tracing_subscriber::layer::SubscriberExt;
-    let subscriber = tracing_subscriber::registry().with(wake_layer());
-    tracing_core::dispatcher::set_global_default(tracing_core::Dispatch::new(subscriber))
+    tracing_core::dispatcher::set_global_default(tracing_core::Dispatch::new(wake_subscriber()))
+}
+
+/// The layer of [`wake_subscriber`]: [`Wakes`] with its filter applied to
+/// the whole subscriber.
+struct Alone;
+
+impl<S> Layer<S> for Alone
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn register_callsite(&self, meta: &'static Metadata<'static>) -> Interest {
+        <Wakes as Filter<S>>::callsite_enabled(&Wakes, meta)
+    }
+
+    fn enabled(&self, meta: &Metadata<'_>, cx: Context<'_, S>) -> bool {
+        <Wakes as Filter<S>>::enabled(&Wakes, meta, &cx)
+    }
+
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, cx: Context<'_, S>) {
+        <Wakes as Layer<S>>::on_new_span(&Wakes, attrs, id, cx);
+    }
+
+    fn on_event(&self, event: &Event<'_>, cx: Context<'_, S>) {
+        <Wakes as Layer<S>>::on_event(&Wakes, event, cx);
+    }
+
+    fn on_enter(&self, id: &Id, cx: Context<'_, S>) {
+        <Wakes as Layer<S>>::on_enter(&Wakes, id, cx);
+    }
 }
 
 /// The layer and its filter.
