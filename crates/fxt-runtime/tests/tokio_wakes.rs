@@ -76,42 +76,6 @@ fn a_consumers_polls_name_its_producer_and_the_trace_has_their_arrows() {
     }
 }
 
-/// The same through `wake_layer()` on a registry (as beside other layers:
-/// its own per-layer filter), the subscriber of the one thread of a
-/// current-thread runtime.
-#[test]
-fn wake_layer_beside_other_layers_names_the_producer_too() {
-    use tracing_subscriber::layer::SubscriberExt;
-    layer();
-    let dispatch = tracing_core::Dispatch::new(
-        tracing_subscriber::registry().with(fxt_runtime::task::tokio::wake_layer()),
-    );
-    let mut builder = tokio::runtime::Builder::new_current_thread();
-    fxt_runtime::task::tokio::instrument(&mut builder);
-    let rt = builder.build().unwrap();
-    let (mut consumer_line, mut producer_line) = (0, 0);
-    let events = trace(|| {
-        tracing_core::dispatcher::with_default(&dispatch, || {
-            rt.block_on(async {
-                let (tx, mut rx) = tokio::sync::mpsc::channel::<u32>(1);
-                consumer_line = line!() + 1;
-                let consumer = tokio::spawn(async move { while rx.recv().await.is_some() {} });
-                producer_line = line!() + 1;
-                let producer = tokio::spawn(async move {
-                    for i in 0..20 {
-                        tx.send(i).await.unwrap();
-                        tokio::task::yield_now().await;
-                    }
-                });
-                producer.await.unwrap();
-                consumer.await.unwrap();
-            });
-        });
-        drop(rt);
-    });
-    check(&events, &at(consumer_line), &at(producer_line), false);
-}
-
 /// Every poll of the consumer a wake caused was the producer's wake, made
 /// inside one of the producer's polls on that poll's thread; each has one
 /// arrow from there.
@@ -257,4 +221,56 @@ fn a_timers_wake_is_the_drivers_and_a_plain_threads_names_no_task() {
             "multi {multi}: the plain thread {woke:?} polled {pollers:?}"
         );
     }
+}
+
+/// `install_wake_layer`'s subscriber makes no span for a task spawned
+/// while the session is off: that task's wakes are never seen (its polls
+/// keep Tokio's delay), while a task spawned in the session has its.
+#[test]
+fn a_task_spawned_with_the_session_off_has_no_wakers_reports() {
+    layer();
+    let mut builder = tokio::runtime::Builder::new_current_thread();
+    fxt_runtime::task::tokio::instrument(&mut builder);
+    let rt = builder.build().unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<u32>(1);
+    let (back, mut from_consumer) = tokio::sync::mpsc::channel::<u32>(1);
+    // Spawned before the session, polled only in it (by `block_on`);
+    // while no other test's session records (they hold this lock).
+    let serial = common::serial();
+    let consumer_line = line!() + 1;
+    let consumer = rt.spawn(async move {
+        while let Some(v) = rx.recv().await {
+            back.send(v).await.unwrap();
+        }
+    });
+    drop(serial);
+    let mut producer_line = 0;
+    let events = trace(|| {
+        rt.block_on(async {
+            producer_line = line!() + 1;
+            let producer = tokio::spawn(async move {
+                for i in 0..20 {
+                    tx.send(i).await.unwrap();
+                    assert_eq!(from_consumer.recv().await, Some(i));
+                }
+            });
+            producer.await.unwrap();
+            consumer.await.unwrap();
+        });
+        drop(rt);
+    });
+    let consumer = polls(&events, &at(consumer_line));
+    assert!(consumer.len() >= 20, "{} polls", consumer.len());
+    assert!(
+        consumer
+            .iter()
+            .all(|p| u64_arg(p, "waker_thread").is_none()),
+        "the consumer's wakes were seen: {consumer:?}"
+    );
+    // The producer, spawned in the session, waits for each answer, and
+    // the consumer wakes it.
+    let by = task_of(&events, &at(consumer_line));
+    let woken = wakers(&events, &at(producer_line));
+    assert!(woken.len() >= 19, "{woken:?}");
+    assert!(woken.iter().all(|w| w.0 == Some(by)), "{woken:?}");
 }
