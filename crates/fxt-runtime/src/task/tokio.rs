@@ -9,15 +9,15 @@
 //!   (plain `tokio::spawn` included, and the tasks of libraries), named by
 //!   its spawn location: its life as an async slice with the task's id and
 //!   each poll as a duration on the worker (which readers draw on the
-//!   task's track too), as [`traced`](super::traced) records them. Tokio's
-//!   hooks see no wakes, so these polls have no `delay` and no arrows:
-//!   wrap a future with [`traced`](super::traced) for those.
+//!   task's track too), as [`traced`](super::traced) records them.
 //!
 //!   Tokio also measures each poll's scheduling delay (the task's last
 //!   wake to the poll's start: `track_task_schedule_latency`, which
 //!   [`instrument`] turns on), recorded as the poll's `delay`. Tokio's
-//!   hooks do not say who woke the task, so these polls have no arrows:
-//!   wrap a future with [`traced`](super::traced) for those.
+//!   hooks do not say who woke the task: with feature `tokio-wakes`,
+//!   `wake_layer` reads the wakes Tokio reports to `tracing`, and the
+//!   polls they cause then have `woken_by` and `waker_thread` (and their
+//!   arrows), as a traced future's do.
 //!
 //! A task spawned before the session has its polls in the trace but no
 //! life: its termination is not written either.
@@ -50,6 +50,31 @@ use ::tokio::runtime::Builder;
 use super::name::CATEGORY;
 use super::wake;
 use crate::macro_support::{self as ms, Callsite, KeyCache};
+
+#[cfg(feature = "tokio-wakes")]
+mod wakes;
+#[cfg(feature = "tokio-wakes")]
+pub use wakes::{install_wake_layer, wake_layer, wake_subscriber};
+
+/// Bit of the async ids of the tasks seen through Tokio's hooks.
+#[cfg_attr(not(any(tokio_unstable, feature = "tokio-wakes")), allow(dead_code))]
+const TOKIO_ID: u64 = 1 << 62;
+
+/// The async id of the task Tokio numbers `tokio_id`.
+#[cfg_attr(not(any(tokio_unstable, feature = "tokio-wakes")), allow(dead_code))]
+fn task_id(tokio_id: u64) -> u64 {
+    TOKIO_ID | (tokio_id & !TOKIO_ID)
+}
+
+/// Hands the wake that caused the poll running on this thread (its
+/// ticks, task and thread: `wake::WakeSlot::take`) to that poll's record.
+#[cfg(feature = "tokio-wakes")]
+fn woken(at: u64, by: u64, thread: u64) {
+    #[cfg(tokio_unstable)]
+    unstable::woken(at, by, thread);
+    #[cfg(not(tokio_unstable))]
+    let _ = (at, by, thread);
+}
 
 static PARKED_KEYS: [KeyCache; 0] = [];
 static PARKED: Callsite = Callsite::new(CATEGORY, "parked", &[], &PARKED_KEYS);
@@ -144,10 +169,9 @@ mod unstable {
 
     use super::super::name::{self, Name};
     use super::super::{wake, Woke};
+    use super::task_id;
+    use crate::clock;
     use crate::macro_support::{self as ms, Callsite, Site};
-
-    /// Bit of the async ids of the tasks seen through Tokio's hooks.
-    const TOKIO_ID: u64 = 1 << 62;
 
     thread_local! {
         /// The call site of the last spawn location this thread looked up
@@ -158,6 +182,15 @@ mod unstable {
         /// its scheduling delay in ns if Tokio measured one, and the
         /// thread's current task before it.
         static POLL_START: Cell<(u64, Option<u64>, u64)> = const { Cell::new((0, None, 0)) };
+        /// The wake that caused the poll running on this thread, as
+        /// `wake_layer` found it: its ticks (0: none), task and thread.
+        static WOKEN: Cell<(u64, u64, u64)> = const { Cell::new((0, 0, 0)) };
+    }
+
+    /// See `super::woken`.
+    #[cfg(feature = "tokio-wakes")]
+    pub(super) fn woken(at: u64, by: u64, thread: u64) {
+        WOKEN.set((at, by, thread));
     }
 
     pub(super) fn install(builder: &mut Builder) {
@@ -177,6 +210,7 @@ mod unstable {
                         .schedule_latency()
                         .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
                     let outer = wake::set_current(id);
+                    WOKEN.set((0, 0, 0));
                     POLL_START.set((ms::duration_start(), delay, outer));
                 }
             })
@@ -187,17 +221,28 @@ mod unstable {
             // not in that trace at all rather than half in it.
             .on_after_task_poll(|meta| {
                 let (start, delay, outer) = POLL_START.replace((0, None, 0));
+                let (woken, by, thread) = WOKEN.replace((0, 0, 0));
                 if start == 0 {
                     return;
                 }
                 wake::set_current(outer);
                 if let Some((site, id)) = task(meta) {
-                    // Tokio's hooks do not say who woke the task.
-                    let woke = delay.map(|delay| Woke {
-                        delay,
-                        by: 0,
-                        thread: 0,
-                    });
+                    // Tokio's hooks do not say who woke the task: only
+                    // `wake_layer` does (its wake's delay counts from its
+                    // own clock read, as a traced future's).
+                    let woke = if woken != 0 {
+                        Some(Woke {
+                            delay: clock::ticks_to_ns(start.saturating_sub(woken)),
+                            by,
+                            thread,
+                        })
+                    } else {
+                        delay.map(|delay| Woke {
+                            delay,
+                            by: 0,
+                            thread: 0,
+                        })
+                    };
                     super::super::poll_records(site, id, start, woke);
                 }
             })
@@ -256,7 +301,7 @@ mod unstable {
                 c
             }
         };
-        Some((callsite.site()?, TOKIO_ID | id_of(meta)))
+        Some((callsite.site()?, task_id(id_of(meta))))
     }
 
     /// Tokio's task id as a number (it shows it only through `Display`).
@@ -272,6 +317,6 @@ mod unstable {
         }
         let mut digits = Digits(0);
         let _ = write!(digits, "{}", meta.id());
-        digits.0 & !TOKIO_ID
+        digits.0
     }
 }

@@ -31,6 +31,10 @@
 //! and unpark hooks, when its I/O and timer drivers run on it): its
 //! current task is then [`DRIVER`], and the poll a wake made there causes
 //! says so (`woken_by_driver`).
+//!
+//! The tasks of Tokio's hooks have no waker of fxt's: with
+//! `tokio::wake_layer`, the wakes Tokio reports to `tracing` are stored
+//! in a [`WakeSlot`] kept in each task's span, as here.
 
 use core::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -47,13 +51,22 @@ pub(crate) struct TaskState {
     pub(crate) id: u64,
     /// The call site of the task's name.
     pub(crate) callsite: &'static Callsite,
+    /// The first wake since the last poll started.
+    woken: WakeSlot,
+}
+
+/// The first wake of a task since its last poll started: what the next
+/// poll takes (see the module docs). Shared by the wrapper's wakers and,
+/// for the tasks of Tokio's hooks, by Tokio's own (`tokio::wakes`).
+#[derive(Default)]
+pub(crate) struct WakeSlot {
     /// Ticks of the first wake since the last poll started, 0 if none.
-    woken: AtomicU64,
+    at: AtomicU64,
     /// The task whose poll made that wake (0: none; [`DRIVER`]: a Tokio
     /// runtime's driver).
-    woken_by: AtomicU64,
+    by: AtomicU64,
     /// The koid of the thread that made that wake.
-    woken_on: AtomicU64,
+    on: AtomicU64,
 }
 
 /// The thread's current task while a Tokio worker is parked: a wake made
@@ -74,58 +87,74 @@ pub(crate) fn set_current(task: u64) -> u64 {
     CURRENT.replace(task)
 }
 
+/// The thread's current task (see the module docs).
+#[cfg(feature = "tokio-wakes")]
+#[inline]
+pub(crate) fn current() -> u64 {
+    CURRENT.get()
+}
+
 impl TaskState {
     pub(crate) fn new(id: u64, callsite: &'static Callsite) -> TaskState {
         TaskState {
             id,
             callsite,
-            woken: AtomicU64::new(0),
-            woken_by: AtomicU64::new(0),
-            woken_on: AtomicU64::new(0),
+            woken: WakeSlot::default(),
         }
     }
 
-    /// Records a wake (with the category on): the first since the last
-    /// poll leaves its timestamp, its task and its thread for the next
-    /// poll. Nothing is written to the trace.
+    /// Records a wake (with the category on): see [`WakeSlot::record`].
     fn record_wake(&self) {
-        if self.callsite.site().is_none() {
-            return;
+        if self.callsite.site().is_some() {
+            self.woken.record();
         }
+    }
+
+    /// Takes the wake that caused this poll: see [`WakeSlot::take`].
+    pub(crate) fn take_wake(&self) -> (u64, u64, u64) {
+        self.woken.take()
+    }
+}
+
+impl WakeSlot {
+    /// Records a wake made on this thread (the caller checked that the
+    /// category records): the first since the last poll leaves its
+    /// timestamp, its task and its thread for the next poll. Nothing is
+    /// written to the trace.
+    pub(crate) fn record(&self) {
         // Relaxed: only a wake that may be the first stores its waker (and
         // reads the clock); a racing wake's may stand instead, a waker of
         // that poll all the same.
-        if self.woken.load(Ordering::Relaxed) != 0 {
+        if self.at.load(Ordering::Relaxed) != 0 {
             return;
         }
         // Never 0, which means "not woken".
         let now = clock::now().max(1);
-        self.woken_by.store(CURRENT.get(), Ordering::Relaxed);
-        self.woken_on.store(koid(), Ordering::Relaxed);
-        // Release: publishes `woken_by` and `woken_on` to the poll's
-        // Acquire in `take_wake`. The executor's own wake orders this wake
-        // before the poll it causes.
+        self.by.store(CURRENT.get(), Ordering::Relaxed);
+        self.on.store(koid(), Ordering::Relaxed);
+        // Release: publishes `by` and `on` to the poll's Acquire in
+        // `take`. The executor's own wake orders this wake before the
+        // poll it causes.
         let _ = self
-            .woken
+            .at
             .compare_exchange(0, now, Ordering::Release, Ordering::Relaxed);
     }
 
     /// Takes the wake that caused this poll: its timestamp (0 if none),
     /// the task that made it (0 if none, [`DRIVER`] for a runtime's
     /// driver) and the koid of its thread.
-    pub(crate) fn take_wake(&self) -> (u64, u64, u64) {
+    pub(crate) fn take(&self) -> (u64, u64, u64) {
         // Relaxed: a first look (most polls of a busy task find a wake,
         // but a swap on a line nobody wrote costs more than a load).
-        if self.woken.load(Ordering::Relaxed) == 0 {
+        if self.at.load(Ordering::Relaxed) == 0 {
             return (0, 0, 0);
         }
-        // Acquire: pairs with the Release of `record_wake`'s exchange, so
-        // the waker and thread stored before it are read here.
-        // The waker and thread need no reset: a wake stores both before
-        // its timestamp.
-        let woken = self.woken.swap(0, Ordering::Acquire);
-        let by = self.woken_by.load(Ordering::Relaxed);
-        (woken, by, self.woken_on.load(Ordering::Relaxed))
+        // Acquire: pairs with the Release of `record`'s exchange, so the
+        // waker and thread stored before it are read here. The waker and
+        // thread need no reset: a wake stores both before its timestamp.
+        let at = self.at.swap(0, Ordering::Acquire);
+        let by = self.by.load(Ordering::Relaxed);
+        (at, by, self.on.load(Ordering::Relaxed))
     }
 }
 
