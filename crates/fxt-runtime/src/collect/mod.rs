@@ -445,6 +445,8 @@ impl<'r, 'w> Collector<'r, Out<'w>> {
         let mut c = Collector::start(shared, out);
         c.snapshot = Some(n);
         c.live = true;
+        // Between two of the streamer's passes (`Buffers::passes`).
+        let _pass = crate::state::shared::lock(&shared.buffers.passes);
         let chunks = shared.buffers.ring.snapshot_all();
         c.pass(shared, &chunks, false);
         c.finish(shared)

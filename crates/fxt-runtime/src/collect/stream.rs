@@ -49,9 +49,12 @@ pub(crate) fn run(shared: Arc<Shared>, file: DirectFile) -> io::Result<Stats> {
         // A snapshot of a drained oneshot session waits for the end of the
         // pass (see `Collector::snapshot`).
         let mut drained = shared.buffers.drained.as_ref().map(lock);
+        // A snapshot of a live session waits for the end of the pass too.
+        let pass = lock(&shared.buffers.passes);
         let released = shared.buffers.ring.snapshot_released();
         let before = c.bytes();
         c.pass(&shared, &released, true);
+        drop(pass);
         if let Some(d) = drained.as_deref_mut() {
             c.progress(d);
         }

@@ -297,6 +297,7 @@ fn heap_buffers(plan: &Plan, config: &Config, drained: Option<Mutex<Drained>>) -
         large: LargeRecords::new(plan.large_budget),
         init_tps: None,
         drained,
+        passes: Mutex::new(()),
     }
 }
 
@@ -354,6 +355,7 @@ fn crash_safe_buffers(
         // The initialization record's last word: its ticks per second.
         init_tps: Some(window(pre.len() - 1, 1)),
         drained: None,
+        passes: Mutex::new(()),
     })
 }
 

@@ -87,6 +87,12 @@ pub(crate) struct Buffers {
     /// `output` so far, held by the streamer during each pass (a snapshot
     /// copies that much of the file, then the rest from memory).
     pub(crate) drained: Option<Mutex<Drained>>,
+    /// Held by the streamer during each pass over the released chunks
+    /// (it frees what it wrote) and by a snapshot of a live session during
+    /// its pass: a snapshot sees the chunks as they are between two passes,
+    /// so every thread's records in it run without a gap that no drop
+    /// explains (a chunk freed in the middle of its pass would leave one).
+    pub(crate) passes: Mutex<()>,
 }
 
 /// The session's helper threads and their stop flags (all spawned by
