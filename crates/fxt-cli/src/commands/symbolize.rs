@@ -131,12 +131,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             args.file.clone()
         }
         None => {
-            let mut file = OpenOptions::new()
-                .append(true)
-                .open(&args.file)
-                .map_err(|e| Error::io(&args.file, e))?;
-            file.write_all(&appended)
-                .map_err(|e| Error::io(&args.file, e))?;
+            append_to(&args.file, &appended)?;
             args.file.clone()
         }
     };
@@ -159,6 +154,16 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         }
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Appends `bytes` to the trace at `path` (a whole trace stays whole:
+/// only records are appended).
+fn append_to(path: &str, bytes: &[u8]) -> Result<(), Error> {
+    let mut file = OpenOptions::new()
+        .append(true)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    file.write_all(bytes).map_err(|e| Error::io(path, e))
 }
 
 /// Whether `trace` holds the marker of derived records
@@ -200,12 +205,7 @@ fn append_derived(
         )))
         }
         None => {
-            let mut file = OpenOptions::new()
-                .append(true)
-                .open(&args.file)
-                .map_err(|e| Error::io(&args.file, e))?;
-            file.write_all(&appended)
-                .map_err(|e| Error::io(&args.file, e))?;
+            append_to(&args.file, &appended)?;
             args.file.clone()
         }
     };
