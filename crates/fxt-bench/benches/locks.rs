@@ -12,6 +12,12 @@
 //!   a program is used: `parking_lot`, `fxt::sync` with tracing off, and
 //!   with every wait recorded.
 //!
+//! Recorded runs start a fresh session per run, as a user's first
+//! session would be; `fxt-recorded-prefaulted` starts it with its buffer
+//! already faulted in (`Prefault::AtStart`), since the default faults it
+//! in on a background thread during the run, and on a machine with few
+//! cores that thread's page faults compete with the lock's threads.
+//!
 //! ```text
 //! cargo bench -p fxt-bench --bench locks
 //! ```
@@ -58,6 +64,8 @@ enum Tracing {
     Off,
     CategoryOff,
     On,
+    /// Recorded, the buffer faulted in before the run (`Prefault::AtStart`).
+    OnPrefaulted,
 }
 
 fn session(t: Tracing) -> Option<fxt::Session> {
@@ -66,6 +74,7 @@ fn session(t: Tracing) -> Option<fxt::Session> {
         Tracing::Off => None,
         Tracing::CategoryOff => Some(fxt::start(config.categories(&["other"])).unwrap()),
         Tracing::On => Some(fxt::start(config).unwrap()),
+        Tracing::OnPrefaulted => Some(fxt::start(config.prefault(fxt::Prefault::AtStart)).unwrap()),
     }
 }
 
@@ -170,6 +179,12 @@ fn contended(c: &mut Criterion) {
             finish(s);
             d
         });
+        bench(&mut g, "fxt-recorded-prefaulted", &|| {
+            let s = session(Tracing::OnPrefaulted);
+            let d = run(&fx, threads, PER_THREAD);
+            finish(s);
+            d
+        });
         g.finish();
     }
 }
@@ -201,6 +216,12 @@ fn with_work(c: &mut Criterion) {
         // A session per sample, so the buffer never fills: every wait is in it.
         bench(&mut g, "fxt-category-on", &|| {
             let s = session(Tracing::On);
+            let d = go(&fx);
+            finish(s);
+            d
+        });
+        bench(&mut g, "fxt-recorded-prefaulted", &|| {
+            let s = session(Tracing::OnPrefaulted);
             let d = go(&fx);
             finish(s);
             d
