@@ -8,6 +8,7 @@ use rustc_hash::FxHashMap;
 use fxt_format::decode::{Event, Text, Thread};
 
 use crate::interned::Interned;
+use crate::recent::thread_slot;
 use crate::problems::{thread_label, Problem, Reason};
 
 /// A duration begin or end as matching sees it: where, what and when
@@ -162,10 +163,9 @@ impl ById {
     fn stack(&mut self, key: ThreadKey) -> &mut Vec<OpenId> {
         if self.stacks.get(self.last).is_none_or(|s| s.0 != key) {
             let slot = match key.1 {
-                Thread::Known { process, thread } => process ^ thread,
-                Thread::Undefined(index) => u64::from(index),
-            } as usize
-                % SLOTS;
+                Thread::Known { thread, .. } => thread_slot(thread, SLOTS),
+                Thread::Undefined(index) => usize::from(index) % SLOTS,
+            };
             let recent = self.recent[slot] as usize;
             self.last = if self.stacks.get(recent).is_some_and(|s| s.0 == key) {
                 recent
