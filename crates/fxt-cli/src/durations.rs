@@ -8,8 +8,8 @@ use rustc_hash::FxHashMap;
 use fxt_format::decode::{Event, Text, Thread};
 
 use crate::interned::Interned;
-use crate::recent::thread_slot;
 use crate::problems::{thread_label, Problem, Reason};
+use crate::recent::thread_slot;
 
 /// A duration begin or end as matching sees it: where, what and when
 /// (from a decoded event, or from a view's fields).

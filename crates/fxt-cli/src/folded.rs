@@ -688,6 +688,11 @@ mod tests {
     /// end), ties in start and end, zero-length spans, and some out of
     /// time order.
     fn written(seed: u64, n: usize) -> Vec<Span> {
+        written_with(seed, n, 5)
+    }
+
+    /// [`written`] with `names` names.
+    fn written_with(seed: u64, n: usize, names: u64) -> Vec<Span> {
         let mut x = seed;
         let mut next = move |m: u64| {
             x = x
@@ -704,7 +709,7 @@ mod tests {
                 at
             };
             let end = start + next(3) * next(8);
-            let name = next(5) as u32;
+            let name = next(names) as u32;
             spans.push(Span {
                 start,
                 end,
@@ -713,6 +718,57 @@ mod tests {
             });
         }
         spans
+    }
+
+    /// The stacks of sorted spans folded by their paths of names, the
+    /// tree's nesting written plainly (a path per open span, no nodes).
+    fn folded_by_paths(spans: &[Span], names: &[String]) -> BTreeMap<String, u64> {
+        let mut stacks = BTreeMap::new();
+        // Per open span: its end, path, duration and children's time.
+        let mut open: Vec<(u64, String, u64, u64)> = Vec::new();
+        let close = |stacks: &mut BTreeMap<String, u64>,
+                     (_, path, d, c): (u64, String, u64, u64)| {
+            add(stacks, path, d - c)
+        };
+        for s in spans {
+            while let Some(top) = open.pop_if(|top| top.0 <= s.start) {
+                close(&mut stacks, top);
+            }
+            let (end, path) = match open.last_mut() {
+                Some(top) => {
+                    let end = s.end.min(top.0);
+                    top.3 += end - s.start;
+                    (end, format!("{};{}", top.1, names[s.name as usize]))
+                }
+                None => (s.end, format!("t;{}", names[s.name as usize])),
+            };
+            open.push((end, path, end - s.start, 0));
+        }
+        while let Some(top) = open.pop() {
+            close(&mut stacks, top);
+        }
+        stacks
+    }
+
+    /// The tree finds a node's children by a walk of their list while
+    /// they are few, by hashing past that: either way it folds as the
+    /// paths of names do.
+    #[test]
+    fn tree_folds_as_paths_of_names() {
+        for (seed, names) in (0..60).map(|seed| (seed, [3, 9, 40][seed as usize % 3])) {
+            let names: Vec<String> = (0..names).map(|i| format!("n{i}")).collect();
+            let mut spans = written_with(seed, 50 + seed as usize * 20, names.len() as u64);
+            sort_spans(&mut spans);
+            let mut tree = Tree::default();
+            tree.nest(&spans);
+            if names.len() == 40 && seed > 10 {
+                // The hashed lookup is met, not only the walk of a list.
+                assert!(tree.nodes.iter().any(|n| n.children > FEW_CHILDREN));
+            }
+            let mut stacks = BTreeMap::new();
+            tree.fold("t", &names, &mut stacks);
+            assert_eq!(stacks, folded_by_paths(&spans, &names), "seed {seed}");
+        }
     }
 
     #[test]
