@@ -7,7 +7,9 @@ use rustc_hash::FxHashMap;
 
 use fxt_format::decode::{Event, Text, Thread};
 
+use crate::interned::Interned;
 use crate::problems::{thread_label, Problem, Reason};
+use crate::recent::thread_slot;
 
 /// A duration begin or end as matching sees it: where, what and when
 /// (from a decoded event, or from a view's fields).
@@ -94,27 +96,8 @@ impl Durations {
         let Some(begin) = self.open.get_mut(&(provider, e.thread)).and_then(Vec::pop) else {
             return Closed::Nothing;
         };
-        let mut problems = Vec::new();
-        if e.name != begin.name && e.name != "" {
-            problems.push(Problem {
-                offset,
-                reason: Reason::MismatchedEnd,
-                message: format!(
-                    "duration end {} closes duration begin {} (offset {:#x})",
-                    e.name, begin.name, begin.offset
-                ),
-            });
-        }
-        if e.timestamp < begin.timestamp {
-            problems.push(Problem {
-                offset,
-                reason: Reason::MismatchedEnd,
-                message: format!(
-                    "duration end {} (ts {}) is before its begin (ts {}, offset {:#x})",
-                    e.name, e.timestamp, begin.timestamp, begin.offset
-                ),
-            });
-        }
+        let end = (offset, &e.name, e.timestamp);
+        let problems = pair_problems(end, (begin.offset, &begin.name, begin.timestamp));
         Closed::Begin(begin, problems)
     }
 
@@ -132,6 +115,155 @@ impl Durations {
             .into_iter()
             .flat_map(|((_, t), stack)| stack.into_iter().map(move |o| (t, o)))
     }
+}
+
+/// An open duration begin of [`ById`]: its name as an id of the walk's
+/// [`Interned`] texts (equal ids, equal texts).
+struct OpenId {
+    offset: u64,
+    name: u32,
+    timestamp: u64,
+}
+
+/// [`Durations`]' matching for one range of a walk, by name id rather than
+/// by text: an event's name is resolved once per string index and epoch
+/// ([`Interned`]), so a begin or end copies no text; the texts are looked
+/// at only for a pair with problems. [`ById::into_durations`] hands the
+/// begins left open to a [`Durations`] that matches across ranges.
+#[derive(Default)]
+pub struct ById {
+    stacks: Vec<(ThreadKey, Vec<OpenId>)>,
+    index: FxHashMap<ThreadKey, usize>,
+    /// Index in `stacks` of the last thread (events come in runs of one).
+    last: usize,
+    /// Per slot (the low bits of a thread's koids): the index in `stacks`
+    /// of the last thread there, so that threads taking turns are found
+    /// with no hashing.
+    recent: [u32; SLOTS],
+}
+
+/// Slots of [`ById::recent`].
+const SLOTS: usize = 16;
+
+/// A provider and one of its threads.
+type ThreadKey = (Option<u32>, Thread);
+
+/// What a duration end closed in [`ById`].
+pub enum ClosedId {
+    /// No begin was open on its thread.
+    Nothing,
+    /// The innermost open begin of its thread closed, with the problems of
+    /// the pair.
+    Begin(Vec<Problem>),
+}
+
+impl ById {
+    /// The open begins of a provider's thread.
+    #[inline]
+    fn stack(&mut self, key: ThreadKey) -> &mut Vec<OpenId> {
+        if self.stacks.get(self.last).is_none_or(|s| s.0 != key) {
+            let slot = match key.1 {
+                Thread::Known { thread, .. } => thread_slot(thread, SLOTS),
+                Thread::Undefined(index) => usize::from(index) % SLOTS,
+            };
+            let recent = self.recent[slot] as usize;
+            self.last = if self.stacks.get(recent).is_some_and(|s| s.0 == key) {
+                recent
+            } else {
+                let at = self.find(key);
+                self.recent[slot] = at as u32;
+                at
+            };
+        }
+        &mut self.stacks[self.last].1
+    }
+
+    #[inline(never)]
+    fn find(&mut self, key: ThreadKey) -> usize {
+        let next = self.stacks.len();
+        let at = *self.index.entry(key).or_insert(next);
+        if at == next {
+            self.stacks.push((key, Vec::new()));
+        }
+        at
+    }
+
+    /// Opens a duration begin (`name`: an id of `texts`).
+    #[inline]
+    pub fn begin(&mut self, provider: Option<u32>, offset: u64, e: (Thread, u32, u64)) {
+        let (thread, name, timestamp) = e;
+        self.stack((provider, thread)).push(OpenId {
+            offset,
+            name,
+            timestamp,
+        });
+    }
+
+    /// Closes the innermost open begin of the end's thread (`e`: thread,
+    /// name id of `texts`, ticks), as [`Durations::end`] does.
+    #[inline]
+    pub fn end(
+        &mut self,
+        provider: Option<u32>,
+        offset: u64,
+        e: (Thread, u32, u64),
+        texts: &Interned,
+    ) -> ClosedId {
+        let (thread, name, timestamp) = e;
+        let Some(begin) = self.stack((provider, thread)).pop() else {
+            return ClosedId::Nothing;
+        };
+        if begin.name == name && timestamp >= begin.timestamp {
+            return ClosedId::Begin(Vec::new());
+        }
+        let end = (offset, texts.text(name), timestamp);
+        let open = (begin.offset, texts.text(begin.name), begin.timestamp);
+        ClosedId::Begin(pair_problems(end, open))
+    }
+
+    /// The begins left open, as a [`Durations`] holding them (names from
+    /// `texts`; categories, which the check never shows, empty).
+    pub fn into_durations(self, texts: &Interned) -> Durations {
+        let mut durations = Durations::default();
+        for ((provider, thread), stack) in self.stacks {
+            for open in stack {
+                let mark = Mark {
+                    thread,
+                    category: Text::default(),
+                    name: texts.text(open.name).clone(),
+                    timestamp: open.timestamp,
+                };
+                durations.begin(provider, open.offset, mark);
+            }
+        }
+        durations
+    }
+}
+
+/// The problems of a pair: its end (offset, name, ticks) names another
+/// begin (an end may leave its name empty) or is before its begin.
+fn pair_problems(end: (u64, &Text, u64), begin: (u64, &Text, u64)) -> Vec<Problem> {
+    let ((offset, name, timestamp), (begin_offset, begin_name, begin_ts)) = (end, begin);
+    let mut problems = Vec::new();
+    if name != begin_name && *name != "" {
+        problems.push(Problem {
+            offset,
+            reason: Reason::MismatchedEnd,
+            message: format!(
+                "duration end {name} closes duration begin {begin_name} (offset {begin_offset:#x})"
+            ),
+        });
+    }
+    if timestamp < begin_ts {
+        problems.push(Problem {
+            offset,
+            reason: Reason::MismatchedEnd,
+            message: format!(
+                "duration end {name} (ts {timestamp}) is before its begin (ts {begin_ts}, offset {begin_offset:#x})"
+            ),
+        });
+    }
+    problems
 }
 
 /// The problem of a duration end that closes no begin.

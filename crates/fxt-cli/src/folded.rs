@@ -95,7 +95,14 @@ struct Threads {
     index: FxHashMap<ThreadKey, usize>,
     states: Vec<(ThreadKey, ThreadSpans)>,
     last: Option<(ThreadKey, usize)>,
+    /// Per slot (the low bits of a thread's koids): the index in `states`
+    /// of the last thread there, so that threads taking turns are found
+    /// with no hashing.
+    recent: [u32; THREAD_SLOTS],
 }
+
+/// Slots of [`Threads::recent`].
+const THREAD_SLOTS: usize = 16;
 
 impl Threads {
     /// The state of thread `t`, made empty if new.
@@ -104,16 +111,29 @@ impl Threads {
         let at = match self.last {
             Some((key, at)) if key == t => at,
             _ => {
-                let next = self.states.len();
-                let at = *self.index.entry(t).or_insert(next);
-                if at == next {
-                    self.states.push((t, ThreadSpans::default()));
-                }
+                let slot = crate::recent::thread_slot(t.2, THREAD_SLOTS);
+                let recent = self.recent[slot] as usize;
+                let at = match self.states.get(recent) {
+                    Some((key, _)) if *key == t => recent,
+                    _ => self.find(t),
+                };
+                self.recent[slot] = at as u32;
                 self.last = Some((t, at));
                 at
             }
         };
         &mut self.states[at].1
+    }
+
+    /// The index of thread `t` in `states`, made empty if new.
+    #[inline(never)]
+    fn find(&mut self, t: ThreadKey) -> usize {
+        let next = self.states.len();
+        let at = *self.index.entry(t).or_insert(next);
+        if at == next {
+            self.states.push((t, ThreadSpans::default()));
+        }
+        at
     }
 }
 
@@ -496,13 +516,46 @@ fn is_span_part(kind: EventKind) -> bool {
     )
 }
 
-/// One thread's call tree: nodes by (parent, name), with their self time.
-#[derive(Default)]
+/// One thread's call tree: node 0 the thread, then a node per (parent,
+/// name) with its self time. A node's children are found by a walk of
+/// their list while they are few (most nodes: no hashing per span), by
+/// `index` past that.
 struct Tree {
-    /// (parent node + 1, or 0 for a root; name) → node.
+    /// (parent node, name) → node, for every node but the root.
     index: FxHashMap<(u32, u32), u32>,
-    /// Per node: parent + 1 (0 for a root), name, self time.
-    nodes: Vec<(u32, u32, u64)>,
+    nodes: Vec<Node>,
+}
+
+/// A node of a [`Tree`]; 0 in `first_child` and `next` is no node (the
+/// root is no one's child).
+#[derive(Clone, Copy)]
+struct Node {
+    parent: u32,
+    name: u32,
+    self_ns: u64,
+    first_child: u32,
+    next: u32,
+    children: u32,
+}
+
+/// Children of a node found by a walk of their list, not by `index`.
+const FEW_CHILDREN: u32 = 8;
+
+impl Default for Tree {
+    fn default() -> Self {
+        let root = Node {
+            parent: 0,
+            name: u32::MAX,
+            self_ns: 0,
+            first_child: 0,
+            next: 0,
+            children: 0,
+        };
+        Tree {
+            index: FxHashMap::default(),
+            nodes: vec![root],
+        }
+    }
 }
 
 /// A span open while nesting: its end, node, duration and the time of its
@@ -515,17 +568,47 @@ struct Frame {
 }
 
 impl Tree {
+    /// The child named `name` of node `parent`, made if new.
+    #[inline]
     fn node(&mut self, parent: u32, name: u32) -> u32 {
-        let next = self.nodes.len() as u32;
-        let node = *self.index.entry((parent, name)).or_insert(next);
-        if node == next {
-            self.nodes.push((parent, name, 0));
+        let p = self.nodes[parent as usize];
+        if p.children <= FEW_CHILDREN {
+            let mut at = p.first_child;
+            while at != 0 {
+                let child = &self.nodes[at as usize];
+                if child.name == name {
+                    return at;
+                }
+                at = child.next;
+            }
+        } else if let Some(&at) = self.index.get(&(parent, name)) {
+            return at;
         }
+        self.add_node(parent, name)
+    }
+
+    /// A new child named `name` of node `parent`.
+    #[cold]
+    fn add_node(&mut self, parent: u32, name: u32) -> u32 {
+        let node = self.nodes.len() as u32;
+        let p = &mut self.nodes[parent as usize];
+        let next = p.first_child;
+        p.first_child = node;
+        p.children += 1;
+        self.nodes.push(Node {
+            parent,
+            name,
+            self_ns: 0,
+            first_child: 0,
+            next,
+            children: 0,
+        });
+        self.index.insert((parent, name), node);
         node
     }
 
     fn close(&mut self, f: Frame) {
-        self.nodes[f.node as usize].2 += f.duration - f.children;
+        self.nodes[f.node as usize].self_ns += f.duration - f.children;
     }
 
     /// Nests `spans` (sorted by start, longest first); returns how many
@@ -545,7 +628,7 @@ impl Tree {
                         cut += 1;
                     }
                     top.children += end - s.start;
-                    top.node + 1
+                    top.node
                 }
                 None => 0,
             };
@@ -565,20 +648,20 @@ impl Tree {
 
     /// Adds every node's self time to `stacks`, under the root frame `root`.
     fn fold(&self, root: &str, names: &[String], stacks: &mut BTreeMap<String, u64>) {
-        for (i, &(_, _, self_ns)) in self.nodes.iter().enumerate() {
-            if self_ns == 0 {
+        for (i, node) in self.nodes.iter().enumerate().skip(1) {
+            if node.self_ns == 0 {
                 continue;
             }
             let mut frames = Vec::new();
-            let mut at = i as u32 + 1;
+            let mut at = i as u32;
             while at != 0 {
-                let (parent, name, _) = self.nodes[at as usize - 1];
+                let Node { parent, name, .. } = self.nodes[at as usize];
                 frames.push(names[name as usize].as_str());
                 at = parent;
             }
             frames.push(root);
             frames.reverse();
-            add(stacks, frames.join(";"), self_ns);
+            add(stacks, frames.join(";"), node.self_ns);
         }
     }
 }
@@ -605,6 +688,11 @@ mod tests {
     /// end), ties in start and end, zero-length spans, and some out of
     /// time order.
     fn written(seed: u64, n: usize) -> Vec<Span> {
+        written_with(seed, n, 5)
+    }
+
+    /// [`written`] with `names` names.
+    fn written_with(seed: u64, n: usize, names: u64) -> Vec<Span> {
         let mut x = seed;
         let mut next = move |m: u64| {
             x = x
@@ -621,7 +709,7 @@ mod tests {
                 at
             };
             let end = start + next(3) * next(8);
-            let name = next(5) as u32;
+            let name = next(names) as u32;
             spans.push(Span {
                 start,
                 end,
@@ -630,6 +718,57 @@ mod tests {
             });
         }
         spans
+    }
+
+    /// The stacks of sorted spans folded by their paths of names, the
+    /// tree's nesting written plainly (a path per open span, no nodes).
+    fn folded_by_paths(spans: &[Span], names: &[String]) -> BTreeMap<String, u64> {
+        let mut stacks = BTreeMap::new();
+        // Per open span: its end, path, duration and children's time.
+        let mut open: Vec<(u64, String, u64, u64)> = Vec::new();
+        let close = |stacks: &mut BTreeMap<String, u64>,
+                     (_, path, d, c): (u64, String, u64, u64)| {
+            add(stacks, path, d - c)
+        };
+        for s in spans {
+            while let Some(top) = open.pop_if(|top| top.0 <= s.start) {
+                close(&mut stacks, top);
+            }
+            let (end, path) = match open.last_mut() {
+                Some(top) => {
+                    let end = s.end.min(top.0);
+                    top.3 += end - s.start;
+                    (end, format!("{};{}", top.1, names[s.name as usize]))
+                }
+                None => (s.end, format!("t;{}", names[s.name as usize])),
+            };
+            open.push((end, path, end - s.start, 0));
+        }
+        while let Some(top) = open.pop() {
+            close(&mut stacks, top);
+        }
+        stacks
+    }
+
+    /// The tree finds a node's children by a walk of their list while
+    /// they are few, by hashing past that: either way it folds as the
+    /// paths of names do.
+    #[test]
+    fn tree_folds_as_paths_of_names() {
+        for (seed, names) in (0..60).map(|seed| (seed, [3, 9, 40][seed as usize % 3])) {
+            let names: Vec<String> = (0..names).map(|i| format!("n{i}")).collect();
+            let mut spans = written_with(seed, 50 + seed as usize * 20, names.len() as u64);
+            sort_spans(&mut spans);
+            let mut tree = Tree::default();
+            tree.nest(&spans);
+            if names.len() == 40 && seed > 10 {
+                // The hashed lookup is met, not only the walk of a list.
+                assert!(tree.nodes.iter().any(|n| n.children > FEW_CHILDREN));
+            }
+            let mut stacks = BTreeMap::new();
+            tree.fold("t", &names, &mut stacks);
+            assert_eq!(stacks, folded_by_paths(&spans, &names), "seed {seed}");
+        }
     }
 
     #[test]

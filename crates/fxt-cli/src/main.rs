@@ -66,6 +66,7 @@ mod names;
 mod piece;
 mod problems;
 mod progress;
+mod recent;
 #[cfg(unix)]
 mod recording;
 mod samples;

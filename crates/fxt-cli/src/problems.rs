@@ -91,55 +91,92 @@ pub fn event_problems(ctx: &Context<'_>, e: &EventView<'_>, problems: &mut Vec<P
     event_problems_in_full(ctx, e, problems);
 }
 
-/// The header words (the record's, then its arguments') of the last event
-/// [`event_problems_after`] found without problems. Whether an event has
-/// any is a function of these words and of the reader's tables, but for a
-/// complete event's times: an event with the same words, when no other
-/// record came between to change the tables, has none either. A trace
-/// repeats a few shapes of event, so most events are this one word for
-/// word.
-#[derive(Default)]
+/// The header words (the record's, then its arguments') of the last events
+/// [`event_problems_after`] found without problems, one per slot (chosen by
+/// the header word). Whether an event has any is a function of these words
+/// and of the reader's tables, but for a complete event's times: an event
+/// with the same words, when no other record came between to change the
+/// tables, has none either. A trace repeats a few shapes of event (per
+/// thread, when threads take turns), so most events are one of these word
+/// for word.
 pub struct LastClean {
+    shapes: Box<[Shape; SHAPES]>,
+    /// Bumped by [`LastClean::forget`]: a shape remembered in an earlier
+    /// generation is forgotten (never wraps: one per record at most).
+    generation: u64,
+}
+
+/// Slots of [`LastClean`].
+const SHAPES: usize = 64;
+
+/// One remembered clean event.
+#[derive(Clone, Copy, Default)]
+struct Shape {
     words: [u64; 16],
-    /// How many of `words` are the last clean event's; 0 for none.
+    /// How many of `words` are the event's; 0 for none.
     len: usize,
+    generation: u64,
+}
+
+impl Default for LastClean {
+    fn default() -> Self {
+        LastClean {
+            shapes: Box::new([Shape::default(); SHAPES]),
+            generation: 0,
+        }
+    }
 }
 
 impl LastClean {
-    /// Forgets the last clean event: a record that may change the reader's
+    /// Forgets the clean events: a record that may change the reader's
     /// tables came.
     #[inline(always)]
     pub fn forget(&mut self) {
-        self.len = 0;
+        self.generation += 1;
     }
 
-    /// Whether `e`'s header words are the last clean event's.
+    /// The slot of an event whose header word is `header`.
+    #[inline(always)]
+    fn slot(header: u64) -> usize {
+        (header.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize % SHAPES
+    }
+
+    /// Whether `e`'s header words are those of a clean event remembered
+    /// since the tables last changed.
     #[inline(always)]
     fn matches(&self, e: &EventView<'_>) -> bool {
+        let Some(header) = header_word(e) else {
+            return false;
+        };
+        let shape = &self.shapes[Self::slot(header)];
         // An event has at most 15 arguments: its count is 4 bits.
-        if usize::from(e.arg_count) + 1 != self.len || header_word(e) != Some(self.words[0]) {
+        if usize::from(e.arg_count) + 1 != shape.len
+            || shape.words[0] != header
+            || shape.generation != self.generation
+        {
             return false;
         }
         e.arg_words()
-            .zip(&self.words[1..])
+            .zip(&shape.words[1..])
             .all(|(a, &w)| a.header == w)
     }
 
     /// Remembers `e`, found without problems.
     #[cold]
     fn remember(&mut self, e: &EventView<'_>) {
-        self.len = 0;
         let Some(header) = header_word(e) else {
             return;
         };
-        self.words[0] = header;
+        let shape = &mut self.shapes[Self::slot(header)];
+        shape.generation = self.generation;
+        shape.words[0] = header;
         let mut len = 1;
-        for (a, w) in e.arg_words().zip(&mut self.words[1..]) {
+        for (a, w) in e.arg_words().zip(&mut shape.words[1..]) {
             *w = a.header;
             len += 1;
         }
         // Fewer arguments read than counted never match (see `matches`).
-        self.len = len;
+        shape.len = len;
     }
 }
 

@@ -31,11 +31,12 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use fxt_format::compat::{check_perfetto, framing::decoder_walk};
-use fxt_format::decode::{Context, EventKind, Record, Text, View};
+use fxt_format::decode::{Context, EventKind, Record, Text, Thread, View};
 
-use crate::durations::{end_without_begin, never_ended, Closed, Durations, Mark};
+use crate::durations::{end_without_begin, never_ended, ById, Closed, ClosedId, Durations, Mark};
 use crate::error::Error;
 use crate::input::Input;
+use crate::interned::Interned;
 use crate::problems::{event_problems_after, record_problems, LastClean, Problem, Reason};
 
 /// Arguments of `fxt check`.
@@ -89,7 +90,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
                 Closed::Begin(_, pair) => problems.extend(pair),
             }
         }
-        durations.append(range.durations);
+        durations.append(range.durations.into_durations(&range.names));
         unknown += range.unknown;
     }
     for (t, begin) in durations.never_ended() {
@@ -141,7 +142,9 @@ struct RangeCheck {
     /// number record.
     first: Option<(u64, bool)>,
     problems: Vec<Problem>,
-    durations: Durations,
+    /// Begins and ends matched by name id (of `names`).
+    durations: ById,
+    names: Interned,
     /// Duration ends that closed no begin of this range, in file order:
     /// the merge closes them against the begins earlier ranges left open.
     pending_ends: Vec<(Option<u32>, u64, Mark)>,
@@ -166,14 +169,10 @@ impl RangeCheck {
         event_problems_after(ctx, e, &mut self.last_clean, &mut self.problems);
         if is_begin_or_end(e.kind) {
             // The check says a pair's names and times, never a category:
-            // none is copied.
-            let mark = || Mark {
-                thread: e.thread,
-                category: Text::default(),
-                name: ctx.text(e.name),
-                timestamp: e.timestamp,
-            };
-            self.duration(ctx.provider_id(), ctx.record_offset(), e.kind, mark);
+            // none is looked at, and the name is matched by its id.
+            let name = self.names.id(ctx, e.name);
+            let at = (e.thread, name, e.timestamp);
+            self.duration(ctx.provider_id(), ctx.record_offset(), e.kind, at);
         }
     }
 
@@ -189,31 +188,45 @@ impl RangeCheck {
         self.problems.extend(record_problems(offset, record, raw));
         match record {
             Record::Unknown(_) => self.unknown += 1,
-            Record::Event(e) => self.duration(ctx.provider_id(), offset, e.kind, || Mark::from(e)),
+            Record::Event(e) => {
+                let at = (e.thread, self.names.intern(e.name.clone()), e.timestamp);
+                self.duration(ctx.provider_id(), offset, e.kind, at)
+            }
             _ => {}
         }
     }
 
-    /// Matches a duration begin or end (`mark`: made only for those).
+    /// Matches a duration begin or end (`at`: its thread, name id and
+    /// ticks).
     #[inline(never)]
     fn duration(
         &mut self,
         provider: Option<u32>,
         offset: u64,
         kind: EventKind,
-        mark: impl FnOnce() -> Mark,
+        at: (Thread, u32, u64),
     ) {
         match kind {
-            EventKind::DurationBegin => self.durations.begin(provider, offset, mark()),
-            EventKind::DurationEnd => {
-                let mark = mark();
-                match self.durations.end(provider, offset, &mark) {
-                    Closed::Nothing => self.pending_ends.push((provider, offset, mark)),
-                    Closed::Begin(_, pair) => self.problems.extend(pair),
-                }
-            }
+            EventKind::DurationBegin => self.durations.begin(provider, offset, at),
+            EventKind::DurationEnd => match self.durations.end(provider, offset, at, &self.names) {
+                ClosedId::Nothing => self.pending_end(provider, offset, at),
+                ClosedId::Begin(pair) => self.problems.extend(pair),
+            },
             _ => {}
         }
+    }
+
+    /// Keeps an end that closed no begin of this range for the merge.
+    #[cold]
+    fn pending_end(&mut self, provider: Option<u32>, offset: u64, at: (Thread, u32, u64)) {
+        let (thread, name, timestamp) = at;
+        let mark = Mark {
+            thread,
+            category: Text::default(),
+            name: self.names.text(name).clone(),
+            timestamp,
+        };
+        self.pending_ends.push((provider, offset, mark));
     }
 }
 

@@ -140,7 +140,7 @@ impl Locks {
                 let mut holders: Vec<_> = holders.into_iter().collect();
                 holders.sort_by(|a, b| b.1 .1.cmp(&a.1 .1).then(a.0.cmp(&b.0)));
                 holders.truncate(MAX_HOLDERS);
-                let waits = (!per.waits.is_empty()).then(|| Summary::of(&mut per.waits.clone()));
+                let waits = (!per.waits.is_empty()).then(|| Summary::of(per.waits.clone()));
                 LockSummary {
                     name,
                     waits,

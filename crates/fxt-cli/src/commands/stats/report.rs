@@ -42,7 +42,7 @@ impl<'a> Report<'a> {
             .map(|((c, n), p)| {
                 (
                     (c.to_string(), n.to_string()),
-                    Summary::of(&mut p.durations),
+                    Summary::of_lengths(&mut p.durations),
                 )
             })
             .collect();

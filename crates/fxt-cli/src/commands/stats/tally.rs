@@ -3,7 +3,7 @@
 //! record: an event's name found by its string indices, its thread by a
 //! slot of recent threads (hash tables only for what those miss);
 //! [`Tally::merge`] then folds the ranges in file order into the sorted
-//! counts, names and durations (8 bytes each, for exact percentiles) the
+//! counts, names and durations (4 or 8 bytes each, for exact percentiles) the
 //! report reads. Duration ends whose begin lies in an earlier range are
 //! matched at the merge, against the begins that range left open.
 
@@ -21,6 +21,7 @@ use crate::names::{event_kind_name, record_type_name};
 
 use super::locks::Locks;
 use super::scheduling::Sched;
+use super::summary::Lengths;
 use super::tasks::Tasks;
 
 /// A category and name (`Text` clones without allocating for short strings).
@@ -34,7 +35,7 @@ type ThreadKey = (Option<u32>, u64, u64);
 pub struct PerName {
     pub events: u64,
     /// Nanoseconds.
-    pub durations: Vec<u64>,
+    pub durations: Lengths,
 }
 
 /// The first and last time seen (ns).
@@ -268,15 +269,14 @@ const THREAD_SLOTS: usize = 16;
 /// An entry of [`RangeTally::by_refs`] that names nothing.
 const NO_NAME: u32 = u32::MAX;
 
-/// The slot of [`RangeTally::recent_threads`] a thread is kept in: the
-/// low bits of its koids, which differ between the threads of a process.
+/// The slot of [`RangeTally::recent_threads`] a thread is kept in
+/// ([`crate::recent`]).
 #[inline(always)]
 fn thread_slot(thread: &Thread) -> usize {
-    let bits = match *thread {
-        Thread::Known { process, thread } => process ^ thread,
-        Thread::Undefined(index) => u64::from(index),
-    };
-    bits as usize % THREAD_SLOTS
+    match *thread {
+        Thread::Known { thread, .. } => crate::recent::thread_slot(thread, THREAD_SLOTS),
+        Thread::Undefined(index) => usize::from(index) % THREAD_SLOTS,
+    }
 }
 
 /// The text `lock` (a lock event's category).
@@ -693,11 +693,7 @@ impl Tally {
         for (key, n) in names {
             let p = self.names.entry(key).or_default();
             p.events += n.events;
-            if p.durations.is_empty() {
-                p.durations = n.durations;
-            } else {
-                p.durations.extend(n.durations);
-            }
+            p.durations.append(n.durations);
         }
         for (thread, stack) in open {
             self.open.entry(thread).or_default().extend(stack);

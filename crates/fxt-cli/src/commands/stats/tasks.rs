@@ -151,7 +151,7 @@ impl Tasks {
                 polls: per.polls,
                 busy: per.busy,
                 longest: per.longest,
-                delays: (!per.delays.is_empty()).then(|| Summary::of(&mut per.delays.clone())),
+                delays: (!per.delays.is_empty()).then(|| Summary::of(per.delays.clone())),
                 by_task: per.by_task,
                 by_driver: per.by_driver,
                 long: per.long,
