@@ -398,6 +398,18 @@ fn put_f64_debug(out: &mut Vec<u8>, x: f64) {
     let _ = write!(out, "{x:?}");
 }
 
+/// Appends `n` as `{n:#x}` writes it (`0x`, lowercase digits, no leading
+/// zeros).
+#[inline]
+pub fn put_hex(out: &mut Vec<u8>, n: u64) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let digits = (64 - n.leading_zeros() as usize).div_ceil(4).max(1);
+    out.extend_from_slice(b"0x");
+    for i in (0..digits).rev() {
+        out.push(DIGITS[((n >> (4 * i)) & 0xf) as usize]);
+    }
+}
+
 /// The eight decimal digits of `n` (below 10^8) as the values 0 to 9 in
 /// the bytes of a word, the most significant first in memory (little
 /// endian): split in halves, quarters and digits in the lanes of one
@@ -547,6 +559,15 @@ mod tests {
                 out.push(b';');
                 assert_eq!(out, format!("x={i};").into_bytes());
             }
+        }
+    }
+
+    #[test]
+    fn hex_prints_as_lower_hex_prints_it() {
+        for n in numbers() {
+            let mut out = b"x=".to_vec();
+            put_hex(&mut out, n);
+            assert_eq!(out, format!("x={n:#x}").into_bytes());
         }
     }
 
