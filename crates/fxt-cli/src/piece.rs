@@ -373,22 +373,35 @@ pub fn put_i64(out: &mut Vec<u8>, n: i64) {
 /// Appends `x` as `{x:?}` writes it: the shortest digits that read back
 /// as `x`, in decimal notation with at least one fractional digit from
 /// 1e-4 to 1e16 (exclusive), in exponent notation outside. `zmij` finds
-/// the same shortest digits several times faster than the formatting
-/// machinery and writes the same decimal notation in that range, where
-/// its text is taken as it is; anything else (zero, exponents, NaN,
-/// infinities) goes through `Debug`.
+/// the shortest digits several times faster than the formatting
+/// machinery and writes the same decimal notation in that range; its
+/// text is taken as it is when it has at most 15 significant digits, where
+/// the shortest digits are one number (15-digit numbers are further apart
+/// than a double's rounding interval is wide), so both write the same.
+/// Longer ones (where a tie may be broken otherwise: `zmij` rounds
+/// 2201368721681872.25 to even, `Debug` up), zero, exponents, NaN and
+/// infinities go through `Debug`.
 #[inline]
 pub fn put_f64(out: &mut Vec<u8>, x: f64) {
     let magnitude = x.abs();
     if (1e-4..1e16).contains(&magnitude) {
         let mut buffer = zmij::Buffer::new();
         let text = buffer.format_finite(x).as_bytes();
-        if !text.contains(&b'e') && text.contains(&b'.') {
+        if !text.contains(&b'e') && text.contains(&b'.') && significant_digits(text) <= 15 {
             out.extend_from_slice(text);
             return;
         }
     }
     put_f64_debug(out, x);
+}
+
+/// The digits of a number in decimal notation, leading zeros left out
+/// (trailing ones counted: at most the significant digits' count).
+fn significant_digits(text: &[u8]) -> usize {
+    text.iter()
+        .filter(|b| b.is_ascii_digit())
+        .skip_while(|&&b| b == b'0')
+        .count()
 }
 
 /// [`put_f64`] through `Debug`.
@@ -599,6 +612,10 @@ mod tests {
             f64::NEG_INFINITY,
             std::f64::consts::PI,
             5e-324,
+            // A tie at 17 digits, which zmij breaks to even.
+            f64::from_bits(0x431f_4888_62b3_b741),
+            0.000123,
+            -98765.4321,
         ];
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         for i in 0..1_000_000u64 {
@@ -612,6 +629,8 @@ mod tests {
             values.push((x >> 11) as f64 * 2f64.powi(-53) * 10f64.powi(exponent));
             values.push((i as f64) / 8.0 - 1000.0);
             values.push((x % 100_000) as f64 / 100.0);
+            // Integers and quarters around 2^51..2^53, where ties are.
+            values.push(((x >> 12) | (1 << 51)) as f64 / 4.0);
         }
         let mut out = Vec::new();
         for v in values {
