@@ -414,10 +414,10 @@ mod tests {
             let b = *base;
             arrivals.push((slot, b + 1, b + 2));
             arrivals.push((slot, b + 3, b + 5));
-            if x % 7 == 0 {
+            if x.is_multiple_of(7) {
                 arrivals.push((slot, b + 4, b + 4)); // out of order
             }
-            if x % 5 == 0 {
+            if x.is_multiple_of(5) {
                 arrivals.push((NO_THREAD, b, b + 1_000_000));
             }
             arrivals.push((slot, b, b + 6));
