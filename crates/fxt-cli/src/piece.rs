@@ -370,6 +370,59 @@ pub fn put_i64(out: &mut Vec<u8>, n: i64) {
     put_u64(out, n.unsigned_abs());
 }
 
+/// Appends `x` as `{x:?}` writes it: the shortest digits that read back
+/// as `x`, in decimal notation with at least one fractional digit from
+/// 1e-4 to 1e16 (exclusive), in exponent notation outside. `zmij` finds
+/// the shortest digits several times faster than the formatting
+/// machinery and writes the same decimal notation in that range; its
+/// text is taken as it is when it has at most 15 significant digits, where
+/// the shortest digits are one number (15-digit numbers are further apart
+/// than a double's rounding interval is wide), so both write the same.
+/// Longer ones (where a tie may be broken otherwise: `zmij` rounds
+/// 2201368721681872.25 to even, `Debug` up), zero, exponents, NaN and
+/// infinities go through `Debug`.
+#[inline]
+pub fn put_f64(out: &mut Vec<u8>, x: f64) {
+    let magnitude = x.abs();
+    if (1e-4..1e16).contains(&magnitude) {
+        let mut buffer = zmij::Buffer::new();
+        let text = buffer.format_finite(x).as_bytes();
+        if !text.contains(&b'e') && text.contains(&b'.') && significant_digits(text) <= 15 {
+            out.extend_from_slice(text);
+            return;
+        }
+    }
+    put_f64_debug(out, x);
+}
+
+/// The digits of a number in decimal notation, leading zeros left out
+/// (trailing ones counted: at most the significant digits' count).
+fn significant_digits(text: &[u8]) -> usize {
+    text.iter()
+        .filter(|b| b.is_ascii_digit())
+        .skip_while(|&&b| b == b'0')
+        .count()
+}
+
+/// [`put_f64`] through `Debug`.
+#[cold]
+fn put_f64_debug(out: &mut Vec<u8>, x: f64) {
+    use std::io::Write as _;
+    let _ = write!(out, "{x:?}");
+}
+
+/// Appends `n` as `{n:#x}` writes it (`0x`, lowercase digits, no leading
+/// zeros).
+#[inline]
+pub fn put_hex(out: &mut Vec<u8>, n: u64) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let digits = (64 - n.leading_zeros() as usize).div_ceil(4).max(1);
+    out.extend_from_slice(b"0x");
+    for i in (0..digits).rev() {
+        out.push(DIGITS[((n >> (4 * i)) & 0xf) as usize]);
+    }
+}
+
 /// The eight decimal digits of `n` (below 10^8) as the values 0 to 9 in
 /// the bytes of a word, the most significant first in memory (little
 /// endian): split in halves, quarters and digits in the lanes of one
@@ -519,6 +572,71 @@ mod tests {
                 out.push(b';');
                 assert_eq!(out, format!("x={i};").into_bytes());
             }
+        }
+    }
+
+    #[test]
+    fn hex_prints_as_lower_hex_prints_it() {
+        for n in numbers() {
+            let mut out = b"x=".to_vec();
+            put_hex(&mut out, n);
+            assert_eq!(out, format!("x={n:#x}").into_bytes());
+        }
+    }
+
+    #[test]
+    fn floats_print_as_debug_prints_them() {
+        let mut values = vec![
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            0.1,
+            0.2,
+            0.3,
+            1e-4,
+            9.999e-5,
+            1e-5,
+            1e15,
+            1e16,
+            9_999_999_999_999_998.0,
+            1e16 - 2.0,
+            123456789.125,
+            f64::MIN_POSITIVE,
+            f64::MAX,
+            f64::MIN,
+            f64::EPSILON,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            std::f64::consts::PI,
+            5e-324,
+            // A tie at 17 digits, which zmij breaks to even.
+            f64::from_bits(0x431f_4888_62b3_b741),
+            0.000123,
+            -98765.4321,
+        ];
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for i in 0..1_000_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Any bits; values around the decimal range's edges; short
+            // decimals (counters' usual values).
+            values.push(f64::from_bits(x));
+            let exponent = (x % 48) as i32 - 12;
+            values.push((x >> 11) as f64 * 2f64.powi(-53) * 10f64.powi(exponent));
+            values.push((i as f64) / 8.0 - 1000.0);
+            values.push((x % 100_000) as f64 / 100.0);
+            // Integers and quarters around 2^51..2^53, where ties are.
+            values.push(((x >> 12) | (1 << 51)) as f64 / 4.0);
+        }
+        let mut out = Vec::new();
+        for v in values {
+            out.clear();
+            put_f64(&mut out, v);
+            assert_eq!(out, format!("{v:?}").into_bytes(), "{:#x}", v.to_bits());
         }
     }
 

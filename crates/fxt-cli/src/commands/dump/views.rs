@@ -5,8 +5,6 @@
 
 use std::io::Write as _;
 
-use std::mem::{discriminant, Discriminant};
-
 use fxt_format::decode::{ArgValueView, Context, EventKind, EventView, IntArg, StrRef, Thread};
 use fxt_format::encode::split_blob::{PARTS_KEY, SIZE_KEY};
 
@@ -14,7 +12,7 @@ use super::id_or_end;
 use crate::epoch::Epoch;
 use crate::formatted::{Form, Formatted};
 use crate::names::event_kind_name;
-use crate::piece::{put_i64, put_u64, Blocks, HighDigits, Recent};
+use crate::piece::{put_f64, put_i64, put_u64, Blocks, HighDigits, Piece, Recent};
 
 /// Category, name and string values: quoted and escaped as `{s:?}`.
 pub struct Quoted;
@@ -66,8 +64,8 @@ pub fn quoted(out: &mut Vec<u8>, s: &str) {
 pub struct EventLines {
     quoted: Formatted<Quoted>,
     keys: Formatted<Key>,
-    /// The `kind ts=` of recent kinds.
-    heads: Recent<Discriminant<EventKind>>,
+    /// The `kind ts=` of every kind.
+    heads: Heads,
     /// The leading digits of the last timestamp.
     ts_digits: HighDigits,
     /// The ` thread=… category=… name=…` of recent events whose strings
@@ -75,6 +73,63 @@ pub struct EventLines {
     tails: Recent<(Thread, u16, u16)>,
     /// The strings epoch the tails were kept in.
     epoch: Epoch,
+}
+
+/// The `kind ts=` that begins the line of each event kind, made once
+/// and found by the kind: kept by the kind's hash, it was looked up anew
+/// at nearly every event of threads taking turns.
+struct Heads([Piece; KINDS.len()]);
+
+/// One event of each kind, in the order of [`kind_index`].
+const KINDS: [EventKind; 11] = [
+    EventKind::Instant,
+    EventKind::Counter { id: 0 },
+    EventKind::DurationBegin,
+    EventKind::DurationEnd,
+    EventKind::DurationComplete { end: 0 },
+    EventKind::AsyncBegin { id: 0 },
+    EventKind::AsyncInstant { id: 0 },
+    EventKind::AsyncEnd { id: 0 },
+    EventKind::FlowBegin { id: 0 },
+    EventKind::FlowStep { id: 0 },
+    EventKind::FlowEnd { id: 0 },
+];
+
+/// The place of `kind` in [`KINDS`].
+#[inline(always)]
+fn kind_index(kind: EventKind) -> usize {
+    match kind {
+        EventKind::Instant => 0,
+        EventKind::Counter { .. } => 1,
+        EventKind::DurationBegin => 2,
+        EventKind::DurationEnd => 3,
+        EventKind::DurationComplete { .. } => 4,
+        EventKind::AsyncBegin { .. } => 5,
+        EventKind::AsyncInstant { .. } => 6,
+        EventKind::AsyncEnd { .. } => 7,
+        EventKind::FlowBegin { .. } => 8,
+        EventKind::FlowStep { .. } => 9,
+        EventKind::FlowEnd { .. } => 10,
+    }
+}
+
+impl Default for Heads {
+    fn default() -> Self {
+        let mut heads: [Piece; KINDS.len()] = Default::default();
+        for kind in KINDS {
+            let head = format!("{} ts=", event_kind_name(&kind));
+            heads[kind_index(kind)].set(head.as_bytes());
+        }
+        Heads(heads)
+    }
+}
+
+impl Heads {
+    /// The head of `kind`.
+    #[inline(always)]
+    fn of(&self, kind: EventKind) -> &Piece {
+        &self.0[kind_index(kind)]
+    }
 }
 
 /// What [`EventLines::event`] did.
@@ -125,16 +180,7 @@ impl EventLines {
     ) -> Line {
         self.fresh(ctx);
         let start = line.len();
-        let kind = discriminant(&view.kind);
-        match self.heads.find(&kind).and_then(|at| self.heads.piece(at)) {
-            Some(head) => head.put(line),
-            None => {
-                let at = line.len();
-                line.extend_from_slice(event_kind_name(&view.kind).as_bytes());
-                line.extend_from_slice(b" ts=");
-                self.heads.set(kind, &line[at..]);
-            }
-        }
+        self.heads.of(view.kind).put(line);
         put_u64(line, view.timestamp);
         if let Some((label, n)) = id_or_end(view.kind) {
             line.extend_from_slice(label.as_bytes());
@@ -175,9 +221,8 @@ impl EventLines {
     ) -> Option<Line> {
         let (category, name) = (index(view.category)?, index(view.name)?);
         self.fresh(ctx);
-        let head = self.heads.find(&discriminant(&view.kind))?;
         let tail = self.tails.find(&(view.thread, category, name))?;
-        line.piece(self.heads.piece(head)?)?;
+        line.piece(self.heads.of(view.kind))?;
         line.u64_near(view.timestamp, &mut self.ts_digits)?;
         // Blocks of known sizes: each label its own copy.
         match view.kind {
@@ -308,9 +353,7 @@ impl EventLines {
             ArgValueView::U32(x) => put_u64(out, x.into()),
             ArgValueView::I64(x) => put_i64(out, x),
             ArgValueView::U64(x) => put_u64(out, x),
-            ArgValueView::F64(x) => {
-                let _ = write!(out, "{x:?}");
-            }
+            ArgValueView::F64(x) => put_f64(out, x),
             ArgValueView::Str(s) => self.quoted.write(out, ctx, s),
             ArgValueView::Pointer(p) => {
                 let _ = write!(out, "{p:#x}");

@@ -11,8 +11,17 @@
 //! The scan writes each slice's thread, begin and end, in arrival order, to
 //! a temporary file ([`Intervals`]); [`Intervals::resolve`] reads it
 //! backwards a block at a time and writes each slice's depth and parent to
-//! a second file, by arrival index; the export reads that one forwards as
-//! it writes the slices in the same order ([`Nesting`]).
+//! a second file; the export reads that one in arrival order as it writes
+//! the slices in the same order ([`Nesting`]).
+//!
+//! Both files are written in blocks of [`BLOCK`] slices, each block's
+//! numbers as variable-length differences from the slice before in the
+//! block (a slice ends near the one before, a parent arrives soon after
+//! its child), followed by the block's length: a few bytes a slice where
+//! fixed fields took 20 and 12, and a block is found from the end of the
+//! one after it, so that either file can be read backwards a block at a
+//! time. The results are written in the order they are made, last block
+//! first, and read backwards.
 //!
 //! A parent *contains* its child: it begins no later and ends no earlier
 //! (equal times nest as recorded: the later record is the parent). A slice
@@ -20,23 +29,26 @@
 //! parent are then those of the nearest enclosing slice arriving after it.
 
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use rustc_hash::FxHashMap;
 
 /// Marks a slice that has no place in a thread's nesting (async spans).
 pub const NO_THREAD: u32 = u32::MAX;
-/// Bytes of one interval: thread slot (u32), begin, end (i64).
-const INTERVAL: usize = 20;
-/// Bytes of one result: depth (u32), parent's arrival index + 1 (u64, 0 = none).
-const RESULT: usize = 12;
-/// Intervals read backwards at a time.
+/// Slices per block of either file.
 const BLOCK: usize = 64 * 1024;
+/// Bytes of a block's trailer: its length in bytes and in slices.
+const TRAILER: usize = 8;
 
 /// The slices of one input, in arrival order, being written.
 pub struct Intervals {
     file: BufWriter<File>,
+    /// The block being written, and the slices in it.
+    block: Vec<u8>,
+    in_block: usize,
+    /// The end of the slice before in the block.
+    last_end: i64,
     count: u64,
 }
 
@@ -61,6 +73,9 @@ impl Intervals {
     pub fn new(dir: &Path) -> io::Result<Intervals> {
         Ok(Intervals {
             file: BufWriter::with_capacity(1 << 16, tempfile::tempfile_in(dir)?),
+            block: Vec::new(),
+            in_block: 0,
+            last_end: 0,
             count: 0,
         })
     }
@@ -68,36 +83,60 @@ impl Intervals {
     /// Appends the next slice to arrive: its thread slot ([`NO_THREAD`]
     /// for none), begin and end in nanoseconds.
     pub fn push(&mut self, slot: u32, begin: i64, end: i64) -> io::Result<()> {
-        let mut b = [0u8; INTERVAL];
-        b[..4].copy_from_slice(&slot.to_le_bytes());
-        b[4..12].copy_from_slice(&begin.to_le_bytes());
-        b[12..].copy_from_slice(&end.to_le_bytes());
+        // The slot plus one, so that NO_THREAD is 0 and one byte.
+        put_varint(&mut self.block, u64::from(slot.wrapping_add(1)));
+        put_varint(&mut self.block, zigzag(end.wrapping_sub(self.last_end)));
+        put_varint(&mut self.block, zigzag(end.wrapping_sub(begin)));
+        self.last_end = end;
+        self.in_block += 1;
         self.count += 1;
-        self.file.write_all(&b)
+        if self.in_block == BLOCK {
+            self.flush_block()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the block being written, with its trailer.
+    fn flush_block(&mut self) -> io::Result<()> {
+        if self.in_block == 0 {
+            return Ok(());
+        }
+        write_block(&mut self.file, &self.block, self.in_block)?;
+        self.block.clear();
+        self.in_block = 0;
+        self.last_end = 0;
+        Ok(())
     }
 
     /// Computes every slice's depth and parent; returns them for reading
     /// in arrival order, and the number of slices out of end order.
-    pub fn resolve(self, dir: &Path) -> io::Result<(Nesting, u64)> {
+    pub fn resolve(mut self, dir: &Path) -> io::Result<(Nesting, u64)> {
+        self.flush_block()?;
         let mut input = self.file.into_inner().map_err(|e| e.into_error())?;
-        let mut output = tempfile::tempfile_in(dir)?;
+        let mut output = BufWriter::with_capacity(1 << 16, tempfile::tempfile_in(dir)?);
         let mut stacks: FxHashMap<u32, Vec<Open>> = FxHashMap::default();
         let mut last_end: FxHashMap<u32, i64> = FxHashMap::default();
         let mut out_of_order = 0u64;
-        let mut block = vec![0u8; BLOCK * INTERVAL];
-        let mut results = vec![0u8; BLOCK * RESULT];
+        let mut bytes = Vec::new();
+        let mut intervals: Vec<(u32, i64, i64)> = Vec::with_capacity(BLOCK);
+        let mut places = vec![
+            Place {
+                depth: 0,
+                parent: None
+            };
+            BLOCK
+        ];
+        let mut encoded = Vec::new();
+        let mut at = input.seek(SeekFrom::End(0))?;
         let mut hi = self.count;
-        while hi > 0 {
-            let lo = hi.saturating_sub(BLOCK as u64);
-            let n = (hi - lo) as usize;
-            input.seek(SeekFrom::Start(lo * INTERVAL as u64))?;
-            input.read_exact(&mut block[..n * INTERVAL])?;
-            for i in (0..n).rev() {
-                let r = &block[i * INTERVAL..(i + 1) * INTERVAL];
-                let slot = u32::from_le_bytes(word(r, 0));
-                let begin = i64::from_le_bytes(word(r, 4));
-                let end = i64::from_le_bytes(word(r, 12));
-                let place = if slot == NO_THREAD {
+        while at > 0 {
+            let n = read_block_before(&mut input, &mut at, &mut bytes)?;
+            decode_intervals(&bytes, n, &mut intervals)?;
+            let lo = hi
+                .checked_sub(n as u64)
+                .ok_or_else(|| corrupt("more slices than were written"))?;
+            for (i, &(slot, begin, end)) in intervals.iter().enumerate().rev() {
+                places[i] = if slot == NO_THREAD {
                     Place {
                         depth: 0,
                         parent: None,
@@ -111,17 +150,30 @@ impl Intervals {
                     let stack = stacks.entry(slot).or_default();
                     place_in(stack, begin, end, lo + i as u64)
                 };
-                let out = &mut results[i * RESULT..(i + 1) * RESULT];
-                out[..4].copy_from_slice(&place.depth.to_le_bytes());
-                out[4..].copy_from_slice(&place.parent.map_or(0, |p| p + 1).to_le_bytes());
             }
-            output.seek(SeekFrom::Start(lo * RESULT as u64))?;
-            output.write_all(&results[..n * RESULT])?;
+            encoded.clear();
+            for (i, place) in places[..n].iter().enumerate() {
+                put_varint(&mut encoded, u64::from(place.depth));
+                // A parent arrives after its child: the distance, 0 for
+                // none.
+                let distance = place.parent.map_or(0, |p| p - (lo + i as u64));
+                put_varint(&mut encoded, distance);
+            }
+            write_block(&mut output, &encoded, n)?;
             hi = lo;
         }
-        output.seek(SeekFrom::Start(0))?;
+        if hi != 0 {
+            return Err(corrupt("fewer slices than were written"));
+        }
+        let mut output = output.into_inner().map_err(|e| e.into_error())?;
+        let end = output.seek(SeekFrom::End(0))?;
         let nesting = Nesting {
-            input: BufReader::with_capacity(1 << 16, output),
+            input: output,
+            at: end,
+            next: 0,
+            bytes: Vec::new(),
+            block: Vec::new(),
+            taken: 0,
             left: self.count,
         };
         Ok((nesting, out_of_order))
@@ -145,16 +197,106 @@ fn place_in(stack: &mut Vec<Open>, begin: i64, end: i64, index: u64) -> Place {
     place
 }
 
-/// `N` bytes of `r` from `at` (the caller's slices are sized to fit).
-fn word<const N: usize>(r: &[u8], at: usize) -> [u8; N] {
-    let mut w = [0u8; N];
-    w.copy_from_slice(&r[at..at + N]);
-    w
+/// Writes a block of `n` slices and its trailer.
+fn write_block(file: &mut impl Write, bytes: &[u8], n: usize) -> io::Result<()> {
+    let len = u32::try_from(bytes.len()).map_err(io::Error::other)?;
+    file.write_all(bytes)?;
+    file.write_all(&len.to_le_bytes())?;
+    file.write_all(&(n as u32).to_le_bytes())
+}
+
+/// Reads the block that ends at `at` into `bytes`, and moves `at` to its
+/// start; the number of slices in it.
+fn read_block_before(file: &mut File, at: &mut u64, bytes: &mut Vec<u8>) -> io::Result<usize> {
+    let mut trailer = [0u8; TRAILER];
+    let trailer_at = at
+        .checked_sub(TRAILER as u64)
+        .ok_or_else(|| corrupt("a block without its trailer"))?;
+    file.seek(SeekFrom::Start(trailer_at))?;
+    file.read_exact(&mut trailer)?;
+    let len = u32::from_le_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]);
+    let n = u32::from_le_bytes([trailer[4], trailer[5], trailer[6], trailer[7]]) as usize;
+    if n > BLOCK {
+        return Err(corrupt("a block of more slices than a block holds"));
+    }
+    let start = trailer_at
+        .checked_sub(u64::from(len))
+        .ok_or_else(|| corrupt("a block longer than the file"))?;
+    bytes.resize(len as usize, 0);
+    file.seek(SeekFrom::Start(start))?;
+    file.read_exact(bytes)?;
+    *at = start;
+    Ok(n)
+}
+
+/// The `n` intervals (slot, begin, end) of an [`Intervals`] block.
+fn decode_intervals(bytes: &[u8], n: usize, out: &mut Vec<(u32, i64, i64)>) -> io::Result<()> {
+    out.clear();
+    let mut r = bytes;
+    let mut last_end = 0i64;
+    for _ in 0..n {
+        let slot = (take_varint(&mut r)? as u32).wrapping_sub(1);
+        let end = last_end.wrapping_add(unzigzag(take_varint(&mut r)?));
+        let begin = end.wrapping_sub(unzigzag(take_varint(&mut r)?));
+        last_end = end;
+        out.push((slot, begin, end));
+    }
+    Ok(())
+}
+
+/// Appends `v` in LEB128 (seven bits a byte, the low ones first).
+#[inline]
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Takes a [`put_varint`] number from the front of `r`.
+#[inline]
+fn take_varint(r: &mut &[u8]) -> io::Result<u64> {
+    let mut v = 0u64;
+    for shift in (0..70).step_by(7) {
+        let (&b, rest) = r
+            .split_first()
+            .ok_or_else(|| corrupt("a number cut short"))?;
+        *r = rest;
+        v |= u64::from(b & 0x7f).checked_shl(shift).unwrap_or(0);
+        if b < 0x80 {
+            return Ok(v);
+        }
+    }
+    Err(corrupt("a number too long"))
+}
+
+/// A signed difference as an unsigned number, small either way.
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+/// The inverse of [`zigzag`].
+fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+/// A temporary file that does not read back as written.
+fn corrupt(what: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, format!("nesting file: {what}"))
 }
 
 /// Every slice's place, read in arrival order.
 pub struct Nesting {
-    input: BufReader<File>,
+    input: File,
+    /// Where the block before the ones read ends.
+    at: u64,
+    /// The next place of `block` to hand out.
+    next: usize,
+    bytes: Vec<u8>,
+    block: Vec<Place>,
+    /// Slices handed out before `block`'s first.
+    taken: u64,
     left: u64,
 }
 
@@ -166,14 +308,36 @@ impl Nesting {
                 "more slices than the scan found (the input changed while read?)",
             ));
         }
+        if self.next == self.block.len() {
+            self.read_block()?;
+        }
         self.left -= 1;
-        let mut r = [0u8; RESULT];
-        self.input.read_exact(&mut r)?;
-        let parent = u64::from_le_bytes(word(&r, 4));
-        Ok(Place {
-            depth: u32::from_le_bytes(word(&r, 0)),
-            parent: parent.checked_sub(1),
-        })
+        let place = self.block[self.next];
+        self.next += 1;
+        Ok(place)
+    }
+
+    /// Reads the next block of places.
+    #[cold]
+    fn read_block(&mut self) -> io::Result<()> {
+        self.taken += self.block.len() as u64;
+        let n = read_block_before(&mut self.input, &mut self.at, &mut self.bytes)?;
+        self.block.clear();
+        let mut r = &self.bytes[..];
+        for i in 0..n {
+            let depth = u32::try_from(take_varint(&mut r)?).map_err(io::Error::other)?;
+            let distance = take_varint(&mut r)?;
+            let index = self.taken + i as u64;
+            self.block.push(Place {
+                depth,
+                parent: (distance > 0).then(|| index + distance),
+            });
+        }
+        self.next = 0;
+        if self.block.is_empty() {
+            return Err(corrupt("an empty block"));
+        }
+        Ok(())
     }
 }
 
@@ -220,6 +384,66 @@ mod tests {
             ]
         );
         assert_eq!(out_of_order, 0);
+        assert!(nesting.next_place().is_err());
+    }
+
+    /// Several blocks of slices on a few threads (complete events written
+    /// at scope end, some out of order, some async, times far apart and
+    /// going back): the places read back are those the stacks give with
+    /// everything in memory.
+    #[test]
+    fn places_read_back_across_blocks_as_computed_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut list = Intervals::new(dir.path()).unwrap();
+        let mut arrivals = Vec::new();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut t = [0i64; 3];
+        while arrivals.len() < 3 * BLOCK + 17 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let slot = (x % 3) as u32;
+            let base = &mut t[slot as usize];
+            // A parent around two children, or a slice alone.
+            let step = match x % 50 {
+                0 => 1 << 45,
+                1 => -(1 << 40),
+                _ => (x >> 8) as i64 % 1000,
+            };
+            *base = base.wrapping_add(step);
+            let b = *base;
+            arrivals.push((slot, b + 1, b + 2));
+            arrivals.push((slot, b + 3, b + 5));
+            if x.is_multiple_of(7) {
+                arrivals.push((slot, b + 4, b + 4)); // out of order
+            }
+            if x.is_multiple_of(5) {
+                arrivals.push((NO_THREAD, b, b + 1_000_000));
+            }
+            arrivals.push((slot, b, b + 6));
+            *base += 7;
+        }
+        for &(slot, b, e) in &arrivals {
+            list.push(slot, b, e).unwrap();
+        }
+        let (mut nesting, out_of_order) = list.resolve(dir.path()).unwrap();
+        let mut stacks: FxHashMap<u32, Vec<Open>> = FxHashMap::default();
+        let mut expected = vec![(0, None); arrivals.len()];
+        for (i, &(slot, b, e)) in arrivals.iter().enumerate().rev() {
+            if slot != NO_THREAD {
+                let p = place_in(stacks.entry(slot).or_default(), b, e, i as u64);
+                expected[i] = (p.depth, p.parent);
+            }
+        }
+        let places: Vec<(u32, Option<u64>)> = (0..arrivals.len())
+            .map(|_| {
+                let p = nesting.next_place().unwrap();
+                (p.depth, p.parent)
+            })
+            .collect();
+        assert_eq!(places, expected);
+        assert!(expected.iter().any(|&(depth, _)| depth > 0));
+        assert!(out_of_order > 0);
         assert!(nesting.next_place().is_err());
     }
 

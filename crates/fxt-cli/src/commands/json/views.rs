@@ -12,7 +12,7 @@ use crate::clock::Clock;
 use crate::epoch::Epoch;
 use crate::formatted::{Form, Formatted};
 use crate::input::ticks_to_ns;
-use crate::piece::{put_i64, put_u64, Blocks, HighDigits, Piece, Recent};
+use crate::piece::{put_hex, put_i64, put_u64, Blocks, HighDigits, Piece, Recent};
 
 /// Strings as JSON strings; an undefined index as the text
 /// `<undefined string #N>`.
@@ -173,17 +173,14 @@ impl EventObjects {
                 w.extend_from_slice(b",\"dur\":");
                 micros(w, ticks_to_ns(end, tps).saturating_sub(begin));
             }
-            EventKind::Counter { id } if id != 0 => {
-                let _ = write!(w, ",\"id\":\"{id:#x}\"");
-            }
+            EventKind::Counter { id } if id != 0 => hex_id(w, id),
             EventKind::AsyncBegin { id }
             | EventKind::AsyncInstant { id }
             | EventKind::AsyncEnd { id }
-            | EventKind::FlowBegin { id } => {
-                let _ = write!(w, ",\"id\":\"{id:#x}\"");
-            }
+            | EventKind::FlowBegin { id } => hex_id(w, id),
             EventKind::FlowStep { id } | EventKind::FlowEnd { id } => {
-                let _ = write!(w, ",\"id\":\"{id:#x}\",\"bp\":\"e\"");
+                hex_id(w, id);
+                w.extend_from_slice(b",\"bp\":\"e\"");
             }
             _ => {}
         }
@@ -345,13 +342,16 @@ impl EventObjects {
                     put_u64(w, x);
                     Ok(())
                 }
-                ArgValueView::F64(x) => serde_json::to_writer(&mut *w, &x).map_err(Into::into),
+                ArgValueView::F64(x) => {
+                    float(w, x);
+                    Ok(())
+                }
                 ArgValueView::Str(s) => {
                     self.strings.write(w, ctx, s);
                     Ok(())
                 }
                 ArgValueView::Pointer(p) => write!(w, "\"{p:#x}\""),
-                ArgValueView::Bool(b) => write!(w, "{b}"),
+                ArgValueView::Bool(b) => w.write_all(if b { b"true" } else { b"false" }),
                 ArgValueView::Blob(b) => write!(w, "\"<blob of {} bytes>\"", b.len()),
                 ArgValueView::Unknown { arg_type } => {
                     write!(w, "\"<unknown argument type {arg_type}>\"")
@@ -398,4 +398,60 @@ fn micros(w: &mut Vec<u8>, ns: u64) {
     let end = w.len() + len;
     w.extend_from_slice(&digits);
     w.truncate(end);
+}
+
+/// Appends `,"id":"0x…"`.
+#[inline]
+fn hex_id(w: &mut Vec<u8>, id: u64) {
+    w.extend_from_slice(b",\"id\":\"");
+    put_hex(w, id);
+    w.push(b'"');
+}
+
+/// Appends a float as `serde_json` writes it (its own formatter, `zmij`,
+/// without a serializer per value): `null` if not finite.
+#[inline]
+fn float(w: &mut Vec<u8>, x: f64) {
+    if x.is_finite() {
+        w.extend_from_slice(zmij::Buffer::new().format_finite(x).as_bytes());
+    } else {
+        w.extend_from_slice(b"null");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_are_written_as_serde_json_writes_them() {
+        let mut values = vec![
+            0.0,
+            -0.0,
+            1.0,
+            0.1,
+            1e-7,
+            1e16,
+            1e300,
+            f64::MIN_POSITIVE,
+            f64::MAX,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push(f64::from_bits(x));
+            values.push((x % 100_000) as f64 / 100.0);
+        }
+        let mut out = Vec::new();
+        for v in values {
+            out.clear();
+            float(&mut out, v);
+            assert_eq!(out, serde_json::to_vec(&v).unwrap(), "{:#x}", v.to_bits());
+        }
+    }
 }
