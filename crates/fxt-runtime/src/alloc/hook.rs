@@ -130,14 +130,25 @@ fn write_with_stack(
     crash_safe: bool,
 ) -> bool {
     let stack_words = capture.stack_words;
+    let stack = capture.stack_address as *const u64;
     let word = |i: usize| {
-        let addr = capture.stack_address + i as u64 * 8;
-        // SAFETY: `addr` is an 8-aligned word of this thread's own stack
-        // between the caller's stack pointer and the stack's top
-        // (`stack::plan`), all mapped; the frames there are suspended
-        // while this runs (this thread runs the hook, whose own frames lie
-        // below that stack pointer), so the read races with no write.
-        unsafe { core::ptr::read_volatile(addr as *const u64) }
+        // SAFETY: word `i < stack_words` is an 8-aligned word of this
+        // thread's own stack between the caller's stack pointer and the
+        // stack's top (`stack::plan`), all mapped; the frames there are
+        // suspended while this runs (this thread runs the hook, whose own
+        // frames lie below that stack pointer), so the read races with no
+        // write.
+        unsafe { stack.add(i).read() }
+    };
+    // Copies `n` stack words from word `from` into slots `at..`.
+    let copy = |slots: &[AtomicU64], at: usize, from: usize, n: usize| {
+        let to = slots[at..at + n].as_ptr() as *mut u64;
+        // SAFETY: the source is `n` words of the stack as `word` reads
+        // them (`from + n <= stack_words`); the destination is `n`
+        // reserved slots of this record, which no reader reads before
+        // the record is published (atomics: their memory may be written
+        // through a shared reference) and which do not overlap the stack.
+        unsafe { core::ptr::copy_nonoverlapping(stack.add(from), to, n) };
     };
     // A probed copy is read by the kernel, as it is.
     let runs = (!probed).then(|| Runs::plan(stack_words, word));
@@ -161,11 +172,10 @@ fn write_with_stack(
             stored.put(at, run.word());
             at += 1;
             from += run.zeros as usize;
-            for _ in 0..run.literals {
-                stored.put(at, word(from));
-                at += 1;
-                from += 1;
-            }
+            let literals = run.literals as usize;
+            copy(slots, at, from, literals);
+            at += literals;
+            from += literals;
         }
     } else if probed {
         // The kernel stores into the reserved slots (atomics: their
@@ -178,9 +188,7 @@ fn write_with_stack(
             stored.put(n + i, 0);
         }
     } else {
-        for i in 0..stack_words {
-            stored.put(n + i, word(i));
-        }
+        copy(slots, n, 0, stack_words);
     }
     stored.end(head[0]);
     slot.publish();
