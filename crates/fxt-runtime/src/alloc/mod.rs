@@ -26,9 +26,10 @@
 //! Each sampled allocation is an `fxt.alloc` record (size, address, the
 //! stack, the mean) on the allocating thread's timeline; the free of a
 //! sampled block (or its move by `realloc`) is one too, so a reader knows
-//! which sampled blocks are live at any moment; after each, a counter
-//! event `fxt`/`heap` (argument `live_bytes`) gives the process's
-//! estimated live bytes. A thread records its sampled allocations from
+//! which sampled blocks are live at any moment. Nothing else: the
+//! process's estimated live bytes after each (the heap counter a viewer
+//! draws) are derived from these records by readers
+//! (`fxt_format::derived::heap`), not counted here. A thread records its sampled allocations from
 //! the first: one that has not recorded in the session yet is leased a
 //! chunk by the hook (`thread::join_from_hook`: the control state only
 //! tried, nothing allocated), its stack copied as far as the kernel can
@@ -72,7 +73,7 @@ mod live;
 mod runs;
 
 use core::alloc::{GlobalAlloc, Layout};
-use core::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Once;
 
 /// A global allocator that forwards to `A` and samples allocations while
@@ -108,8 +109,6 @@ static CRASH_SAFE: AtomicBool = AtomicBool::new(false);
 static TAKEN: AtomicU64 = AtomicU64::new(0);
 static DROPPED: AtomicU64 = AtomicU64::new(0);
 static UNTRACKED: AtomicU64 = AtomicU64::new(0);
-/// Estimated live bytes of the sampled blocks (the heap counter).
-static LIVE_BYTES: AtomicI64 = AtomicI64::new(0);
 
 /// The sampling session, as the hook reads it.
 #[derive(Debug, Clone, Copy)]
@@ -145,7 +144,6 @@ pub(crate) fn start(generation: u32, mean: u64, pid: u64, use_tsc: bool, crash_s
         "a forked child may sample allocations into its parent's buffer",
     );
     live::clear();
-    LIVE_BYTES.store(0, Ordering::Relaxed);
     TAKEN.store(0, Ordering::Relaxed);
     DROPPED.store(0, Ordering::Relaxed);
     UNTRACKED.store(0, Ordering::Relaxed);
@@ -163,7 +161,7 @@ pub(crate) fn start(generation: u32, mean: u64, pid: u64, use_tsc: bool, crash_s
 pub(crate) struct Counts {
     /// Sampled allocations and frees of sampled blocks.
     pub(crate) taken: u64,
-    /// Records (allocations, frees, heap counters) not written.
+    /// Records (allocations, frees) not written.
     pub(crate) dropped: u64,
     /// Sampled allocations whose free is not tracked (the live table had
     /// no room).
