@@ -32,6 +32,11 @@ impl Runs {
         let mut i = 0;
         while i < len {
             let from = i;
+            // Four words at a time through a long stretch of zeros (the
+            // stack's unwritten locals and padding), then one at a time.
+            while i + 4 <= len && (word(i) | word(i + 1) | word(i + 2) | word(i + 3)) == 0 {
+                i += 4;
+            }
             while i < len && word(i) == 0 {
                 i += 1;
             }
