@@ -156,7 +156,8 @@ fn flame_alloc_splits_the_bytes_as_the_sites_do() {
 /// bytes in all within 1% of `fxt flame --alloc`'s total (the same
 /// estimates, summed per callstack and rounded), frees recorded (negative
 /// rows) so that the unreleased bytes are `--alloc --live`'s within 1%,
-/// and no import error.
+/// the heap counter track (derived from the records) ending at that
+/// estimate too, and no import error.
 #[test]
 fn perfetto_shows_the_heap_profile() {
     let Some(shell) = cli_support::perfetto::trace_processor() else {
@@ -198,14 +199,19 @@ fn check_heap_profile(shell: &Path, trace: &Path, (flame_total, live_total): (f6
          (select count(*) from heap_profile_allocation where size < 0), \
          (select sum(size) from heap_profile_allocation where size > 0), {}, {}, \
          (select sum(size) from heap_profile_allocation), \
-         (select count(*) from stats where severity in ('error', 'data_loss') and value > 0);",
+         (select count(*) from stats where severity in ('error', 'data_loss') and value > 0), \
+         (select count(*) from counter c join counter_track t on c.track_id = t.id \
+           where t.name like 'heap:live_bytes%'), \
+         (select cast(c.value as int) from counter c join counter_track t on c.track_id = t.id \
+           where t.name like 'heap:live_bytes%' order by c.ts desc, c.id desc limit 1);",
         site("site_a"),
         site("site_b"),
     );
     let row = cli_support::perfetto::perfetto_row(shell, trace, &query);
     let report = format!(
-        "{}: allocation rows, free rows, bytes, site_a, site_b, unreleased, import errors: \
-         {row:?}; flame --alloc total {flame_total:.0}, --live {live_total:.0}",
+        "{}: allocation rows, free rows, bytes, site_a, site_b, unreleased, import errors, \
+         heap counter values, the last: {row:?}; flame --alloc total {flame_total:.0}, \
+         --live {live_total:.0}",
         trace.display()
     );
     assert!(row[0] > 0 && row[1] > 0, "{report}");
@@ -223,6 +229,11 @@ fn check_heap_profile(shell: &Path, trace: &Path, (flame_total, live_total): (f6
         "{report}"
     );
     assert_eq!(row[6], 0, "{report}");
+    // The heap counter derived from the records (`fxt symbolize`, the
+    // archive): a value after each, the last what --live estimates.
+    assert!(row[7] >= row[0] + row[1], "{report}");
+    let last = row[8] as f64;
+    assert!((last - live_total).abs() <= 0.01 * live_total, "{report}");
 }
 
 /// `fxt flame --live` without `--alloc`, and `--inside` alone, are usage

@@ -62,6 +62,24 @@ pub mod task {
     pub const LONG: &str = "long";
 }
 
+/// The heap counter readers derive from a trace's `fxt.alloc` records
+/// ([`crate::samples::alloc`]; the runtime writes no counter): per
+/// process, after each sampled allocation and each free of a sampled
+/// block, a counter event (id 0) on the recording thread at the record's
+/// timestamp, category [`heap::CATEGORY`], name [`heap::NAME`], with one
+/// argument [`heap::LIVE_BYTES`] (i64): the estimated bytes of the
+/// process's sampled blocks live then (each allocation's
+/// `estimated_bytes`, paired with its free by address as `fxt flame
+/// --alloc --live` pairs them).
+pub mod heap {
+    /// The counter's category.
+    pub const CATEGORY: &str = "fxt";
+    /// The counter's name.
+    pub const NAME: &str = "heap";
+    /// Its one argument: estimated live bytes (i64).
+    pub const LIVE_BYTES: &str = "live_bytes";
+}
+
 /// Whether a blob record named `name` of type data is the marker.
 pub fn is_marker(name: &str, payload_len: usize) -> bool {
     name == MARKER_NAME && payload_len == 0

@@ -695,8 +695,9 @@ impl Config {
     /// [`DEFAULT_ALLOC_SAMPLE_BYTES`] is a good start). Each sampled
     /// allocation, and the free of each sampled block, is an `fxt.alloc`
     /// record on its thread's timeline with its size, address and stack
-    /// (threads that record in the session), and a counter `fxt`/`heap`
-    /// follows the estimated live bytes. `FXT_ALLOC_SAMPLE` in
+    /// (threads that record in the session); readers derive from them a
+    /// counter `fxt`/`heap` of the estimated live bytes
+    /// (`fxt_format::derived::heap`). `FXT_ALLOC_SAMPLE` in
     /// [`Config::from_env`].
     pub fn alloc_sample_bytes(mut self, bytes: u64) -> Config {
         self.alloc_sample_bytes = bytes.min(MAX_ALLOC_SAMPLE_BYTES);

@@ -35,8 +35,7 @@ pub struct Stats {
     pub samples: u64,
     /// Sampled allocations and frees of sampled blocks
     /// ([`crate::Config::alloc_sample_bytes`]): each is in the file as an
-    /// `fxt.alloc` record or counted in `records_dropped` (with the heap
-    /// counter events that follow them).
+    /// `fxt.alloc` record or counted in `records_dropped`.
     pub alloc_samples: u64,
     /// Of the sampled allocations, those whose free is not tracked (the
     /// table of live sampled blocks had no room): their records say so,

@@ -19,7 +19,7 @@ mod common;
 
 use std::collections::{HashMap, HashSet};
 
-use fxt_format::decode::{join_split_blobs, BlobType, Record};
+use fxt_format::decode::{decode_all, join_split_blobs, ArgValue as Value, BlobType, Record};
 use fxt_format::samples::PERFETTO_NAME;
 use fxt_runtime::__macro_support::{instant, ArgValue, Callsite, KeyCache};
 use fxt_runtime::{Config, Mode};
@@ -334,10 +334,29 @@ fn a_session_sampling_allocations_appends_a_heap_profile() {
             }
         }
     }
+    // The heap counter: derived at collection with `symbolize`, one after
+    // each record; the runtime itself writes none.
+    let counters: Vec<i64> = decode_all(&trace)
+        .unwrap()
+        .iter()
+        .filter_map(|r| match r {
+            Record::Event(e) if e.category == "fxt" && e.name == "heap" => {
+                e.args.iter().find_map(|a| match a.value {
+                    Value::I64(v) if a.name == "live_bytes" => Some(v),
+                    _ => None,
+                })
+            }
+            _ => None,
+        })
+        .collect();
     if !cfg!(feature = "symbolize") {
         assert!(stream.is_empty(), "packets without symbolize");
+        assert!(counters.is_empty(), "a raw trace has no heap counter");
         return;
     }
+    let ours: Vec<_> = scan.allocs.iter().filter(|a| a.pid == pid).collect();
+    assert_eq!(counters.len(), ours.len(), "a counter after each record");
+    assert!(counters.iter().all(|&v| v >= 0));
     use prost::Message;
     let decoded = read::Trace::decode(stream.as_slice()).expect("whole packets");
     let profiles: Vec<_> = decoded

@@ -16,7 +16,8 @@
 //!   `symbolize`), of `fxt open` and of
 //!   `fxt symbolize`: from a trace's samples, the records to append.
 //! * [`derived`]: the records a viewer draws that the runtime does not
-//!   write (a lock's `held` slices and arrows), from a trace's compact
+//!   write (a lock's `held` slices and arrows, a task's polls on its
+//!   track, the heap counter of live bytes), from a trace's compact
 //!   records, to append to the trace delivered to a viewer.
 //! * [`scan`]: the sample, modules and symbols records of a trace, raw
 //!   stacks unwound.

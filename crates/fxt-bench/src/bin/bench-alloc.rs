@@ -2,7 +2,8 @@
 //! allocation-heavy program.
 //!
 //! ```text
-//! cargo run --release -p fxt-bench --bin bench-alloc -- [--threads T] [--ops N] [--reps R] [--workload alloc|mixed]
+//! cargo run --release -p fxt-bench --bin bench-alloc -- [--threads T] [--ops N] [--reps R] [--workload alloc|mixed] [--mean BYTES]
+//! cargo run --release -p fxt-bench --bin bench-alloc -- --instructions [--ops N] [--mean BYTES]   # under callgrind
 //! ```
 //!
 //! Two workloads, each on `T` threads:
@@ -16,16 +17,29 @@
 //!   when it holds 1024 keys (strings, vectors, a hash map growing and
 //!   dropped: std's collections through the global allocator).
 //!
-//! Each under four settings measured in the same run: the system
-//! allocator (the baseline), the wrapper with no session, the wrapper with
-//! a session that does not sample memory, and the wrapper sampling at the
-//! default mean (`fxt::DEFAULT_ALLOC_SAMPLE_BYTES`). Each setting's times
+//! Each under five settings measured in the same run: the system
+//! allocator (the baseline), the system allocator while a session records
+//! (what the session itself costs: its buffer, the helper threads that
+//! fault it in and stream it, with no wrapper), the wrapper with no
+//! session, the wrapper with a session that does not sample memory, and
+//! the wrapper sampling at the default mean
+//! (`fxt::DEFAULT_ALLOC_SAMPLE_BYTES`). Each setting's times
 //! are the wall time until every thread is done and the CPU time the
 //! process used meanwhile (its threads', fxt's helpers' included: on a
 //! machine shared with other work the CPU time varies less), `R`
 //! repetitions interleaved across the settings (each repetition starting
 //! at another), the medians reported with their ratios to the baseline's,
-//! and the sampled allocations of the sampling runs.
+//! and the sampled allocations of the sampling runs. `--mean` samples at
+//! another mean than the default.
+//!
+//! `--instructions` counts instead, with callgrind (no load moves the
+//! counts), the instructions one thread of the allocation-only workload
+//! runs under each setting (this program run again under
+//! `valgrind --tool=callgrind --toggle-collect=*bench_alloc*work*`, so
+//! only the workload's own thread is counted: fxt's streamer writing the
+//! records to the file is not), per allocation and free, and per sampled
+//! allocation or free: the sampling run's instructions less the
+//! not-sampling run's, over its samples.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::HashMap;
@@ -212,16 +226,21 @@ fn run(workload: Workload, bare: bool, threads: usize, ops: usize) -> (f64, f64)
 #[derive(Clone, Copy, PartialEq)]
 enum Setting {
     Bare,
+    BareSession,
     NoSession,
     NotSampling,
     Sampling,
 }
 
-const SETTINGS: [(Setting, &str); 4] = [
+const SETTINGS: [(Setting, &str); 5] = [
     (Setting::Bare, "system allocator, called directly"),
+    (
+        Setting::BareSession,
+        "system allocator, called directly, in a session",
+    ),
     (Setting::NoSession, "wrapper, no session"),
     (Setting::NotSampling, "wrapper, session not sampling memory"),
-    (Setting::Sampling, "wrapper, sampling at the default mean"),
+    (Setting::Sampling, "wrapper, sampling memory"),
 ];
 
 /// One measurement of `setting`: wall and CPU seconds, the sampled
@@ -230,15 +249,12 @@ fn measure(workload: Workload, setting: Setting, threads: usize, ops: usize) -> 
     let path = std::env::temp_dir().join(format!("fxt-bench-alloc-{}.fxt", std::process::id()));
     let config = match setting {
         Setting::Bare | Setting::NoSession => None,
-        Setting::NotSampling => Some(fxt::Config::new().output(&path)),
-        Setting::Sampling => Some(
-            fxt::Config::new()
-                .output(&path)
-                .alloc_sample_bytes(fxt::DEFAULT_ALLOC_SAMPLE_BYTES),
-        ),
+        Setting::BareSession | Setting::NotSampling => Some(fxt::Config::new().output(&path)),
+        Setting::Sampling => Some(fxt::Config::new().output(&path).alloc_sample_bytes(mean())),
     };
     let session = config.map(|c| fxt::start(c).expect("session"));
-    let (secs, cpu) = run(workload, setting == Setting::Bare, threads, ops);
+    let bare = matches!(setting, Setting::Bare | Setting::BareSession);
+    let (secs, cpu) = run(workload, bare, threads, ops);
     let samples = session
         .map(|s| s.finish().expect("finish").alloc_samples)
         .unwrap_or(0);
@@ -255,6 +271,11 @@ fn arg(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
+/// The mean sampled at (`--mean`, default the runtime's).
+fn mean() -> u64 {
+    arg("--mean", fxt::DEFAULT_ALLOC_SAMPLE_BYTES as usize) as u64
+}
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -264,8 +285,20 @@ fn main() {
     let threads = arg("--threads", 4);
     let ops = arg("--ops", 2_000_000);
     let reps = arg("--reps", 7);
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--instructions-child") {
+        let setting = SETTINGS[args[i + 1].parse::<usize>().expect("a setting")].0;
+        let (_, _, samples) = measure(Workload::AllocOnly, setting, 1, ops);
+        println!("samples {samples}");
+        return;
+    }
+    if args.iter().any(|a| a == "--instructions") {
+        instructions(arg("--ops", 200_000));
+        return;
+    }
     println!(
-        "{threads} threads, median of {reps}; default mean {} KiB",
+        "{threads} threads, median of {reps}; sampling mean {} KiB (default {} KiB)",
+        mean() >> 10,
         fxt::DEFAULT_ALLOC_SAMPLE_BYTES >> 10
     );
     // `--workload alloc` or `--workload mixed`: that one only (to
@@ -339,4 +372,60 @@ fn table(workload: Workload, threads: usize, ops: usize, reps: usize) {
         );
     }
     println!("\nsampled allocations and frees in the last sampling run: {samples}");
+}
+
+/// Prints the instructions one thread of the allocation-only workload
+/// runs per allocation and free under each setting, and per sample,
+/// counted by callgrind (see the module docs).
+fn instructions(ops: usize) {
+    println!("one thread, {ops} allocations (allocation only), sampling mean {} KiB; instructions counted by callgrind\n", mean() >> 10);
+    println!("| setting | instructions per allocation and free |");
+    println!("|---|---|");
+    let mut counts = Vec::new();
+    for (i, (_, name)) in SETTINGS.iter().enumerate() {
+        let (n, samples) = count_child(i, ops);
+        println!("| {name} | {:.1} |", n as f64 / ops as f64);
+        counts.push((n, samples));
+    }
+    let (not_sampling, _) = counts[3];
+    let (sampling, samples) = counts[4];
+    println!(
+        "\n{samples} sampled allocations and frees: {:.0} instructions each (sampling less not sampling, over the samples)",
+        (sampling as f64 - not_sampling as f64) / samples.max(1) as f64
+    );
+}
+
+/// The instructions the workload's thread ran under setting `i` in a
+/// child under callgrind, and the samples it took.
+fn count_child(i: usize, ops: usize) -> (u64, u64) {
+    let exe = std::env::current_exe().expect("the program's path");
+    let out = std::process::Command::new("valgrind")
+        .args([
+            "--tool=callgrind",
+            "--callgrind-out-file=/dev/null",
+            "--toggle-collect=*bench_alloc*work*",
+        ])
+        .arg(exe)
+        .args(["--instructions-child", &i.to_string()])
+        .args(["--ops", &ops.to_string()])
+        .args(["--mean", &mean().to_string()])
+        .output()
+        .expect("valgrind runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let count = err
+        .lines()
+        .find_map(|l| {
+            l.split_once("Collected :")
+                .map(|(_, n)| n.trim().to_owned())
+        })
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no instruction count in: {err}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let samples = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("samples "))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    (count, samples)
 }

@@ -41,7 +41,11 @@ thread_local! {
 #[inline(always)]
 pub(crate) fn crossed(size: usize, generation: u32) -> bool {
     COUNTDOWN.with(|c| {
-        let left = c.left.get().saturating_sub(size as i64);
+        // A size is at most `isize::MAX`, the count at most a draw, and
+        // once below 0 (until `decide` draws again: never on fxt's own
+        // threads) it falls by the bytes allocated since: 2^63 bytes away
+        // from wrapping.
+        let left = c.left.get().wrapping_sub(size as i64);
         c.left.set(left);
         left < 0 || c.generation.get() != generation
     })

@@ -1,7 +1,8 @@
-//! What a sampled allocation, or the free of a sampled block, writes: an
-//! `fxt.alloc` record (`fxt_format::samples::alloc`) and the process's
-//! heap counter, into the thread's own chunk through its cursor's gate,
-//! as a CPU sample is written (`crate::sample`): the gate open for the
+//! What a sampled allocation, or the free of a sampled block, writes: one
+//! `fxt.alloc` record (`fxt_format::samples::alloc`; readers derive the
+//! heap counter of live bytes from them, `fxt_format::derived::heap`),
+//! into the thread's own chunk through its cursor's gate, as a CPU sample
+//! is written (`crate::sample`): the gate open for the
 //! session's hot-path token or its samples-only token, else the record is
 //! dropped and counted. No allocation and no lock waited for: the
 //! records are encoded on the stack (a sampled allocation's stack words
@@ -15,11 +16,11 @@
 use core::cell::Cell;
 use core::sync::atomic::Ordering;
 
-use fxt_format::encode::{Arg, ArgValue, Encode, Event, EventKind, StringRef, ThreadRef};
-use fxt_format::samples::{estimated_bytes, Alloc, AllocKind, Walk};
+use fxt_format::encode::Encode;
+use fxt_format::samples::{Alloc, AllocKind, Walk};
 
 use super::runs::Runs;
-use super::{live, Active, DROPPED, LIVE_BYTES, TAKEN, UNTRACKED};
+use super::{live, Active, DROPPED, TAKEN, UNTRACKED};
 use crate::callsite::gate_token;
 use crate::memory::atomic::AtomicU64;
 use crate::memory::filler::Store;
@@ -30,13 +31,6 @@ use crate::thread;
 
 /// Words of an alloc record without a stack (a free).
 const FREE_WORDS: usize = Alloc::word_len_for(0);
-/// Words the heap counter event takes at most (header, timestamp, inline
-/// thread, inline category, name and argument name, the value).
-const COUNTER_WORDS: usize = 16;
-/// The heap counter's category, name and argument.
-const COUNTER_CATEGORY: &str = "fxt";
-const COUNTER_NAME: &str = "heap";
-const COUNTER_ARG: &str = "live_bytes";
 
 thread_local! {
     /// Set while this thread runs the hook.
@@ -105,12 +99,6 @@ pub(crate) fn sampled_alloc(session: &Active, address: u64, size: u64, registers
             if tracked {
                 live::remove(address);
             }
-            return;
-        }
-        if tracked {
-            let delta = estimated_bytes(size, session.mean) as i64;
-            let live = LIVE_BYTES.fetch_add(delta, Ordering::Relaxed) + delta;
-            write_counter(session, token, timestamp, live);
         }
     });
 }
@@ -130,14 +118,25 @@ fn write_with_stack(
     crash_safe: bool,
 ) -> bool {
     let stack_words = capture.stack_words;
+    let stack = capture.stack_address as *const u64;
     let word = |i: usize| {
-        let addr = capture.stack_address + i as u64 * 8;
-        // SAFETY: `addr` is an 8-aligned word of this thread's own stack
-        // between the caller's stack pointer and the stack's top
-        // (`stack::plan`), all mapped; the frames there are suspended
-        // while this runs (this thread runs the hook, whose own frames lie
-        // below that stack pointer), so the read races with no write.
-        unsafe { core::ptr::read_volatile(addr as *const u64) }
+        // SAFETY: word `i < stack_words` is an 8-aligned word of this
+        // thread's own stack between the caller's stack pointer and the
+        // stack's top (`stack::plan`), all mapped; the frames there are
+        // suspended while this runs (this thread runs the hook, whose own
+        // frames lie below that stack pointer), so the read races with no
+        // write.
+        unsafe { stack.add(i).read() }
+    };
+    // Copies `n` stack words from word `from` into slots `at..`.
+    let copy = |slots: &[AtomicU64], at: usize, from: usize, n: usize| {
+        let to = slots[at..at + n].as_ptr() as *mut u64;
+        // SAFETY: the source is `n` words of the stack as `word` reads
+        // them (`from + n <= stack_words`); the destination is `n`
+        // reserved slots of this record, which no reader reads before
+        // the record is published (atomics: their memory may be written
+        // through a shared reference) and which do not overlap the stack.
+        unsafe { core::ptr::copy_nonoverlapping(stack.add(from), to, n) };
     };
     // A probed copy is read by the kernel, as it is.
     let runs = (!probed).then(|| Runs::plan(stack_words, word));
@@ -161,11 +160,10 @@ fn write_with_stack(
             stored.put(at, run.word());
             at += 1;
             from += run.zeros as usize;
-            for _ in 0..run.literals {
-                stored.put(at, word(from));
-                at += 1;
-                from += 1;
-            }
+            let literals = run.literals as usize;
+            copy(slots, at, from, literals);
+            at += literals;
+            from += literals;
         }
     } else if probed {
         // The kernel stores into the reserved slots (atomics: their
@@ -178,9 +176,7 @@ fn write_with_stack(
             stored.put(n + i, 0);
         }
     } else {
-        for i in 0..stack_words {
-            stored.put(n + i, word(i));
-        }
+        copy(slots, n, 0, stack_words);
     }
     stored.end(head[0]);
     slot.publish();
@@ -194,8 +190,6 @@ fn write_with_stack(
 pub(crate) fn sampled_free(session: &Active, address: u64, size: u64) {
     guarded(|| {
         TAKEN.fetch_add(1, Ordering::Relaxed);
-        let delta = estimated_bytes(size, session.mean) as i64;
-        let live = LIVE_BYTES.fetch_sub(delta, Ordering::Relaxed) - delta;
         let Some(token) = open_token(session.generation) else {
             DROPPED.fetch_add(1, Ordering::Relaxed);
             return;
@@ -203,9 +197,7 @@ pub(crate) fn sampled_free(session: &Active, address: u64, size: u64) {
         let timestamp = crate::clock::read(session.use_tsc);
         let record = record(session, timestamp, address, size, AllocKind::Free);
         let mut out = [0u64; FREE_WORDS];
-        if write(&record, &mut out, token, session.crash_safe) {
-            write_counter(session, token, timestamp, live);
-        } else {
+        if !write(&record, &mut out, token, session.crash_safe) {
             DROPPED.fetch_add(1, Ordering::Relaxed);
         }
     });
@@ -293,32 +285,4 @@ fn store(words: &[u64], token: u32, crash_safe: bool) -> bool {
     stored.end(words[0]);
     slot.publish();
     true
-}
-
-/// Writes the process's heap counter (estimated live bytes of the
-/// sampled blocks) at `timestamp`; dropped and counted if it does not
-/// fit.
-fn write_counter(session: &Active, token: u32, timestamp: u64, live: i64) {
-    let args = [Arg {
-        name: StringRef::Inline(COUNTER_ARG),
-        value: ArgValue::I64(live.max(0)),
-    }];
-    let event = Event {
-        kind: EventKind::Counter { id: 0 },
-        timestamp,
-        thread: ThreadRef::Inline {
-            process: session.pid,
-            thread: thread::capture::tid(),
-        },
-        category: StringRef::Inline(COUNTER_CATEGORY),
-        name: StringRef::Inline(COUNTER_NAME),
-        args: &args,
-    };
-    let mut buf = [0u64; COUNTER_WORDS];
-    let written = event
-        .encode(&mut buf)
-        .is_ok_and(|n| store(&buf[..n], token, session.crash_safe));
-    if !written {
-        DROPPED.fetch_add(1, Ordering::Relaxed);
-    }
 }

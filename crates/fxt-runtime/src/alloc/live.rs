@@ -76,6 +76,14 @@ pub(crate) fn insert(address: u64) -> bool {
     false
 }
 
+/// Whether `address` may be a live sampled block (its bucket holds one):
+/// the one byte every free reads while a session samples.
+#[inline(always)]
+pub(crate) fn may_hold(address: u64) -> bool {
+    // Relaxed: see `insert`.
+    COUNTS[index(address)].load(Ordering::Relaxed) != 0
+}
+
 /// Removes `address` if it is a live sampled block; whether it was.
 #[inline(always)]
 pub(crate) fn remove(address: u64) -> bool {

@@ -26,9 +26,10 @@
 //! Each sampled allocation is an `fxt.alloc` record (size, address, the
 //! stack, the mean) on the allocating thread's timeline; the free of a
 //! sampled block (or its move by `realloc`) is one too, so a reader knows
-//! which sampled blocks are live at any moment; after each, a counter
-//! event `fxt`/`heap` (argument `live_bytes`) gives the process's
-//! estimated live bytes. A thread records its sampled allocations from
+//! which sampled blocks are live at any moment. Nothing else: the
+//! process's estimated live bytes after each (the heap counter a viewer
+//! draws) are derived from these records by readers
+//! (`fxt_format::derived::heap`), not counted here. A thread records its sampled allocations from
 //! the first: one that has not recorded in the session yet is leased a
 //! chunk by the hook (`thread::join_from_hook`: the control state only
 //! tried, nothing allocated), its stack copied as far as the kernel can
@@ -72,7 +73,7 @@ mod live;
 mod runs;
 
 use core::alloc::{GlobalAlloc, Layout};
-use core::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Once;
 
 /// A global allocator that forwards to `A` and samples allocations while
@@ -108,8 +109,6 @@ static CRASH_SAFE: AtomicBool = AtomicBool::new(false);
 static TAKEN: AtomicU64 = AtomicU64::new(0);
 static DROPPED: AtomicU64 = AtomicU64::new(0);
 static UNTRACKED: AtomicU64 = AtomicU64::new(0);
-/// Estimated live bytes of the sampled blocks (the heap counter).
-static LIVE_BYTES: AtomicI64 = AtomicI64::new(0);
 
 /// The sampling session, as the hook reads it.
 #[derive(Debug, Clone, Copy)]
@@ -145,7 +144,6 @@ pub(crate) fn start(generation: u32, mean: u64, pid: u64, use_tsc: bool, crash_s
         "a forked child may sample allocations into its parent's buffer",
     );
     live::clear();
-    LIVE_BYTES.store(0, Ordering::Relaxed);
     TAKEN.store(0, Ordering::Relaxed);
     DROPPED.store(0, Ordering::Relaxed);
     UNTRACKED.store(0, Ordering::Relaxed);
@@ -163,7 +161,7 @@ pub(crate) fn start(generation: u32, mean: u64, pid: u64, use_tsc: bool, crash_s
 pub(crate) struct Counts {
     /// Sampled allocations and frees of sampled blocks.
     pub(crate) taken: u64,
-    /// Records (allocations, frees, heap counters) not written.
+    /// Records (allocations, frees) not written.
     pub(crate) dropped: u64,
     /// Sampled allocations whose free is not tracked (the live table had
     /// no room).
@@ -193,16 +191,9 @@ extern "C" fn forget_after_fork() {
     crate::thread::capture::forget_after_fork();
 }
 
-/// After an allocation of `size` bytes at `ptr` while `generation`
-/// samples: counts the bytes down and samples the allocation when they
-/// cross the next sample point.
-#[inline(always)]
-fn after_alloc(ptr: *mut u8, size: usize, generation: u32) {
-    if !ptr.is_null() && countdown::crossed(size, generation) {
-        decide(ptr, size, generation);
-    }
-}
-
+/// After an allocation of `size` bytes at `ptr` whose bytes crossed the
+/// thread's sample point while `generation` samples: samples it if it is
+/// the program's.
 #[cold]
 #[inline(never)]
 fn decide(ptr: *mut u8, size: usize, generation: u32) {
@@ -246,35 +237,41 @@ fn freed(ptr: *mut u8, size: usize, generation: u32) {
 }
 
 impl<A: GlobalAlloc> Sampled<A> {
-    /// `alloc` (`alloc_zeroed` when `zeroed`) while `generation` samples:
-    /// out of line, so that a call without a sampling session is a load, a
-    /// branch and the inner allocator's call (a tail call, no frame).
+    /// `alloc` (`alloc_zeroed` when `ZEROED`) whose bytes crossed the
+    /// thread's next sample point while `generation` samples: out of line,
+    /// so that every other call is the countdown and a tail call to the
+    /// inner allocator (no frame of the wrapper's).
     ///
     /// # Safety
     ///
     /// As for [`GlobalAlloc::alloc`].
+    #[cold]
     #[inline(never)]
-    unsafe fn alloc_sampling(&self, layout: Layout, zeroed: bool, generation: u32) -> *mut u8 {
+    unsafe fn alloc_crossed<const ZEROED: bool>(&self, layout: Layout, generation: u32) -> *mut u8 {
         // SAFETY: the caller's contract, passed on.
         let ptr = unsafe {
-            if zeroed {
+            if ZEROED {
                 self.inner.alloc_zeroed(layout)
             } else {
                 self.inner.alloc(layout)
             }
         };
-        after_alloc(ptr, layout.size(), generation);
+        if !ptr.is_null() {
+            decide(ptr, layout.size(), generation);
+        }
         ptr
     }
 
-    /// `dealloc` while `generation` samples (out of line, as
-    /// [`Self::alloc_sampling`]).
+    /// `dealloc` of a block whose address may be a live sampled block's
+    /// while `generation` samples (out of line, as
+    /// [`Self::alloc_crossed`]).
     ///
     /// # Safety
     ///
     /// As for [`GlobalAlloc::dealloc`].
+    #[cold]
     #[inline(never)]
-    unsafe fn dealloc_sampling(&self, ptr: *mut u8, layout: Layout, generation: u32) {
+    unsafe fn dealloc_maybe_sampled(&self, ptr: *mut u8, layout: Layout, generation: u32) {
         // Before the inner free: once freed, the address may be handed out
         // (and sampled) again on another thread.
         before_free(ptr, layout.size(), generation);
@@ -283,60 +280,89 @@ impl<A: GlobalAlloc> Sampled<A> {
     }
 }
 
+/// Whether an allocation of `size` bytes while `generation` (0: none)
+/// samples crosses the thread's next sample point (the caller then takes
+/// the allocation's cold path). Inlined into the entry points: a relaxed
+/// load and a branch without a session sampling, a thread-local
+/// subtraction and a compare with one.
+#[inline(always)]
+fn crosses(size: usize, generation: u32) -> bool {
+    generation != 0 && countdown::crossed(size, generation)
+}
+
+/// Whether the free of the block at `ptr` while `generation` (0: none)
+/// samples may be a live sampled block's (a byte of the live table's
+/// summary read; almost never).
+#[inline(always)]
+fn maybe_sampled(ptr: *mut u8, generation: u32) -> bool {
+    generation != 0 && live::may_hold(ptr as u64)
+}
+
+/// The sampling session's generation (0: none), as the entry points read
+/// it.
+#[inline(always)]
+fn generation() -> u32 {
+    // Relaxed: a flag; `decide` and `freed` read it again with Acquire
+    // before they read the session's settings.
+    GENERATION.load(Ordering::Relaxed)
+}
+
 // SAFETY: every method forwards to the inner allocator with the caller's
 // arguments unchanged and returns its result unchanged; the sampling
 // around it reads the returned pointer as a number only.
 unsafe impl<A: GlobalAlloc> GlobalAlloc for Sampled<A> {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // Relaxed: a flag; `decide` reads it again with Acquire.
-        let generation = GENERATION.load(Ordering::Relaxed);
-        if generation == 0 {
+        let generation = generation();
+        if crosses(layout.size(), generation) {
             // SAFETY: the caller's contract, passed on.
-            return unsafe { self.inner.alloc(layout) };
+            return unsafe { self.alloc_crossed::<false>(layout, generation) };
         }
         // SAFETY: the caller's contract, passed on.
-        unsafe { self.alloc_sampling(layout, false, generation) }
+        unsafe { self.inner.alloc(layout) }
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // Relaxed: as in `alloc`.
-        let generation = GENERATION.load(Ordering::Relaxed);
-        if generation == 0 {
+        let generation = generation();
+        if crosses(layout.size(), generation) {
             // SAFETY: the caller's contract, passed on.
-            return unsafe { self.inner.alloc_zeroed(layout) };
+            return unsafe { self.alloc_crossed::<true>(layout, generation) };
         }
         // SAFETY: the caller's contract, passed on.
-        unsafe { self.alloc_sampling(layout, true, generation) }
+        unsafe { self.inner.alloc_zeroed(layout) }
     }
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // Relaxed: as in `alloc`.
-        let generation = GENERATION.load(Ordering::Relaxed);
-        if generation == 0 {
+        let generation = generation();
+        if maybe_sampled(ptr, generation) {
             // SAFETY: the caller's contract, passed on.
-            return unsafe { self.inner.dealloc(ptr, layout) };
+            return unsafe { self.dealloc_maybe_sampled(ptr, layout, generation) };
         }
         // SAFETY: the caller's contract, passed on.
-        unsafe { self.dealloc_sampling(ptr, layout, generation) }
+        unsafe { self.inner.dealloc(ptr, layout) }
     }
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // Relaxed: as in `alloc`. The old block is recorded freed before
-        // the inner call (which may free it); a failed `realloc` leaves it
-        // recorded freed (its later free records nothing).
-        let generation = GENERATION.load(Ordering::Relaxed);
+        // The old block is recorded freed before the inner call (which may
+        // free it); a failed `realloc` leaves it recorded freed (its later
+        // free records nothing).
+        let generation = generation();
         if generation == 0 {
             // SAFETY: the caller's contract, passed on.
             return unsafe { self.inner.realloc(ptr, layout, new_size) };
         }
-        before_free(ptr, layout.size(), generation);
+        if maybe_sampled(ptr, generation) {
+            before_free(ptr, layout.size(), generation);
+        }
+        let crossed = crosses(new_size, generation);
         // SAFETY: the caller's contract, passed on.
         let new = unsafe { self.inner.realloc(ptr, layout, new_size) };
-        after_alloc(new, new_size, generation);
+        if crossed && !new.is_null() {
+            decide(new, new_size, generation);
+        }
         new
     }
 }

@@ -20,19 +20,32 @@ pub(crate) struct Runs {
 }
 
 impl Runs {
-    /// Plans the `len` words that `word(i)` reads.
+    /// Plans the `len` words that `word(i)` reads: a pass of two tight
+    /// loops, one over a stretch of zero words and one over the stretch of
+    /// words that follows it, deciding once per stretch.
     pub(crate) fn plan(len: usize, word: impl Fn(usize) -> u64) -> Runs {
         let mut plan = Runs {
             runs: [Run::default(); MAX_RUNS],
             len: 0,
         };
         let mut run = Run::default();
-        let mut zeros = 0u32;
-        for i in 0..len {
-            if word(i) == 0 {
-                zeros += 1;
-                continue;
+        let mut i = 0;
+        while i < len {
+            let from = i;
+            // Four words at a time through a long stretch of zeros (the
+            // stack's unwritten locals and padding), then one at a time.
+            while i + 4 <= len && (word(i) | word(i + 1) | word(i + 2) | word(i + 3)) == 0 {
+                i += 4;
             }
+            while i < len && word(i) == 0 {
+                i += 1;
+            }
+            let zeros = (i - from) as u32;
+            let from = i;
+            while i < len && word(i) != 0 {
+                i += 1;
+            }
+            let literals = (i - from) as u32;
             if run.literals == 0 {
                 run.zeros += zeros;
             } else if zeros >= MIN_ZEROS && plan.len + 1 < MAX_RUNS {
@@ -41,18 +54,7 @@ impl Runs {
             } else {
                 run.literals += zeros;
             }
-            zeros = 0;
-            run.literals += 1;
-        }
-        if zeros > 0 {
-            if run.literals == 0 {
-                run.zeros += zeros;
-            } else if plan.len + 1 < MAX_RUNS {
-                plan.push(run);
-                run = Run { zeros, literals: 0 };
-            } else {
-                run.literals += zeros;
-            }
+            run.literals += literals;
         }
         if run.zeros + run.literals > 0 {
             plan.push(run);

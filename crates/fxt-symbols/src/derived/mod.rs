@@ -4,13 +4,14 @@
 //! archives of `fxt record`, `fxt trace` and `fxt merge`).
 //!
 //! One walk over the trace hands each event to each feature's deriver
-//! (one file per feature: `locks`, `tasks`); what they return is grouped by the
+//! (one file per feature: `locks`, `tasks`, `heap`); what they return is grouped by the
 //! provider section its facts were in (the records keep its clock), each
 //! group after one [`fxt_format::derived::MARKER_NAME`] blob in that
 //! section: a section that holds the marker already is not derived again,
 //! so appending twice adds nothing, and an archive that merges a derived
 //! trace with one that is not derives only the other.
 
+mod heap;
 mod locks;
 mod tasks;
 
@@ -19,6 +20,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use fxt_format::decode::{ArgValue, Event, Record, SliceReader};
 use fxt_format::derived::{is_marker, MARKER_NAME};
 use fxt_format::encode::{encode_into_vec, Blob, BlobType, ProviderSection, StringRef};
+use fxt_format::samples::AllocRecord;
 use fxt_format::time::ticks_per_second_or_default;
 
 /// Where a fact was read: its provider section and that section's clock.
@@ -63,6 +65,7 @@ pub(crate) fn ns_to_ticks(ns: u64, tps: u64) -> u64 {
 pub fn records(trace: &[u8]) -> Vec<u64> {
     let mut locks = locks::Locks::default();
     let mut tasks = tasks::Tasks::default();
+    let mut heap = heap::Heap::default();
     let mut provider = None;
     let mut derived = BTreeSet::new();
     let mut clocks: BTreeMap<Option<u32>, u64> = BTreeMap::new();
@@ -83,14 +86,16 @@ pub fn records(trace: &[u8]) -> Vec<u64> {
             {
                 derived.insert(provider);
             }
+            Record::Blob(b) => {
+                if let Some(Ok(alloc)) = AllocRecord::from_blob(&b) {
+                    heap.see_alloc(section(provider, &clocks), &alloc);
+                }
+            }
             Record::Event(e) => {
-                let tps = clocks.get(&provider).copied();
-                let section = Section {
-                    provider,
-                    ticks_per_second: ticks_per_second_or_default(tps),
-                };
+                let section = section(provider, &clocks);
                 locks.see(section, &e);
                 tasks.see(section, &e);
+                heap.see(section, &e);
             }
             _ => {}
         }
@@ -98,6 +103,7 @@ pub fn records(trace: &[u8]) -> Vec<u64> {
     let mut by_section: BTreeMap<Option<u32>, Vec<u64>> = BTreeMap::new();
     locks.derive(&mut by_section);
     tasks.derive(&mut by_section);
+    heap.derive(&mut by_section);
     by_section.retain(|section, words| !words.is_empty() && !derived.contains(section));
     let mut out = Vec::new();
     let marker = Blob {
@@ -115,6 +121,15 @@ pub fn records(trace: &[u8]) -> Vec<u64> {
         out.extend_from_slice(&words);
     }
     out
+}
+
+/// The section `provider` with the clock its initialization record gave.
+fn section(provider: Option<u32>, clocks: &BTreeMap<Option<u32>, u64>) -> Section {
+    let tps = clocks.get(&provider).copied();
+    Section {
+        provider,
+        ticks_per_second: ticks_per_second_or_default(tps),
+    }
 }
 
 /// Bits of a derived flow id that hold the process: 32 to 60, between a
