@@ -73,6 +73,33 @@ fn register_atfork() {
     crate::state::fork::on_fork_child(&ONCE, atfork_child, "a forked child may write to the trace");
 }
 
+/// What runs after a session starts or stops and after a category
+/// changes, without the control lock: set by a part of the crate that
+/// keeps a decision of its own outside the call sites (the `tracing`
+/// interest of `task::tokio`'s wake layer).
+static ON_CHANGE: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// Sets what runs after each change (see [`ON_CHANGE`]; the first caller's
+/// `f` stays).
+#[cfg_attr(not(feature = "tokio-wakes"), allow(dead_code))]
+pub(crate) fn on_change(f: fn()) {
+    let _ = ON_CHANGE.set(f);
+}
+
+/// Runs [`ON_CHANGE`]'s function, if set (never under the control lock:
+/// it may take other locks that a thread holding them would take the
+/// control lock after).
+pub(crate) fn changed() {
+    // Not while a panic unwinds (a session finished by the panic hook):
+    // the panic may have been raised under the very lock `f` takes.
+    if std::thread::panicking() {
+        return;
+    }
+    if let Some(f) = ON_CHANGE.get() {
+        f();
+    }
+}
+
 /// Whether a tracing session is live.
 pub fn is_enabled() -> bool {
     ACTIVE.load(Ordering::Relaxed)
@@ -90,6 +117,8 @@ pub fn enable_category(name: &str) {
     if ctl.current.is_some() {
         callsite::reset_all(&ctl, STALE);
     }
+    drop(ctl);
+    changed();
 }
 
 /// Turns a category off (see [`enable_category`]).
@@ -102,6 +131,8 @@ pub fn disable_category(name: &str) {
     if ctl.current.is_some() {
         callsite::reset_all(&ctl, STALE);
     }
+    drop(ctl);
+    changed();
 }
 
 /// Why [`start`] failed.
@@ -332,6 +363,7 @@ fn stop(shared: &Arc<Shared>) -> (u64, crate::alloc::Counts) {
             allocs = crate::alloc::stop(shared.generation);
         }
     }
+    changed();
     // The prefaulter stops within one slice.
     shared.helpers.prefault_stop.store(true, Ordering::Relaxed);
     if let Some(h) = lock(&shared.helpers.prefaulter).take() {

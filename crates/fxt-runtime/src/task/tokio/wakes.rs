@@ -17,11 +17,16 @@
 //!
 //! Its filter is its own (a per-layer filter): it wants only those spans
 //! and events, and those only while the session records category `task`.
-//! Tokio still makes each task's span then (so its wakers report to
-//! the layer, which drops the reports): [`wake_subscriber`] filters for
-//! the whole subscriber instead, so that with the session off no span is
-//! made and no waker reports anything (`bench-tokio-wakes` in fxt-bench
-//! measures what an installed subscriber still costs).
+//! It says so in the callsites' interest, which `tracing` caches: `never`
+//! with the session or the category off, so that Tokio makes no task span
+//! and its wakers report nothing (a per-layer filter's `enabled` cannot
+//! keep a registry from making a span: only the interest does), and
+//! `sometimes` for its own callsites while recording. The session has the
+//! cache rebuilt when it starts, stops or changes its categories
+//! (`session::on_change`): a task spawned before that has no span, as
+//! one spawned before the session. [`wake_subscriber`] filters for the
+//! whole subscriber (`bench-tokio-wakes` in fxt-bench measures what an
+//! installed subscriber still costs).
 
 use tracing_core::field::{Field, Visit};
 use tracing_core::span::{Attributes, Id};
@@ -60,6 +65,7 @@ pub fn wake_layer<S>() -> impl Layer<S>
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
+    crate::session::on_change(tracing_core::callsite::rebuild_interest_cache);
     Wakes.with_filter(Wakes)
 }
 
@@ -70,6 +76,7 @@ where
 /// layers, leaves the task spans made and their wakers reporting).
 pub fn wake_subscriber() -> impl Subscriber + Send + Sync + 'static {
     use tracing_subscriber::layer::SubscriberExt;
+    crate::session::on_change(tracing_core::callsite::rebuild_interest_cache);
     tracing_subscriber::registry().with(Alone)
 }
 
@@ -135,8 +142,10 @@ impl<S> Filter<S> for Wakes {
     }
 
     fn callsite_enabled(&self, meta: &'static Metadata<'static>) -> Interest {
-        // Sometimes: whether the category records is asked each time.
-        if ours(meta) {
+        // Sometimes while recording: whether the category still records is
+        // asked each time (the cache is rebuilt after a change, not at
+        // it). Never otherwise, until the session changes.
+        if ours(meta) && super::super::GATE.site().is_some() {
             Interest::sometimes()
         } else {
             Interest::never()
