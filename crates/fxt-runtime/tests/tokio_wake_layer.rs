@@ -104,7 +104,12 @@ fn with_the_session_off_tokio_makes_no_task_span() {
             rt.block_on(async { tokio::spawn(task_span()).await.unwrap() })
         })
     };
-    assert_eq!(spawned(), None, "a task span with the session off");
+    // No session of another test in this binary either.
+    let off = || {
+        let _serial = common::serial();
+        spawned()
+    };
+    assert_eq!(off(), None, "a task span with the session off");
     let mut recording = None;
     trace(|| recording = spawned());
     assert_eq!(
@@ -112,5 +117,5 @@ fn with_the_session_off_tokio_makes_no_task_span() {
         Some("runtime.spawn"),
         "no task span while recording"
     );
-    assert_eq!(spawned(), None, "a task span after the session");
+    assert_eq!(off(), None, "a task span after the session");
 }

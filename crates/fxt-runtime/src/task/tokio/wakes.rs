@@ -23,11 +23,15 @@
 //! keep a registry from making a span: only the interest does), and
 //! `sometimes` for its own callsites while recording. The session has the
 //! cache rebuilt when it starts, stops or changes its categories
-//! (`session::on_change`): a task spawned before that has no span, as
-//! one spawned before the session. [`wake_subscriber`] filters for the
+//! (`session::on_change`), in each dispatcher the layer is part of: a
+//! task spawned before that has no span, as one spawned before the
+//! session. [`wake_subscriber`] filters for the
 //! whole subscriber (`bench-tokio-wakes` in fxt-bench measures what an
 //! installed subscriber still costs).
 
+use std::sync::Mutex;
+
+use tracing_core::dispatcher::{Dispatch, WeakDispatch};
 use tracing_core::field::{Field, Visit};
 use tracing_core::span::{Attributes, Id};
 use tracing_core::subscriber::Interest;
@@ -65,7 +69,6 @@ pub fn wake_layer<S>() -> impl Layer<S>
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
-    crate::session::on_change(tracing_core::callsite::rebuild_interest_cache);
     Wakes.with_filter(Wakes)
 }
 
@@ -76,7 +79,6 @@ where
 /// layers, leaves the task spans made and their wakers reporting).
 pub fn wake_subscriber() -> impl Subscriber + Send + Sync + 'static {
     use tracing_subscriber::layer::SubscriberExt;
-    crate::session::on_change(tracing_core::callsite::rebuild_interest_cache);
     tracing_subscriber::registry().with(Alone)
 }
 
@@ -91,6 +93,43 @@ pub fn install_wake_layer() -> Result<(), tracing_core::dispatcher::SetGlobalDef
     tracing_core::dispatcher::set_global_default(tracing_core::Dispatch::new(wake_subscriber()))
 }
 
+/// The dispatchers the layer was made part of (weakly), whose interest
+/// caches the session has rebuilt after a change (see the module docs).
+static DISPATCHES: Mutex<Vec<WeakDispatch>> = Mutex::new(Vec::new());
+
+/// A dispatcher with the layer in it: remembered, and the session told to
+/// call [`rebuild`] after each change.
+fn remember(dispatch: &Dispatch) {
+    crate::session::on_change(rebuild);
+    // A panic elsewhere cannot leave the list half-updated (one push or
+    // retain), so a poisoned lock is still a good list.
+    let mut all = DISPATCHES.lock().unwrap_or_else(|e| e.into_inner());
+    all.retain(|d| d.upgrade().is_some());
+    all.push(dispatch.downgrade());
+}
+
+/// Has `tracing` ask the layer again about every callsite. In each of its
+/// dispatchers as the thread's default: with one dispatcher registered,
+/// `tracing` rebuilds the cache for the calling thread's default alone,
+/// and the layer's may be another thread's (a runtime's workers').
+fn rebuild() {
+    let live: Vec<Dispatch> = DISPATCHES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .filter_map(WeakDispatch::upgrade)
+        .collect();
+    if live.is_empty() {
+        tracing_core::callsite::rebuild_interest_cache();
+    }
+    for dispatch in &live {
+        tracing_core::dispatcher::with_default(
+            dispatch,
+            tracing_core::callsite::rebuild_interest_cache,
+        );
+    }
+}
+
 /// The layer of [`wake_subscriber`]: [`Wakes`] with its filter applied to
 /// the whole subscriber.
 struct Alone;
@@ -99,6 +138,10 @@ impl<S> Layer<S> for Alone
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
+    fn on_register_dispatch(&self, dispatch: &Dispatch) {
+        remember(dispatch);
+    }
+
     fn register_callsite(&self, meta: &'static Metadata<'static>) -> Interest {
         <Wakes as Filter<S>>::callsite_enabled(&Wakes, meta)
     }
@@ -185,6 +228,10 @@ impl<S> Layer<S> for Wakes
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
+    fn on_register_dispatch(&self, dispatch: &Dispatch) {
+        remember(dispatch);
+    }
+
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, cx: Context<'_, S>) {
         let mut fields = Fields::default();
         attrs.record(&mut fields);
