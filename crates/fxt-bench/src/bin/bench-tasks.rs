@@ -519,7 +519,7 @@ fn main() {
         );
         for (i, s) in SETTINGS.iter().enumerate() {
             println!(
-                "{:<14} {:>10.3}-{:<10.3} {:>10.3}-{:<10.3}",
+                "{:<14} {:>10.3}-{:<10.3} {:>10.3}-{:.3}",
                 s.label(),
                 worst_pings[i] / pings[i],
                 best_pings[i] / pings[i],

@@ -277,7 +277,7 @@ fn main() {
     );
     for (i, s) in SETTINGS.iter().enumerate() {
         println!(
-            "{:<38} {:>10.0} {:>6.3} {:>10.0} {:>6.3} {:>8.3}-{:<8.3}",
+            "{:<38} {:>10.0} {:>6.3} {:>10.0} {:>6.3} {:>8.3}-{:.3}",
             s.label(),
             medians[i],
             medians[i] / medians[0],
