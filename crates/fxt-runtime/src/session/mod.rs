@@ -43,7 +43,7 @@ use crate::sample;
 use crate::snapshot::{snapshot_shared, snapshot_shared_to, write_renamed};
 use crate::state::control::{ACTIVE, CONTROL, FORKED, UNFINISHED};
 use crate::state::shared::lock;
-use crate::state::{control, forked, Shared};
+use crate::state::{changed, control, forked, Shared};
 use crate::stats::Stats;
 use crate::thread;
 
@@ -71,33 +71,6 @@ extern "C" fn atfork_child() {
 fn register_atfork() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     crate::state::fork::on_fork_child(&ONCE, atfork_child, "a forked child may write to the trace");
-}
-
-/// What runs after a session starts or stops and after a category
-/// changes, without the control lock: set by a part of the crate that
-/// keeps a decision of its own outside the call sites (the `tracing`
-/// interest of `task::tokio`'s wake layer).
-static ON_CHANGE: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
-
-/// Sets what runs after each change (see [`ON_CHANGE`]; the first caller's
-/// `f` stays).
-#[cfg_attr(not(feature = "tokio-wakes"), allow(dead_code))]
-pub(crate) fn on_change(f: fn()) {
-    let _ = ON_CHANGE.set(f);
-}
-
-/// Runs [`ON_CHANGE`]'s function, if set (never under the control lock:
-/// it may take other locks that a thread holding them would take the
-/// control lock after).
-pub(crate) fn changed() {
-    // Not while a panic unwinds (a session finished by the panic hook):
-    // the panic may have been raised under the very lock `f` takes.
-    if std::thread::panicking() {
-        return;
-    }
-    if let Some(f) = ON_CHANGE.get() {
-        f();
-    }
 }
 
 /// Whether a tracing session is live.

@@ -135,7 +135,7 @@ pub(crate) fn start_recording(
     }
     spawn_helpers(&shared, &config, file)?;
     let shared = publish(ctl, shared, &config);
-    super::changed();
+    crate::state::changed();
     if stacks {
         thread::join_current(shared.generation);
     }

@@ -23,7 +23,7 @@
 //! keep a registry from making a span: only the interest does), and
 //! `sometimes` for its own callsites while recording. The session has the
 //! cache rebuilt when it starts, stops or changes its categories
-//! (`session::on_change`), in each dispatcher the layer is part of: a
+//! (`state::on_change`), in each dispatcher the layer is part of: a
 //! task spawned before that has no span, as one spawned before the
 //! session. [`wake_subscriber`] filters for the
 //! whole subscriber (`bench-tokio-wakes` in fxt-bench measures what an
@@ -100,7 +100,7 @@ static DISPATCHES: Mutex<Vec<WeakDispatch>> = Mutex::new(Vec::new());
 /// A dispatcher with the layer in it: remembered, and the session told to
 /// call [`rebuild`] after each change.
 fn remember(dispatch: &Dispatch) {
-    crate::session::on_change(rebuild);
+    crate::state::on_change(rebuild);
     // A panic elsewhere cannot leave the list half-updated (one push or
     // retain), so a poisoned lock is still a good list.
     let mut all = DISPATCHES.lock().unwrap_or_else(|e| e.into_inner());
