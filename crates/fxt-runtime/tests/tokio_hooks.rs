@@ -310,6 +310,45 @@ fn tokio_tasks_polls_carry_their_scheduling_delay() {
     );
 }
 
+/// `instrument_without_delay`: Tokio does not measure the scheduling
+/// delay, so the same woken task's polls are all recorded, named by
+/// where it was spawned, and none has a `delay`.
+#[cfg(tokio_unstable)]
+#[test]
+fn without_tokios_delay_the_polls_are_recorded_without_one() {
+    let mut builder = Builder::new_current_thread();
+    fxt_runtime::task::tokio::instrument_without_delay(&mut builder);
+    let rt = builder.build().unwrap();
+    let waiter_line = line!() + 5;
+    let events = trace(|| {
+        rt.block_on(async {
+            let (ready_tx, ready_rx) = tokio::sync::oneshot::channel::<()>();
+            let (go_tx, go_rx) = tokio::sync::oneshot::channel::<()>();
+            let waiter = tokio::spawn(async move {
+                ready_tx.send(()).unwrap();
+                go_rx.await.unwrap();
+            });
+            let waker = tokio::spawn(async move {
+                ready_rx.await.unwrap();
+                go_tx.send(()).unwrap();
+            });
+            waiter.await.unwrap();
+            waker.await.unwrap();
+        });
+    });
+    let name = format!("{}:{waiter_line}", file!());
+    let polls = polls(&events, &name);
+    assert_eq!(
+        polls.len(),
+        2,
+        "its first poll and the woken one: {polls:?}"
+    );
+    assert!(
+        polls.iter().all(|p| !has_arg(p, "delay")),
+        "no delay without Tokio's measurement: {polls:?}"
+    );
+}
+
 /// A runtime built before the session, a task spawned before it that
 /// terminates inside it, and one spawned inside it: the trace ends only
 /// the life it began, and every poll in it is whole.

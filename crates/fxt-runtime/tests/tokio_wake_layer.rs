@@ -74,3 +74,48 @@ fn check(events: &[fxt_format::decode::Event], consumer: &str, producer: &str, _
         .count();
     assert_eq!(arrows, woken.len());
 }
+
+/// The name of the span the current task's poll is in (Tokio enters the
+/// task's span around each poll), if Tokio made one.
+async fn task_span() -> Option<&'static str> {
+    tracing_core::dispatcher::get_default(|d| d.current_span().metadata().map(|m| m.name()))
+}
+
+/// Beside a program's logging layer (its own filter at `INFO`), the wake
+/// layer's filter turns Tokio's task spans down while the session is off,
+/// so Tokio makes none (and the task's wakers report nothing); while the
+/// session records, each task has its span.
+#[test]
+fn with_the_session_off_tokio_makes_no_task_span() {
+    use tracing_subscriber::filter::LevelFilter;
+    use tracing_subscriber::layer::{Layer, SubscriberExt};
+    struct Logging;
+    impl<S: tracing_core::Subscriber> Layer<S> for Logging {}
+    let dispatch = tracing_core::Dispatch::new(
+        tracing_subscriber::registry()
+            .with(Logging.with_filter(LevelFilter::INFO))
+            .with(fxt_runtime::task::tokio::wake_layer()),
+    );
+    let mut builder = tokio::runtime::Builder::new_current_thread();
+    fxt_runtime::task::tokio::instrument(&mut builder);
+    let rt = builder.build().unwrap();
+    let spawned = || {
+        tracing_core::dispatcher::with_default(&dispatch, || {
+            rt.block_on(async { tokio::spawn(task_span()).await.unwrap() })
+        })
+    };
+    // No session of another test in this binary either.
+    let off = || {
+        let _serial = common::serial();
+        spawned()
+    };
+    assert_eq!(off(), None, "a task span with the session off");
+    let mut recording = None;
+    trace(|| recording = spawned());
+    assert_eq!(
+        recording,
+        Some("runtime.spawn"),
+        "no task span while recording"
+    );
+    assert_eq!(off(), None, "a task span after the session");
+}

@@ -1,18 +1,28 @@
 //! What tracing async tasks (`fxt::task`, `fxt::tokio::instrument`) costs.
 //!
 //! ```text
-//! cargo run --release -p fxt-bench --bin bench-tasks -- [--reps R] [--scale S] [--parts]
+//! cargo run --release -p fxt-bench --bin bench-tasks -- [--reps R] [--scale S] [--parts] [--prefault P]
+//! cargo run --release -p fxt-bench --bin bench-tasks -- --instructions   # needs valgrind
 //! ```
 //!
-//! Four settings, measured in one run, `R` repetitions interleaved across
-//! them, medians reported:
+//! Five settings, measured in one run, `R` repetitions interleaved across
+//! them (each repetition in another order), medians, bests and spread
+//! reported:
 //!
 //! * `without fxt`: the program as written, no wrapper, no hooks;
+//! * `empty hooks`: no wrapper, the runtime with the hooks `instrument`
+//!   installs each replaced by an empty closure: Tokio's own cost of
+//!   calling hooks, the baseline of fxt's;
 //! * `session off`: every task wrapped with `.traced(..)` and the runtime
 //!   instrumented, no session;
 //! * `category off`: the same with a session whose category `task` is off;
 //! * `recording`: the same, recording (circular 64 MiB buffer, so a long
 //!   run keeps writing at the same cost).
+//!
+//! The sessions fault their buffer in before they start
+//! (`Prefault::AtStart`; `--prefault background` for fxt's default, a
+//! thread that does it while the program runs, sharing the cores with
+//! the workload's first milliseconds).
 //!
 //! Three workloads:
 //!
@@ -20,7 +30,8 @@
 //!   returning `Pending` (a poll and a wake per iteration): ns per poll,
 //!   the cost of a recorded poll being its difference from `without fxt`;
 //! * `(a) ping-pong`: 64 pairs of tasks on a two-worker runtime sending a
-//!   number back and forth over channels: round trips per second;
+//!   number back and forth over channels (`5000 * S` trips each): round
+//!   trips per second;
 //! * `(b) TCP echo`: a server (a task per connection) and 16 client tasks
 //!   sending 64-byte messages over loopback in the same runtime: round
 //!   trips per second.
@@ -28,6 +39,12 @@
 //! Then the parts of a recorded poll, each measured alone while recording
 //! (`parts`): a clock read, a record, a poll no wake caused and one its
 //! own wake caused. `--parts` measures only those.
+//!
+//! `--instructions` counts instead, under callgrind (in a child process
+//! per line), the instructions per poll of `poll` without fxt, with the
+//! session off, with the category off, and recording (a poll no wake
+//! caused, and one its own wake caused, the wake's included): a figure
+//! the load of other processes does not move.
 //!
 //! Each line gives the throughput and its ratio to `without fxt` in the
 //! same run: the medians of the repetitions, then the best of each (load
@@ -37,6 +54,7 @@
 use std::future::Future;
 use std::hint::black_box;
 use std::pin::Pin;
+use std::sync::OnceLock;
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
@@ -47,13 +65,15 @@ use tokio::runtime::{Builder, Runtime};
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Setting {
     Without,
+    EmptyHooks,
     SessionOff,
     CategoryOff,
     Recording,
 }
 
-const SETTINGS: [Setting; 4] = [
+const SETTINGS: [Setting; 5] = [
     Setting::Without,
+    Setting::EmptyHooks,
     Setting::SessionOff,
     Setting::CategoryOff,
     Setting::Recording,
@@ -63,22 +83,28 @@ impl Setting {
     fn label(self) -> &'static str {
         match self {
             Setting::Without => "without fxt",
+            Setting::EmptyHooks => "empty hooks",
             Setting::SessionOff => "session off",
             Setting::CategoryOff => "category off",
             Setting::Recording => "recording",
         }
     }
 
+    /// Whether the tasks are wrapped and the runtime instrumented.
     fn traced(self) -> bool {
-        self != Setting::Without
+        !matches!(self, Setting::Without | Setting::EmptyHooks)
     }
 
     /// Runs `f` under the setting's session (if any).
     fn run<T>(self, f: impl FnOnce() -> T) -> T {
         let session = match self {
-            Setting::Without | Setting::SessionOff => None,
+            Setting::Without | Setting::EmptyHooks | Setting::SessionOff => None,
             Setting::CategoryOff | Setting::Recording => {
-                Some(fxt::start(fxt::Config::new().mode(fxt::Mode::Circular)).expect("a session"))
+                let prefault = *PREFAULT.get_or_init(|| fxt::Prefault::AtStart);
+                let config = fxt::Config::new()
+                    .mode(fxt::Mode::Circular)
+                    .prefault(prefault);
+                Some(fxt::start(config).expect("a session"))
             }
         };
         if self == Setting::CategoryOff {
@@ -97,10 +123,25 @@ impl Setting {
         b.worker_threads(workers).enable_io();
         if self.traced() {
             fxt::tokio::instrument(&mut b);
+        } else if self == Setting::EmptyHooks {
+            empty_hooks(&mut b);
         }
         b.build().expect("a runtime")
     }
 }
+
+/// The hooks `instrument` installs, each doing nothing.
+fn empty_hooks(b: &mut Builder) {
+    b.on_thread_park(|| {}).on_thread_unpark(|| {});
+    #[cfg(tokio_unstable)]
+    b.on_task_spawn(|_| {})
+        .on_before_task_poll(|_| {})
+        .on_after_task_poll(|_| {})
+        .on_task_terminate(|_| {});
+}
+
+/// When the sessions fault their buffer in (`--prefault`).
+static PREFAULT: OnceLock<fxt::Prefault> = OnceLock::new();
 
 /// Pending `left` times, waking itself each time.
 struct Spin {
@@ -128,6 +169,74 @@ fn drive(f: impl Future<Output = ()>) -> u64 {
         polls += 1;
     }
     polls
+}
+
+/// `--instructions`: the polls counted, by child process.
+const COUNTED: [(&str, &str); 5] = [
+    ("without", "without fxt"),
+    ("session-off", "session off"),
+    ("category-off", "category off"),
+    ("idle", "recording, not woken"),
+    ("woken", "recording, woken"),
+];
+const COUNTED_POLLS: u64 = 200_000;
+
+/// What callgrind counts (`--toggle-collect=*measure*`): `f` polled to
+/// completion.
+#[inline(never)]
+fn measure(f: impl Future<Output = ()>) -> u64 {
+    // Opaque, so that the polls without fxt are not folded into a count.
+    drive(black_box(f))
+}
+
+/// The child of [`instructions`]: `variant`'s polls, in its setting.
+fn counted_child(variant: &str) {
+    let n = COUNTED_POLLS;
+    let setting = match variant {
+        "without" => Setting::Without,
+        "session-off" => Setting::SessionOff,
+        "category-off" => Setting::CategoryOff,
+        _ => Setting::Recording,
+    };
+    setting.run(|| match variant {
+        "without" => black_box(measure(Spin { left: n })),
+        "idle" => black_box(measure(Idle { left: n }.traced("idle"))),
+        _ => black_box(measure(Spin { left: n }.traced("spin"))),
+    });
+}
+
+/// Instructions per poll of each of [`COUNTED`], counted by callgrind in
+/// a child process (robust where time is not: a loaded machine); a woken
+/// poll's include its wake's.
+fn instructions() {
+    let exe = std::env::current_exe().expect("this program");
+    println!("instructions per poll (callgrind, {COUNTED_POLLS} polls)");
+    for (variant, label) in COUNTED {
+        let out = std::process::Command::new("valgrind")
+            .args([
+                "--tool=callgrind",
+                "--callgrind-out-file=/dev/null",
+                "--toggle-collect=*measure*",
+            ])
+            .arg(&exe)
+            .args(["--instructions-child", variant])
+            .output()
+            .expect("valgrind runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        let count: u64 = err
+            .lines()
+            .find_map(|l| {
+                l.split_once("Collected :")
+                    .map(|(_, n)| n.trim().to_owned())
+            })
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no instruction count in: {err}"));
+        println!(
+            "{label:<22} {:>8.1}",
+            count as f64 / (COUNTED_POLLS + 1) as f64
+        );
+    }
 }
 
 /// ns per poll of a self-waking future.
@@ -313,8 +422,20 @@ fn arg(args: &[String], name: &str, default: u32) -> u32 {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if let [_, flag, variant] = &args[..] {
+        if flag == "--instructions-child" {
+            return counted_child(variant);
+        }
+    }
+    if args.iter().any(|a| a == "--instructions") {
+        return instructions();
+    }
     let reps = arg(&args, "--reps", 7) as usize;
     let scale = arg(&args, "--scale", 1);
+    if let Some(i) = args.iter().position(|a| a == "--prefault") {
+        let mode = args.get(i + 1).and_then(|m| fxt::Prefault::parse(m));
+        let _ = PREFAULT.set(mode.expect("--prefault background|start|off"));
+    }
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!("bench-tasks: {reps} reps, scale {scale}, {cores} cores");
     println!("load average before: {}", load_average());
@@ -324,10 +445,14 @@ fn main() {
     // `--parts`: only the parts of a recorded poll (quick, for comparing
     // builds).
     let only_parts = args.iter().any(|a| a == "--parts");
-    for _ in 0..if only_parts { 0 } else { reps } {
-        for (i, &s) in SETTINGS.iter().enumerate() {
+    for rep in 0..if only_parts { 0 } else { reps } {
+        // Each repetition in another order, so no setting always follows
+        // the same one.
+        for k in 0..SETTINGS.len() {
+            let i = (k + rep) % SETTINGS.len();
+            let s = SETTINGS[i];
             polls[i].push(poll_ns(s, 1_000_000 * u64::from(scale)));
-            pings[i].push(ping_pong(s, 64, 500 * scale));
+            pings[i].push(ping_pong(s, 64, 5_000 * scale));
             echoes[i].push(echo(s, 16, 1_000 * scale));
         }
     }
@@ -340,6 +465,13 @@ fn main() {
             part_runs[i].push(ns);
         }
     }
+    // The slowest repetition of (a) and (b) too, for the spread.
+    let worst = |runs: &[Vec<f64>]| -> Vec<f64> {
+        runs.iter()
+            .map(|v| v.iter().copied().fold(f64::MAX, f64::min))
+            .collect()
+    };
+    let (worst_pings, worst_echoes) = (worst(&pings), worst(&echoes));
     let best_polls: Vec<f64> = polls
         .iter()
         .map(|v| v.iter().copied().fold(f64::MAX, f64::min))
@@ -376,6 +508,23 @@ fn main() {
                 pings[i] / pings[0],
                 echoes[i],
                 echoes[i] / echoes[0],
+            );
+        }
+    }
+    if !only_parts {
+        println!();
+        println!(
+            "{:<14} {:>21} {:>21}",
+            "spread", "(a) min-max/median", "(b) min-max/median"
+        );
+        for (i, s) in SETTINGS.iter().enumerate() {
+            println!(
+                "{:<14} {:>10.3}-{:<10.3} {:>10.3}-{:.3}",
+                s.label(),
+                worst_pings[i] / pings[i],
+                best_pings[i] / pings[i],
+                worst_echoes[i] / echoes[i],
+                best_echoes[i] / echoes[i],
             );
         }
     }

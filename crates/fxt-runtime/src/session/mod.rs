@@ -43,7 +43,7 @@ use crate::sample;
 use crate::snapshot::{snapshot_shared, snapshot_shared_to, write_renamed};
 use crate::state::control::{ACTIVE, CONTROL, FORKED, UNFINISHED};
 use crate::state::shared::lock;
-use crate::state::{control, forked, Shared};
+use crate::state::{changed, control, forked, Shared};
 use crate::stats::Stats;
 use crate::thread;
 
@@ -90,6 +90,8 @@ pub fn enable_category(name: &str) {
     if ctl.current.is_some() {
         callsite::reset_all(&ctl, STALE);
     }
+    drop(ctl);
+    changed();
 }
 
 /// Turns a category off (see [`enable_category`]).
@@ -102,6 +104,8 @@ pub fn disable_category(name: &str) {
     if ctl.current.is_some() {
         callsite::reset_all(&ctl, STALE);
     }
+    drop(ctl);
+    changed();
 }
 
 /// Why [`start`] failed.
@@ -332,6 +336,7 @@ fn stop(shared: &Arc<Shared>) -> (u64, crate::alloc::Counts) {
             allocs = crate::alloc::stop(shared.generation);
         }
     }
+    changed();
     // The prefaulter stops within one slice.
     shared.helpers.prefault_stop.store(true, Ordering::Relaxed);
     if let Some(h) = lock(&shared.helpers.prefaulter).take() {

@@ -135,6 +135,7 @@ pub(crate) fn start_recording(
     }
     spawn_helpers(&shared, &config, file)?;
     let shared = publish(ctl, shared, &config);
+    crate::state::changed();
     if stacks {
         thread::join_current(shared.generation);
     }

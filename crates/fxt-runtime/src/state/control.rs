@@ -1,6 +1,6 @@
 //! The process-global control state: the live session, the category
-//! filter, the last session generation, and whether this process is a
-//! forked child in which fxt is inert.
+//! filter, the last session generation, whether this process is a
+//! forked child in which fxt is inert, and what runs after a change.
 //!
 //! Only slow paths take the control lock: call site registration, a
 //! thread's first event in a session, start/stop, category changes. The
@@ -140,4 +140,31 @@ pub(crate) fn current() -> Option<Arc<Shared>> {
         return None;
     }
     control().current.clone()
+}
+
+/// What runs after a session starts or stops and after a category
+/// changes, without the control lock: set by a part of the crate that
+/// keeps a decision of its own outside the call sites (the `tracing`
+/// interest of `task::tokio`'s wake layer).
+static ON_CHANGE: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// Sets what runs after each change (see [`ON_CHANGE`]; the first caller's
+/// `f` stays).
+#[cfg_attr(not(feature = "tokio-wakes"), allow(dead_code))]
+pub(crate) fn on_change(f: fn()) {
+    let _ = ON_CHANGE.set(f);
+}
+
+/// Runs [`ON_CHANGE`]'s function, if set (never under the control lock:
+/// it may take other locks that a thread holding them would take the
+/// control lock after).
+pub(crate) fn changed() {
+    // Not while a panic unwinds (a session finished by the panic hook):
+    // the panic may have been raised under the very lock `f` takes.
+    if std::thread::panicking() {
+        return;
+    }
+    if let Some(f) = ON_CHANGE.get() {
+        f();
+    }
 }

@@ -7,5 +7,7 @@ pub(crate) mod control;
 pub(crate) mod fork;
 pub(crate) mod shared;
 
-pub(crate) use control::{control, current, forked, try_current, Control};
+#[cfg(feature = "tokio-wakes")]
+pub(crate) use control::on_change;
+pub(crate) use control::{changed, control, current, forked, try_current, Control};
 pub(crate) use shared::{Shared, ThreadCounters};

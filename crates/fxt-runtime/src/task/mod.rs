@@ -179,15 +179,17 @@ impl Run {
     /// load and a branch when it does not.
     #[inline(always)]
     fn site(&mut self) -> Option<Site> {
-        match self.callsite {
-            Some(callsite) => callsite.site(),
-            None => {
-                GATE.site()?;
-                let callsite = name::callsite(self.name);
-                self.callsite = Some(callsite);
-                callsite.site()
-            }
-        }
+        // The category's switch first: a static that every thread reads
+        // and none writes while it stays off, so with the session or the
+        // category off a poll touches nothing of the task but its inner
+        // future (the task's own state may sit on another cache line,
+        // last written by another worker).
+        GATE.site()?;
+        let callsite = match self.callsite {
+            Some(callsite) => callsite,
+            None => *self.callsite.insert(name::callsite(self.name)),
+        };
+        callsite.site()
     }
 }
 

@@ -89,6 +89,12 @@ thread_local! {
 /// Nothing is recorded while no session records category
 /// [`CATEGORY`]; a hook then costs one relaxed load and a branch.
 ///
+/// Built with `--cfg tokio_unstable`, it also turns on Tokio's own
+/// measurement of each poll's scheduling delay (its
+/// `track_task_schedule_latency`), which the polls' `delay` comes from:
+/// Tokio then reads the clock when it schedules a task and when it polls
+/// one, session or not. [`instrument_without_delay`] leaves it off.
+///
 /// ```
 /// let mut builder = tokio::runtime::Builder::new_multi_thread();
 /// fxt_runtime::task::tokio::instrument(&mut builder);
@@ -96,6 +102,25 @@ thread_local! {
 /// # drop(runtime);
 /// ```
 pub fn instrument(builder: &mut Builder) -> &mut Builder {
+    #[cfg(tokio_unstable)]
+    builder.track_task_schedule_latency();
+    instrument_without_delay(builder)
+}
+
+/// [`instrument`] without Tokio's scheduling-delay measurement: with no
+/// session (or the category off) the runtime then costs what it costs
+/// with empty hooks, but the polls of the tasks Tokio's hooks see have no
+/// `delay`, unless `wake_layer` (feature `tokio-wakes`) saw the wake that
+/// caused them (it measures the delay itself, only while recording).
+/// Without `--cfg tokio_unstable` it is [`instrument`].
+///
+/// ```
+/// let mut builder = tokio::runtime::Builder::new_multi_thread();
+/// fxt_runtime::task::tokio::instrument_without_delay(&mut builder);
+/// let runtime = builder.build().unwrap();
+/// # drop(runtime);
+/// ```
+pub fn instrument_without_delay(builder: &mut Builder) -> &mut Builder {
     builder.on_thread_park(park).on_thread_unpark(unpark);
     #[cfg(tokio_unstable)]
     unstable::install(builder);
@@ -145,10 +170,12 @@ fn park() {
 fn unpark() {
     // Read before the category: a park recorded in a session that has
     // since ended must still give the thread back its current task.
-    let (start, generation) = PARKED_AT.replace((0, 0));
+    // Written only then: a park not recorded costs a read.
+    let (start, generation) = PARKED_AT.get();
     if start == 0 {
         return;
     }
+    PARKED_AT.set((0, 0));
     wake::set_current(0);
     // A park of an earlier session (or before this one) is not this
     // trace's.
@@ -194,9 +221,6 @@ mod unstable {
     }
 
     pub(super) fn install(builder: &mut Builder) {
-        // The scheduling delay of each poll (Tokio stamps a task when it
-        // is scheduled: two clock reads per wake and poll).
-        builder.track_task_schedule_latency();
         builder
             .on_task_spawn(|meta| {
                 if let Some((site, id)) = task(meta) {
@@ -220,11 +244,14 @@ mod unstable {
             // poll is written here (none at its start), and such a poll is
             // not in that trace at all rather than half in it.
             .on_after_task_poll(|meta| {
-                let (start, delay, outer) = POLL_START.replace((0, None, 0));
-                let (woken, by, thread) = WOKEN.replace((0, 0, 0));
+                // A poll not recorded costs a read (the before-poll hook
+                // clears `WOKEN` for the next recorded one).
+                let (start, delay, outer) = POLL_START.get();
                 if start == 0 {
                     return;
                 }
+                POLL_START.set((0, None, 0));
+                let (woken, by, thread) = WOKEN.replace((0, 0, 0));
                 wake::set_current(outer);
                 if let Some((site, id)) = task(meta) {
                     // Tokio's hooks do not say who woke the task: only

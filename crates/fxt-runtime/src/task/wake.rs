@@ -111,6 +111,7 @@ impl TaskState {
     }
 
     /// Takes the wake that caused this poll: see [`WakeSlot::take`].
+    #[inline]
     pub(crate) fn take_wake(&self) -> (u64, u64, u64) {
         self.woken.take()
     }
@@ -143,6 +144,7 @@ impl WakeSlot {
     /// Takes the wake that caused this poll: its timestamp (0 if none),
     /// the task that made it (0 if none, [`DRIVER`] for a runtime's
     /// driver) and the koid of its thread.
+    #[inline]
     pub(crate) fn take(&self) -> (u64, u64, u64) {
         // Relaxed: a first look (most polls of a busy task find a wake,
         // but a swap on a line nobody wrote costs more than a load).
@@ -193,6 +195,7 @@ pub(crate) struct Wrapped {
 
 /// The waker to poll with: `slot`'s wrapper, made again (one allocation)
 /// only when the executor's waker is not the one it wraps.
+#[inline]
 pub(crate) fn wrap<'a>(
     slot: &'a mut Option<Wrapped>,
     task: &Arc<TaskState>,
@@ -201,16 +204,20 @@ pub(crate) fn wrap<'a>(
     if slot.as_ref().is_some_and(|w| !w.shared.inner.will_wake(cx)) {
         *slot = None;
     }
-    &slot
-        .get_or_insert_with(|| {
-            let shared = Arc::new(TracedWaker {
-                task: task.clone(),
-                inner: cx.clone(),
-            });
-            Wrapped {
-                waker: Waker::from(shared.clone()),
-                shared,
-            }
-        })
-        .waker
+    &slot.get_or_insert_with(|| wrapper(task, cx)).waker
+}
+
+/// A new wrapper of `cx` (out of line: the first recorded poll's, or the
+/// first after the executor's waker changed).
+#[cold]
+#[inline(never)]
+fn wrapper(task: &Arc<TaskState>, cx: &Waker) -> Wrapped {
+    let shared = Arc::new(TracedWaker {
+        task: task.clone(),
+        inner: cx.clone(),
+    });
+    Wrapped {
+        waker: Waker::from(shared.clone()),
+        shared,
+    }
 }

@@ -17,12 +17,21 @@
 //!
 //! Its filter is its own (a per-layer filter): it wants only those spans
 //! and events, and those only while the session records category `task`.
-//! Tokio still makes each task's span then (so its wakers report to
-//! the layer, which drops the reports): [`wake_subscriber`] filters for
-//! the whole subscriber instead, so that with the session off no span is
-//! made and no waker reports anything (`bench-tokio-wakes` in fxt-bench
-//! measures what an installed subscriber still costs).
+//! It says so in the callsites' interest, which `tracing` caches: `never`
+//! with the session or the category off, so that Tokio makes no task span
+//! and its wakers report nothing (a per-layer filter's `enabled` cannot
+//! keep a registry from making a span: only the interest does), and
+//! `sometimes` for its own callsites while recording. The session has the
+//! cache rebuilt when it starts, stops or changes its categories
+//! (`state::on_change`), in each dispatcher the layer is part of: a
+//! task spawned before that has no span, as one spawned before the
+//! session. [`wake_subscriber`] filters for the
+//! whole subscriber (`bench-tokio-wakes` in fxt-bench measures what an
+//! installed subscriber still costs).
 
+use std::sync::Mutex;
+
+use tracing_core::dispatcher::{Dispatch, WeakDispatch};
 use tracing_core::field::{Field, Visit};
 use tracing_core::span::{Attributes, Id};
 use tracing_core::subscriber::Interest;
@@ -84,6 +93,43 @@ pub fn install_wake_layer() -> Result<(), tracing_core::dispatcher::SetGlobalDef
     tracing_core::dispatcher::set_global_default(tracing_core::Dispatch::new(wake_subscriber()))
 }
 
+/// The dispatchers the layer was made part of (weakly), whose interest
+/// caches the session has rebuilt after a change (see the module docs).
+static DISPATCHES: Mutex<Vec<WeakDispatch>> = Mutex::new(Vec::new());
+
+/// A dispatcher with the layer in it: remembered, and the session told to
+/// call [`rebuild`] after each change.
+fn remember(dispatch: &Dispatch) {
+    crate::state::on_change(rebuild);
+    // A panic elsewhere cannot leave the list half-updated (one push or
+    // retain), so a poisoned lock is still a good list.
+    let mut all = DISPATCHES.lock().unwrap_or_else(|e| e.into_inner());
+    all.retain(|d| d.upgrade().is_some());
+    all.push(dispatch.downgrade());
+}
+
+/// Has `tracing` ask the layer again about every callsite. In each of its
+/// dispatchers as the thread's default: with one dispatcher registered,
+/// `tracing` rebuilds the cache for the calling thread's default alone,
+/// and the layer's may be another thread's (a runtime's workers').
+fn rebuild() {
+    let live: Vec<Dispatch> = DISPATCHES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .filter_map(WeakDispatch::upgrade)
+        .collect();
+    if live.is_empty() {
+        tracing_core::callsite::rebuild_interest_cache();
+    }
+    for dispatch in &live {
+        tracing_core::dispatcher::with_default(
+            dispatch,
+            tracing_core::callsite::rebuild_interest_cache,
+        );
+    }
+}
+
 /// The layer of [`wake_subscriber`]: [`Wakes`] with its filter applied to
 /// the whole subscriber.
 struct Alone;
@@ -92,6 +138,10 @@ impl<S> Layer<S> for Alone
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
+    fn on_register_dispatch(&self, dispatch: &Dispatch) {
+        remember(dispatch);
+    }
+
     fn register_callsite(&self, meta: &'static Metadata<'static>) -> Interest {
         <Wakes as Filter<S>>::callsite_enabled(&Wakes, meta)
     }
@@ -135,8 +185,10 @@ impl<S> Filter<S> for Wakes {
     }
 
     fn callsite_enabled(&self, meta: &'static Metadata<'static>) -> Interest {
-        // Sometimes: whether the category records is asked each time.
-        if ours(meta) {
+        // Sometimes while recording: whether the category still records is
+        // asked each time (the cache is rebuilt after a change, not at
+        // it). Never otherwise, until the session changes.
+        if ours(meta) && super::super::GATE.site().is_some() {
             Interest::sometimes()
         } else {
             Interest::never()
@@ -176,6 +228,10 @@ impl<S> Layer<S> for Wakes
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
+    fn on_register_dispatch(&self, dispatch: &Dispatch) {
+        remember(dispatch);
+    }
+
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, cx: Context<'_, S>) {
         let mut fields = Fields::default();
         attrs.record(&mut fields);
