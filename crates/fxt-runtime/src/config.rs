@@ -304,9 +304,11 @@ pub use fxt_format::samples::MAX_ALLOC_SAMPLE_BYTES;
 
 /// The allocation sampling mean `fxt record --alloc-sample` and the
 /// documentation suggest: one sample per 512 KiB allocated. A sample costs
-/// a stack walk of a few microseconds, so a thread allocating a gigabyte
-/// per second spends about 2000 walks a second on it; a site that
-/// allocates 100 MB gets about 200 samples, a relative error near 7%.
+/// a copy of the thread's stack and one record, so a thread allocating a
+/// gigabyte per second takes about 2000 a second; a site that allocates
+/// 100 MB gets about 200 samples, a relative error near 7%. The guide
+/// (`docs/guide/memory.md`) gives what each mean costs and how close its
+/// estimates come.
 pub const DEFAULT_ALLOC_SAMPLE_BYTES: u64 = 512 << 10;
 
 /// Parses `FXT_ALLOC_SAMPLE`: bytes with an optional K/M/G suffix, 0 to

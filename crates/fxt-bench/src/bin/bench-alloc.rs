@@ -38,8 +38,9 @@
 //! `valgrind --tool=callgrind --toggle-collect=*bench_alloc*work*`, so
 //! only the workload's own thread is counted: fxt's streamer writing the
 //! records to the file is not), per allocation and free, and per sampled
-//! allocation or free: the sampling run's instructions less the
-//! not-sampling run's, over its samples.
+//! allocation or free: the sampling run's instructions less those of a
+//! run sampling at 1 GiB (almost nothing sampled: the countdown and the
+//! free's check alone), over its samples.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::HashMap;
@@ -375,29 +376,46 @@ fn table(workload: Workload, threads: usize, ops: usize, reps: usize) {
 }
 
 /// Prints the instructions one thread of the allocation-only workload
-/// runs per allocation and free under each setting, and per sample,
-/// counted by callgrind (see the module docs).
+/// runs per allocation and free under each setting, and what sampling
+/// adds: per allocation and free (the countdown and the free's check,
+/// from a run sampling at 1 GiB, where almost nothing is sampled) and per
+/// sampled allocation or free; counted by callgrind (see the module docs).
 fn instructions(ops: usize) {
-    println!("one thread, {ops} allocations (allocation only), sampling mean {} KiB; instructions counted by callgrind\n", mean() >> 10);
+    let mean = mean();
+    println!(
+        "one thread, {ops} allocations (allocation only), sampling mean {} KiB; instructions counted by callgrind\n",
+        mean >> 10
+    );
     println!("| setting | instructions per allocation and free |");
     println!("|---|---|");
     let mut counts = Vec::new();
     for (i, (_, name)) in SETTINGS.iter().enumerate() {
-        let (n, samples) = count_child(i, ops);
+        let (n, samples) = count_child(i, ops, mean);
         println!("| {name} | {:.1} |", n as f64 / ops as f64);
         counts.push((n, samples));
     }
     let (not_sampling, _) = counts[3];
     let (sampling, samples) = counts[4];
+    let (unsampled, few) = count_child(4, ops, MAX_MEAN);
     println!(
-        "\n{samples} sampled allocations and frees: {:.0} instructions each (sampling less not sampling, over the samples)",
-        (sampling as f64 - not_sampling as f64) / samples.max(1) as f64
+        "\nsampling at 1 GiB ({few} sampled): {:.1} per allocation and free (the countdown and the free's check: {:.1})",
+        unsampled as f64 / ops as f64,
+        (unsampled as f64 - not_sampling as f64) / ops as f64
+    );
+    println!(
+        "{samples} sampled allocations and frees at {} KiB: {:.0} instructions each (beyond the countdown and the check)",
+        mean >> 10,
+        (sampling as f64 - unsampled as f64) / (samples.saturating_sub(few)).max(1) as f64
     );
 }
 
-/// The instructions the workload's thread ran under setting `i` in a
-/// child under callgrind, and the samples it took.
-fn count_child(i: usize, ops: usize) -> (u64, u64) {
+/// The largest mean (1 GiB): almost nothing sampled.
+const MAX_MEAN: u64 = 1 << 30;
+
+/// The instructions the workload's thread ran under setting `i` (at
+/// sampling mean `mean`) in a child under callgrind, and the samples it
+/// took.
+fn count_child(i: usize, ops: usize, mean: u64) -> (u64, u64) {
     let exe = std::env::current_exe().expect("the program's path");
     let out = std::process::Command::new("valgrind")
         .args([
@@ -408,7 +426,7 @@ fn count_child(i: usize, ops: usize) -> (u64, u64) {
         .arg(exe)
         .args(["--instructions-child", &i.to_string()])
         .args(["--ops", &ops.to_string()])
-        .args(["--mean", &mean().to_string()])
+        .args(["--mean", &mean.to_string()])
         .output()
         .expect("valgrind runs");
     let err = String::from_utf8_lossy(&out.stderr);

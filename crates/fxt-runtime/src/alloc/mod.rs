@@ -13,13 +13,15 @@
 //! With no session sampling allocations, an allocation or free costs one
 //! relaxed load of a global word and a branch besides the inner
 //! allocator's. Sampling, an allocation also counts its bytes down on a
-//! `const` thread local (`countdown.rs`); a free reads one byte of the
+//! `const` thread local (`countdown.rs`) and a free reads one byte of the
 //! live table's summary (`live.rs`: whether any sampled block hashes
-//! where its address does; only then the table's cache line). Only a
-//! sampled allocation (one per mean bytes, on average) copies the stack
-//! and writes records (`hook.rs`): the stack from the first frame of the
-//! hook's cold path up (none of the hook's own frames), copied straight
-//! into the thread's chunk.
+//! where its address does), both inline before the tail call to the
+//! inner allocator; only an allocation that crosses its sample point
+//! (one per mean bytes, on average), or the free of an address whose
+//! bucket holds a sampled block, goes out of line. A sampled allocation
+//! copies the stack and writes one record (`hook.rs`): the stack from
+//! the first frame of the hook's cold path up (none of the hook's own
+//! frames), copied straight into the thread's chunk.
 //!
 //! # What is recorded
 //!
