@@ -310,6 +310,37 @@ fn tokio_tasks_polls_carry_their_scheduling_delay() {
     );
 }
 
+/// A task's polls carry Tokio's id of the task (`tokio::task::id()`, as
+/// Tokio displays it) with bit 62 set.
+#[cfg(tokio_unstable)]
+#[test]
+fn the_polls_carry_tokios_task_id() {
+    let mut builder = Builder::new_multi_thread();
+    builder.worker_threads(2);
+    instrument(&mut builder);
+    let rt = builder.build().unwrap();
+    let line = line!() + 4;
+    let mut ids = Vec::new();
+    let events = trace(|| {
+        let handles: Vec<_> = (0..5)
+            .map(|_| rt.spawn(async { tokio::task::id().to_string() }))
+            .collect();
+        ids = handles
+            .into_iter()
+            .map(|h| rt.block_on(h).unwrap())
+            .collect();
+    });
+    let expected: std::collections::BTreeSet<u64> = ids
+        .iter()
+        .map(|id| id.parse::<u64>().unwrap() | 1 << 62)
+        .collect();
+    let seen: std::collections::BTreeSet<u64> = polls(&events, &format!("{}:{line}", file!()))
+        .iter()
+        .filter_map(|p| u64_arg(p, "task"))
+        .collect();
+    assert_eq!(seen, expected);
+}
+
 /// `instrument_without_delay`: Tokio does not measure the scheduling
 /// delay, so the same woken task's polls are all recorded, named by
 /// where it was spawned, and none has a `delay`.

@@ -232,16 +232,19 @@ fn traced_poll<F: Future>(
         by: woken_by,
         thread: woken_on,
     });
-    // A guard, so a poll that panics is recorded too.
-    let end = PollEnd {
-        site,
-        id,
-        start,
-        woke,
-        outer: wake::set_current(id),
+    let result = {
+        // A guard, so a poll that panics is recorded too; dropped where it
+        // stands at the end of this block (`drop(end)` would move it
+        // first: a copy).
+        let _end = PollEnd {
+            site,
+            id,
+            start,
+            woke,
+            outer: wake::set_current(id),
+        };
+        inner.poll(&mut Context::from_waker(waker))
     };
-    let result = inner.poll(&mut Context::from_waker(waker));
-    drop(end);
     if result.is_ready() {
         run.done = true;
         ms::async_end(site, id, &[ArgValue::U64(id)]);

@@ -189,7 +189,6 @@ mod unstable {
     //! The task hooks of `--cfg tokio_unstable`.
 
     use core::cell::Cell;
-    use core::fmt::Write;
 
     use ::tokio::runtime::{Builder, TaskMeta};
     use fxt_format::encode::ArgValue;
@@ -331,19 +330,30 @@ mod unstable {
         Some((callsite.site()?, task_id(id_of(meta))))
     }
 
-    /// Tokio's task id as a number (it shows it only through `Display`).
+    /// Tokio's task id as a number. Tokio shows it only through `Display`
+    /// and `Hash`: its hash writes the number whole (`write_u64`), which
+    /// this hasher keeps, rather than formatting it (twice a poll).
     fn id_of(meta: &TaskMeta<'_>) -> u64 {
-        struct Digits(u64);
-        impl Write for Digits {
-            fn write_str(&mut self, s: &str) -> core::fmt::Result {
-                for b in s.bytes().filter(u8::is_ascii_digit) {
-                    self.0 = self.0.wrapping_mul(10).wrapping_add(u64::from(b - b'0'));
-                }
-                Ok(())
+        use core::hash::{Hash, Hasher};
+        /// Keeps the last number written (bytes, if a `Hash` writes
+        /// those instead, as a little-endian number).
+        struct Number(u64);
+        impl Hasher for Number {
+            fn finish(&self) -> u64 {
+                self.0
+            }
+            fn write(&mut self, bytes: &[u8]) {
+                self.0 = bytes
+                    .iter()
+                    .rev()
+                    .fold(0, |n, &b| n.wrapping_shl(8) | u64::from(b));
+            }
+            fn write_u64(&mut self, n: u64) {
+                self.0 = n;
             }
         }
-        let mut digits = Digits(0);
-        let _ = write!(digits, "{}", meta.id());
-        digits.0
+        let mut number = Number(0);
+        meta.id().hash(&mut number);
+        number.0
     }
 }

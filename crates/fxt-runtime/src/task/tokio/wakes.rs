@@ -25,9 +25,9 @@
 //! cache rebuilt when it starts, stops or changes its categories
 //! (`state::on_change`), in each dispatcher the layer is part of: a
 //! task spawned before that has no span, as one spawned before the
-//! session. [`wake_subscriber`] filters for the
-//! whole subscriber (`bench-tokio-wakes` in fxt-bench measures what an
-//! installed subscriber still costs).
+//! session. [`wake_subscriber`] filters for the whole subscriber
+//! (`bench-tokio-wakes` in fxt-bench measures what an installed
+//! subscriber still costs).
 
 use std::sync::Mutex;
 
