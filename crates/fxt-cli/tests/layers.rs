@@ -29,6 +29,7 @@ const LAYERS: &[&str] = &[
     "walk",
     "epoch",
     "interned",
+    "recent",
     "formatted",
     "problems",
     "durations",
