@@ -276,6 +276,19 @@ impl<'b> Blocks<'b> {
         self.put(&ascii(digits8((n % 100_000_000) as u32)).to_le_bytes(), 8)
     }
 
+    /// Appends `x` as [`put_f64`] writes it (`None` where that goes
+    /// through `Debug`, as for a line that does not fit).
+    #[inline]
+    pub fn f64(&mut self, x: f64) -> Option<()> {
+        let mut buffer = zmij::Buffer::new();
+        let text = f64_short(&mut buffer, x)?;
+        self.buf
+            .get_mut(self.len..self.len + text.len())?
+            .copy_from_slice(text);
+        self.len += text.len();
+        Some(())
+    }
+
     /// Appends `n` in decimal, as `Display` writes it.
     #[inline(always)]
     pub fn i64(&mut self, n: i64) -> Option<()> {
@@ -383,16 +396,23 @@ pub fn put_i64(out: &mut Vec<u8>, n: i64) {
 /// infinities go through `Debug`.
 #[inline]
 pub fn put_f64(out: &mut Vec<u8>, x: f64) {
-    let magnitude = x.abs();
-    if (1e-4..1e16).contains(&magnitude) {
-        let mut buffer = zmij::Buffer::new();
-        let text = buffer.format_finite(x).as_bytes();
-        if !text.contains(&b'e') && text.contains(&b'.') && significant_digits(text) <= 15 {
-            out.extend_from_slice(text);
-            return;
-        }
+    let mut buffer = zmij::Buffer::new();
+    match f64_short(&mut buffer, x) {
+        Some(text) => out.extend_from_slice(text),
+        None => put_f64_debug(out, x),
     }
-    put_f64_debug(out, x);
+}
+
+/// The text [`put_f64`] writes for `x` if `zmij` writes it (in
+/// `buffer`); `None` where `Debug` does.
+#[inline]
+fn f64_short(buffer: &mut zmij::Buffer, x: f64) -> Option<&[u8]> {
+    if !(1e-4..1e16).contains(&x.abs()) {
+        return None;
+    }
+    let text = buffer.format_finite(x).as_bytes();
+    (!text.contains(&b'e') && text.contains(&b'.') && significant_digits(text) <= 15)
+        .then_some(text)
 }
 
 /// The digits of a number in decimal notation, leading zeros left out
@@ -633,11 +653,27 @@ mod tests {
             values.push(((x >> 12) | (1 << 51)) as f64 / 4.0);
         }
         let mut out = Vec::new();
+        let mut buf = [0; LINE];
+        let mut in_blocks = 0;
         for v in values {
             out.clear();
             put_f64(&mut out, v);
             assert_eq!(out, format!("{v:?}").into_bytes(), "{:#x}", v.to_bits());
+            // In a line of blocks: the same text, or refused (for the
+            // line to be written otherwise).
+            let mut line = Blocks::new(&mut buf);
+            line.text(b"x=").unwrap();
+            if line.f64(v).is_some() {
+                let len = line.len();
+                assert_eq!(buf[..len], [b"x=", &out[..]].concat(), "{:#x}", v.to_bits());
+                in_blocks += 1;
+            }
         }
+        // The usual values are not refused.
+        assert!(in_blocks > 1_500_000, "{in_blocks}");
+        let mut line = Blocks::new(&mut buf);
+        assert_eq!(line.f64(0.5), Some(()));
+        assert_eq!(&buf[..3], b"0.5");
     }
 
     #[test]

@@ -309,3 +309,106 @@ fn dump_on_several_threads_prints_what_one_thread_prints() {
     // Cut once, where one thread reads the default ranges.
     assert_same_on_any_threads("dump_threads.fxt", &["dump", "--offsets", "{}"]);
 }
+
+#[test]
+fn dump_prints_string_and_float_arguments_as_each_event_is_decoded() {
+    // Threads taking turns, events repeated (the second of each is the
+    // usual one, written from its view in blocks), arguments strings by
+    // index (escaped, long, redefined) and floats of every form.
+    let long = "a string value longer than one block of a line, to be written piece by piece";
+    let strings = [
+        "demo",
+        "frame",
+        "phase",
+        "steady",
+        "bytes",
+        "say \"hi\"",
+        long,
+    ];
+    let mut trace = Trace::with_provider(1, "app", 1_000_000_000);
+    for (i, value) in strings.into_iter().enumerate() {
+        let index = i as u16 + 1;
+        trace = trace.push(&StringRecord { index, value });
+    }
+    for index in 1..=2 {
+        let (process, thread) = (10, 10 + u64::from(index));
+        trace = trace.push(&ThreadRecord {
+            index,
+            process,
+            thread,
+        });
+    }
+    let floats = [0.5, 0.1 + 0.2, 1e20, -2.25, f64::NAN, 0.0, 1e-7, 123456.789];
+    let mut ts = 1000;
+    for round in 0..2 {
+        if round == 1 {
+            trace = trace.push(&StringRecord {
+                index: 4,
+                value: "paused",
+            });
+        }
+        for &x in &floats {
+            for thread in [1, 2] {
+                for value in [4, 6, 7] {
+                    let args = [
+                        Arg::new(StringRef::Index(3), ArgValue::Str(StringRef::Index(value))),
+                        Arg::new(StringRef::Index(5), ArgValue::F64(x)),
+                        Arg::new(StringRef::Index(5), ArgValue::U64(7)),
+                    ];
+                    let (kind, name) = match value {
+                        4 => (EventKind::DurationBegin, 2),
+                        _ => (EventKind::Counter { id: 3 }, 5),
+                    };
+                    let ev = event(
+                        kind,
+                        ts,
+                        ThreadRef::Index(thread),
+                        StringRef::Index(1),
+                        StringRef::Index(name),
+                        &args,
+                    );
+                    trace = trace.push(&ev);
+                    ts += 1;
+                }
+            }
+        }
+    }
+    let file = trace.file("dump_string_float_args.fxt");
+    let out = fxt(&["dump", p(&file)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    // With offsets, every event is written piece by piece.
+    let with_offsets = fxt(&["dump", "--offsets", p(&file)]);
+    let with_offsets = stdout(&with_offsets);
+    let pieces: Vec<&str> = with_offsets
+        .lines()
+        .map(|l| l.split_once(' ').unwrap().1)
+        .collect();
+    assert_eq!(text.lines().collect::<Vec<_>>(), pieces);
+    let events: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("duration_begin") || l.starts_with("counter"))
+        .collect();
+    assert_eq!(events.len(), 2 * floats.len() * 2 * 3);
+    for (i, line) in events.iter().enumerate() {
+        let x = floats[i / 6 % floats.len()];
+        let thread = 11 + i / 3 % 2;
+        let value = match (i % 3, i < events.len() / 2) {
+            (0, true) => "\"steady\"".to_string(),
+            (0, false) => "\"paused\"".to_string(),
+            (1, _) => r#""say \"hi\"""#.to_string(),
+            _ => format!("{long:?}"),
+        };
+        let head = match i % 3 {
+            0 => format!("duration_begin ts={}", 1000 + i),
+            _ => format!("counter ts={} id=3", 1000 + i),
+        };
+        let name = if i % 3 == 0 { "frame" } else { "bytes" };
+        assert_eq!(
+            *line,
+            format!(
+                "{head} thread=10/{thread} category=\"demo\" name=\"{name}\" phase={value} bytes={x:?} bytes=7"
+            )
+        );
+    }
+}

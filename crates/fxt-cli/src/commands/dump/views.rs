@@ -5,7 +5,9 @@
 
 use std::io::Write as _;
 
-use fxt_format::decode::{ArgValueView, Context, EventKind, EventView, IntArg, StrRef, Thread};
+use fxt_format::decode::{
+    ArgValueView, ArgWords, Context, EventKind, EventView, IntArg, StrRef, Thread,
+};
 use fxt_format::encode::split_blob::{PARTS_KEY, SIZE_KEY};
 
 use super::id_or_end;
@@ -208,9 +210,10 @@ impl EventLines {
 
     /// [`EventLines::event`] for the usual event, built in blocks with its
     /// newline: its kind and its strings those of the event before (their
-    /// pieces kept), every piece a block, every argument an integer named
-    /// by index. `None` for any other, which [`EventLines::event`] writes
-    /// piece by piece; nothing is kept of a group's start.
+    /// pieces kept), every piece a block, every argument named by index
+    /// and an integer, a float or a string by index. `None` for any
+    /// other, which [`EventLines::event`] writes piece by piece; nothing
+    /// is kept of a group's start.
     #[inline(always)]
     pub fn usual(
         &mut self,
@@ -247,18 +250,28 @@ impl EventLines {
         let mut group = candidate;
         let mut read = 0;
         for (i, words) in view.arg_words().enumerate() {
-            let (name, value) = words.int()?;
-            let key = self.keys.indexed(ctx, name);
-            line.piece(key)?;
-            let uint64 = line.int(value)?;
+            let uint64 = match words.int() {
+                Some((name, value)) => {
+                    let key = self.keys.indexed(ctx, name);
+                    line.piece(key)?;
+                    let uint64 = line.int(value)?;
+                    if let (true, Some(n)) = (candidate, uint64) {
+                        group &= match i {
+                            0 => is_key(key.bytes(), SIZE_KEY),
+                            _ => n >= 1 && is_key(key.bytes(), PARTS_KEY),
+                        };
+                    }
+                    uint64
+                }
+                None => {
+                    self.string_or_float(line, ctx, words)?;
+                    None
+                }
+            };
             read += 1;
-            if candidate {
-                group &= match (i, uint64) {
-                    (0, Some(_)) => is_key(key.bytes(), SIZE_KEY),
-                    (1, Some(parts)) => parts >= 1 && is_key(key.bytes(), PARTS_KEY),
-                    _ => false,
-                };
-            }
+            // A candidate's arguments are both uint64, or it starts no
+            // group.
+            group &= uint64.is_some();
         }
         if read != usize::from(view.arg_count) {
             return None;
@@ -269,6 +282,34 @@ impl EventLines {
         }
         line.text(b"\n")?;
         Some(Line::Written)
+    }
+
+    /// Appends ` key=value` of an argument named by index whose value is
+    /// a string by index (not the empty one) or a float: the other
+    /// arguments of the usual event's line. `None` for any other, or
+    /// where the line does not fit.
+    #[inline(always)]
+    fn string_or_float(
+        &mut self,
+        line: &mut Blocks<'_>,
+        ctx: &Context<'_>,
+        words: ArgWords<'_>,
+    ) -> Option<()> {
+        let arg = words.view()?;
+        let StrRef::Indexed(name) = arg.name else {
+            return None;
+        };
+        match arg.value {
+            ArgValueView::Str(StrRef::Indexed(value)) => {
+                line.piece(self.keys.indexed(ctx, name))?;
+                line.piece(self.quoted.indexed(ctx, value))
+            }
+            ArgValueView::F64(x) => {
+                line.piece(self.keys.indexed(ctx, name))?;
+                line.f64(x)
+            }
+            _ => None,
+        }
     }
 
     /// Appends ` thread=… category=… name=…`.
