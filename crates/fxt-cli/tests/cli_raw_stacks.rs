@@ -42,7 +42,7 @@ const CHAIN: [&str; 4] = [
 /// The trace of this program sampling itself at 1 kHz (default features:
 /// raw stacks and `fxt.modules` only) while in the chain.
 fn nested_trace() -> Vec<u8> {
-    let bytes = engine_trace(fxt::Config::new().sample_hz(1000), || {
+    let bytes = sampled_engine_trace(fxt::Config::new().sample_hz(1000), || {
         let _phase = fxt::trace_duration_scope!("work", "nested phase");
         std::hint::black_box(raw_stack_outer(300));
     });

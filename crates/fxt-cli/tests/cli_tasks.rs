@@ -143,7 +143,7 @@ fn stats_lists_each_task_name_with_its_polls_delays_and_long_polls() {
 /// sampled most, before the longest poll's location.
 #[test]
 fn stats_shows_the_samples_inside_long_polls_first() {
-    let bytes = engine_trace(fxt::Config::new().sample_hz(1000), || {
+    let bytes = sampled_engine_trace(fxt::Config::new().sample_hz(1000), || {
         drive(
             async {
                 std::hint::black_box(burn_in_sampled_program(200));
