@@ -73,6 +73,26 @@ impl<K: Copy + Hash + Eq> Recent<K> {
         }
     }
 
+    /// Where the piece of `key` is if kept in the slot `slot` chooses
+    /// (modulo the slots): for keys whose slot the caller picks from what
+    /// identifies them, with no hash, when keys take turns too often for
+    /// the last one to be found again. Not mixed with [`Recent::find`] on
+    /// the same keys, which looks in the hash's slot.
+    #[inline(always)]
+    pub fn find_in(&self, slot: usize, key: &K) -> Option<usize> {
+        let at = slot % SLOTS;
+        match self.slots.get(at) {
+            Some(Some((k, _))) if k == key => Some(at),
+            _ => None,
+        }
+    }
+
+    /// [`Recent::set`] in the slot `slot` chooses, for
+    /// [`Recent::find_in`].
+    pub fn set_in(&mut self, slot: usize, key: K, bytes: &[u8]) -> usize {
+        self.set_at(slot % SLOTS, key, bytes)
+    }
+
     /// The piece [`Recent::find`] found at `at`.
     #[inline(always)]
     pub fn piece(&self, at: usize) -> Option<&Piece> {
@@ -82,10 +102,16 @@ impl<K: Copy + Hash + Eq> Recent<K> {
     /// Keeps `bytes` as the piece of `key` (in place of the slot's last);
     /// where it is.
     pub fn set(&mut self, key: K, bytes: &[u8]) -> usize {
+        self.set_at(Self::slot(&key), key, bytes)
+    }
+
+    /// Keeps `bytes` as the piece of `key` in slot `at` (below [`SLOTS`]);
+    /// the last key found is then that one, so that it is never another
+    /// slot's.
+    fn set_at(&mut self, at: usize, key: K, bytes: &[u8]) -> usize {
         if self.slots.is_empty() {
             self.slots = (0..SLOTS).map(|_| None).collect();
         }
-        let at = Self::slot(&key);
         let slot = &mut self.slots[at];
         let piece = &mut slot.get_or_insert_with(|| (key, Piece::default())).1;
         piece.set(bytes);
@@ -508,6 +534,29 @@ mod tests {
         recent.clear();
         assert_eq!(recent.find(&last), None);
         assert_eq!(recent.find(&keys[0]), None);
+    }
+
+    #[test]
+    fn pieces_in_chosen_slots_are_their_keys_or_none() {
+        let mut recent: Recent<u32> = Recent::default();
+        assert_eq!(recent.find_in(3, &3), None);
+        // Keys 5 and 5 + SLOTS share a slot: the later one replaces the
+        // earlier, which is then not found (not found as the other).
+        let shared = 5 + SLOTS as u32;
+        recent.set_in(5, 5, b"five");
+        recent.set_in(7, 7, b"seven");
+        let at = recent.find_in(5, &5).unwrap();
+        assert_eq!(recent.piece(at).unwrap().bytes(), b"five");
+        recent.set_in(shared as usize, shared, b"shared");
+        assert_eq!(recent.find_in(5, &5), None);
+        let at = recent.find_in(shared as usize, &shared).unwrap();
+        assert_eq!(recent.piece(at).unwrap().bytes(), b"shared");
+        let at = recent.find_in(7, &7).unwrap();
+        assert_eq!(recent.piece(at).unwrap().bytes(), b"seven");
+        // A key looked for in another slot than its own is not found.
+        assert_eq!(recent.find_in(8, &7), None);
+        recent.clear();
+        assert_eq!(recent.find_in(7, &7), None);
     }
 
     /// Every number of each digit count's edges and 10,000 others.

@@ -225,3 +225,80 @@ fn json_follows_string_indices_that_change_meaning() {
         ]
     );
 }
+
+/// Threads taking turns, two of them in the same slot of the pieces kept
+/// by thread (koids 3 and 67), a thread index redefined, and the usual
+/// events of each phase (with and without arguments): every event's
+/// `pid`, `tid` and `s` are its own.
+#[test]
+fn json_events_of_threads_taking_turns_carry_their_own_ids() {
+    let args = [Arg::new(StringRef::Index(2), ArgValue::U64(7))];
+    let mut t = Trace::with_provider(1, "a", 1_000_000_000)
+        .push(&StringRecord {
+            index: 1,
+            value: "c",
+        })
+        .push(&StringRecord {
+            index: 2,
+            value: "k",
+        });
+    let kinds = [
+        EventKind::Instant,
+        EventKind::DurationBegin,
+        EventKind::DurationEnd,
+        EventKind::DurationComplete { end: 0 },
+        EventKind::Counter { id: 0 },
+    ];
+    let mut expected = Vec::new();
+    let mut ts = 0;
+    for (round, koids) in [[(1, 3), (1, 67), (2, 4)], [(9, 67), (9, 3), (8, 5)]]
+        .into_iter()
+        .enumerate()
+    {
+        for (index, &(process, thread)) in koids.iter().enumerate() {
+            t = t.push(&ThreadRecord {
+                index: index as u8 + 1,
+                process,
+                thread,
+            });
+        }
+        for i in 0..30 {
+            let index = i % 3;
+            let kind = match kinds[(i / 3 + round) % kinds.len()] {
+                EventKind::DurationComplete { .. } => EventKind::DurationComplete { end: ts + 5 },
+                other => other,
+            };
+            let with_args = if i % 2 == 0 { &args[..] } else { &[][..] };
+            ts += 10;
+            t = t.push(&event(
+                kind,
+                ts,
+                ThreadRef::Index(index as u8 + 1),
+                StringRef::Index(1),
+                StringRef::Index(1),
+                with_args,
+            ));
+            let (pid, tid) = koids[index];
+            let s = matches!(kind, EventKind::Instant).then_some("t");
+            expected.push((json!(pid), json!(tid), json!(s), !with_args.is_empty()));
+        }
+    }
+    let file = t.file("json_threads_taking_turns.fxt");
+    // On one thread in one range, and on two cutting the trace where its
+    // thread records are read in another range than its events.
+    for (threads, range_bytes) in [(1, 1 << 20), (2, 512)] {
+        let out = fxt_cut(threads, range_bytes, &["json", p(&file)]);
+        let got: Vec<_> = events(&out)
+            .iter()
+            .map(|e| {
+                (
+                    e["pid"].clone(),
+                    e["tid"].clone(),
+                    e["s"].clone(),
+                    e["args"] == json!({"k": 7}),
+                )
+            })
+            .collect();
+        assert_eq!(got, expected, "{threads} threads, ranges of {range_bytes}");
+    }
+}

@@ -9,10 +9,10 @@ use fxt_format::decode::{ArgValueView, Context, EventKind, EventView, StrRef, Th
 
 use super::{pid_tid, string};
 use crate::clock::Clock;
-use crate::epoch::Epoch;
 use crate::formatted::{Form, Formatted};
 use crate::input::ticks_to_ns;
 use crate::piece::{put_hex, put_i64, put_u64, Blocks, HighDigits, Piece, Recent};
+use crate::recent::thread_slot;
 
 /// Strings as JSON strings; an undefined index as the text
 /// `<undefined string #N>`.
@@ -56,20 +56,61 @@ pub struct EventObjects {
     /// The leading digits of the last timestamp's microseconds.
     ts_digits: HighDigits,
     /// The `{"ph":…,"cat":…,"name":…,"ts":` of recent events whose
-    /// strings are by index, by phase and indices.
-    heads: Recent<(u8, u16, u16)>,
-    /// The strings epoch the heads were kept in.
-    epoch: Epoch,
+    /// strings are by index, by the strings epoch they were resolved in,
+    /// phase and indices, each in the slot of its name, category and phase
+    /// ([`head_slot`]).
+    heads: Recent<HeadKey>,
     /// The last `,"pid":…,"tid":…` written: its thread, and its bytes.
     ids_of: Option<Thread>,
     /// What the usual event's object has between its timestamp and its
     /// first argument (`,"pid":…,"tid":…`, `,"s":"t"` for an instant,
     /// `,"args":{` if it has arguments and no duration), of recent events
-    /// by thread, phase and whether it opens the arguments.
-    after_ts: Recent<(Thread, u8, bool)>,
+    /// by thread, whether it is an instant and whether it opens the
+    /// arguments, each in the slot of its thread ([`after_ts_slot`]).
+    after_ts: Recent<AfterTsKey>,
     /// Where a new piece is built.
     scratch: Vec<u8>,
     ids: Piece,
+}
+
+/// What [`EventObjects::heads`] keeps a head under: the strings epoch
+/// ([`Context::strings_epoch`]), so that a head resolved before a string
+/// was redefined is never found after, the phase, and the category's and
+/// name's indices.
+type HeadKey = (u64, u8, u16, u16);
+
+/// The slot of a head, with no hash: threads taking turns with a few
+/// events each look up several heads in turn, which the last one found
+/// again missed and a hash of each key cost. The low bits of the phase
+/// letter tell apart the phases of the usual event (`X`, `i`, `B`, `C`,
+/// `E`); names and categories take the bits above.
+#[inline(always)]
+fn head_slot(key: &HeadKey) -> usize {
+    let (_, phase, category, name) = *key;
+    let strings = usize::from(name).wrapping_add(usize::from(category).wrapping_mul(5));
+    (strings << 3) | usize::from(phase & 7)
+}
+
+/// What [`EventObjects::after_ts`] keeps a piece under: the thread (its
+/// koids, resolved by the decoder, so exact under a thread redefined),
+/// whether the event is an instant and whether the piece opens its
+/// arguments (what the piece's bytes are made of).
+type AfterTsKey = (Thread, bool, bool);
+
+/// Threads whose pieces after the timestamp are kept at once (four
+/// slots each, of the [`Recent`]'s 256).
+const AFTER_TS_THREADS: usize = 64;
+
+/// The slot of a piece after the timestamp: the thread's
+/// ([`crate::recent::thread_slot`]) and the two flags in the low bits.
+#[inline(always)]
+fn after_ts_slot(key: &AfterTsKey) -> usize {
+    let (thread, instant, opens_args) = *key;
+    let thread = match thread {
+        Thread::Known { thread, .. } => thread_slot(thread, AFTER_TS_THREADS),
+        Thread::Undefined(index) => usize::from(index),
+    };
+    (thread << 2) | (usize::from(instant) << 1) | usize::from(opens_args)
 }
 
 /// The index of a string field that is not inline (0 for the empty
@@ -83,29 +124,24 @@ fn index(s: StrRef<'_>) -> Option<u16> {
 }
 
 impl EventObjects {
-    /// Forgets the heads kept under string indices once they may read
-    /// otherwise ([`crate::epoch`]).
-    #[inline(always)]
-    fn fresh(&mut self, ctx: &Context<'_>) {
-        if self.epoch.changed(ctx) {
-            self.heads.clear();
-        }
-    }
-
     /// Appends `{"ph":…,"cat":…,"name":…,"ts":`.
     #[inline]
     fn head(&mut self, w: &mut Vec<u8>, ctx: &Context<'_>, view: &EventView<'_>) {
         let phase = phase(&view.kind);
         match (index(view.category), index(view.name)) {
             (Some(category), Some(name)) => {
-                self.fresh(ctx);
-                let key = (phase[0], category, name);
-                if let Some(head) = self.heads.find(&key).and_then(|at| self.heads.piece(at)) {
+                let key = (ctx.strings_epoch(), phase[0], category, name);
+                let slot = head_slot(&key);
+                if let Some(head) = self
+                    .heads
+                    .find_in(slot, &key)
+                    .and_then(|at| self.heads.piece(at))
+                {
                     head.put(w);
                 } else {
                     let at = w.len();
                     self.write_head(w, ctx, view, phase);
-                    self.heads.set(key, &w[at..]);
+                    self.heads.set_in(slot, key, &w[at..]);
                 }
             }
             _ => self.write_head(w, ctx, view, phase),
@@ -215,15 +251,14 @@ impl EventObjects {
             _ => return None,
         };
         let phase = phase(&view.kind);
-        let head = (phase[0], category, name);
-        self.fresh(ctx);
-        let head = match self.heads.find(&head) {
+        let head = (ctx.strings_epoch(), phase[0], category, name);
+        let head = match self.heads.find_in(head_slot(&head), &head) {
             Some(at) => at,
             None => self.new_head(ctx, view, phase, head),
         };
         let opens_args = view.arg_count > 0 && end.is_none();
-        let after_ts = (view.thread, phase[0], opens_args);
-        let after_ts = match self.after_ts.find(&after_ts) {
+        let after_ts = (view.thread, phase == b"i", opens_args);
+        let after_ts = match self.after_ts.find_in(after_ts_slot(&after_ts), &after_ts) {
             Some(at) => at,
             None => self.new_after_ts(after_ts),
         };
@@ -266,39 +301,39 @@ impl EventObjects {
         line.text(b"}")
     }
 
-    /// Makes the head piece that of `view` (whose phase and indices are
-    /// `phase` and `indices`).
+    /// Makes the head piece that of `view` (whose phase is `phase`, kept
+    /// under `key`).
     #[cold]
     fn new_head(
         &mut self,
         ctx: &Context<'_>,
         view: &EventView<'_>,
         phase: &[u8],
-        key: (u8, u16, u16),
+        key: HeadKey,
     ) -> usize {
         let mut head = std::mem::take(&mut self.scratch);
         head.clear();
         self.write_head(&mut head, ctx, view, phase);
-        let at = self.heads.set(key, &head);
+        let at = self.heads.set_in(head_slot(&key), key, &head);
         self.scratch = head;
         at
     }
 
     /// Makes the piece after the timestamp that of an event on `thread`,
-    /// of `phase`, opening its arguments or not.
+    /// an instant or not, opening its arguments or not.
     #[cold]
-    fn new_after_ts(&mut self, key: (Thread, u8, bool)) -> usize {
-        let (thread, phase, opens_args) = key;
+    fn new_after_ts(&mut self, key: AfterTsKey) -> usize {
+        let (thread, instant, opens_args) = key;
         let mut after = std::mem::take(&mut self.scratch);
         after.clear();
         let _ = pid_tid(&mut after, &thread);
-        if phase == b'i' {
+        if instant {
             after.extend_from_slice(b",\"s\":\"t\"");
         }
         if opens_args {
             after.extend_from_slice(b",\"args\":{");
         }
-        let at = self.after_ts.set(key, &after);
+        let at = self.after_ts.set_in(after_ts_slot(&key), key, &after);
         self.scratch = after;
         at
     }
