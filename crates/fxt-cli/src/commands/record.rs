@@ -83,8 +83,8 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut li
     }
 }
 
-/// Installs the forwarding handler for SIGINT and SIGTERM (no SA_RESTART,
-/// so `waitpid` returns EINTR and the loop forwards at once).
+/// Installs the forwarding handler for SIGINT and SIGTERM: it notes the
+/// signal, and [`wait_forwarding`]'s loop forwards it.
 fn install_forwarding() {
     for sig in [libc::SIGINT, libc::SIGTERM] {
         // SAFETY: a zeroed sigaction is a valid "no flags, empty mask"
@@ -107,12 +107,21 @@ enum Ended {
     Signaled(i32),
 }
 
-/// Waits for `pid`, forwarding signals to it.
+/// Waits for `pid`, forwarding signals to it. The wait polls (a signal
+/// that lands just before a blocking `waitpid` would not interrupt it, and
+/// the command would get it only once it ended by itself): a signal is
+/// forwarded within one pause.
 fn wait_forwarding(pid: libc::pid_t) -> Result<Ended, Error> {
+    const PAUSE: Duration = Duration::from_millis(10);
     loop {
+        let sig = PENDING.swap(0, Ordering::Relaxed);
+        if sig != 0 {
+            // SAFETY: plain kill(2) of our own child.
+            unsafe { libc::kill(pid, sig) };
+        }
         let mut status = 0;
         // SAFETY: `status` is a valid out-pointer; `pid` is our child.
-        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
         if r == pid {
             if libc::WIFEXITED(status) {
                 return Ok(Ended::Exited(libc::WEXITSTATUS(status)));
@@ -122,15 +131,14 @@ fn wait_forwarding(pid: libc::pid_t) -> Result<Ended, Error> {
             }
             continue;
         }
-        let e = std::io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EINTR) {
-            return Err(Error::msg(format!("waiting for the command: {e}")));
+        if r < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EINTR) {
+                return Err(Error::msg(format!("waiting for the command: {e}")));
+            }
+            continue;
         }
-        let sig = PENDING.swap(0, Ordering::Relaxed);
-        if sig != 0 {
-            // SAFETY: plain kill(2) of our own child.
-            unsafe { libc::kill(pid, sig) };
-        }
+        std::thread::sleep(PAUSE);
     }
 }
 
