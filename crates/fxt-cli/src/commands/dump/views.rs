@@ -100,19 +100,7 @@ const KINDS: [EventKind; 11] = [
 /// The place of `kind` in [`KINDS`].
 #[inline(always)]
 fn kind_index(kind: EventKind) -> usize {
-    match kind {
-        EventKind::Instant => 0,
-        EventKind::Counter { .. } => 1,
-        EventKind::DurationBegin => 2,
-        EventKind::DurationEnd => 3,
-        EventKind::DurationComplete { .. } => 4,
-        EventKind::AsyncBegin { .. } => 5,
-        EventKind::AsyncInstant { .. } => 6,
-        EventKind::AsyncEnd { .. } => 7,
-        EventKind::FlowBegin { .. } => 8,
-        EventKind::FlowStep { .. } => 9,
-        EventKind::FlowEnd { .. } => 10,
-    }
+    kind.event_type() as usize
 }
 
 impl Default for Heads {

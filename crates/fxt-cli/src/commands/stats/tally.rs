@@ -171,19 +171,7 @@ impl KindCounts {
 
 /// The event type (0..=10) of a kind.
 fn kind_index(kind: &EventKind) -> usize {
-    match kind {
-        EventKind::Instant => 0,
-        EventKind::Counter { .. } => 1,
-        EventKind::DurationBegin => 2,
-        EventKind::DurationEnd => 3,
-        EventKind::DurationComplete { .. } => 4,
-        EventKind::AsyncBegin { .. } => 5,
-        EventKind::AsyncInstant { .. } => 6,
-        EventKind::AsyncEnd { .. } => 7,
-        EventKind::FlowBegin { .. } => 8,
-        EventKind::FlowStep { .. } => 9,
-        EventKind::FlowEnd { .. } => 10,
-    }
+    kind.event_type() as usize
 }
 
 /// Records and time span of one provider within a range.
