@@ -329,6 +329,11 @@ fn the_polls_carry_tokios_task_id() {
             .into_iter()
             .map(|h| rt.block_on(h).unwrap())
             .collect();
+        // A `JoinHandle` is woken before the worker's after-poll hook
+        // runs (see `every_spawned_task_has_its_polls_named_...`): the
+        // shutdown joins the workers, so every poll has ended in the
+        // session.
+        rt.shutdown_timeout(Duration::from_secs(60));
     });
     let expected: std::collections::BTreeSet<u64> = ids
         .iter()
