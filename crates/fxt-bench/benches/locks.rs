@@ -31,32 +31,7 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-
-/// A mutex of each kind, behind one interface.
-trait Lock: Send + Sync + 'static {
-    fn with(&self, f: impl FnOnce(&mut u64));
-}
-
-impl Lock for parking_lot::Mutex<u64> {
-    #[inline]
-    fn with(&self, f: impl FnOnce(&mut u64)) {
-        f(&mut self.lock())
-    }
-}
-
-impl Lock for std::sync::Mutex<u64> {
-    #[inline]
-    fn with(&self, f: impl FnOnce(&mut u64)) {
-        f(&mut self.lock().unwrap())
-    }
-}
-
-impl Lock for fxt::sync::Mutex<u64> {
-    #[inline]
-    fn with(&self, f: impl FnOnce(&mut u64)) {
-        f(&mut self.lock())
-    }
-}
+use fxt_bench::locks::{work, Lock};
 
 /// The tracing states `fxt::sync` is measured in.
 #[derive(Clone, Copy)]
@@ -111,15 +86,6 @@ fn uncontended(c: &mut Criterion) {
 /// the start barrier to the last thread done.
 fn run<L: Lock>(lock: &Arc<L>, threads: usize, per_thread: u64) -> Duration {
     run_with(lock, threads, per_thread, 0, 0)
-}
-
-/// `n` dependent multiply-adds: work that takes a known number of cycles.
-#[inline(always)]
-fn work(mut x: u64, n: u32) -> u64 {
-    for _ in 0..n {
-        x = black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
-    }
-    x
 }
 
 /// [`run`] with `inside` steps of [`work`] in each critical section and

@@ -17,7 +17,7 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use fxt_bench::checks::callgrind;
+use fxt_bench::callgrind;
 
 /// Call sites per timed loop.
 const SITES: u64 = 20_000_000;
@@ -115,13 +115,13 @@ fn main() {
     ] {
         let runs: Vec<Vec<f64>> = (0..RUNS).map(|_| run(role)).collect();
         let col = |i: usize| median(runs.iter().map(|r| r[i]).collect());
-        let counted = [
-            "--role".to_owned(),
-            role.to_owned(),
-            COUNTED_SITES.to_string(),
-        ];
-        let instructions = match callgrind(&counted, "*disabled_sites") {
-            Some(n) => format!("{:.1}", n as f64 / (COUNTED_SITES + 1) as f64),
+        let sites = COUNTED_SITES.to_string();
+        let counted = callgrind::count(&["--role", role, &sites], "*disabled_sites")
+            .ok()
+            // The child prints a `RESULT` line once it ran the call sites.
+            .filter(|c| c.stdout.contains("RESULT "));
+        let instructions = match counted {
+            Some(c) => format!("{:.1}", c.instructions as f64 / (COUNTED_SITES + 1) as f64),
             None => "n/a".to_owned(),
         };
         println!(

@@ -32,8 +32,6 @@ pub fn machine_header(events: &u64, reps: usize) -> String {
     let rustc = shell("rustc", &["--version"]).unwrap_or_else(|| "rustc ?".into());
     let kernel = shell("uname", &["-sr"]).unwrap_or_default();
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    let load: Vec<&str> = load.split_whitespace().take(3).collect();
     format!(
         "Machine: {model}, {cores} logical cores, {kernel}; {rustc}.\n\
          Command: `cargo run --profile bench -p fxt-bench{} --bin bench-table --{}{}`\n\
@@ -46,7 +44,7 @@ pub fn machine_header(events: &u64, reps: usize) -> String {
         },
         if args.is_empty() { "" } else { " " },
         args.join(" "),
-        load.join(" ")
+        crate::host::load_average()
     )
 }
 
@@ -234,63 +232,13 @@ const INSTRUCTION_EVENTS: u64 = 20_000;
 /// Instructions per event of the calling thread inside the measured loop
 /// (valgrind callgrind, one thread), or `None` without valgrind.
 fn instructions_per_event(tracer: &str, scenario: Scenario) -> Option<f64> {
-    let exe = std::env::current_exe().ok()?;
-    let out = Command::new("valgrind")
-        .args([
-            "--tool=callgrind",
-            "--toggle-collect=*as fxt_bench::harness::Tracer>::run",
-            "--callgrind-out-file=/dev/null",
-        ])
-        .arg(exe)
-        .args([
-            "--cell",
-            tracer,
-            scenario.id(),
-            "1",
-            &INSTRUCTION_EVENTS.to_string(),
-            "1",
-            "0",
-        ])
-        .output()
-        .ok()?;
-    if String::from_utf8_lossy(&out.stdout).contains("RESULT n/a") {
+    let events = INSTRUCTION_EVENTS.to_string();
+    let args = ["--cell", tracer, scenario.id(), "1", &events, "1", "0"];
+    let counted = crate::callgrind::count(&args, "*as fxt_bench::harness::Tracer>::run").ok()?;
+    if counted.stdout.contains("RESULT n/a") {
         return None;
     }
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let collected: f64 = stderr
-        .lines()
-        .find_map(|l| l.split("Collected :").nth(1))?
-        .trim()
-        .parse()
-        .ok()?;
-    Some(collected / (INSTRUCTION_EVENTS + crate::harness::WARMUP_EVENTS) as f64)
-}
-
-/// Instructions valgrind's callgrind counts inside the functions matching
-/// `toggle` (a `--toggle-collect` pattern) when this binary runs with
-/// `args`; `None` without valgrind or when the child printed no
-/// `RESULT` line.
-pub fn callgrind(args: &[String], toggle: &str) -> Option<u64> {
-    let exe = std::env::current_exe().ok()?;
-    let out = Command::new("valgrind")
-        .args([
-            "--tool=callgrind",
-            &format!("--toggle-collect={toggle}"),
-            "--callgrind-out-file=/dev/null",
-        ])
-        .arg(exe)
-        .args(args)
-        .output()
-        .ok()?;
-    if !String::from_utf8_lossy(&out.stdout).contains("RESULT ") {
-        return None;
-    }
-    String::from_utf8_lossy(&out.stderr)
-        .lines()
-        .find_map(|l| l.split("Collected :").nth(1))?
-        .trim()
-        .parse()
-        .ok()
+    Some(counted.instructions as f64 / (INSTRUCTION_EVENTS + crate::harness::WARMUP_EVENTS) as f64)
 }
 
 /// The instruction-count table (Markdown), or a note when valgrind is

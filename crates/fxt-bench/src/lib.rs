@@ -16,6 +16,10 @@
 //! * [`realtime`]: the default path recorded by a real-time writer;
 //! * [`sinks`]: where a trace's bytes can go (fresh memory, the page
 //!   cache, `O_DIRECT`) and what each costs;
+//! * [`callgrind`]: instructions counted in a child under valgrind;
+//!   [`host`]: the load average every table reports and the CPU clocks;
+//!   [`locks`]: the lock workloads; [`tokio_hooks`]:
+//!   the empty hooks the Tokio benches compare with;
 //! * [`report`]: the generated regions of `docs/PERFORMANCE.md`;
 //! * the `bench-table` binary runs every cell in its own process and writes
 //!   the comparison as Markdown tables into `docs/PERFORMANCE.md` (or
@@ -25,15 +29,19 @@
 //! Nothing here is published; it exists to hold the engine to its targets.
 
 pub mod adapters;
+pub mod callgrind;
 pub mod checks;
 pub mod floor;
 pub mod harness;
+pub mod host;
 pub mod lifecycle;
 pub mod load;
+pub mod locks;
 #[cfg(feature = "perfetto-sdk")]
 pub mod perfetto;
 pub mod reading;
 pub mod realtime;
 pub mod report;
 pub mod sinks;
+pub mod tokio_hooks;
 pub mod tracing_route;

@@ -256,11 +256,12 @@ pub fn instruction_profile() -> String {
         return "(valgrind not found: no instruction profile)".into();
     }
     let per_call = |sub: &str, call: &str, toggle: &str| {
-        let args: Vec<String> = ["--tracing-cell", sub, call, &PROFILE_EVENTS.to_string()]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        crate::checks::callgrind(&args, toggle).map(|n| n as f64 / (PROFILE_EVENTS + WARMUP) as f64)
+        let events = PROFILE_EVENTS.to_string();
+        crate::callgrind::count(&["--tracing-cell", sub, call, &events], toggle)
+            .ok()
+            // The child prints a `RESULT` line once it ran the calls.
+            .filter(|c| c.stdout.contains("RESULT "))
+            .map(|c| c.instructions as f64 / (PROFILE_EVENTS + WARMUP) as f64)
     };
     let fmt = |v: Option<f64>| v.map_or("?".to_string(), |v| format!("{v:.0}"));
     let mut out = format!(

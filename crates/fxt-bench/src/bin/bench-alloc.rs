@@ -191,13 +191,7 @@ enum Workload {
 /// The CPU time this process has used, in seconds (every thread's, fxt's
 /// helpers' included).
 fn process_cpu() -> f64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `t` is a valid out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) };
-    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+    fxt_bench::host::process_cpu_ns() as f64 * 1e-9
 }
 
 /// The wall time and the process's CPU time while `threads` threads run
@@ -416,34 +410,14 @@ const MAX_MEAN: u64 = 1 << 30;
 /// sampling mean `mean`) in a child under callgrind, and the samples it
 /// took.
 fn count_child(i: usize, ops: usize, mean: u64) -> (u64, u64) {
-    let exe = std::env::current_exe().expect("the program's path");
-    let out = std::process::Command::new("valgrind")
-        .args([
-            "--tool=callgrind",
-            "--callgrind-out-file=/dev/null",
-            "--toggle-collect=*bench_alloc*work*",
-        ])
-        .arg(exe)
-        .args(["--instructions-child", &i.to_string()])
-        .args(["--ops", &ops.to_string()])
-        .args(["--mean", &mean.to_string()])
-        .output()
-        .expect("valgrind runs");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
-    let count = err
-        .lines()
-        .find_map(|l| {
-            l.split_once("Collected :")
-                .map(|(_, n)| n.trim().to_owned())
-        })
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no instruction count in: {err}"));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let samples = stdout
+    let (i, ops, mean) = (i.to_string(), ops.to_string(), mean.to_string());
+    let args = ["--instructions-child", &i, "--ops", &ops, "--mean", &mean];
+    let counted = fxt_bench::callgrind::expect(&args, "*bench_alloc*work*");
+    let samples = counted
+        .stdout
         .lines()
         .find_map(|l| l.strip_prefix("samples "))
         .and_then(|n| n.parse().ok())
         .unwrap_or(0);
-    (count, samples)
+    (counted.instructions, samples)
 }

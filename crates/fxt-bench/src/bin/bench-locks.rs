@@ -34,6 +34,7 @@ use std::hint::black_box;
 use std::sync::{Arc, Barrier};
 use std::time::Instant;
 
+use fxt_bench::locks::{work, Lock};
 use fxt_format::decode::{ArgValue, EventKind, Record, SliceReader};
 
 /// Acquisitions per thread.
@@ -77,43 +78,6 @@ const WORKLOADS: [Workload; 4] = [
 
 const LOCKS: [&str; 3] = ["parking_lot", "fxt-tracing-off", "fxt-recorded"];
 
-trait Lock: Send + Sync + 'static {
-    fn with(&self, f: impl FnOnce(&mut u64));
-}
-
-impl Lock for parking_lot::Mutex<u64> {
-    #[inline]
-    fn with(&self, f: impl FnOnce(&mut u64)) {
-        f(&mut self.lock())
-    }
-}
-
-impl Lock for fxt::sync::Mutex<u64> {
-    #[inline]
-    fn with(&self, f: impl FnOnce(&mut u64)) {
-        f(&mut self.lock())
-    }
-}
-
-/// `n` dependent multiply-adds (as in `benches/locks.rs`).
-#[inline(always)]
-fn work(mut x: u64, n: u32) -> u64 {
-    for _ in 0..n {
-        x = black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
-    }
-    x
-}
-
-fn process_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid pointer to a timespec, a clock id every Linux has.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
 /// One run: (wall ns from the first thread's start to the last one's
 /// end, process CPU ns from the start barrier to the last thread done).
 fn run<L: Lock>(lock: &Arc<L>, w: Workload) -> (u64, u64) {
@@ -136,23 +100,13 @@ fn run<L: Lock>(lock: &Arc<L>, w: Workload) -> (u64, u64) {
             })
         })
         .collect();
-    let cpu = process_cpu_ns();
+    let cpu = fxt_bench::host::process_cpu_ns();
     barrier.wait();
     let spans: Vec<(Instant, Instant)> = workers.into_iter().map(|t| t.join().unwrap()).collect();
-    let cpu = process_cpu_ns().saturating_sub(cpu);
+    let cpu = fxt_bench::host::process_cpu_ns().saturating_sub(cpu);
     let start = spans.iter().map(|s| s.0).min().unwrap();
     let end = spans.iter().map(|s| s.1).max().unwrap();
     ((end - start).as_nanos() as u64, cpu)
-}
-
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid pointer to a timespec, a clock id every Linux has.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// Contended acquisitions on one thread, whatever the machine's load: the
@@ -164,9 +118,9 @@ fn timed_out_waits(recorded: bool, n: u64) -> (f64, u64) {
     let m = fxt::sync::Mutex::named("bench", 0u64);
     let session = recorded.then(|| fxt::start(fxt::Config::new().buffer_size(64 << 20)).unwrap());
     let _held = m.lock();
-    let cpu = thread_cpu_ns();
+    let cpu = fxt_bench::host::thread_cpu_ns();
     timed_out_loop(&m, n);
-    let per_try = thread_cpu_ns().saturating_sub(cpu) as f64 / n as f64;
+    let per_try = fxt_bench::host::thread_cpu_ns().saturating_sub(cpu) as f64 / n as f64;
     let waits = session.map_or(0, |s| {
         let (bytes, stats) = s.finish_to_vec().unwrap();
         assert_eq!(stats.records_dropped, 0, "every wait recorded");
@@ -192,27 +146,8 @@ const COUNTED: u64 = 20_000;
 /// Instructions per timed-out wait, tracing off or recorded, counted by
 /// callgrind in [`timed_out_loop`] (this program run again under it).
 fn instructions(recorded: bool) -> f64 {
-    let exe = std::env::current_exe().unwrap();
-    let out = std::process::Command::new("valgrind")
-        .args([
-            "--tool=callgrind",
-            "--callgrind-out-file=/dev/null",
-            "--toggle-collect=*timed_out_loop*",
-        ])
-        .arg(exe)
-        .args(["--timed-out-child", if recorded { "rec" } else { "off" }])
-        .output()
-        .expect("valgrind runs");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
-    let n: u64 = err
-        .lines()
-        .find_map(|l| {
-            l.split_once("Collected :")
-                .map(|(_, n)| n.trim().to_owned())
-        })
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no instruction count in: {err}"));
+    let args = ["--timed-out-child", if recorded { "rec" } else { "off" }];
+    let n = fxt_bench::callgrind::expect(&args, "*timed_out_loop*").instructions;
     n as f64 / COUNTED as f64
 }
 
@@ -282,12 +217,6 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "unknown".into())
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let reps: usize = args
@@ -316,7 +245,7 @@ fn main() {
     }
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!("bench-locks: {reps} reps, {PER_THREAD} acquisitions per thread, {cores} cores");
-    println!("load average before: {}", load_average());
+    println!("load average before: {}", fxt_bench::host::load_average());
     // [workload][lock] -> per rep (wall, cpu, waits)
     let mut runs = vec![vec![Vec::new(); LOCKS.len()]; WORKLOADS.len()];
     let (mut off_tries, mut rec_tries) = (Vec::new(), Vec::new());
@@ -344,7 +273,7 @@ fn main() {
     );
     table(&mut runs);
     println!("\n(rec/pl: parking_lot's median throughput over the recorded one's; cpu: process CPU ns per acquisition; cpu/wait: CPU ns per recorded wait)");
-    println!("load average after: {}", load_average());
+    println!("load average after: {}", fxt_bench::host::load_average());
 }
 
 /// One run of a workload: wall ns, CPU ns, recorded waits.

@@ -35,16 +35,6 @@ fn user_sys_ns() -> (u64, u64) {
     (ns(ru.ru_utime), ns(ru.ru_stime))
 }
 
-fn cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is valid for the call.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
 #[inline(never)]
 fn inner(n: u64, mut x: u64) -> u64 {
     for _ in 0..n {
@@ -98,13 +88,13 @@ fn run(hz: Option<u32>, iters: u64) -> Run {
         )
         .expect("start")
     });
-    let start = cpu_ns();
+    let start = fxt_bench::host::thread_cpu_ns();
     let (user0, sys0) = user_sys_ns();
     {
         let _span = trace_duration_scope!("bench", "work");
         black_box(work(iters));
     }
-    let cpu = cpu_ns() - start;
+    let cpu = fxt_bench::host::thread_cpu_ns() - start;
     let (user1, sys1) = user_sys_ns();
     let mut r = Run {
         cpu,
@@ -152,9 +142,9 @@ fn main() {
     }
     // Calibrate the iterations to about `work_ms` of CPU time.
     let probe = 2_000_000;
-    let t = cpu_ns();
+    let t = fxt_bench::host::thread_cpu_ns();
     black_box(work(probe));
-    let per_iter = (cpu_ns() - t) as f64 / probe as f64;
+    let per_iter = (fxt_bench::host::thread_cpu_ns() - t) as f64 / probe as f64;
     let iters = ((work_ms as f64 * 1e6 / per_iter) as u64).max(10_000);
 
     let settings: [(&str, Option<u32>); 4] = [

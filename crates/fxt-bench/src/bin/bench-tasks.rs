@@ -124,20 +124,10 @@ impl Setting {
         if self.traced() {
             fxt::tokio::instrument(&mut b);
         } else if self == Setting::EmptyHooks {
-            empty_hooks(&mut b);
+            fxt_bench::tokio_hooks::empty_hooks(&mut b);
         }
         b.build().expect("a runtime")
     }
-}
-
-/// The hooks `instrument` installs, each doing nothing.
-fn empty_hooks(b: &mut Builder) {
-    b.on_thread_park(|| {}).on_thread_unpark(|| {});
-    #[cfg(tokio_unstable)]
-    b.on_task_spawn(|_| {})
-        .on_before_task_poll(|_| {})
-        .on_after_task_poll(|_| {})
-        .on_task_terminate(|_| {});
 }
 
 /// When the sessions fault their buffer in (`--prefault`).
@@ -209,29 +199,10 @@ fn counted_child(variant: &str) {
 /// a child process (robust where time is not: a loaded machine); a woken
 /// poll's include its wake's.
 fn instructions() {
-    let exe = std::env::current_exe().expect("this program");
     println!("instructions per poll (callgrind, {COUNTED_POLLS} polls)");
     for (variant, label) in COUNTED {
-        let out = std::process::Command::new("valgrind")
-            .args([
-                "--tool=callgrind",
-                "--callgrind-out-file=/dev/null",
-                "--toggle-collect=*measure*",
-            ])
-            .arg(&exe)
-            .args(["--instructions-child", variant])
-            .output()
-            .expect("valgrind runs");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{err}");
-        let count: u64 = err
-            .lines()
-            .find_map(|l| {
-                l.split_once("Collected :")
-                    .map(|(_, n)| n.trim().to_owned())
-            })
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no instruction count in: {err}"));
+        let count = fxt_bench::callgrind::expect(&["--instructions-child", variant], "*measure*")
+            .instructions;
         println!(
             "{label:<22} {:>8.1}",
             count as f64 / (COUNTED_POLLS + 1) as f64
@@ -406,12 +377,6 @@ fn median(v: &mut [f64]) -> f64 {
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "unknown".into())
-}
-
 fn arg(args: &[String], name: &str, default: u32) -> u32 {
     args.iter()
         .position(|a| a == name)
@@ -438,24 +403,130 @@ fn main() {
     }
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!("bench-tasks: {reps} reps, scale {scale}, {cores} cores");
-    println!("load average before: {}", load_average());
-    let mut polls = vec![Vec::new(); SETTINGS.len()];
-    let mut pings = vec![Vec::new(); SETTINGS.len()];
-    let mut echoes = vec![Vec::new(); SETTINGS.len()];
+    println!("load average before: {}", fxt_bench::host::load_average());
     // `--parts`: only the parts of a recorded poll (quick, for comparing
     // builds).
-    let only_parts = args.iter().any(|a| a == "--parts");
-    for rep in 0..if only_parts { 0 } else { reps } {
-        // Each repetition in another order, so no setting always follows
-        // the same one.
-        for k in 0..SETTINGS.len() {
-            let i = (k + rep) % SETTINGS.len();
-            let s = SETTINGS[i];
-            polls[i].push(poll_ns(s, 1_000_000 * u64::from(scale)));
-            pings[i].push(ping_pong(s, 64, 5_000 * scale));
-            echoes[i].push(echo(s, 16, 1_000 * scale));
+    if !args.iter().any(|a| a == "--parts") {
+        let runs = Runs::measure(reps, scale);
+        runs.print_tables();
+        runs.print_spread();
+    }
+    print_parts(reps, scale);
+    println!();
+    println!("load average after: {}", fxt_bench::host::load_average());
+}
+
+/// Every repetition's figure of each setting, by setting: ns per poll,
+/// ping-pong and echo round trips per second.
+struct Runs {
+    polls: Vec<Vec<f64>>,
+    pings: Vec<Vec<f64>>,
+    echoes: Vec<Vec<f64>>,
+}
+
+impl Runs {
+    fn measure(reps: usize, scale: u32) -> Self {
+        let mut runs = Runs {
+            polls: vec![Vec::new(); SETTINGS.len()],
+            pings: vec![Vec::new(); SETTINGS.len()],
+            echoes: vec![Vec::new(); SETTINGS.len()],
+        };
+        for rep in 0..reps {
+            // Each repetition in another order, so no setting always
+            // follows the same one.
+            for k in 0..SETTINGS.len() {
+                let i = (k + rep) % SETTINGS.len();
+                let s = SETTINGS[i];
+                runs.polls[i].push(poll_ns(s, 1_000_000 * u64::from(scale)));
+                runs.pings[i].push(ping_pong(s, 64, 5_000 * scale));
+                runs.echoes[i].push(echo(s, 16, 1_000 * scale));
+            }
+        }
+        runs
+    }
+
+    /// The medians, and the best of the repetitions too: another
+    /// process's load only ever slows a repetition down, so the best is
+    /// the least disturbed.
+    fn print_tables(&self) {
+        let medians = |runs: &[Vec<f64>]| -> Vec<f64> {
+            runs.iter().map(|v| median(&mut v.clone())).collect()
+        };
+        let tables = [
+            (
+                "median",
+                medians(&self.polls),
+                medians(&self.pings),
+                medians(&self.echoes),
+            ),
+            (
+                "best",
+                lowest(&self.polls),
+                highest(&self.pings),
+                highest(&self.echoes),
+            ),
+        ];
+        for (what, polls, pings, echoes) in tables {
+            println!();
+            println!(
+                "{what:<14} {:>10} {:>16} {:>7} {:>16} {:>7}",
+                "ns/poll", "(a) trips/s", "ratio", "(b) trips/s", "ratio"
+            );
+            for (i, s) in SETTINGS.iter().enumerate() {
+                println!(
+                    "{:<14} {:>10.1} {:>16.0} {:>7.3} {:>16.0} {:>7.3}",
+                    s.label(),
+                    polls[i],
+                    pings[i],
+                    pings[i] / pings[0],
+                    echoes[i],
+                    echoes[i] / echoes[0],
+                );
+            }
         }
     }
+
+    /// The slowest and the fastest repetition of (a) and (b) against the
+    /// median.
+    fn print_spread(&self) {
+        let (worst_pings, worst_echoes) = (lowest(&self.pings), lowest(&self.echoes));
+        let (best_pings, best_echoes) = (highest(&self.pings), highest(&self.echoes));
+        println!();
+        println!(
+            "{:<14} {:>21} {:>21}",
+            "spread", "(a) min-max/median", "(b) min-max/median"
+        );
+        for (i, s) in SETTINGS.iter().enumerate() {
+            let ping = median(&mut self.pings[i].clone());
+            let echo = median(&mut self.echoes[i].clone());
+            println!(
+                "{:<14} {:>10.3}-{:<10.3} {:>10.3}-{:.3}",
+                s.label(),
+                worst_pings[i] / ping,
+                best_pings[i] / ping,
+                worst_echoes[i] / echo,
+                best_echoes[i] / echo,
+            );
+        }
+    }
+}
+
+/// The least of each setting's repetitions.
+fn lowest(runs: &[Vec<f64>]) -> Vec<f64> {
+    runs.iter()
+        .map(|v| v.iter().copied().fold(f64::MAX, f64::min))
+        .collect()
+}
+
+/// The greatest of each setting's repetitions.
+fn highest(runs: &[Vec<f64>]) -> Vec<f64> {
+    runs.iter()
+        .map(|v| v.iter().copied().fold(0.0, f64::max))
+        .collect()
+}
+
+/// The parts of a recorded poll, `reps` times: median and best.
+fn print_parts(reps: usize, scale: u32) {
     let mut part_runs: Vec<Vec<f64>> = Vec::new();
     for _ in 0..reps {
         for (i, ns) in parts(1_000_000 * u64::from(scale)).into_iter().enumerate() {
@@ -465,75 +536,10 @@ fn main() {
             part_runs[i].push(ns);
         }
     }
-    // The slowest repetition of (a) and (b) too, for the spread.
-    let worst = |runs: &[Vec<f64>]| -> Vec<f64> {
-        runs.iter()
-            .map(|v| v.iter().copied().fold(f64::MAX, f64::min))
-            .collect()
-    };
-    let (worst_pings, worst_echoes) = (worst(&pings), worst(&echoes));
-    let best_polls: Vec<f64> = polls
-        .iter()
-        .map(|v| v.iter().copied().fold(f64::MAX, f64::min))
-        .collect();
-    let best_pings: Vec<f64> = pings
-        .iter()
-        .map(|v| v.iter().copied().fold(0.0, f64::max))
-        .collect();
-    let best_echoes: Vec<f64> = echoes
-        .iter()
-        .map(|v| v.iter().copied().fold(0.0, f64::max))
-        .collect();
-    let polls: Vec<f64> = polls.iter_mut().map(|v| median(v)).collect();
-    let pings: Vec<f64> = pings.iter_mut().map(|v| median(v)).collect();
-    let echoes: Vec<f64> = echoes.iter_mut().map(|v| median(v)).collect();
-    // The best of the repetitions too: another process's load only ever
-    // slows a repetition down, so the best is the least disturbed.
-    let tables = [
-        ("median", &polls, &pings, &echoes),
-        ("best", &best_polls, &best_pings, &best_echoes),
-    ];
-    for (what, polls, pings, echoes) in tables.into_iter().filter(|_| !only_parts) {
-        println!();
-        println!(
-            "{what:<14} {:>10} {:>16} {:>7} {:>16} {:>7}",
-            "ns/poll", "(a) trips/s", "ratio", "(b) trips/s", "ratio"
-        );
-        for (i, s) in SETTINGS.iter().enumerate() {
-            println!(
-                "{:<14} {:>10.1} {:>16.0} {:>7.3} {:>16.0} {:>7.3}",
-                s.label(),
-                polls[i],
-                pings[i],
-                pings[i] / pings[0],
-                echoes[i],
-                echoes[i] / echoes[0],
-            );
-        }
-    }
-    if !only_parts {
-        println!();
-        println!(
-            "{:<14} {:>21} {:>21}",
-            "spread", "(a) min-max/median", "(b) min-max/median"
-        );
-        for (i, s) in SETTINGS.iter().enumerate() {
-            println!(
-                "{:<14} {:>10.3}-{:<10.3} {:>10.3}-{:.3}",
-                s.label(),
-                worst_pings[i] / pings[i],
-                best_pings[i] / pings[i],
-                worst_echoes[i] / echoes[i],
-                best_echoes[i] / echoes[i],
-            );
-        }
-    }
     println!();
     println!("parts, recording      median ns     best ns");
     for (label, runs) in PARTS.iter().zip(&mut part_runs) {
         let best = runs.iter().copied().fold(f64::MAX, f64::min);
         println!("{label:<20} {:>10.1} {:>11.1}", median(runs), best);
     }
-    println!();
-    println!("load average after: {}", load_average());
 }

@@ -146,9 +146,9 @@ impl Setting {
         b.worker_threads(2);
         match self {
             Setting::Without => {}
-            Setting::EmptyHooks => empty_hooks(&mut b),
+            Setting::EmptyHooks => fxt_bench::tokio_hooks::empty_hooks(&mut b),
             Setting::EmptyHooksDelay => {
-                empty_hooks(&mut b);
+                fxt_bench::tokio_hooks::empty_hooks(&mut b);
                 #[cfg(tokio_unstable)]
                 b.track_task_schedule_latency();
             }
@@ -166,16 +166,6 @@ impl Setting {
         }
         b.build().expect("a runtime")
     }
-}
-
-/// The hooks `instrument` installs, each doing nothing.
-fn empty_hooks(b: &mut Builder) {
-    b.on_thread_park(|| {}).on_thread_unpark(|| {});
-    #[cfg(tokio_unstable)]
-    b.on_task_spawn(|_| {})
-        .on_before_task_poll(|_| {})
-        .on_after_task_poll(|_| {})
-        .on_task_terminate(|_| {});
 }
 
 /// Round trips per second of `pairs` ping-pong pairs of plain tasks.
@@ -230,12 +220,6 @@ fn median(v: &mut [f64]) -> f64 {
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "unknown".into())
-}
-
 fn main() {
     if !cfg!(tokio_unstable) {
         println!("bench-tokio-wakes: build with RUSTFLAGS=\"--cfg tokio_unstable\" (Tokio reports no wakes without it)");
@@ -251,7 +235,7 @@ fn main() {
     let (reps, scale) = (arg("--reps", 7), arg("--scale", 10));
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!("bench-tokio-wakes: {reps} reps, scale {scale}, {cores} cores");
-    println!("load average before: {}", load_average());
+    println!("load average before: {}", fxt_bench::host::load_average());
     let mut runs = vec![Vec::new(); SETTINGS.len()];
     for rep in 0..reps as usize {
         // Each repetition in another order, so no setting always follows
@@ -290,5 +274,5 @@ fn main() {
     println!();
     println!("spread: the slowest and fastest repetition over the setting's median");
     println!();
-    println!("load average after: {}", load_average());
+    println!("load average after: {}", fxt_bench::host::load_average());
 }

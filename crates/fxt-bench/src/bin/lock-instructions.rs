@@ -16,7 +16,6 @@
 //! rounds that interleave the variants.
 
 use std::hint::black_box;
-use std::process::Command;
 
 const N: u64 = 200_000;
 const VARIANTS: &[&str] = &[
@@ -64,17 +63,6 @@ fn child(variant: &str, n: u64) {
     }
 }
 
-/// CPU time of this thread (ns).
-fn thread_cpu_ns() -> u64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid pointer to a timespec the call fills.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-}
-
 /// Best thread CPU ns per lock + unlock of each variant over interleaved rounds.
 fn cpu_times() -> Vec<f64> {
     const ROUNDS: usize = 7;
@@ -82,9 +70,9 @@ fn cpu_times() -> Vec<f64> {
     let mut best = vec![f64::MAX; VARIANTS.len()];
     for _ in 0..ROUNDS {
         for (i, v) in VARIANTS.iter().enumerate() {
-            let start = thread_cpu_ns();
+            let start = fxt_bench::host::thread_cpu_ns();
             child(v, OPS);
-            let per = (thread_cpu_ns() - start) as f64 / OPS as f64;
+            let per = (fxt_bench::host::thread_cpu_ns() - start) as f64 / OPS as f64;
             best[i] = best[i].min(per);
         }
     }
@@ -93,26 +81,7 @@ fn cpu_times() -> Vec<f64> {
 
 /// Instructions callgrind collected in `measure` for `variant`.
 fn count(variant: &str) -> u64 {
-    let exe = std::env::current_exe().unwrap();
-    let out = Command::new("valgrind")
-        .args([
-            "--tool=callgrind",
-            "--callgrind-out-file=/dev/null",
-            "--toggle-collect=*measure*",
-        ])
-        .arg(exe)
-        .args(["--child", variant])
-        .output()
-        .expect("valgrind runs");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
-    err.lines()
-        .find_map(|l| {
-            l.split_once("Collected :")
-                .map(|(_, n)| n.trim().to_owned())
-        })
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no instruction count in: {err}"))
+    fxt_bench::callgrind::expect(&["--child", variant], "*measure*").instructions
 }
 
 fn main() {

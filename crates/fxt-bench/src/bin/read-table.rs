@@ -285,7 +285,6 @@ fn main() -> std::process::ExitCode {
             }
         }
     }
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut text = format!(
         "Command: `cargo run --release -p fxt-bench --bin read-table --{}{}` \
@@ -294,10 +293,7 @@ fn main() -> std::process::ExitCode {
         if args.is_empty() { "" } else { " " },
         args.join(" "),
         std::thread::available_parallelism().map_or(0, |n| n.get()),
-        load.split_whitespace()
-            .take(3)
-            .collect::<Vec<_>>()
-            .join(" "),
+        fxt_bench::host::load_average(),
     );
     for &gb in &o.sizes_gb {
         match measure_size(&o, gb) {
@@ -320,8 +316,10 @@ fn main() -> std::process::ExitCode {
         }
         text.push('\n');
     }
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    text.push_str(&format!("Load average at the end: {}.\n", load.trim()));
+    text.push_str(&format!(
+        "Load average at the end: {}.\n",
+        fxt_bench::host::load_average()
+    ));
     if o.stdout {
         println!("{text}");
     } else if let Err(e) = report::write_sections(&o.out, &[("reading", text)]) {

@@ -60,21 +60,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     let mut scan = TraceSamples::read(bytes);
     let derived = fxt_symbols::derived::records(bytes);
     if scan.samples.is_empty() && scan.allocs.is_empty() {
-        if derived.is_empty() && carries_derived(bytes) {
-            // A program built with feature `symbolize` appended them.
-            eprintln!(
-                "fxt: {} carries the records drawn from its compact ones already",
-                input.name
-            );
-            return Ok(ExitCode::SUCCESS);
-        }
-        if derived.is_empty() {
-            return Err(Error::msg(format!(
-                "symbolize: {} has no CPU samples, sampled allocations, lock waits or task polls to draw",
-                input.name
-            )));
-        }
-        return append_derived(&args, &input.name, bytes, scan.end, &derived);
+        return only_derived(&args, &input.name, bytes, scan.end, &derived);
     }
     let raw = !scan.unwound.is_empty();
     if scan.is_symbolized() && scan.perfetto_records > 0 && !raw && !args.force {
@@ -107,34 +93,75 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         data.extend_from_slice(&appended);
         data
     };
-    let target = match &args.output {
+    // Where a trace cut short inside a record ends.
+    let cut_at = (whole < bytes.len()).then_some(whole);
+    let target = write(&args, &input.name, cut_at, rewrite, data, &appended)?;
+    report(&target, &out, !scan.modules.is_empty());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A trace without samples or sampled allocations: only the records
+/// drawn from its compact ones are appended, if it has any and does not
+/// carry them already.
+fn only_derived(
+    args: &Args,
+    name: &str,
+    bytes: &[u8],
+    end: u64,
+    derived: &[u64],
+) -> Result<ExitCode, Error> {
+    if derived.is_empty() && carries_derived(bytes) {
+        // A program built with feature `symbolize` appended them.
+        eprintln!("fxt: {name} carries the records drawn from its compact ones already");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if derived.is_empty() {
+        return Err(Error::msg(format!(
+            "symbolize: {name} has no CPU samples, sampled allocations, lock waits or task polls to draw"
+        )));
+    }
+    append_derived(args, name, bytes, end, derived)
+}
+
+/// Writes the symbolized trace where `args` say (the whole of `data()`
+/// to OUT or in place of FILE, or only `appended` to FILE's end); the
+/// path written.
+fn write(
+    args: &Args,
+    name: &str,
+    cut_at: Option<usize>,
+    rewrite: bool,
+    data: impl Fn() -> Vec<u8>,
+    appended: &[u8],
+) -> Result<String, Error> {
+    match &args.output {
         Some(path) => {
             std::fs::write(path, data()).map_err(|e| Error::io(path, e))?;
-            path.clone()
+            Ok(path.clone())
         }
-        None if args.file == "-" => {
-            return Err(Error::msg(
-                "symbolize: say where to write the trace (-o OUT)",
-            ))
-        }
-        None if whole < bytes.len() => {
-            return Err(Error::msg(format!(
-                "symbolize: {} ends inside a record at offset {whole:#x}; write a copy with -o OUT",
-                input.name
-            )))
-        }
+        None if args.file == "-" => Err(Error::msg(
+            "symbolize: say where to write the trace (-o OUT)",
+        )),
+        None if cut_at.is_some() => Err(Error::msg(format!(
+            "symbolize: {name} ends inside a record at offset {:#x}; write a copy with -o OUT",
+            cut_at.unwrap_or_default()
+        ))),
         None if rewrite => {
             // Written beside it, then renamed over it: never half a trace.
             let temp = format!("{}.symbolize-partial", args.file);
             std::fs::write(&temp, data()).map_err(|e| Error::io(&temp, e))?;
             std::fs::rename(&temp, &args.file).map_err(|e| Error::io(&args.file, e))?;
-            args.file.clone()
+            Ok(args.file.clone())
         }
         None => {
-            append_to(&args.file, &appended)?;
-            args.file.clone()
+            append_to(&args.file, appended)?;
+            Ok(args.file.clone())
         }
-    };
+    }
+}
+
+/// What was named, on stderr.
+fn report(target: &str, out: &fxt_symbols::Appendix, has_modules: bool) {
     eprintln!(
         "fxt: {target}: {} samples{} of {} process{}, {} of {} addresses named{}",
         out.samples,
@@ -147,13 +174,12 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         if out.processes == 1 { "" } else { "es" },
         out.resolved,
         out.addresses,
-        if scan.modules.is_empty() {
-            " (the trace has no fxt.modules record: nothing says which binaries)"
-        } else {
+        if has_modules {
             ""
+        } else {
+            " (the trace has no fxt.modules record: nothing says which binaries)"
         }
     );
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Appends `bytes` to the trace at `path` (a whole trace stays whole:

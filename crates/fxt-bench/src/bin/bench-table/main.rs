@@ -178,10 +178,9 @@ fn main() {
     };
     let header = checks::machine_header(&o.events, o.reps);
     let sections = sections(&o);
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let provenance = format!(
         "{header}\nLoad average at the end of the run: {}.",
-        load.trim()
+        fxt_bench::host::load_average()
     );
     let Some(path) = &o.out else {
         println!("{provenance}");
