@@ -51,3 +51,4 @@ pub mod reserved;
 pub mod retime;
 pub mod samples;
 pub mod time;
+pub mod value;

@@ -1216,8 +1216,10 @@ fn unknown_records_subtypes_and_args_are_skipped_by_size() {
                 "name",
                 D::Unknown {
                     arg_type: 11,
-                    header: 0x0000_0000_0002_002b,
-                    size_words: 2
+                    skipped: decode::SkippedArg {
+                        header: 0x0000_0000_0002_002b,
+                        size_words: 2
+                    }
                 }
             )]
         )

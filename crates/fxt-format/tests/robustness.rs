@@ -210,7 +210,7 @@ fn whole(item: Result<View<'_>, DecodeError>, ctx: &Context<'_>) -> Result<Recor
                 assert_eq!(ctx.str(a.name), arg.name.as_str());
                 match (a.value, &arg.value) {
                     (
-                        ArgValueView::Unknown { arg_type },
+                        ArgValueView::Unknown { arg_type, .. },
                         DecodedValue::Unknown { arg_type: t, .. },
                     ) => {
                         assert_eq!(arg_type, *t)

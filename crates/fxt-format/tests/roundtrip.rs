@@ -677,8 +677,10 @@ fn comparable(records: Vec<Record>) -> Vec<Record> {
             if let decode::ArgValue::F64(x) = a.value {
                 a.value = decode::ArgValue::Unknown {
                     arg_type: 0xff,
-                    header: x.to_bits(),
-                    size_words: 0,
+                    skipped: decode::SkippedArg {
+                        header: x.to_bits(),
+                        size_words: 0,
+                    },
                 };
             }
         }

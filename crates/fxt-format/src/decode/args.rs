@@ -9,7 +9,7 @@
 
 use super::cursor::{Cursor, Region};
 use super::error::DecodeError;
-use super::record::{Arg, ArgValue};
+use super::record::{Arg, ArgValue, SkippedArg};
 use super::resolve::{string_ref, Resolver};
 use super::values::{ArgValueView, ArgView};
 use crate::encode::header::arg_type;
@@ -88,8 +88,7 @@ fn decode_arg(cursor: &mut Cursor<'_>, resolver: &Resolver<'_>) -> Result<Arg, D
         arg_type::BLOB => ArgValue::Blob(arg.stream(u64::from(high))?.to_vec()),
         other => ArgValue::Unknown {
             arg_type: other as u8,
-            header,
-            size_words,
+            skipped: SkippedArg { header, size_words },
         },
     };
     Ok(Arg { name, value })
@@ -116,6 +115,7 @@ pub(crate) fn arg_view<'a>(cursor: &mut Cursor<'a>) -> Result<ArgView<'a>, Decod
         arg_type::BLOB => ArgValueView::Blob(arg.stream(u64::from(high))?),
         other => ArgValueView::Unknown {
             arg_type: other as u8,
+            skipped: (),
         },
     };
     Ok(ArgView { name, value })

@@ -86,8 +86,8 @@ pub use ranges::{RecordRange, RecordRanges};
 pub use reader::{SliceReader, StreamReader};
 pub use record::{
     Arg, ArgValue, Blob, BlobType, ContextSwitch, Event, EventKind, KernelObject,
-    LargeBlobNoMetadata, LargeBlobWithMetadata, LegacyContextSwitch, Log, Process, Record, Text,
-    Thread, ThreadState, ThreadWakeup, UnknownRecord, UserspaceObject,
+    LargeBlobNoMetadata, LargeBlobWithMetadata, LegacyContextSwitch, Log, Process, Record,
+    SkippedArg, Text, Thread, ThreadState, ThreadWakeup, UnknownRecord, UserspaceObject,
 };
 pub use values::{ArgValueView, ArgView, IntArg, StrRef};
 pub use view::{ArgRefs, ArgViews, ArgWordIter, ArgWords, Context, EventView, View};

@@ -249,41 +249,17 @@ pub struct Arg {
     pub value: ArgValue,
 }
 
-/// The value of an argument.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ArgValue {
-    /// Type 0: no value.
-    Null,
-    /// Type 1: 32-bit signed integer.
-    I32(i32),
-    /// Type 2: 32-bit unsigned integer.
-    U32(u32),
-    /// Type 3: 64-bit signed integer.
-    I64(i64),
-    /// Type 4: 64-bit unsigned integer.
-    U64(u64),
-    /// Type 5: double-precision float.
-    F64(f64),
-    /// Type 6: string.
-    Str(Text),
-    /// Type 7: pointer.
-    Pointer(u64),
-    /// Type 8: kernel object id.
-    Koid(u64),
-    /// Type 9: boolean.
-    Bool(bool),
-    /// Type 10: opaque bytes (padding removed).
-    Blob(Vec<u8>),
-    /// An argument type this decoder does not know (11..=15), skipped by
-    /// its size; its name was still decoded.
-    Unknown {
-        /// The argument type field.
-        arg_type: u8,
-        /// The argument's header word.
-        header: u64,
-        /// The argument's size in words, header included.
-        size_words: u16,
-    },
+/// The value of an argument ([`crate::value::Value`]): strings resolved,
+/// bytes copied; of an argument of an unknown type, its header and size.
+pub type ArgValue = crate::value::Value<Text, Vec<u8>, SkippedArg>;
+
+/// What is kept of an argument of a type this decoder does not know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SkippedArg {
+    /// The argument's header word.
+    pub header: u64,
+    /// The argument's size in words, header included.
+    pub size_words: u16,
 }
 
 /// An event record (record type 4).

@@ -24,37 +24,10 @@ pub struct ArgView<'a> {
     pub value: ArgValueView<'a>,
 }
 
-/// The value of an [`ArgView`]: [`super::ArgValue`] borrowing the record.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ArgValueView<'a> {
-    /// Type 0: no value.
-    Null,
-    /// Type 1: 32-bit signed integer.
-    I32(i32),
-    /// Type 2: 32-bit unsigned integer.
-    U32(u32),
-    /// Type 3: 64-bit signed integer.
-    I64(i64),
-    /// Type 4: 64-bit unsigned integer.
-    U64(u64),
-    /// Type 5: double-precision float.
-    F64(f64),
-    /// Type 6: string, unresolved.
-    Str(StrRef<'a>),
-    /// Type 7: pointer.
-    Pointer(u64),
-    /// Type 8: kernel object id.
-    Koid(u64),
-    /// Type 9: boolean.
-    Bool(bool),
-    /// Type 10: opaque bytes (padding removed).
-    Blob(&'a [u8]),
-    /// An argument type this decoder does not know (11..=15).
-    Unknown {
-        /// The argument type field.
-        arg_type: u8,
-    },
-}
+/// The value of an [`ArgView`] ([`crate::value::Value`]): strings
+/// unresolved, bytes borrowed from the record; of an argument of an
+/// unknown type, only its type.
+pub type ArgValueView<'a> = crate::value::Value<StrRef<'a>, &'a [u8], ()>;
 
 /// The value of an integer argument ([`super::ArgWords::int`]): what
 /// [`ArgValueView`] holds for argument types 1 to 4.

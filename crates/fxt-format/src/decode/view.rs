@@ -241,6 +241,7 @@ fn plain_arg(header: u64, bytes: &[u8]) -> Option<ArgView<'_>> {
         arg_type::BLOB => return None,
         other => ArgValueView::Unknown {
             arg_type: other as u8,
+            skipped: (),
         },
     };
     Some(ArgView { name, value })

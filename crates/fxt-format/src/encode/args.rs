@@ -30,32 +30,10 @@ use super::refs::StringRef;
 use super::stream::stream_words;
 use super::{EncodeError, WordWriter, MAX_ARG_WORDS};
 
-/// The value of an argument.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ArgValue<'a> {
-    /// No value: the argument appears in name only.
-    Null,
-    /// 32-bit signed integer.
-    I32(i32),
-    /// 32-bit unsigned integer.
-    U32(u32),
-    /// 64-bit signed integer.
-    I64(i64),
-    /// 64-bit unsigned integer.
-    U64(u64),
-    /// Double-precision float.
-    F64(f64),
-    /// String (indexed or inline).
-    Str(StringRef<'a>),
-    /// Pointer value.
-    Pointer(u64),
-    /// Kernel object id.
-    Koid(u64),
-    /// Boolean.
-    Bool(bool),
-    /// Opaque bytes (argument type 10, a little under 32 KiB at most).
-    Blob(&'a [u8]),
-}
+/// The value of an argument to encode ([`crate::value::Value`]): a
+/// string by [`StringRef`], bytes borrowed; an unknown type is never
+/// written.
+pub type ArgValue<'a> = crate::value::Value<StringRef<'a>, &'a [u8], core::convert::Infallible>;
 
 impl ArgValue<'_> {
     /// The argument's type, the bits `[32 .. 63]` of its header (for a
@@ -85,6 +63,7 @@ impl ArgValue<'_> {
             ArgValue::Koid(x) => (arg_type::KOID, 0, Some(x)),
             ArgValue::Bool(b) => (arg_type::BOOL, b as u64, None),
             ArgValue::Blob(b) => (arg_type::BLOB, b.len() as u64, None),
+            ArgValue::Unknown { skipped, .. } => match skipped {},
         }
     }
 }

@@ -401,7 +401,7 @@ impl EventLines {
             ArgValueView::Blob(b) => {
                 let _ = write!(out, "blob({} bytes)", b.len());
             }
-            ArgValueView::Unknown { arg_type } => {
+            ArgValueView::Unknown { arg_type, .. } => {
                 let _ = write!(out, "unknown(type {arg_type})");
             }
         }

@@ -388,7 +388,7 @@ impl EventObjects {
                 ArgValueView::Pointer(p) => write!(w, "\"{p:#x}\""),
                 ArgValueView::Bool(b) => w.write_all(if b { b"true" } else { b"false" }),
                 ArgValueView::Blob(b) => write!(w, "\"<blob of {} bytes>\"", b.len()),
-                ArgValueView::Unknown { arg_type } => {
+                ArgValueView::Unknown { arg_type, .. } => {
                     write!(w, "\"<unknown argument type {arg_type}>\"")
                 }
             };
