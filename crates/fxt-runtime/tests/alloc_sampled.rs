@@ -373,3 +373,84 @@ fn a_signal_handler_that_allocates() {
     assert_eq!(HANDLED.load(Ordering::Relaxed), 200);
     assert!(!records.is_empty());
 }
+
+/// Bytes of the blocks a thread allocates in later sessions (a size
+/// nothing else here allocates).
+const LATER_SIZE: usize = 1234;
+
+/// What the long-lived thread of [`a_thread_rejoins_later_sessions`] is
+/// told to do.
+enum Step {
+    /// Record an event (register in the live session), then allocate.
+    MarkAndAllocate,
+    /// Allocate only (no event).
+    Allocate,
+    Exit,
+}
+
+/// One thread, alive across four sessions: it records an event and
+/// allocates in the first, only allocates in the second and third (its
+/// writer holds the first session, then a session it joined from its
+/// allocation hook, both over), and records again in the fourth. Each
+/// session has every one of the thread's allocations of its blocks and
+/// their frees (mean 1 byte: all sampled), none dropped.
+#[test]
+fn a_thread_rejoins_later_sessions() {
+    let _s = serial();
+    let (to_thread, steps) = std::sync::mpsc::channel::<Step>();
+    let (done, from_thread) = std::sync::mpsc::channel::<Vec<u64>>();
+    let thread = std::thread::spawn(move || {
+        // SAFETY: no preconditions.
+        let tid = unsafe { libc::gettid() } as u64;
+        while let Ok(step) = steps.recv() {
+            let mut blocks = Vec::with_capacity(10);
+            match step {
+                Step::MarkAndAllocate => mark(2),
+                Step::Allocate => {}
+                Step::Exit => break,
+            }
+            for _ in 0..10 {
+                blocks.push(std::hint::black_box(vec![9u8; LATER_SIZE]));
+            }
+            let mut seen: Vec<u64> = blocks.iter().map(|b| b.as_ptr() as u64).collect();
+            drop(blocks);
+            seen.push(tid);
+            done.send(seen).unwrap();
+        }
+    });
+    for (session, step) in [
+        Step::MarkAndAllocate,
+        Step::Allocate,
+        Step::Allocate,
+        Step::MarkAndAllocate,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut seen = Vec::new();
+        let (records, stats) = traced(1, || {
+            to_thread.send(step).unwrap();
+            seen = from_thread.recv().unwrap();
+        });
+        let tid = seen.pop().unwrap();
+        let ours: Vec<&AllocRecord> = records
+            .iter()
+            .filter(|r| r.tid == tid && r.size == LATER_SIZE as u64)
+            .collect();
+        let allocated: Vec<u64> = ours
+            .iter()
+            .filter(|r| r.kind == AllocKind::Alloc)
+            .map(|r| r.address)
+            .collect();
+        let freed = ours.iter().filter(|r| r.kind == AllocKind::Free).count();
+        assert_eq!(allocated, seen, "session {session}: {stats:?}");
+        assert_eq!(freed, seen.len(), "session {session}: {stats:?}");
+        // Anything missing is counted (not the thread's: a helper thread
+        // of the session may allocate its name before it is known as
+        // fxt's own, `helpers::spawn`).
+        let missing = stats.alloc_samples - records.len() as u64;
+        assert!(missing <= stats.records_dropped, "{stats:?}");
+    }
+    to_thread.send(Step::Exit).unwrap();
+    thread.join().unwrap();
+}

@@ -207,3 +207,54 @@ fn samples_when_the_buffer_fills() {
     let (_, stats) = run(config, 0, 200);
     assert!(stats.limit_reached, "{stats:?}");
 }
+
+/// One thread records in two sampling sessions in turn (its writer still
+/// holds the first when the second starts): its first event in the second
+/// registers it again, which leaves the first and arms it for the second,
+/// so its CPU samples are in each trace (a thread is sampled from its
+/// first event in a session, as any).
+#[test]
+fn a_thread_is_sampled_again_in_a_later_session() {
+    let _serial = common::serial();
+    let (go, steps) = std::sync::mpsc::channel::<()>();
+    let (done, finished) = std::sync::mpsc::channel::<u64>();
+    let worker = std::thread::spawn(move || {
+        // SAFETY: `gettid` has no preconditions.
+        let tid = unsafe { libc::gettid() } as u64;
+        for () in steps {
+            let start = cpu_ns();
+            let mut n = 0;
+            // 100 ms of CPU time, an event now and then (the buffer never
+            // fills).
+            while cpu_ns() - start < 100_000_000 {
+                emit(n);
+                n += 1;
+                for i in 0..10_000u64 {
+                    std::hint::black_box(i);
+                }
+            }
+            done.send(tid).unwrap();
+        }
+    });
+    for session in 0..2 {
+        let config = fxt_runtime::Config::new()
+            .sample_hz(1000)
+            .output(std::env::temp_dir().join("fxt-samples-again-unused.fxt"));
+        let running = fxt_runtime::start(config).unwrap();
+        go.send(()).unwrap();
+        let tid = finished.recv().unwrap();
+        let (bytes, stats) = running.finish_to_vec().unwrap();
+        let records = common::decode(&bytes);
+        let ours = records
+            .iter()
+            .filter_map(sample_of)
+            .filter(|s| s.tid == tid)
+            .count();
+        assert!(
+            ours > 0,
+            "session {session}: no sample of the thread ({stats:?})"
+        );
+    }
+    drop(go);
+    worker.join().unwrap();
+}

@@ -34,7 +34,9 @@
 //! (`fxt_format::derived::heap`), not counted here. A thread records its sampled allocations from
 //! the first: one that has not recorded in the session yet is leased a
 //! chunk by the hook (`thread::join_from_hook`: the control state only
-//! tried, nothing allocated), its stack copied as far as the kernel can
+//! tried, nothing allocated; a thread that recorded in an earlier
+//! session gives that session's chunk back and abandons its reference
+//! to it, freed by the next start or finish, `state::retired`), its stack copied as far as the kernel can
 //! read it (`stack::probe_above`: its bounds are asked for at its first
 //! event only, `pthread_getattr_np` taking a lock of the thread's that
 //! it may hold while it allocates); its first event registers it fully.

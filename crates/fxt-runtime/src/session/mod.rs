@@ -43,7 +43,7 @@ use crate::sample;
 use crate::snapshot::{snapshot_shared, snapshot_shared_to, write_renamed};
 use crate::state::control::{ACTIVE, CONTROL, FORKED, UNFINISHED};
 use crate::state::shared::lock;
-use crate::state::{changed, control, forked, Shared};
+use crate::state::{changed, control, forked, retired, Shared};
 use crate::stats::Stats;
 use crate::thread;
 
@@ -330,6 +330,10 @@ fn stop(shared: &Arc<Shared>) -> (u64, crate::alloc::Counts) {
         let mut ctl = control();
         if ctl.current.as_ref().is_some_and(|c| Arc::ptr_eq(c, shared)) {
             ctl.current = None;
+            // Listed before another session can start: a thread that
+            // leaves this one from an allocation hook (once the next has
+            // started) abandons its reference to it there.
+            retired::stopped(shared);
             ACTIVE.store(false, Ordering::Relaxed);
             callsite::reset_all(&ctl, 0);
             samples = sample::stop(shared.generation);
@@ -356,6 +360,8 @@ fn stop(shared: &Arc<Shared>) -> (u64, crate::alloc::Counts) {
     shared
         .orphan_dropped
         .fetch_add(samples.dropped + allocs.dropped, Ordering::Relaxed);
+    // Earlier sessions whose last references hooks gave up are freed.
+    retired::release_abandoned();
     (samples.taken, allocs)
 }
 

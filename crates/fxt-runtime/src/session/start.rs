@@ -4,7 +4,7 @@
 
 use std::fs::File;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::{register_atfork, Session, StartError};
@@ -76,6 +76,8 @@ pub(crate) fn start_recording(
         ));
     }
     register_atfork();
+    // Earlier sessions whose last references hooks gave up are freed.
+    crate::state::retired::release_abandoned();
     let mut ctl = control();
     if ctl.current.is_some() {
         return Err(StartError::AlreadyRunning);
@@ -124,6 +126,7 @@ pub(crate) fn start_recording(
         finish_state: Mutex::new(None),
         claim: Mutex::new(claim),
         sampled_threads: [AtomicU64::new(0), AtomicU64::new(0)],
+        abandoned: AtomicUsize::new(0),
     });
     shared
         .buffers

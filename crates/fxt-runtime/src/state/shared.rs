@@ -4,7 +4,7 @@
 
 use std::io;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
@@ -64,6 +64,9 @@ pub(crate) struct Shared {
     /// Threads armed for CPU samples, by source: a `perf_event` task clock,
     /// a CPU-time timer (the trace's `fxt.sampling` record says them).
     pub(crate) sampled_threads: [AtomicU64; 2],
+    /// Strong references to this session that allocation hooks gave up
+    /// once it was over, without dropping them (see `super::retired`).
+    pub(crate) abandoned: AtomicUsize,
 }
 
 /// Where a session's records go.

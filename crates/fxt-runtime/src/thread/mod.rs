@@ -17,7 +17,8 @@
 //!   event: a thread record (index 1..=255, beyond that inline thread refs)
 //!   and a kernel object record naming it go into the durable region, and
 //!   it keeps an `Arc` of the session, which it drops on its first event in
-//!   a later session or when it exits.
+//!   a later session or when it exits (or abandons, when an allocation
+//!   hook moves it to a later session: [`join_from_hook`]).
 //!
 //! # The gate
 //!
@@ -41,7 +42,7 @@ use std::sync::Arc;
 use crate::callsite::{self, Site};
 use crate::ring::{Cursor, Hold, Record, Refill, CLOSED};
 use crate::sample;
-use crate::state::{self, Shared, ThreadCounters};
+use crate::state::{self, retired, Shared, ThreadCounters};
 
 pub(crate) use identity::{koid, os_tid};
 
@@ -132,6 +133,28 @@ impl Writer {
         self.hold = Hold::new();
         self.shared = None;
         self.counters = None;
+        self.generation = 0;
+    }
+
+    /// For an allocation hook: leaves the session this writer holds, which
+    /// is over, as [`Writer::detach`] does but without freeing anything
+    /// or taking a lock: the chunk is given back (atomics), the reference
+    /// to the session abandoned ([`retired`]: the next start or finish
+    /// gives it back), and the CPU sampler left armed for that session
+    /// (its disarming takes the sampler's lock and frees the alternate
+    /// signal stack; its source was closed when the session stopped, and
+    /// the thread's next registration, or its exit, disarms it).
+    fn leave_from_hook(&mut self) {
+        if let Some(old) = self.shared.take() {
+            self.hold.release(&old.buffers.ring, &local().cursor);
+            // Not the last reference: the session's thread list holds
+            // one as long as it lives, and `old` keeps it alive.
+            self.counters = None;
+            retired::abandon(old);
+        }
+        self.hold = Hold::new();
+        self.alloc_sampled = false;
+        self.alloc_only = 0;
         self.generation = 0;
     }
 
@@ -541,12 +564,16 @@ pub(crate) fn in_slow_path() -> bool {
 /// name, counters) on its first event, as any thread. Whether the gate is
 /// open now.
 ///
+/// A thread whose writer still holds an earlier session (it recorded in
+/// it, or joined it from its hook, and has had no event since) leaves it
+/// first ([`Writer::leave_from_hook`]).
+///
 /// Safe where the hook runs: it takes no lock it could wait for (the
 /// control state is only tried, the writer only borrowed if free: a
 /// thread interrupted in either, or in the ring's grow lock, which it
-/// takes only with its writer borrowed, is refused) and allocates
-/// nothing. A thread still holding an earlier session is refused too
-/// (letting it go would free that session's memory inside the hook).
+/// takes only with its writer borrowed, is refused) and allocates or
+/// frees nothing (an earlier session's reference is abandoned, not
+/// dropped).
 pub(crate) fn join_from_hook(generation: u32) -> bool {
     let local = local();
     if local.cursor.busy() || state::forked() {
@@ -557,12 +584,17 @@ pub(crate) fn join_from_hook(generation: u32) -> bool {
             let Ok(mut w) = cell.try_borrow_mut() else {
                 return false;
             };
-            if w.generation != 0 || w.shared.is_some() {
+            // In the session already: its gate is shut for another reason
+            // (no chunk to be had, a crash-safe session's inline thread).
+            if w.generation == generation || w.alloc_only == generation {
                 return false;
             }
             let Some(s) = state::try_current(generation) else {
                 return false;
             };
+            // The session the writer holds is not the live one (`s`): it
+            // is over, and was listed as stopped before `s` started.
+            w.leave_from_hook();
             if w.tid == 0 {
                 w.tid = os_tid();
             }
@@ -801,6 +833,82 @@ mod tests {
         assert_eq!(l.duration_start(2_000_003, step), 2_000_003);
         // A reading far behind (another clock or session) is taken as is.
         assert_eq!(l.duration_start(10, step), 10);
+    }
+
+    /// What the thread of [`a_hook_leaves_an_earlier_session_unfreed`]
+    /// is told to do.
+    enum Step {
+        /// Emit an event (registering in the live session).
+        Event,
+        /// Join the session of this generation as an allocation hook does.
+        Hook(u32),
+    }
+
+    /// A thread whose writer holds a session that is over joins the live
+    /// one from an allocation hook: its gate opens for allocation records,
+    /// and the session it held is not freed there (the hook may not free)
+    /// but by the next finish, while the thread goes on in the live one
+    /// (and leaves it in turn, joined from its hook, for the next).
+    #[test]
+    fn a_hook_leaves_an_earlier_session_unfreed() {
+        let _g = sessions();
+        let dir = std::env::temp_dir();
+        let path = |n: u32| dir.join(format!("fxt-rejoin-{}-{n}.fxt", std::process::id()));
+        let start = |n: u32| {
+            let config = crate::Config::new().output(path(n));
+            let session = crate::start(config.alloc_sample_bytes(1 << 30)).unwrap();
+            let live = state::current().unwrap();
+            (session, live.generation, Arc::downgrade(&live))
+        };
+        let (steps, step_rx) = std::sync::mpsc::channel::<Step>();
+        let (done_tx, done) = std::sync::mpsc::channel::<(bool, u32)>();
+        let thread = std::thread::spawn(move || {
+            for step in step_rx {
+                let joined = match step {
+                    Step::Event => {
+                        let site = SITE.site().expect("enabled");
+                        emit::event(site, ty::INSTANT, None, &[ArgValue::U64(0)]);
+                        true
+                    }
+                    Step::Hook(generation) => join_from_hook(generation),
+                };
+                done_tx.send((joined, gate())).unwrap();
+            }
+        });
+        let step = |s: Step| {
+            steps.send(s).unwrap();
+            done.recv().unwrap()
+        };
+
+        let (session, _, first) = start(1);
+        step(Step::Event);
+        session.finish().unwrap();
+        assert!(
+            first.upgrade().is_some(),
+            "the thread holds the first session"
+        );
+
+        let (session, generation, second) = start(2);
+        let (joined, token) = step(Step::Hook(generation));
+        assert!(joined, "the hook joins the live session");
+        assert_eq!(token, sample::sample_token(generation));
+        assert!(first.upgrade().is_some(), "not freed by the hook");
+        assert_eq!(step(Step::Hook(generation)), (false, token), "joined once");
+        session.finish().unwrap();
+        assert!(first.upgrade().is_none(), "freed by the next finish");
+        assert!(second.upgrade().is_some(), "the thread holds the second");
+
+        let (session, generation, _) = start(3);
+        let (joined, token) = step(Step::Hook(generation));
+        assert!(joined && token == sample::sample_token(generation));
+        session.finish().unwrap();
+        assert!(second.upgrade().is_none(), "freed by the next finish");
+
+        drop(steps);
+        thread.join().unwrap();
+        for n in 1..=3 {
+            let _ = std::fs::remove_file(path(n));
+        }
     }
 
     /// The step is at least the calibrated ticks per nanosecond.
