@@ -1637,3 +1637,140 @@ fn runs_of_one_threads_rows_keep_every_rows_columns_across_row_groups() {
         assert_eq!(got, want, "row {i}");
     }
 }
+
+#[test]
+fn a_complete_events_row_is_its_begin_and_ends_row() {
+    // The same arguments (every type, names by index and inline, a name
+    // repeated, a value beyond the integer map) on a complete event and on
+    // a begin whose end adds one more: their slices hold the same maps,
+    // texts and times.
+    let mut trace = Trace::with_provider(1, "p", 1_000_000_000);
+    for (index, value) in [(1, "cat"), (2, "work"), (3, "n"), (4, "label")] {
+        trace = trace.push(&StringRecord { index, value });
+    }
+    let args = [
+        Arg::new(StringRef::Index(3), ArgValue::I32(-3)),
+        Arg::new(StringRef::Inline("u"), ArgValue::U64(u64::MAX)),
+        Arg::new(StringRef::Inline("x"), ArgValue::F64(0.1)),
+        Arg::new(StringRef::Index(4), ArgValue::Str(StringRef::Index(2))),
+        Arg::new(
+            StringRef::Inline("s"),
+            ArgValue::Str(StringRef::Inline("hi")),
+        ),
+        Arg::new(StringRef::Inline("p"), ArgValue::Pointer(0xbeef)),
+        Arg::new(StringRef::Inline("k"), ArgValue::Koid(7)),
+        Arg::new(StringRef::Inline("b"), ArgValue::Bool(true)),
+        Arg::new(StringRef::Inline("z"), ArgValue::Null),
+        Arg::new(StringRef::Index(3), ArgValue::I64(9)),
+    ];
+    let ints = [
+        Arg::new(StringRef::Index(3), ArgValue::U32(1)),
+        Arg::new(StringRef::Index(4), ArgValue::I64(-2)),
+    ];
+    let end_args = [Arg::new(StringRef::Inline("e"), ArgValue::U32(5))];
+    let at = |kind, ts, args| {
+        event(
+            kind,
+            ts,
+            ThreadRef::Inline {
+                process: 1,
+                thread: 2,
+            },
+            StringRef::Index(1),
+            StringRef::Index(2),
+            args,
+        )
+    };
+    let trace = trace
+        .push(&at(EventKind::DurationComplete { end: 150 }, 100, &args))
+        .push(&at(EventKind::DurationBegin, 200, &args))
+        .push(&at(EventKind::DurationEnd, 260, &end_args))
+        .push(&at(EventKind::DurationComplete { end: 330 }, 300, &ints))
+        .push(&at(EventKind::DurationBegin, 400, &ints))
+        .push(&at(EventKind::DurationEnd, 430, &[]))
+        .file("export-complete.fxt");
+    let dir = folder("export-complete");
+    export(&[&trace], &dir, "h");
+    let r = duckdb(
+        &dir,
+        &[
+            "select ts, dur, kind, pid, tid, category, name, map_keys(args), map_values(args), \
+             map_keys(args_int), map_values(args_int), map_keys(args_float), \
+             map_values(args_float) from {slices} order by ts",
+        ],
+    );
+    let keys = json!(["n", "u", "x", "label", "s", "p", "k", "b", "z"]);
+    let text = json!([
+        "-3",
+        "18446744073709551615",
+        "0.1",
+        "work",
+        "hi",
+        "0xbeef",
+        "7",
+        "true",
+        null
+    ]);
+    let (mut end_keys, mut end_text) = (keys.clone(), text.clone());
+    end_keys.as_array_mut().unwrap().push(json!("e"));
+    end_text.as_array_mut().unwrap().push(json!("5"));
+    let int_keys = |more: &[&str]| {
+        let mut k = vec!["n", "k"];
+        k.extend(more);
+        json!(k)
+    };
+    let row = |ts: i64, dur: i64, kind: &str| json!([ts, dur, kind, 1, 2, "cat", "work"]);
+    let with = |mut row: Value, maps: [Value; 6]| {
+        row.as_array_mut().unwrap().extend(maps);
+        row
+    };
+    assert_eq!(
+        r[0],
+        json!([
+            with(
+                row(100, 50, "complete"),
+                [
+                    keys,
+                    text,
+                    int_keys(&[]),
+                    json!([-3, 7]),
+                    json!(["x"]),
+                    json!([0.1])
+                ]
+            ),
+            with(
+                row(200, 60, "duration"),
+                [
+                    end_keys,
+                    end_text,
+                    int_keys(&["e"]),
+                    json!([-3, 7, 5]),
+                    json!(["x"]),
+                    json!([0.1])
+                ]
+            ),
+            with(
+                row(300, 30, "complete"),
+                [
+                    json!(["n", "label"]),
+                    json!(["1", "-2"]),
+                    json!(["n", "label"]),
+                    json!([1, -2]),
+                    json!([]),
+                    json!([])
+                ]
+            ),
+            with(
+                row(400, 30, "duration"),
+                [
+                    json!(["n", "label"]),
+                    json!(["1", "-2"]),
+                    json!(["n", "label"]),
+                    json!([1, -2]),
+                    json!([]),
+                    json!([])
+                ]
+            ),
+        ])
+    );
+}

@@ -124,6 +124,14 @@ fn view_key(ctx: &At<'_>, e: &EventView<'_>) -> EventKey {
 /// A row's category and name (`None`: undefined).
 type Texts<'b> = (Option<&'b str>, Option<&'b str>);
 
+/// What a slice's row takes of its begin: when (ns), the thread's koids,
+/// and its texts.
+struct Begun<'b> {
+    ts: i64,
+    ids: (u64, u64),
+    texts: Texts<'b>,
+}
+
 /// The provider's, process's and thread's names of a row.
 type Names3<'a> = [Option<&'a str>; 3];
 
@@ -260,6 +268,13 @@ impl<'a> Rows<'a> {
         let args = Args::View(e, ctx);
         let texts = (ctx.str(e.category), ctx.str(e.name));
         match e.kind {
+            // A complete event's row straight from its view (a task's
+            // poll, which the polls table takes too, is decoded).
+            EventKind::DurationComplete { end } if texts.0 != Some("task") => {
+                let end = self.ns(end, tps);
+                let begun = Begun { ts, ids, texts };
+                self.slice_row(provider, begun, end, ("complete", None), &[args])
+            }
             EventKind::DurationBegin
             | EventKind::DurationComplete { .. }
             | EventKind::AsyncBegin { .. } => {
@@ -528,13 +543,33 @@ impl<'a> Rows<'a> {
         async_id: Option<u64>,
         end_args: Args<'_>,
     ) -> Result<(), Error> {
+        let texts = (begin.category.as_str(), begin.name.as_str());
+        let begun = Begun {
+            ts: begin.ts,
+            ids: (begin.pid, begin.tid),
+            texts,
+        };
+        let args = [Args::Decoded(&begin.args), end_args];
+        self.slice_row(provider, begun, end, (kind, async_id), &args)
+    }
+
+    /// A slice row: `begin` ended at `end` (ns), of kind `kind` (and
+    /// async id), with arguments `args`.
+    fn slice_row(
+        &mut self,
+        provider: Option<u32>,
+        begin: Begun<'_>,
+        end: i64,
+        (kind, async_id): (&str, Option<u64>),
+        args: &[Args<'_>],
+    ) -> Result<(), Error> {
         let id = self.next_id;
         self.next_id += 1;
         let place = self
             .nesting
             .next_place()
             .map_err(|e| Error::msg(format!("temporary file: {e}")))?;
-        let ids = (begin.pid, begin.tid);
+        let ids = begin.ids;
         if async_id.is_none() && !self.samples.is_empty() {
             let mut samples = std::mem::take(&mut self.samples);
             let span = (begin.ts, end);
@@ -542,10 +577,8 @@ impl<'a> Rows<'a> {
             self.samples = samples;
             written?;
         }
-        let texts = (begin.category.as_str(), begin.name.as_str());
-        // The begin's texts, decoded: no key.
-        let event = self.event_columns(false, provider, ids, texts, begin.ts);
-        let args = [Args::Decoded(&begin.args), end_args];
+        // The begin's texts, decoded, or a complete event's view: no key.
+        let event = self.event_columns(false, provider, ids, begin.texts, begin.ts);
         let slice = row::Slice {
             event,
             dur: Some(end.saturating_sub(begin.ts)),
@@ -554,7 +587,7 @@ impl<'a> Rows<'a> {
             parent: place.parent.map(signed),
             kind: Some(kind),
             async_id: async_id.map(signed),
-            args: ArgMaps(&args),
+            args: ArgMaps(args),
         };
         self.tables.slices.push(&slice, self.summary)
     }
