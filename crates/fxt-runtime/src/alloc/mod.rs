@@ -362,6 +362,36 @@ impl<A: GlobalAlloc> Sampled<A> {
         unsafe { self.inner.dealloc(ptr, layout) }
     }
 
+    /// `realloc` while the allocator's copy of the generation is `armed`
+    /// (not 0): out of line, so that the entry point keeps no frame.
+    ///
+    /// # Safety
+    ///
+    /// As for [`GlobalAlloc::realloc`].
+    #[inline(never)]
+    unsafe fn realloc_sampled(
+        &self,
+        ptr: *mut u8,
+        layout: Layout,
+        new_size: usize,
+        armed: u32,
+    ) -> *mut u8 {
+        let generation = armed::resolve_inline(&self.armed, armed);
+        // The old block is recorded freed before the inner call (which may
+        // free it); a failed `realloc` leaves it recorded freed (its later
+        // free records nothing).
+        if maybe_sampled(ptr, generation) {
+            before_free(ptr, layout.size(), generation);
+        }
+        let crossed = crosses(new_size, generation);
+        // SAFETY: the caller's contract, passed on.
+        let new = unsafe { self.inner.realloc(ptr, layout, new_size) };
+        if crossed && !new.is_null() {
+            decide(new, new_size, generation);
+        }
+        new
+    }
+
     /// `dealloc` of a block whose address may be a live sampled block's
     /// while `generation` samples (out of line, as
     /// [`Self::alloc_crossed`]).
@@ -433,24 +463,13 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Sampled<A> {
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // The old block is recorded freed before the inner call (which may
-        // free it); a failed `realloc` leaves it recorded freed (its later
-        // free records nothing).
+        // Relaxed: as in `dealloc`.
         let armed = self.armed.load(Ordering::Relaxed);
-        if armed == 0 {
+        if armed != 0 {
             // SAFETY: the caller's contract, passed on.
-            return unsafe { self.inner.realloc(ptr, layout, new_size) };
+            return unsafe { self.realloc_sampled(ptr, layout, new_size, armed) };
         }
-        let generation = armed::resolve_inline(&self.armed, armed);
-        if maybe_sampled(ptr, generation) {
-            before_free(ptr, layout.size(), generation);
-        }
-        let crossed = crosses(new_size, generation);
         // SAFETY: the caller's contract, passed on.
-        let new = unsafe { self.inner.realloc(ptr, layout, new_size) };
-        if crossed && !new.is_null() {
-            decide(new, new_size, generation);
-        }
-        new
+        unsafe { self.inner.realloc(ptr, layout, new_size) }
     }
 }
