@@ -454,3 +454,44 @@ fn a_thread_rejoins_later_sessions() {
     to_thread.send(Step::Exit).unwrap();
     thread.join().unwrap();
 }
+
+/// Bytes of the blocks allocated through wrappers that are not statics.
+const LOCAL_SIZE: usize = 4321;
+
+/// A wrapper that is not a `static` (on the stack, or leaked on the heap)
+/// is never registered for sessions to write its copy of the generation
+/// (it may be gone when one starts): it reads the global generation at
+/// each call, and samples as the global allocator does.
+#[test]
+fn wrappers_that_are_not_statics_sample_too() {
+    let _s = serial();
+    let on_stack = Sampled::new(System);
+    let leaked: &'static Sampled<System> = Box::leak(Box::new(Sampled::new(System)));
+    let layout = Layout::from_size_align(LOCAL_SIZE, 8).unwrap();
+    let mut addresses = Vec::new();
+    let (records, stats) = traced(1, || {
+        for wrapper in [&on_stack, leaked] {
+            for _ in 0..5 {
+                // SAFETY: a valid layout; the block is freed by the
+                // wrapper that allocated it, with the same layout.
+                unsafe {
+                    let p = wrapper.alloc(layout);
+                    assert!(!p.is_null());
+                    addresses.push(p as u64);
+                    wrapper.dealloc(p, layout);
+                }
+            }
+        }
+    });
+    for address in addresses {
+        let kinds: Vec<AllocKind> = records
+            .iter()
+            .filter(|r| r.address == address && r.size == LOCAL_SIZE as u64)
+            .map(|r| r.kind)
+            .collect();
+        assert!(
+            kinds.contains(&AllocKind::Alloc) && kinds.contains(&AllocKind::Free),
+            "{address:#x}: {kinds:?} ({stats:?})"
+        );
+    }
+}

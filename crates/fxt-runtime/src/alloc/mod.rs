@@ -11,7 +11,8 @@
 //! # Cost
 //!
 //! With no session sampling allocations, an allocation or free costs one
-//! relaxed load of a global word and a branch besides the inner
+//! relaxed load of a word of the allocator itself (its copy of the
+//! sampling generation, `armed.rs`) and a branch besides the inner
 //! allocator's. Sampling, an allocation also counts its bytes down on a
 //! `const` thread local (`countdown.rs`) and a free reads one byte of the
 //! live table's summary (`live.rs`: whether any sampled block hashes
@@ -71,6 +72,7 @@
 //!   it interrupted the hook (guard) or a record (the gate is busy), its
 //!   allocation is not sampled or its record is dropped and counted.
 
+mod armed;
 mod countdown;
 mod hook;
 mod live;
@@ -82,16 +84,23 @@ use std::sync::Once;
 
 /// A global allocator that forwards to `A` and samples allocations while
 /// a session asks for it (see the module docs).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Sampled<A> {
     inner: A,
+    /// The sampling generation as this allocator reads it: 0 (not
+    /// sampling) or the session's once registered, else `armed::UNSEEN`
+    /// or `armed::FOLLOW` (read [`GENERATION`]).
+    armed: AtomicU32,
 }
 
 impl<A> Sampled<A> {
     /// Wraps `inner` (any `GlobalAlloc`: the system allocator, mimalloc,
     /// jemalloc).
     pub const fn new(inner: A) -> Self {
-        Sampled { inner }
+        Sampled {
+            inner,
+            armed: AtomicU32::new(armed::UNSEEN),
+        }
     }
 
     /// The wrapped allocator.
@@ -100,8 +109,14 @@ impl<A> Sampled<A> {
     }
 }
 
-/// The sampling session's generation (0: not sampling). The one word the
-/// allocation path reads when nothing samples.
+impl<A: Default> Default for Sampled<A> {
+    fn default() -> Self {
+        Sampled::new(A::default())
+    }
+}
+
+/// The sampling session's generation (0: not sampling), which every
+/// registered allocator keeps a copy of (`armed.rs`).
 static GENERATION: AtomicU32 = AtomicU32::new(0);
 /// Its settings, written before [`GENERATION`] is published.
 static MEAN: AtomicU64 = AtomicU64::new(0);
@@ -155,9 +170,11 @@ pub(crate) fn start(generation: u32, mean: u64, pid: u64, use_tsc: bool, crash_s
     PID.store(pid, Ordering::Relaxed);
     USE_TSC.store(use_tsc, Ordering::Relaxed);
     CRASH_SAFE.store(crash_safe, Ordering::Relaxed);
-    // Release: pairs with the slow path's Acquire load; the settings
-    // above are visible to a hook that sees the generation.
-    GENERATION.store(generation, Ordering::Release);
+    // Release (SeqCst: the registration's protocol, `armed.rs`): pairs
+    // with the slow path's Acquire load; the settings above are visible
+    // to a hook that sees the generation.
+    GENERATION.store(generation, Ordering::SeqCst);
+    armed::publish(generation);
 }
 
 /// What a session's allocation sampling did.
@@ -175,9 +192,13 @@ pub(crate) struct Counts {
 /// Stops sampling `generation` (a hook already past its check writes
 /// within the finish's grace period, as an event does).
 pub(crate) fn stop(generation: u32) -> bool {
-    GENERATION
-        .compare_exchange(generation, 0, Ordering::AcqRel, Ordering::Relaxed)
-        .is_ok()
+    let stopped = GENERATION
+        .compare_exchange(generation, 0, Ordering::SeqCst, Ordering::Relaxed)
+        .is_ok();
+    if stopped {
+        armed::publish(0);
+    }
+    stopped
 }
 
 /// The counts so far.
@@ -191,7 +212,8 @@ pub(crate) fn counts() -> Counts {
 
 /// The `fork` child handler: the child samples nothing (no lock taken).
 extern "C" fn forget_after_fork() {
-    GENERATION.store(0, Ordering::Relaxed);
+    GENERATION.store(0, Ordering::SeqCst);
+    armed::publish(0);
     crate::thread::capture::forget_after_fork();
 }
 
@@ -241,6 +263,43 @@ fn freed(ptr: *mut u8, size: usize, generation: u32) {
 }
 
 impl<A: GlobalAlloc> Sampled<A> {
+    /// `alloc` (`alloc_zeroed` when `ZEROED`) by an allocator not
+    /// registered yet (its first call, which registers it) or that follows
+    /// the global generation (`armed.rs`): out of line, called last, so
+    /// that the entry points keep no frame.
+    ///
+    /// # Safety
+    ///
+    /// As for [`GlobalAlloc::alloc`].
+    #[cold]
+    #[inline(never)]
+    unsafe fn alloc_unusual<const ZEROED: bool>(&self, layout: Layout, armed: u32) -> *mut u8 {
+        let generation = armed::resolve(&self.armed, armed);
+        if crosses(layout.size(), generation) {
+            // SAFETY: the caller's contract, passed on.
+            return unsafe { self.alloc_crossed::<ZEROED>(layout, generation) };
+        }
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.inner_alloc::<ZEROED>(layout) }
+    }
+
+    /// The inner allocator's `alloc` (`alloc_zeroed` when `ZEROED`).
+    ///
+    /// # Safety
+    ///
+    /// As for [`GlobalAlloc::alloc`].
+    #[inline(always)]
+    unsafe fn inner_alloc<const ZEROED: bool>(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        unsafe {
+            if ZEROED {
+                self.inner.alloc_zeroed(layout)
+            } else {
+                self.inner.alloc(layout)
+            }
+        }
+    }
+
     /// `alloc` (`alloc_zeroed` when `ZEROED`) whose bytes crossed the
     /// thread's next sample point while `generation` samples: out of line,
     /// so that every other call is the countdown and a tail call to the
@@ -253,17 +312,84 @@ impl<A: GlobalAlloc> Sampled<A> {
     #[inline(never)]
     unsafe fn alloc_crossed<const ZEROED: bool>(&self, layout: Layout, generation: u32) -> *mut u8 {
         // SAFETY: the caller's contract, passed on.
-        let ptr = unsafe {
-            if ZEROED {
-                self.inner.alloc_zeroed(layout)
-            } else {
-                self.inner.alloc(layout)
-            }
-        };
+        let ptr = unsafe { self.inner_alloc::<ZEROED>(layout) };
         if !ptr.is_null() {
             decide(ptr, layout.size(), generation);
         }
         ptr
+    }
+
+    /// `alloc` or `alloc_zeroed`: the allocator's copy of the generation
+    /// read and compared with 0 (all while nothing samples), then the
+    /// countdown, each before a tail call.
+    ///
+    /// # Safety
+    ///
+    /// As for [`GlobalAlloc::alloc`].
+    #[inline(always)]
+    unsafe fn alloc_sampled<const ZEROED: bool>(&self, layout: Layout) -> *mut u8 {
+        // Relaxed: a flag; `decide` reads the global generation again with
+        // Acquire before it reads the session's settings.
+        let armed = self.armed.load(Ordering::Relaxed);
+        if armed != 0 {
+            if armed >= armed::FOLLOW {
+                // SAFETY: the caller's contract, passed on.
+                return unsafe { self.alloc_unusual::<ZEROED>(layout, armed) };
+            }
+            if countdown::crossed(layout.size(), armed) {
+                // SAFETY: the caller's contract, passed on.
+                return unsafe { self.alloc_crossed::<ZEROED>(layout, armed) };
+            }
+        }
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.inner_alloc::<ZEROED>(layout) }
+    }
+
+    /// `dealloc` by an allocator not registered yet or that follows the
+    /// global generation (as [`Self::alloc_unusual`]).
+    ///
+    /// # Safety
+    ///
+    /// As for [`GlobalAlloc::dealloc`].
+    #[cold]
+    #[inline(never)]
+    unsafe fn dealloc_unusual(&self, ptr: *mut u8, layout: Layout, armed: u32) {
+        let generation = armed::resolve(&self.armed, armed);
+        if maybe_sampled(ptr, generation) {
+            before_free(ptr, layout.size(), generation);
+        }
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.inner.dealloc(ptr, layout) }
+    }
+
+    /// `realloc` while the allocator's copy of the generation is `armed`
+    /// (not 0): out of line, so that the entry point keeps no frame.
+    ///
+    /// # Safety
+    ///
+    /// As for [`GlobalAlloc::realloc`].
+    #[inline(never)]
+    unsafe fn realloc_sampled(
+        &self,
+        ptr: *mut u8,
+        layout: Layout,
+        new_size: usize,
+        armed: u32,
+    ) -> *mut u8 {
+        let generation = armed::resolve_inline(&self.armed, armed);
+        // The old block is recorded freed before the inner call (which may
+        // free it); a failed `realloc` leaves it recorded freed (its later
+        // free records nothing).
+        if maybe_sampled(ptr, generation) {
+            before_free(ptr, layout.size(), generation);
+        }
+        let crossed = crosses(new_size, generation);
+        // SAFETY: the caller's contract, passed on.
+        let new = unsafe { self.inner.realloc(ptr, layout, new_size) };
+        if crossed && !new.is_null() {
+            decide(new, new_size, generation);
+        }
+        new
     }
 
     /// `dealloc` of a block whose address may be a live sampled block's
@@ -286,9 +412,7 @@ impl<A: GlobalAlloc> Sampled<A> {
 
 /// Whether an allocation of `size` bytes while `generation` (0: none)
 /// samples crosses the thread's next sample point (the caller then takes
-/// the allocation's cold path). Inlined into the entry points: a relaxed
-/// load and a branch without a session sampling, a thread-local
-/// subtraction and a compare with one.
+/// the allocation's cold path): a thread-local subtraction and a compare.
 #[inline(always)]
 fn crosses(size: usize, generation: u32) -> bool {
     generation != 0 && countdown::crossed(size, generation)
@@ -302,47 +426,36 @@ fn maybe_sampled(ptr: *mut u8, generation: u32) -> bool {
     generation != 0 && live::may_hold(ptr as u64)
 }
 
-/// The sampling session's generation (0: none), as the entry points read
-/// it.
-#[inline(always)]
-fn generation() -> u32 {
-    // Relaxed: a flag; `decide` and `freed` read it again with Acquire
-    // before they read the session's settings.
-    GENERATION.load(Ordering::Relaxed)
-}
-
 // SAFETY: every method forwards to the inner allocator with the caller's
 // arguments unchanged and returns its result unchanged; the sampling
 // around it reads the returned pointer as a number only.
 unsafe impl<A: GlobalAlloc> GlobalAlloc for Sampled<A> {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let generation = generation();
-        if crosses(layout.size(), generation) {
-            // SAFETY: the caller's contract, passed on.
-            return unsafe { self.alloc_crossed::<false>(layout, generation) };
-        }
         // SAFETY: the caller's contract, passed on.
-        unsafe { self.inner.alloc(layout) }
+        unsafe { self.alloc_sampled::<false>(layout) }
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let generation = generation();
-        if crosses(layout.size(), generation) {
-            // SAFETY: the caller's contract, passed on.
-            return unsafe { self.alloc_crossed::<true>(layout, generation) };
-        }
         // SAFETY: the caller's contract, passed on.
-        unsafe { self.inner.alloc_zeroed(layout) }
+        unsafe { self.alloc_sampled::<true>(layout) }
     }
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        let generation = generation();
-        if maybe_sampled(ptr, generation) {
-            // SAFETY: the caller's contract, passed on.
-            return unsafe { self.dealloc_maybe_sampled(ptr, layout, generation) };
+        // Relaxed: a flag; `freed` reads the global generation again with
+        // Acquire before it reads the session's settings.
+        let armed = self.armed.load(Ordering::Relaxed);
+        if armed != 0 {
+            if armed >= armed::FOLLOW {
+                // SAFETY: the caller's contract, passed on.
+                return unsafe { self.dealloc_unusual(ptr, layout, armed) };
+            }
+            if live::may_hold(ptr as u64) {
+                // SAFETY: the caller's contract, passed on.
+                return unsafe { self.dealloc_maybe_sampled(ptr, layout, armed) };
+            }
         }
         // SAFETY: the caller's contract, passed on.
         unsafe { self.inner.dealloc(ptr, layout) }
@@ -350,23 +463,13 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Sampled<A> {
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // The old block is recorded freed before the inner call (which may
-        // free it); a failed `realloc` leaves it recorded freed (its later
-        // free records nothing).
-        let generation = generation();
-        if generation == 0 {
+        // Relaxed: as in `dealloc`.
+        let armed = self.armed.load(Ordering::Relaxed);
+        if armed != 0 {
             // SAFETY: the caller's contract, passed on.
-            return unsafe { self.inner.realloc(ptr, layout, new_size) };
+            return unsafe { self.realloc_sampled(ptr, layout, new_size, armed) };
         }
-        if maybe_sampled(ptr, generation) {
-            before_free(ptr, layout.size(), generation);
-        }
-        let crossed = crosses(new_size, generation);
         // SAFETY: the caller's contract, passed on.
-        let new = unsafe { self.inner.realloc(ptr, layout, new_size) };
-        if crossed && !new.is_null() {
-            decide(new, new_size, generation);
-        }
-        new
+        unsafe { self.inner.realloc(ptr, layout, new_size) }
     }
 }
