@@ -100,14 +100,22 @@ pub fn event_problems(ctx: &Context<'_>, e: &EventView<'_>, problems: &mut Vec<P
 /// thread, when threads take turns), so most events are one of these word
 /// for word.
 pub struct LastClean {
-    shapes: Box<[Shape; SHAPES]>,
+    /// Per set (chosen by the header word), its ways, the one remembered
+    /// last first.
+    sets: Box<[[Shape; WAYS]; SETS]>,
     /// Bumped by [`LastClean::forget`]: a shape remembered in an earlier
     /// generation is forgotten (never wraps: one per record at most).
     generation: u64,
 }
 
-/// Slots of [`LastClean`].
-const SHAPES: usize = 64;
+/// Sets of [`LastClean`] (a power of two). A trace's shapes are each
+/// event kind of each thread (a few dozen where eight threads take
+/// turns): with one slot per set, shapes that share a slot would evict
+/// each other at every turn; with two, and four times more sets than
+/// such a trace has shapes, hardly any set holds more than two.
+const SETS: usize = 256;
+/// Shapes each set keeps.
+const WAYS: usize = 2;
 
 /// One remembered clean event.
 #[derive(Clone, Copy, Default)]
@@ -121,7 +129,7 @@ struct Shape {
 impl Default for LastClean {
     fn default() -> Self {
         LastClean {
-            shapes: Box::new([Shape::default(); SHAPES]),
+            sets: Box::new([[Shape::default(); WAYS]; SETS]),
             generation: 0,
         }
     }
@@ -135,10 +143,10 @@ impl LastClean {
         self.generation += 1;
     }
 
-    /// The slot of an event whose header word is `header`.
+    /// The set of an event whose header word is `header`.
     #[inline(always)]
-    fn slot(header: u64) -> usize {
-        (header.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize % SHAPES
+    fn set(header: u64) -> usize {
+        (header.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - SETS.trailing_zeros())) as usize % SETS
     }
 
     /// Whether `e`'s header words are those of a clean event remembered
@@ -148,27 +156,33 @@ impl LastClean {
         let Some(header) = header_word(e) else {
             return false;
         };
-        let shape = &self.shapes[Self::slot(header)];
-        // An event has at most 15 arguments: its count is 4 bits.
-        if usize::from(e.arg_count) + 1 != shape.len
-            || shape.words[0] != header
-            || shape.generation != self.generation
-        {
-            return false;
-        }
-        e.arg_words()
-            .zip(&shape.words[1..])
-            .all(|(a, &w)| a.header == w)
+        self.sets[Self::set(header)].iter().any(|shape| {
+            // An event has at most 15 arguments: its count is 4 bits.
+            usize::from(e.arg_count) + 1 == shape.len
+                && shape.words[0] == header
+                && shape.generation == self.generation
+                && e.arg_words()
+                    .zip(&shape.words[1..])
+                    .all(|(a, &w)| a.header == w)
+        })
     }
 
-    /// Remembers `e`, found without problems.
+    /// Remembers `e`, found without problems, in the first way of its
+    /// set; the shape there moves to the next way (a way of an earlier
+    /// generation is taken first: it is forgotten anyway).
     #[cold]
     fn remember(&mut self, e: &EventView<'_>) {
         let Some(header) = header_word(e) else {
             return;
         };
-        let shape = &mut self.shapes[Self::slot(header)];
-        shape.generation = self.generation;
+        let generation = self.generation;
+        let set = &mut self.sets[Self::set(header)];
+        let stale = set
+            .iter()
+            .position(|s| s.generation != generation || s.len == 0);
+        set[..=stale.unwrap_or(WAYS - 1)].rotate_right(1);
+        let shape = &mut set[0];
+        shape.generation = generation;
         shape.words[0] = header;
         let mut len = 1;
         for (a, w) in e.arg_words().zip(&mut shape.words[1..]) {
@@ -426,5 +440,89 @@ fn undefined_refs(record: &Record, report: &mut impl FnMut(String)) {
         if let Thread::Undefined(i) = t {
             report(undefined_thread(what, i));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fxt_format::decode::{SliceReader, View};
+    use fxt_format::encode::header::{event, event_type};
+    use fxt_format::encode::{write_record, Arg, ArgValue, Event, StringRef, ThreadRef};
+
+    /// Instants on thread 1 of category 1, named by the string indices
+    /// `names`, each with one argument named by index 9: a `u64`, or an
+    /// `i64` (`signed`).
+    fn instants(names: &[(u16, bool)]) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        for &(name, signed) in names {
+            let value = if signed {
+                ArgValue::I64(1)
+            } else {
+                ArgValue::U64(1)
+            };
+            let args = [Arg::new(StringRef::Index(9), value)];
+            let instant = Event {
+                kind: fxt_format::encode::EventKind::Instant,
+                timestamp: 5,
+                thread: ThreadRef::Index(1),
+                category: StringRef::Index(1),
+                name: StringRef::Index(name),
+                args: &args,
+            };
+            write_record(&mut bytes, &instant).unwrap();
+        }
+        bytes
+    }
+
+    fn views(bytes: &[u8]) -> Vec<EventView<'_>> {
+        let mut reader = SliceReader::new(bytes);
+        let mut views = Vec::new();
+        while let Some((view, _)) = reader.next_view() {
+            match view {
+                Ok(View::Event(e)) => views.push(e),
+                other => panic!("not an event view: {other:?}"),
+            }
+        }
+        views
+    }
+
+    /// The first three string indices whose instants (as [`instants`]
+    /// writes them) fall in one set.
+    fn three_in_one_set() -> [u16; 3] {
+        let set = |name: u16| LastClean::set(event(event_type::INSTANT, 4, 1, 1, 1, name));
+        let first = 2;
+        let same: Vec<u16> = (3..0x7fff).filter(|&n| set(n) == set(first)).collect();
+        [first, same[0], same[1]]
+    }
+
+    /// Shapes that share a set are each remembered until two others of
+    /// their set come after them, or the tables change; an event matches
+    /// only a shape of the same words.
+    #[test]
+    fn a_set_keeps_the_last_two_shapes_remembered_in_it() {
+        let [a, b, c] = three_in_one_set();
+        let bytes = instants(&[(a, false), (b, false), (c, false), (a, true)]);
+        let [a, b, c, a_signed] = views(&bytes)[..] else {
+            panic!("four instants")
+        };
+        let header = |e: &EventView<'_>| header_word(e).unwrap();
+        assert_eq!(LastClean::set(header(&a)), LastClean::set(header(&c)));
+        let mut last = LastClean::default();
+        assert!(![a, b, c].iter().any(|e| last.matches(e)));
+        last.remember(&a);
+        last.remember(&b);
+        assert!(last.matches(&a) && last.matches(&b) && !last.matches(&c));
+        // The same record header, another argument header: no match.
+        assert_eq!(header(&a_signed), header(&a));
+        assert!(!last.matches(&a_signed));
+        last.remember(&c);
+        assert!(!last.matches(&a) && last.matches(&b) && last.matches(&c));
+        last.forget();
+        assert!(![a, b, c].iter().any(|e| last.matches(e)));
+        // A stale way is taken before a remembered one.
+        last.remember(&a);
+        last.remember(&b);
+        assert!(last.matches(&a) && last.matches(&b));
     }
 }

@@ -340,7 +340,12 @@ impl RangeTally {
         } else {
             None
         };
-        self.count_record(provider, "event", tps, Some(e.timestamp));
+        // Not counted as a record here: the merge counts the events by
+        // kind and by thread as records of type `event` and of their
+        // provider (a count of its own, written and read back per event,
+        // holds up every next one).
+        let at = self.provider_index(provider);
+        self.span_ticks(at, tps, e.timestamp);
         let counted = Counted {
             kind: e.kind,
             thread: e.thread,
@@ -640,6 +645,11 @@ impl Tally {
         for (name, n) in range.by_type.0 {
             *self.records_by_type.entry(name).or_default() += n;
         }
+        // Event records are counted by kind only (see `add_view`).
+        let events: u64 = range.by_kind.0.iter().map(|(_, n)| n).sum();
+        if events > 0 {
+            *self.records_by_type.entry("event").or_default() += events;
+        }
         for (name, n) in range.by_kind.0.into_iter().filter(|(_, n)| *n > 0) {
             *self.events_by_kind.entry(name).or_default() += n;
         }
@@ -655,6 +665,8 @@ impl Tally {
         } in range.threads
         {
             let p = self.per_provider.entry(provider).or_default();
+            // Event records are counted by thread only (see `add_view`).
+            p.records += events;
             p.events += events;
             let koids = match thread {
                 Thread::Known { process, thread } => {
