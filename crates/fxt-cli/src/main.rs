@@ -59,6 +59,7 @@ mod epoch;
 mod error;
 mod folded;
 mod formatted;
+mod heads;
 mod input;
 mod interned;
 mod keep;

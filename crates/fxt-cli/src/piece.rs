@@ -13,121 +13,10 @@
 //! that where each piece goes does not wait for the digits before it. The
 //! line is then appended to the output in one copy.
 
-use std::hash::{BuildHasher, Hash};
-
 use fxt_format::decode::IntArg;
-use rustc_hash::FxBuildHasher;
 
 /// Bytes of a [`Piece`] appended as one block.
 const BLOCK: usize = 48;
-
-/// Slots of a [`Recent`]: room for the keys of many threads taking
-/// turns, each with a few kinds and names (`fxt dump`'s tails by thread,
-/// category and name), few enough to fill anew at each range.
-const SLOTS: usize = 256;
-
-/// The pieces of recent keys, each in a slot chosen by its key's hash:
-/// events of several threads, kinds and names taking turns each find
-/// theirs (one piece for the last key only was made anew at every turn).
-/// The last key found is found again without a hash.
-pub struct Recent<K> {
-    slots: Vec<Option<(K, Piece)>>,
-    last: Option<(K, usize)>,
-}
-
-impl<K> Default for Recent<K> {
-    fn default() -> Self {
-        Recent {
-            slots: Vec::new(),
-            last: None,
-        }
-    }
-}
-
-impl<K: Copy + Hash + Eq> Recent<K> {
-    /// The slot of `key`.
-    #[inline(always)]
-    fn slot(key: &K) -> usize {
-        FxBuildHasher.hash_one(key) as usize % SLOTS
-    }
-
-    /// Where the piece of `key` is, if kept (for [`Recent::piece`]).
-    #[inline(always)]
-    pub fn find(&mut self, key: &K) -> Option<usize> {
-        match self.last {
-            Some((k, at)) if k == *key => Some(at),
-            _ => self.find_slot(key),
-        }
-    }
-
-    /// [`Recent::find`] by the key's hash.
-    #[inline(never)]
-    fn find_slot(&mut self, key: &K) -> Option<usize> {
-        let at = Self::slot(key);
-        match self.slots.get(at) {
-            Some(Some((k, _))) if k == key => {
-                self.last = Some((*key, at));
-                Some(at)
-            }
-            _ => None,
-        }
-    }
-
-    /// Where the piece of `key` is if kept in the slot `slot` chooses
-    /// (modulo the slots): for keys whose slot the caller picks from what
-    /// identifies them, with no hash, when keys take turns too often for
-    /// the last one to be found again. Not mixed with [`Recent::find`] on
-    /// the same keys, which looks in the hash's slot.
-    #[inline(always)]
-    pub fn find_in(&self, slot: usize, key: &K) -> Option<usize> {
-        let at = slot % SLOTS;
-        match self.slots.get(at) {
-            Some(Some((k, _))) if k == key => Some(at),
-            _ => None,
-        }
-    }
-
-    /// [`Recent::set`] in the slot `slot` chooses, for
-    /// [`Recent::find_in`].
-    pub fn set_in(&mut self, slot: usize, key: K, bytes: &[u8]) -> usize {
-        self.set_at(slot % SLOTS, key, bytes)
-    }
-
-    /// The piece [`Recent::find`] found at `at`.
-    #[inline(always)]
-    pub fn piece(&self, at: usize) -> Option<&Piece> {
-        self.slots.get(at)?.as_ref().map(|(_, piece)| piece)
-    }
-
-    /// Keeps `bytes` as the piece of `key` (in place of the slot's last);
-    /// where it is.
-    pub fn set(&mut self, key: K, bytes: &[u8]) -> usize {
-        self.set_at(Self::slot(&key), key, bytes)
-    }
-
-    /// Keeps `bytes` as the piece of `key` in slot `at` (below [`SLOTS`]);
-    /// the last key found is then that one, so that it is never another
-    /// slot's.
-    fn set_at(&mut self, at: usize, key: K, bytes: &[u8]) -> usize {
-        if self.slots.is_empty() {
-            self.slots = (0..SLOTS).map(|_| None).collect();
-        }
-        let slot = &mut self.slots[at];
-        let piece = &mut slot.get_or_insert_with(|| (key, Piece::default())).1;
-        piece.set(bytes);
-        if let Some((k, _)) = slot {
-            *k = key;
-        }
-        self.last = Some((key, at));
-        at
-    }
-
-    /// Forgets every piece.
-    pub fn clear(&mut self) {
-        self.slots.iter_mut().for_each(|slot| *slot = None);
-        self.last = None;
-    }
-}
 
 /// Printed bytes kept to be appended often.
 #[derive(Clone)]
@@ -510,54 +399,6 @@ fn joined(high: u64, len: usize, low: u64) -> u128 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn recent_pieces_are_found_by_their_keys_in_turn() {
-        let mut recent: Recent<(u16, u16)> = Recent::default();
-        assert_eq!(recent.find(&(1, 2)), None);
-        let keys: Vec<(u16, u16)> = (0..8).map(|k| (k, k * 3)).collect();
-        for &key in &keys {
-            recent.set(key, format!("piece {key:?}").as_bytes());
-        }
-        // Keys taking turns: each is its own piece, or gone (its slot
-        // taken by a later key), never another key's.
-        for _ in 0..3 {
-            for &key in &keys {
-                if let Some(at) = recent.find(&key) {
-                    let piece = recent.piece(at).unwrap();
-                    assert_eq!(piece.bytes(), format!("piece {key:?}").as_bytes());
-                }
-            }
-        }
-        let last = *keys.last().unwrap();
-        assert!(recent.find(&last).is_some());
-        recent.clear();
-        assert_eq!(recent.find(&last), None);
-        assert_eq!(recent.find(&keys[0]), None);
-    }
-
-    #[test]
-    fn pieces_in_chosen_slots_are_their_keys_or_none() {
-        let mut recent: Recent<u32> = Recent::default();
-        assert_eq!(recent.find_in(3, &3), None);
-        // Keys 5 and 5 + SLOTS share a slot: the later one replaces the
-        // earlier, which is then not found (not found as the other).
-        let shared = 5 + SLOTS as u32;
-        recent.set_in(5, 5, b"five");
-        recent.set_in(7, 7, b"seven");
-        let at = recent.find_in(5, &5).unwrap();
-        assert_eq!(recent.piece(at).unwrap().bytes(), b"five");
-        recent.set_in(shared as usize, shared, b"shared");
-        assert_eq!(recent.find_in(5, &5), None);
-        let at = recent.find_in(shared as usize, &shared).unwrap();
-        assert_eq!(recent.piece(at).unwrap().bytes(), b"shared");
-        let at = recent.find_in(7, &7).unwrap();
-        assert_eq!(recent.piece(at).unwrap().bytes(), b"seven");
-        // A key looked for in another slot than its own is not found.
-        assert_eq!(recent.find_in(8, &7), None);
-        recent.clear();
-        assert_eq!(recent.find_in(7, &7), None);
-    }
 
     /// Every number of each digit count's edges and 10,000 others.
     fn numbers() -> Vec<u64> {

@@ -412,3 +412,105 @@ fn dump_prints_string_and_float_arguments_as_each_event_is_decoded() {
         );
     }
 }
+
+/// Threads taking turns, two of them in one slot of the pieces kept by
+/// thread (koids 3 and 67), two names in one slot of the pieces kept by
+/// strings (indices 3 and 35), and then the thread indices and both names
+/// redefined: every line's thread, category and name are its own, whether
+/// written in blocks or piece by piece (`--offsets`).
+#[test]
+fn dump_lines_of_threads_taking_turns_carry_their_own_thread_and_names() {
+    let args = [Arg::new(StringRef::Index(2), ArgValue::U64(7))];
+    let mut t = Trace::with_provider(1, "a", 1_000_000_000)
+        .push(&StringRecord {
+            index: 1,
+            value: "c",
+        })
+        .push(&StringRecord {
+            index: 2,
+            value: "k",
+        });
+    let kinds = [
+        EventKind::Instant,
+        EventKind::DurationBegin,
+        EventKind::DurationEnd,
+        EventKind::DurationComplete { end: 0 },
+        EventKind::Counter { id: 0 },
+    ];
+    let mut expected = Vec::new();
+    let mut ts = 0;
+    let rounds = [
+        ([(1, 3), (1, 67), (2, 4)], ["n", "w"]),
+        ([(9, 67), (9, 3), (8, 5)], ["m", "v"]),
+    ];
+    for (round, (koids, names)) in rounds.into_iter().enumerate() {
+        for (index, &(process, thread)) in koids.iter().enumerate() {
+            t = t.push(&ThreadRecord {
+                index: index as u8 + 1,
+                process,
+                thread,
+            });
+        }
+        for (index, value) in [3, 35].into_iter().zip(names) {
+            t = t.push(&StringRecord { index, value });
+        }
+        for i in 0..40 {
+            let thread = i % 3;
+            // Round 1 starts with the name round 0 ended with.
+            let name = (i / 2 + round) % 2;
+            let kind = match kinds[(i / 3 + round) % kinds.len()] {
+                EventKind::DurationComplete { .. } => EventKind::DurationComplete { end: ts + 5 },
+                other => other,
+            };
+            let with_args = if i % 4 < 2 { &args[..] } else { &[][..] };
+            ts += 10;
+            t = t.push(&event(
+                kind,
+                ts,
+                ThreadRef::Index(thread as u8 + 1),
+                StringRef::Index(1),
+                StringRef::Index([3, 35][name]),
+                with_args,
+            ));
+            let (head, more) = match kind {
+                EventKind::Instant => ("instant", String::new()),
+                EventKind::DurationBegin => ("duration_begin", String::new()),
+                EventKind::DurationEnd => ("duration_end", String::new()),
+                EventKind::DurationComplete { end } => ("duration_complete", format!(" end={end}")),
+                _ => ("counter", " id=0".to_string()),
+            };
+            let (process, thread) = koids[thread];
+            let k = if with_args.is_empty() { "" } else { " k=7" };
+            expected.push(format!(
+                "{head} ts={ts}{more} thread={process}/{thread} category=\"c\" name=\"{}\"{k}",
+                names[name]
+            ));
+        }
+    }
+    let file = t.file("dump_threads_taking_turns.fxt");
+    // On one thread in one range, and on two cutting the trace where its
+    // thread and string records are read in another range than its events.
+    for (threads, range_bytes) in [(1, 1 << 20), (2, 512)] {
+        for offsets in [false, true] {
+            let mut args = vec!["dump", p(&file)];
+            if offsets {
+                args.insert(1, "--offsets");
+            }
+            let out = fxt_cut(threads, range_bytes, &args);
+            assert!(out.status.success(), "{}", stderr(&out));
+            let text = stdout(&out);
+            let got: Vec<&str> = text
+                .lines()
+                .map(|l| {
+                    if offsets {
+                        l.split_once(' ').unwrap().1
+                    } else {
+                        l
+                    }
+                })
+                .filter(|l| l.contains(" ts="))
+                .collect();
+            assert_eq!(got, expected, "{threads} threads, ranges of {range_bytes}");
+        }
+    }
+}

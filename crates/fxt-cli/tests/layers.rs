@@ -31,6 +31,7 @@ const LAYERS: &[&str] = &[
     "interned",
     "recent",
     "formatted",
+    "heads",
     "problems",
     "durations",
     "folded",

@@ -11,10 +11,10 @@ use fxt_format::decode::{
 use fxt_format::encode::split_blob::{PARTS_KEY, SIZE_KEY};
 
 use super::id_or_end;
-use crate::epoch::Epoch;
 use crate::formatted::{Form, Formatted};
+use crate::heads::{Heads, Names, OfThread};
 use crate::names::event_kind_name;
-use crate::piece::{put_f64, put_i64, put_u64, Blocks, HighDigits, Piece, Recent};
+use crate::piece::{put_f64, put_i64, put_u64, Blocks, HighDigits, Piece};
 
 /// Category, name and string values: quoted and escaped as `{s:?}`.
 pub struct Quoted;
@@ -67,20 +67,20 @@ pub struct EventLines {
     quoted: Formatted<Quoted>,
     keys: Formatted<Key>,
     /// The `kind ts=` of every kind.
-    heads: Heads,
+    kinds: Kinds,
     /// The leading digits of the last timestamp.
     ts_digits: HighDigits,
-    /// The ` thread=… category=… name=…` of recent events whose strings
-    /// are by index, by thread and indices.
-    tails: Recent<(Thread, u16, u16)>,
-    /// The strings epoch the tails were kept in.
-    epoch: Epoch,
+    /// The ` thread=…` of recent events, by thread.
+    threads: Heads<OfThread>,
+    /// The ` category=… name=…` of recent events whose strings are by
+    /// index, by strings.
+    names: Heads<Names>,
 }
 
 /// The `kind ts=` that begins the line of each event kind, made once
 /// and found by the kind: kept by the kind's hash, it was looked up anew
 /// at nearly every event of threads taking turns.
-struct Heads([Piece; KINDS.len()]);
+struct Kinds([Piece; KINDS.len()]);
 
 /// One event of each kind, in the order of [`kind_index`].
 const KINDS: [EventKind; 11] = [
@@ -103,18 +103,18 @@ fn kind_index(kind: EventKind) -> usize {
     kind.event_type() as usize
 }
 
-impl Default for Heads {
+impl Default for Kinds {
     fn default() -> Self {
         let mut heads: [Piece; KINDS.len()] = Default::default();
         for kind in KINDS {
             let head = format!("{} ts=", event_kind_name(&kind));
             heads[kind_index(kind)].set(head.as_bytes());
         }
-        Heads(heads)
+        Kinds(heads)
     }
 }
 
-impl Heads {
+impl Kinds {
     /// The head of `kind`.
     #[inline(always)]
     fn of(&self, kind: EventKind) -> &Piece {
@@ -135,26 +135,7 @@ pub enum Line {
     Unreadable,
 }
 
-/// The index of a string field that is not inline (0 for the empty
-/// string).
-fn index(s: StrRef<'_>) -> Option<u16> {
-    match s {
-        StrRef::Empty => Some(0),
-        StrRef::Indexed(i) => Some(i),
-        StrRef::Inline(_) => None,
-    }
-}
-
 impl EventLines {
-    /// Forgets the tails kept under string indices once they may read
-    /// otherwise ([`crate::epoch`]).
-    #[inline(always)]
-    fn fresh(&mut self, ctx: &Context<'_>) {
-        if self.epoch.changed(ctx) {
-            self.tails.clear();
-        }
-    }
-
     /// Appends the line of the event (without the newline), with the
     /// bytes of its blob arguments if `payloads`. Writes nothing (the line
     /// as it was) if an argument does not read, or if `join` and the event
@@ -168,26 +149,24 @@ impl EventLines {
         payloads: bool,
         join: bool,
     ) -> Line {
-        self.fresh(ctx);
         let start = line.len();
-        self.heads.of(view.kind).put(line);
+        self.kinds.of(view.kind).put(line);
         put_u64(line, view.timestamp);
         if let Some((label, n)) = id_or_end(view.kind) {
             line.extend_from_slice(label.as_bytes());
             put_u64(line, n);
         }
-        match (index(view.category), index(view.name)) {
-            (Some(category), Some(name)) => {
-                let key = (view.thread, category, name);
-                if let Some(tail) = self.tails.find(&key).and_then(|at| self.tails.piece(at)) {
-                    tail.put(line);
-                } else {
-                    let at = line.len();
-                    self.thread_category_name(line, ctx, view);
-                    self.tails.set(key, &line[at..]);
-                }
-            }
-            _ => self.thread_category_name(line, ctx, view),
+        let thread = OfThread::of(view.thread, false, false);
+        self.threads
+            .get(thread, |piece| thread_field(piece, &view.thread))
+            .put(line);
+        let quoted = &mut self.quoted;
+        match Names::of(ctx, 0, view.category, view.name) {
+            Some(names) => self
+                .names
+                .get(names, |piece| category_name(piece, quoted, ctx, view))
+                .put(line),
+            None => category_name(line, quoted, ctx, view),
         }
         let line_is = self.args(line, ctx, view, payloads, join);
         if line_is != Line::Written {
@@ -210,10 +189,8 @@ impl EventLines {
         view: &EventView<'_>,
         join: bool,
     ) -> Option<Line> {
-        let (category, name) = (index(view.category)?, index(view.name)?);
-        self.fresh(ctx);
-        let tail = self.tails.find(&(view.thread, category, name))?;
-        line.piece(self.heads.of(view.kind))?;
+        let names = Names::of(ctx, 0, view.category, view.name)?;
+        line.piece(self.kinds.of(view.kind))?;
         line.u64_near(view.timestamp, &mut self.ts_digits)?;
         // Blocks of known sizes: each label its own copy.
         match view.kind {
@@ -233,7 +210,16 @@ impl EventLines {
             }
             _ => {}
         }
-        line.piece(self.tails.piece(tail)?)?;
+        let thread = OfThread::of(view.thread, false, false);
+        line.piece(
+            self.threads
+                .get(thread, |piece| thread_field(piece, &view.thread)),
+        )?;
+        let quoted = &mut self.quoted;
+        line.piece(
+            self.names
+                .get(names, |piece| category_name(piece, quoted, ctx, view)),
+        )?;
         let candidate = join && view.kind == EventKind::Instant && view.arg_count == 2;
         let mut group = candidate;
         let mut read = 0;
@@ -298,16 +284,6 @@ impl EventLines {
             }
             _ => None,
         }
-    }
-
-    /// Appends ` thread=… category=… name=…`.
-    fn thread_category_name(&mut self, out: &mut Vec<u8>, ctx: &Context<'_>, view: &EventView<'_>) {
-        out.extend_from_slice(b" thread=");
-        thread(out, &view.thread);
-        out.extend_from_slice(b" category=");
-        self.quoted.write(out, ctx, view.category);
-        out.extend_from_slice(b" name=");
-        self.quoted.write(out, ctx, view.name);
     }
 
     /// Appends ` key=value` per argument; whether the event may start a
@@ -406,6 +382,25 @@ impl EventLines {
             }
         }
     }
+}
+
+/// Appends ` thread=…`.
+fn thread_field(out: &mut Vec<u8>, t: &Thread) {
+    out.extend_from_slice(b" thread=");
+    thread(out, t);
+}
+
+/// Appends ` category=… name=…` of `view`.
+fn category_name(
+    out: &mut Vec<u8>,
+    quoted: &mut Formatted<Quoted>,
+    ctx: &Context<'_>,
+    view: &EventView<'_>,
+) {
+    out.extend_from_slice(b" category=");
+    quoted.write(out, ctx, view.category);
+    out.extend_from_slice(b" name=");
+    quoted.write(out, ctx, view.name);
 }
 
 /// Appends an integer argument's value; the value if a uint64.

@@ -5,14 +5,14 @@
 
 use std::io::Write as _;
 
-use fxt_format::decode::{ArgValueView, Context, EventKind, EventView, StrRef, Thread};
+use fxt_format::decode::{ArgValueView, Context, EventKind, EventView, Thread};
 
 use super::{pid_tid, string};
 use crate::clock::Clock;
 use crate::formatted::{Form, Formatted};
+use crate::heads::{Heads, Names, OfThread};
 use crate::input::ticks_to_ns;
-use crate::piece::{put_hex, put_i64, put_u64, Blocks, HighDigits, Piece, Recent};
-use crate::recent::thread_slot;
+use crate::piece::{put_hex, put_i64, put_u64, Blocks, HighDigits, Piece};
 
 /// Strings as JSON strings; an undefined index as the text
 /// `<undefined string #N>`.
@@ -56,71 +56,17 @@ pub struct EventObjects {
     /// The leading digits of the last timestamp's microseconds.
     ts_digits: HighDigits,
     /// The `{"ph":…,"cat":…,"name":…,"ts":` of recent events whose
-    /// strings are by index, by the strings epoch they were resolved in,
-    /// phase and indices, each in the slot of its name, category and phase
-    /// ([`head_slot`]).
-    heads: Recent<HeadKey>,
+    /// strings are by index, by phase and strings.
+    heads: Heads<Names>,
     /// The last `,"pid":…,"tid":…` written: its thread, and its bytes.
     ids_of: Option<Thread>,
+    ids: Piece,
     /// What the usual event's object has between its timestamp and its
     /// first argument (`,"pid":…,"tid":…`, `,"s":"t"` for an instant,
     /// `,"args":{` if it has arguments and no duration), of recent events
     /// by thread, whether it is an instant and whether it opens the
-    /// arguments, each in the slot of its thread ([`after_ts_slot`]).
-    after_ts: Recent<AfterTsKey>,
-    /// Where a new piece is built.
-    scratch: Vec<u8>,
-    ids: Piece,
-}
-
-/// What [`EventObjects::heads`] keeps a head under: the strings epoch
-/// ([`Context::strings_epoch`]), so that a head resolved before a string
-/// was redefined is never found after, the phase, and the category's and
-/// name's indices.
-type HeadKey = (u64, u8, u16, u16);
-
-/// The slot of a head, with no hash: threads taking turns with a few
-/// events each look up several heads in turn, which the last one found
-/// again missed and a hash of each key cost. The low bits of the phase
-/// letter tell apart the phases of the usual event (`X`, `i`, `B`, `C`,
-/// `E`); names and categories take the bits above.
-#[inline(always)]
-fn head_slot(key: &HeadKey) -> usize {
-    let (_, phase, category, name) = *key;
-    let strings = usize::from(name).wrapping_add(usize::from(category).wrapping_mul(5));
-    (strings << 3) | usize::from(phase & 7)
-}
-
-/// What [`EventObjects::after_ts`] keeps a piece under: the thread (its
-/// koids, resolved by the decoder, so exact under a thread redefined),
-/// whether the event is an instant and whether the piece opens its
-/// arguments (what the piece's bytes are made of).
-type AfterTsKey = (Thread, bool, bool);
-
-/// Threads whose pieces after the timestamp are kept at once (four
-/// slots each, of the [`Recent`]'s 256).
-const AFTER_TS_THREADS: usize = 64;
-
-/// The slot of a piece after the timestamp: the thread's
-/// ([`crate::recent::thread_slot`]) and the two flags in the low bits.
-#[inline(always)]
-fn after_ts_slot(key: &AfterTsKey) -> usize {
-    let (thread, instant, opens_args) = *key;
-    let thread = match thread {
-        Thread::Known { thread, .. } => thread_slot(thread, AFTER_TS_THREADS),
-        Thread::Undefined(index) => usize::from(index),
-    };
-    (thread << 2) | (usize::from(instant) << 1) | usize::from(opens_args)
-}
-
-/// The index of a string field that is not inline (0 for the empty
-/// string).
-fn index(s: StrRef<'_>) -> Option<u16> {
-    match s {
-        StrRef::Empty => Some(0),
-        StrRef::Indexed(i) => Some(i),
-        StrRef::Inline(_) => None,
-    }
+    /// arguments.
+    after_ts: Heads<OfThread>,
 }
 
 impl EventObjects {
@@ -128,35 +74,14 @@ impl EventObjects {
     #[inline]
     fn head(&mut self, w: &mut Vec<u8>, ctx: &Context<'_>, view: &EventView<'_>) {
         let phase = phase(&view.kind);
-        match (index(view.category), index(view.name)) {
-            (Some(category), Some(name)) => {
-                let key = (ctx.strings_epoch(), phase[0], category, name);
-                let slot = head_slot(&key);
-                if let Some(head) = self
-                    .heads
-                    .find_in(slot, &key)
-                    .and_then(|at| self.heads.piece(at))
-                {
-                    head.put(w);
-                } else {
-                    let at = w.len();
-                    self.write_head(w, ctx, view, phase);
-                    self.heads.set_in(slot, key, &w[at..]);
-                }
-            }
-            _ => self.write_head(w, ctx, view, phase),
+        let strings = &mut self.strings;
+        match Names::of(ctx, phase[0], view.category, view.name) {
+            Some(key) => self
+                .heads
+                .get(key, |head| write_head(head, strings, ctx, view, phase))
+                .put(w),
+            None => write_head(w, strings, ctx, view, phase),
         }
-    }
-
-    /// Writes [`EventObjects::head`]'s bytes.
-    fn write_head(&mut self, w: &mut Vec<u8>, ctx: &Context<'_>, view: &EventView<'_>, ph: &[u8]) {
-        w.extend_from_slice(b"{\"ph\":\"");
-        w.extend_from_slice(ph);
-        w.extend_from_slice(b"\",\"cat\":");
-        self.strings.write(w, ctx, view.category);
-        w.extend_from_slice(b",\"name\":");
-        self.strings.write(w, ctx, view.name);
-        w.extend_from_slice(b",\"ts\":");
     }
 
     /// Appends `,"pid":…,"tid":…`.
@@ -228,7 +153,7 @@ impl EventObjects {
     }
 
     /// [`EventObjects::event`] for the usual event, built in blocks: its
-    /// head and thread those of the event before (their pieces kept), no
+    /// head and thread those of an event before (their pieces kept), no
     /// id, every piece a block, every argument an integer named by index.
     /// `None` for any other, which [`EventObjects::event`] writes piece by
     /// piece.
@@ -241,7 +166,6 @@ impl EventObjects {
         tps: u64,
         first: bool,
     ) -> Option<()> {
-        let (category, name) = (index(view.category)?, index(view.name)?);
         let end = match view.kind {
             EventKind::DurationComplete { end } => Some(end),
             EventKind::Instant
@@ -251,28 +175,26 @@ impl EventObjects {
             _ => return None,
         };
         let phase = phase(&view.kind);
-        let head = (ctx.strings_epoch(), phase[0], category, name);
-        let head = match self.heads.find_in(head_slot(&head), &head) {
-            Some(at) => at,
-            None => self.new_head(ctx, view, phase, head),
-        };
+        let names = Names::of(ctx, phase[0], view.category, view.name)?;
         let opens_args = view.arg_count > 0 && end.is_none();
-        let after_ts = (view.thread, phase == b"i", opens_args);
-        let after_ts = match self.after_ts.find_in(after_ts_slot(&after_ts), &after_ts) {
-            Some(at) => at,
-            None => self.new_after_ts(after_ts),
-        };
+        let after_ts = OfThread::of(view.thread, phase == b"i", opens_args);
         if first {
             line.text(b"\n")?;
         } else {
             line.text(b",\n")?;
         }
-        line.piece(self.heads.piece(head)?)?;
+        let strings = &mut self.strings;
+        line.piece(
+            self.heads
+                .get(names, |head| write_head(head, strings, ctx, view, phase)),
+        )?;
         let clock = self.clock(tps);
         let begin = clock.ns(view.timestamp);
         line.u64_near(begin / 1000, &mut self.ts_digits)?;
         fraction_block(line, begin)?;
-        line.piece(self.after_ts.piece(after_ts)?)?;
+        line.piece(self.after_ts.get(after_ts, |piece| {
+            after_ts_piece(piece, view.thread, phase == b"i", opens_args)
+        }))?;
         if let Some(end) = end {
             line.text(b",\"dur\":")?;
             let dur = clock.ns(end).saturating_sub(begin);
@@ -299,43 +221,6 @@ impl EventObjects {
             line.text(b"}")?;
         }
         line.text(b"}")
-    }
-
-    /// Makes the head piece that of `view` (whose phase is `phase`, kept
-    /// under `key`).
-    #[cold]
-    fn new_head(
-        &mut self,
-        ctx: &Context<'_>,
-        view: &EventView<'_>,
-        phase: &[u8],
-        key: HeadKey,
-    ) -> usize {
-        let mut head = std::mem::take(&mut self.scratch);
-        head.clear();
-        self.write_head(&mut head, ctx, view, phase);
-        let at = self.heads.set_in(head_slot(&key), key, &head);
-        self.scratch = head;
-        at
-    }
-
-    /// Makes the piece after the timestamp that of an event on `thread`,
-    /// an instant or not, opening its arguments or not.
-    #[cold]
-    fn new_after_ts(&mut self, key: AfterTsKey) -> usize {
-        let (thread, instant, opens_args) = key;
-        let mut after = std::mem::take(&mut self.scratch);
-        after.clear();
-        let _ = pid_tid(&mut after, &thread);
-        if instant {
-            after.extend_from_slice(b",\"s\":\"t\"");
-        }
-        if opens_args {
-            after.extend_from_slice(b",\"args\":{");
-        }
-        let at = self.after_ts.set_in(after_ts_slot(&key), key, &after);
-        self.scratch = after;
-        at
     }
 
     /// The clock of `tps` ticks per second (the last one's, or a new one).
@@ -397,6 +282,37 @@ impl EventObjects {
         // The walk ends early on an argument that does not read (not met:
         // the view was checked when it was made).
         read == usize::from(view.arg_count)
+    }
+}
+
+/// Writes `{"ph":…,"cat":…,"name":…,"ts":` of `view`, whose phase is
+/// `ph`.
+fn write_head(
+    w: &mut Vec<u8>,
+    strings: &mut Formatted<Json>,
+    ctx: &Context<'_>,
+    view: &EventView<'_>,
+    ph: &[u8],
+) {
+    w.extend_from_slice(b"{\"ph\":\"");
+    w.extend_from_slice(ph);
+    w.extend_from_slice(b"\",\"cat\":");
+    strings.write(w, ctx, view.category);
+    w.extend_from_slice(b",\"name\":");
+    strings.write(w, ctx, view.name);
+    w.extend_from_slice(b",\"ts\":");
+}
+
+/// Writes what the usual event's object has between its timestamp and
+/// its first argument: `,"pid":…,"tid":…` of `thread`, then `,"s":"t"` if
+/// an `instant`, `,"args":{` if it `opens_args`.
+fn after_ts_piece(w: &mut Vec<u8>, thread: Thread, instant: bool, opens_args: bool) {
+    let _ = pid_tid(w, &thread);
+    if instant {
+        w.extend_from_slice(b",\"s\":\"t\"");
+    }
+    if opens_args {
+        w.extend_from_slice(b",\"args\":{");
     }
 }
 
