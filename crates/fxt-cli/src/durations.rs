@@ -119,10 +119,12 @@ impl Durations {
 
 /// An open duration begin of [`ById`]: its name as an id of the walk's
 /// [`Interned`] texts (equal ids, equal texts).
-struct OpenId {
-    offset: u64,
+pub struct OpenId {
+    /// Byte offset of the begin record.
+    pub offset: u64,
     name: u32,
-    timestamp: u64,
+    /// The begin's timestamp, in its provider's ticks.
+    pub timestamp: u64,
 }
 
 /// [`Durations`]' matching for one range of a walk, by name id rather than
@@ -209,16 +211,31 @@ impl ById {
         e: (Thread, u32, u64),
         texts: &Interned,
     ) -> ClosedId {
+        match self.close(provider, offset, e, texts) {
+            None => ClosedId::Nothing,
+            Some((_, problems)) => ClosedId::Begin(problems),
+        }
+    }
+
+    /// [`ById::end`], with the begin it closed (`None`: no begin was open
+    /// on its thread).
+    #[inline]
+    pub fn close(
+        &mut self,
+        provider: Option<u32>,
+        offset: u64,
+        e: (Thread, u32, u64),
+        texts: &Interned,
+    ) -> Option<(OpenId, Vec<Problem>)> {
         let (thread, name, timestamp) = e;
-        let Some(begin) = self.stack((provider, thread)).pop() else {
-            return ClosedId::Nothing;
-        };
+        let begin = self.stack((provider, thread)).pop()?;
         if begin.name == name && timestamp >= begin.timestamp {
-            return ClosedId::Begin(Vec::new());
+            return Some((begin, Vec::new()));
         }
         let end = (offset, texts.text(name), timestamp);
         let open = (begin.offset, texts.text(begin.name), begin.timestamp);
-        ClosedId::Begin(pair_problems(end, open))
+        let problems = pair_problems(end, open);
+        Some((begin, problems))
     }
 
     /// The begins left open, as a [`Durations`] holding them (names from

@@ -5,9 +5,10 @@
 
 use std::collections::HashMap;
 
-use fxt_format::decode::{Context, EventKind, EventView, Record};
+use fxt_format::decode::{Context, EventKind, EventView, Record, Thread};
 
-use crate::durations::{Closed, Durations, Mark};
+use crate::durations::ById;
+use crate::interned::Interned;
 use crate::problems::{
     event_problems, event_problems_but_reserved, record_problems, Problem, Reason,
 };
@@ -42,7 +43,11 @@ pub struct Keep {
     /// Whether repairs are noted (see [`Keep::new`]).
     note_repairs: bool,
     fixes: HashMap<u64, Fix>,
-    durations: Durations,
+    /// Open duration begins, matched by name id: a view's name is
+    /// resolved once per string index, not copied per event.
+    durations: ById,
+    /// The names of durations, numbered.
+    names: Interned,
 }
 
 impl Keep {
@@ -67,8 +72,10 @@ impl Keep {
     ) -> Verdict {
         let problems = record_problems(offset, record, raw);
         match record {
-            Record::Event(e) => self.decide(provider, offset, &problems, e.kind, || Mark::from(e)),
-            _ => self.decide(provider, offset, &problems, EventKind::Instant, || {
+            Record::Event(e) => self.decide(provider, offset, &problems, e.kind, |names| {
+                (e.thread, names.intern(e.name.clone()), e.timestamp)
+            }),
+            _ => self.decide(provider, offset, &problems, EventKind::Instant, |_| {
                 unreachable!("only duration events are matched")
             }),
         }
@@ -89,24 +96,20 @@ impl Keep {
             // Repairs are not noted: reserved bits change no decision.
             event_problems_but_reserved(ctx, e, &mut problems);
         }
-        let mark = || Mark {
-            thread: e.thread,
-            category: ctx.text(e.category),
-            name: ctx.text(e.name),
-            timestamp: e.timestamp,
-        };
+        let mark = |names: &mut Interned| (e.thread, names.id(ctx, e.name), e.timestamp);
         self.decide(provider, e.offset(), &problems, e.kind, mark)
     }
 
     /// Decides about a record with `problems`, of event kind `kind` (any
-    /// other record passes as an instant), `mark` its duration's.
+    /// other record passes as an instant), `mark` its duration's thread,
+    /// name (numbered by the names given) and ticks.
     fn decide(
         &mut self,
         provider: Option<u32>,
         offset: u64,
         problems: &[Problem],
         kind: EventKind,
-        mark: impl FnOnce() -> Mark,
+        mark: impl FnOnce(&mut Interned) -> (Thread, u32, u64),
     ) -> Verdict {
         if let Some(p) = problems.iter().find(|p| p.reason != Reason::ReservedBits) {
             self.fixes.insert(offset, Fix::Drop(p.reason));
@@ -117,35 +120,42 @@ impl Keep {
         }
         match kind {
             EventKind::DurationBegin => {
-                self.durations.begin(provider, offset, mark());
+                let mark = mark(&mut self.names);
+                self.durations.begin(provider, offset, mark);
                 Verdict::Kept
             }
-            EventKind::DurationEnd => match self.durations.end(provider, offset, &mark()) {
-                Closed::Nothing => {
-                    self.fixes
-                        .insert(offset, Fix::Drop(Reason::EndWithoutBegin));
-                    Verdict::Dropped
-                }
-                Closed::Begin(begin, pair) => {
-                    let begin_ts = begin.timestamp();
-                    if pair.is_empty() {
-                        return Verdict::Ended { begin_ts };
+            EventKind::DurationEnd => {
+                match self
+                    .durations
+                    .close(provider, offset, mark(&mut self.names), &self.names)
+                {
+                    None => {
+                        self.fixes
+                            .insert(offset, Fix::Drop(Reason::EndWithoutBegin));
+                        Verdict::Dropped
                     }
-                    // Both go: the records between them stay matched as
-                    // they were (an end closes the innermost begin).
-                    self.fixes.insert(offset, Fix::Drop(Reason::MismatchedEnd));
-                    self.fixes
-                        .insert(begin.offset, Fix::Drop(Reason::MismatchedEnd));
-                    Verdict::Dropped
+                    Some((begin, pair)) => {
+                        let begin_ts = begin.timestamp;
+                        if pair.is_empty() {
+                            return Verdict::Ended { begin_ts };
+                        }
+                        // Both go: the records between them stay matched as
+                        // they were (an end closes the innermost begin).
+                        self.fixes.insert(offset, Fix::Drop(Reason::MismatchedEnd));
+                        self.fixes
+                            .insert(begin.offset, Fix::Drop(Reason::MismatchedEnd));
+                        Verdict::Dropped
+                    }
                 }
-            },
+            }
             _ => Verdict::Kept,
         }
     }
 
     /// Every decision, the begins never ended among them.
     pub fn finish(mut self) -> HashMap<u64, Fix> {
-        for (_, begin) in self.durations.never_ended() {
+        let open = self.durations.into_durations(&self.names);
+        for (_, begin) in open.never_ended() {
             self.fixes
                 .insert(begin.offset, Fix::Drop(Reason::NeverEnded));
         }
