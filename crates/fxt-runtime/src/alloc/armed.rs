@@ -38,6 +38,15 @@ const ROOM: usize = 8;
 
 static REGISTERED: [AtomicPtr<AtomicU32>; ROOM] = [const { AtomicPtr::new(ptr::null_mut()) }; ROOM];
 
+/// Whether an allocator whose copy held `seen` (`UNSEEN` or `FOLLOW`)
+/// follows the global generation and nothing samples: its call then
+/// goes straight to the inner allocator, as a registered one's does.
+#[inline(always)]
+pub(super) fn follows_idle(seen: u32) -> bool {
+    // Relaxed: as the copy is read.
+    seen == FOLLOW && GENERATION.load(Ordering::Relaxed) == 0
+}
+
 /// The generation for the allocator whose copy `armed` held `seen`: the
 /// copy itself when registered, else out of line ([`resolve`]).
 #[inline(always)]

@@ -333,10 +333,11 @@ impl<A: GlobalAlloc> Sampled<A> {
         let armed = self.armed.load(Ordering::Relaxed);
         if armed != 0 {
             if armed >= armed::FOLLOW {
-                // SAFETY: the caller's contract, passed on.
-                return unsafe { self.alloc_unusual::<ZEROED>(layout, armed) };
-            }
-            if countdown::crossed(layout.size(), armed) {
+                if !armed::follows_idle(armed) {
+                    // SAFETY: the caller's contract, passed on.
+                    return unsafe { self.alloc_unusual::<ZEROED>(layout, armed) };
+                }
+            } else if countdown::crossed(layout.size(), armed) {
                 // SAFETY: the caller's contract, passed on.
                 return unsafe { self.alloc_crossed::<ZEROED>(layout, armed) };
             }
@@ -449,10 +450,11 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Sampled<A> {
         let armed = self.armed.load(Ordering::Relaxed);
         if armed != 0 {
             if armed >= armed::FOLLOW {
-                // SAFETY: the caller's contract, passed on.
-                return unsafe { self.dealloc_unusual(ptr, layout, armed) };
-            }
-            if live::may_hold(ptr as u64) {
+                if !armed::follows_idle(armed) {
+                    // SAFETY: the caller's contract, passed on.
+                    return unsafe { self.dealloc_unusual(ptr, layout, armed) };
+                }
+            } else if live::may_hold(ptr as u64) {
                 // SAFETY: the caller's contract, passed on.
                 return unsafe { self.dealloc_maybe_sampled(ptr, layout, armed) };
             }
