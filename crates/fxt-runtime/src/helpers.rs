@@ -91,10 +91,9 @@ where
     T: Send + 'static,
 {
     let own = name.to_string();
-    std::thread::Builder::new()
-        .name(own.clone())
-        .spawn(move || {
+    builder(name).spawn(move || {
             OWN.with(|o| o.set(true));
+            name_self(&own);
             // Registered first, while the thread still has its creator's
             // priority: a helper about to drop below a real-time creator
             // could otherwise wait on a real-time writer's CPU before it
@@ -111,6 +110,38 @@ where
             }
             body()
         })
+}
+
+/// The builder of helper `name`. On Linux the thread starts unnamed and
+/// names itself once it is marked as fxt's own ([`name_self`]): std copies
+/// a named thread's name on the new thread before the closure runs (for
+/// its stack-overflow handler), an allocation the program's sampling
+/// allocator would otherwise count as the program's. A panic message of a
+/// helper then says `<unnamed>`; `ps`, `top`, debuggers and `/proc` show
+/// the name.
+fn builder(name: &str) -> std::thread::Builder {
+    let builder = std::thread::Builder::new();
+    if cfg!(target_os = "linux") {
+        builder
+    } else {
+        builder.name(name.to_string())
+    }
+}
+
+/// Gives the calling thread the kernel name `name` (Linux; elsewhere the
+/// builder named it).
+fn name_self(name: &str) {
+    #[cfg(target_os = "linux")]
+    if let Ok(name) = std::ffi::CString::new(name) {
+        // SAFETY: `name` is a NUL-terminated string that outlives the
+        // call; the kernel copies at most 16 bytes of it (helper names
+        // are shorter).
+        unsafe {
+            libc::prctl(libc::PR_SET_NAME, name.as_ptr());
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = name;
 }
 
 fn describe(sched: Sched) -> String {
