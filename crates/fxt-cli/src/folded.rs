@@ -66,13 +66,15 @@ impl Folded {
     }
 }
 
-/// A span: nanoseconds, its interned name, its place in the file.
+/// A span: nanoseconds and its interned name. A thread's spans are kept
+/// in file order (of the events that end them), which is what breaks
+/// ties when they are sorted: the order costs no field (a trace of many
+/// spans writes every one of them).
 #[derive(Clone, Copy)]
 struct Span {
     start: u64,
     end: u64,
     name: u32,
-    order: u64,
 }
 
 /// A thread: provider, process koid, thread koid.
@@ -173,14 +175,14 @@ pub struct Collector {
     open_async: FxHashMap<AsyncKey, Vec<u64>>,
     async_spans: Vec<Span>,
     thread_names: HashMap<u64, String>,
-    order: u64,
     unmatched_ends: u64,
-    /// Duration ends with no begin open on their thread (thread, ns,
-    /// order), in file order, for [`Collector::merge`] to close against
-    /// the begins an earlier range left open.
-    pending_ends: Vec<(ThreadKey, u64, u64)>,
-    /// Async ends with no begin open (key, ns, order, name), likewise.
-    pending_async: Vec<(AsyncKey, u64, u64, u32)>,
+    /// Duration ends with no begin open on their thread (thread, ns, and
+    /// how many spans of the thread came before it), in file order, for
+    /// [`Collector::merge`] to close against the begins an earlier range
+    /// left open.
+    pending_ends: Vec<(ThreadKey, u64, usize)>,
+    /// Async ends with no begin open (key, ns, name), likewise.
+    pending_async: Vec<(AsyncKey, u64, u32)>,
 }
 
 impl Collector {
@@ -256,21 +258,12 @@ impl Collector {
             Thread::Undefined(_) => (0, 0),
         };
         let t = (provider, process, thread);
-        // Numbers the spans' events in file order (what sorting spans
-        // that start and end together falls back to).
-        self.order += 1;
-        let order = self.order;
         let start = ticks_to_ns(timestamp, tps);
         match kind {
             EventKind::DurationComplete { end } => {
                 let name = self.name_id(&names);
                 let end = ticks_to_ns(end, tps).max(start);
-                let span = Span {
-                    start,
-                    end,
-                    name,
-                    order,
-                };
+                let span = Span { start, end, name };
                 self.threads.get(t).spans.push(span);
             }
             EventKind::DurationBegin => {
@@ -284,9 +277,8 @@ impl Collector {
                         start: begin,
                         end: start.max(begin),
                         name,
-                        order,
                     }),
-                    None => self.pending_ends.push((t, start, order)),
+                    None => self.pending_ends.push((t, start, thread.spans.len())),
                 }
             }
             EventKind::AsyncBegin { id } => {
@@ -301,9 +293,8 @@ impl Collector {
                         start: begin,
                         end: start.max(begin),
                         name,
-                        order,
                     }),
-                    None => self.pending_async.push((k, start, order, name)),
+                    None => self.pending_async.push((k, start, name)),
                 }
             }
             _ => {}
@@ -352,42 +343,57 @@ impl Collector {
     /// this one's open begins.
     pub fn merge(&mut self, later: Collector) {
         let ids: Vec<u32> = later.names.iter().map(|n| self.intern_name(n)).collect();
-        let base = self.order;
         let fix = |s: Span| Span {
             name: ids[s.name as usize],
-            order: s.order + base,
             ..s
         };
-        for (t, end, order) in later.pending_ends {
+        // The spans the later range's ends close, per thread, each with
+        // how many of the range's own spans of the thread come before it
+        // (so that every thread's spans stay in file order).
+        let mut closed: FxHashMap<ThreadKey, Vec<(usize, Span)>> = FxHashMap::default();
+        for (t, end, before) in later.pending_ends {
             let thread = self.threads.get(t);
             match thread.open.pop() {
-                Some((name, begin)) => thread.spans.push(Span {
-                    start: begin,
-                    end: end.max(begin),
-                    name,
-                    order: order + base,
-                }),
+                Some((name, begin)) => closed.entry(t).or_default().push((
+                    before,
+                    Span {
+                        start: begin,
+                        end: end.max(begin),
+                        name,
+                    },
+                )),
                 None => self.unmatched_ends += 1,
             }
         }
-        for (k, end, order, name) in later.pending_async {
+        for (k, end, name) in later.pending_async {
             match self.open_async.get_mut(&k).and_then(Vec::pop) {
                 Some(begin) => self.async_spans.push(Span {
                     start: begin,
                     end: end.max(begin),
                     name: ids[name as usize],
-                    order: order + base,
                 }),
                 None => self.unmatched_ends += 1,
             }
         }
         for (t, later) in later.threads.states {
             let thread = self.threads.get(t);
-            thread.spans.extend(later.spans.into_iter().map(fix));
+            let mut spans = later.spans.into_iter().map(fix);
+            let mut taken = 0;
+            for (before, span) in closed.remove(&t).unwrap_or_default() {
+                thread.spans.extend(spans.by_ref().take(before - taken));
+                taken = before;
+                thread.spans.push(span);
+            }
+            thread.spans.extend(spans);
             let open = later.open.into_iter();
             thread
                 .open
                 .extend(open.map(|(name, ns)| (ids[name as usize], ns)));
+        }
+        // Never met: an end made its thread's state in the later range.
+        for (t, spans) in closed {
+            let thread = self.threads.get(t);
+            thread.spans.extend(spans.into_iter().map(|(_, span)| span));
         }
         for (k, open) in later.open_async {
             self.open_async.entry(k).or_default().extend(open);
@@ -395,7 +401,6 @@ impl Collector {
         self.async_spans
             .extend(later.async_spans.into_iter().map(fix));
         self.thread_names.extend(later.thread_names);
-        self.order += later.order;
         self.unmatched_ends += later.unmatched_ends;
     }
 
@@ -473,7 +478,8 @@ impl Collector {
     }
 }
 
-/// Sorts a thread's spans by start, longest first, then file order.
+/// Sorts a thread's spans (in file order) by start, longest first, then
+/// file order.
 ///
 /// The spans come in file order, which is nearly time order: where every
 /// span before a place ends before every span after it starts, no span
@@ -498,8 +504,8 @@ fn sort_spans(spans: &mut [Span]) {
 }
 
 fn sort_piece(spans: &mut [Span]) {
-    // Keys are unique (`order`), so an unstable sort orders as a stable one.
-    spans.sort_unstable_by_key(|s| (s.start, std::cmp::Reverse(s.end), s.order));
+    // Stable: spans that start and end together keep their file order.
+    spans.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end)));
 }
 
 /// Whether an event of kind `kind` begins, ends or is a span (what
@@ -701,7 +707,7 @@ mod tests {
             (x >> 33) % m
         };
         let (mut spans, mut at) = (Vec::new(), 0u64);
-        for order in 0..n as u64 {
+        for _ in 0..n {
             at += next(4);
             let start = if next(10) == 0 {
                 at.saturating_sub(next(20))
@@ -710,12 +716,7 @@ mod tests {
             };
             let end = start + next(3) * next(8);
             let name = next(names) as u32;
-            spans.push(Span {
-                start,
-                end,
-                name,
-                order,
-            });
+            spans.push(Span { start, end, name });
         }
         spans
     }
@@ -771,18 +772,29 @@ mod tests {
         }
     }
 
+    /// Sorted in pieces, spans come in the order one sort of them all by
+    /// start, longest first, then file order gives (each span named by
+    /// its place in the file here, so that ties are told apart).
     #[test]
     fn sorting_in_pieces_orders_as_one_sort() {
+        // Traces with spans that start and end together (ties).
+        let mut tied = 0;
         for seed in 0..200 {
-            let spans = written(seed, 1 + seed as usize * 3);
+            let mut spans = written(seed, 1 + seed as usize * 3);
+            for (place, s) in spans.iter_mut().enumerate() {
+                s.name = place as u32;
+            }
             let mut whole = spans.clone();
-            whole.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end), s.order));
+            whole.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end), s.name));
+            let same = |w: &[Span]| (w[0].start, w[0].end) == (w[1].start, w[1].end);
+            tied += usize::from(whole.windows(2).any(same));
             let mut pieces = spans;
             sort_spans(&mut pieces);
-            let key = |s: &Span| (s.start, s.end, s.name, s.order);
+            let key = |s: &Span| (s.start, s.end, s.name);
             let whole: Vec<_> = whole.iter().map(key).collect();
             let pieces: Vec<_> = pieces.iter().map(key).collect();
             assert_eq!(pieces, whole, "seed {seed}");
         }
+        assert!(tied > 100, "{tied} traces with ties");
     }
 }
