@@ -16,7 +16,7 @@
 use fxt_format::decode::IntArg;
 
 /// Bytes of a [`Piece`] appended as one block.
-const BLOCK: usize = 48;
+const BLOCK: usize = 64;
 
 /// Printed bytes kept to be appended often.
 #[derive(Clone)]
@@ -75,14 +75,13 @@ impl Piece {
     }
 }
 
-/// Bytes of a [`Blocks`] buffer: more than the longest line it is used
-/// for (every piece a block, every argument an integer; a longer line
-/// does not fit and is built otherwise).
+/// Bytes of a [`Blocks`] buffer: more than the usual line it is used for
+/// (a longer line does not fit and is built otherwise).
 pub const LINE: usize = 2048;
 
 /// A line being built from blocks of known size in a buffer of [`LINE`]
-/// bytes. Every append is checked: `None` if the line would not fit (or a
-/// piece is not one block), for the caller to build it otherwise.
+/// bytes. Every append is checked: `None` if the line would not fit, for
+/// the caller to build it otherwise.
 pub struct Blocks<'b> {
     buf: &'b mut [u8; LINE],
     /// Bytes of the line so far.
@@ -125,11 +124,13 @@ impl<'b> Blocks<'b> {
         self.put(text, N)
     }
 
-    /// Appends a piece (`None` if it is not one block).
+    /// Appends a piece: one block, or its bytes if they do not fit one.
     #[inline(always)]
     pub fn piece(&mut self, piece: &Piece) -> Option<()> {
-        let (block, len) = piece.block()?;
-        self.put(block, len)
+        match piece.block() {
+            Some((block, len)) => self.put(block, len),
+            None => self.bytes(&piece.long),
+        }
     }
 
     /// Appends an integer argument's value; `Some` of the value if a
@@ -196,12 +197,32 @@ impl<'b> Blocks<'b> {
     #[inline]
     pub fn f64(&mut self, x: f64) -> Option<()> {
         let mut buffer = zmij::Buffer::new();
-        let text = f64_short(&mut buffer, x)?;
+        self.bytes(f64_short(&mut buffer, x)?)
+    }
+
+    /// Appends `text`, of any length (a copy of a variable size).
+    #[inline]
+    pub fn bytes(&mut self, text: &[u8]) -> Option<()> {
         self.buf
             .get_mut(self.len..self.len + text.len())?
             .copy_from_slice(text);
         self.len += text.len();
         Some(())
+    }
+
+    /// Appends `n` as [`put_hex`] writes it (`0x`, lowercase digits, no
+    /// leading zeros), as one block.
+    #[inline]
+    pub fn hex(&mut self, n: u64) -> Option<()> {
+        let digits = (64 - n.leading_zeros() as usize).div_ceil(4).max(1);
+        // The digits from the most significant one.
+        let top = n << (64 - 4 * digits);
+        let mut block = [b'0'; 18];
+        block[1] = b'x';
+        for (i, digit) in block[2..].iter_mut().enumerate() {
+            *digit = HEX_DIGITS[((top >> (60 - 4 * i)) & 0xf) as usize];
+        }
+        self.put(&block, 2 + digits)
     }
 
     /// Appends `n` in decimal, as `Display` writes it.
@@ -350,13 +371,15 @@ fn put_f64_debug(out: &mut Vec<u8>, x: f64) {
 /// zeros).
 #[inline]
 pub fn put_hex(out: &mut Vec<u8>, n: u64) {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let digits = (64 - n.leading_zeros() as usize).div_ceil(4).max(1);
     out.extend_from_slice(b"0x");
     for i in (0..digits).rev() {
-        out.push(DIGITS[((n >> (4 * i)) & 0xf) as usize]);
+        out.push(HEX_DIGITS[((n >> (4 * i)) & 0xf) as usize]);
     }
 }
+
+/// Lowercase hexadecimal digits.
+const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
 
 /// The eight decimal digits of `n` (below 10^8) as the values 0 to 9 in
 /// the bytes of a word, the most significant first in memory (little
@@ -463,9 +486,18 @@ mod tests {
         }
         // The last block would have run past the buffer.
         assert!(written + 24 > LINE);
+        // A piece longer than a block is appended whole, if it fits.
         let mut long = Piece::default();
         long.set(&[b'a'; BLOCK + 1]);
         let mut line = Blocks::new(&mut buf);
+        line.text(b"<").unwrap();
+        line.piece(&long).unwrap();
+        line.text(b">").unwrap();
+        let len = line.len();
+        assert_eq!(buf[..len], [&b"<"[..], &[b'a'; BLOCK + 1], b">"].concat());
+        let mut line = Blocks::new(&mut buf);
+        long.set(&[b'a'; LINE]);
+        line.text(b"<").unwrap();
         assert_eq!(line.piece(&long), None);
     }
 
@@ -487,10 +519,19 @@ mod tests {
 
     #[test]
     fn hex_prints_as_lower_hex_prints_it() {
-        for n in numbers() {
+        let mut buf = [0; LINE];
+        let mut values = numbers();
+        values.extend((0..64).map(|bit| 1u64 << bit));
+        for n in values {
             let mut out = b"x=".to_vec();
             put_hex(&mut out, n);
             assert_eq!(out, format!("x={n:#x}").into_bytes());
+            let mut line = Blocks::new(&mut buf);
+            line.text(b"x=").unwrap();
+            line.hex(n).unwrap();
+            line.text(b";").unwrap();
+            let len = line.len();
+            assert_eq!(&buf[..len], format!("x={n:#x};").as_bytes());
         }
     }
 
