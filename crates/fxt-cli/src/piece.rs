@@ -217,11 +217,10 @@ impl<'b> Blocks<'b> {
         let digits = (64 - n.leading_zeros() as usize).div_ceil(4).max(1);
         // The digits from the most significant one.
         let top = n << (64 - 4 * digits);
-        let mut block = [b'0'; 18];
-        block[1] = b'x';
-        for (i, digit) in block[2..].iter_mut().enumerate() {
-            *digit = HEX_DIGITS[((top >> (60 - 4 * i)) & 0xf) as usize];
-        }
+        let mut block = [0; 18];
+        block[..2].copy_from_slice(b"0x");
+        block[2..10].copy_from_slice(&hex8((top >> 32) as u32).to_le_bytes());
+        block[10..].copy_from_slice(&hex8(top as u32).to_le_bytes());
         self.put(&block, 2 + digits)
     }
 
@@ -417,6 +416,23 @@ fn digits4(n: u32) -> u64 {
     let quarters = hundreds | ((n - hundreds * 100) << 16);
     let tens = ((quarters * 103) >> 10) & 0x000f_000f;
     tens | ((quarters - tens * 10) << 8)
+}
+
+/// The eight hexadecimal digits of `n` in lowercase ASCII in the bytes of
+/// a word, the most significant first in memory (little endian): each
+/// nibble spread to a byte of its own, and the letters told apart from
+/// the digits in every lane at once (a lane of 10 or more carries into
+/// its fifth bit once 6 is added), with no table and no loop.
+#[inline(always)]
+fn hex8(n: u32) -> u64 {
+    let mut x = u64::from(n);
+    x = (x | (x << 16)) & 0x0000_ffff_0000_ffff;
+    x = (x | (x << 8)) & 0x00ff_00ff_00ff_00ff;
+    x = (x | (x << 4)) & 0x0f0f_0f0f_0f0f_0f0f;
+    // Byte i holds nibble i, the least significant first: reversed.
+    let x = x.swap_bytes();
+    let letters = ((x + 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101;
+    x + 0x3030_3030_3030_3030 + letters * u64::from(b'a' - b'0' - 10)
 }
 
 /// Digit values (0 to 9 per byte) as ASCII.
