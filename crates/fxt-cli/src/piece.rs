@@ -16,7 +16,7 @@
 use fxt_format::decode::IntArg;
 
 /// Bytes of a [`Piece`] appended as one block.
-const BLOCK: usize = 48;
+const BLOCK: usize = 64;
 
 /// Printed bytes kept to be appended often.
 #[derive(Clone)]
@@ -75,14 +75,13 @@ impl Piece {
     }
 }
 
-/// Bytes of a [`Blocks`] buffer: more than the longest line it is used
-/// for (every piece a block, every argument an integer; a longer line
-/// does not fit and is built otherwise).
+/// Bytes of a [`Blocks`] buffer: more than the usual line it is used for
+/// (a longer line does not fit and is built otherwise).
 pub const LINE: usize = 2048;
 
 /// A line being built from blocks of known size in a buffer of [`LINE`]
-/// bytes. Every append is checked: `None` if the line would not fit (or a
-/// piece is not one block), for the caller to build it otherwise.
+/// bytes. Every append is checked: `None` if the line would not fit, for
+/// the caller to build it otherwise.
 pub struct Blocks<'b> {
     buf: &'b mut [u8; LINE],
     /// Bytes of the line so far.
@@ -125,11 +124,13 @@ impl<'b> Blocks<'b> {
         self.put(text, N)
     }
 
-    /// Appends a piece (`None` if it is not one block).
+    /// Appends a piece: one block, or its bytes if they do not fit one.
     #[inline(always)]
     pub fn piece(&mut self, piece: &Piece) -> Option<()> {
-        let (block, len) = piece.block()?;
-        self.put(block, len)
+        match piece.block() {
+            Some((block, len)) => self.put(block, len),
+            None => self.bytes(&piece.long),
+        }
     }
 
     /// Appends an integer argument's value; `Some` of the value if a
@@ -196,12 +197,31 @@ impl<'b> Blocks<'b> {
     #[inline]
     pub fn f64(&mut self, x: f64) -> Option<()> {
         let mut buffer = zmij::Buffer::new();
-        let text = f64_short(&mut buffer, x)?;
+        self.bytes(f64_short(&mut buffer, x)?)
+    }
+
+    /// Appends `text`, of any length (a copy of a variable size).
+    #[inline]
+    pub fn bytes(&mut self, text: &[u8]) -> Option<()> {
         self.buf
             .get_mut(self.len..self.len + text.len())?
             .copy_from_slice(text);
         self.len += text.len();
         Some(())
+    }
+
+    /// Appends `n` as [`put_hex`] writes it (`0x`, lowercase digits, no
+    /// leading zeros), as one block.
+    #[inline]
+    pub fn hex(&mut self, n: u64) -> Option<()> {
+        let digits = (64 - n.leading_zeros() as usize).div_ceil(4).max(1);
+        // The digits from the most significant one.
+        let top = n << (64 - 4 * digits);
+        let mut block = [0; 18];
+        block[..2].copy_from_slice(b"0x");
+        block[2..10].copy_from_slice(&hex8((top >> 32) as u32).to_le_bytes());
+        block[10..].copy_from_slice(&hex8(top as u32).to_le_bytes());
+        self.put(&block, 2 + digits)
     }
 
     /// Appends `n` in decimal, as `Display` writes it.
@@ -326,17 +346,29 @@ fn f64_short(buffer: &mut zmij::Buffer, x: f64) -> Option<&[u8]> {
         return None;
     }
     let text = buffer.format_finite(x).as_bytes();
-    (!text.contains(&b'e') && text.contains(&b'.') && significant_digits(text) <= 15)
-        .then_some(text)
+    (short_decimal(text)? <= 15).then_some(text)
 }
 
-/// The digits of a number in decimal notation, leading zeros left out
-/// (trailing ones counted: at most the significant digits' count).
-fn significant_digits(text: &[u8]) -> usize {
-    text.iter()
-        .filter(|b| b.is_ascii_digit())
-        .skip_while(|&&b| b == b'0')
-        .count()
+/// The significant digits of a number in decimal notation (a sign,
+/// digits, one `.`), leading zeros left out and trailing ones counted (at
+/// least the shortest digits' count); `None` if the text is not in that
+/// notation (no `.`, or an exponent). One pass: three scans of the text
+/// were most of the time of a float.
+#[inline]
+fn short_decimal(text: &[u8]) -> Option<usize> {
+    let mut dot = false;
+    let mut digits = 0;
+    for &b in text {
+        match b {
+            b'.' => dot = true,
+            // A zero before any other digit is a leading one.
+            b'0' if digits == 0 => {}
+            b'0'..=b'9' => digits += 1,
+            b'-' => {}
+            _ => return None,
+        }
+    }
+    dot.then_some(digits)
 }
 
 /// [`put_f64`] through `Debug`.
@@ -350,13 +382,15 @@ fn put_f64_debug(out: &mut Vec<u8>, x: f64) {
 /// zeros).
 #[inline]
 pub fn put_hex(out: &mut Vec<u8>, n: u64) {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let digits = (64 - n.leading_zeros() as usize).div_ceil(4).max(1);
     out.extend_from_slice(b"0x");
     for i in (0..digits).rev() {
-        out.push(DIGITS[((n >> (4 * i)) & 0xf) as usize]);
+        out.push(HEX_DIGITS[((n >> (4 * i)) & 0xf) as usize]);
     }
 }
+
+/// Lowercase hexadecimal digits.
+const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
 
 /// The eight decimal digits of `n` (below 10^8) as the values 0 to 9 in
 /// the bytes of a word, the most significant first in memory (little
@@ -382,6 +416,23 @@ fn digits4(n: u32) -> u64 {
     let quarters = hundreds | ((n - hundreds * 100) << 16);
     let tens = ((quarters * 103) >> 10) & 0x000f_000f;
     tens | ((quarters - tens * 10) << 8)
+}
+
+/// The eight hexadecimal digits of `n` in lowercase ASCII in the bytes of
+/// a word, the most significant first in memory (little endian): each
+/// nibble spread to a byte of its own, and the letters told apart from
+/// the digits in every lane at once (a lane of 10 or more carries into
+/// its fifth bit once 6 is added), with no table and no loop.
+#[inline(always)]
+fn hex8(n: u32) -> u64 {
+    let mut x = u64::from(n);
+    x = (x | (x << 16)) & 0x0000_ffff_0000_ffff;
+    x = (x | (x << 8)) & 0x00ff_00ff_00ff_00ff;
+    x = (x | (x << 4)) & 0x0f0f_0f0f_0f0f_0f0f;
+    // Byte i holds nibble i, the least significant first: reversed.
+    let x = x.swap_bytes();
+    let letters = ((x + 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101;
+    x + 0x3030_3030_3030_3030 + letters * u64::from(b'a' - b'0' - 10)
 }
 
 /// Digit values (0 to 9 per byte) as ASCII.
@@ -463,9 +514,18 @@ mod tests {
         }
         // The last block would have run past the buffer.
         assert!(written + 24 > LINE);
+        // A piece longer than a block is appended whole, if it fits.
         let mut long = Piece::default();
         long.set(&[b'a'; BLOCK + 1]);
         let mut line = Blocks::new(&mut buf);
+        line.text(b"<").unwrap();
+        line.piece(&long).unwrap();
+        line.text(b">").unwrap();
+        let len = line.len();
+        assert_eq!(buf[..len], [&b"<"[..], &[b'a'; BLOCK + 1], b">"].concat());
+        let mut line = Blocks::new(&mut buf);
+        long.set(&[b'a'; LINE]);
+        line.text(b"<").unwrap();
         assert_eq!(line.piece(&long), None);
     }
 
@@ -487,10 +547,19 @@ mod tests {
 
     #[test]
     fn hex_prints_as_lower_hex_prints_it() {
-        for n in numbers() {
+        let mut buf = [0; LINE];
+        let mut values = numbers();
+        values.extend((0..64).map(|bit| 1u64 << bit));
+        for n in values {
             let mut out = b"x=".to_vec();
             put_hex(&mut out, n);
             assert_eq!(out, format!("x={n:#x}").into_bytes());
+            let mut line = Blocks::new(&mut buf);
+            line.text(b"x=").unwrap();
+            line.hex(n).unwrap();
+            line.text(b";").unwrap();
+            let len = line.len();
+            assert_eq!(&buf[..len], format!("x={n:#x};").as_bytes());
         }
     }
 
@@ -564,6 +633,27 @@ mod tests {
         let mut line = Blocks::new(&mut buf);
         assert_eq!(line.f64(0.5), Some(()));
         assert_eq!(&buf[..3], b"0.5");
+    }
+
+    #[test]
+    fn short_decimals_count_their_significant_digits() {
+        for (text, digits) in [
+            (&b"0.5"[..], Some(1)),
+            (b"-0.000123", Some(3)),
+            (b"100.0", Some(4)),
+            (b"1234567890123456.0", Some(17)),
+            (b"0.30000000000000004", Some(17)),
+            (b"1000", None),
+            (b"1e20", None),
+            (b"1.5e-7", None),
+        ] {
+            assert_eq!(
+                short_decimal(text),
+                digits,
+                "{}",
+                String::from_utf8_lossy(text)
+            );
+        }
     }
 
     #[test]

@@ -302,3 +302,110 @@ fn json_events_of_threads_taking_turns_carry_their_own_ids() {
         assert_eq!(got, expected, "{threads} threads, ranges of {range_bytes}");
     }
 }
+
+/// Threads taking turns with events of every kind that carries an id,
+/// arguments strings by index (escaped, longer than a block of a line, one
+/// redefined) and floats of every form, names whose head is longer than a
+/// block: each event's phase, name, thread, id and arguments are its own,
+/// on one thread and cut in small ranges alike.
+#[test]
+fn json_events_with_ids_strings_and_floats_carry_their_own_values() {
+    let long = "a string value longer than one block of a line, to be copied whole";
+    let long_name = "a name long enough that the head of its event is more than one block";
+    let strings = [
+        "demo",
+        "frame",
+        "phase",
+        "steady",
+        "bytes",
+        "say \"hi\"",
+        long,
+        long_name,
+    ];
+    let mut t = Trace::with_provider(1, "app", 1_000_000_000);
+    for (i, value) in strings.into_iter().enumerate() {
+        let index = i as u16 + 1;
+        t = t.push(&StringRecord { index, value });
+    }
+    for index in 1..=2 {
+        t = t.push(&ThreadRecord {
+            index,
+            process: 10,
+            thread: 10 + u64::from(index),
+        });
+    }
+    let kinds = [
+        (EventKind::Counter { id: 3 }, "C", Some("0x3"), false),
+        (EventKind::AsyncBegin { id: 0x1f }, "b", Some("0x1f"), false),
+        (EventKind::FlowStep { id: 0xabc }, "t", Some("0xabc"), true),
+        (EventKind::DurationBegin, "B", None, false),
+        (EventKind::Instant, "i", None, false),
+    ];
+    let floats = [0.5, 0.1 + 0.2, 1e20, -2.25, f64::NAN, 0.0, 1e-7, 123456.789];
+    let mut expected = Vec::new();
+    let mut ts = 1000;
+    for round in 0..2 {
+        if round == 1 {
+            t = t.push(&StringRecord {
+                index: 4,
+                value: "paused",
+            });
+        }
+        for (i, &x) in floats.iter().enumerate() {
+            for thread in [1, 2] {
+                for value in [4, 6, 7] {
+                    let args = [
+                        Arg::new(StringRef::Index(3), ArgValue::Str(StringRef::Index(value))),
+                        Arg::new(StringRef::Index(5), ArgValue::F64(x)),
+                        Arg::new(StringRef::Index(2), ArgValue::U64(7)),
+                    ];
+                    let (kind, ph, id, bp) = kinds[(i + usize::from(value)) % kinds.len()];
+                    let name = [2, 8][usize::from(thread) - 1];
+                    t = t.push(&event(
+                        kind,
+                        ts,
+                        ThreadRef::Index(thread),
+                        StringRef::Index(1),
+                        StringRef::Index(name),
+                        &args,
+                    ));
+                    ts += 1;
+                    let value = match (value, round) {
+                        (4, 0) => "steady",
+                        (4, _) => "paused",
+                        (6, _) => "say \"hi\"",
+                        _ => long,
+                    };
+                    expected.push(json!({
+                        "ph": ph,
+                        "name": strings[usize::from(name) - 1],
+                        "tid": 10 + u64::from(thread),
+                        "id": id,
+                        "bp": bp.then_some("e"),
+                        "args": {"phase": value, "bytes": x, "frame": 7},
+                    }));
+                }
+            }
+        }
+    }
+    let file = t.file("json_ids_strings_floats.fxt");
+    let one = fxt_cut(1, 1 << 20, &["json", p(&file)]);
+    let got: Vec<Value> = events(&one)
+        .iter()
+        .map(|e| {
+            assert_eq!(e["cat"], "demo");
+            assert_eq!(e["pid"], 10);
+            json!({
+                "ph": e["ph"],
+                "name": e["name"],
+                "tid": e["tid"],
+                "id": e["id"],
+                "bp": e["bp"],
+                "args": e["args"],
+            })
+        })
+        .collect();
+    assert_eq!(got, expected);
+    let cut = fxt_cut(2, 512, &["json", p(&file)]);
+    assert_eq!(stdout(&cut), stdout(&one));
+}

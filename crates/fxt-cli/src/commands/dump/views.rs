@@ -177,7 +177,7 @@ impl EventLines {
 
     /// [`EventLines::event`] for the usual event, built in blocks with its
     /// newline: its kind and its strings those of the event before (their
-    /// pieces kept), every piece a block, every argument named by index
+    /// pieces kept), every short piece a block, every argument named by index
     /// and an integer, a float or a string by index. `None` for any
     /// other, which [`EventLines::event`] writes piece by piece; nothing
     /// is kept of a group's start.

@@ -5,7 +5,7 @@
 
 use std::io::Write as _;
 
-use fxt_format::decode::{ArgValueView, Context, EventKind, EventView, Thread};
+use fxt_format::decode::{ArgValueView, ArgWords, Context, EventKind, EventView, StrRef, Thread};
 
 use super::{pid_tid, string};
 use crate::clock::Clock;
@@ -153,10 +153,10 @@ impl EventObjects {
     }
 
     /// [`EventObjects::event`] for the usual event, built in blocks: its
-    /// head and thread those of an event before (their pieces kept), no
-    /// id, every piece a block, every argument an integer named by index.
-    /// `None` for any other, which [`EventObjects::event`] writes piece by
-    /// piece.
+    /// head and thread those of an event before (their pieces kept), every
+    /// short piece a block, every argument named by index and an integer, a
+    /// float or a string by index. `None` for any other, which
+    /// [`EventObjects::event`] writes piece by piece.
     #[inline(always)]
     pub fn usual(
         &mut self,
@@ -166,17 +166,25 @@ impl EventObjects {
         tps: u64,
         first: bool,
     ) -> Option<()> {
-        let end = match view.kind {
-            EventKind::DurationComplete { end } => Some(end),
+        let (end, id) = match view.kind {
+            EventKind::DurationComplete { end } => (Some(end), None),
             EventKind::Instant
             | EventKind::DurationBegin
             | EventKind::DurationEnd
-            | EventKind::Counter { id: 0 } => None,
-            _ => return None,
+            | EventKind::Counter { id: 0 } => (None, None),
+            EventKind::Counter { id }
+            | EventKind::AsyncBegin { id }
+            | EventKind::AsyncInstant { id }
+            | EventKind::AsyncEnd { id }
+            | EventKind::FlowBegin { id }
+            | EventKind::FlowStep { id }
+            | EventKind::FlowEnd { id } => (None, Some(id)),
         };
         let phase = phase(&view.kind);
         let names = Names::of(ctx, phase[0], view.category, view.name)?;
-        let opens_args = view.arg_count > 0 && end.is_none();
+        // The arguments open in the piece after the timestamp when nothing
+        // comes between.
+        let opens_args = view.arg_count > 0 && end.is_none() && id.is_none();
         let after_ts = OfThread::of(view.thread, phase == b"i", opens_args);
         if first {
             line.text(b"\n")?;
@@ -200,19 +208,34 @@ impl EventObjects {
             let dur = clock.ns(end).saturating_sub(begin);
             line.u64(dur / 1000)?;
             fraction_block(line, dur)?;
-            if view.arg_count > 0 {
-                line.text(b",\"args\":{")?;
+        }
+        if let Some(id) = id {
+            line.text(b",\"id\":\"")?;
+            line.hex(id)?;
+            line.text(b"\"")?;
+            if matches!(
+                view.kind,
+                EventKind::FlowStep { .. } | EventKind::FlowEnd { .. }
+            ) {
+                line.text(b",\"bp\":\"e\"")?;
             }
         }
         if view.arg_count > 0 {
+            if !opens_args {
+                line.text(b",\"args\":{")?;
+            }
             let mut read = 0;
             for (i, words) in view.arg_words().enumerate() {
-                let (name, value) = words.int()?;
                 if i > 0 {
                     line.text(b",")?;
                 }
-                line.piece(self.keys.indexed(ctx, name))?;
-                line.int(value)?;
+                match words.int() {
+                    Some((name, value)) => {
+                        line.piece(self.keys.indexed(ctx, name))?;
+                        line.int(value)?;
+                    }
+                    None => self.string_or_float(line, ctx, words)?,
+                }
                 read += 1;
             }
             if read != usize::from(view.arg_count) {
@@ -221,6 +244,38 @@ impl EventObjects {
             line.text(b"}")?;
         }
         line.text(b"}")
+    }
+
+    /// Appends `"key":value` of an argument named by index whose value is
+    /// a string by index (not the empty one) or a float: the other
+    /// arguments of the usual event. `None` for any other, or where the
+    /// object does not fit.
+    #[inline(always)]
+    fn string_or_float(
+        &mut self,
+        line: &mut Blocks<'_>,
+        ctx: &Context<'_>,
+        words: ArgWords<'_>,
+    ) -> Option<()> {
+        let arg = words.view()?;
+        let StrRef::Indexed(name) = arg.name else {
+            return None;
+        };
+        match arg.value {
+            ArgValueView::Str(StrRef::Indexed(value)) => {
+                line.piece(self.keys.indexed(ctx, name))?;
+                line.piece(self.strings.indexed(ctx, value))
+            }
+            ArgValueView::F64(x) => {
+                line.piece(self.keys.indexed(ctx, name))?;
+                if x.is_finite() {
+                    line.bytes(zmij::Buffer::new().format_finite(x).as_bytes())
+                } else {
+                    line.text(b"null")
+                }
+            }
+            _ => None,
+        }
     }
 
     /// The clock of `tps` ticks per second (the last one's, or a new one).
