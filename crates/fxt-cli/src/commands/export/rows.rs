@@ -22,6 +22,7 @@ use crate::clock::Clock;
 use crate::error::Error;
 use crate::input::Input;
 use crate::keep::Fix;
+use crate::recent::thread_slot;
 use crate::samples::{allocs, sample_of, Names};
 
 /// An open duration begin or async begin.
@@ -58,10 +59,10 @@ pub struct Rows<'a> {
     pub names: Names,
     /// Samples waiting for the slice they were taken in.
     samples: SampleRows,
-    /// The names of the thread whose row was written last (rows of one
-    /// thread come in runs): provider, pid, tid and the provider's,
-    /// process's and thread's names.
-    last_names: Option<(Option<u32>, u64, u64, Names3<'a>)>,
+    /// The names of the threads whose rows were written lately, by slot
+    /// (threads take turns): provider, pid, tid and the provider's,
+    /// process's and thread's names. A thread here is noted as seen.
+    recent_names: [Option<(Option<u32>, u64, u64, Names3<'a>)>; NAMES_SLOTS],
     /// Whether the event being written has its table's last row's key
     /// (its [`row::Key`] columns are that row's).
     again: bool,
@@ -135,6 +136,9 @@ struct Begun<'b> {
 /// The provider's, process's and thread's names of a row.
 type Names3<'a> = [Option<&'a str>; 3];
 
+/// Slots of [`Rows::recent_names`].
+const NAMES_SLOTS: usize = 16;
+
 /// The koids of a thread field (0 for an undefined one, which the first
 /// pass has already left out).
 fn koids(t: Thread) -> (u64, u64) {
@@ -173,7 +177,7 @@ impl<'a> Rows<'a> {
             next_id: 0,
             names: Names::default(),
             samples: SampleRows::default(),
-            last_names: None,
+            recent_names: [None; NAMES_SLOTS],
             again: false,
             last_keys: [NO_KEY; 3],
             clock: None,
@@ -181,9 +185,11 @@ impl<'a> Rows<'a> {
     }
 
     /// The provider's, process's and thread's names of thread `(pid,
-    /// tid)` of `provider`.
+    /// tid)` of `provider`, which is noted as seen.
+    #[inline]
     fn names_of(&mut self, provider: Option<u32>, pid: u64, tid: u64) -> Names3<'a> {
-        match self.last_names {
+        let slot = &mut self.recent_names[thread_slot(tid, NAMES_SLOTS)];
+        match *slot {
             Some((p, i, t, names)) if (p, i, t) == (provider, pid, tid) => names,
             _ => {
                 let labels = self.labels;
@@ -192,7 +198,8 @@ impl<'a> Rows<'a> {
                     labels.process(pid, provider),
                     labels.thread(tid),
                 ];
-                self.last_names = Some((provider, pid, tid, names));
+                *slot = Some((provider, pid, tid, names));
+                self.seen.thread(pid, tid, provider);
                 names
             }
         }
@@ -442,7 +449,6 @@ impl<'a> Rows<'a> {
     where
         'a: 'b,
     {
-        self.seen.thread(pid, tid, provider);
         let [provider_name, process, thread] = self.names_of(provider, pid, tid);
         let key = row::Key {
             source: row::Source {
