@@ -14,10 +14,11 @@ use super::args::{Args, Value};
 use super::labels::{Labels, Seen};
 use super::nesting::Nesting;
 use super::samples::{Context, SampleRows};
-use super::scan::{async_key, ns as ticks_to_ns, pid_of, AsyncKey, Stacks, ThreadKey};
+use super::scan::{async_key, ns as ticks_to_ns, pid_of, AsyncKey, Stacks};
 use super::schema::{self as row, ArgMaps, Tables};
 use super::summary::Summary;
 use super::tasks;
+use super::threads::ThreadStacks;
 use crate::clock::Clock;
 use crate::error::Error;
 use crate::input::Input;
@@ -51,7 +52,7 @@ pub struct Rows<'a> {
     pub summary: &'a mut Summary,
     /// Threads and processes the rows mention.
     pub seen: Seen,
-    durations: Stacks<ThreadKey, Open>,
+    durations: ThreadStacks<Open>,
     asyncs: Stacks<AsyncKey, Open>,
     /// Arrival index of the next slice (its `id`).
     next_id: u64,
@@ -62,7 +63,7 @@ pub struct Rows<'a> {
     /// The names of the threads whose rows were written lately, by slot
     /// (threads take turns): provider, pid, tid and the provider's,
     /// process's and thread's names. A thread here is noted as seen.
-    recent_names: [Option<(Option<u32>, u64, u64, Names3<'a>)>; NAMES_SLOTS],
+    recent_names: [Option<NamedThread<'a>>; NAMES_SLOTS],
     /// Whether the event being written has its table's last row's key
     /// (its [`row::Key`] columns are that row's).
     again: bool,
@@ -136,6 +137,9 @@ struct Begun<'b> {
 /// The provider's, process's and thread's names of a row.
 type Names3<'a> = [Option<&'a str>; 3];
 
+/// A thread of a provider (provider, pid, tid) and its names.
+type NamedThread<'a> = (Option<u32>, u64, u64, Names3<'a>);
+
 /// Slots of [`Rows::recent_names`].
 const NAMES_SLOTS: usize = 16;
 
@@ -172,7 +176,7 @@ impl<'a> Rows<'a> {
             tables,
             summary,
             seen: Seen::default(),
-            durations: Stacks::default(),
+            durations: ThreadStacks::default(),
             asyncs: Stacks::default(),
             next_id: 0,
             names: Names::default(),
@@ -290,7 +294,7 @@ impl<'a> Rows<'a> {
                 })?;
                 self.event(provider, tps, event)
             }
-            EventKind::DurationEnd => match self.durations.pop(&(provider, e.thread)) {
+            EventKind::DurationEnd => match self.durations.pop((provider, e.thread)) {
                 Some(begin) => self.slice(provider, begin, ts, "duration", None, args),
                 // The first pass left out every end without a begin.
                 None => Err(Error::msg("internal error: a kept end has no begin")),
@@ -483,7 +487,7 @@ impl<'a> Rows<'a> {
                 self.durations.push(key, open);
                 Ok(())
             }
-            EventKind::DurationEnd => match self.durations.pop(&(provider, e.thread)) {
+            EventKind::DurationEnd => match self.durations.pop((provider, e.thread)) {
                 Some(begin) => self.slice(provider, begin, ts, "duration", None, args),
                 // The first pass left out every end without a begin.
                 None => Err(Error::msg("internal error: a kept end has no begin")),
