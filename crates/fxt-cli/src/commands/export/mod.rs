@@ -28,6 +28,7 @@ mod schema;
 mod summary;
 mod table;
 mod tasks;
+mod threads;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -14,14 +14,16 @@ use super::args::{Args, Value};
 use super::labels::{Labels, Seen};
 use super::nesting::Nesting;
 use super::samples::{Context, SampleRows};
-use super::scan::{async_key, ns as ticks_to_ns, pid_of, AsyncKey, Stacks, ThreadKey};
+use super::scan::{async_key, ns as ticks_to_ns, pid_of, AsyncKey, Stacks};
 use super::schema::{self as row, ArgMaps, Tables};
 use super::summary::Summary;
 use super::tasks;
+use super::threads::ThreadStacks;
 use crate::clock::Clock;
 use crate::error::Error;
 use crate::input::Input;
 use crate::keep::Fix;
+use crate::recent::thread_slot;
 use crate::samples::{allocs, sample_of, Names};
 
 /// An open duration begin or async begin.
@@ -50,7 +52,7 @@ pub struct Rows<'a> {
     pub summary: &'a mut Summary,
     /// Threads and processes the rows mention.
     pub seen: Seen,
-    durations: Stacks<ThreadKey, Open>,
+    durations: ThreadStacks<Open>,
     asyncs: Stacks<AsyncKey, Open>,
     /// Arrival index of the next slice (its `id`).
     next_id: u64,
@@ -58,10 +60,10 @@ pub struct Rows<'a> {
     pub names: Names,
     /// Samples waiting for the slice they were taken in.
     samples: SampleRows,
-    /// The names of the thread whose row was written last (rows of one
-    /// thread come in runs): provider, pid, tid and the provider's,
-    /// process's and thread's names.
-    last_names: Option<(Option<u32>, u64, u64, Names3<'a>)>,
+    /// The names of the threads whose rows were written lately, by slot
+    /// (threads take turns): provider, pid, tid and the provider's,
+    /// process's and thread's names. A thread here is noted as seen.
+    recent_names: [Option<NamedThread<'a>>; NAMES_SLOTS],
     /// Whether the event being written has its table's last row's key
     /// (its [`row::Key`] columns are that row's).
     again: bool,
@@ -135,6 +137,12 @@ struct Begun<'b> {
 /// The provider's, process's and thread's names of a row.
 type Names3<'a> = [Option<&'a str>; 3];
 
+/// A thread of a provider (provider, pid, tid) and its names.
+type NamedThread<'a> = (Option<u32>, u64, u64, Names3<'a>);
+
+/// Slots of [`Rows::recent_names`].
+const NAMES_SLOTS: usize = 16;
+
 /// The koids of a thread field (0 for an undefined one, which the first
 /// pass has already left out).
 fn koids(t: Thread) -> (u64, u64) {
@@ -168,12 +176,12 @@ impl<'a> Rows<'a> {
             tables,
             summary,
             seen: Seen::default(),
-            durations: Stacks::default(),
+            durations: ThreadStacks::default(),
             asyncs: Stacks::default(),
             next_id: 0,
             names: Names::default(),
             samples: SampleRows::default(),
-            last_names: None,
+            recent_names: [None; NAMES_SLOTS],
             again: false,
             last_keys: [NO_KEY; 3],
             clock: None,
@@ -181,9 +189,11 @@ impl<'a> Rows<'a> {
     }
 
     /// The provider's, process's and thread's names of thread `(pid,
-    /// tid)` of `provider`.
+    /// tid)` of `provider`, which is noted as seen.
+    #[inline]
     fn names_of(&mut self, provider: Option<u32>, pid: u64, tid: u64) -> Names3<'a> {
-        match self.last_names {
+        let slot = &mut self.recent_names[thread_slot(tid, NAMES_SLOTS)];
+        match *slot {
             Some((p, i, t, names)) if (p, i, t) == (provider, pid, tid) => names,
             _ => {
                 let labels = self.labels;
@@ -192,7 +202,8 @@ impl<'a> Rows<'a> {
                     labels.process(pid, provider),
                     labels.thread(tid),
                 ];
-                self.last_names = Some((provider, pid, tid, names));
+                *slot = Some((provider, pid, tid, names));
+                self.seen.thread(pid, tid, provider);
                 names
             }
         }
@@ -283,7 +294,7 @@ impl<'a> Rows<'a> {
                 })?;
                 self.event(provider, tps, event)
             }
-            EventKind::DurationEnd => match self.durations.pop(&(provider, e.thread)) {
+            EventKind::DurationEnd => match self.durations.pop((provider, e.thread)) {
                 Some(begin) => self.slice(provider, begin, ts, "duration", None, args),
                 // The first pass left out every end without a begin.
                 None => Err(Error::msg("internal error: a kept end has no begin")),
@@ -442,7 +453,6 @@ impl<'a> Rows<'a> {
     where
         'a: 'b,
     {
-        self.seen.thread(pid, tid, provider);
         let [provider_name, process, thread] = self.names_of(provider, pid, tid);
         let key = row::Key {
             source: row::Source {
@@ -477,7 +487,7 @@ impl<'a> Rows<'a> {
                 self.durations.push(key, open);
                 Ok(())
             }
-            EventKind::DurationEnd => match self.durations.pop(&(provider, e.thread)) {
+            EventKind::DurationEnd => match self.durations.pop((provider, e.thread)) {
                 Some(begin) => self.slice(provider, begin, ts, "duration", None, args),
                 // The first pass left out every end without a begin.
                 None => Err(Error::msg("internal error: a kept end has no begin")),

@@ -14,15 +14,13 @@ use fxt_format::time::{ticks_per_second_or_default, ticks_to_ns};
 
 use super::labels::Labels;
 use super::nesting::{Intervals, Nesting, NO_THREAD};
+use super::threads::Numbers;
 use crate::error::Error;
 use crate::input::Input;
 use crate::keep::{Fix, Keep, Verdict};
 use crate::samples::{allocs, Gather, Names};
 use crate::walk::Walk;
 use fxt_format::samples::AllocKind;
-
-/// A thread of a provider (koids are the provider's).
-pub type ThreadKey = (Option<u32>, Thread);
 
 /// An async span's key: provider, process, category, name and id.
 pub type AsyncKey = (Option<u32>, u64, Text, Text, u64);
@@ -98,7 +96,8 @@ struct Pass<'d> {
     keep: Keep,
     labels: Labels,
     intervals: Intervals,
-    slots: FxHashMap<ThreadKey, u32>,
+    /// Each slice's thread, numbered.
+    slots: Numbers,
     asyncs: Stacks<AsyncKey, ()>,
     gather: Gather,
 }
@@ -112,7 +111,7 @@ pub fn scan(input: &mut Input, dir: &Path) -> Result<Scan, Error> {
         keep: Keep::new(false),
         labels: Labels::default(),
         intervals: Intervals::new(dir).map_err(|e| temp_error(dir, e))?,
-        slots: FxHashMap::default(),
+        slots: Numbers::default(),
         asyncs: Stacks::default(),
         gather: Gather::default(),
     };
@@ -190,9 +189,8 @@ impl Pass<'_> {
     ) -> Result<(), Error> {
         let provider = ctx.provider_id();
         let tps = ticks_per_second_or_default(ctx.ticks_per_second());
-        let next = self.slots.len() as u32;
         let slots = &mut self.slots;
-        let mut slot = || *slots.entry((provider, thread)).or_insert(next);
+        let mut slot = || slots.number((provider, thread));
         let key = |id| {
             let (category, name) = texts();
             (provider, pid_of(thread), category, name, id)
