@@ -32,6 +32,7 @@ use fxt_format::encode::ArgValue;
 use crate::callsite::{Callsite, Site};
 use crate::clock;
 use crate::memory::filler::Store;
+use crate::ring::Record;
 use crate::thread::{self, with_writer, Writer};
 use simple::Layout;
 
@@ -68,6 +69,53 @@ pub(crate) fn duration_complete_at(site: Site, start: u64, end: u64, args: &[Arg
     };
     if !try_fast(site, ty::DURATION_COMPLETE, times, Some(0), args) {
         slow_copied(site, ty::DURATION_COMPLETE, times, Some(0), args);
+    }
+}
+
+/// A record reserved on the hot path for a caller that lays out its
+/// words itself: a record of a fixed layout whose header and argument
+/// headers the caller computed once (a task's poll, `crate::task`),
+/// stored word by word with no per-argument matching. The words are
+/// those `fxt_format::encode::Event` and [`simple`] write (the caller's
+/// tests compare them).
+pub(crate) struct Reserved<'a> {
+    record: Record<'a>,
+    store: Store<'a>,
+    base: u64,
+}
+
+/// Reserves `words` words for an event of `site` through the thread's
+/// cursor, if its gate is open for the site's session and the chunk has
+/// room (`None`: nothing was reserved; write the event through the
+/// general functions, which take the slow path).
+#[inline(always)]
+pub(crate) fn reserve(site: Site, words: usize) -> Option<Reserved<'static>> {
+    let local = thread::local();
+    let record = local.cursor.reserve(site.token(), words)?;
+    // The hot path is never crash-safe: such a session keeps the gate
+    // closed (its records need the filler protocol of the slow path).
+    let store = Store::begin(record.slots(), words, false);
+    Some(Reserved {
+        store,
+        base: local.header_base(site),
+        record,
+    })
+}
+
+impl Reserved<'_> {
+    /// Stores word `i` (1 up to the size reserved, excluded).
+    #[inline(always)]
+    pub(crate) fn put(&self, i: usize, w: u64) {
+        self.store.put(i, w);
+    }
+
+    /// Stores the header of an event of type `ty` with `args` arguments,
+    /// then publishes the record (every other word stored).
+    #[inline(always)]
+    pub(crate) fn publish(self, ty: u64, args: usize) {
+        let words = self.record.slots().len();
+        self.store.end(simple::event_header(self.base, ty, args, words));
+        self.record.publish();
     }
 }
 

@@ -42,6 +42,7 @@
 //! its waker wrapper.
 
 mod name;
+mod record;
 #[cfg(feature = "tokio")]
 pub mod tokio;
 mod wake;
@@ -57,8 +58,9 @@ use std::sync::Arc;
 use fxt_format::encode::{ArgValue, StringRef};
 
 use crate::macro_support::{self as ms, Callsite, KeyCache, Site};
-use crate::{clock, emit};
+use crate::clock;
 use name::Name;
+pub(crate) use record::poll_records;
 pub use name::CATEGORY;
 use wake::{TaskState, Wrapped};
 
@@ -287,7 +289,7 @@ fn location_text<'a>(at: &Location<'_>, buf: &'a mut [u8; 256]) -> &'a str {
 /// The wake that caused a poll: the scheduling delay in ns and the id of
 /// the task that woke it (0: none; `wake::DRIVER`: a Tokio runtime's I/O
 /// or timer driver).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Woke {
     pub(crate) delay: u64,
     pub(crate) by: u64,
@@ -313,51 +315,6 @@ impl Drop for PollEnd {
     fn drop(&mut self) {
         wake::set_current(self.outer);
         poll_records(self.site, self.id, self.start, self.woke);
-    }
-}
-
-/// A poll's record, written once it returned (see [`PollEnd`]): the
-/// duration on this thread from `start` to now, with what readers derive
-/// the task's track and the wake's arrow from
-/// (`fxt_format::derived::task`).
-pub(crate) fn poll_records(site: Site, id: u64, start: u64, woke: Option<Woke>) {
-    let end = ms::now().max(start);
-    let took = clock::ticks_to_ns(end - start);
-    // Relaxed: see `long_poll_threshold`.
-    let long = took >= LONG_POLL_NS.load(Ordering::Relaxed);
-    let task = ArgValue::U64(id);
-    let delay = woke.map_or(ArgValue::Null, |w| ArgValue::U64(w.delay));
-    let thread = match woke {
-        Some(w) if w.thread != 0 => ArgValue::U64(w.thread),
-        _ => ArgValue::Null,
-    };
-    let by_driver = woke.is_some_and(|w| w.by == wake::DRIVER);
-    let by = match woke {
-        Some(w) if w.by != 0 && !by_driver => ArgValue::U64(w.by),
-        _ => ArgValue::Null,
-    };
-    let driver = if by_driver {
-        ArgValue::Bool(true)
-    } else {
-        ArgValue::Null
-    };
-    // Only the arguments a poll has, up to the last one; each list of a
-    // length known here (a slice of a length known only at run time is
-    // copied through memory on its way to the record, a stall that cost
-    // more than the record's stores).
-    let at = |args: &[ArgValue<'_>]| emit::duration_complete_at(site, start, end, args);
-    if long {
-        at(&[task, delay, thread, by, driver, ArgValue::Bool(true)]);
-    } else if by_driver {
-        at(&[task, delay, thread, by, driver]);
-    } else if !matches!(by, ArgValue::Null) {
-        at(&[task, delay, thread, by]);
-    } else if !matches!(thread, ArgValue::Null) {
-        at(&[task, delay, thread]);
-    } else if woke.is_some() {
-        at(&[task, delay]);
-    } else {
-        at(&[task]);
     }
 }
 

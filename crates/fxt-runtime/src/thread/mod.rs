@@ -671,4 +671,4 @@ fn source_index(_: ()) -> usize {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

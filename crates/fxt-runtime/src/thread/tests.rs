@@ -130,8 +130,9 @@ fn fast_cursor_off_after_writer_destroyed() {
     let _ = std::fs::remove_file(&path);
 }
 
-/// One session at a time among these tests (they run in parallel).
-fn sessions() -> std::sync::MutexGuard<'static, ()> {
+/// One session at a time among the crate's tests that start one (they
+/// run in parallel).
+pub(crate) fn sessions() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
