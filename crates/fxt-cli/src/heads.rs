@@ -108,6 +108,35 @@ impl Key for OfThread {
     }
 }
 
+/// A piece made of an event's thread and its category and name (dump's
+/// ` thread=… category=… name=…`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct ThreadNames {
+    thread: Thread,
+    names: Names,
+}
+
+impl ThreadNames {
+    /// The key of `thread` with `names`.
+    #[inline(always)]
+    pub fn of(thread: Thread, names: Names) -> Self {
+        ThreadNames { thread, names }
+    }
+}
+
+impl Key for ThreadNames {
+    /// The thread's slot among 16 ([`crate::recent::thread_slot`]) in the
+    /// high bits, the names' (without their phase) in the low four.
+    #[inline(always)]
+    fn slot(&self) -> usize {
+        let thread = match self.thread {
+            Thread::Known { thread, .. } => thread_slot(thread, SLOTS / 16),
+            Thread::Undefined(index) => usize::from(index),
+        };
+        (thread << 4) | ((self.names.slot() >> 3) & 15)
+    }
+}
+
 /// The index of a string field that is not inline (0 for the empty
 /// string).
 #[inline(always)]

@@ -414,9 +414,10 @@ fn dump_prints_string_and_float_arguments_as_each_event_is_decoded() {
 }
 
 /// Threads taking turns, two of them in one slot of the pieces kept by
-/// thread (koids 3 and 67), two names in one slot of the pieces kept by
-/// strings (indices 3 and 35), and then the thread indices and both names
-/// redefined: every line's thread, category and name are its own, whether
+/// thread (koids 3 and 67) with two names in one slot (indices 3 and 35),
+/// and then two thread indices and both names redefined (one thread kept,
+/// whose pieces would read the old names if kept under the indices
+/// alone): every line's thread, category and name are its own, whether
 /// written in blocks or piece by piece (`--offsets`).
 #[test]
 fn dump_lines_of_threads_taking_turns_carry_their_own_thread_and_names() {
@@ -441,7 +442,7 @@ fn dump_lines_of_threads_taking_turns_carry_their_own_thread_and_names() {
     let mut ts = 0;
     let rounds = [
         ([(1, 3), (1, 67), (2, 4)], ["n", "w"]),
-        ([(9, 67), (9, 3), (8, 5)], ["m", "v"]),
+        ([(9, 67), (9, 3), (2, 4)], ["m", "v"]),
     ];
     for (round, (koids, names)) in rounds.into_iter().enumerate() {
         for (index, &(process, thread)) in koids.iter().enumerate() {
@@ -456,8 +457,10 @@ fn dump_lines_of_threads_taking_turns_carry_their_own_thread_and_names() {
         }
         for i in 0..40 {
             let thread = i % 3;
-            // Round 1 starts with the name round 0 ended with.
-            let name = (i / 2 + round) % 2;
+            // Each thread's events two by two under one name: thread 2/4,
+            // the same in both rounds, starts round 1 with the name it
+            // ended round 0 with.
+            let name = i / 6 % 2;
             let kind = match kinds[(i / 3 + round) % kinds.len()] {
                 EventKind::DurationComplete { .. } => EventKind::DurationComplete { end: ts + 5 },
                 other => other,

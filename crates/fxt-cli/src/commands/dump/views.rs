@@ -12,7 +12,7 @@ use fxt_format::encode::split_blob::{PARTS_KEY, SIZE_KEY};
 
 use super::id_or_end;
 use crate::formatted::{Form, Formatted};
-use crate::heads::{Heads, Names, OfThread};
+use crate::heads::{Heads, Names, ThreadNames};
 use crate::names::event_kind_name;
 use crate::piece::{put_f64, put_i64, put_u64, Blocks, HighDigits, Piece};
 
@@ -70,11 +70,9 @@ pub struct EventLines {
     kinds: Kinds,
     /// The leading digits of the last timestamp.
     ts_digits: HighDigits,
-    /// The ` thread=…` of recent events, by thread.
-    threads: Heads<OfThread>,
-    /// The ` category=… name=…` of recent events whose strings are by
-    /// index, by strings.
-    names: Heads<Names>,
+    /// The ` thread=… category=… name=…` of recent events whose strings
+    /// are by index, by thread and strings.
+    tails: Heads<ThreadNames>,
 }
 
 /// The `kind ts=` that begins the line of each event kind, made once
@@ -156,17 +154,15 @@ impl EventLines {
             line.extend_from_slice(label.as_bytes());
             put_u64(line, n);
         }
-        let thread = OfThread::of(view.thread, false, false);
-        self.threads
-            .get(thread, |piece| thread_field(piece, &view.thread))
-            .put(line);
         let quoted = &mut self.quoted;
         match Names::of(ctx, 0, view.category, view.name) {
             Some(names) => self
-                .names
-                .get(names, |piece| category_name(piece, quoted, ctx, view))
+                .tails
+                .get(ThreadNames::of(view.thread, names), |piece| {
+                    tail(piece, quoted, ctx, view)
+                })
                 .put(line),
-            None => category_name(line, quoted, ctx, view),
+            None => tail(line, quoted, ctx, view),
         }
         let line_is = self.args(line, ctx, view, payloads, join);
         if line_is != Line::Written {
@@ -210,16 +206,9 @@ impl EventLines {
             }
             _ => {}
         }
-        let thread = OfThread::of(view.thread, false, false);
-        line.piece(
-            self.threads
-                .get(thread, |piece| thread_field(piece, &view.thread)),
-        )?;
         let quoted = &mut self.quoted;
-        line.piece(
-            self.names
-                .get(names, |piece| category_name(piece, quoted, ctx, view)),
-        )?;
+        let key = ThreadNames::of(view.thread, names);
+        line.piece(self.tails.get(key, |piece| tail(piece, quoted, ctx, view)))?;
         let candidate = join && view.kind == EventKind::Instant && view.arg_count == 2;
         let mut group = candidate;
         let mut read = 0;
@@ -384,19 +373,15 @@ impl EventLines {
     }
 }
 
-/// Appends ` thread=…`.
-fn thread_field(out: &mut Vec<u8>, t: &Thread) {
-    out.extend_from_slice(b" thread=");
-    thread(out, t);
-}
-
-/// Appends ` category=… name=…` of `view`.
-fn category_name(
+/// Appends ` thread=… category=… name=…` of `view`.
+fn tail(
     out: &mut Vec<u8>,
     quoted: &mut Formatted<Quoted>,
     ctx: &Context<'_>,
     view: &EventView<'_>,
 ) {
+    out.extend_from_slice(b" thread=");
+    thread(out, &view.thread);
     out.extend_from_slice(b" category=");
     quoted.write(out, ctx, view.category);
     out.extend_from_slice(b" name=");
