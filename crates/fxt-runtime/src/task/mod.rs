@@ -57,11 +57,11 @@ use std::sync::Arc;
 
 use fxt_format::encode::{ArgValue, StringRef};
 
-use crate::macro_support::{self as ms, Callsite, KeyCache, Site};
 use crate::clock;
+use crate::macro_support::{self as ms, Callsite, KeyCache, Site};
 use name::Name;
-pub(crate) use record::poll_records;
 pub use name::CATEGORY;
+pub(crate) use record::poll_records;
 use wake::{TaskState, Wrapped};
 
 static GATE_KEYS: [KeyCache; 0] = [];
