@@ -114,7 +114,8 @@ impl Reserved<'_> {
     #[inline(always)]
     pub(crate) fn publish(self, ty: u64, args: usize) {
         let words = self.record.slots().len();
-        self.store.end(simple::event_header(self.base, ty, args, words));
+        self.store
+            .end(simple::event_header(self.base, ty, args, words));
         self.record.publish();
     }
 }
