@@ -294,4 +294,64 @@ mod tests {
             assert_eq!(args, want, "variant {k} ({woke:?}): arguments");
         }
     }
+
+    /// Writes `n` polls' records (every variant in turn, through
+    /// [`poll_records`], as a poll does) on a thread of its own in a
+    /// session of `config` (finished to its file when `file`); the
+    /// session's stats.
+    fn polls_in(config: crate::Config, n: usize, file: bool) -> crate::Stats {
+        let session = crate::start(config).unwrap();
+        std::thread::spawn(move || {
+            let site = name::callsite(Name::Given("poll-record-count"))
+                .site()
+                .expect("the category records");
+            let variants = variants();
+            for i in 0..n {
+                let start = ms::now();
+                poll_records(site, i as u64 + 1, start, variants[i % variants.len()]);
+            }
+        })
+        .join()
+        .unwrap();
+        match file {
+            true => session.finish().unwrap(),
+            false => session.finish_to_writer(&mut std::io::sink()).unwrap(),
+        }
+    }
+
+    /// Every poll's record is written or counted as dropped, through what
+    /// the fast writer leaves to the general functions: chunks filled and
+    /// rolled over, a circular buffer's overwrites, a full oneshot buffer,
+    /// a crash-safe session (whose gate never opens).
+    #[test]
+    fn every_poll_is_written_or_counted() {
+        let _g = crate::thread::tests::sessions();
+        let n = 20_000;
+        let small = || crate::Config::new().chunk_size(32 << 10);
+        let stats = polls_in(small(), n, false);
+        assert_eq!(stats.emitted_records_written, n as u64, "{stats:?}");
+        assert_eq!(stats.records_dropped, 0, "{stats:?}");
+        let circular = small().mode(crate::Mode::Circular).buffer_size(1 << 20);
+        let stats = polls_in(circular, n, false);
+        assert_eq!(
+            stats.emitted_records_written + stats.records_dropped,
+            n as u64
+        );
+        assert!(stats.records_dropped > 0, "overwritten: {stats:?}");
+        let full = small().drain(false).buffer_size(1 << 20);
+        let stats = polls_in(full, n, false);
+        assert_eq!(
+            stats.emitted_records_written + stats.records_dropped,
+            n as u64
+        );
+        assert!(
+            stats.limit_reached && stats.records_dropped > 0,
+            "{stats:?}"
+        );
+        let path = std::env::temp_dir().join(format!("fxt-polls-{}.fxt", std::process::id()));
+        let stats = polls_in(crate::Config::new().output(&path).crash_safe(true), n, true);
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(stats.emitted_records_written, n as u64, "{stats:?}");
+        assert_eq!(stats.records_dropped, 0, "{stats:?}");
+    }
 }
