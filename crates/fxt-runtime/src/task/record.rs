@@ -93,9 +93,8 @@ fn refill(k: &Keys, site: Site) -> Option<()> {
 #[inline(always)]
 pub(crate) fn poll_records(site: Site, id: u64, start: u64, woke: Option<Woke>) {
     let end = ms::now().max(start);
-    let took = clock::ticks_to_ns(end - start);
     // Relaxed: see `long_poll_threshold`.
-    let long = took >= LONG_POLL_NS.load(Ordering::Relaxed);
+    let long = clock::ticks_at_least_ns(end - start, LONG_POLL_NS.load(Ordering::Relaxed));
     if long || !fast(site, id, start, end, woke) {
         general(site, id, start, end, woke, long);
     }
