@@ -122,6 +122,24 @@ pub fn ticks_to_ns(ticks: u64) -> u64 {
     scale(ticks, NS_PER_TICK.load(Ordering::Relaxed))
 }
 
+/// Whether `ticks` of the live session's clock are at least `ns`
+/// nanoseconds: `ticks_to_ns(ticks) >= ns`, compared in fixed point (no
+/// rounding, no saturation to check: a multiplication and a compare).
+#[inline]
+pub fn ticks_at_least_ns(ticks: u64, ns: u64) -> bool {
+    // Relaxed: see `ticks_to_ns`.
+    at_least(ticks, NS_PER_TICK.load(Ordering::Relaxed), ns)
+}
+
+/// `scale(ticks, factor) >= ns`: `floor(t * f / 2^32) >= ns` exactly when
+/// `t * f >= ns * 2^32` (`ns` an integer), and both products fit 128
+/// bits (a saturated `scale` is `u64::MAX`, at least any `ns`, as the
+/// product then is).
+#[inline(always)]
+fn at_least(ticks: u64, factor: u64, ns: u64) -> bool {
+    u128::from(ticks) * u128::from(factor) >= u128::from(ns) << NS_PER_TICK_SHIFT
+}
+
 /// `ticks` times the fixed-point `factor` (saturating).
 #[inline(always)]
 fn scale(ticks: u64, factor: u64) -> u64 {
@@ -301,5 +319,33 @@ mod tests {
         }
         assert_eq!(ns_per_tick_fixed(f64::NAN), ONE_NS);
         assert_eq!(ns_per_tick_fixed(0.0), ONE_NS);
+    }
+
+    /// The long-poll check in fixed point says what converting and
+    /// comparing says, at the edges (exactly at the threshold, one off,
+    /// saturated conversions).
+    #[test]
+    fn at_least_compares_as_the_conversion_does() {
+        let factors = [
+            ONE_NS,
+            ns_per_tick_fixed(2.1e9),
+            ns_per_tick_fixed(1e6),
+            1,
+            u64::MAX,
+        ];
+        let ticks = [0u64, 1, 7, 21_000_000, 2_995_200_123, 1 << 40, u64::MAX];
+        for factor in factors {
+            for t in ticks {
+                let ns = scale(t, factor);
+                let near = [ns.saturating_sub(1), ns, ns.saturating_add(1)];
+                for n in near.into_iter().chain([0, 1, 10_000_000, u64::MAX]) {
+                    assert_eq!(
+                        at_least(t, factor, n),
+                        ns >= n,
+                        "{t} ticks at {factor:#x}: {ns} ns against {n}"
+                    );
+                }
+            }
+        }
     }
 }

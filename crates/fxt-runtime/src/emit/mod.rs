@@ -16,6 +16,12 @@
 //!   which registers, rolls chunks over and writes through the same cursor
 //!   — with the same [`simple`] encoder when it can, else [`general`].
 //!
+//! * A writer of its own ([`reserve`]): for a record of a fixed layout
+//!   whose header and argument headers its caller computes once (a
+//!   task's poll, `crate::task`), the hot path's reservation and stores
+//!   with no argument matching; what it cannot reserve goes through the
+//!   functions above.
+//!
 //! Every record is stored through `crate::memory::filler::Store` (header
 //! last; in a crash-safe session behind a filler). The layout is the one
 //! of `fxt_format::encode::Event`; a test checks both produce the same

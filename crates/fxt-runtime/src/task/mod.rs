@@ -234,19 +234,18 @@ fn traced_poll<F: Future>(
         by: woken_by,
         thread: woken_on,
     });
-    let result = {
-        // A guard, so a poll that panics is recorded too; dropped where it
-        // stands at the end of this block (`drop(end)` would move it
-        // first: a copy).
-        let _end = PollEnd {
-            site,
-            id,
-            start,
-            woke,
-            outer: wake::set_current(id),
-        };
-        inner.poll(&mut Context::from_waker(waker))
+    // A guard, so that a poll that panics is recorded too (its drop,
+    // out of line, on the unwind only); after a poll that returned, the
+    // record is written here, inline, with what is still in registers.
+    let end = PollEnd {
+        site,
+        id,
+        start,
+        woke,
+        outer: wake::set_current(id),
     };
+    let result = inner.poll(&mut Context::from_waker(waker));
+    core::mem::ManuallyDrop::new(end).finish();
     if result.is_ready() {
         run.done = true;
         ms::async_end(site, id, &[ArgValue::U64(id)]);
@@ -311,10 +310,18 @@ struct PollEnd {
     outer: u64,
 }
 
-impl Drop for PollEnd {
-    fn drop(&mut self) {
+impl PollEnd {
+    /// Gives the thread back its current task and writes the record.
+    #[inline(always)]
+    fn finish(&self) {
         wake::set_current(self.outer);
         poll_records(self.site, self.id, self.start, self.woke);
+    }
+}
+
+impl Drop for PollEnd {
+    fn drop(&mut self) {
+        self.finish();
     }
 }
 

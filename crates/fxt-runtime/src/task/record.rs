@@ -60,18 +60,17 @@ const U64: u64 = arg_type::U64 | (2 << 4);
 const NULL: u64 = arg_type::NULL | (1 << 4);
 const TRUE: u64 = arg_type::BOOL | (1 << 4) | (1 << 32);
 
-/// The keys' bits for `site` (see [`Keys`]), read from its key caches
-/// when this thread has not yet found them for its session; `None` when
-/// they are not all indexed in it.
+/// The calling thread's [`Keys`].
 #[inline(always)]
-fn keys(site: Site) -> Option<[u64; POLL_KEYS]> {
-    KEYS.with(|k| {
-        let token = site.token();
-        if k.token.get() != token {
-            refill(k, site)?;
-        }
-        Some(core::array::from_fn(|i| k.bits[i].get()))
-    })
+fn keys() -> &'static Keys {
+    // Not `KEYS.with(|k| ...)` around the writer: out of line (it is not
+    // always inlined), it would take the record's stores with it.
+    let k: *const Keys = KEYS.with(|k| k as *const Keys);
+    // SAFETY: `KEYS` is a `const`-initialized thread local without a
+    // destructor, so its storage is valid, and never moved, for the whole
+    // life of this thread; `Keys` is neither `Send` nor `Sync` (its
+    // `Cell`s), so the reference cannot leave this thread.
+    unsafe { &*k }
 }
 
 /// Fills `k` from `site`'s key caches (once per session and thread).
@@ -89,13 +88,13 @@ fn refill(k: &Keys, site: Site) -> Option<()> {
 /// A poll's record, written once it returned (see the parent module's
 /// `PollEnd`): the duration on this thread from `start` to now, with what
 /// readers derive the task's track and the wake's arrow from
-/// (`fxt_format::derived::task`).
-#[inline]
+/// (`fxt_format::derived::task`). Inlined: in a traced poll, what it
+/// needs is still in registers.
+#[inline(always)]
 pub(crate) fn poll_records(site: Site, id: u64, start: u64, woke: Option<Woke>) {
     let end = ms::now().max(start);
-    let took = clock::ticks_to_ns(end - start);
     // Relaxed: see `long_poll_threshold`.
-    let long = took >= LONG_POLL_NS.load(Ordering::Relaxed);
+    let long = clock::ticks_at_least_ns(end - start, LONG_POLL_NS.load(Ordering::Relaxed));
     if long || !fast(site, id, start, end, woke) {
         general(site, id, start, end, woke, long);
     }
@@ -105,62 +104,52 @@ pub(crate) fn poll_records(site: Site, id: u64, start: u64, woke: Option<Woke>) 
 /// (see the module docs); `false`: nothing was written.
 #[inline(always)]
 fn fast(site: Site, id: u64, start: u64, end: u64, woke: Option<Woke>) -> bool {
-    let Some([task, delay, thread, by, driver, _]) = keys(site) else {
+    let k = keys();
+    if k.token.get() != site.token() && refill(k, site).is_none() {
         return false;
-    };
+    }
+    // Each key read where it is used (a poll no wake caused reads one).
     let Some(w) = woke else {
-        // `task` alone.
-        let Some(r) = emit::reserve(site, 5) else {
-            return false;
-        };
-        r.put(1, start);
-        r.put(2, U64 | task);
-        r.put(3, id);
-        r.put(4, end);
-        r.publish(event_type::DURATION_COMPLETE, 1);
-        return true;
+        return write(site, 1, [start, U64 | k.bits[0].get(), id], [], end);
     };
+    let [task, delay, thread, by, driver, _] = &k.bits;
+    let [task, delay, thread, by, driver] = [task, delay, thread, by, driver].map(Cell::get);
     // `task` and `delay`, then `waker_thread` (null when the wake was not
     // recorded but `woken_by` or `woken_by_driver` follows), then
     // `woken_by` or, for a driver's wake, a null `woken_by` and
     // `woken_by_driver`: the arguments up to the last a poll has.
-    let by_driver = w.by == wake::DRIVER;
-    let by_task = w.by != 0 && !by_driver;
-    let thread_words = match (w.thread != 0, w.by != 0) {
-        (true, _) => 2,
-        (false, true) => 1,
-        (false, false) => 0,
-    };
-    let by_words = if w.by != 0 { 2 } else { 0 };
-    let words = 7 + thread_words + by_words;
-    let args = 2 + usize::from(thread_words != 0) + by_words / 2 + usize::from(by_driver);
-    let Some(r) = emit::reserve(site, words) else {
+    let head = [start, U64 | task, id, U64 | delay, w.delay];
+    let (null_thread, null_by, driver) = (NULL | thread, NULL | by, TRUE | driver);
+    let (thread, by) = (U64 | thread, U64 | by);
+    match (w.thread, w.by) {
+        (0, 0) => write(site, 2, head, [], end),
+        (t, 0) => write(site, 3, head, [thread, t], end),
+        (0, wake::DRIVER) => write(site, 5, head, [null_thread, null_by, driver], end),
+        (t, wake::DRIVER) => write(site, 5, head, [thread, t, null_by, driver], end),
+        (0, b) => write(site, 4, head, [null_thread, by, b], end),
+        (t, b) => write(site, 4, head, [thread, t, by, b], end),
+    }
+}
+
+/// Writes a duration complete event of `args` arguments whose words
+/// after the header are `head`, `tail` and `end`, through the thread's
+/// cursor: one reservation of a size known here, then straight stores.
+/// `false`: nothing was written.
+#[inline(always)]
+fn write<const H: usize, const T: usize>(
+    site: Site,
+    args: usize,
+    head: [u64; H],
+    tail: [u64; T],
+    end: u64,
+) -> bool {
+    let Some(r) = emit::reserve(site, H + T + 2) else {
         return false;
     };
-    r.put(1, start);
-    r.put(2, U64 | task);
-    r.put(3, id);
-    r.put(4, U64 | delay);
-    r.put(5, w.delay);
-    let mut i = 6;
-    if w.thread != 0 {
-        r.put(i, U64 | thread);
-        r.put(i + 1, w.thread);
-        i += 2;
-    } else if w.by != 0 {
-        r.put(i, NULL | thread);
-        i += 1;
+    for (i, w) in head.into_iter().chain(tail).enumerate() {
+        r.put(i + 1, w);
     }
-    if by_task {
-        r.put(i, U64 | by);
-        r.put(i + 1, w.by);
-        i += 2;
-    } else if by_driver {
-        r.put(i, NULL | by);
-        r.put(i + 1, TRUE | driver);
-        i += 2;
-    }
-    r.put(i, end);
+    r.put(H + T + 1, end);
     r.publish(event_type::DURATION_COMPLETE, args);
     true
 }
@@ -303,5 +292,65 @@ mod tests {
             };
             assert_eq!(args, want, "variant {k} ({woke:?}): arguments");
         }
+    }
+
+    /// Writes `n` polls' records (every variant in turn, through
+    /// [`poll_records`], as a poll does) on a thread of its own in a
+    /// session of `config` (finished to its file when `file`); the
+    /// session's stats.
+    fn polls_in(config: crate::Config, n: usize, file: bool) -> crate::Stats {
+        let session = crate::start(config).unwrap();
+        std::thread::spawn(move || {
+            let site = name::callsite(Name::Given("poll-record-count"))
+                .site()
+                .expect("the category records");
+            let variants = variants();
+            for i in 0..n {
+                let start = ms::now();
+                poll_records(site, i as u64 + 1, start, variants[i % variants.len()]);
+            }
+        })
+        .join()
+        .unwrap();
+        match file {
+            true => session.finish().unwrap(),
+            false => session.finish_to_writer(&mut std::io::sink()).unwrap(),
+        }
+    }
+
+    /// Every poll's record is written or counted as dropped, through what
+    /// the fast writer leaves to the general functions: chunks filled and
+    /// rolled over, a circular buffer's overwrites, a full oneshot buffer,
+    /// a crash-safe session (whose gate never opens).
+    #[test]
+    fn every_poll_is_written_or_counted() {
+        let _g = crate::thread::tests::sessions();
+        let n = 20_000;
+        let small = || crate::Config::new().chunk_size(32 << 10);
+        let stats = polls_in(small(), n, false);
+        assert_eq!(stats.emitted_records_written, n as u64, "{stats:?}");
+        assert_eq!(stats.records_dropped, 0, "{stats:?}");
+        let circular = small().mode(crate::Mode::Circular).buffer_size(1 << 20);
+        let stats = polls_in(circular, n, false);
+        assert_eq!(
+            stats.emitted_records_written + stats.records_dropped,
+            n as u64
+        );
+        assert!(stats.records_dropped > 0, "overwritten: {stats:?}");
+        let full = small().drain(false).buffer_size(1 << 20);
+        let stats = polls_in(full, n, false);
+        assert_eq!(
+            stats.emitted_records_written + stats.records_dropped,
+            n as u64
+        );
+        assert!(
+            stats.limit_reached && stats.records_dropped > 0,
+            "{stats:?}"
+        );
+        let path = std::env::temp_dir().join(format!("fxt-polls-{}.fxt", std::process::id()));
+        let stats = polls_in(crate::Config::new().output(&path).crash_safe(true), n, true);
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(stats.emitted_records_written, n as u64, "{stats:?}");
+        assert_eq!(stats.records_dropped, 0, "{stats:?}");
     }
 }
