@@ -1,8 +1,8 @@
 //! The engine's layers import only downward: each top-level module of
 //! `src/` may name (`crate::m`, `use crate::{m, ..}`) only modules that
 //! come before it in [`LAYERS`], the order `src/lib.rs` and
-//! `docs/ARCHITECTURE.md` give. Test code (`#[cfg(test)] mod … { … }`,
-//! and a module's `tests.rs`) and comments are not counted.
+//! `docs/ARCHITECTURE.md` give. Test code (`#[cfg(test)] mod … { … }`) and
+//! comments are not counted.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -134,9 +134,7 @@ fn layers_import_only_downward() {
             .as_os_str()
             .to_string_lossy();
         let module = first.trim_end_matches(".rs").to_string();
-        // `lib.rs` names every layer; a `tests.rs` is the body of a
-        // `#[cfg(test)] mod tests;`, test code as an inline one is.
-        if module == "lib" || path.file_name().is_some_and(|n| n == "tests.rs") {
+        if module == "lib" {
             continue;
         }
         let Some(level) = LAYERS.iter().position(|m| *m == module) else {
