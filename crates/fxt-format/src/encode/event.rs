@@ -99,6 +99,22 @@ impl EventKind {
         }
     }
 
+    /// The id of a counter, async span or flow (its trailing word; a
+    /// complete event's is its end, not an id).
+    ///
+    /// ```
+    /// use fxt_format::encode::EventKind;
+    /// assert_eq!(EventKind::FlowStep { id: 7 }.id(), Some(7));
+    /// assert_eq!(EventKind::DurationComplete { end: 7 }.id(), None);
+    /// ```
+    #[inline]
+    pub const fn id(&self) -> Option<u64> {
+        match *self {
+            Self::DurationComplete { .. } => None,
+            _ => self.trailing_word(),
+        }
+    }
+
     /// The trailing type-specific word, if this type has one.
     #[inline]
     pub const fn trailing_word(&self) -> Option<u64> {

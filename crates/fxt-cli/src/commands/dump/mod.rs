@@ -541,15 +541,8 @@ fn format_record(out: &mut String, record: &Record, payloads: bool) {
 /// id of a counter, async span or flow, the end of a complete event.
 fn id_or_end(kind: EventKind) -> Option<(&'static str, u64)> {
     match kind {
-        EventKind::Counter { id }
-        | EventKind::AsyncBegin { id }
-        | EventKind::AsyncInstant { id }
-        | EventKind::AsyncEnd { id }
-        | EventKind::FlowBegin { id }
-        | EventKind::FlowStep { id }
-        | EventKind::FlowEnd { id } => Some((" id=", id)),
         EventKind::DurationComplete { end } => Some((" end=", end)),
-        _ => None,
+        _ => kind.id().map(|id| (" id=", id)),
     }
 }
 

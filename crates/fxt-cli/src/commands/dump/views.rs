@@ -189,22 +189,12 @@ impl EventLines {
         line.piece(self.kinds.of(view.kind))?;
         line.u64_near(view.timestamp, &mut self.ts_digits)?;
         // Blocks of known sizes: each label its own copy.
-        match view.kind {
-            EventKind::Counter { id }
-            | EventKind::AsyncBegin { id }
-            | EventKind::AsyncInstant { id }
-            | EventKind::AsyncEnd { id }
-            | EventKind::FlowBegin { id }
-            | EventKind::FlowStep { id }
-            | EventKind::FlowEnd { id } => {
-                line.text(b" id=")?;
-                line.u64(id)?;
-            }
-            EventKind::DurationComplete { end } => {
-                line.text(b" end=")?;
-                line.u64(end)?;
-            }
-            _ => {}
+        if let EventKind::DurationComplete { end } = view.kind {
+            line.text(b" end=")?;
+            line.u64(end)?;
+        } else if let Some(id) = view.kind.id() {
+            line.text(b" id=")?;
+            line.u64(id)?;
         }
         let quoted = &mut self.quoted;
         let key = ThreadNames::of(view.thread, names);

@@ -168,17 +168,9 @@ impl EventObjects {
     ) -> Option<()> {
         let (end, id) = match view.kind {
             EventKind::DurationComplete { end } => (Some(end), None),
-            EventKind::Instant
-            | EventKind::DurationBegin
-            | EventKind::DurationEnd
-            | EventKind::Counter { id: 0 } => (None, None),
-            EventKind::Counter { id }
-            | EventKind::AsyncBegin { id }
-            | EventKind::AsyncInstant { id }
-            | EventKind::AsyncEnd { id }
-            | EventKind::FlowBegin { id }
-            | EventKind::FlowStep { id }
-            | EventKind::FlowEnd { id } => (None, Some(id)),
+            // A counter's id 0 is no id.
+            EventKind::Counter { id: 0 } => (None, None),
+            kind => (None, kind.id()),
         };
         let phase = phase(&view.kind);
         let names = Names::of(ctx, phase[0], view.category, view.name)?;
