@@ -191,6 +191,13 @@ fn refused_by_all(case: &str, input: &str, stdin: Option<&[u8]>, message: &str) 
             "fxt {} on {case} wrote something",
             cmd.name
         );
+        // Not even an empty folder (export's tables) is left behind.
+        assert!(
+            !out_path.exists(),
+            "fxt {} on {case} created {}",
+            cmd.name,
+            out_path.display()
+        );
         assert_eq!(stdout(&out), "", "fxt {} on {case}", cmd.name);
     }
 }

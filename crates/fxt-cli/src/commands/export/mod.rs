@@ -107,9 +107,11 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             part.file_name
         )));
     }
+    let made = Folders::before(&args.output);
     std::fs::create_dir_all(&args.output)
         .map_err(|e| Error::msg(format!("cannot create {}: {e}", args.output.display())))?;
-    let (parts, summary) = parallel::export_all(&args.files, &host, &args.output, export_one)?;
+    let (parts, summary) = parallel::export_all(&args.files, &host, &args.output, export_one)
+        .inspect_err(|_| made.remove_empty())?;
     let mut rows: Vec<(&'static str, u64)> = schema::TABLES.iter().map(|t| (*t, 0)).collect();
     for mut part in parts {
         let metadata = existing::key_values(&host, &part.traces);
@@ -134,6 +136,28 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     }
     summary.print(&rows, &args.output.display().to_string());
     Ok(ExitCode::SUCCESS)
+}
+
+/// The folders an export would create (the output folder and its tables'),
+/// noted before it starts, so that an export that fails (an input that is
+/// not a trace) leaves no empty folders behind.
+struct Folders(Vec<PathBuf>);
+
+impl Folders {
+    /// The folders of `output` that do not exist yet, innermost first.
+    fn before(output: &Path) -> Self {
+        let tables = schema::TABLES.iter().map(|t| output.join(t));
+        let all = tables.chain(std::iter::once(output.to_path_buf()));
+        Folders(all.filter(|f| !f.exists()).collect())
+    }
+
+    /// Removes those of them that are empty (`remove_dir` refuses any
+    /// other, so nothing written is ever removed).
+    fn remove_empty(&self) {
+        for folder in &self.0 {
+            let _ = std::fs::remove_dir(folder);
+        }
+    }
 }
 
 /// Exports one input into the tables: a regular file is mapped and walked
