@@ -2,7 +2,7 @@
 //! allocation-heavy program.
 //!
 //! ```text
-//! cargo run --release -p fxt-bench --bin bench-alloc -- [--threads T] [--ops N] [--reps R] [--workload alloc|mixed] [--mean BYTES]
+//! cargo run --release -p fxt-bench --bin bench-alloc -- [--threads T] [--ops N] [--reps R] [--workload alloc|mixed] [--mean BYTES] [--setting I]
 //! cargo run --release -p fxt-bench --bin bench-alloc -- --instructions [--ops N] [--mean BYTES]   # under callgrind
 //! ```
 //!
@@ -30,7 +30,8 @@
 //! repetitions interleaved across the settings (each repetition starting
 //! at another), the medians reported with their ratios to the baseline's,
 //! and the sampled allocations of the sampling runs. `--mean` samples at
-//! another mean than the default.
+//! another mean than the default; `--setting I` runs the `I`th setting
+//! (0 to 4, in the order above) alone, to profile it.
 //!
 //! `--instructions` counts instead, with callgrind (no load moves the
 //! counts), the instructions one thread of the allocation-only workload
@@ -239,8 +240,13 @@ const SETTINGS: [(Setting, &str); 5] = [
 ];
 
 /// One measurement of `setting`: wall and CPU seconds, the sampled
-/// allocations and frees.
-fn measure(workload: Workload, setting: Setting, threads: usize, ops: usize) -> (f64, f64, u64) {
+/// allocations and frees, and the bytes of trace written.
+fn measure(
+    workload: Workload,
+    setting: Setting,
+    threads: usize,
+    ops: usize,
+) -> (f64, f64, u64, u64) {
     let path = std::env::temp_dir().join(format!("fxt-bench-alloc-{}.fxt", std::process::id()));
     let config = match setting {
         Setting::Bare | Setting::NoSession => None,
@@ -250,11 +256,11 @@ fn measure(workload: Workload, setting: Setting, threads: usize, ops: usize) -> 
     let session = config.map(|c| fxt::start(c).expect("session"));
     let bare = matches!(setting, Setting::Bare | Setting::BareSession);
     let (secs, cpu) = run(workload, bare, threads, ops);
-    let samples = session
-        .map(|s| s.finish().expect("finish").alloc_samples)
-        .unwrap_or(0);
+    let (samples, bytes) = session
+        .map(|s| s.finish().expect("finish"))
+        .map_or((0, 0), |s| (s.alloc_samples, s.bytes_written));
     let _ = std::fs::remove_file(&path);
-    (secs, cpu, samples)
+    (secs, cpu, samples, bytes)
 }
 
 fn arg(name: &str, default: usize) -> usize {
@@ -283,7 +289,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--instructions-child") {
         let setting = SETTINGS[args[i + 1].parse::<usize>().expect("a setting")].0;
-        let (_, _, samples) = measure(Workload::AllocOnly, setting, 1, ops);
+        let (_, _, samples, _) = measure(Workload::AllocOnly, setting, 1, ops);
         println!("samples {samples}");
         return;
     }
@@ -332,24 +338,41 @@ fn main() {
 fn table(workload: Workload, threads: usize, ops: usize, reps: usize) {
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); SETTINGS.len()];
     let mut cpus: Vec<Vec<f64>> = vec![Vec::new(); SETTINGS.len()];
-    let mut samples = 0;
+    let (mut samples, mut bytes) = (0, 0);
     // Warm-up: the allocator's arenas, the unwinder's module list.
     for (setting, _) in SETTINGS {
         measure(workload, setting, threads, ops / 10);
     }
+    // `--setting I` measures that setting alone (to profile it: its
+    // ratio is then against nothing).
+    let alone = arg("--setting", usize::MAX);
     for rep in 0..reps {
         // Each repetition starts at another setting: no setting always
         // runs after the same one.
         for k in 0..SETTINGS.len() {
             let i = (rep + k) % SETTINGS.len();
+            if alone != usize::MAX && i != alone {
+                continue;
+            }
             let setting = SETTINGS[i].0;
-            let (secs, cpu, n) = measure(workload, setting, threads, ops);
+            let (secs, cpu, n, written) = measure(workload, setting, threads, ops);
             times[i].push(secs);
             cpus[i].push(cpu);
             if setting == Setting::Sampling {
-                samples = n;
+                (samples, bytes) = (n, written);
             }
         }
+    }
+    if alone != usize::MAX {
+        let (t, c) = (median(&mut times[alone]), median(&mut cpus[alone]));
+        println!(
+            "{}: {:.1} ms wall, {:.1} ms CPU",
+            SETTINGS[alone].1,
+            t * 1e3,
+            c * 1e3
+        );
+        sampled(samples, bytes);
+        return;
     }
     println!("| setting | wall time | vs system allocator | CPU time | vs system allocator |");
     println!("|---|---|---|---|---|");
@@ -366,7 +389,17 @@ fn table(workload: Workload, threads: usize, ops: usize, reps: usize) {
             c / cpu_base
         );
     }
-    println!("\nsampled allocations and frees in the last sampling run: {samples}");
+    println!();
+    sampled(samples, bytes);
+}
+
+/// Prints what the last sampling run took and wrote.
+fn sampled(samples: u64, bytes: u64) {
+    println!(
+        "sampled allocations and frees in the last sampling run: {samples}; trace written: {:.1} MB, {:.0} bytes per sample",
+        bytes as f64 / 1e6,
+        bytes as f64 / samples.max(1) as f64
+    );
 }
 
 /// Prints the instructions one thread of the allocation-only workload

@@ -20,30 +20,41 @@ pub(crate) struct Runs {
 }
 
 impl Runs {
-    /// Plans the `len` words that `word(i)` reads: a pass of two tight
-    /// loops, one over a stretch of zero words and one over the stretch of
-    /// words that follows it, deciding once per stretch.
+    /// Plans the `len` words that `word(i)` reads: one pass, four words
+    /// at a time through stretches of zeros and of other words alike
+    /// (word by word only at a stretch's ends), deciding once per
+    /// stretch. A stretch of zeros is found by a group of four zero words
+    /// in it: one of seven or more always is, a shorter one may be kept
+    /// as words.
     pub(crate) fn plan(len: usize, word: impl Fn(usize) -> u64) -> Runs {
         let mut plan = Runs {
             runs: [Run::default(); MAX_RUNS],
             len: 0,
         };
+        let group = |i: usize| word(i) | word(i + 1) | word(i + 2) | word(i + 3);
         let mut run = Run::default();
         let mut i = 0;
         while i < len {
             let from = i;
-            // Four words at a time through a long stretch of zeros (the
-            // stack's unwritten locals and padding), then one at a time.
-            while i + 4 <= len && (word(i) | word(i + 1) | word(i + 2) | word(i + 3)) == 0 {
+            while i + 4 <= len && group(i) == 0 {
                 i += 4;
             }
             while i < len && word(i) == 0 {
                 i += 1;
             }
             let zeros = (i - from) as u32;
+            // Other words up to the next group of four zeros, whose
+            // stretch starts at the zeros just before it (or up to the
+            // zeros that end the copy).
             let from = i;
-            while i < len && word(i) != 0 {
-                i += 1;
+            while i + 4 <= len && group(i) != 0 {
+                i += 4;
+            }
+            if i + 4 > len {
+                i = len;
+            }
+            while i > from && word(i - 1) == 0 {
+                i -= 1;
             }
             let literals = (i - from) as u32;
             if run.literals == 0 {
@@ -101,13 +112,17 @@ mod tests {
         let mut stack = vec![0u64; 10];
         stack.extend([1, 2, 0, 3]);
         stack.extend([0; 20]);
-        stack.extend([4, 0, 0, 0, 0, 5]);
+        stack.extend([4, 0, 0, 0, 0, 5, 6]);
         stack.extend([0; 7]);
+        stack.extend([7, 0, 0, 0, 0, 0, 0, 0, 8]);
+        stack.extend([0; 2]);
         let plan = Runs::plan(stack.len(), |i| stack[i]);
         assert_eq!(expand(&plan, &stack), stack);
         let runs: Vec<(u32, u32)> = plan.runs().iter().map(|r| (r.zeros, r.literals)).collect();
-        assert_eq!(runs, [(10, 4), (20, 1), (4, 1), (7, 0)]);
-        assert_eq!(plan.words(), 4 + 6);
+        // The four zeros after 4 hold no group of four of the planner's
+        // (kept as words); every stretch of seven or more is a run.
+        assert_eq!(runs, [(10, 4), (20, 7), (7, 1), (7, 3)]);
+        assert_eq!(plan.words(), 4 + 15);
 
         let empty = Runs::plan(0, |_| unreachable!());
         assert!(empty.runs().is_empty() && empty.words() == 0);
@@ -119,5 +134,42 @@ mod tests {
         let plan = Runs::plan(many.len(), |i| many[i]);
         assert_eq!(plan.runs().len(), MAX_RUNS);
         assert_eq!(expand(&plan, &many), many);
+    }
+
+    /// Stacks of every length up to 300, of stretches of zeros and other
+    /// words of random lengths: the runs give the words back, and every
+    /// stretch of seven or more zeros between words is a run of its own
+    /// (fewer runs than `MAX_RUNS` here).
+    #[test]
+    fn runs_cover_random_stacks() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for len in 0..300 {
+            let mut stack = Vec::with_capacity(len);
+            while stack.len() < len {
+                stack.extend(std::iter::repeat_n(0, next(12) as usize));
+                stack.extend((0..next(6)).map(|_| next(1000) + 1));
+            }
+            stack.truncate(len);
+            // Stretches of seven zeros or more after a word.
+            let long = stack
+                .split(|&w| w != 0)
+                .skip(1)
+                .filter(|zeros| zeros.len() >= 7)
+                .count();
+            let plan = Runs::plan(len, |i| stack[i]);
+            assert_eq!(expand(&plan, &stack), stack, "length {len}");
+            assert!(plan.runs().len() < MAX_RUNS || long >= MAX_RUNS - 1);
+            let split = plan.runs().iter().skip(1).filter(|r| r.zeros >= 7).count();
+            assert!(
+                split >= long.min(MAX_RUNS - 1),
+                "length {len}: {split} < {long}"
+            );
+        }
     }
 }

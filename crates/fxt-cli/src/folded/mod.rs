@@ -22,13 +22,16 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use fxt_format::decode::{
-    Context, Event, EventKind, EventView, Record, StrRef, Text, Thread, View,
-};
+use fxt_format::decode::{Context, EventKind, EventView, Record, StrRef, Text, Thread, View};
+use fxt_format::encode::OBJ_TYPE_THREAD;
 use fxt_format::time::{ticks_per_second_or_default, ticks_to_ns};
 use rustc_hash::FxHashMap;
 
 use crate::interned::Interned;
+
+mod tree;
+
+use tree::{add, sort_spans, Span, Tree};
 
 /// Which spans to fold.
 #[derive(Default, Clone)]
@@ -64,17 +67,6 @@ impl Folded {
     pub fn lines(&self) -> impl Iterator<Item = String> + '_ {
         self.stacks.iter().map(|(s, n)| format!("{s} {n}"))
     }
-}
-
-/// A span: nanoseconds and its interned name. A thread's spans are kept
-/// in file order (of the events that end them), which is what breaks
-/// ties when they are sorted: the order costs no field (a trace of many
-/// spans writes every one of them).
-#[derive(Clone, Copy)]
-struct Span {
-    start: u64,
-    end: u64,
-    name: u32,
 }
 
 /// A thread: provider, process koid, thread koid.
@@ -139,28 +131,6 @@ impl Threads {
     }
 }
 
-/// An event's category and name, as a decoded record or a view holds them.
-enum Names<'e, 'c> {
-    Decoded(&'e Event),
-    Viewed(&'e Context<'c>, StrRef<'e>, StrRef<'e>),
-}
-
-impl Names<'_, '_> {
-    fn category(&self) -> Text {
-        match self {
-            Names::Decoded(e) => e.category.clone(),
-            Names::Viewed(ctx, category, _) => ctx.text(*category),
-        }
-    }
-
-    fn name(&self) -> Text {
-        match self {
-            Names::Decoded(e) => e.name.clone(),
-            Names::Viewed(ctx, _, name) => ctx.text(*name),
-        }
-    }
-}
-
 /// Collects the spans of a trace, record by record.
 #[derive(Default)]
 pub struct Collector {
@@ -194,80 +164,49 @@ impl Collector {
         }
     }
 
-    /// Takes one record of provider `provider` (whose clock runs at `tps`
-    /// ticks per second).
-    pub fn record(&mut self, provider: Option<u32>, tps: u64, record: &Record) {
-        let e = match record {
-            Record::KernelObject(o) if o.object_type == 2 => {
-                self.thread_names.insert(o.koid, o.name.to_string());
-                return;
-            }
-            Record::Event(e) => e,
-            _ => return,
-        };
-        let at = (e.kind, e.timestamp, e.thread);
-        self.event(provider, tps, at, Names::Decoded(e));
-    }
-
     /// Takes one record of a view walk
-    /// ([`crate::input::Input::walk_view_ranges`]): an event's name is
-    /// looked up by its string index, once per index.
-    /// Nothing but the kind is looked at for an event that is no part of
-    /// a span (an instant, a counter...).
+    /// ([`crate::input::Input::walk_view_ranges`]), the one form an
+    /// event comes in (a walk of views yields every event of a known type
+    /// as [`View::Event`]): an event's name is looked up by its string
+    /// index, once per index. Nothing but the kind is looked at for an
+    /// event that is no part of a span (an instant, a counter...).
     #[inline(always)]
     pub fn view(&mut self, ctx: &Context<'_>, view: &View<'_>) {
         match view {
             View::Event(e) if !is_span_part(e.kind) => {}
-            View::Event(e) => self.span_view(ctx, e),
-            View::Record(record) => {
-                let tps = ticks_per_second_or_default(ctx.ticks_per_second());
-                self.record(ctx.provider_id(), tps, record)
+            View::Event(e) => self.event(ctx, e),
+            View::Record(Record::KernelObject(o)) if o.object_type == OBJ_TYPE_THREAD => {
+                self.thread_names.insert(o.koid, o.name.to_string());
             }
+            View::Record(_) => {}
         }
     }
 
-    /// [`Collector::view`] of an event that is part of a span.
+    /// Takes one event that is part of a span.
     #[inline(never)]
-    fn span_view(&mut self, ctx: &Context<'_>, e: &EventView<'_>) {
-        let tps = ticks_per_second_or_default(ctx.ticks_per_second());
-        let at = (e.kind, e.timestamp, e.thread);
-        let names = Names::Viewed(ctx, e.category, e.name);
-        self.event(ctx.provider_id(), tps, at, names);
-    }
-
-    /// Takes one event: what it is, when and where (`at`), and its names.
-    fn event(
-        &mut self,
-        provider: Option<u32>,
-        tps: u64,
-        at: (EventKind, u64, Thread),
-        names: Names<'_, '_>,
-    ) {
-        let (kind, timestamp, thread) = at;
-        if !is_span_part(kind) {
-            // Nothing to do.
-            return;
-        }
+    fn event(&mut self, ctx: &Context<'_>, e: &EventView<'_>) {
         if let Some(c) = &self.filter.category {
-            if names.category() != c.as_str() {
+            if ctx.text(e.category) != c.as_str() {
                 return;
             }
         }
-        let (process, thread) = match thread {
+        let provider = ctx.provider_id();
+        let tps = ticks_per_second_or_default(ctx.ticks_per_second());
+        let (process, thread) = match e.thread {
             Thread::Known { process, thread } => (process, thread),
             Thread::Undefined(_) => (0, 0),
         };
         let t = (provider, process, thread);
-        let start = ticks_to_ns(timestamp, tps);
-        match kind {
+        let start = ticks_to_ns(e.timestamp, tps);
+        match e.kind {
             EventKind::DurationComplete { end } => {
-                let name = self.name_id(&names);
+                let name = self.name_id(ctx, e.name);
                 let end = ticks_to_ns(end, tps).max(start);
                 let span = Span { start, end, name };
                 self.threads.get(t).spans.push(span);
             }
             EventKind::DurationBegin => {
-                let name = self.name_id(&names);
+                let name = self.name_id(ctx, e.name);
                 self.threads.get(t).open.push((name, start));
             }
             EventKind::DurationEnd => {
@@ -282,12 +221,24 @@ impl Collector {
                 }
             }
             EventKind::AsyncBegin { id } => {
-                let k = (provider, process, names.category(), names.name(), id);
+                let k = (
+                    provider,
+                    process,
+                    ctx.text(e.category),
+                    ctx.text(e.name),
+                    id,
+                );
                 self.open_async.entry(k).or_default().push(start);
             }
             EventKind::AsyncEnd { id } => {
-                let k = (provider, process, names.category(), names.name(), id);
-                let name = self.name_id(&names);
+                let k = (
+                    provider,
+                    process,
+                    ctx.text(e.category),
+                    ctx.text(e.name),
+                    id,
+                );
+                let name = self.name_id(ctx, e.name);
                 match self.open_async.get_mut(&k).and_then(Vec::pop) {
                     Some(begin) => self.async_spans.push(Span {
                         start: begin,
@@ -301,18 +252,15 @@ impl Collector {
         }
     }
 
-    /// The id of an event's name: by its string index for a view (the
-    /// text interned once per index), by its text for a decoded event.
+    /// The id of an event's name: by its string index (the text interned
+    /// once per index).
     #[inline]
-    fn name_id(&mut self, names: &Names<'_, '_>) -> u32 {
-        let Names::Viewed(ctx, _, name) = *names else {
-            return self.intern(&names.name());
-        };
+    fn name_id(&mut self, ctx: &Context<'_>, name: StrRef<'_>) -> u32 {
         let string = self.strings.id(ctx, name) as usize;
         match self.by_string.get(string) {
             Some(&id) if id != u32::MAX => id,
             _ => {
-                let id = self.intern(&names.name());
+                let id = self.intern(&ctx.text(name));
                 if string >= self.by_string.len() {
                     self.by_string.resize(string + 1, u32::MAX);
                 }
@@ -478,36 +426,6 @@ impl Collector {
     }
 }
 
-/// Sorts a thread's spans (in file order) by start, longest first, then
-/// file order.
-///
-/// The spans come in file order, which is nearly time order: where every
-/// span before a place ends before every span after it starts, no span
-/// crosses that place in the sorted order either, so the pieces between
-/// such places are sorted alone (each a few spans), which orders the
-/// whole exactly as one sort of it would.
-fn sort_spans(spans: &mut [Span]) {
-    // The least start of the spans from each place on.
-    let mut later_start = vec![u64::MAX; spans.len() + 1];
-    for (i, s) in spans.iter().enumerate().rev() {
-        later_start[i] = later_start[i + 1].min(s.start);
-    }
-    let (mut piece, mut end) = (0, 0);
-    for i in 0..spans.len() {
-        end = end.max(spans[i].end);
-        if end < later_start[i + 1] {
-            sort_piece(&mut spans[piece..=i]);
-            piece = i + 1;
-        }
-    }
-    sort_piece(&mut spans[piece..]);
-}
-
-fn sort_piece(spans: &mut [Span]) {
-    // Stable: spans that start and end together keep their file order.
-    spans.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end)));
-}
-
 /// Whether an event of kind `kind` begins, ends or is a span (what
 /// [`Collector`] folds).
 #[inline(always)]
@@ -522,279 +440,8 @@ fn is_span_part(kind: EventKind) -> bool {
     )
 }
 
-/// One thread's call tree: node 0 the thread, then a node per (parent,
-/// name) with its self time. A node's children are found by a walk of
-/// their list while they are few (most nodes: no hashing per span), by
-/// `index` past that.
-struct Tree {
-    /// (parent node, name) → node, for every node but the root.
-    index: FxHashMap<(u32, u32), u32>,
-    nodes: Vec<Node>,
-}
-
-/// A node of a [`Tree`]; 0 in `first_child` and `next` is no node (the
-/// root is no one's child).
-#[derive(Clone, Copy)]
-struct Node {
-    parent: u32,
-    name: u32,
-    self_ns: u64,
-    first_child: u32,
-    next: u32,
-    children: u32,
-}
-
-/// Children of a node found by a walk of their list, not by `index`.
-const FEW_CHILDREN: u32 = 8;
-
-impl Default for Tree {
-    fn default() -> Self {
-        let root = Node {
-            parent: 0,
-            name: u32::MAX,
-            self_ns: 0,
-            first_child: 0,
-            next: 0,
-            children: 0,
-        };
-        Tree {
-            index: FxHashMap::default(),
-            nodes: vec![root],
-        }
-    }
-}
-
-/// A span open while nesting: its end, node, duration and the time of its
-/// direct children.
-struct Frame {
-    end: u64,
-    node: u32,
-    duration: u64,
-    children: u64,
-}
-
-impl Tree {
-    /// The child named `name` of node `parent`, made if new.
-    #[inline]
-    fn node(&mut self, parent: u32, name: u32) -> u32 {
-        let p = self.nodes[parent as usize];
-        if p.children <= FEW_CHILDREN {
-            let mut at = p.first_child;
-            while at != 0 {
-                let child = &self.nodes[at as usize];
-                if child.name == name {
-                    return at;
-                }
-                at = child.next;
-            }
-        } else if let Some(&at) = self.index.get(&(parent, name)) {
-            return at;
-        }
-        self.add_node(parent, name)
-    }
-
-    /// A new child named `name` of node `parent`.
-    #[cold]
-    fn add_node(&mut self, parent: u32, name: u32) -> u32 {
-        let node = self.nodes.len() as u32;
-        let p = &mut self.nodes[parent as usize];
-        let next = p.first_child;
-        p.first_child = node;
-        p.children += 1;
-        self.nodes.push(Node {
-            parent,
-            name,
-            self_ns: 0,
-            first_child: 0,
-            next,
-            children: 0,
-        });
-        self.index.insert((parent, name), node);
-        node
-    }
-
-    fn close(&mut self, f: Frame) {
-        self.nodes[f.node as usize].self_ns += f.duration - f.children;
-    }
-
-    /// Nests `spans` (sorted by start, longest first); returns how many
-    /// were cut at their parent's end.
-    fn nest(&mut self, spans: &[Span]) -> u64 {
-        let mut stack: Vec<Frame> = Vec::new();
-        let mut cut = 0;
-        for s in spans {
-            while let Some(f) = stack.pop_if(|top| top.end <= s.start) {
-                self.close(f);
-            }
-            let mut end = s.end;
-            let parent = match stack.last_mut() {
-                Some(top) => {
-                    if end > top.end {
-                        end = top.end;
-                        cut += 1;
-                    }
-                    top.children += end - s.start;
-                    top.node
-                }
-                None => 0,
-            };
-            let node = self.node(parent, s.name);
-            stack.push(Frame {
-                end,
-                node,
-                duration: end - s.start,
-                children: 0,
-            });
-        }
-        while let Some(f) = stack.pop() {
-            self.close(f);
-        }
-        cut
-    }
-
-    /// Adds every node's self time to `stacks`, under the root frame `root`.
-    fn fold(&self, root: &str, names: &[String], stacks: &mut BTreeMap<String, u64>) {
-        for (i, node) in self.nodes.iter().enumerate().skip(1) {
-            if node.self_ns == 0 {
-                continue;
-            }
-            let mut frames = Vec::new();
-            let mut at = i as u32;
-            while at != 0 {
-                let Node { parent, name, .. } = self.nodes[at as usize];
-                frames.push(names[name as usize].as_str());
-                at = parent;
-            }
-            frames.push(root);
-            frames.reverse();
-            add(stacks, frames.join(";"), node.self_ns);
-        }
-    }
-}
-
-fn add(stacks: &mut BTreeMap<String, u64>, stack: String, ns: u64) {
-    if ns > 0 {
-        let n = stacks.entry(stack).or_default();
-        *n = n.saturating_add(ns);
-    }
-}
-
 /// A name as one frame: `;` separates frames and a line ends the stack, so
 /// they become `:` and a space.
 fn frame_name(name: &str) -> String {
     name.replace(';', ":").replace(['\n', '\r'], " ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Spans as a thread writes them: nested begin/end pairs pushed at
-    /// their end, complete events written late (before their parent's
-    /// end), ties in start and end, zero-length spans, and some out of
-    /// time order.
-    fn written(seed: u64, n: usize) -> Vec<Span> {
-        written_with(seed, n, 5)
-    }
-
-    /// [`written`] with `names` names.
-    fn written_with(seed: u64, n: usize, names: u64) -> Vec<Span> {
-        let mut x = seed;
-        let mut next = move |m: u64| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (x >> 33) % m
-        };
-        let (mut spans, mut at) = (Vec::new(), 0u64);
-        for _ in 0..n {
-            at += next(4);
-            let start = if next(10) == 0 {
-                at.saturating_sub(next(20))
-            } else {
-                at
-            };
-            let end = start + next(3) * next(8);
-            let name = next(names) as u32;
-            spans.push(Span { start, end, name });
-        }
-        spans
-    }
-
-    /// The stacks of sorted spans folded by their paths of names, the
-    /// tree's nesting written plainly (a path per open span, no nodes).
-    fn folded_by_paths(spans: &[Span], names: &[String]) -> BTreeMap<String, u64> {
-        let mut stacks = BTreeMap::new();
-        // Per open span: its end, path, duration and children's time.
-        let mut open: Vec<(u64, String, u64, u64)> = Vec::new();
-        let close = |stacks: &mut BTreeMap<String, u64>,
-                     (_, path, d, c): (u64, String, u64, u64)| {
-            add(stacks, path, d - c)
-        };
-        for s in spans {
-            while let Some(top) = open.pop_if(|top| top.0 <= s.start) {
-                close(&mut stacks, top);
-            }
-            let (end, path) = match open.last_mut() {
-                Some(top) => {
-                    let end = s.end.min(top.0);
-                    top.3 += end - s.start;
-                    (end, format!("{};{}", top.1, names[s.name as usize]))
-                }
-                None => (s.end, format!("t;{}", names[s.name as usize])),
-            };
-            open.push((end, path, end - s.start, 0));
-        }
-        while let Some(top) = open.pop() {
-            close(&mut stacks, top);
-        }
-        stacks
-    }
-
-    /// The tree finds a node's children by a walk of their list while
-    /// they are few, by hashing past that: either way it folds as the
-    /// paths of names do.
-    #[test]
-    fn tree_folds_as_paths_of_names() {
-        for (seed, names) in (0..60).map(|seed| (seed, [3, 9, 40][seed as usize % 3])) {
-            let names: Vec<String> = (0..names).map(|i| format!("n{i}")).collect();
-            let mut spans = written_with(seed, 50 + seed as usize * 20, names.len() as u64);
-            sort_spans(&mut spans);
-            let mut tree = Tree::default();
-            tree.nest(&spans);
-            if names.len() == 40 && seed > 10 {
-                // The hashed lookup is met, not only the walk of a list.
-                assert!(tree.nodes.iter().any(|n| n.children > FEW_CHILDREN));
-            }
-            let mut stacks = BTreeMap::new();
-            tree.fold("t", &names, &mut stacks);
-            assert_eq!(stacks, folded_by_paths(&spans, &names), "seed {seed}");
-        }
-    }
-
-    /// Sorted in pieces, spans come in the order one sort of them all by
-    /// start, longest first, then file order gives (each span named by
-    /// its place in the file here, so that ties are told apart).
-    #[test]
-    fn sorting_in_pieces_orders_as_one_sort() {
-        // Traces with spans that start and end together (ties).
-        let mut tied = 0;
-        for seed in 0..200 {
-            let mut spans = written(seed, 1 + seed as usize * 3);
-            for (place, s) in spans.iter_mut().enumerate() {
-                s.name = place as u32;
-            }
-            let mut whole = spans.clone();
-            whole.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end), s.name));
-            let same = |w: &[Span]| (w[0].start, w[0].end) == (w[1].start, w[1].end);
-            tied += usize::from(whole.windows(2).any(same));
-            let mut pieces = spans;
-            sort_spans(&mut pieces);
-            let key = |s: &Span| (s.start, s.end, s.name);
-            let whole: Vec<_> = whole.iter().map(key).collect();
-            let pieces: Vec<_> = pieces.iter().map(key).collect();
-            assert_eq!(pieces, whole, "seed {seed}");
-        }
-        assert!(tied > 100, "{tied} traces with ties");
-    }
 }
