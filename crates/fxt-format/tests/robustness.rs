@@ -4,8 +4,8 @@
 use std::io::{self, Read};
 
 use fxt_format::decode::{
-    self, ArgValue as DecodedValue, ArgValueView, Context, DecodeError, Record, RecordRanges,
-    SliceReader, StreamReader, View,
+    self, ArgValue as DecodedValue, ArgValueView, Context, DecodeError, EventHead, Head, Record,
+    RecordRanges, SliceReader, StreamReader, Thread, View,
 };
 use fxt_format::encode::{self as e, encode_into_vec, Arg, ArgValue, StringRef, ThreadRef};
 use proptest::prelude::*;
@@ -169,6 +169,11 @@ fn decode_both(bytes: &[u8]) -> Vec<Result<Record, DecodeError>> {
     assert_eq!(records, from_slice);
     assert_eq!(at, offsets);
     assert_eq!(stream_views(bytes), from_slice);
+    // Walked by heads, the same records, errors and offsets again, each
+    // head saying what its view says.
+    let (records, at, _) = slice_heads(bytes);
+    assert_eq!(records, from_slice);
+    assert_eq!(at, offsets);
     // Every item but a fatal error consumed at least one word.
     assert!(from_slice.len() <= bytes.len() / 8 + 1);
     from_slice
@@ -259,6 +264,63 @@ fn slice_views(bytes: &[u8]) -> (Vec<Result<Record, DecodeError>>, Vec<u64>) {
         out.push(whole(item, &ctx));
     }
     (out, at)
+}
+
+/// [`SliceReader::heads_until`] over `bytes`: each record made whole (a
+/// head through its view, once checked against it), the offsets the
+/// contexts give, and how many records came as heads.
+fn slice_heads(bytes: &[u8]) -> (Vec<Result<Record, DecodeError>>, Vec<u64>, usize) {
+    let mut reader = SliceReader::new(bytes);
+    let (mut out, mut at, mut heads) = (Vec::new(), Vec::new(), 0);
+    let walked = reader.heads_until(u64::MAX, |item, ctx| {
+        at.push(ctx.record_offset());
+        let item = match item {
+            Ok(Head::Event(head)) => {
+                heads += 1;
+                Ok(View::Event(head_as_view(&head, ctx)))
+            }
+            Ok(Head::Other(view)) => Ok(view.clone()),
+            Err(e) => Err(e),
+        };
+        out.push(whole(item, ctx));
+        Ok::<(), ()>(())
+    });
+    assert_eq!(walked, Ok(()));
+    (out, at, heads)
+}
+
+/// The view of a head, checked field by field against what the head's
+/// own accessors say.
+fn head_as_view<'a>(head: &EventHead<'a>, ctx: &Context<'_>) -> decode::EventView<'a> {
+    let view = head.view(ctx);
+    assert_eq!(ctx.record_bytes(), head.bytes());
+    assert_eq!(ctx.record_offset(), head.offset());
+    assert_eq!(head.kind(), view.kind);
+    assert_eq!(u64::from(head.event_type()), view.kind.event_type());
+    assert_eq!(head.timestamp(), view.timestamp);
+    assert_eq!(head.category(), view.category);
+    assert_eq!(head.name(), view.name);
+    assert_eq!(head.arg_count(), view.arg_count);
+    assert_eq!(head.id(), view.kind.id());
+    let end = match view.kind {
+        decode::EventKind::DurationComplete { end } => Some(end),
+        _ => None,
+    };
+    assert_eq!(head.end_ts(), end);
+    match (head.thread_ref(), view.thread) {
+        (decode::ThreadRef::Inline { process, thread }, t) => {
+            assert_eq!(head.thread_index(), 0);
+            assert_eq!(t, Thread::Known { process, thread });
+        }
+        (decode::ThreadRef::Indexed(index), _) => {
+            assert_eq!(head.thread_index(), index);
+            assert_eq!(ctx.thread(index), view.thread);
+        }
+    }
+    assert!(head.args().eq(view.args()));
+    let words = |w: decode::ArgWords<'_>| w.header;
+    assert!(head.arg_words().map(words).eq(view.arg_words().map(words)));
+    view
 }
 
 /// [`StreamReader::next_view`] over `bytes`, each view made whole.
@@ -451,4 +513,110 @@ proptest! {
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         decode_both(&bytes);
     }
+}
+
+/// Events of every type, with an indexed and an inline thread, and
+/// arguments of every type a head reads (names by index, strings by
+/// index): each comes as a head, which says what its view says; an event
+/// with an inline text or a blob argument comes as its view.
+#[test]
+fn heads_say_what_views_say_for_every_event_type() {
+    let mut w = Vec::new();
+    let table: [Box<dyn e::Encode>; 4] = [
+        Box::new(e::MagicNumber),
+        Box::new(e::StringRecord {
+            index: 1,
+            value: "cat",
+        }),
+        Box::new(e::StringRecord {
+            index: 2,
+            value: "name",
+        }),
+        Box::new(e::ThreadRecord {
+            index: 3,
+            process: 4,
+            thread: 5,
+        }),
+    ];
+    for r in &table {
+        encode_into_vec(r.as_ref(), &mut w).unwrap();
+    }
+    let arg = |value| Arg::new(StringRef::Index(2), value);
+    let args = [
+        arg(ArgValue::Null),
+        arg(ArgValue::I32(-1)),
+        arg(ArgValue::U32(2)),
+        arg(ArgValue::I64(-3)),
+        arg(ArgValue::U64(4)),
+        arg(ArgValue::F64(0.5)),
+        arg(ArgValue::Str(StringRef::Index(1))),
+        arg(ArgValue::Pointer(6)),
+        arg(ArgValue::Koid(7)),
+        arg(ArgValue::Bool(true)),
+    ];
+    let kinds = [
+        e::EventKind::Instant,
+        e::EventKind::Counter { id: 11 },
+        e::EventKind::DurationBegin,
+        e::EventKind::DurationEnd,
+        e::EventKind::DurationComplete { end: 12 },
+        e::EventKind::AsyncBegin { id: 13 },
+        e::EventKind::AsyncInstant { id: 14 },
+        e::EventKind::AsyncEnd { id: 15 },
+        e::EventKind::FlowBegin { id: 16 },
+        e::EventKind::FlowStep { id: 17 },
+        e::EventKind::FlowEnd { id: 18 },
+    ];
+    let threads = [
+        ThreadRef::Index(3),
+        ThreadRef::Index(9),
+        ThreadRef::Inline {
+            process: 1,
+            thread: 2,
+        },
+    ];
+    let mut events = 0;
+    for (i, kind) in kinds.into_iter().enumerate() {
+        for (j, thread) in threads.into_iter().enumerate() {
+            let event = e::Event {
+                kind,
+                timestamp: 100 + i as u64,
+                thread,
+                category: StringRef::Index(1),
+                // Empty, and an undefined index too.
+                name: [StringRef::Empty, StringRef::Index(2), StringRef::Index(30)][j],
+                args: &args[..(i + j) % (args.len() + 1)],
+            };
+            encode_into_vec(&event, &mut w).unwrap();
+            events += 1;
+        }
+    }
+    let blob = [arg(ArgValue::Blob(&[1, 2]))];
+    let views_only: [Box<dyn e::Encode>; 2] = [
+        Box::new(e::Event {
+            kind: e::EventKind::Instant,
+            timestamp: 1,
+            thread: ThreadRef::Index(3),
+            category: StringRef::Inline("c"),
+            name: StringRef::Index(2),
+            args: &[],
+        }),
+        Box::new(e::Event {
+            kind: e::EventKind::Instant,
+            timestamp: 1,
+            thread: ThreadRef::Index(3),
+            category: StringRef::Index(1),
+            name: StringRef::Index(2),
+            args: &blob,
+        }),
+    ];
+    for r in &views_only {
+        encode_into_vec(r.as_ref(), &mut w).unwrap();
+    }
+    let bytes = e::words_to_bytes(&w);
+    let records = decode::decode_all(&bytes).unwrap();
+    assert_eq!(records.len(), table.len() + events + views_only.len());
+    let (walked, _, heads) = slice_heads(&bytes);
+    assert_eq!(heads, events);
+    assert_eq!(walked, records.into_iter().map(Ok).collect::<Vec<_>>());
 }

@@ -16,7 +16,10 @@
 //!   registers, the copy starting below the red zone.
 //!
 //! Both copy from the stack pointer (less the red zone for an interrupted
-//! context) up to the top of the thread's stack, at most
+//! context) up to the top of the thread's stack (its outermost frame: for
+//! the main thread where the C runtime's entry found the stack, for a
+//! thread the C library started the return address of its start routine,
+//! below the library's thread-local blocks and their reserve), at most
 //! [`MAX_STACK_BYTES`], into the caller's buffer: no allocation, no lock,
 //! no system call once the thread's stack bounds are known (the first
 //! capture on a thread asks `pthread_getattr_np`, which may allocate on
@@ -285,8 +288,10 @@ pub fn current_stack() -> Option<Range<u64>> {
     if (lo..hi).contains(&tp) {
         // A thread the C library started: its control block (at the
         // thread pointer) and static thread-locals (below it) sit at the
-        // top of the block it reports; no frame lies above them.
-        hi = lowest_static_tls(lo..tp) & !15;
+        // top of the block it reports; no frame lies above them, nor
+        // above the outermost frame's return address (`frames_top`).
+        let floor = &tp as *const u64 as u64;
+        hi = frames_top(floor, lowest_static_tls(lo..tp) & !15);
     }
     let _ = STACK.try_with(|s| s.set((lo, hi)));
     Some(lo..hi)
@@ -307,6 +312,32 @@ fn thread_pointer() -> u64 {
         );
     }
     tp
+}
+
+/// Where the frames of a thread the C library started end, below `top`
+/// (its lowest static thread-local block, 16-aligned) and above `floor`
+/// (a word of the caller's frame): past the highest non-zero word, at
+/// most `top`. The thread's outermost frame starts with the return
+/// address its start routine was called with, never zero; above it, up
+/// to the thread-local blocks, lies only the C library's reserve for the
+/// thread-locals of libraries loaded later (zeros while unused; a library
+/// that uses it has its block there, and `top` is below it). A copy that
+/// stops here holds every frame and reads none of that reserve (cold
+/// memory that every sample would read).
+fn frames_top(floor: u64, top: u64) -> u64 {
+    let mut at = top;
+    while at > floor.saturating_add(8) {
+        // SAFETY: `at - 8` is an 8-aligned word between a word of this
+        // thread's own frame and its thread-local blocks, all mapped (its
+        // stack block); the frames above this one are suspended while it
+        // runs, so the read races with no write of this thread's.
+        if unsafe { ((at - 8) as *const u64).read_volatile() } != 0 {
+            break;
+        }
+        at -= 8;
+    }
+    // 16-aligned like the stack, at most `top` (itself 16-aligned).
+    (at + 15) & !15
 }
 
 /// The lowest of the calling thread's thread-local blocks that lie in
@@ -479,5 +510,26 @@ mod tests {
         let stack = current_stack().unwrap();
         assert!(stack.contains(&here), "{here:#x} not in {stack:x?}");
         assert_eq!(current_stack(), Some(stack), "remembered");
+    }
+
+    /// A spawned thread's stack ends at its outermost frame: it holds the
+    /// caller, its top lies below the thread pointer (the C library's
+    /// control block), and one of its two highest words is the outermost
+    /// frame's return address (not zero), not the zeros of the reserve
+    /// for thread-locals above it.
+    #[test]
+    fn a_spawned_threads_stack_ends_at_its_outermost_frame() {
+        std::thread::spawn(|| {
+            let marker = 0u8;
+            let here = &marker as *const u8 as u64;
+            let stack = current_stack().unwrap();
+            assert!(stack.contains(&here), "{here:#x} not in {stack:x?}");
+            assert!(stack.end <= thread_pointer(), "{stack:x?}");
+            // SAFETY: two words of this thread's stack, above this frame.
+            let top = unsafe { *((stack.end - 16) as *const [u64; 2]) };
+            assert_ne!(top, [0, 0], "{stack:x?}");
+        })
+        .join()
+        .unwrap();
     }
 }

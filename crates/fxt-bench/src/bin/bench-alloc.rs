@@ -4,6 +4,7 @@
 //! ```text
 //! cargo run --release -p fxt-bench --bin bench-alloc -- [--threads T] [--ops N] [--reps R] [--workload alloc|mixed] [--mean BYTES] [--setting I]
 //! cargo run --release -p fxt-bench --bin bench-alloc -- --instructions [--ops N] [--mean BYTES]   # under callgrind
+//! cargo run --release -p fxt-bench --bin bench-alloc -- --idle [--reps R]   # what a session costs by itself
 //! ```
 //!
 //! Two workloads, each on `T` threads:
@@ -32,6 +33,10 @@
 //! and the sampled allocations of the sampling runs. `--mean` samples at
 //! another mean than the default; `--setting I` runs the `I`th setting
 //! (0 to 4, in the order above) alone, to profile it.
+//!
+//! `--idle` measures instead what a session costs a program that does
+//! nothing: the CPU time of its start (and first 100 ms), then per second
+//! of sleep (its helper threads' wake-ups).
 //!
 //! `--instructions` counts instead, with callgrind (no load moves the
 //! counts), the instructions one thread of the allocation-only workload
@@ -293,6 +298,10 @@ fn main() {
         println!("samples {samples}");
         return;
     }
+    if args.iter().any(|a| a == "--idle") {
+        idle(reps);
+        return;
+    }
     if args.iter().any(|a| a == "--instructions") {
         instructions(arg("--ops", 200_000));
         return;
@@ -332,6 +341,33 @@ fn main() {
         println!("\n{name}\n");
         table(workload, threads, ops, reps);
     }
+}
+
+/// What a session costs a program that does nothing (`--idle`): the
+/// process's CPU time from just before the session starts to 100 ms after
+/// (its start: the buffer, the helper threads, the prefaulter's first
+/// faults), then over the next second of sleep (what its helper threads
+/// take while nothing is recorded), the median of `reps` sessions.
+fn idle(reps: usize) {
+    let path = std::env::temp_dir().join(format!("fxt-bench-idle-{}.fxt", std::process::id()));
+    let (mut start, mut steady) = (Vec::new(), Vec::new());
+    for _ in 0..reps.max(1) {
+        let before = process_cpu();
+        let session = fxt::start(fxt::Config::new().output(&path)).expect("session");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let started = process_cpu();
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        steady.push(process_cpu() - started);
+        start.push(started - before);
+        session.finish().expect("finish");
+        let _ = std::fs::remove_file(&path);
+    }
+    println!(
+        "an idle session, median of {}: {:.2} ms of CPU to start (and its first 100 ms), then {:.2} ms per second",
+        start.len(),
+        median(&mut start) * 1e3,
+        median(&mut steady) * 1e3
+    );
 }
 
 /// Measures `workload` under every setting and prints its table.

@@ -59,6 +59,14 @@
 //!   [`Context`] beside it resolves them, or decodes the whole event. Other
 //!   records come out decoded. The records and errors met are those of
 //!   iterating.
+//! * **Reads an event by its head, on request.**
+//!   [`SliceReader::heads_until`] hands an event of the usual shape as an
+//!   [`EventHead`]: its framing and arguments' sizes checked, every field
+//!   read from its word only when asked (string and thread indices, not
+//!   looked up; [`Context::threads_epoch`] says when a thread index may
+//!   read otherwise), for readers that tally every event by a few fields.
+//!   Any other record comes as its view; the records and errors met are
+//!   those of the view walk.
 //! * **Is safe on any bytes.** It never panics, always terminates (each step
 //!   consumes at least one word), and allocates in proportion to the input
 //!   actually present: sizes from headers are checked against the slice, or
@@ -67,6 +75,7 @@
 mod args;
 mod cursor;
 mod error;
+mod head;
 mod join;
 mod parse;
 mod ranges;
@@ -80,6 +89,7 @@ mod view;
 use std::io::Read;
 
 pub use error::DecodeError;
+pub use head::{EventHead, Head, ThreadRef};
 pub use join::{join_split_blobs, BlobJoiner, JoinSplitBlobs, Joined, LocatedRecords};
 pub(crate) use parse::record_words;
 pub use ranges::{RecordRange, RecordRanges};

@@ -111,7 +111,7 @@ impl Decoder {
                 let index = bits(header, 16, 8) as u8;
                 let process = cur.word()?;
                 let thread = cur.word()?;
-                self.providers.current.define_thread(index, process, thread);
+                self.providers.define_thread(index, process, thread);
                 Record::Thread {
                     index,
                     process,

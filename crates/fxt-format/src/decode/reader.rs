@@ -12,6 +12,7 @@ use std::io::{self, Read};
 use std::iter::FusedIterator;
 
 use super::error::DecodeError;
+use super::head::{self, Head};
 use super::parse::{record_words, Decoder};
 use super::record::Record;
 use super::view::{self, Context, View};
@@ -234,6 +235,65 @@ impl<'a> SliceReader<'a> {
             self.lend_other(item, record, &mut f)?;
         }
         Ok(())
+    }
+
+    /// Reads the records from the reader's position up to byte `end` (or
+    /// the end of the input) as [`SliceReader::views_until`] does, but
+    /// gives an event of the usual shape to `f` as its head
+    /// ([`Head::Event`]: no thread looked up, no argument read, no view
+    /// made) and every other record as its view ([`Head::Other`]); the
+    /// records, errors and tables met are those of the view walk. Stops at
+    /// `f`'s first error.
+    #[inline(always)]
+    pub fn heads_until<E>(
+        &mut self,
+        end: u64,
+        mut f: impl FnMut(Result<Head<'_, 'a>, DecodeError>, &Context<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        while (self.pos as u64) < end {
+            let Some(framed) = self.frame() else {
+                break;
+            };
+            let (record, offset) = match framed {
+                Ok(framed) => framed,
+                Err(error) => {
+                    self.lend_other_head(Err(error), &[], &mut f)?;
+                    continue;
+                }
+            };
+            if let Some(head) = head::head(record, offset) {
+                let context = Context {
+                    decoder: &self.decoder,
+                    record,
+                    offset,
+                };
+                f(Ok(Head::Event(head)), &context)?;
+                continue;
+            }
+            let item = view::decode(&mut self.decoder, record, offset);
+            self.lend_other_head(item, record, &mut f)?;
+        }
+        Ok(())
+    }
+
+    /// [`SliceReader::heads_until`]'s step for anything but the usual
+    /// event, kept out of its loop as [`SliceReader::lend_other`] is.
+    #[inline(never)]
+    fn lend_other_head<E>(
+        &self,
+        item: Result<View<'a>, DecodeError>,
+        record: &[u8],
+        f: &mut impl FnMut(Result<Head<'_, 'a>, DecodeError>, &Context<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let context = Context {
+            decoder: &self.decoder,
+            record,
+            offset: self.record_offset,
+        };
+        match item {
+            Ok(ref view) => f(Ok(Head::Other(view)), &context),
+            Err(error) => f(Err(error), &context),
+        }
     }
 
     /// [`SliceReader::views_until`]'s step for anything but the usual event:

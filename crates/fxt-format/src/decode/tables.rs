@@ -150,6 +150,9 @@ pub(crate) struct Providers {
     /// Changes whenever an indexed string may resolve to other text
     /// ([`Providers::strings_epoch`]).
     epoch: u64,
+    /// Changes whenever a thread index may resolve to other koids
+    /// ([`Providers::threads_epoch`]).
+    threads_epoch: u64,
     /// The current provider's tables, kept out of the map so that resolving
     /// a reference costs no provider lookup.
     pub(crate) current: ProviderTables,
@@ -183,18 +186,40 @@ impl Providers {
         self.epoch
     }
 
+    /// As [`Providers::strings_epoch`], for thread indices: changes
+    /// whenever a thread index of the current provider may resolve to
+    /// other koids (a thread defined, the provider switched or
+    /// restarted).
+    pub(crate) fn threads_epoch(&self) -> u64 {
+        self.threads_epoch
+    }
+
     /// A fresh epoch, taken from a count shared by every decoder. Only
     /// uniqueness matters: no other memory is ordered by it.
-    fn new_epoch(&mut self) {
+    fn fresh() -> u64 {
         static EPOCHS: AtomicU64 = AtomicU64::new(1);
-        self.epoch = EPOCHS.fetch_add(1, Ordering::Relaxed);
+        EPOCHS.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Fresh epochs of strings and threads: every index may read
+    /// otherwise.
+    fn new_epoch(&mut self) {
+        self.epoch = Self::fresh();
+        self.threads_epoch = Self::fresh();
+    }
+
+    /// Registers a thread of the current provider; index 0 is reserved
+    /// and ignored.
+    pub(crate) fn define_thread(&mut self, index: u8, process: u64, thread: u64) {
+        self.current.define_thread(index, process, thread);
+        self.threads_epoch = Self::fresh();
     }
 
     /// Registers a string of the current provider; index 0 is reserved
     /// and ignored.
     pub(crate) fn define_string(&mut self, index: u16, value: &Arc<str>) {
         self.current.define_string(index, value);
-        self.new_epoch();
+        self.epoch = Self::fresh();
     }
 
     pub(crate) fn set_ticks_per_second(&mut self, ticks: u64) {
@@ -251,5 +276,35 @@ mod tests {
         let mut q = Providers::default();
         q.define_string(1, &Arc::from("a"));
         assert!(![start, defined, switched, p.strings_epoch()].contains(&q.strings_epoch()));
+    }
+
+    #[test]
+    fn the_threads_epoch_changes_whenever_a_thread_index_may_read_otherwise() {
+        let mut p = Providers::default();
+        let start = p.threads_epoch();
+        p.define_thread(1, 2, 3);
+        let defined = p.threads_epoch();
+        assert_ne!(defined, start);
+        // Nothing a thread index resolves to: the same epoch.
+        p.set_ticks_per_second(5);
+        p.define_string(1, &Arc::from("a"));
+        p.switch_to(None);
+        assert_eq!(p.threads_epoch(), defined);
+        p.switch_to(Some(3));
+        let switched = p.threads_epoch();
+        assert_ne!(switched, defined);
+        p.start_provider(4, "x");
+        assert_ne!(p.threads_epoch(), switched);
+        // Never an epoch of strings, nor another decoder's.
+        let mut q = Providers::default();
+        q.define_thread(1, 2, 3);
+        let all = [
+            start,
+            defined,
+            switched,
+            p.threads_epoch(),
+            p.strings_epoch(),
+        ];
+        assert!(!all.contains(&q.threads_epoch()));
     }
 }

@@ -51,6 +51,31 @@ pub struct EventView<'a> {
 }
 
 impl<'a> EventView<'a> {
+    /// The view of an event whose fields were read elsewhere (a head:
+    /// [`super::EventHead::view`]); `args`: how many arguments, and where
+    /// they start in `bytes`.
+    pub(super) fn new(
+        kind: EventKind,
+        timestamp: u64,
+        thread: Thread,
+        (category, name): (StrRef<'a>, StrRef<'a>),
+        bytes: &'a [u8],
+        offset: u64,
+        (arg_count, args_at): (u8, u16),
+    ) -> Self {
+        EventView {
+            kind,
+            timestamp,
+            thread,
+            category,
+            name,
+            arg_count,
+            bytes,
+            offset,
+            args_at,
+        }
+    }
+
     /// The record's bytes.
     pub fn bytes(&self) -> &'a [u8] {
         self.bytes
@@ -94,6 +119,14 @@ impl<'a> EventView<'a> {
 pub struct ArgWordIter<'a> {
     bytes: &'a [u8],
     left: u8,
+}
+
+impl<'a> ArgWordIter<'a> {
+    /// The `count` arguments at the front of `bytes`, checked when their
+    /// event was read.
+    pub(super) fn new(bytes: &'a [u8], count: u8) -> Self {
+        ArgWordIter { bytes, left: count }
+    }
 }
 
 impl<'a> Iterator for ArgWordIter<'a> {
@@ -202,6 +235,13 @@ pub struct ArgViews<'a> {
     words: ArgWordIter<'a>,
 }
 
+impl<'a> ArgViews<'a> {
+    /// The arguments of `words`.
+    pub(super) fn new(words: ArgWordIter<'a>) -> Self {
+        ArgViews { words }
+    }
+}
+
 impl<'a> Iterator for ArgViews<'a> {
     type Item = ArgView<'a>;
 
@@ -300,6 +340,24 @@ impl<'r> Context<'r> {
         self.decoder.providers.strings_epoch()
     }
 
+    /// As [`Context::strings_epoch`], for thread indices: a number that
+    /// changes whenever a thread index may resolve to other koids (a
+    /// thread defined, a provider switched or restarted), so that what a
+    /// reader keeps per thread index (an event head's
+    /// [`EventHead::thread_index`](super::EventHead::thread_index)) stays
+    /// valid while it is unchanged.
+    #[inline]
+    pub fn threads_epoch(&self) -> u64 {
+        self.decoder.providers.threads_epoch()
+    }
+
+    /// The thread an indexed thread ref (1..=255) resolves to
+    /// ([`Thread::Undefined`] for an index the table does not hold).
+    #[inline]
+    pub fn thread(&self, index: u8) -> Thread {
+        self.decoder.providers.current.thread(index)
+    }
+
     /// Id of the provider whose section the record is in.
     pub fn provider_id(&self) -> Option<u32> {
         self.decoder.providers.current_id()
@@ -385,14 +443,14 @@ pub(crate) fn plain<'a>(decoder: &Decoder, bytes: &'a [u8], offset: u64) -> Opti
 
 /// Word `at` of a record's bytes, if it has that many.
 #[inline(always)]
-fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
+pub(super) fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
     let b: [u8; 8] = bytes.get(at * 8..at * 8 + 8)?.try_into().ok()?;
     Some(u64::from_le_bytes(b))
 }
 
 /// A string ref that names no inline text: `None` for an inline one.
 #[inline(always)]
-fn plain_ref<'a>(string_ref: u16) -> Option<StrRef<'a>> {
+pub(super) fn plain_ref<'a>(string_ref: u16) -> Option<StrRef<'a>> {
     match string_ref {
         0 => Some(StrRef::Empty),
         r if r & 0x8000 == 0 => Some(StrRef::Indexed(r)),

@@ -32,8 +32,15 @@ const SLICE_WORDS: usize = 256 << 10 >> 3;
 /// outrunning the disk.
 pub(crate) const DRAINED_LEAD_WORDS: usize = 8 << 20 >> 3;
 
-/// How long the prefaulter waits when it is `lead` words ahead.
+/// How long the prefaulter waits when it is `lead` words ahead, at first.
 const AHEAD_WAIT: std::time::Duration = std::time::Duration::from_micros(500);
+
+/// How long it waits at most: each wait that finds the writers' frontier
+/// where it was doubles the next, so that a session whose writers record
+/// little does not wake it 2000 times a second (writers that overtake it
+/// after a quiet spell populate the chunks they lease themselves; a
+/// finish wakes it).
+const IDLE_WAIT: std::time::Duration = std::time::Duration::from_millis(16);
 
 /// Populates `words` from the writers' frontier on, until the end or
 /// `stop`, staying at most `lead` words ahead of the frontier (a drained
@@ -50,11 +57,17 @@ pub(crate) fn run(
     progress: &AtomicU64,
 ) {
     let mut pos = 0;
+    let (mut wait, mut waited_at) = (AHEAD_WAIT, usize::MAX);
     while pos < words.len() && !stop.load(std::sync::atomic::Ordering::Relaxed) {
         let front = frontier();
         pos = pos.max(front);
         if pos >= front.saturating_add(lead) {
-            std::thread::sleep(AHEAD_WAIT);
+            if front != waited_at {
+                (wait, waited_at) = (AHEAD_WAIT, front);
+            }
+            // Unparked by a finish (`stop` set).
+            std::thread::park_timeout(wait);
+            wait = (wait * 2).min(IDLE_WAIT);
             continue;
         }
         let end = (pos + SLICE_WORDS).min(words.len());

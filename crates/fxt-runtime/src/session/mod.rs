@@ -341,9 +341,11 @@ fn stop(shared: &Arc<Shared>) -> (u64, crate::alloc::Counts) {
         }
     }
     changed();
-    // The prefaulter stops within one slice.
+    // The prefaulter stops within one slice (woken if it waits ahead of
+    // the writers).
     shared.helpers.prefault_stop.store(true, Ordering::Relaxed);
     if let Some(h) = lock(&shared.helpers.prefaulter).take() {
+        h.thread().unpark();
         let _ = h.join();
     }
     std::thread::sleep(FINISH_GRACE);

@@ -1,0 +1,277 @@
+//! Reading an event by its head: what a reader that tallies every event
+//! by a few fields needs, with nothing else made.
+//!
+//! [`SliceReader::heads_until`](super::SliceReader::heads_until) hands an
+//! event record of the usual shape (category, name and argument names by
+//! index or empty, no blob argument) as an [`EventHead`]: the header word,
+//! the record's bytes and where its arguments end, checked as its
+//! [`EventView`] would be, with every field read only when asked (the
+//! thread's index or inline koids, the string indices, the trailing
+//! word, the arguments' words). No thread is looked up, no argument
+//! decoded and no view stored for the reader to read back. Every other
+//! record comes as a [`View`], as
+//! [`SliceReader::views_until`](super::SliceReader::views_until) lends it.
+//! What a head says is what the view of the same record says
+//! ([`EventHead::view`]).
+
+use super::cursor::{Cursor, Region};
+use super::parse::{bits, event_kind};
+use super::record::{EventKind, Thread};
+use super::values::StrRef;
+use super::view::{plain_ref, word_at, ArgViews, ArgWordIter, Context, EventView, View};
+use crate::encode::header::{arg_type, record_type};
+
+/// One record of a head walk: an event of the usual shape by its head,
+/// or any other record (an event with an inline text or a blob argument
+/// included) as its view.
+pub enum Head<'v, 'a> {
+    /// An event of the usual shape.
+    Event(EventHead<'a>),
+    /// Any other record.
+    Other(&'v View<'a>),
+}
+
+/// An event record read no further than its framing and its arguments'
+/// sizes; each field is read from its word when asked.
+#[derive(Debug, Clone, Copy)]
+pub struct EventHead<'a> {
+    header: u64,
+    /// The record's bytes.
+    bytes: &'a [u8],
+    offset: u64,
+    /// Where its arguments end in `bytes` (the type's trailing word, if
+    /// any, is there). Fits: an event record is at most 4095 words.
+    args_end: u16,
+}
+
+/// A thread field as the record holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ThreadRef {
+    /// An index into the provider's thread table (1..=255).
+    Indexed(u8),
+    /// The koids, inline in the record.
+    Inline {
+        /// Process koid.
+        process: u64,
+        /// Thread koid.
+        thread: u64,
+    },
+}
+
+impl<'a> EventHead<'a> {
+    /// The record's header word.
+    #[inline(always)]
+    pub fn header(&self) -> u64 {
+        self.header
+    }
+
+    /// The event type (0..=10).
+    #[inline(always)]
+    pub fn event_type(&self) -> u8 {
+        bits(self.header, 16, 4) as u8
+    }
+
+    /// When, in ticks of the provider's clock.
+    #[inline(always)]
+    pub fn timestamp(&self) -> u64 {
+        self.word(1)
+    }
+
+    /// The thread's index in the provider's table; 0 when its koids are
+    /// inline ([`EventHead::thread_ref`]).
+    #[inline(always)]
+    pub fn thread_index(&self) -> u8 {
+        bits(self.header, 24, 8) as u8
+    }
+
+    /// The thread field as the record holds it.
+    #[inline(always)]
+    pub fn thread_ref(&self) -> ThreadRef {
+        match self.thread_index() {
+            0 => ThreadRef::Inline {
+                process: self.word(2),
+                thread: self.word(3),
+            },
+            index => ThreadRef::Indexed(index),
+        }
+    }
+
+    /// The category's string index (0: the empty string).
+    #[inline(always)]
+    pub fn category_index(&self) -> u16 {
+        bits(self.header, 32, 16) as u16
+    }
+
+    /// The name's string index (0: the empty string).
+    #[inline(always)]
+    pub fn name_index(&self) -> u16 {
+        bits(self.header, 48, 16) as u16
+    }
+
+    /// The category as a string ref.
+    #[inline(always)]
+    pub fn category(&self) -> StrRef<'a> {
+        index_ref(self.category_index())
+    }
+
+    /// The event's name as a string ref.
+    #[inline(always)]
+    pub fn name(&self) -> StrRef<'a> {
+        index_ref(self.name_index())
+    }
+
+    /// How many arguments the record carries.
+    #[inline(always)]
+    pub fn arg_count(&self) -> u8 {
+        bits(self.header, 20, 4) as u8
+    }
+
+    /// The event type and its trailing word.
+    #[inline(always)]
+    pub fn kind(&self) -> EventKind {
+        let rest = &self.bytes[usize::from(self.args_end)..];
+        // Checked when the head was made: the trailing word is there.
+        event_kind(
+            u64::from(self.event_type()),
+            &mut Cursor::new(rest, 0, Region::Argument),
+        )
+        .unwrap_or(EventKind::Instant)
+    }
+
+    /// A duration complete event's end ticks; `None` for any other type.
+    #[inline(always)]
+    pub fn end_ts(&self) -> Option<u64> {
+        (self.event_type() == 4).then(|| self.trailing())
+    }
+
+    /// The id of a counter, async or flow event ([`EventKind::id`]);
+    /// `None` for any other type.
+    #[inline(always)]
+    pub fn id(&self) -> Option<u64> {
+        match self.event_type() {
+            0 | 2..=4 => None,
+            _ => Some(self.trailing()),
+        }
+    }
+
+    /// The arguments' words, each argument's header first.
+    #[inline]
+    pub fn arg_words(&self) -> ArgWordIter<'a> {
+        ArgWordIter::new(&self.bytes[self.args_at()..], self.arg_count())
+    }
+
+    /// The arguments, their values read but their strings unresolved.
+    #[inline]
+    pub fn args(&self) -> ArgViews<'a> {
+        ArgViews::new(self.arg_words())
+    }
+
+    /// The record's bytes.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// The record's byte offset in the input.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// The view of the same record, with the reader's tables at it
+    /// (`ctx`): what [`SliceReader::views_until`](super::SliceReader::views_until)
+    /// lends for it.
+    pub fn view(&self, ctx: &Context<'_>) -> EventView<'a> {
+        let thread = match self.thread_ref() {
+            ThreadRef::Indexed(index) => ctx.decoder.providers.current.thread(index),
+            ThreadRef::Inline { process, thread } => Thread::Known { process, thread },
+        };
+        EventView::new(
+            self.kind(),
+            self.timestamp(),
+            thread,
+            (self.category(), self.name()),
+            self.bytes,
+            self.offset,
+            (self.arg_count(), self.args_at() as u16),
+        )
+    }
+
+    /// The first argument's byte offset in the record.
+    #[inline(always)]
+    fn args_at(&self) -> usize {
+        if self.thread_index() == 0 {
+            32
+        } else {
+            16
+        }
+    }
+
+    /// The word after the arguments (there for the types that carry one).
+    #[inline(always)]
+    fn trailing(&self) -> u64 {
+        word_at(self.bytes, usize::from(self.args_end) / 8).unwrap_or(0)
+    }
+
+    /// Word `at` of the record (checked there when the head was made).
+    #[inline(always)]
+    fn word(&self, at: usize) -> u64 {
+        word_at(self.bytes, at).unwrap_or(0)
+    }
+}
+
+/// A string ref read from a head's index (never inline).
+#[inline(always)]
+fn index_ref<'a>(index: u16) -> StrRef<'a> {
+    match index {
+        0 => StrRef::Empty,
+        index => StrRef::Indexed(index),
+    }
+}
+
+/// The head of a framed record (`bytes`, at input offset `offset`) that is
+/// an event of the usual shape: what [`super::view::plain`] accepts, read
+/// with the same checks, in one pass with a bounds check per word; `None`
+/// for any other record, which the view walk reads.
+#[inline(always)]
+pub(crate) fn head(bytes: &[u8], offset: u64) -> Option<EventHead<'_>> {
+    let header = word_at(bytes, 0)?;
+    let event_type = bits(header, 16, 4);
+    if header & 0xf != record_type::EVENT || event_type > 10 {
+        return None;
+    }
+    // The timestamp and the inline koids.
+    let mut at = if bits(header, 24, 8) == 0 { 4 } else { 2 };
+    if bytes.len() < at * 8 {
+        return None;
+    }
+    plain_ref(bits(header, 32, 16) as u16)?;
+    plain_ref(bits(header, 48, 16) as u16)?;
+    for _ in 0..bits(header, 20, 4) {
+        let arg = word_at(bytes, at)?;
+        let size = bits(arg, 4, 12) as usize;
+        plain_ref((arg >> 16) as u16)?;
+        let least = match arg & 0xf {
+            t if arg_type::has_value_word(t) => 2,
+            arg_type::STRING => {
+                plain_ref((arg >> 32) as u16)?;
+                1
+            }
+            arg_type::BLOB => return None,
+            _ => 1,
+        };
+        if size < least {
+            return None;
+        }
+        at += size;
+    }
+    // The trailing word of the types that carry one.
+    let trailing = usize::from(!matches!(event_type, 0 | 2 | 3));
+    if bytes.len() < (at + trailing) * 8 {
+        return None;
+    }
+    Some(EventHead {
+        header,
+        bytes,
+        offset,
+        args_end: (at * 8) as u16,
+    })
+}
