@@ -9,7 +9,7 @@ use std::path::Path;
 
 use rustc_hash::FxHashMap;
 
-use fxt_format::decode::{Context, Event, EventKind, EventView, Record, Text, Thread, View};
+use fxt_format::decode::{Context, Event, EventKind, EventView, Text, Thread, View};
 use fxt_format::time::{ticks_per_second_or_default, ticks_to_ns};
 
 use super::labels::Labels;
@@ -143,16 +143,7 @@ impl Pass<'_> {
         if verdict == Verdict::Dropped {
             return Ok(());
         }
-        match view {
-            View::Record(record) => self.gather.see(ctx.record_offset(), record),
-            View::Event(e) if ctx.str(e.name).is_some_and(Gather::wants) => {
-                let event = ctx.event(e).map_err(|err| {
-                    Error::msg(format!("internal error: a view does not decode: {err}"))
-                })?;
-                self.gather.see(ctx.record_offset(), &Record::Event(event));
-            }
-            View::Event(_) => {}
-        }
+        self.gather.see_view(ctx, view)?;
         match view {
             View::Event(e) => self.event(ctx, e, verdict),
             View::Record(record) => {
