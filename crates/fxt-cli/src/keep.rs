@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use fxt_format::decode::{Context, EventKind, EventView, Record, Thread};
+use fxt_format::decode::{Context, EventKind, Thread, View};
 
 use crate::durations::ById;
 use crate::interned::Interned;
@@ -61,94 +61,86 @@ impl Keep {
         }
     }
 
-    /// Decides about the record at `offset` (`raw`: its bytes, when at
-    /// hand, for the reserved-bits check) of provider `provider`.
-    pub fn see(
-        &mut self,
-        provider: Option<u32>,
-        offset: u64,
-        record: &Record,
-        raw: Option<&[u8]>,
-    ) -> Verdict {
-        let problems = record_problems(offset, record, raw);
-        match record {
-            Record::Event(e) => self.decide(provider, offset, &problems, e.kind, |names| {
-                (e.thread, names.intern(e.name.clone()), e.timestamp)
-            }),
-            _ => self.decide(provider, offset, &problems, EventKind::Instant, |_| {
-                unreachable!("only duration events are matched")
-            }),
-        }
-    }
-
-    /// [`Keep::see`] of an event walked as a view: the same decision,
-    /// without decoding the event (its texts only for duration matching).
-    pub fn see_view(
-        &mut self,
-        provider: Option<u32>,
-        ctx: &Context<'_>,
-        e: &EventView<'_>,
-    ) -> Verdict {
+    /// Decides about a record of a view walk (provider, offset and bytes
+    /// from `ctx`): an event from its view, without decoding it (its name
+    /// looked up only for duration matching).
+    pub fn see(&mut self, ctx: &Context<'_>, view: &View<'_>) -> Verdict {
+        let offset = ctx.record_offset();
+        let e = match view {
+            View::Event(e) => e,
+            View::Record(record) => {
+                // Reserved bits change no decision of a reader, which
+                // notes no repairs.
+                let raw = self.note_repairs.then(|| ctx.record_bytes());
+                let problems = record_problems(offset, record, raw);
+                return self.judge(offset, &problems).unwrap_or(Verdict::Kept);
+            }
+        };
         let mut problems = Vec::new();
         if self.note_repairs {
             event_problems(ctx, e, &mut problems);
         } else {
-            // Repairs are not noted: reserved bits change no decision.
             event_problems_but_reserved(ctx, e, &mut problems);
         }
-        let mark = |names: &mut Interned| (e.thread, names.id(ctx, e.name), e.timestamp);
-        self.decide(provider, e.offset(), &problems, e.kind, mark)
+        if let Some(verdict) = self.judge(offset, &problems) {
+            return verdict;
+        }
+        match e.kind {
+            EventKind::DurationBegin | EventKind::DurationEnd => {
+                let mark = (e.thread, self.names.id(ctx, e.name), e.timestamp);
+                self.duration(ctx.provider_id(), offset, e.kind, mark)
+            }
+            _ => Verdict::Kept,
+        }
     }
 
-    /// Decides about a record with `problems`, of event kind `kind` (any
-    /// other record passes as an instant), `mark` its duration's thread,
-    /// name (numbered by the names given) and ticks.
-    fn decide(
-        &mut self,
-        provider: Option<u32>,
-        offset: u64,
-        problems: &[Problem],
-        kind: EventKind,
-        mark: impl FnOnce(&mut Interned) -> (Thread, u32, u64),
-    ) -> Verdict {
+    /// Notes what `problems`, those of the record at `offset` on its own,
+    /// call for: `Some(Dropped)` if any but reserved bits (the record is
+    /// left out), else `None` (kept; repaired if it has reserved bits set
+    /// and repairs are noted).
+    fn judge(&mut self, offset: u64, problems: &[Problem]) -> Option<Verdict> {
         if let Some(p) = problems.iter().find(|p| p.reason != Reason::ReservedBits) {
             self.fixes.insert(offset, Fix::Drop(p.reason));
-            return Verdict::Dropped;
+            return Some(Verdict::Dropped);
         }
         if !problems.is_empty() && self.note_repairs {
             self.fixes.insert(offset, Fix::ClearReserved);
         }
-        match kind {
-            EventKind::DurationBegin => {
-                let mark = mark(&mut self.names);
-                self.durations.begin(provider, offset, mark);
-                Verdict::Kept
+        None
+    }
+
+    /// Matches a duration begin or end of kind `kind` (`mark`: its thread,
+    /// name id and ticks): an end that closes no begin, or one whose name
+    /// or time does not fit it, is left out (with that begin).
+    fn duration(
+        &mut self,
+        provider: Option<u32>,
+        offset: u64,
+        kind: EventKind,
+        mark: (Thread, u32, u64),
+    ) -> Verdict {
+        if kind == EventKind::DurationBegin {
+            self.durations.begin(provider, offset, mark);
+            return Verdict::Kept;
+        }
+        match self.durations.close(provider, offset, mark, &self.names) {
+            None => {
+                self.fixes
+                    .insert(offset, Fix::Drop(Reason::EndWithoutBegin));
+                Verdict::Dropped
             }
-            EventKind::DurationEnd => {
-                match self
-                    .durations
-                    .close(provider, offset, mark(&mut self.names), &self.names)
-                {
-                    None => {
-                        self.fixes
-                            .insert(offset, Fix::Drop(Reason::EndWithoutBegin));
-                        Verdict::Dropped
-                    }
-                    Some((begin, pair)) => {
-                        let begin_ts = begin.timestamp;
-                        if pair.is_empty() {
-                            return Verdict::Ended { begin_ts };
-                        }
-                        // Both go: the records between them stay matched as
-                        // they were (an end closes the innermost begin).
-                        self.fixes.insert(offset, Fix::Drop(Reason::MismatchedEnd));
-                        self.fixes
-                            .insert(begin.offset, Fix::Drop(Reason::MismatchedEnd));
-                        Verdict::Dropped
-                    }
+            Some((begin, pair)) => {
+                let begin_ts = begin.timestamp;
+                if pair.is_empty() {
+                    return Verdict::Ended { begin_ts };
                 }
+                // Both go: the records between them stay matched as
+                // they were (an end closes the innermost begin).
+                self.fixes.insert(offset, Fix::Drop(Reason::MismatchedEnd));
+                self.fixes
+                    .insert(begin.offset, Fix::Drop(Reason::MismatchedEnd));
+                Verdict::Dropped
             }
-            _ => Verdict::Kept,
         }
     }
 

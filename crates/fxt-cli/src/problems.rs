@@ -1,6 +1,7 @@
 //! The strict check's rules for one record: why a record fails
 //! ([`Reason`]), the problem as `fxt check` prints it ([`Problem`]), and
-//! the problems of a record on its own ([`record_problems`]). `fxt check`
+//! the problems of a record on its own ([`record_problems`]; of an event,
+//! read from its view, [`event_problems`]). `fxt check`
 //! reports them; `fxt recover` drops or repairs the records they name, so
 //! that what it writes passes the check.
 
@@ -59,10 +60,11 @@ pub struct Problem {
     pub message: String,
 }
 
-/// The problems of one decoded record on its own (everything but
-/// begin / end matching and the magic number): reserved bits in `raw`, its
-/// bytes, undefined references, a complete duration ending before it
-/// begins.
+/// The problems of one record on its own (everything but begin / end
+/// matching and the magic number): reserved bits in `raw`, its bytes, and
+/// undefined references. For any record but an event: a walk hands every
+/// event as a view ([`fxt_format::decode::View`]), whose problems are
+/// [`event_problems`]'.
 pub fn record_problems(offset: u64, record: &Record, raw: Option<&[u8]>) -> Vec<Problem> {
     let mut found = Found {
         offset,
@@ -72,15 +74,13 @@ pub fn record_problems(offset: u64, record: &Record, raw: Option<&[u8]>) -> Vec<
         found.reserved_bits(raw);
     }
     undefined_refs(record, &mut |m| found.push(Reason::UndefinedRef, m));
-    if let Record::Event(e) = record {
-        found.backwards(e.kind, e.timestamp, || e.name.clone());
-    }
     found.problems
 }
 
-/// [`record_problems`] of an event walked as a view (the same problems,
-/// in the same order, as of the decoded event), without decoding it;
-/// added to `problems` (nothing is allocated for an event without any).
+/// The problems of an event on its own, read from its view without
+/// decoding it: reserved bits in its arguments' headers, undefined
+/// references, a complete duration ending before it begins; added to
+/// `problems` (nothing is allocated for an event without any).
 #[inline(always)]
 pub fn event_problems(ctx: &Context<'_>, e: &EventView<'_>, problems: &mut Vec<Problem>) {
     // Nearly every event has none: a few tests on words the view holds
@@ -378,7 +378,8 @@ pub fn thread_label(t: &Thread) -> String {
     }
 }
 
-/// Reports references to undefined string and thread indices.
+/// Reports references to undefined string and thread indices of a record
+/// that is not an event (an event's are [`event_references`]').
 fn undefined_refs(record: &Record, report: &mut impl FnMut(String)) {
     let mut text = |what: &str, t: &Text| {
         if let Some(i) = t.undefined_index() {
@@ -393,12 +394,6 @@ fn undefined_refs(record: &Record, report: &mut impl FnMut(String)) {
     };
     let mut args: &[Arg] = &[];
     match record {
-        Record::Event(e) => {
-            text("category", &e.category);
-            text("name", &e.name);
-            push("thread", e.thread);
-            args = &e.args;
-        }
         Record::Blob(b) => text("name", &b.name),
         Record::UserspaceObject(o) => {
             text("name", &o.name);

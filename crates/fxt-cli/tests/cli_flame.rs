@@ -556,3 +556,78 @@ fn ends_without_a_begin_and_begins_never_ended_are_said_however_the_file_is_cut(
         );
     }
 }
+
+/// Four threads taking turns, thousands of spans each, as `flame` folds
+/// them as it goes: frames of begin/end pairs holding a complete event
+/// written when it starts, ties of starts and ends, an end that closes
+/// nothing; on thread 11, a complete event written last that holds all the
+/// thread wrote; on thread 13 if `late`, complete events that hold a
+/// few hundred spans written before them, but not all.
+fn turns(late: bool) -> Trace {
+    let ev = |kind, ticks, k: u64, name| {
+        let thread = ThreadRef::Inline {
+            process: 1,
+            thread: 10 + k,
+        };
+        let (category, name) = (StringRef::Inline("c"), StringRef::Inline(name));
+        event(kind, ticks, thread, category, name, &[])
+    };
+    let mut t = Trace::with_provider(1, "app", 1_000_000_000).push(&ev(
+        EventKind::DurationEnd,
+        1,
+        2,
+        "lost",
+    ));
+    let mut ts = 10_000;
+    for i in 0..3000u64 {
+        for k in 0..4 {
+            let end = ts + 9 + i % 3;
+            t = t
+                .push(&ev(EventKind::DurationBegin, ts, k, "frame"))
+                .push(&ev(
+                    EventKind::DurationComplete { end: ts + 5 },
+                    ts + 1,
+                    k,
+                    "layout",
+                ))
+                .push(&ev(EventKind::DurationBegin, ts + 5, k, "draw"))
+                .push(&ev(EventKind::DurationEnd, end, k, "draw"))
+                .push(&ev(EventKind::DurationEnd, end, k, "frame"));
+            if late && k == 3 && i % 700 == 699 {
+                let start = ts - 20 * 300;
+                let late = EventKind::DurationComplete { end: ts + 15 };
+                t = t.push(&ev(late, start, k, "late"));
+            }
+        }
+        ts += 20;
+    }
+    t.push(&ev(EventKind::DurationComplete { end: ts }, 5, 1, "main"))
+}
+
+/// `flame` folds each thread's spans as it goes, on one thread or cut
+/// into ranges of a few hundred bytes to a few hundred thousand, and prints
+/// what it prints keeping every span (as it does reading a stream):
+/// spans that a complete event written later holds, whole or in part,
+/// included.
+#[test]
+fn folding_as_it_goes_prints_what_keeping_every_span_prints() {
+    for late in [false, true] {
+        let trace = turns(late);
+        let file = trace.file(&format!("turns_{late}.fxt"));
+        let name = p(&file);
+        for selected in [&[][..], &["--thread", "13"][..], &["--category", "c"][..]] {
+            let args = [&["flame", "--folded"][..], selected].concat();
+            let kept = fxt_stdin(&[&args[..], &["-"]].concat(), &trace.bytes());
+            assert!(kept.status.success(), "{}", stderr(&kept));
+            assert!(stdout(&kept).contains(";frame;draw "), "{}", stdout(&kept));
+            let said = stderr(&kept).replace("<stdin>", name);
+            for (threads, range_bytes) in [(1, 1 << 20), (2, 300), (3, 5_000), (2, 400_000)] {
+                let folded = fxt_cut(threads, range_bytes, &[&args[..], &[name]].concat());
+                let what = format!("late {late}, {selected:?}, {threads} threads, {range_bytes}");
+                assert!(stdout(&folded) == stdout(&kept), "stdout, {what}");
+                assert_eq!(stderr(&folded), said, "stderr, {what}");
+                assert_eq!(folded.status.code(), kept.status.code(), "{what}");
+            }
+        }
+    }
+}

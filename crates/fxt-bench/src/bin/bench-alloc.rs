@@ -382,6 +382,10 @@ fn table(workload: Workload, threads: usize, ops: usize, reps: usize) {
     // `--setting I` measures that setting alone (to profile it: its
     // ratio is then against nothing).
     let alone = arg("--setting", usize::MAX);
+    if alone != usize::MAX && alone >= SETTINGS.len() {
+        eprintln!("--setting takes 0 to {}", SETTINGS.len() - 1);
+        std::process::exit(2);
+    }
     for rep in 0..reps {
         // Each repetition starts at another setting: no setting always
         // runs after the same one.

@@ -76,13 +76,43 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     if args.alloc {
         return run_allocs(args);
     }
-    let mut input = Input::open_trace(&args.file)?;
+    // A file's pages are let go of behind a walk on one thread, so that
+    // memory holds the stacks and not the trace.
+    let mut input = match Input::open_trace_bounded(&args.file)? {
+        Some(input) => input,
+        None => Input::open_trace(&args.file)?,
+    };
     let filter = Filter {
         thread: args.thread.clone(),
         category: args.category.clone(),
         names_only: false,
     };
-    let new = || Collector::new(filter.clone());
+    // A file can be walked again if its spans do not fold exactly as they
+    // go (a stream keeps them all from the start).
+    let again = input.bytes().is_some();
+    let folded = match fold(&mut input, &filter, again)? {
+        Some(folded) => folded,
+        None => {
+            // The first walk reported the damage already.
+            input.quiet = true;
+            fold(&mut input, &filter, false)?
+                .ok_or_else(|| Error::msg("internal error: spans kept did not fold"))?
+        }
+    };
+    warn(&input.name, &folded);
+    output(&args, &input.name, &folded, DURATIONS)
+}
+
+/// The durations of `input` folded: as they go if `folding` (`None` if
+/// they could not be, exactly), else every span kept until the end.
+fn fold(input: &mut Input, filter: &Filter, folding: bool) -> Result<Option<Folded>, Error> {
+    let new = || {
+        if folding {
+            Collector::folding(filter.clone())
+        } else {
+            Collector::new(filter.clone())
+        }
+    };
     let (_, ranges) = input.walk_view_ranges("flame", new, |collector, views| {
         views.each(|ctx, view| {
             collector.view(ctx, view);
@@ -96,9 +126,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     for range in ranges {
         collector.merge(range);
     }
-    let folded = collector.finish();
-    warn(&input.name, &folded);
-    output(&args, &input.name, &folded, DURATIONS)
+    Ok(collector.finish_exact())
 }
 
 /// What a graph shows: its subtitle, the unit of its counts, and what it

@@ -39,7 +39,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
-use fxt_format::decode::{Record, SliceReader};
+use fxt_format::decode::{Record, SliceReader, View};
 use fxt_format::encode::{write_record, MagicNumber};
 use fxt_format::reserved::clear_reserved_bits;
 
@@ -93,12 +93,12 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
 }
 
 /// Pass 1: what to do with each record that is not copied as it is, by
-/// record offset ([`Keep`]), and what the walk saw.
+/// record offset ([`Keep`]), and what the walk saw. Events are walked as
+/// views: none is decoded whole.
 fn decide(input: &mut Input) -> Result<(HashMap<u64, Fix>, Walk), Error> {
     let mut keep = Keep::new(true);
-    let walk = input.walk("recover", |reader, record| {
-        let offset = reader.record_offset();
-        keep.see(reader.provider_id(), offset, &record, reader.record_bytes());
+    let walk = input.walk_views_in_order("recover", |ctx, view| {
+        keep.see(ctx, view);
         Ok(())
     })?;
     Ok((keep.finish(), walk))
@@ -130,16 +130,16 @@ fn write_clean(
         write_record(&mut out, &MagicNumber).map_err(io_err)?;
         copied.bytes += 8;
     }
+    // Records are read as views (the same records and errors as decoding
+    // each whole, which only its bytes are needed of).
     let mut reader = SliceReader::new(bytes);
     let mut words: Vec<u64> = Vec::new();
-    while let Some(item) = reader.next() {
+    while let Some((item, ctx)) = reader.next_view() {
         if item.is_err() {
             continue; // counted by pass 1; a fatal one ends the iteration
         }
-        let raw = bytes
-            .get(reader.record_offset() as usize..reader.position() as usize)
-            .unwrap_or_default();
-        match fixes.get(&reader.record_offset()) {
+        let raw = ctx.record_bytes();
+        match fixes.get(&ctx.record_offset()) {
             Some(Fix::Drop(_)) => continue,
             Some(Fix::ClearReserved) => {
                 words.clear();
@@ -212,12 +212,12 @@ fn report(
 /// is a magic number record; `None` if it will copy none.
 fn first_kept_is_magic(bytes: &[u8], fixes: &HashMap<u64, Fix>) -> Option<bool> {
     let mut reader = SliceReader::new(bytes);
-    while let Some(item) = reader.next() {
-        let Ok(record) = item else { continue };
-        if matches!(fixes.get(&reader.record_offset()), Some(Fix::Drop(_))) {
+    while let Some((item, ctx)) = reader.next_view() {
+        let Ok(view) = item else { continue };
+        if matches!(fixes.get(&ctx.record_offset()), Some(Fix::Drop(_))) {
             continue;
         }
-        return Some(record == Record::Magic);
+        return Some(matches!(view, View::Record(Record::Magic)));
     }
     None
 }

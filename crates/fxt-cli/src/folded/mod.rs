@@ -19,6 +19,13 @@
 //! A span that ends after its parent (a partial overlap, which Perfetto
 //! drops) is cut at its parent's end, and counted in
 //! [`Folded::overlaps`], so that no stack's self time goes negative.
+//!
+//! `fxt flame` folds as it goes ([`Collector::folding`], [`thread`]):
+//! each thread holds its open begins, the spans closed since it last
+//! folded, and its call tree, so that memory is bounded by open depth and
+//! distinct stacks, not by the trace; the stacks are those that nesting
+//! every span at the end gives ([`Collector::new`]), byte for byte, or
+//! the collector says it could not be sure of that.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -29,9 +36,11 @@ use rustc_hash::FxHashMap;
 
 use crate::interned::Interned;
 
+mod thread;
 mod tree;
 
-use tree::{add, sort_spans, Span, Tree};
+use thread::Threads;
+use tree::{add, Blob, Span};
 
 /// Which spans to fold.
 #[derive(Default, Clone)]
@@ -69,72 +78,16 @@ impl Folded {
     }
 }
 
-/// A thread: provider, process koid, thread koid.
-type ThreadKey = (Option<u32>, u64, u64);
-
 /// An async operation: provider, process, category, name, id.
 type AsyncKey = (Option<u32>, u64, Text, Text, u64);
 
-/// One thread's spans so far and its begins still open (name, ns).
-#[derive(Default)]
-struct ThreadSpans {
-    spans: Vec<Span>,
-    open: Vec<(u32, u64)>,
-}
-
-/// The threads' spans, found by key with the last one found remembered:
-/// a thread's events come several in a row, so most events hash nothing.
-#[derive(Default)]
-struct Threads {
-    index: FxHashMap<ThreadKey, usize>,
-    states: Vec<(ThreadKey, ThreadSpans)>,
-    last: Option<(ThreadKey, usize)>,
-    /// Per slot (the low bits of a thread's koids): the index in `states`
-    /// of the last thread there, so that threads taking turns are found
-    /// with no hashing.
-    recent: [u32; THREAD_SLOTS],
-}
-
-/// Slots of [`Threads::recent`].
-const THREAD_SLOTS: usize = 16;
-
-impl Threads {
-    /// The state of thread `t`, made empty if new.
-    #[inline]
-    fn get(&mut self, t: ThreadKey) -> &mut ThreadSpans {
-        let at = match self.last {
-            Some((key, at)) if key == t => at,
-            _ => {
-                let slot = crate::recent::thread_slot(t.2, THREAD_SLOTS);
-                let recent = self.recent[slot] as usize;
-                let at = match self.states.get(recent) {
-                    Some((key, _)) if *key == t => recent,
-                    _ => self.find(t),
-                };
-                self.recent[slot] = at as u32;
-                self.last = Some((t, at));
-                at
-            }
-        };
-        &mut self.states[at].1
-    }
-
-    /// The index of thread `t` in `states`, made empty if new.
-    #[inline(never)]
-    fn find(&mut self, t: ThreadKey) -> usize {
-        let next = self.states.len();
-        let at = *self.index.entry(t).or_insert(next);
-        if at == next {
-            self.states.push((t, ThreadSpans::default()));
-        }
-        at
-    }
-}
-
-/// Collects the spans of a trace, record by record.
+/// Collects the spans of a trace, record by record, and folds them: as it
+/// goes ([`Collector::folding`]), or at the end ([`Collector::new`]).
 #[derive(Default)]
 pub struct Collector {
     filter: Filter,
+    /// Fold each thread's spans as it goes ([`thread`]).
+    folding: bool,
     names: Vec<String>,
     ids: HashMap<String, u32>,
     /// Strings of a view walk by id, and each id's name id (or
@@ -142,24 +95,39 @@ pub struct Collector {
     strings: Interned,
     by_string: Vec<u32>,
     threads: Threads,
+    /// Spans folded already that wait to nest ([`thread`]).
+    blobs: Vec<Blob>,
     open_async: FxHashMap<AsyncKey, Vec<u64>>,
-    async_spans: Vec<Span>,
+    /// Per name id, the durations of its async spans (each a stack of its
+    /// own, so added as they close).
+    async_ns: FxHashMap<u32, u64>,
     thread_names: HashMap<u64, String>,
     unmatched_ends: u64,
-    /// Duration ends with no begin open on their thread (thread, ns, and
-    /// how many spans of the thread came before it), in file order, for
+    /// Async ends with no begin open (key, ns, name), in file order, for
     /// [`Collector::merge`] to close against the begins an earlier range
     /// left open.
-    pending_ends: Vec<(ThreadKey, u64, usize)>,
-    /// Async ends with no begin open (key, ns, name), likewise.
     pending_async: Vec<(AsyncKey, u64, u32)>,
 }
 
 impl Collector {
-    /// A collector keeping what `filter` selects.
+    /// A collector keeping what `filter` selects, every thread's spans
+    /// kept until [`Collector::finish`] folds them (exact whatever the
+    /// order of the spans).
     pub fn new(filter: Filter) -> Collector {
         Collector {
             filter,
+            ..Collector::default()
+        }
+    }
+
+    /// A collector that folds each thread's spans as it goes, holding its
+    /// open spans and distinct stacks rather than every span: exact, or
+    /// [`Collector::finish_exact`] says it could not be, for a walk again
+    /// with [`Collector::new`].
+    pub fn folding(filter: Filter) -> Collector {
+        Collector {
+            filter,
+            folding: true,
             ..Collector::default()
         }
     }
@@ -202,23 +170,15 @@ impl Collector {
             EventKind::DurationComplete { end } => {
                 let name = self.name_id(ctx, e.name);
                 let end = ticks_to_ns(end, tps).max(start);
-                let span = Span { start, end, name };
-                self.threads.get(t).spans.push(span);
+                self.threads.get(t).complete(Span { start, end, name });
             }
             EventKind::DurationBegin => {
                 let name = self.name_id(ctx, e.name);
                 self.threads.get(t).open.push((name, start));
             }
             EventKind::DurationEnd => {
-                let thread = self.threads.get(t);
-                match thread.open.pop() {
-                    Some((name, begin)) => thread.spans.push(Span {
-                        start: begin,
-                        end: start.max(begin),
-                        name,
-                    }),
-                    None => self.pending_ends.push((t, start, thread.spans.len())),
-                }
+                let fold = self.folding;
+                self.threads.get(t).end(start, &mut self.blobs, fold);
             }
             EventKind::AsyncBegin { id } => {
                 let k = (
@@ -240,11 +200,7 @@ impl Collector {
                 );
                 let name = self.name_id(ctx, e.name);
                 match self.open_async.get_mut(&k).and_then(Vec::pop) {
-                    Some(begin) => self.async_spans.push(Span {
-                        start: begin,
-                        end: start.max(begin),
-                        name,
-                    }),
+                    Some(begin) => self.add_async(name, start.saturating_sub(begin)),
                     None => self.pending_async.push((k, start, name)),
                 }
             }
@@ -285,69 +241,41 @@ impl Collector {
         id
     }
 
+    /// An async span's duration, under its name.
+    fn add_async(&mut self, name: u32, ns: u64) {
+        let sum = self.async_ns.entry(name).or_default();
+        *sum = sum.saturating_add(ns);
+    }
+
     /// Folds in the collector of the next range of the walk (ranges in
-    /// file order, each collected with the same filter): its spans, its
-    /// open begins above this one's, and its unmatched ends closed against
-    /// this one's open begins.
+    /// file order, each collected with the same filter): per thread, its
+    /// ends close this one's open begins, its spans and what it folded
+    /// follow this one's, its open begins go above this one's.
     pub fn merge(&mut self, later: Collector) {
         let ids: Vec<u32> = later.names.iter().map(|n| self.intern_name(n)).collect();
-        let fix = |s: Span| Span {
-            name: ids[s.name as usize],
-            ..s
-        };
-        // The spans the later range's ends close, per thread, each with
-        // how many of the range's own spans of the thread come before it
-        // (so that every thread's spans stay in file order).
-        let mut closed: FxHashMap<ThreadKey, Vec<(usize, Span)>> = FxHashMap::default();
-        for (t, end, before) in later.pending_ends {
-            let thread = self.threads.get(t);
-            match thread.open.pop() {
-                Some((name, begin)) => closed.entry(t).or_default().push((
-                    before,
-                    Span {
-                        start: begin,
-                        end: end.max(begin),
-                        name,
-                    },
-                )),
-                None => self.unmatched_ends += 1,
-            }
+        let name = |n: u32| ids[n as usize];
+        let offset = self.blobs.len() as u32;
+        for blob in later.blobs {
+            let tree = blob.tree.renamed(name);
+            self.blobs.push(Blob { tree, ..blob });
         }
-        for (k, end, name) in later.pending_async {
+        for (k, end, n) in later.pending_async {
             match self.open_async.get_mut(&k).and_then(Vec::pop) {
-                Some(begin) => self.async_spans.push(Span {
-                    start: begin,
-                    end: end.max(begin),
-                    name: ids[name as usize],
-                }),
+                Some(begin) => self.add_async(name(n), end.saturating_sub(begin)),
                 None => self.unmatched_ends += 1,
             }
         }
-        for (t, later) in later.threads.states {
-            let thread = self.threads.get(t);
-            let mut spans = later.spans.into_iter().map(fix);
-            let mut taken = 0;
-            for (before, span) in closed.remove(&t).unwrap_or_default() {
-                thread.spans.extend(spans.by_ref().take(before - taken));
-                taken = before;
-                thread.spans.push(span);
-            }
-            thread.spans.extend(spans);
-            let open = later.open.into_iter();
-            thread
-                .open
-                .extend(open.map(|(name, ns)| (ids[name as usize], ns)));
-        }
-        // Never met: an end made its thread's state in the later range.
-        for (t, spans) in closed {
-            let thread = self.threads.get(t);
-            thread.spans.extend(spans.into_iter().map(|(_, span)| span));
+        for (t, state) in later.threads.states {
+            let blob = |b: u32| b + offset;
+            let unmatched = &mut self.unmatched_ends;
+            (self.threads.get(t)).merge(state, &mut self.blobs, name, blob, unmatched);
         }
         for (k, open) in later.open_async {
             self.open_async.entry(k).or_default().extend(open);
         }
-        self.async_spans
-            .extend(later.async_spans.into_iter().map(fix));
+        for (n, ns) in later.async_ns {
+            self.add_async(name(n), ns);
+        }
         self.thread_names.extend(later.thread_names);
         self.unmatched_ends += later.unmatched_ends;
     }
@@ -389,40 +317,58 @@ impl Collector {
         }
     }
 
-    /// Nests every thread's spans and folds them.
-    pub fn finish(mut self) -> Folded {
+    /// Nests every thread's spans and folds them; for a collector made
+    /// by [`Collector::new`], which keeps every span until now (one made
+    /// by [`Collector::folding`] says with [`Collector::finish_exact`]
+    /// whether it folded exactly).
+    pub fn finish(self) -> Folded {
+        debug_assert!(!self.folding, "finish_exact says if folding was exact");
+        let (folded, _exact) = self.fold();
+        folded
+    }
+
+    /// Nests every thread's spans and folds them: `None` if the spans of
+    /// a thread selected could not be folded exactly as they went (walk
+    /// again with [`Collector::new`]).
+    pub fn finish_exact(self) -> Option<Folded> {
+        let (folded, exact) = self.fold();
+        exact.then_some(folded)
+    }
+
+    fn fold(mut self) -> (Folded, bool) {
+        let threads = std::mem::take(&mut self.threads.states);
         // Ends still pending closed nothing: no earlier range is left.
-        let pending = self.pending_ends.len() + self.pending_async.len();
+        let ends = threads.iter().map(|(_, t)| t.unmatched_ends());
+        let begins = threads.iter().map(|(_, t)| t.open.len() as u64);
+        let open_async = self.open_async.values().map(|v| v.len() as u64);
         let mut folded = Folded {
-            unmatched_ends: self.unmatched_ends + pending as u64,
-            unclosed_begins: (self.threads.states.iter())
-                .map(|(_, t)| t.open.len() as u64)
-                .sum::<u64>()
-                + self
-                    .open_async
-                    .values()
-                    .map(|v| v.len() as u64)
-                    .sum::<u64>(),
+            unmatched_ends: self.unmatched_ends
+                + self.pending_async.len() as u64
+                + ends.sum::<u64>(),
+            unclosed_begins: begins.sum::<u64>() + open_async.sum::<u64>(),
             ..Folded::default()
         };
-        let threads = std::mem::take(&mut self.threads.states);
-        for ((_, _, thread), ThreadSpans { mut spans, .. }) in threads {
+        let mut exact = true;
+        for ((_, _, thread), state) in threads {
             let label = self.thread_label(thread);
             if !self.thread_selected(thread, &label) {
                 continue;
             }
-            sort_spans(&mut spans);
-            let mut tree = Tree::default();
-            folded.overlaps += tree.nest(&spans);
+            let (tree, state) = state.finish(&mut self.blobs);
+            exact &= !state.inexact;
+            folded.overlaps += state.overlaps;
             tree.fold(&label, &self.names, &mut folded.stacks);
         }
         if self.filter.thread.is_none() {
-            for s in &self.async_spans {
-                let stack = format!("async;{}", self.names[s.name as usize]);
-                add(&mut folded.stacks, stack, s.end - s.start);
+            for (&name, &ns) in &self.async_ns {
+                add(
+                    &mut folded.stacks,
+                    format!("async;{}", self.names[name as usize]),
+                    ns,
+                );
             }
         }
-        folded
+        (folded, exact)
     }
 }
 

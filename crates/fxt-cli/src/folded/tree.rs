@@ -2,6 +2,13 @@
 //! first (file order breaking ties), a span is inside the innermost span
 //! still open when it starts; each node of the call tree keeps its self
 //! time.
+//!
+//! Spans already folded come back as a [`Blob`]: a tree of their own, the
+//! time they cover, and the sum of their top-level durations, which nests
+//! whole inside a span that holds all of it (a span that encloses them
+//! but was written after them), as its spans one by one would. Where a
+//! blob would not nest whole (a span that starts among its spans, or cuts
+//! it), nesting says so ([`Inexact`]) rather than guess.
 
 use std::collections::BTreeMap;
 
@@ -15,8 +22,33 @@ use rustc_hash::FxHashMap;
 pub(super) struct Span {
     pub start: u64,
     pub end: u64,
+    /// The name's id; or [`BLOB`] and a blob's index (its first start and
+    /// last end as `start` and `end`); or [`END`] (see there).
     pub name: u32,
 }
+
+/// The flag of a [`Span::name`] that is a [`Blob`]'s index: names are
+/// fewer (each takes bytes of the trace).
+pub(super) const BLOB: u32 = 1 << 31;
+
+/// The [`Span::name`] of a duration end that closed no begin of its range
+/// (at `start`), kept in file order for the merge with earlier ranges.
+pub(super) const END: u32 = u32::MAX;
+
+/// Spans folded already: their tree (node 0 the place they nest in), the
+/// time from their first start to their last end, and their top-level
+/// durations' sum (the time they take of a span they nest in).
+pub(super) struct Blob {
+    pub tree: Tree,
+    pub start: u64,
+    pub end: u64,
+    pub total: u64,
+}
+
+/// Spans that cannot be folded exactly as they went: a span starts among
+/// the spans of a [`Blob`] (or with it), or would cut it.
+#[derive(Debug)]
+pub(super) struct Inexact;
 
 /// Sorts a thread's spans (in file order) by start, longest first, then
 /// file order.
@@ -97,6 +129,8 @@ struct Frame {
     node: u32,
     duration: u64,
     children: u64,
+    /// A blob's (which nothing nests in).
+    blob: bool,
 }
 
 impl Tree {
@@ -143,15 +177,46 @@ impl Tree {
         self.nodes[f.node as usize].self_ns += f.duration - f.children;
     }
 
-    /// Nests `spans` (sorted by start, longest first); returns how many
-    /// were cut at their parent's end.
-    pub(super) fn nest(&mut self, spans: &[Span]) -> u64 {
+    /// Nests `spans` (sorted by start, longest first), the blobs among
+    /// them from `blobs`; returns how many were cut at their parent's end.
+    pub(super) fn nest(&mut self, spans: &[Span], blobs: &[Blob]) -> Result<u64, Inexact> {
         let mut stack: Vec<Frame> = Vec::new();
-        let mut cut = 0;
+        let (mut cut, mut last_start) = (0, None);
         for s in spans {
             while let Some(f) = stack.pop_if(|top| top.end <= s.start) {
                 self.close(f);
             }
+            if stack.last().is_some_and(|top| top.blob) {
+                return Err(Inexact);
+            }
+            if s.name & BLOB != 0 {
+                let blob = &blobs[(s.name & !BLOB) as usize];
+                // A span that starts with the blob holds every span of it
+                // only if it ends after them all (else file order decides).
+                let tie = last_start == Some(s.start);
+                if tie && stack.last().is_none_or(|top| top.end <= blob.end) {
+                    return Err(Inexact);
+                }
+                let parent = match stack.last_mut() {
+                    Some(top) if top.end < blob.end => return Err(Inexact),
+                    Some(top) => {
+                        top.children += blob.total;
+                        top.node
+                    }
+                    None => 0,
+                };
+                self.graft(parent, &blob.tree, |name| name);
+                stack.push(Frame {
+                    end: blob.end,
+                    node: parent,
+                    duration: 0,
+                    children: 0,
+                    blob: true,
+                });
+                last_start = Some(s.start);
+                continue;
+            }
+            last_start = Some(s.start);
             let mut end = s.end;
             let parent = match stack.last_mut() {
                 Some(top) => {
@@ -170,12 +235,40 @@ impl Tree {
                 node,
                 duration: end - s.start,
                 children: 0,
+                blob: false,
             });
         }
         while let Some(f) = stack.pop() {
             self.close(f);
         }
-        cut
+        Ok(cut)
+    }
+
+    /// Adds the tree `from` under node `at`, node by node (a node comes
+    /// after its parent in `nodes`), its names' ids changed by `rename`.
+    fn graft(&mut self, at: u32, from: &Tree, rename: impl Fn(u32) -> u32) {
+        let mut placed = vec![at; from.nodes.len()];
+        for (i, n) in from.nodes.iter().enumerate().skip(1) {
+            let node = self.node(placed[n.parent as usize], rename(n.name));
+            self.nodes[node as usize].self_ns += n.self_ns;
+            placed[i] = node;
+        }
+    }
+
+    /// The sum of every node's self time: the durations of the top-level
+    /// spans.
+    pub(super) fn total(&self) -> u64 {
+        self.nodes
+            .iter()
+            .fold(0u64, |sum, n| sum.wrapping_add(n.self_ns))
+    }
+
+    /// The tree with its names' ids changed by `rename` (to those of the
+    /// collector it is merged into).
+    pub(super) fn renamed(self, rename: impl Fn(u32) -> u32) -> Tree {
+        let mut tree = Tree::default();
+        tree.graft(0, &self, rename);
+        tree
     }
 
     /// Adds every node's self time to `stacks`, under the root frame `root`.
@@ -281,7 +374,7 @@ mod tests {
             let mut spans = written_with(seed, 50 + seed as usize * 20, names.len() as u64);
             sort_spans(&mut spans);
             let mut tree = Tree::default();
-            tree.nest(&spans);
+            tree.nest(&spans, &[]).unwrap();
             if names.len() == 40 && seed > 10 {
                 // The hashed lookup is met, not only the walk of a list.
                 assert!(tree.nodes.iter().any(|n| n.children > FEW_CHILDREN));

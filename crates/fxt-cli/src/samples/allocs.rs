@@ -100,6 +100,14 @@ impl AllocCollector {
         }
     }
 
+    /// Folds in the records of the next range of a walk (ranges in file
+    /// order).
+    pub fn merge(&mut self, later: AllocCollector) {
+        self.allocs.extend(later.allocs);
+        self.frees.extend(later.frees);
+        self.malformed += later.malformed;
+    }
+
     /// Which allocations are still live at the end of the trace: `true` at
     /// the index of each allocation no later free (same process, same
     /// address) follows. Untracked allocations (their frees were not

@@ -171,4 +171,11 @@ impl Collector {
             None => {}
         }
     }
+
+    /// Folds in the samples of the next range of a walk (ranges in file
+    /// order).
+    pub fn merge(&mut self, later: Collector) {
+        self.samples.extend(later.samples);
+        self.malformed += later.malformed;
+    }
 }

@@ -18,13 +18,15 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use fxt_format::decode::{BlobJoiner, Record};
+use fxt_format::decode::{BlobJoiner, Context, Record, View};
 use fxt_format::samples::{
     FrameEntry, ModulesRecord, SampleBlob, SampleRecord, SymbolsRecord, MODULES_NAME, SAMPLE_NAME,
     SYMBOLS_NAME,
 };
 use fxt_symbols::scan::TraceSamples;
 use fxt_symbols::{stack_key, Request, StackKey, Symbolizer, Unwound};
+
+use crate::error::Error;
 
 /// Frames of each (process, address), and the addresses unwound from each
 /// raw stack.
@@ -136,49 +138,85 @@ impl Names {
 
 /// Gathers what names a walk's samples: the samples themselves (each
 /// distinct raw stack once) and the `fxt.symbols` and `fxt.modules`
-/// records (joining split groups). Only records so named go through the
-/// joiner, so the walk's other records are neither copied nor delayed.
+/// records, split groups joined once the walk is through (a group may
+/// straddle the ranges of a walk on several threads). Only records so
+/// named are kept, so the walk's other records are neither copied nor
+/// delayed.
+///
+/// An event is read as the walk of views hands it ([`Gather::see_view`]):
+/// only one named as the symbols or modules is decoded whole, for the
+/// joiner. [`Gather::see`] takes a record decoded whole, for a walk of
+/// whole records, by the same rules.
 #[derive(Default)]
 pub struct Gather {
-    joiner: BlobJoiner,
+    /// The symbols and modules records and the events that may lead their
+    /// split groups, with their offsets, in file order.
+    named: Vec<(u64, Record)>,
     samples: Vec<SampleRecord>,
     raw: HashMap<StackKey, SampleRecord>,
-    modules: Vec<ModulesRecord>,
-    symbols: Vec<SymbolsRecord>,
 }
 
 impl Gather {
     /// Whether an event named `name` may lead a split group that the
-    /// gatherer wants to see (a walk of event views decodes only those).
+    /// gatherer wants to see (for a walk that decodes whole only the
+    /// events it needs).
     pub fn wants(name: &str) -> bool {
         name == SYMBOLS_NAME || name == MODULES_NAME
     }
 
-    /// Takes the record (at byte `offset`) if it is a sample, or part of a
-    /// symbols or modules record.
+    /// Takes a record of a view walk if it is a sample, or part of a
+    /// symbols or modules record. Fails only if a view does not decode
+    /// whole, which the decoder rules out.
+    #[inline]
+    pub fn see_view(&mut self, ctx: &Context<'_>, view: &View<'_>) -> Result<(), Error> {
+        match view {
+            View::Record(record) => self.see_record(ctx.record_offset(), record),
+            View::Event(e) if ctx.str(e.name).is_some_and(Self::wants) => {
+                let event = ctx.event(e).map_err(|err| {
+                    Error::msg(format!("internal error: a view does not decode: {err}"))
+                })?;
+                self.named.push((e.offset(), Record::Event(event)));
+            }
+            View::Event(_) => {}
+        }
+        Ok(())
+    }
+
+    /// [`Gather::see_view`] of a record (at byte `offset`) decoded whole.
     pub fn see(&mut self, offset: u64, record: &Record) {
-        let named = match record {
-            Record::Event(e) => e.name.as_str().is_some_and(Self::wants),
-            Record::Blob(b) => match b.name.as_str() {
-                Some(SAMPLE_NAME) => {
-                    if let Some(Ok(s)) = super::sample_of(record) {
-                        match &s.raw_stack {
-                            Some(raw) => {
-                                self.raw.entry(stack_key(s.pid, raw)).or_insert(s);
-                            }
-                            None => self.samples.push(s),
-                        }
-                    }
-                    false
-                }
-                Some(name) => Self::wants(name),
-                None => false,
-            },
-            _ => false,
+        match record {
+            Record::Event(e) if e.name.as_str().is_some_and(Self::wants) => {
+                self.named.push((offset, record.clone()))
+            }
+            Record::Event(_) => {}
+            other => self.see_record(offset, other),
+        }
+    }
+
+    /// Takes a record that is not an event if it is a sample, or part of
+    /// a symbols or modules record.
+    fn see_record(&mut self, offset: u64, record: &Record) {
+        let Record::Blob(b) = record else {
+            return;
         };
-        if named {
-            self.joiner.push(offset, Ok(record.clone()));
-            self.drain();
+        match b.name.as_str() {
+            Some(SAMPLE_NAME) => {
+                if let Some(Ok(s)) = super::sample_of(record) {
+                    self.add(s);
+                }
+            }
+            Some(name) if Self::wants(name) => self.named.push((offset, record.clone())),
+            _ => {}
+        }
+    }
+
+    /// Folds in what the next range of a walk gathered (ranges in file
+    /// order).
+    pub fn merge(&mut self, later: Gather) {
+        self.named.extend(later.named);
+        self.samples.extend(later.samples);
+        for (key, sample) in later.raw {
+            self.raw.entry(key).or_insert(sample);
         }
     }
 
@@ -193,28 +231,15 @@ impl Gather {
         }
     }
 
-    fn drain(&mut self) {
-        while let Some(joined) = self.joiner.pop() {
-            if let Ok(Record::Blob(blob)) = joined.item {
-                match SampleBlob::from_blob(&blob) {
-                    Some(Ok(SampleBlob::Symbols(s))) => self.symbols.push(s),
-                    Some(Ok(SampleBlob::Modules(m))) => self.modules.push(m),
-                    _ => {}
-                }
-            }
-        }
-    }
-
     /// The names of the samples gathered (raw stacks unwound first):
     /// recorded, or resolved now.
     pub fn finish(mut self) -> Names {
-        self.joiner.finish();
-        self.drain();
         if self.samples.is_empty() && self.raw.is_empty() {
             return Names::default();
         }
+        let (modules, symbols) = joined(self.named);
         let mut raw: Vec<SampleRecord> = self.raw.into_values().collect();
-        let unwound = fxt_symbols::unwind_samples(&mut raw, &self.modules);
+        let unwound = fxt_symbols::unwind_samples(&mut raw, &modules);
         self.samples.extend(raw);
         let mut names = Names::of(&Request {
             samples: &self.samples,
@@ -222,10 +247,35 @@ impl Gather {
             allocs: &[],
             // Names do not depend on when the samples were taken.
             ticks_per_second: 1_000_000_000,
-            modules: &self.modules,
-            symbols: &self.symbols,
+            modules: &modules,
+            symbols: &symbols,
         });
         names.unwound = unwound;
         names
     }
+}
+
+/// The modules and symbols records of `named` (records in file order, split
+/// groups joined).
+fn joined(named: Vec<(u64, Record)>) -> (Vec<ModulesRecord>, Vec<SymbolsRecord>) {
+    let (mut modules, mut symbols) = (Vec::new(), Vec::new());
+    let mut joiner = BlobJoiner::new();
+    let mut take = |joiner: &mut BlobJoiner| {
+        while let Some(joined) = joiner.pop() {
+            if let Ok(Record::Blob(blob)) = joined.item {
+                match SampleBlob::from_blob(&blob) {
+                    Some(Ok(SampleBlob::Symbols(s))) => symbols.push(s),
+                    Some(Ok(SampleBlob::Modules(m))) => modules.push(m),
+                    _ => {}
+                }
+            }
+        }
+    };
+    for (offset, record) in named {
+        joiner.push(offset, Ok(record));
+        take(&mut joiner);
+    }
+    joiner.finish();
+    take(&mut joiner);
+    (modules, symbols)
 }

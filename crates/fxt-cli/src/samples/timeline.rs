@@ -1,11 +1,18 @@
 //! Which slices were open on a sample's thread when it was taken: the
 //! durations (complete events, begin/end pairs matched per thread) of a
 //! trace, joined to its samples by thread and time.
+//!
+//! An event is read as the walk of views hands it ([`Timeline::see_view`]):
+//! its kind, time and thread from the view, its name resolved only for a
+//! slice. A walk in ranges keeps a timeline per range and merges them in
+//! file order ([`Timeline::merge`]). [`Timeline::see`] takes a record
+//! decoded whole, for a walk of whole records (`fxt flame --samples`), by
+//! the same rules.
 
 use std::collections::HashMap;
 
-use fxt_format::decode::{EventKind, Record, Text, Thread};
-use fxt_format::time::ticks_to_ns;
+use fxt_format::decode::{Context, EventKind, Record, Text, Thread, View};
+use fxt_format::time::{ticks_per_second_or_default, ticks_to_ns};
 
 use super::Sampled;
 
@@ -24,43 +31,122 @@ type Key = (Option<u32>, u64, u64);
 #[derive(Default)]
 pub struct Timeline {
     open: HashMap<Key, Vec<(u64, Text)>>,
+    /// Each thread's slices, in the file order of the records that close
+    /// them.
     slices: HashMap<Key, Vec<Slice>>,
+    /// Duration ends that closed no begin (thread, ns, and how many slices
+    /// of the thread came before), in file order: [`Timeline::merge`]
+    /// closes them against the begins an earlier range left open.
+    pending_ends: Vec<(Key, u64, usize)>,
 }
 
+/// What the timeline reads of an event: its kind, time and thread.
+type At = (EventKind, u64, Thread);
+
 impl Timeline {
-    /// Takes the record if it begins, ends or is a duration.
+    /// Takes a record of a view walk if it begins, ends or is a duration.
+    #[inline]
+    pub fn see_view(&mut self, ctx: &Context<'_>, view: &View<'_>) {
+        if let View::Event(e) = view {
+            if is_duration(e.kind) {
+                let tps = ticks_per_second_or_default(ctx.ticks_per_second());
+                let at = (e.kind, e.timestamp, e.thread);
+                self.event(ctx.provider_id(), tps, at, || ctx.text(e.name));
+            }
+        }
+    }
+
+    /// [`Timeline::see_view`] of a record decoded whole.
     pub fn see(&mut self, provider: Option<u32>, ticks_per_second: u64, record: &Record) {
-        let Record::Event(e) = record else {
-            return;
-        };
-        let Thread::Known { process, thread } = e.thread else {
+        if let Record::Event(e) = record {
+            let at = (e.kind, e.timestamp, e.thread);
+            self.event(provider, ticks_per_second, at, || e.name.clone());
+        }
+    }
+
+    /// Takes an event of provider `provider` (its clock at
+    /// `ticks_per_second`): what it is, when and where (`at`), and its
+    /// name (asked only for a slice's begin).
+    fn event(
+        &mut self,
+        provider: Option<u32>,
+        ticks_per_second: u64,
+        at: At,
+        name: impl FnOnce() -> Text,
+    ) {
+        let (kind, timestamp, thread) = at;
+        let Thread::Known { process, thread } = thread else {
             return;
         };
         let key = (provider, process, thread);
         let ns = |t| ticks_to_ns(t, ticks_per_second);
-        match e.kind {
+        match kind {
             EventKind::DurationBegin => self
                 .open
                 .entry(key)
                 .or_default()
-                .push((ns(e.timestamp), e.name.clone())),
+                .push((ns(timestamp), name())),
             EventKind::DurationEnd => {
-                if let Some((begin, name)) = self.open.get_mut(&key).and_then(Vec::pop) {
-                    self.slices.entry(key).or_default().push(Slice {
+                let slices = self.slices.entry(key).or_default();
+                match self.open.get_mut(&key).and_then(Vec::pop) {
+                    Some((begin, name)) => slices.push(Slice {
                         begin,
-                        end: ns(e.timestamp),
+                        end: ns(timestamp),
                         name,
-                    });
+                    }),
+                    None => self.pending_ends.push((key, ns(timestamp), slices.len())),
                 }
             }
             EventKind::DurationComplete { end } => {
                 self.slices.entry(key).or_default().push(Slice {
-                    begin: ns(e.timestamp),
+                    begin: ns(timestamp),
                     end: ns(end),
-                    name: e.name.clone(),
+                    name: name(),
                 })
             }
             _ => {}
+        }
+    }
+
+    /// Folds in the timeline of the next range of a walk (ranges in file
+    /// order, the first one first): its slices, the begins it left open
+    /// above this one's, and its ends that closed no begin closed against
+    /// the begins this one left open, so that every thread's slices stay
+    /// in the file order of the records that close them.
+    pub fn merge(&mut self, later: Timeline) {
+        let Timeline {
+            open,
+            mut slices,
+            pending_ends,
+        } = later;
+        // Per thread, the slices the later range's ends close, each with
+        // how many of the range's own slices of the thread come before it.
+        let mut closed: HashMap<Key, Vec<(usize, Slice)>> = HashMap::new();
+        for (key, end, before) in pending_ends {
+            // With nothing open here either, the end closes nothing: this
+            // timeline starts at the walk's first range.
+            if let Some((begin, name)) = self.open.get_mut(&key).and_then(Vec::pop) {
+                let slice = Slice { begin, end, name };
+                closed.entry(key).or_default().push((before, slice));
+            }
+        }
+        for (key, closing) in closed {
+            let own = slices.remove(&key).unwrap_or_default();
+            let into = self.slices.entry(key).or_default();
+            let mut own = own.into_iter();
+            let mut taken = 0;
+            for (before, slice) in closing {
+                into.extend(own.by_ref().take(before - taken));
+                taken = before;
+                into.push(slice);
+            }
+            into.extend(own);
+        }
+        for (key, own) in slices {
+            self.slices.entry(key).or_default().extend(own);
+        }
+        for (key, stack) in open {
+            self.open.entry(key).or_default().extend(stack);
         }
     }
 
@@ -116,4 +202,13 @@ fn sweep(slices: &[Slice], indices: &[usize], samples: &[Sampled], out: &mut [Ve
             .map(|s| s.name.clone())
             .collect();
     }
+}
+
+/// Whether an event of kind `kind` is part of a slice.
+#[inline(always)]
+fn is_duration(kind: EventKind) -> bool {
+    matches!(
+        kind,
+        EventKind::DurationBegin | EventKind::DurationEnd | EventKind::DurationComplete { .. }
+    )
 }

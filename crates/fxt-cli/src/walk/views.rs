@@ -2,9 +2,12 @@
 //! [`Views::each`]: every record as a [`View`] (events borrowed from the
 //! input, their strings unresolved; every other record decoded), lent
 //! where the reader makes it, so that the command's work per record is
-//! compiled into the reader's loop and nothing copies a view.
+//! compiled into the reader's loop and nothing copies a view; or with
+//! [`Views::heads`], an event of the usual shape as its head (its fields
+//! read from its words when asked: no view made), for a command that
+//! tallies every event by a few fields.
 
-use fxt_format::decode::{Context, DecodeError, Record, SliceReader, View};
+use fxt_format::decode::{Context, DecodeError, Head, Record, SliceReader, View};
 
 use crate::input::Reader;
 use crate::progress::Progress;
@@ -117,6 +120,66 @@ impl<'i> Views<'i> {
                 Ok(())
             }
             (reader, progress) => each_with_progress(reader, progress.as_mut(), self.end, take),
+        }
+    }
+
+    /// Like [`Views::each`], but an event of the usual shape comes as its
+    /// head ([`Head::Event`]: its fields read from its words when asked,
+    /// no view made), every other record as its view ([`Head::Other`],
+    /// which may be an event too: one with an inline text or a blob
+    /// argument, or any event of a stream). The records, errors and
+    /// tables met are those of [`Views::each`].
+    #[inline(always)]
+    pub fn heads<E>(
+        &mut self,
+        mut f: impl FnMut(&Context<'_>, Head<'_, '_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let (records, errors) = (&mut self.records, &mut self.errors);
+        // A closure made at each call of the reader's loop, rather than one
+        // lent to each: compiled into the loop with `f` (through a `&mut`,
+        // it is called once per record, which shows).
+        macro_rules! take {
+            () => {
+                #[inline(always)]
+                |item: Result<Head<'_, '_>, DecodeError>, ctx: &Context<'_>| match item {
+                    Ok(head) => {
+                        *records += 1;
+                        f(ctx, head)
+                    }
+                    Err(error) => {
+                        errors.push(error);
+                        Ok(())
+                    }
+                }
+            };
+        }
+        match (&mut self.reader, &mut self.progress) {
+            (Reader::Slice(reader, _), None) => reader.heads_until(self.end, take!()),
+            (Reader::Slice(reader, bytes), Some(progress)) => {
+                let mut kept_from = 0;
+                loop {
+                    let from = SliceReader::position(reader);
+                    let stretch = from.saturating_add(PROGRESS_BYTES).min(self.end);
+                    reader.heads_until(stretch, take!())?;
+                    let to = SliceReader::position(reader);
+                    progress.update(to);
+                    if self.bounded {
+                        kept_from = let_go(bytes, kept_from, to);
+                    }
+                    if to >= self.end || to == from {
+                        break;
+                    }
+                }
+                Ok(())
+            }
+            // A stream: every record as its view.
+            (reader, progress) => {
+                let mut take = { take!() };
+                let as_view = |item: Result<&View<'_>, DecodeError>, ctx: &Context<'_>| {
+                    take(item.map(Head::Other), ctx)
+                };
+                each_with_progress(reader, progress.as_mut(), self.end, as_view)
+            }
         }
     }
 

@@ -394,18 +394,22 @@ impl<A: GlobalAlloc> Sampled<A> {
     }
 
     /// `dealloc` of a block whose address may be a live sampled block's
-    /// while `generation` samples (out of line, as
-    /// [`Self::alloc_crossed`]).
+    /// while the allocator's copy of the generation is `armed` (not 0;
+    /// out of line, as [`Self::alloc_crossed`]).
     ///
     /// # Safety
     ///
     /// As for [`GlobalAlloc::dealloc`].
     #[cold]
     #[inline(never)]
-    unsafe fn dealloc_maybe_sampled(&self, ptr: *mut u8, layout: Layout, generation: u32) {
+    unsafe fn dealloc_maybe_sampled(&self, ptr: *mut u8, layout: Layout, armed: u32) {
+        if armed >= armed::FOLLOW {
+            // SAFETY: the caller's contract, passed on.
+            return unsafe { self.dealloc_unusual(ptr, layout, armed) };
+        }
         // Before the inner free: once freed, the address may be handed out
         // (and sampled) again on another thread.
-        before_free(ptr, layout.size(), generation);
+        before_free(ptr, layout.size(), armed);
         // SAFETY: the caller's contract, passed on.
         unsafe { self.inner.dealloc(ptr, layout) }
     }
@@ -448,16 +452,14 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Sampled<A> {
         // Relaxed: a flag; `freed` reads the global generation again with
         // Acquire before it reads the session's settings.
         let armed = self.armed.load(Ordering::Relaxed);
-        if armed != 0 {
-            if armed >= armed::FOLLOW {
-                if !armed::follows_idle(armed) {
-                    // SAFETY: the caller's contract, passed on.
-                    return unsafe { self.dealloc_unusual(ptr, layout, armed) };
-                }
-            } else if live::may_hold(ptr as u64) {
-                // SAFETY: the caller's contract, passed on.
-                return unsafe { self.dealloc_maybe_sampled(ptr, layout, armed) };
-            }
+        // An allocator that is not registered or follows the global
+        // generation checks the summary as a registered one does: no
+        // sampled block lives where it says none does, whatever samples
+        // (it is left behind by a session only where blocks it sampled
+        // are still live); the slow path sorts the rest out.
+        if armed != 0 && live::may_hold(ptr as u64) {
+            // SAFETY: the caller's contract, passed on.
+            return unsafe { self.dealloc_maybe_sampled(ptr, layout, armed) };
         }
         // SAFETY: the caller's contract, passed on.
         unsafe { self.inner.dealloc(ptr, layout) }

@@ -14,9 +14,12 @@ mod allocated;
 mod compare;
 mod per_run;
 mod ranktest;
+mod reading;
 mod report;
 mod runs;
+mod sample_walk;
 mod sampled;
+mod select;
 mod svg;
 mod table;
 
@@ -27,7 +30,8 @@ use crate::error::Error;
 
 use compare::{Row, Status};
 use report::Context;
-use runs::{Run, Select};
+use runs::Run;
+use select::Select;
 
 /// Arguments of `fxt diff`.
 #[derive(clap::Args)]

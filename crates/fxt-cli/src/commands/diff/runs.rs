@@ -1,35 +1,21 @@
 //! One run of a side: a trace read into its durations per category and
 //! name (the durations `fxt stats` counts: complete events, and begin/end
-//! pairs matched per thread by [`crate::durations`]), its CPU samples per
-//! innermost function ([`crate::samples`], named as every command names
-//! them) and, for the differential flame graph, its folded stacks of slices
-//! ([`crate::folded`]) and of samples.
+//! pairs matched per thread), its CPU samples per innermost function
+//! ([`crate::samples`], named as every command names them) and, for the
+//! differential flame graph, its folded stacks of slices
+//! ([`crate::folded`]) and of samples. A file is read on every core, a
+//! range at a time, the ranges merged in file order
+//! ([`reading`](super::reading)).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
-use fxt_format::decode::{Context, Event, EventKind, Record, Text, Thread, View};
-use fxt_format::encode::OBJ_TYPE_THREAD;
-use rustc_hash::FxHashMap;
+use fxt_format::samples::{ALLOC_NAME, SAMPLE_NAME};
 
-use crate::durations::{Closed, Durations, Mark};
+use super::reading::{RangeRead, Read};
+use super::select::{thread_selected, Select};
 use crate::error::Error;
-use crate::folded::{Collector, Filter};
-use crate::input::{ticks_to_ns, Input};
-use crate::samples::allocs::AllocCollector;
-use crate::samples::{self, Gather, Sampled, Timeline};
-use fxt_format::samples::Sampling;
-use fxt_format::time::ticks_per_second_or_default;
-
-/// What to keep of a trace.
-#[derive(Default, Clone)]
-pub struct Select {
-    /// Only the thread with this name, koid, or `name [koid]` label.
-    pub thread: Option<String>,
-    /// Only durations of this category.
-    pub category: Option<String>,
-    /// Only durations of this name.
-    pub name: Option<String>,
-}
+use crate::input::Input;
+use crate::samples::may_hold;
 
 /// A category and name.
 pub type Key = (String, String);
@@ -61,144 +47,34 @@ pub struct Run {
     pub damage: Option<String>,
 }
 
-/// A walk's CPU samples and what names and places them.
-#[derive(Default)]
-struct SampleWalk {
-    gather: Gather,
-    collector: samples::Collector,
-    timeline: Timeline,
-    /// The sampled allocations.
-    allocs: AllocCollector,
-    /// The sampling period of each process that says it.
-    periods: HashMap<u64, u64>,
-}
-
-impl SampleWalk {
-    fn see(&mut self, provider: Option<u32>, tps: u64, offset: u64, record: &Record) {
-        self.gather.see(offset, record);
-        if let Record::Blob(blob) = record {
-            if let Some(Ok(s)) = Sampling::from_blob(blob) {
-                if let Some(period) = s.period_ns() {
-                    self.periods.insert(s.pid, period);
-                }
-            }
-        }
-        self.collector.see(provider, tps, record);
-        self.allocs.see(provider, tps, record);
-        self.timeline.see(provider, tps, record);
-    }
-
-    /// Samples per innermost function, and the folded stacks (each under
-    /// its thread's name) if `stacks`, of the selected samples.
-    fn finish(
-        self,
-        select: &Select,
-        thread_names: &HashMap<u64, String>,
-        stacks: bool,
-    ) -> Selected {
-        let names = self.gather.finish();
-        let all = self.collector.samples;
-        // One pass of the timeline places the samples and the allocations.
-        let allocs = self.allocs.as_samples();
-        let mut placed: Vec<Sampled> = allocs.clone();
-        placed.extend(all.iter().cloned());
-        let mut open = self.timeline.enclosing(&placed);
-        let samples_open = open.split_off(allocs.len());
-        let mut allocated: BTreeMap<String, f64> = BTreeMap::new();
-        for ((a, s), names_open) in self.allocs.allocs.iter().zip(&allocs).zip(&open) {
-            if !thread_selected(select, s.sample.tid, thread_names) {
-                continue;
-            }
-            let mut distinct: Vec<String> = names_open.iter().map(|t| t.to_string()).collect();
-            distinct.sort_unstable();
-            distinct.dedup();
-            for name in distinct {
-                if select.name.as_deref().is_none_or(|n| n == name) {
-                    *allocated.entry(name).or_default() += a.bytes();
-                }
-            }
-        }
-        let enclosing = select.name.as_ref().map(|_| samples_open);
-        let mut leaves = BTreeMap::new();
-        let mut ns: Option<BTreeMap<String, u64>> = Some(BTreeMap::new());
-        let mut folded = BTreeMap::new();
-        for (i, s) in all.iter().enumerate() {
-            let inside = match (&select.name, &enclosing) {
-                (Some(want), Some(open)) => open[i].iter().any(|t| t == want.as_str()),
-                _ => true,
-            };
-            if !inside || !thread_selected(select, s.sample.tid, thread_names) {
-                continue;
-            }
-            let leaf = names.leaf(&s.sample);
-            ns = match (ns, self.periods.get(&s.sample.pid)) {
-                (Some(mut map), Some(&period)) => {
-                    *map.entry(leaf.clone()).or_default() += period;
-                    Some(map)
-                }
-                _ => None,
-            };
-            *leaves.entry(leaf).or_default() += 1;
-            if stacks {
-                let thread = thread_names
-                    .get(&s.sample.tid)
-                    .filter(|n| !n.is_empty())
-                    .map_or("thread", String::as_str);
-                let mut stack = names.stack(&s.sample);
-                stack.reverse();
-                let frames: Vec<String> = stack.iter().map(|f| f.replace(';', ":")).collect();
-                *folded
-                    .entry(format!("{thread};{}", frames.join(";")))
-                    .or_default() += 1;
-            }
-        }
-        Selected {
-            counts: leaves,
-            ns,
-            stacks: folded,
-            allocated,
-        }
-    }
-}
-
-/// A run's selected samples and allocations.
-struct Selected {
-    counts: BTreeMap<String, u64>,
-    ns: Option<BTreeMap<String, u64>>,
-    stacks: BTreeMap<String, u64>,
-    allocated: BTreeMap<String, f64>,
-}
-
 /// Reads the trace at `path`, keeping what `select` selects (and the
 /// folded stacks if `stacks`). Damage is warned about on stderr by the
-/// walk and kept in [`Run::damage`]. Events are walked as views: only
-/// durations and the events that name samples are decoded whole.
+/// walk and kept in [`Run::damage`]. A file is read on every core, its
+/// ranges merged in file order; events are walked as views, and only
+/// those that name samples are decoded whole.
 pub fn read(path: &str, select: &Select, stacks: bool) -> Result<Run, Error> {
     // Refuses what does not begin as a trace (exit 2), before reading.
     let mut input = Input::open_trace(path)?;
-    let mut reading = Reading {
-        select,
-        collector: stacks.then(|| {
-            Collector::new(Filter {
-                thread: select.thread.clone(),
-                category: select.category.clone(),
-                // Koids differ from run to run, names do not.
-                names_only: true,
-            })
-        }),
-        matching: Durations::default(),
-        slices: FxHashMap::default(),
-        thread_names: HashMap::new(),
-        sampled: SampleWalk::default(),
-    };
-    let walk = input.walk_views_in_order("diff", |ctx, view| reading.view(ctx, view))?;
-    let Reading {
+    // The slices are kept for the samples and allocations only: a trace
+    // in memory holds neither if their names are nowhere in its bytes.
+    let timeline = input
+        .bytes()
+        .is_none_or(|b| may_hold(b, SAMPLE_NAME) || may_hold(b, ALLOC_NAME));
+    let new = || RangeRead::new(select, stacks, timeline);
+    let (walk, ranges) = input.walk_view_ranges("diff", new, |range, views| {
+        views.each(|ctx, view| range.view(ctx, view))
+    })?;
+    let mut read = Read::default();
+    for range in ranges {
+        read.merge(range, select);
+    }
+    let Read {
         slices,
         thread_names,
         collector,
         sampled,
         ..
-    } = reading;
+    } = read;
     let mut durations: BTreeMap<Key, Vec<u64>> = BTreeMap::new();
     for ((category, name), list) in slices {
         let kept: Vec<u64> = list
@@ -227,107 +103,6 @@ pub fn read(path: &str, select: &Select, stacks: bool) -> Result<Run, Error> {
         allocated: sampled.allocated,
         damage: walk.damage.map(|d| format!("{}: {d}", input.name)),
     })
-}
-
-/// What [`read`] keeps of a trace as it walks it.
-struct Reading<'s> {
-    select: &'s Select,
-    matching: Durations,
-    /// (category, name) → (thread koid, ns): threads are selected at the
-    /// end, once every thread record has been seen.
-    slices: FxHashMap<(Text, Text), Vec<(u64, u64)>>,
-    thread_names: HashMap<u64, String>,
-    collector: Option<Collector>,
-    sampled: SampleWalk,
-}
-
-impl Reading<'_> {
-    /// Takes one record of the walk.
-    fn view(&mut self, ctx: &Context<'_>, view: &View<'_>) -> Result<(), Error> {
-        let provider = ctx.provider_id();
-        let tps = ticks_per_second_or_default(ctx.ticks_per_second());
-        let offset = ctx.record_offset();
-        if let Some(c) = self.collector.as_mut() {
-            c.view(ctx, view);
-        }
-        let e = match view {
-            View::Record(record) => {
-                self.sampled.see(provider, tps, offset, record);
-                if let Record::KernelObject(o) = record {
-                    if o.object_type == OBJ_TYPE_THREAD {
-                        self.thread_names.insert(o.koid, o.name.to_string());
-                    }
-                }
-                return Ok(());
-            }
-            View::Event(e) => e,
-        };
-        let duration = matches!(
-            e.kind,
-            EventKind::DurationComplete { .. } | EventKind::DurationBegin | EventKind::DurationEnd
-        );
-        if !duration && !ctx.str(e.name).is_some_and(Gather::wants) {
-            return Ok(()); // nothing of the run's
-        }
-        let e = ctx
-            .event(e)
-            .map_err(|err| Error::msg(format!("internal error: a view does not decode: {err}")))?;
-        let record = Record::Event(e);
-        self.sampled.see(provider, tps, offset, &record);
-        let Record::Event(e) = &record else {
-            return Ok(());
-        };
-        self.duration(provider, tps, offset, e);
-        Ok(())
-    }
-
-    /// Takes a duration event (complete, or a begin or end to match).
-    fn duration(&mut self, provider: Option<u32>, tps: u64, offset: u64, e: &Event) {
-        let thread = match e.thread {
-            Thread::Known { thread, .. } => thread,
-            Thread::Undefined(_) => 0,
-        };
-        let (category, name, ns) = match e.kind {
-            EventKind::DurationComplete { end } => (
-                e.category.clone(),
-                e.name.clone(),
-                ticks_to_ns(end, tps).saturating_sub(ticks_to_ns(e.timestamp, tps)),
-            ),
-            EventKind::DurationBegin => {
-                self.matching.begin(provider, offset, Mark::from(e));
-                return;
-            }
-            EventKind::DurationEnd => match self.matching.end(provider, offset, &Mark::from(e)) {
-                Closed::Begin(open, _) => (
-                    open.category().clone(),
-                    open.name().clone(),
-                    ticks_to_ns(e.timestamp, tps)
-                        .saturating_sub(ticks_to_ns(open.timestamp(), tps)),
-                ),
-                Closed::Nothing => return,
-            },
-            _ => return,
-        };
-        if selected(self.select, &category, &name) {
-            self.slices
-                .entry((category, name))
-                .or_default()
-                .push((thread, ns));
-        }
-    }
-}
-
-fn selected(select: &Select, category: &Text, name: &Text) -> bool {
-    select.category.as_deref().is_none_or(|c| category == c)
-        && select.name.as_deref().is_none_or(|n| name == n)
-}
-
-fn thread_selected(select: &Select, koid: u64, names: &HashMap<u64, String>) -> bool {
-    let Some(want) = &select.thread else {
-        return true;
-    };
-    let name = names.get(&koid).map(String::as_str).unwrap_or("");
-    *want == koid.to_string() || want == name || *want == format!("{name} [{koid}]")
 }
 
 /// The stacks, or with `name` only those through a frame of that name.

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use rustc_hash::FxHashMap;
 
-use fxt_format::decode::{Context, Event, EventKind, EventView, Record, Text, Thread, View};
+use fxt_format::decode::{Context, Event, EventKind, EventView, Text, Thread, View};
 use fxt_format::time::{ticks_per_second_or_default, ticks_to_ns};
 
 use super::labels::Labels;
@@ -115,10 +115,7 @@ pub fn scan(input: &mut Input, dir: &Path) -> Result<Scan, Error> {
         asyncs: Stacks::default(),
         gather: Gather::default(),
     };
-    let walk = input.walk_views_in_order("export (1/2)", |ctx, view| match view {
-        View::Event(e) => pass.event_view(ctx, e),
-        View::Record(record) => pass.record(ctx, record),
-    })?;
+    let walk = input.walk_views_in_order("export (1/2)", |ctx, view| pass.view(ctx, view))?;
     let Pass {
         keep,
         labels,
@@ -138,55 +135,39 @@ pub fn scan(input: &mut Input, dir: &Path) -> Result<Scan, Error> {
 }
 
 impl Pass<'_> {
-    /// A record that is not an event view. Its reserved bits are not
-    /// looked at: they change no decision of a reader ([`Keep::new`]).
-    fn record(&mut self, ctx: &Context<'_>, record: &Record) -> Result<(), Error> {
-        let (provider, offset) = (ctx.provider_id(), ctx.record_offset());
-        let verdict = self.keep.see(provider, offset, record, None);
+    /// Takes one record of the walk, unless `fxt recover` would leave it
+    /// out. Reserved bits are not looked at: they change no decision of a
+    /// reader ([`Keep::new`]).
+    fn view(&mut self, ctx: &Context<'_>, view: &View<'_>) -> Result<(), Error> {
+        let verdict = self.keep.see(ctx, view);
         if verdict == Verdict::Dropped {
             return Ok(());
         }
-        self.labels.see(record);
-        self.gather.see(offset, record);
-        if let Some(Ok(a)) = allocs::alloc_of(record) {
-            if a.kind == AllocKind::Alloc {
-                self.gather.add(allocs::sample_shaped(&a));
+        self.gather.see_view(ctx, view)?;
+        match view {
+            View::Event(e) => self.event(ctx, e, verdict),
+            View::Record(record) => {
+                self.labels.see(record);
+                if let Some(Ok(a)) = allocs::alloc_of(record) {
+                    if a.kind == AllocKind::Alloc {
+                        self.gather.add(allocs::sample_shaped(&a));
+                    }
+                }
+                Ok(())
             }
         }
-        let Record::Event(e) = record else {
-            return Ok(());
-        };
-        let texts = || (e.category.clone(), e.name.clone());
-        self.event(ctx, e.kind, e.timestamp, e.thread, verdict, texts)
-    }
-
-    /// An event view.
-    fn event_view(&mut self, ctx: &Context<'_>, e: &EventView<'_>) -> Result<(), Error> {
-        let verdict = self.keep.see_view(ctx.provider_id(), ctx, e);
-        if verdict == Verdict::Dropped {
-            return Ok(());
-        }
-        if ctx.str(e.name).is_some_and(Gather::wants) {
-            let event = ctx.event(e).map_err(|err| {
-                Error::msg(format!("internal error: a view does not decode: {err}"))
-            })?;
-            self.gather.see(ctx.record_offset(), &Record::Event(event));
-        }
-        let texts = || (ctx.text(e.category), ctx.text(e.name));
-        self.event(ctx, e.kind, e.timestamp, e.thread, verdict, texts)
     }
 
     /// A kept event: a slice's interval, an async span opened or closed
-    /// (`texts`: its category and name).
+    /// (only then are its category and name looked up).
     fn event(
         &mut self,
         ctx: &Context<'_>,
-        kind: EventKind,
-        timestamp: u64,
-        thread: Thread,
+        e: &EventView<'_>,
         verdict: Verdict,
-        texts: impl FnOnce() -> (Text, Text),
     ) -> Result<(), Error> {
+        let (kind, timestamp, thread) = (e.kind, e.timestamp, e.thread);
+        let texts = || (ctx.text(e.category), ctx.text(e.name));
         let provider = ctx.provider_id();
         let tps = ticks_per_second_or_default(ctx.ticks_per_second());
         let slots = &mut self.slots;

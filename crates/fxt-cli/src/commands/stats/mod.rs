@@ -23,11 +23,13 @@
 //! slices open on their thread in file order.
 
 mod allocs;
+mod counts;
 mod document;
 mod locks;
 mod report;
 mod samples;
 mod scheduling;
+mod span;
 mod summary;
 mod table;
 mod tally;
@@ -37,7 +39,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use crate::error::Error;
-use fxt_format::decode::View;
+use fxt_format::decode::{Head, View};
 
 use crate::input::Input;
 use crate::samples::allocs::alloc_of;
@@ -113,15 +115,19 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
 /// the slices open on their thread in file order).
 fn walk_ranges(input: &mut Input, tally: &mut Tally) -> Result<Walk, Error> {
     let (walk, ranges) = input.walk_view_ranges("stats", RangeTally::default, |range, views| {
-        views.each(|ctx, view| {
-            if let View::Record(record) = view {
-                if sample_of(record).is_some() || alloc_of(record).is_some() {
-                    return Err(Error::in_file_order());
+        // Compiled into the reader's loop: a call per record shows.
+        views.heads(
+            #[inline(always)]
+            |ctx, head| {
+                if let Head::Other(View::Record(record)) = head {
+                    if sample_of(record).is_some() || alloc_of(record).is_some() {
+                        return Err(Error::in_file_order());
+                    }
                 }
-            }
-            range.add_view(ctx, view);
-            Ok(())
-        })
+                range.add_head(ctx, head);
+                Ok(())
+            },
+        )
     })?;
     for range in ranges {
         tally.merge(range);

@@ -9,7 +9,10 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use fxt_format::decode::{ArgValue, Context, Event, EventKind, Record, StrRef, Text, Thread, View};
+use fxt_format::decode::{
+    ArgValue, Context, Event, EventHead, EventKind, Head, Record, StrRef, Text, Thread, ThreadRef,
+    View,
+};
 use fxt_format::encode::{OBJ_TYPE_PROCESS, OBJ_TYPE_THREAD};
 use fxt_format::time::ticks_per_second_or_default;
 use rustc_hash::FxHashMap;
@@ -17,10 +20,12 @@ use rustc_hash::FxHashMap;
 use crate::epoch::Epoch;
 use crate::input::ticks_to_ns;
 use crate::interned::Interned;
-use crate::names::{event_kind_name, record_type_name};
+use crate::names::record_type_name;
 
+use super::counts::{Counts, KindCounts};
 use super::locks::Locks;
 use super::scheduling::Sched;
+use super::span::Span;
 use super::summary::Lengths;
 use super::tasks::Tasks;
 
@@ -36,45 +41,6 @@ pub struct PerName {
     pub events: u64,
     /// Nanoseconds.
     pub durations: Lengths,
-}
-
-/// The first and last time seen (ns).
-#[derive(Default, Clone, Copy)]
-pub struct Span {
-    pub first_ns: Option<u64>,
-    pub last_ns: Option<u64>,
-}
-
-impl Span {
-    #[inline]
-    fn add(&mut self, ns: u64) {
-        match (&mut self.first_ns, &mut self.last_ns) {
-            (Some(first), Some(last)) => {
-                *first = (*first).min(ns);
-                *last = (*last).max(ns);
-            }
-            _ => {
-                *self = Span {
-                    first_ns: Some(self.first_ns.map_or(ns, |f| f.min(ns))),
-                    last_ns: Some(self.last_ns.map_or(ns, |l| l.max(ns))),
-                }
-            }
-        }
-    }
-
-    fn merge(&mut self, other: Span) {
-        for ns in [other.first_ns, other.last_ns].into_iter().flatten() {
-            self.add(ns);
-        }
-    }
-
-    /// Last minus first (0 when nothing was seen).
-    pub fn length(&self) -> u64 {
-        match (self.first_ns, self.last_ns) {
-            (Some(f), Some(l)) => l - f,
-            _ => 0,
-        }
-    }
 }
 
 /// What one provider of an archive holds.
@@ -118,60 +84,6 @@ pub struct Tally {
     pub locks: Locks,
     /// `fxt::task`'s polls.
     pub tasks: Tasks,
-}
-
-/// Counts by a static name: a handful of names, so a short list, and
-/// the entry counted last (records of one type come in runs).
-#[derive(Default)]
-struct Counts(Vec<(&'static str, u64)>, usize);
-
-impl Counts {
-    #[inline]
-    fn add(&mut self, name: &'static str) {
-        // The names are literals: the same pointer (compared first, for
-        // every entry), but for a compiler that did not merge them.
-        if let Some((n, count)) = self.0.get_mut(self.1) {
-            if std::ptr::eq(*n, name) {
-                *count += 1;
-                return;
-            }
-        }
-        if let Some(at) = self.0.iter().position(|(n, _)| std::ptr::eq(*n, name)) {
-            self.0[at].1 += 1;
-            self.1 = at;
-        } else {
-            self.add_slowly(name);
-        }
-    }
-
-    #[cold]
-    fn add_slowly(&mut self, name: &'static str) {
-        match self.0.iter().position(|(n, _)| *n == name) {
-            Some(at) => self.0[at].1 += 1,
-            None => self.0.push((name, 1)),
-        }
-    }
-}
-
-/// Events by kind: a slot per event type (0..=10), named by
-/// [`event_kind_name`].
-#[derive(Default)]
-struct KindCounts([(&'static str, u64); 11]);
-
-impl KindCounts {
-    #[inline]
-    fn add(&mut self, kind: &EventKind) {
-        let slot = &mut self.0[kind_index(kind)];
-        if slot.1 == 0 {
-            slot.0 = event_kind_name(kind);
-        }
-        slot.1 += 1;
-    }
-}
-
-/// The event type (0..=10) of a kind.
-fn kind_index(kind: &EventKind) -> usize {
-    kind.event_type() as usize
 }
 
 /// Records and time span of one provider within a range.
@@ -224,6 +136,12 @@ pub struct RangeTally {
     /// Per [`thread_slot`]: the index in `threads` of the last thread
     /// there, so that threads taking turns are found with no hashing.
     recent_threads: [u32; THREAD_SLOTS],
+    /// Per thread index of an event head: its index in `threads`
+    /// ([`NO_THREAD`] if not looked up yet); forgotten when the threads
+    /// epoch changes.
+    by_thread_index: Option<Box<[u32; 256]>>,
+    /// The threads epoch of `by_thread_index`.
+    threads_epoch: Option<u64>,
     names: Vec<((u32, u32), PerName)>,
     /// Per entry of `names`: whether its events are decoded whole
     /// ([`RangeTally::wants_whole`]).
@@ -257,6 +175,9 @@ const THREAD_SLOTS: usize = 16;
 /// An entry of [`RangeTally::by_refs`] that names nothing.
 const NO_NAME: u32 = u32::MAX;
 
+/// An entry of [`RangeTally::by_thread_index`] that names no thread.
+const NO_THREAD: u32 = u32::MAX;
+
 /// The slot of [`RangeTally::recent_threads`] a thread is kept in
 /// ([`crate::recent`]).
 #[inline(always)]
@@ -280,7 +201,8 @@ const TASK: u8 = 8;
 /// [`RangeTally::names`], its time in ticks.
 struct Counted {
     kind: EventKind,
-    thread: Thread,
+    /// Its thread's index in [`RangeTally::threads`].
+    thread: usize,
     key: usize,
     ticks: u64,
 }
@@ -348,11 +270,110 @@ impl RangeTally {
         self.span_ticks(at, tps, e.timestamp);
         let counted = Counted {
             kind: e.kind,
-            thread: e.thread,
+            thread: self.thread_index(provider, e.thread),
             key,
             ticks: e.timestamp,
         };
         self.count_event(provider, tps, counted, whole);
+    }
+
+    /// Counts one record of a head walk: an event by its head (its name
+    /// found by its string indices, its thread by its thread index, the
+    /// whole event decoded only as [`RangeTally::add_view`] would), any
+    /// other record as [`RangeTally::add_view`].
+    #[inline(always)]
+    pub fn add_head(&mut self, ctx: &Context<'_>, head: Head<'_, '_>) {
+        let e = match head {
+            Head::Event(e) => e,
+            Head::Other(view) => return self.add_other(ctx, view),
+        };
+        let tps = ticks_per_second_or_default(ctx.ticks_per_second());
+        let provider = ctx.provider_id();
+        if self.refs_epoch.changed(ctx) {
+            self.by_refs.clear();
+        }
+        let (c, n) = (e.category_index(), e.name_index());
+        // Entries are made for indexed pairs only: an empty category or
+        // name (index 0) never matches one.
+        let known = self
+            .by_refs
+            .get(usize::from(n))
+            .filter(|&&(category, key)| category == c && key != NO_NAME)
+            .map(|&(_, key)| key as usize);
+        let key = match known {
+            Some(key) => key,
+            None => self.name_key(ctx, e.category(), e.name()),
+        };
+        let whole = if self.whole[key] {
+            ctx.event(&e.view(ctx)).ok()
+        } else {
+            None
+        };
+        let ticks = e.timestamp();
+        let at = self.provider_index(provider);
+        self.span_ticks(at, tps, ticks);
+        let counted = Counted {
+            kind: e.kind(),
+            thread: self.head_thread(ctx, provider, &e),
+            key,
+            ticks,
+        };
+        self.count_event(provider, tps, counted, whole);
+    }
+
+    /// [`RangeTally::add_head`] of a record that is not an event head:
+    /// a call of its own, out of the head's loop.
+    #[inline(never)]
+    fn add_other(&mut self, ctx: &Context<'_>, view: &View<'_>) {
+        self.add_view(ctx, view)
+    }
+
+    /// The index in `threads` of an event head's thread: by its thread
+    /// index, remembered while the threads epoch holds.
+    #[inline(always)]
+    fn head_thread(
+        &mut self,
+        ctx: &Context<'_>,
+        provider: Option<u32>,
+        e: &EventHead<'_>,
+    ) -> usize {
+        let index = match e.thread_ref() {
+            ThreadRef::Inline { process, thread } => {
+                return self.thread_index(provider, Thread::Known { process, thread })
+            }
+            ThreadRef::Indexed(index) => usize::from(index),
+        };
+        let epoch = Some(ctx.threads_epoch());
+        if self.threads_epoch != epoch {
+            self.threads_epoch = epoch;
+            self.by_thread_index = None;
+        }
+        let known = self
+            .by_thread_index
+            .as_ref()
+            .map_or(NO_THREAD, |t| t[index]);
+        if known != NO_THREAD {
+            return known as usize;
+        }
+        self.find_head_thread(ctx, provider, index)
+    }
+
+    /// [`RangeTally::head_thread`] of a thread index not looked up since
+    /// the threads epoch changed.
+    #[inline(never)]
+    fn find_head_thread(
+        &mut self,
+        ctx: &Context<'_>,
+        provider: Option<u32>,
+        index: usize,
+    ) -> usize {
+        let thread = ctx.thread(index as u8);
+        let at = self.thread_index(provider, thread);
+        let by_index = self
+            .by_thread_index
+            .get_or_insert_with(|| Box::new([NO_THREAD; 256]));
+        by_index[index] = at as u32;
+        at
     }
 
     /// Counts one record of `provider` that is not an event, whose clock
@@ -589,7 +610,7 @@ impl RangeTally {
             }
         }
         self.by_kind.add(&e.kind);
-        let thread = self.thread_index(provider, e.thread);
+        let thread = e.thread;
         self.threads[thread].events += 1;
         let open = self.threads[thread].open;
         let key = e.key;
