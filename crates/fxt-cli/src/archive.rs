@@ -22,10 +22,11 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use fxt_format::decode::{BlobType, Record};
+use fxt_format::decode::{BlobType, Record, View};
 use fxt_format::encode::{write_record, MagicNumber, ProviderEvent, ProviderInfo, ProviderSection};
 use fxt_format::retime::{retime_record, set_ticks_per_second};
 use fxt_format::samples::PERFETTO_NAME;
+use fxt_format::time::ticks_per_second_or_default;
 
 use crate::error::Error;
 use crate::input::Input;
@@ -106,57 +107,60 @@ impl<W: Write> Archive<W> {
         let mut started = false;
         let mut scratch = Vec::new();
         let input_name = input.name.clone();
-        input.walk("merge", |reader, record| {
-            match record {
-                // Index 0 strings change nothing: they are the fillers of a
-                // crash-safe file's unused space, not worth copying.
-                Record::Magic | Record::String { index: 0, .. } => return Ok(()),
-                Record::ProviderInfo { provider_id, name } => {
-                    let id = self.fresh_id();
-                    ids.insert(Some(provider_id), id);
-                    let name = format!("{name}{}", self.suffix);
-                    begin(&mut self.out, id, &name).map_err(io_err)?;
-                    self.records += 2;
-                    started = true;
-                    return Ok(());
-                }
-                Record::ProviderSection { provider_id } => {
-                    let id = *ids
-                        .entry(Some(provider_id))
-                        .or_insert_with(|| self.fresh_id());
-                    write_record(&mut self.out, &ProviderSection { provider_id: id })
-                        .map_err(io_err)?;
-                    self.records += 1;
-                    started = true;
-                    return Ok(());
-                }
-                Record::ProviderEvent { provider_id, event } => {
-                    let id = ids
-                        .get(&Some(provider_id))
-                        .or_else(|| ids.get(&reader.provider_id()))
-                        .copied()
-                        .unwrap_or(0);
-                    write_record(
-                        &mut self.out,
-                        &ProviderEvent {
+        // Events are walked as views: copied by their bytes, never decoded
+        // whole.
+        input.walk_views_in_order("merge", |ctx, view| {
+            let init = match view {
+                View::Event(_) => false,
+                View::Record(record) => match record {
+                    // Index 0 strings change nothing: they are the fillers of
+                    // a crash-safe file's unused space, not worth copying.
+                    Record::Magic | Record::String { index: 0, .. } => return Ok(()),
+                    Record::ProviderInfo { provider_id, name } => {
+                        let id = self.fresh_id();
+                        ids.insert(Some(*provider_id), id);
+                        let name = format!("{name}{}", self.suffix);
+                        begin(&mut self.out, id, &name).map_err(io_err)?;
+                        self.records += 2;
+                        started = true;
+                        return Ok(());
+                    }
+                    Record::ProviderSection { provider_id } => {
+                        let id = *ids
+                            .entry(Some(*provider_id))
+                            .or_insert_with(|| self.fresh_id());
+                        write_record(&mut self.out, &ProviderSection { provider_id: id })
+                            .map_err(io_err)?;
+                        self.records += 1;
+                        started = true;
+                        return Ok(());
+                    }
+                    Record::ProviderEvent { provider_id, event } => {
+                        let id = ids
+                            .get(&Some(*provider_id))
+                            .or_else(|| ids.get(&ctx.provider_id()))
+                            .copied()
+                            .unwrap_or(0);
+                        let event = ProviderEvent {
                             provider_id: id,
-                            event,
-                        },
-                    )
-                    .map_err(io_err)?;
-                    self.records += 1;
-                    return Ok(());
-                }
-                // Stamped on the process's clock: built again below.
-                Record::Blob(blob)
-                    if retime.is_some()
-                        && blob.blob_type == BlobType::Perfetto
-                        && blob.name == PERFETTO_NAME =>
-                {
-                    return Ok(());
-                }
-                _ => {}
-            }
+                            event: *event,
+                        };
+                        write_record(&mut self.out, &event).map_err(io_err)?;
+                        self.records += 1;
+                        return Ok(());
+                    }
+                    // Stamped on the process's clock: built again below.
+                    Record::Blob(blob)
+                        if retime.is_some()
+                            && blob.blob_type == BlobType::Perfetto
+                            && blob.name == PERFETTO_NAME =>
+                    {
+                        return Ok(());
+                    }
+                    Record::Initialization { .. } => true,
+                    _ => false,
+                },
+            };
             if !started {
                 let id = self.fresh_id();
                 ids.insert(None, id);
@@ -165,12 +169,12 @@ impl<W: Write> Archive<W> {
                 self.records += 2;
                 started = true;
             }
-            let raw = reader.record_bytes().unwrap_or_default();
+            let raw = ctx.record_bytes();
             match retime {
                 None => self.out.write_all(raw).map_err(io_err)?,
                 Some(rt) => {
-                    let init = matches!(record, Record::Initialization { .. });
-                    retimed(&mut scratch, raw, init, reader.ticks_per_second(), rt)
+                    let tps = ticks_per_second_or_default(ctx.ticks_per_second());
+                    retimed(&mut scratch, raw, init, tps, rt)
                         .map_err(|e| Error::msg(format!("{input_name}: {e}")))?;
                     self.out.write_all(&scratch).map_err(io_err)?;
                 }

@@ -240,14 +240,6 @@ pub enum Reader<'a> {
 }
 
 impl Reader<'_> {
-    /// The bytes of the record most recently yielded (`None` when streaming).
-    pub fn record_bytes(&self) -> Option<&[u8]> {
-        match self {
-            Reader::Slice(r, bytes) => bytes.get(r.record_offset() as usize..r.position() as usize),
-            Reader::Stream(_) => None,
-        }
-    }
-
     /// Byte offset of the record most recently yielded.
     pub fn record_offset(&self) -> u64 {
         match self {

@@ -212,3 +212,107 @@ fn is_duration(kind: EventKind) -> bool {
         EventKind::DurationBegin | EventKind::DurationEnd | EventKind::DurationComplete { .. }
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fxt_format::decode::Event;
+    use fxt_format::samples::{SampleRecord, Walk};
+
+    /// An event of kind `kind` at `ts` on thread 2 of process 1, or on
+    /// thread 3 if `other`.
+    fn event(kind: EventKind, ts: u64, name: &str, other: bool) -> Record {
+        Record::Event(Event {
+            kind,
+            timestamp: ts,
+            thread: Thread::Known {
+                process: 1,
+                thread: if other { 3 } else { 2 },
+            },
+            category: Text::from("c"),
+            name: Text::from(name),
+            args: Vec::new(),
+        })
+    }
+
+    fn sample(ns: u64, tid: u64) -> Sampled {
+        Sampled {
+            provider: Some(1),
+            ns,
+            sample: SampleRecord {
+                timestamp: ns,
+                pid: 1,
+                tid,
+                walk: Walk::FramePointers,
+                truncated: false,
+                frames: vec![1],
+                raw_stack: None,
+            },
+        }
+    }
+
+    /// Slices nested, in turns on two threads, one that ends before its
+    /// name's twin begins, complete events that tie with a pair, an end
+    /// with no begin and a begin never ended.
+    fn records() -> Vec<Record> {
+        use EventKind::{DurationBegin as B, DurationComplete as C, DurationEnd as E};
+        vec![
+            event(E, 1, "orphan", false),
+            event(B, 10, "outer", false),
+            event(B, 12, "t3", true),
+            event(B, 20, "inner", false),
+            event(C { end: 40 }, 20, "tie", false),
+            event(E, 40, "inner", false),
+            event(E, 45, "t3", true),
+            event(B, 50, "second", false),
+            event(C { end: 60 }, 50, "tie2", false),
+            event(E, 60, "second", false),
+            event(E, 90, "outer", false),
+            event(B, 95, "open", false),
+            event(B, 96, "open3", true),
+        ]
+    }
+
+    fn samples() -> Vec<Sampled> {
+        let mut all: Vec<Sampled> = (0..100).step_by(5).map(|ns| sample(ns, 2)).collect();
+        all.extend((0..100).step_by(7).map(|ns| sample(ns, 3)));
+        all
+    }
+
+    /// The timeline of `records`, read in ranges cut at `cuts` and merged
+    /// in file order.
+    fn in_ranges(records: &[Record], cuts: &[usize]) -> Timeline {
+        let mut bounds = vec![0];
+        bounds.extend_from_slice(cuts);
+        bounds.push(records.len());
+        let mut merged: Option<Timeline> = None;
+        for range in bounds.windows(2) {
+            let mut t = Timeline::default();
+            for r in &records[range[0]..range[1]] {
+                t.see(Some(1), 1_000_000_000, r);
+            }
+            match &mut merged {
+                Some(m) => m.merge(t),
+                None => merged = Some(t),
+            }
+        }
+        merged.unwrap_or_default()
+    }
+
+    /// Cut anywhere, once or twice, the merged ranges place every sample
+    /// among the same slices, in the same order, as one walk does.
+    #[test]
+    fn ranges_merged_place_samples_as_one_walk_does() {
+        let (records, samples) = (records(), samples());
+        let whole = in_ranges(&records, &[]).enclosing(&samples);
+        assert!(whole.iter().any(|open| open.len() >= 3), "{whole:?}");
+        for a in 0..=records.len() {
+            let once = in_ranges(&records, &[a]).enclosing(&samples);
+            assert_eq!(once, whole, "cut at {a}");
+            for b in a..=records.len() {
+                let twice = in_ranges(&records, &[a, b]).enclosing(&samples);
+                assert_eq!(twice, whole, "cut at {a} and {b}");
+            }
+        }
+    }
+}
