@@ -85,28 +85,35 @@ impl<'i> Views<'i> {
         mut f: impl FnMut(&Context<'_>, &View<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         let (records, errors) = (&mut self.records, &mut self.errors);
-        let take = |item: Result<&View<'_>, DecodeError>, ctx: &Context<'_>| match item {
-            Ok(view) => {
-                *records += 1;
-                f(ctx, view)
-            }
-            Err(error) => {
-                errors.push(error);
-                Ok(())
-            }
-        };
+        // A closure made at each call of the reader's loop, rather than one
+        // lent to each: compiled into the loop with `f` (through a `&mut`,
+        // it is called once per record, which shows).
+        macro_rules! take {
+            () => {
+                #[inline(always)]
+                |item: Result<&View<'_>, DecodeError>, ctx: &Context<'_>| match item {
+                    Ok(view) => {
+                        *records += 1;
+                        f(ctx, view)
+                    }
+                    Err(error) => {
+                        errors.push(error);
+                        Ok(())
+                    }
+                }
+            };
+        }
         match (&mut self.reader, &mut self.progress) {
             // A range of a file: the reader's own loop.
-            (Reader::Slice(reader, _), None) => reader.views_until(self.end, take),
+            (Reader::Slice(reader, _), None) => reader.views_until(self.end, take!()),
             // A whole file: the reader's own loop, a stretch at a time
             // between updates of the progress bar.
             (Reader::Slice(reader, bytes), Some(progress)) => {
-                let mut take = take;
                 let mut kept_from = 0;
                 loop {
                     let from = SliceReader::position(reader);
                     let stretch = from.saturating_add(PROGRESS_BYTES).min(self.end);
-                    reader.views_until(stretch, &mut take)?;
+                    reader.views_until(stretch, take!())?;
                     let to = SliceReader::position(reader);
                     progress.update(to);
                     if self.bounded {
@@ -119,7 +126,7 @@ impl<'i> Views<'i> {
                 }
                 Ok(())
             }
-            (reader, progress) => each_with_progress(reader, progress.as_mut(), self.end, take),
+            (reader, progress) => each_with_progress(reader, progress.as_mut(), self.end, take!()),
         }
     }
 
