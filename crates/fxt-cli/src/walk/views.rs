@@ -37,6 +37,27 @@ pub struct Seen<'i> {
     pub progress: Option<Progress>,
 }
 
+/// The step of [`Views::each`] and [`Views::heads`] for one item of the
+/// reader's loop (`$item`: a view or a head): counts a record and hands it
+/// to `$f`, or keeps an error. A closure made at each call of the loop
+/// rather than one lent to each: compiled into the loop with `$f` (through
+/// a `&mut`, it is called once per record, which shows).
+macro_rules! counted {
+    ($records:ident, $errors:ident, $f:ident, $item:ty) => {
+        #[inline(always)]
+        |item: Result<$item, DecodeError>, ctx: &Context<'_>| match item {
+            Ok(item) => {
+                *$records += 1;
+                $f(ctx, item)
+            }
+            Err(error) => {
+                $errors.push(error);
+                Ok(())
+            }
+        }
+    };
+}
+
 impl<'i> Views<'i> {
     /// The records of `reader` from its position (`start`) to `end`,
     /// with the progress bar of a walk in one range.
@@ -85,48 +106,24 @@ impl<'i> Views<'i> {
         mut f: impl FnMut(&Context<'_>, &View<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         let (records, errors) = (&mut self.records, &mut self.errors);
-        // A closure made at each call of the reader's loop, rather than one
-        // lent to each: compiled into the loop with `f` (through a `&mut`,
-        // it is called once per record, which shows).
-        macro_rules! take {
-            () => {
-                #[inline(always)]
-                |item: Result<&View<'_>, DecodeError>, ctx: &Context<'_>| match item {
-                    Ok(view) => {
-                        *records += 1;
-                        f(ctx, view)
-                    }
-                    Err(error) => {
-                        errors.push(error);
-                        Ok(())
-                    }
-                }
-            };
-        }
+        let end = self.end;
         match (&mut self.reader, &mut self.progress) {
             // A range of a file: the reader's own loop.
-            (Reader::Slice(reader, _), None) => reader.views_until(self.end, take!()),
+            (Reader::Slice(reader, _), None) => {
+                reader.views_until(end, counted!(records, errors, f, &View<'_>))
+            }
             // A whole file: the reader's own loop, a stretch at a time
             // between updates of the progress bar.
             (Reader::Slice(reader, bytes), Some(progress)) => {
-                let mut kept_from = 0;
-                loop {
-                    let from = SliceReader::position(reader);
-                    let stretch = from.saturating_add(PROGRESS_BYTES).min(self.end);
-                    reader.views_until(stretch, take!())?;
-                    let to = SliceReader::position(reader);
-                    progress.update(to);
-                    if self.bounded {
-                        kept_from = let_go(bytes, kept_from, to);
-                    }
-                    // A stretch that read nothing: the input is through.
-                    if to >= self.end || to == from {
-                        break;
-                    }
-                }
-                Ok(())
+                let file = (&**bytes, self.bounded);
+                by_stretches(reader, file, progress, end, |reader, to| {
+                    reader.views_until(to, counted!(records, errors, f, &View<'_>))
+                })
             }
-            (reader, progress) => each_with_progress(reader, progress.as_mut(), self.end, take!()),
+            (reader, progress) => {
+                let take = { counted!(records, errors, f, &View<'_>) };
+                each_with_progress(reader, progress.as_mut(), end, take)
+            }
         }
     }
 
@@ -142,50 +139,24 @@ impl<'i> Views<'i> {
         mut f: impl FnMut(&Context<'_>, Head<'_, '_>) -> Result<(), E>,
     ) -> Result<(), E> {
         let (records, errors) = (&mut self.records, &mut self.errors);
-        // A closure made at each call of the reader's loop, rather than one
-        // lent to each: compiled into the loop with `f` (through a `&mut`,
-        // it is called once per record, which shows).
-        macro_rules! take {
-            () => {
-                #[inline(always)]
-                |item: Result<Head<'_, '_>, DecodeError>, ctx: &Context<'_>| match item {
-                    Ok(head) => {
-                        *records += 1;
-                        f(ctx, head)
-                    }
-                    Err(error) => {
-                        errors.push(error);
-                        Ok(())
-                    }
-                }
-            };
-        }
+        let end = self.end;
         match (&mut self.reader, &mut self.progress) {
-            (Reader::Slice(reader, _), None) => reader.heads_until(self.end, take!()),
+            (Reader::Slice(reader, _), None) => {
+                reader.heads_until(end, counted!(records, errors, f, Head<'_, '_>))
+            }
             (Reader::Slice(reader, bytes), Some(progress)) => {
-                let mut kept_from = 0;
-                loop {
-                    let from = SliceReader::position(reader);
-                    let stretch = from.saturating_add(PROGRESS_BYTES).min(self.end);
-                    reader.heads_until(stretch, take!())?;
-                    let to = SliceReader::position(reader);
-                    progress.update(to);
-                    if self.bounded {
-                        kept_from = let_go(bytes, kept_from, to);
-                    }
-                    if to >= self.end || to == from {
-                        break;
-                    }
-                }
-                Ok(())
+                let file = (&**bytes, self.bounded);
+                by_stretches(reader, file, progress, end, |reader, to| {
+                    reader.heads_until(to, counted!(records, errors, f, Head<'_, '_>))
+                })
             }
             // A stream: every record as its view.
             (reader, progress) => {
-                let mut take = { take!() };
+                let mut take = { counted!(records, errors, f, Head<'_, '_>) };
                 let as_view = |item: Result<&View<'_>, DecodeError>, ctx: &Context<'_>| {
                     take(item.map(Head::Other), ctx)
                 };
-                each_with_progress(reader, progress.as_mut(), self.end, as_view)
+                each_with_progress(reader, progress.as_mut(), end, as_view)
             }
         }
     }
@@ -218,6 +189,34 @@ impl<'i> Views<'i> {
 
 /// Bytes a walk of a whole file reads between updates of its progress bar.
 const PROGRESS_BYTES: u64 = 1 << 20;
+
+/// Walks a whole file (`file`: its bytes, and whether to let go of the
+/// pages behind the walk) up to `end` a stretch of [`PROGRESS_BYTES`] at a
+/// time, `stretch` reading the records up to the offset it is given, with
+/// the progress bar updated between stretches.
+#[inline(always)]
+fn by_stretches<'i, E>(
+    reader: &mut SliceReader<'i>,
+    (bytes, bounded): (&[u8], bool),
+    progress: &mut Progress,
+    end: u64,
+    mut stretch: impl FnMut(&mut SliceReader<'i>, u64) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut kept_from = 0;
+    loop {
+        let from = SliceReader::position(reader);
+        stretch(reader, from.saturating_add(PROGRESS_BYTES).min(end))?;
+        let to = SliceReader::position(reader);
+        progress.update(to);
+        if bounded {
+            kept_from = let_go(bytes, kept_from, to);
+        }
+        // A stretch that read nothing: the input is through.
+        if to >= end || to == from {
+            return Ok(());
+        }
+    }
+}
 
 /// Lets go of the pages of the mapped file `bytes` from `from` up to the
 /// last whole [`PROGRESS_BYTES`] before `to` (a multiple of every page
