@@ -6,7 +6,8 @@
 //! that what it writes passes the check.
 
 use fxt_format::decode::{
-    Arg, ArgValue, Context, EventKind, EventView, Process, Record, StrRef, Text, Thread,
+    Arg, ArgValue, ArgWordIter, Context, EventHead, EventKind, EventView, Process, Record, StrRef,
+    Text, Thread,
 };
 use fxt_format::reserved::{arg_reserved_mask, reserved_bits_in};
 
@@ -156,14 +157,31 @@ impl LastClean {
         let Some(header) = header_word(e) else {
             return false;
         };
+        self.matches_words(header, e.arg_count, || e.arg_words())
+    }
+
+    /// [`LastClean::matches`] of an event read by its head (whose words
+    /// are its view's: `fxt_format::decode::head`), no view made.
+    #[inline(always)]
+    pub fn matches_head(&self, e: &EventHead<'_>) -> bool {
+        self.matches_words(e.header(), e.arg_count(), || e.arg_words())
+    }
+
+    /// Whether an event of header word `header` and `count` arguments
+    /// with these words is a clean shape of this generation.
+    #[inline(always)]
+    fn matches_words<'a>(
+        &self,
+        header: u64,
+        count: u8,
+        args: impl Fn() -> ArgWordIter<'a>,
+    ) -> bool {
         self.sets[Self::set(header)].iter().any(|shape| {
             // An event has at most 15 arguments: its count is 4 bits.
-            usize::from(e.arg_count) + 1 == shape.len
+            usize::from(count) + 1 == shape.len
                 && shape.words[0] == header
                 && shape.generation == self.generation
-                && e.arg_words()
-                    .zip(&shape.words[1..])
-                    .all(|(a, &w)| a.header == w)
+                && args().zip(&shape.words[1..]).all(|(a, &w)| a.header == w)
         })
     }
 
@@ -480,6 +498,45 @@ mod tests {
             }
         }
         views
+    }
+
+    /// The heads of the events of `bytes` (each of the usual shape).
+    fn heads(bytes: &[u8]) -> Vec<EventHead<'_>> {
+        let mut reader = SliceReader::new(bytes);
+        let mut heads = Vec::new();
+        reader
+            .heads_until(u64::MAX, |head, _| match head {
+                Ok(fxt_format::decode::Head::Event(e)) => {
+                    heads.push(e);
+                    Ok::<(), ()>(())
+                }
+                _ => panic!("not an event head"),
+            })
+            .unwrap();
+        heads
+    }
+
+    /// An event read by its head matches the shapes its view matches
+    /// (`fxt check` reads heads, and remembers views).
+    #[test]
+    fn a_head_matches_as_its_view_does() {
+        let [a, b, c] = three_in_one_set();
+        let bytes = instants(&[(a, false), (b, false), (c, false), (a, true)]);
+        let (views, heads) = (views(&bytes), heads(&bytes));
+        assert_eq!(heads.len(), 4);
+        let mut last = LastClean::default();
+        let agree = |last: &LastClean| {
+            let matched: Vec<bool> = views.iter().map(|e| last.matches(e)).collect();
+            let by_head: Vec<bool> = heads.iter().map(|e| last.matches_head(e)).collect();
+            assert_eq!(matched, by_head);
+            matched
+        };
+        assert_eq!(agree(&last), [false; 4]);
+        last.remember(&views[0]);
+        last.remember(&views[2]);
+        assert_eq!(agree(&last), [true, false, true, false]);
+        last.forget();
+        assert_eq!(agree(&last), [false; 4]);
     }
 
     /// The first three string indices whose instants (as [`instants`]

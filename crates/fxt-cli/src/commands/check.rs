@@ -31,7 +31,9 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use fxt_format::compat::{check_perfetto, framing::decoder_walk};
-use fxt_format::decode::{Context, EventKind, Record, Text, Thread, View};
+use fxt_format::decode::{
+    Context, EventHead, EventKind, Head, Record, Text, Thread, ThreadRef, View,
+};
 
 use crate::durations::{end_without_begin, never_ended, ById, Closed, ClosedId, Durations, Mark};
 use crate::error::Error;
@@ -60,10 +62,13 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     input.quiet = true;
     let (walk, ranges) = input.walk_view_ranges("check", RangeCheck::default, |range, views| {
         // Compiled into the reader's loop: a call per record shows.
-        views.each(
+        views.heads(
             #[inline(always)]
-            |ctx, view| {
-                range.add(ctx, view);
+            |ctx, head| {
+                match head {
+                    Head::Event(e) => range.add_head(ctx, &e),
+                    Head::Other(view) => range.add(ctx, view),
+                }
                 Ok(())
             },
         )
@@ -174,6 +179,39 @@ impl RangeCheck {
             let at = (e.thread, name, e.timestamp);
             self.duration(ctx.provider_id(), ctx.record_offset(), e.kind, at);
         }
+    }
+
+    /// Checks an event read by its head: its view is made only when its
+    /// shape is not one found clean since the tables last changed (see
+    /// [`event_problems_after`]), and its thread looked up only for a
+    /// duration begin or end.
+    #[inline(always)]
+    fn add_head(&mut self, ctx: &Context<'_>, e: &EventHead<'_>) {
+        if self.first.is_none() {
+            self.first = Some((ctx.record_offset(), false));
+        }
+        let kind = e.kind();
+        let backwards = matches!(kind, EventKind::DurationComplete { end } if end < e.timestamp());
+        if backwards || !self.last_clean.matches_head(e) {
+            self.add_view_of(ctx, e);
+            return;
+        }
+        if is_begin_or_end(kind) {
+            let name = self.names.id(ctx, e.name());
+            let thread = match e.thread_ref() {
+                ThreadRef::Indexed(index) => ctx.thread(index),
+                ThreadRef::Inline { process, thread } => Thread::Known { process, thread },
+            };
+            let at = (thread, name, e.timestamp());
+            self.duration(ctx.provider_id(), ctx.record_offset(), kind, at);
+        }
+    }
+
+    /// [`RangeCheck::add`] of the view of an event read by its head.
+    #[cold]
+    #[inline(never)]
+    fn add_view_of(&mut self, ctx: &Context<'_>, e: &EventHead<'_>) {
+        self.add(ctx, &View::Event(e.view(ctx)));
     }
 
     /// Checks a record that is not an event view.
