@@ -7,8 +7,12 @@
 //! last cut a file through the one range pool ([`pool`]). Damage is
 //! reported on stderr the same way by each, named by file and byte offset
 //! in file order: a malformed record is skipped, the first fatal error
-//! ends the walk. [`Input::walk`] hands out whole decoded records, for the
-//! commands that copy or rewrite them (merge, recover, the samples' walks).
+//! ends the walk. A range's views come one by one ([`Views::each`]) or,
+//! for a command that tallies events by a few fields, with events of the
+//! usual shape as their heads ([`Views::heads`]: `stats`, `check`).
+//! [`Input::walk`] hands out whole decoded records (`flame`'s walk of
+//! samples is its last user: merge and recover copy records by their
+//! bytes from views).
 //!
 //! A stream, one thread (`FXT_THREADS=1`) or a small file is one range,
 //! walked on the calling thread with a progress bar.
