@@ -114,10 +114,14 @@ fn fold(input: &mut Input, filter: &Filter, folding: bool) -> Result<Option<Fold
         }
     };
     let (_, ranges) = input.walk_view_ranges("flame", new, |collector, views| {
-        views.each(|ctx, view| {
-            collector.view(ctx, view);
-            Ok(())
-        })
+        // Compiled into the reader's loop: a call per record shows.
+        views.heads(
+            #[inline(always)]
+            |ctx, head| {
+                collector.head(ctx, head);
+                Ok(())
+            },
+        )
     })?;
     // The first range is the start of the whole (merged into an empty
     // collector it would only be copied).

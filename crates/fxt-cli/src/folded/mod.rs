@@ -29,17 +29,19 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use fxt_format::decode::{Context, EventKind, EventView, Record, StrRef, Text, Thread, View};
+use fxt_format::decode::{Context, EventKind, Head, Record, StrRef, Text, Thread, ThreadRef, View};
 use fxt_format::encode::OBJ_TYPE_THREAD;
 use fxt_format::time::{ticks_per_second_or_default, ticks_to_ns};
 use rustc_hash::FxHashMap;
 
-use crate::interned::Interned;
+use crate::epoch::Epoch;
 
+#[cfg(test)]
+mod tests;
 mod thread;
 mod tree;
 
-use thread::Threads;
+use thread::{ThreadOf, Threads};
 use tree::{add, Blob, Span};
 
 /// Which spans to fold.
@@ -90,10 +92,14 @@ pub struct Collector {
     folding: bool,
     names: Vec<String>,
     ids: HashMap<String, u32>,
-    /// Strings of a view walk by id, and each id's name id (or
-    /// `u32::MAX`): a name is interned once per string index.
-    strings: Interned,
-    by_string: Vec<u32>,
+    /// Per string index, while the strings epoch `epoch` holds: the
+    /// name id of a name of that index ([`NO_NAME`] if not looked up
+    /// yet), and whether a category of that index is the one the filter
+    /// keeps ([`UNKNOWN`] if not looked up yet), so that an event's text
+    /// is looked up once per index, not per event.
+    by_index: Vec<u32>,
+    kept: Vec<u8>,
+    epoch: Epoch,
     threads: Threads,
     /// Spans folded already that wait to nest ([`thread`]).
     blobs: Vec<Blob>,
@@ -142,7 +148,16 @@ impl Collector {
     pub fn view(&mut self, ctx: &Context<'_>, view: &View<'_>) {
         match view {
             View::Event(e) if !is_span_part(e.kind) => {}
-            View::Event(e) => self.event(ctx, e),
+            View::Event(e) => self.part(
+                ctx,
+                Part {
+                    kind: e.kind,
+                    timestamp: e.timestamp,
+                    thread: ThreadOf::Thread(e.thread),
+                    category: e.category,
+                    name: e.name,
+                },
+            ),
             View::Record(Record::KernelObject(o)) if o.object_type == OBJ_TYPE_THREAD => {
                 self.thread_names.insert(o.koid, o.name.to_string());
             }
@@ -150,54 +165,80 @@ impl Collector {
         }
     }
 
+    /// Takes one record of a head walk (`Views::heads`): an event of the
+    /// usual shape by its head, its thread found by its thread index and
+    /// its name by its string index (nothing but its type looked at if it
+    /// is no part of a span); any other record as [`Collector::view`].
+    #[inline(always)]
+    pub fn head(&mut self, ctx: &Context<'_>, head: Head<'_, '_>) {
+        let e = match head {
+            Head::Event(e) => e,
+            Head::Other(view) => return self.other(ctx, view),
+        };
+        let kind = match e.event_type() {
+            2 => EventKind::DurationBegin,
+            3 => EventKind::DurationEnd,
+            4 => EventKind::DurationComplete {
+                end: e.end_ts().unwrap_or_default(),
+            },
+            5 | 7 => e.kind(),
+            _ => return,
+        };
+        let thread = match e.thread_ref() {
+            ThreadRef::Indexed(index) => ThreadOf::Index(index),
+            ThreadRef::Inline { process, thread } => {
+                ThreadOf::Thread(Thread::Known { process, thread })
+            }
+        };
+        let part = Part {
+            kind,
+            timestamp: e.timestamp(),
+            thread,
+            category: e.category(),
+            name: e.name(),
+        };
+        self.part(ctx, part)
+    }
+
+    /// [`Collector::head`] of a record that is not an event head: a call
+    /// of its own, out of the heads' loop.
+    #[inline(never)]
+    fn other(&mut self, ctx: &Context<'_>, view: &View<'_>) {
+        self.view(ctx, view)
+    }
+
     /// Takes one event that is part of a span.
     #[inline(never)]
-    fn event(&mut self, ctx: &Context<'_>, e: &EventView<'_>) {
-        if let Some(c) = &self.filter.category {
-            if ctx.text(e.category) != c.as_str() {
-                return;
-            }
+    fn part(&mut self, ctx: &Context<'_>, e: Part<'_>) {
+        if !self.category_kept(ctx, e.category) {
+            return;
         }
         let provider = ctx.provider_id();
         let tps = ticks_per_second_or_default(ctx.ticks_per_second());
-        let (process, thread) = match e.thread {
-            Thread::Known { process, thread } => (process, thread),
-            Thread::Undefined(_) => (0, 0),
-        };
-        let t = (provider, process, thread);
         let start = ticks_to_ns(e.timestamp, tps);
         match e.kind {
             EventKind::DurationComplete { end } => {
                 let name = self.name_id(ctx, e.name);
                 let end = ticks_to_ns(end, tps).max(start);
-                self.threads.get(t).complete(Span { start, end, name });
+                let thread = self.threads.of(ctx, provider, e.thread);
+                thread.complete(Span { start, end, name });
             }
             EventKind::DurationBegin => {
                 let name = self.name_id(ctx, e.name);
-                self.threads.get(t).open.push((name, start));
+                let thread = self.threads.of(ctx, provider, e.thread);
+                thread.open.push((name, start));
             }
             EventKind::DurationEnd => {
                 let fold = self.folding;
-                self.threads.get(t).end(start, &mut self.blobs, fold);
+                let thread = self.threads.of(ctx, provider, e.thread);
+                thread.end(start, &mut self.blobs, fold);
             }
             EventKind::AsyncBegin { id } => {
-                let k = (
-                    provider,
-                    process,
-                    ctx.text(e.category),
-                    ctx.text(e.name),
-                    id,
-                );
+                let k = async_key(ctx, provider, &e, id);
                 self.open_async.entry(k).or_default().push(start);
             }
             EventKind::AsyncEnd { id } => {
-                let k = (
-                    provider,
-                    process,
-                    ctx.text(e.category),
-                    ctx.text(e.name),
-                    id,
-                );
+                let k = async_key(ctx, provider, &e, id);
                 let name = self.name_id(ctx, e.name);
                 match self.open_async.get_mut(&k).and_then(Vec::pop) {
                     Some(begin) => self.add_async(name, start.saturating_sub(begin)),
@@ -208,21 +249,66 @@ impl Collector {
         }
     }
 
-    /// The id of an event's name: by its string index (the text interned
-    /// once per index).
+    /// Whether an event of category `category` is kept by the filter:
+    /// its text compared once per string index.
+    #[inline]
+    fn category_kept(&mut self, ctx: &Context<'_>, category: StrRef<'_>) -> bool {
+        if self.filter.category.is_none() {
+            return true;
+        }
+        let StrRef::Indexed(index) = category else {
+            return self.is_category(ctx, category);
+        };
+        self.forget_if_changed(ctx);
+        let slot = usize::from(index);
+        match self.kept.get(slot) {
+            Some(&kept) if kept != UNKNOWN => kept == KEPT,
+            _ => {
+                let kept = self.is_category(ctx, category);
+                if slot >= self.kept.len() {
+                    self.kept.resize(slot + 1, UNKNOWN);
+                }
+                self.kept[slot] = if kept { KEPT } else { LEFT_OUT };
+                kept
+            }
+        }
+    }
+
+    /// Whether `category` is the text the filter keeps.
+    fn is_category(&self, ctx: &Context<'_>, category: StrRef<'_>) -> bool {
+        let want = self.filter.category.as_deref();
+        want.is_some_and(|want| ctx.text(category) == want)
+    }
+
+    /// The id of an event's name: by its string index, the text interned
+    /// once per index while the strings epoch holds.
     #[inline]
     fn name_id(&mut self, ctx: &Context<'_>, name: StrRef<'_>) -> u32 {
-        let string = self.strings.id(ctx, name) as usize;
-        match self.by_string.get(string) {
-            Some(&id) if id != u32::MAX => id,
+        let StrRef::Indexed(index) = name else {
+            return self.intern(&ctx.text(name));
+        };
+        self.forget_if_changed(ctx);
+        let slot = usize::from(index);
+        match self.by_index.get(slot) {
+            Some(&id) if id != NO_NAME => id,
             _ => {
                 let id = self.intern(&ctx.text(name));
-                if string >= self.by_string.len() {
-                    self.by_string.resize(string + 1, u32::MAX);
+                if slot >= self.by_index.len() {
+                    self.by_index.resize(slot + 1, NO_NAME);
                 }
-                self.by_string[string] = id;
+                self.by_index[slot] = id;
                 id
             }
+        }
+    }
+
+    /// Forgets what was resolved from string indices if the record `ctx`
+    /// is at reads them otherwise than the last one did.
+    #[inline(always)]
+    fn forget_if_changed(&mut self, ctx: &Context<'_>) {
+        if self.epoch.changed(ctx) {
+            self.by_index.fill(NO_NAME);
+            self.kept.fill(UNKNOWN);
         }
     }
 
@@ -370,6 +456,39 @@ impl Collector {
         }
         (folded, exact)
     }
+}
+
+/// An event that is part of a span, as its view or its head gives it.
+struct Part<'a> {
+    kind: EventKind,
+    timestamp: u64,
+    thread: ThreadOf,
+    category: StrRef<'a>,
+    name: StrRef<'a>,
+}
+
+/// An entry of [`Collector::by_index`] that names nothing yet.
+const NO_NAME: u32 = u32::MAX;
+
+/// Entries of [`Collector::kept`]: not looked up yet, kept, left out.
+const UNKNOWN: u8 = 0;
+const KEPT: u8 = 1;
+const LEFT_OUT: u8 = 2;
+
+/// The key of an async event with id `id`: provider, process, category,
+/// name, id.
+fn async_key(ctx: &Context<'_>, provider: Option<u32>, e: &Part<'_>, id: u64) -> AsyncKey {
+    let process = match e.thread.thread(ctx) {
+        Thread::Known { process, .. } => process,
+        Thread::Undefined(_) => 0,
+    };
+    (
+        provider,
+        process,
+        ctx.text(e.category),
+        ctx.text(e.name),
+        id,
+    )
 }
 
 /// Whether an event of kind `kind` begins, ends or is a span (what

@@ -19,12 +19,41 @@
 //! order ([`END`]), what was folded before it sealed as a blob, for the
 //! merge to close and nest in the earlier ranges' spans.
 
+use fxt_format::decode::{Context, Thread};
 use rustc_hash::FxHashMap;
 
 use super::tree::{sort_spans, Blob, Span, Tree, BLOB, END};
 
 /// A thread: provider, process koid, thread koid.
 pub(super) type ThreadKey = (Option<u32>, u64, u64);
+
+/// Where an event's thread is found: its koids (of its provider), or its
+/// index in its provider's thread table (an event head's).
+#[derive(Clone, Copy)]
+pub(super) enum ThreadOf {
+    Thread(Thread),
+    Index(u8),
+}
+
+impl ThreadOf {
+    /// The thread, with the reader's tables at the event (`ctx`).
+    #[inline]
+    pub fn thread(self, ctx: &Context<'_>) -> Thread {
+        match self {
+            ThreadOf::Thread(thread) => thread,
+            ThreadOf::Index(index) => ctx.thread(index),
+        }
+    }
+}
+
+/// The key of a provider's thread (an undefined one's koids are 0).
+#[inline(always)]
+fn key(provider: Option<u32>, thread: Thread) -> ThreadKey {
+    match thread {
+        Thread::Known { process, thread } => (provider, process, thread),
+        Thread::Undefined(_) => (provider, 0, 0),
+    }
+}
 
 /// The threads' spans, found by key with the last one found remembered:
 /// a thread's events come several in a row, so most events hash nothing.
@@ -37,16 +66,48 @@ pub(super) struct Threads {
     /// of the last thread there, so that threads taking turns are found
     /// with no hashing.
     recent: [u32; THREAD_SLOTS],
+    /// Per thread index of an event head: its index in `states`
+    /// ([`NO_STATE`] if not looked up yet), while the threads epoch
+    /// `epoch` holds (an index names one thread of one provider till
+    /// then), so that a head's thread is found with no koids read.
+    by_index: Option<Box<[u32; 256]>>,
+    epoch: Option<u64>,
 }
 
 /// Slots of [`Threads::recent`].
 const THREAD_SLOTS: usize = 16;
 
+/// An entry of [`Threads::by_index`] that names no state yet.
+const NO_STATE: u32 = u32::MAX;
+
 impl Threads {
+    /// The state of the thread `thread` of `provider`, made empty if new
+    /// (`ctx`: the reader's tables at its event).
+    #[inline(always)]
+    pub fn of(
+        &mut self,
+        ctx: &Context<'_>,
+        provider: Option<u32>,
+        thread: ThreadOf,
+    ) -> &mut ThreadState {
+        let at = match thread {
+            ThreadOf::Thread(thread) => self.at(key(provider, thread)),
+            ThreadOf::Index(index) => self.at_index(ctx, provider, index),
+        };
+        &mut self.states[at].1
+    }
+
     /// The state of thread `t`, made empty if new.
     #[inline]
     pub fn get(&mut self, t: ThreadKey) -> &mut ThreadState {
-        let at = match self.last {
+        let at = self.at(t);
+        &mut self.states[at].1
+    }
+
+    /// The index in `states` of thread `t`, made empty if new.
+    #[inline]
+    fn at(&mut self, t: ThreadKey) -> usize {
+        match self.last {
             Some((key, at)) if key == t => at,
             _ => {
                 let slot = crate::recent::thread_slot(t.2, THREAD_SLOTS);
@@ -59,8 +120,39 @@ impl Threads {
                 self.last = Some((t, at));
                 at
             }
-        };
-        &mut self.states[at].1
+        }
+    }
+
+    /// The index in `states` of the thread of index `index` in the
+    /// provider's table, remembered while the threads epoch holds.
+    #[inline(always)]
+    fn at_index(&mut self, ctx: &Context<'_>, provider: Option<u32>, index: u8) -> usize {
+        let epoch = Some(ctx.threads_epoch());
+        if self.epoch != epoch {
+            self.epoch = epoch;
+            if let Some(by_index) = &mut self.by_index {
+                by_index.fill(NO_STATE);
+            }
+        }
+        let known = self
+            .by_index
+            .as_ref()
+            .map_or(NO_STATE, |by_index| by_index[usize::from(index)]);
+        if known != NO_STATE {
+            return known as usize;
+        }
+        self.find_index(ctx, provider, index)
+    }
+
+    /// [`Threads::at_index`] of an index not looked up in this epoch.
+    #[inline(never)]
+    fn find_index(&mut self, ctx: &Context<'_>, provider: Option<u32>, index: u8) -> usize {
+        let at = self.at(key(provider, ctx.thread(index)));
+        let by_index = self
+            .by_index
+            .get_or_insert_with(|| Box::new([NO_STATE; 256]));
+        by_index[usize::from(index)] = at as u32;
+        at
     }
 
     /// The index of thread `t` in `states`, made empty if new.
