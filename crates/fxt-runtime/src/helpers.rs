@@ -44,6 +44,7 @@ use crate::config::HelperScheduling;
 
 #[cfg(all(not(loom), any(target_os = "linux", target_os = "android")))]
 mod affinity;
+pub(crate) mod wake;
 
 /// How a helper thread schedules itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,7 +7,8 @@
 //! kept since the last pass, chunks oldest first), then a "buffer filled
 //! up" provider event when anything was dropped. Finishing is a single
 //! pass over every chunk holding data; streaming makes a pass over the
-//! released chunks every millisecond (freeing each once written) and a
+//! released chunks every millisecond while there are some, less often
+//! while there are none (freeing each once written, see `stream`), and a
 //! last pass over every chunk at the end.
 //!
 //! Why this order is valid: a pass takes the chunk states first and the

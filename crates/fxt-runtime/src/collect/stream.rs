@@ -18,8 +18,17 @@ use crate::state::shared::lock;
 use crate::state::Shared;
 use crate::stats::Stats;
 
-/// How often the streamer looks for released chunks.
+/// How often the streamer looks for released chunks while writers
+/// release some.
 pub const POLL: Duration = Duration::from_millis(1);
+
+/// How long the streamer waits at most: each pass that wrote nothing
+/// doubles the wait after it, from [`POLL`], so that a session whose
+/// writers record nothing does not wake it 1000 times a second. Writers
+/// that take a chunk while the ring's free chunks run low wake it
+/// (`crate::helpers::wake`), and so do a finish (`stream_stop`) and
+/// nothing else: a snapshot waits for a pass, never for a wait.
+pub const IDLE_WAIT: Duration = Duration::from_millis(16);
 
 /// Bytes a pass writes that make the streamer pass again at once.
 const BUSY_PASS: u64 = 2 << 20;
@@ -34,7 +43,8 @@ const BUSY_PASS: u64 = 2 << 20;
 /// [`POLL`], so that chunks go out in large writes (the CPU an `O_DIRECT`
 /// write costs is mostly per call, `bench-table --sections sinks` shows
 /// it by write size) and the streamer, which may share a core with a
-/// writer, takes little of it.
+/// writer, takes little of it; after a pass that wrote nothing, twice its
+/// last wait, up to [`IDLE_WAIT`] (woken early by writers that need it).
 pub(crate) fn run(shared: Arc<Shared>, file: DirectFile) -> io::Result<Stats> {
     let mut file = file;
     // Until this returns the file holds an earlier trace, whole.
@@ -45,6 +55,7 @@ pub(crate) fn run(shared: Arc<Shared>, file: DirectFile) -> io::Result<Stats> {
     c.check(truncated);
     // Acquire pairs with the finisher's Release store: the writers it
     // stopped are done before the last pass.
+    let mut wait = POLL;
     while !shared.helpers.stream_stop.load(Ordering::Acquire) {
         // A snapshot of a drained oneshot session waits for the end of the
         // pass (see `Collector::snapshot`).
@@ -59,8 +70,21 @@ pub(crate) fn run(shared: Arc<Shared>, file: DirectFile) -> io::Result<Stats> {
             c.progress(d);
         }
         drop(drained);
-        if c.bytes() - before < BUSY_PASS {
-            std::thread::park_timeout(POLL);
+        let wrote = c.bytes() - before;
+        if wrote >= BUSY_PASS {
+            continue;
+        }
+        wait = if wrote > 0 {
+            POLL
+        } else {
+            (wait * 2).min(IDLE_WAIT)
+        };
+        if wait > POLL {
+            // Unparked by a writer that needs chunks, or by the finisher.
+            shared.helpers.stream_wake.park_long(wait);
+        } else {
+            // Unparked by the finisher.
+            std::thread::park_timeout(wait);
         }
     }
     c.pass(&shared, &shared.buffers.ring.snapshot_all(), false);

@@ -11,6 +11,7 @@ use std::thread::JoinHandle;
 use crate::clock::Clock;
 use crate::config::Mode;
 use crate::durable::Durable;
+use crate::helpers::wake::IdleWake;
 use crate::large::LargeRecords;
 use crate::ring::Ring;
 use crate::stats::Stats;
@@ -108,6 +109,9 @@ pub(crate) struct Buffers {
 pub(crate) struct Helpers {
     /// Tells the streamer to stop (set once the writers stopped).
     pub(crate) stream_stop: AtomicBool,
+    /// The streamer's long waits, and the writers that cut them short
+    /// when the ring's free chunks run low (`crate::helpers::wake`).
+    pub(crate) stream_wake: IdleWake,
     /// The streaming thread, which writes the whole file and returns its
     /// stats; joined by whoever finishes.
     pub(crate) streamer: Mutex<Option<JoinHandle<io::Result<Stats>>>>,
@@ -122,6 +126,7 @@ impl Helpers {
     pub(crate) fn new() -> Helpers {
         Helpers {
             stream_stop: AtomicBool::new(false),
+            stream_wake: IdleWake::new(),
             streamer: Mutex::new(None),
             prefault_stop: AtomicBool::new(false),
             prefaulter: Mutex::new(None),

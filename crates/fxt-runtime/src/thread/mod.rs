@@ -249,7 +249,12 @@ impl Writer {
         // releases the hold: `detach` and `Drop` release it before letting
         // the `Arc` go; `cursor` is this thread's, the one every refill of
         // this hold attached.
-        match unsafe { self.hold.refill(&shared.buffers.ring, cursor, words) } {
+        let refilled = unsafe { self.hold.refill(&shared.buffers.ring, cursor, words) };
+        // A streamer in a long wait is woken before the ring runs out of
+        // free chunks (one load while it is not waiting long).
+        let ring = &shared.buffers.ring;
+        shared.helpers.stream_wake.wake_if(|| ring.low_on_chunks());
+        match refilled {
             Refill::Ready { overwritten } => {
                 if overwritten > 0 {
                     self.drop_records(overwritten);
