@@ -3,8 +3,9 @@
 //! A helper that found no work waits longer each time (the streamer: up
 //! to `collect::stream::IDLE_WAIT`), so that an idle session costs little
 //! CPU. Before a long wait it raises [`IdleWake`]'s flag; a writer whose
-//! slow path sees the helper needed (a streaming ring's free chunks
-//! running low) and the flag raised clears it and unparks the helper.
+//! slow path sees the helper needed (it took a chunk of a streaming ring:
+//! a burst has begun) and the flag raised clears it and unparks the
+//! helper.
 //! The writer's check is one load while the flag is down, and of the
 //! writers that find it raised only the one that clears it unparks, so a
 //! burst of refills wakes the helper once.

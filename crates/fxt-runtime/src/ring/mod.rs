@@ -442,24 +442,6 @@ impl Ring {
         (leased.min(self.meta.len() as u64) as usize) * self.chunk_words
     }
 
-    /// Whether a drained ring has fewer than half its chunks free to hand
-    /// out (fresh, or written out and not taken again): time for a
-    /// streamer waiting long to write out what writers released (see
-    /// `crate::helpers::wake`). Never for a ring that is not drained.
-    /// Relaxed loads: a hint, read on a writer's slow path.
-    pub(crate) fn low_on_chunks(&self) -> bool {
-        let Some(r) = &self.recycler else {
-            return false;
-        };
-        let n = self.meta.len() as u64;
-        let fresh = n.saturating_sub(r.fresh.load(Ordering::Relaxed));
-        // `reused` never passes `freed`; loaded in this order, a take in
-        // between can only make the difference look larger by one.
-        let reused = r.reused.load(Ordering::Relaxed);
-        let freed = r.freed.load(Ordering::Relaxed).saturating_sub(reused);
-        (fresh + freed) * 2 < n
-    }
-
     /// The current availability epoch (see [`Ring::acquire`]).
     #[inline]
     pub fn epoch(&self) -> u64 {
@@ -749,11 +731,11 @@ mod tests {
     /// What a writer's refill does after taking a chunk
     /// (`crate::thread`'s `Writer::refill`).
     fn refill_wakes(ring: &Ring, wake: &IdleWake) -> bool {
-        wake.wake_if(|| ring.low_on_chunks())
+        wake.wake_if(|| ring.is_drained())
     }
 
     #[test]
-    fn a_refill_below_half_the_free_chunks_wakes_a_streamer_waiting_long() {
+    fn a_refill_wakes_a_streamer_waiting_long_once() {
         let ring = Ring::new(Mode::Streaming, 4, 8);
         let wake = Arc::new(IdleWake::new());
         let w = wake.clone();
@@ -761,34 +743,15 @@ mod tests {
         while !wake.is_waiting() {
             std::thread::yield_now();
         }
-        // Two of four chunks taken: half are free, no wake.
-        let mut leases = Vec::new();
-        for _ in 0..2 {
-            leases.push(ring.acquire().unwrap().0);
-            assert!(!ring.low_on_chunks());
-            assert!(!refill_wakes(&ring, &wake));
-        }
-        // A third: one free chunk left, the streamer is woken, once.
-        leases.push(ring.acquire().unwrap().0);
-        assert!(ring.low_on_chunks());
+        // The first chunk taken wakes it; the burst's next ones find it
+        // awake.
+        ring.acquire().unwrap();
         assert!(refill_wakes(&ring, &wake));
         assert!(!wake.is_waiting());
+        ring.acquire().unwrap();
         assert!(!refill_wakes(&ring, &wake));
         // It returns from its hour-long wait (a lost wake hangs here).
         streamer.join().unwrap();
-        // It writes the released chunks out: free chunks again.
-        for l in &leases {
-            ring.release(l);
-        }
-        for snap in ring.snapshot_released() {
-            ring.free(&snap);
-        }
-        assert!(!ring.low_on_chunks());
-        // Recycled chunks count as taken again.
-        for _ in 0..3 {
-            ring.acquire().unwrap();
-        }
-        assert!(ring.low_on_chunks());
     }
 
     #[test]
@@ -797,7 +760,7 @@ mod tests {
             let ring = Ring::new(mode, 2, 8);
             while ring.acquire().is_some() && mode == Mode::Oneshot {}
             ring.acquire();
-            assert!(!ring.low_on_chunks(), "{mode:?}");
+            assert!(!ring.is_drained(), "{mode:?}");
         }
     }
 }

@@ -250,10 +250,12 @@ impl Writer {
         // the `Arc` go; `cursor` is this thread's, the one every refill of
         // this hold attached.
         let refilled = unsafe { self.hold.refill(&shared.buffers.ring, cursor, words) };
-        // A streamer in a long wait is woken before the ring runs out of
-        // free chunks (one load while it is not waiting long).
+        // A streamer in a long wait is woken by the first chunk a burst
+        // takes, so that it writes the burst out from its first chunks
+        // with the whole ring ahead of the writers (one load while it is
+        // not waiting long).
         let ring = &shared.buffers.ring;
-        shared.helpers.stream_wake.wake_if(|| ring.low_on_chunks());
+        shared.helpers.stream_wake.wake_if(|| ring.is_drained());
         match refilled {
             Refill::Ready { overwritten } => {
                 if overwritten > 0 {
