@@ -18,8 +18,10 @@ use super::cursor::{Cursor, Region};
 use super::parse::{bits, event_kind};
 use super::record::{EventKind, Thread};
 use super::values::StrRef;
-use super::view::{plain_ref, word_at, ArgViews, ArgWordIter, Context, EventView, View};
-use crate::encode::header::{arg_type, record_type};
+use super::view::{
+    plain_args_end, plain_ref, word_at, ArgViews, ArgWordIter, Context, EventView, View,
+};
+use crate::encode::header::record_type;
 
 /// One record of a head walk: an event of the usual shape by its head,
 /// or any other record (an event with an inline text or a blob argument
@@ -239,30 +241,13 @@ pub(crate) fn head(bytes: &[u8], offset: u64) -> Option<EventHead<'_>> {
         return None;
     }
     // The timestamp and the inline koids.
-    let mut at = if bits(header, 24, 8) == 0 { 4 } else { 2 };
+    let at = if bits(header, 24, 8) == 0 { 4 } else { 2 };
     if bytes.len() < at * 8 {
         return None;
     }
     plain_ref(bits(header, 32, 16) as u16)?;
     plain_ref(bits(header, 48, 16) as u16)?;
-    for _ in 0..bits(header, 20, 4) {
-        let arg = word_at(bytes, at)?;
-        let size = bits(arg, 4, 12) as usize;
-        plain_ref((arg >> 16) as u16)?;
-        let least = match arg & 0xf {
-            t if arg_type::has_value_word(t) => 2,
-            arg_type::STRING => {
-                plain_ref((arg >> 32) as u16)?;
-                1
-            }
-            arg_type::BLOB => return None,
-            _ => 1,
-        };
-        if size < least {
-            return None;
-        }
-        at += size;
-    }
+    let at = plain_args_end(bytes, header, at)?;
     // The trailing word of the types that carry one.
     let trailing = usize::from(!matches!(event_type, 0 | 2 | 3));
     if bytes.len() < (at + trailing) * 8 {

@@ -458,6 +458,35 @@ pub(super) fn plain_ref<'a>(string_ref: u16) -> Option<StrRef<'a>> {
     }
 }
 
+/// The word where the arguments of an event of the usual shape end, the
+/// first at word `at` of `bytes` (`header`'s count of them): `None` if
+/// one is not of that shape (its name or string value inline, a blob) or
+/// its size is short of its type's or runs past the record. The one
+/// check of the arguments of a view made on the fast path and of a head
+/// (`super::head`).
+#[inline(always)]
+pub(super) fn plain_args_end(bytes: &[u8], header: u64, mut at: usize) -> Option<usize> {
+    for _ in 0..bits(header, 20, 4) {
+        let arg = word_at(bytes, at)?;
+        let size = bits(arg, 4, 12) as usize;
+        plain_ref((arg >> 16) as u16)?;
+        let least = match arg & 0xf {
+            t if arg_type::has_value_word(t) => 2,
+            arg_type::STRING => {
+                plain_ref((arg >> 32) as u16)?;
+                1
+            }
+            arg_type::BLOB => return None,
+            _ => 1,
+        };
+        if size < least {
+            return None;
+        }
+        at += size;
+    }
+    Some(at)
+}
+
 /// The view of an event of the usual shape, read in one pass with a
 /// bounds check per word: category and name by index, and arguments whose
 /// names are by index and whose values are numbers or indexed strings.
@@ -488,24 +517,7 @@ fn plain_event_view<'a>(
     let name = plain_ref(bits(header, 48, 16) as u16)?;
     let arg_count = bits(header, 20, 4);
     let args_at = (at * 8) as u16;
-    for _ in 0..arg_count {
-        let arg = word_at(bytes, at)?;
-        let size = bits(arg, 4, 12) as usize;
-        plain_ref((arg >> 16) as u16)?;
-        let least = match arg & 0xf {
-            t if arg_type::has_value_word(t) => 2,
-            arg_type::STRING => {
-                plain_ref((arg >> 32) as u16)?;
-                1
-            }
-            arg_type::BLOB => return None,
-            _ => 1,
-        };
-        if size < least {
-            return None;
-        }
-        at += size;
-    }
+    at = plain_args_end(bytes, header, at)?;
     // The word after the arguments, for the event types that carry one
     // (`None` if the arguments run past the record).
     let rest = bytes.get(at * 8..)?;
