@@ -14,10 +14,16 @@ static KEYS: [KeyCache; 1] = [KeyCache::NEW];
 static DEPTH: Callsite = Callsite::new("loop", "queue", &["depth"], &KEYS);
 
 /// The case: two threads of a million counters each (80 MB of
-/// records, more than the 64 MiB buffer) with `Config::new()`: none
-/// dropped, every one in the file once.
+/// records, more than the 64 MiB buffer) with `Config::new()`: the file
+/// holds more than the buffer (its chunks were written out and reused,
+/// and no file limit stopped it), and every counter is in it once or
+/// counted as dropped, with the file saying so. Writers never wait for
+/// the streamer, so whether any is dropped depends on whether it kept up:
+/// none on an idle machine, some on a loaded one (two writers and the
+/// streamer on two busy cores), which is why that is not asserted; the
+/// writers yield now and then so that it can keep up.
 #[test]
-fn two_threads_of_a_million_counters_are_all_in_the_default_file() {
+fn two_threads_of_a_million_counters_are_in_the_default_file_or_counted() {
     let _g = serial();
     let path = temp_path("limit-default.fxt");
     const EACH: u64 = 1_000_000;
@@ -29,20 +35,28 @@ fn two_threads_of_a_million_counters_are_all_in_the_default_file() {
                     if let Some(site) = DEPTH.site() {
                         counter(site, t, &[ArgValue::U64(i)]);
                     }
+                    if i % 4096 == 0 {
+                        std::thread::yield_now();
+                    }
                 }
             });
         }
     });
     let stats = session.finish().unwrap();
-    assert_eq!(stats.records_dropped, 0, "{stats:?}");
     assert!(!stats.limit_reached, "{stats:?}");
-    assert_eq!(stats.emitted_records_written, 2 * EACH);
+    assert_eq!(
+        stats.emitted_records_written + stats.records_dropped,
+        2 * EACH,
+        "{stats:?}"
+    );
     let bytes = std::fs::read(&path).unwrap();
-    assert!(bytes.len() > 80_000_000, "{} bytes", bytes.len());
+    assert!(bytes.len() > 64 << 20, "{} bytes", bytes.len());
     let records = decode(&bytes);
-    assert!(!has_buffer_filled(&records));
-    // Every counter once: per series (the counter id), the values 0..EACH.
+    assert_eq!(has_buffer_filled(&records), stats.records_dropped > 0);
+    // Every counter at most once: per series (the counter id), the values
+    // 0..EACH; as many as were written.
     let mut seen = [vec![false; EACH as usize], vec![false; EACH as usize]];
+    let mut in_file = 0u64;
     for r in &records {
         let Record::Event(e) = r else { continue };
         let EventKind::Counter { id } = e.kind else {
@@ -54,8 +68,9 @@ fn two_threads_of_a_million_counters_are_all_in_the_default_file() {
         };
         assert!(!seen[id as usize][v], "counter {id}/{v} twice");
         seen[id as usize][v] = true;
+        in_file += 1;
     }
-    assert!(seen.iter().flatten().all(|&s| s), "a counter is missing");
+    assert_eq!(in_file, stats.emitted_records_written, "{stats:?}");
     std::fs::remove_file(&path).unwrap();
 }
 
