@@ -9,7 +9,7 @@ use fxt_format::decode::{Event, Text, Thread};
 
 use crate::interned::Interned;
 use crate::problems::{thread_label, Problem, Reason};
-use crate::recent::thread_slot;
+use crate::recent::ByThread;
 
 /// A duration begin or end as matching sees it: where, what and when
 /// (from a decoded event, or from a view's fields).
@@ -134,18 +134,8 @@ pub struct OpenId {
 /// begins left open to a [`Durations`] that matches across ranges.
 #[derive(Default)]
 pub struct ById {
-    stacks: Vec<(ThreadKey, Vec<OpenId>)>,
-    index: FxHashMap<ThreadKey, usize>,
-    /// Index in `stacks` of the last thread (events come in runs of one).
-    last: usize,
-    /// Per slot (the low bits of a thread's koids): the index in `stacks`
-    /// of the last thread there, so that threads taking turns are found
-    /// with no hashing.
-    recent: [u32; SLOTS],
+    stacks: ByThread<ThreadKey, Vec<OpenId>>,
 }
-
-/// Slots of [`ById::recent`].
-const SLOTS: usize = 16;
 
 /// A provider and one of its threads.
 type ThreadKey = (Option<u32>, Thread);
@@ -163,31 +153,7 @@ impl ById {
     /// The open begins of a provider's thread.
     #[inline]
     fn stack(&mut self, key: ThreadKey) -> &mut Vec<OpenId> {
-        if self.stacks.get(self.last).is_none_or(|s| s.0 != key) {
-            let slot = match key.1 {
-                Thread::Known { thread, .. } => thread_slot(thread, SLOTS),
-                Thread::Undefined(index) => usize::from(index) % SLOTS,
-            };
-            let recent = self.recent[slot] as usize;
-            self.last = if self.stacks.get(recent).is_some_and(|s| s.0 == key) {
-                recent
-            } else {
-                let at = self.find(key);
-                self.recent[slot] = at as u32;
-                at
-            };
-        }
-        &mut self.stacks[self.last].1
-    }
-
-    #[inline(never)]
-    fn find(&mut self, key: ThreadKey) -> usize {
-        let next = self.stacks.len();
-        let at = *self.index.entry(key).or_insert(next);
-        if at == next {
-            self.stacks.push((key, Vec::new()));
-        }
-        at
+        self.stacks.get(key)
     }
 
     /// Opens a duration begin (`name`: an id of `texts`).
@@ -242,7 +208,7 @@ impl ById {
     /// `texts`; categories, which the check never shows, empty).
     pub fn into_durations(self, texts: &Interned) -> Durations {
         let mut durations = Durations::default();
-        for ((provider, thread), stack) in self.stacks {
+        for ((provider, thread), stack) in self.stacks.entries {
             for open in stack {
                 let mark = Mark {
                     thread,

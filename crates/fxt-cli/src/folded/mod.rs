@@ -351,7 +351,7 @@ impl Collector {
                 None => self.unmatched_ends += 1,
             }
         }
-        for (t, state) in later.threads.states {
+        for (t, state) in later.threads.states.entries {
             let blob = |b: u32| b + offset;
             let unmatched = &mut self.unmatched_ends;
             (self.threads.get(t)).merge(state, &mut self.blobs, name, blob, unmatched);
@@ -422,7 +422,7 @@ impl Collector {
     }
 
     fn fold(mut self) -> (Folded, bool) {
-        let threads = std::mem::take(&mut self.threads.states);
+        let threads = std::mem::take(&mut self.threads.states.entries);
         // Ends still pending closed nothing: no earlier range is left.
         let ends = threads.iter().map(|(_, t)| t.unmatched_ends());
         let begins = threads.iter().map(|(_, t)| t.open.len() as u64);

@@ -19,8 +19,8 @@
 //! order ([`END`]), what was folded before it sealed as a blob, for the
 //! merge to close and nest in the earlier ranges' spans.
 
+use crate::recent::ByThread;
 use fxt_format::decode::{Context, Thread};
-use rustc_hash::FxHashMap;
 
 use super::tree::{sort_spans, Blob, Span, Tree, BLOB, END};
 
@@ -55,17 +55,11 @@ fn key(provider: Option<u32>, thread: Thread) -> ThreadKey {
     }
 }
 
-/// The threads' spans, found by key with the last one found remembered:
-/// a thread's events come several in a row, so most events hash nothing.
+/// The threads' spans, found by key ([`ByThread`]: the last one found
+/// and the last of its slot with no hashing), or by a head's thread index.
 #[derive(Default)]
 pub(super) struct Threads {
-    index: FxHashMap<ThreadKey, usize>,
-    pub states: Vec<(ThreadKey, ThreadState)>,
-    last: Option<(ThreadKey, usize)>,
-    /// Per slot (the low bits of a thread's koids): the index in `states`
-    /// of the last thread there, so that threads taking turns are found
-    /// with no hashing.
-    recent: [u32; THREAD_SLOTS],
+    pub states: ByThread<ThreadKey, ThreadState>,
     /// Per thread index of an event head: its index in `states`
     /// ([`NO_STATE`] if not looked up yet), while the threads epoch
     /// `epoch` holds (an index names one thread of one provider till
@@ -73,9 +67,6 @@ pub(super) struct Threads {
     by_index: Option<Box<[u32; 256]>>,
     epoch: Option<u64>,
 }
-
-/// Slots of [`Threads::recent`].
-const THREAD_SLOTS: usize = 16;
 
 /// An entry of [`Threads::by_index`] that names no state yet.
 const NO_STATE: u32 = u32::MAX;
@@ -94,33 +85,19 @@ impl Threads {
             ThreadOf::Thread(thread) => self.at(key(provider, thread)),
             ThreadOf::Index(index) => self.at_index(ctx, provider, index),
         };
-        &mut self.states[at].1
+        &mut self.states.entries[at].1
     }
 
     /// The state of thread `t`, made empty if new.
     #[inline]
     pub fn get(&mut self, t: ThreadKey) -> &mut ThreadState {
-        let at = self.at(t);
-        &mut self.states[at].1
+        self.states.get(t)
     }
 
     /// The index in `states` of thread `t`, made empty if new.
     #[inline]
     fn at(&mut self, t: ThreadKey) -> usize {
-        match self.last {
-            Some((key, at)) if key == t => at,
-            _ => {
-                let slot = crate::recent::thread_slot(t.2, THREAD_SLOTS);
-                let recent = self.recent[slot] as usize;
-                let at = match self.states.get(recent) {
-                    Some((key, _)) if *key == t => recent,
-                    _ => self.find(t),
-                };
-                self.recent[slot] = at as u32;
-                self.last = Some((t, at));
-                at
-            }
-        }
+        self.states.at(t)
     }
 
     /// The index in `states` of the thread of index `index` in the
@@ -152,17 +129,6 @@ impl Threads {
             .by_index
             .get_or_insert_with(|| Box::new([NO_STATE; 256]));
         by_index[usize::from(index)] = at as u32;
-        at
-    }
-
-    /// The index of thread `t` in `states`, made empty if new.
-    #[inline(never)]
-    fn find(&mut self, t: ThreadKey) -> usize {
-        let next = self.states.len();
-        let at = *self.index.entry(t).or_insert(next);
-        if at == next {
-            self.states.push((t, ThreadState::default()));
-        }
         at
     }
 }

@@ -19,6 +19,7 @@ use crate::error::Error;
 use crate::folded::{Collector, Filter};
 use crate::input::ticks_to_ns;
 use crate::interned::Interned;
+use crate::recent::ByThread;
 
 /// A provider and one of its threads: where a duration's begin and end
 /// are matched.
@@ -125,10 +126,10 @@ impl RangeRead {
                     name: self.texts.id(ctx, e.name),
                     ticks: e.timestamp,
                 };
-                self.open.stack(thread).push(begin);
+                self.open.get(thread).push(begin);
                 return;
             }
-            _ => match self.open.stack(thread).pop() {
+            _ => match self.open.get(thread).pop() {
                 Some(b) => (
                     b.category,
                     b.name,
@@ -162,34 +163,7 @@ impl RangeRead {
 }
 
 /// The begins of a range left open, per provider and thread.
-#[derive(Default)]
-struct OpenBegins {
-    stacks: Vec<(ThreadKey, Vec<Begin>)>,
-    index: FxHashMap<ThreadKey, usize>,
-    /// Index in `stacks` of the last thread (events come in runs of one).
-    last: usize,
-}
-
-impl OpenBegins {
-    /// The open begins of a provider's thread.
-    #[inline]
-    fn stack(&mut self, key: ThreadKey) -> &mut Vec<Begin> {
-        if self.stacks.get(self.last).is_none_or(|s| s.0 != key) {
-            self.last = self.find(key);
-        }
-        &mut self.stacks[self.last].1
-    }
-
-    #[inline(never)]
-    fn find(&mut self, key: ThreadKey) -> usize {
-        let next = self.stacks.len();
-        let at = *self.index.entry(key).or_insert(next);
-        if at == next {
-            self.stacks.push((key, Vec::new()));
-        }
-        at
-    }
-}
+type OpenBegins = ByThread<ThreadKey, Vec<Begin>>;
 
 /// The koid a duration is counted under (0 for an undefined thread).
 fn koid(thread: Thread) -> u64 {
@@ -259,7 +233,7 @@ impl Read {
             }
         }
         let mut left_open = Durations::default();
-        for ((provider, thread), stack) in open.stacks {
+        for ((provider, thread), stack) in open.entries {
             for b in stack {
                 let mark = Mark {
                     thread,
