@@ -1,6 +1,6 @@
-//! CPU samples (`Config::sample_hz`) landing on a thread that emits at full
-//! speed: a sample that interrupts a record in progress is dropped and
-//! counted, one between records is written whole; the thread's own events
+//! CPU samples (`Config::sample_hz`) landing on a thread that emits in
+//! bursts at full speed: a sample that interrupts a record in progress is
+//! dropped and counted, one between records is written whole; the thread's own events
 //! are never damaged; every sample taken is in the file or counted as
 //! dropped; each sample carries its thread and a timestamp between its
 //! neighbours'. Also in a crash-safe session (samples through the
@@ -83,9 +83,16 @@ fn sample_of(r: &Record) -> Option<Sample> {
     })
 }
 
-/// Runs a thread emitting `events` numbered events as fast as it can for
-/// at least `cpu_ms` of CPU time, sampled at `hz`; checks the trace.
-fn run(config: fxt_runtime::Config, min_events: u64, cpu_ms: u64) -> (u64, fxt_runtime::Stats) {
+/// Runs a thread emitting at least `min_events` numbered events, in bursts
+/// of a thousand as fast as it can, for at least `cpu_ms` of CPU time; after
+/// each burst it works without recording for `rest` times the burst's CPU
+/// time (0: none). Checks the trace.
+fn run(
+    config: fxt_runtime::Config,
+    min_events: u64,
+    cpu_ms: u64,
+    rest: u64,
+) -> (u64, fxt_runtime::Stats) {
     let session = fxt_runtime::start(config).unwrap();
     // SAFETY: `gettid` has no preconditions.
     let main_tid = unsafe { libc::gettid() } as u64;
@@ -95,9 +102,16 @@ fn run(config: fxt_runtime::Config, min_events: u64, cpu_ms: u64) -> (u64, fxt_r
         let start = cpu_ns();
         let mut n = 0;
         while n < min_events || cpu_ns() - start < cpu_ms * 1_000_000 {
+            let burst = cpu_ns();
             for _ in 0..1000 {
                 emit(n);
                 n += 1;
+            }
+            let until = cpu_ns() + (cpu_ns() - burst) * rest;
+            while rest > 0 && cpu_ns() < until {
+                for i in 0..100u64 {
+                    std::hint::black_box(i);
+                }
             }
         }
         (tid, n)
@@ -168,13 +182,19 @@ fn run(config: fxt_runtime::Config, min_events: u64, cpu_ms: u64) -> (u64, fxt_r
 #[test]
 fn samples_at_10khz_never_damage_a_full_speed_writer() {
     let _serial = common::serial();
+    // Written at the end (no streamer to keep up with: on a loaded machine
+    // a drained ring can fill and drop events, which is not what this
+    // asserts), in a buffer large enough for every event: the thread
+    // spends a tenth of its CPU time recording (at most some 6 M events
+    // even at 5 ns an event), so only samples that interrupted a record
+    // (or hit a chunk's end) are dropped.
     let config = fxt_runtime::Config::new()
         .buffer_size(256 << 20)
+        .drain(false)
         .sample_hz(10_000)
         .output(std::env::temp_dir().join("fxt-samples-unused.fxt"));
-    let (samples, stats) = run(config, 500_000, 300);
-    // The buffer is large enough for every event: only samples that
-    // interrupted a record (or hit a chunk's end) are dropped.
+    let (samples, stats) = run(config, 500_000, 300, 9);
+    assert!(!stats.limit_reached, "{stats:?}");
     assert!(stats.records_dropped < stats.samples, "{stats:?}");
     assert!(
         samples + stats.records_dropped == stats.samples,
@@ -191,7 +211,7 @@ fn samples_in_a_crash_safe_session() {
         .crash_safe(true)
         .sample_hz(10_000)
         .output(&path);
-    run(config, 200_000, 200);
+    run(config, 200_000, 200, 0);
     let _ = std::fs::remove_file(&path);
 }
 
@@ -204,7 +224,10 @@ fn samples_when_the_buffer_fills() {
         .drain(false)
         .sample_hz(10_000)
         .output(std::env::temp_dir().join("fxt-samples-full-unused.fxt"));
-    let (_, stats) = run(config, 0, 200);
+    // At full speed the buffer would fill before the thread's first
+    // samples, most of which interrupt a record: at a tenth of its time
+    // recording, samples land whole until the buffer fills.
+    let (_, stats) = run(config, 0, 200, 9);
     assert!(stats.limit_reached, "{stats:?}");
 }
 
