@@ -2,10 +2,11 @@
 //! bursts at full speed: a sample that interrupts a record in progress is
 //! dropped and counted, one between records is written whole; the
 //! thread's own events are never damaged; every sample taken is in the
-//! file or counted as dropped; each sample carries its thread and a timestamp between its
-//! neighbours'. Also in a crash-safe session (samples through the
-//! samples-only gate, filler protocol), and with the thread's chunks
-//! filling up (samples dropped at chunk boundaries, counted).
+//! file or counted as dropped; each sample carries its thread and a
+//! timestamp between its neighbours'. Also in a crash-safe session
+//! (samples through the samples-only gate, filler protocol), and with the
+//! thread's chunks filling up (samples dropped at chunk boundaries,
+//! counted).
 //!
 //! No timing is asserted: the counts hold on a loaded machine and on one
 //! core (the thread runs long enough in CPU time for some samples to land
