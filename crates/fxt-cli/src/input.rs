@@ -256,14 +256,6 @@ impl Reader<'_> {
         }
     }
 
-    /// The current provider's id.
-    pub fn provider_id(&self) -> Option<u32> {
-        match self {
-            Reader::Slice(r, _) => r.provider_id(),
-            Reader::Stream(r) => r.provider_id(),
-        }
-    }
-
     /// The next record as a view, with the reader's tables at it (see
     /// [`Input::walk_view_ranges`]).
     #[inline]
@@ -272,16 +264,6 @@ impl Reader<'_> {
             Reader::Slice(r, _) => r.next_view(),
             Reader::Stream(r) => r.next_view(),
         }
-    }
-
-    /// Ticks per second of the current provider (the specification's
-    /// default, 1 tick = 1 ns, when it sent no initialization record or 0).
-    pub fn ticks_per_second(&self) -> u64 {
-        let tps = match self {
-            Reader::Slice(r, _) => r.ticks_per_second(),
-            Reader::Stream(r) => r.ticks_per_second(),
-        };
-        fxt_format::time::ticks_per_second_or_default(tps)
     }
 }
 

@@ -28,7 +28,8 @@ use crate::error::Error;
 use crate::folded::{Collector, Filter, Folded};
 use crate::input::Input;
 use crate::samples::{self, allocs, Gather, Timeline};
-use fxt_format::decode::Record;
+use fxt_format::decode::{Context, Record, View};
+use fxt_format::time::ticks_per_second_or_default;
 
 /// Arguments of `fxt flame`.
 #[derive(clap::Args)]
@@ -154,40 +155,95 @@ const SAMPLES: Kind = Kind {
 };
 
 /// What the sample and allocation graphs read in one walk: the names
-/// (`Gather`), the graph's own records (`see`) and, with `--inside`, the
-/// slices of every thread.
-struct Walked {
+/// (`Gather`), the graph's own records (`records`: the samples' or the
+/// allocations' collector) and, with `--inside`, the slices of every
+/// thread.
+struct Walked<C> {
     trace: String,
     gather: Gather,
+    records: C,
     timeline: Option<Timeline>,
 }
 
-impl Walked {
-    fn read(args: &Args, mut see: impl FnMut(Option<u32>, u64, &Record)) -> Result<Walked, Error> {
+/// A collector of the records a graph draws (samples or allocations),
+/// one per range of the walk, merged in file order.
+trait Records: Default + Send {
+    /// Takes a record that is not an event (its provider's id and clock).
+    fn see(&mut self, provider: Option<u32>, ticks_per_second: u64, record: &Record);
+    /// Folds in the next range's records.
+    fn merge(&mut self, later: Self);
+}
+
+impl Records for samples::Collector {
+    fn see(&mut self, provider: Option<u32>, ticks_per_second: u64, record: &Record) {
+        samples::Collector::see(self, provider, ticks_per_second, record)
+    }
+    fn merge(&mut self, later: Self) {
+        samples::Collector::merge(self, later)
+    }
+}
+
+impl Records for allocs::AllocCollector {
+    fn see(&mut self, provider: Option<u32>, ticks_per_second: u64, record: &Record) {
+        allocs::AllocCollector::see(self, provider, ticks_per_second, record)
+    }
+    fn merge(&mut self, later: Self) {
+        allocs::AllocCollector::merge(self, later)
+    }
+}
+
+impl<C: Records> Walked<C> {
+    /// Walks the trace on every core, each record as the shared walk
+    /// lends its view, the ranges merged in file order.
+    fn read(args: &Args) -> Result<Walked<C>, Error> {
         let mut input = Input::open_trace(&args.file)?;
-        let mut gather = Gather::default();
-        let mut timeline = args.inside.is_some().then(Timeline::default);
-        input.walk("flame", |reader, record| {
-            let (provider, tps) = (reader.provider_id(), reader.ticks_per_second());
-            gather.see(reader.record_offset(), &record);
-            see(provider, tps, &record);
-            if let Some(t) = &mut timeline {
-                t.see(provider, tps, &record);
-            }
-            Ok(())
+        let inside = args.inside.is_some();
+        let new = || Walked {
+            trace: String::new(),
+            gather: Gather::default(),
+            records: C::default(),
+            timeline: inside.then(Timeline::default),
+        };
+        let (_, ranges) = input.walk_view_ranges("flame", new, |walked, views| {
+            views.each(|ctx, view| walked.see(ctx, view))
         })?;
-        Ok(Walked {
-            trace: input.name,
-            gather,
-            timeline,
-        })
+        let mut ranges = ranges.into_iter();
+        let mut walked = ranges.next().unwrap_or_else(new);
+        for range in ranges {
+            walked.merge(range);
+        }
+        walked.trace = input.name;
+        Ok(walked)
+    }
+
+    /// Takes one record of the walk.
+    #[inline]
+    fn see(&mut self, ctx: &Context<'_>, view: &View<'_>) -> Result<(), Error> {
+        self.gather.see_view(ctx, view)?;
+        if let Some(t) = &mut self.timeline {
+            t.see_view(ctx, view);
+        }
+        if let View::Record(record) = view {
+            let tps = ticks_per_second_or_default(ctx.ticks_per_second());
+            self.records.see(ctx.provider_id(), tps, record);
+        }
+        Ok(())
+    }
+
+    /// Folds in the next range of the walk.
+    fn merge(&mut self, later: Walked<C>) {
+        self.gather.merge(later.gather);
+        self.records.merge(later.records);
+        if let (Some(t), Some(later)) = (&mut self.timeline, later.timeline) {
+            t.merge(later);
+        }
     }
 }
 
 /// `fxt flame --samples [--inside NAME]`.
 fn run_samples(args: Args) -> Result<ExitCode, Error> {
-    let mut collector = samples::Collector::default();
-    let walked = Walked::read(&args, |p, tps, r| collector.see(p, tps, r))?;
+    let walked = Walked::<samples::Collector>::read(&args)?;
+    let collector = walked.records;
     let names = walked.gather.finish();
     let enclosing = walked.timeline.map(|t| t.enclosing(&collector.samples));
     let filter = args.inside.as_deref().zip(enclosing.as_deref());
@@ -215,8 +271,8 @@ const LIVE: Kind = Kind {
 
 /// `fxt flame --alloc [--live] [--inside NAME]`.
 fn run_allocs(args: Args) -> Result<ExitCode, Error> {
-    let mut collector = allocs::AllocCollector::default();
-    let mut walked = Walked::read(&args, |p, tps, r| collector.see(p, tps, r))?;
+    let mut walked = Walked::<allocs::AllocCollector>::read(&args)?;
+    let collector = std::mem::take(&mut walked.records);
     let samples = collector.as_samples();
     for s in &samples {
         walked.gather.add(s.sample.clone());

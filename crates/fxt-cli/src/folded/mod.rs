@@ -36,6 +36,7 @@ use rustc_hash::FxHashMap;
 
 use crate::epoch::Epoch;
 
+mod direct;
 #[cfg(test)]
 mod tests;
 mod thread;
@@ -225,8 +226,9 @@ impl Collector {
             }
             EventKind::DurationBegin => {
                 let name = self.name_id(ctx, e.name);
+                let fold = self.folding;
                 let thread = self.threads.of(ctx, provider, e.thread);
-                thread.open.push((name, start));
+                thread.begin(name, start, fold);
             }
             EventKind::DurationEnd => {
                 let fold = self.folding;

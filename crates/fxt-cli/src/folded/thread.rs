@@ -14,6 +14,11 @@
 //! hold spans written before them keeps its spans (folded at the end),
 //! as does every thread of a collector that does not fold as it goes.
 //!
+//! Most threads' spans are folded as they close ([`direct`](super::direct)),
+//! so that a fold adds their self times to the tree rather than sorting
+//! and nesting them; the spans held are kept all the same, for a fold that
+//! must nest them after all and for the merge.
+//!
 //! A range of a walk after the first cannot know which begins earlier
 //! ranges left open: an end that closes none of its own is kept in file
 //! order ([`END`]), what was folded before it sealed as a blob, for the
@@ -22,6 +27,7 @@
 use crate::recent::ByThread;
 use fxt_format::decode::{Context, Thread};
 
+use super::direct::Direct;
 use super::tree::{sort_spans, Blob, Span, Tree, BLOB, END};
 
 /// A thread: provider, process koid, thread koid.
@@ -134,8 +140,8 @@ impl Threads {
 }
 
 /// Spans a thread holds before it folds them, at the next end that leaves
-/// none of its begins open.
-const FOLD_SPANS: usize = 512;
+/// none of its begins open (a few in tests, so that they fold often).
+const FOLD_SPANS: usize = if cfg!(test) { 8 } else { 512 };
 
 /// One thread's durations so far.
 pub(super) struct ThreadState {
@@ -158,6 +164,12 @@ pub(super) struct ThreadState {
     keep: bool,
     /// Spans that could not be folded exactly as they went.
     pub inexact: bool,
+    /// The spans held, folded as they close while they can be.
+    direct: Direct,
+    /// Folds that added what [`Direct`] held (for the tests to see it
+    /// taken).
+    #[cfg(test)]
+    direct_folds: usize,
 }
 
 impl Default for ThreadState {
@@ -173,11 +185,26 @@ impl Default for ThreadState {
             overlaps: 0,
             keep: false,
             inexact: false,
+            direct: Direct::default(),
+            #[cfg(test)]
+            direct_folds: 0,
         }
     }
 }
 
 impl ThreadState {
+    /// Takes a begin of `name` at `start` (folded as it closes if `fold`
+    /// and it can be).
+    #[inline]
+    pub fn begin(&mut self, name: u32, start: u64, fold: bool) {
+        self.open.push((name, start));
+        if fold {
+            self.direct.begin(&mut self.tree, name, start);
+        } else if self.direct.is_clean() {
+            self.direct.spoil();
+        }
+    }
+
     /// Takes a complete event's span.
     #[inline]
     pub fn complete(&mut self, span: Span) {
@@ -187,6 +214,11 @@ impl ThreadState {
         }
         self.held_end = self.held_end.max(span.end);
         self.buf.push(span);
+        if self.keep {
+            self.direct.spoil();
+        } else {
+            self.direct.complete(&mut self.tree, span);
+        }
     }
 
     /// Takes a duration end at `ns`, folding what is held if `fold` and
@@ -203,11 +235,23 @@ impl ThreadState {
             name,
         });
         self.held_end = self.held_end.max(end);
+        self.direct.end(begin, end);
         // Every span held is over (and later ones start from here on).
         let over = self.open.is_empty() && self.held_end <= end;
         if fold && over && !self.keep && self.buf.len() - self.sealed >= FOLD_SPANS {
-            self.fold(self.sealed, blobs);
+            if self.direct.is_clean() {
+                self.direct.commit(&mut self.tree);
+                self.cover(self.sealed);
+                self.buf.truncate(self.sealed);
+                #[cfg(test)]
+                {
+                    self.direct_folds += 1;
+                }
+            } else {
+                self.fold(self.sealed, blobs);
+            }
             self.held_end = 0;
+            self.direct.reset(self.end);
         }
     }
 
@@ -224,6 +268,8 @@ impl ThreadState {
             name: END,
         });
         self.sealed = self.buf.len();
+        // What was held waits for the merge: nothing is held now.
+        self.direct.reset(self.end);
     }
 
     /// What was folded as a blob item (added to `blobs`), if anything
@@ -267,11 +313,16 @@ impl ThreadState {
             Ok(cut) => self.overlaps += cut,
             Err(_) => self.inexact = true,
         }
-        for s in held.iter() {
+        self.cover(from);
+        self.buf.truncate(from);
+    }
+
+    /// Widens the time the tree covers to the spans held from `from` on.
+    fn cover(&mut self, from: usize) {
+        for s in &self.buf[from..] {
             self.start = self.start.min(s.start);
             self.end = self.end.max(s.end);
         }
-        self.buf.truncate(from);
     }
 
     /// Ends held that closed no begin (of any range, once merged).
@@ -281,6 +332,7 @@ impl ThreadState {
 
     /// Folds everything held; the thread's call tree.
     pub fn finish(mut self, blobs: &mut Vec<Blob>) -> (Tree, ThreadState) {
+        self.direct.spoil();
         self.buf.retain(|s| s.name != END);
         self.sealed = 0;
         self.fold(0, blobs);
@@ -301,6 +353,8 @@ impl ThreadState {
         blob: impl Fn(u32) -> u32,
         unmatched: &mut u64,
     ) {
+        // Spans and begins join those held: they are nested at the end.
+        self.direct.spoil();
         let folded = later.take_folded(blobs).map(|mut item| {
             // `take_folded` named it in `blobs` already, renamed below.
             let last = blobs.len() - 1;
@@ -420,20 +474,22 @@ mod tests {
     type Folds = (BTreeMap<String, u64>, u64, u64);
 
     /// What a thread's events fold to (cut into ranges at `cuts`, merged
-    /// as the collector merges them), and how many blobs nested; `None`
-    /// if not exactly.
-    fn folded(events: &[Ev], cuts: &[usize], fold: bool) -> Option<(Folds, usize)> {
+    /// as the collector merges them), how many blobs nested and how many
+    /// folds took the spans as they closed ([`Direct`]); `None` if not
+    /// exactly.
+    fn folded(events: &[Ev], cuts: &[usize], fold: bool) -> Option<(Folds, usize, usize)> {
         let mut ranges = Vec::new();
-        let mut from = 0;
+        let (mut from, mut direct) = (0, 0);
         for &cut in cuts.iter().chain([events.len()].iter()) {
             let (mut state, mut blobs) = (ThreadState::default(), Vec::new());
             for e in &events[from..cut.max(from)] {
                 match *e {
-                    Ev::Begin(name, ns) => state.open.push((name, ns)),
+                    Ev::Begin(name, ns) => state.begin(name, ns, fold),
                     Ev::End(ns) => state.end(ns, &mut blobs, fold),
                     Ev::Complete(span) => state.complete(span),
                 }
             }
+            direct += state.direct_folds;
             ranges.push((state, blobs));
             from = cut.max(from);
         }
@@ -451,7 +507,7 @@ mod tests {
         let mut stacks = BTreeMap::new();
         tree.fold("t", &names, &mut stacks);
         let folds = (stacks, state.overlaps, unmatched);
-        (!state.inexact).then_some((folds, blobs.len()))
+        (!state.inexact).then_some((folds, blobs.len(), direct))
     }
 
     /// Folded as they go, in one range or cut into many, a thread's
@@ -459,15 +515,19 @@ mod tests {
     /// they could not; pairs and complete events written at their start
     /// always fold exactly in one range (cut, a span that an earlier range
     /// began may start and end with the first it holds, which only file
-    /// order places).
+    /// order places). Folds of spans taken as they closed are among them.
     #[test]
     fn folding_as_it_goes_folds_as_at_the_end() {
-        let (mut exact, mut inexact, mut blobbed) = (0, 0, 0);
+        let (mut exact, mut inexact, mut blobbed, mut direct) = (0, 0, 0, 0);
         for seed in 0..300 {
             let kinds = [1, 2, 3][seed as usize % 3];
             let odd = seed % 2 == 1;
             let events = events(seed, 20 + seed as usize, kinds, odd);
-            let (all, _) = folded(&events, &[], false).expect("kept, spans fold exactly");
+            let (all, _, none) = folded(&events, &[], false).expect("kept, spans fold exactly");
+            assert_eq!(
+                none, 0,
+                "seed {seed}: a collector that keeps every span folds none"
+            );
             let len = events.len();
             let mut rng = Rng(seed);
             let mut cuts: Vec<usize> = (0..1 + seed % 7)
@@ -478,10 +538,11 @@ mod tests {
             assert!(kept.0 == all, "seed {seed}: kept, cut at {cuts:?}");
             for cuts in [&[][..], &cuts[..]] {
                 match folded(&events, cuts, true) {
-                    Some((f, blobs)) => {
+                    Some((f, blobs, folds)) => {
                         assert!(f == all, "seed {seed}, cuts {cuts:?}");
                         exact += 1;
                         blobbed += usize::from(blobs > 0);
+                        direct += folds;
                     }
                     None => {
                         let one_range = cuts.is_empty();
@@ -493,6 +554,10 @@ mod tests {
         }
         assert!(exact > 500, "{exact} exact, {inexact} not");
         assert!(blobbed > 50, "{blobbed} exact with blobs");
+        assert!(
+            direct > 1000,
+            "{direct} folds of spans taken as they closed"
+        );
     }
 
     /// A thread of begin/end pairs holds its open spans and a few hundred
@@ -504,7 +569,7 @@ mod tests {
         let mut most = 0;
         for e in &events {
             match *e {
-                Ev::Begin(name, ns) => state.open.push((name, ns)),
+                Ev::Begin(name, ns) => state.begin(name, ns, true),
                 Ev::End(ns) => state.end(ns, &mut blobs, true),
                 Ev::Complete(span) => state.complete(span),
             }

@@ -136,7 +136,7 @@ struct Frame {
 impl Tree {
     /// The child named `name` of node `parent`, made if new.
     #[inline]
-    fn node(&mut self, parent: u32, name: u32) -> u32 {
+    pub(super) fn node(&mut self, parent: u32, name: u32) -> u32 {
         let p = self.nodes[parent as usize];
         if p.children <= FEW_CHILDREN {
             let mut at = p.first_child;
@@ -171,6 +171,12 @@ impl Tree {
         });
         self.index.insert((parent, name), node);
         node
+    }
+
+    /// Adds `ns` to the self time of node `node`.
+    #[inline]
+    pub(super) fn add_self(&mut self, node: u32, ns: u64) {
+        self.nodes[node as usize].self_ns += ns;
     }
 
     fn close(&mut self, f: Frame) {

@@ -6,8 +6,8 @@
 //! its kind, time and thread from the view, its name resolved only for a
 //! slice. A walk in ranges keeps a timeline per range and merges them in
 //! file order ([`Timeline::merge`]). [`Timeline::see`] takes a record
-//! decoded whole, for a walk of whole records (`fxt flame --samples`), by
-//! the same rules.
+//! decoded whole (what `fxt stats` builds of a view for its samples'
+//! tallies), by the same rules.
 
 use std::collections::HashMap;
 

@@ -9,10 +9,8 @@
 //! in file order: a malformed record is skipped, the first fatal error
 //! ends the walk. A range's views come one by one ([`Views::each`]) or,
 //! for a command that tallies events by a few fields, with events of the
-//! usual shape as their heads ([`Views::heads`]: `stats`, `check`).
-//! [`Input::walk`] hands out whole decoded records (`flame`'s walk of
-//! samples is its last user: merge and recover copy records by their
-//! bytes from views).
+//! usual shape as their heads ([`Views::heads`]: `stats`, `check`,
+//! `flame`).
 //!
 //! A stream, one thread (`FXT_THREADS=1`) or a small file is one range,
 //! walked on the calling thread with a progress bar.
@@ -22,10 +20,10 @@ mod outcome;
 mod pool;
 mod views;
 
-use fxt_format::decode::{Context, Record, View};
+use fxt_format::decode::{Context, View};
 
 use crate::error::Error;
-use crate::input::{Input, Reader};
+use crate::input::Input;
 use crate::progress::Progress;
 use pool::{on_ranges, Cut, Finished};
 
@@ -47,33 +45,6 @@ const VIEW_RANGE_BYTES: usize = 4 << 20;
 const ORDERED_RANGE_BYTES: usize = 1 << 20;
 
 impl Input {
-    /// Walks every record, calling `f` with the reader (for its offsets and
-    /// provider state) and the record, decoded whole. Returns what was
-    /// seen.
-    pub fn walk<F>(&mut self, what: &str, mut f: F) -> Result<Walk, Error>
-    where
-        F: FnMut(&Reader<'_>, Record) -> Result<(), Error>,
-    {
-        let name = self.name.clone();
-        let quiet = self.quiet;
-        let (mut reader, total) = self.reader();
-        let mut progress = Progress::new(what, total);
-        let mut walk = Walk::default();
-        while let Some(item) = reader.next() {
-            progress.tick(reader.position());
-            match item {
-                Ok(record) => {
-                    walk.records += 1;
-                    f(&reader, record)?;
-                }
-                Err(error) => damaged(&name, quiet, &mut walk, error, |m| progress.warn(m)),
-            }
-        }
-        walk.bytes = reader.position();
-        progress.finish();
-        Ok(walk)
-    }
-
     /// Walks every record as views on every core: a file in memory is cut
     /// into ranges ([`pool`]), each range is walked with its own state
     /// from `init`, and the states come back in file order for the caller

@@ -1,0 +1,173 @@
+//! A thread's spans folded as they close, for what most threads write:
+//! begin/end pairs nested in time order, complete events among them that
+//! hold nothing. Each span's node and self time are known when it closes
+//! (its parent is the begin below it, its children closed inside it), so
+//! the spans a thread holds need no sort and no nesting when it folds
+//! them ([`thread`](super::thread)): their self times are added to the
+//! tree, what nesting them would have given.
+//!
+//! That is checked, not assumed: the spans held must start in time order
+//! and after everything folded before them ends, nothing may start inside
+//! a complete event, a child may not outlast its parent nor start and end
+//! with it (a tie, which nesting breaks by file order, the child then
+//! outermost), and a complete event may not be outermost (it may hold
+//! spans written before it). Anything else, and the spans held are
+//! folded by sorting and nesting them, as before, until the next fold.
+//! Nodes made for spans that were then nested otherwise keep no time, and
+//! a node of no time folds to no line.
+
+use super::tree::{Span, Tree};
+
+/// The spans a thread holds, folded as they close while they can be.
+pub(super) struct Direct {
+    /// Every span held since the last fold is in `pending` exactly.
+    clean: bool,
+    /// The begins open, as the thread's own stack holds them.
+    open: Vec<Open>,
+    /// Per span held: its node and self time, to be added at the fold.
+    pending: Vec<(u32, u64)>,
+    /// The latest time met in the spans held (or the end of what was
+    /// folded before them): no later span may start before it.
+    last: u64,
+    /// The end of the last complete event held: no later span may start
+    /// before it (it would be inside).
+    leaf_end: u64,
+}
+
+/// A begin open: its node, start, and what its children closed so far
+/// say.
+struct Open {
+    node: u32,
+    start: u64,
+    /// The durations of its children.
+    children: u64,
+    /// The latest end of its children that start with it.
+    tied_end: u64,
+    /// The latest end of its complete children.
+    complete_end: u64,
+}
+
+impl Default for Direct {
+    fn default() -> Self {
+        Direct {
+            clean: true,
+            open: Vec::new(),
+            pending: Vec::new(),
+            last: 0,
+            leaf_end: 0,
+        }
+    }
+}
+
+impl Direct {
+    /// Whether the spans held are folded in [`Direct::commit`] exactly.
+    #[inline(always)]
+    pub fn is_clean(&self) -> bool {
+        self.clean
+    }
+
+    /// Starts over with nothing held and no begin open, what was folded
+    /// before ending at `end`.
+    pub fn reset(&mut self, end: u64) {
+        self.clean = true;
+        self.open.clear();
+        self.pending.clear();
+        self.last = end;
+        self.leaf_end = 0;
+    }
+
+    /// The spans held will be nested, not folded here.
+    #[cold]
+    pub fn spoil(&mut self) {
+        self.clean = false;
+        self.open.clear();
+        self.pending.clear();
+    }
+
+    /// A begin of `name` at `start`, its node made in `tree`.
+    #[inline(always)]
+    pub fn begin(&mut self, tree: &mut Tree, name: u32, start: u64) {
+        if !self.clean {
+            return;
+        }
+        if start < self.last || start < self.leaf_end {
+            return self.spoil();
+        }
+        let parent = self.open.last().map_or(0, |o| o.node);
+        let node = tree.node(parent, name);
+        self.open.push(Open {
+            node,
+            start,
+            children: 0,
+            tied_end: 0,
+            complete_end: 0,
+        });
+        self.last = start;
+    }
+
+    /// The end at `end` of the begin at `begin` (the innermost open).
+    #[inline(always)]
+    pub fn end(&mut self, begin: u64, end: u64) {
+        if !self.clean {
+            return;
+        }
+        let Some(o) = self.open.pop() else {
+            return self.spoil();
+        };
+        let duration = end - begin;
+        let tied = o.tied_end == end && duration > 0;
+        if o.start != begin || end < self.last || o.complete_end > end || tied {
+            return self.spoil();
+        }
+        let Some(self_ns) = duration.checked_sub(o.children) else {
+            return self.spoil();
+        };
+        self.pending.push((o.node, self_ns));
+        self.closed(begin, end);
+        self.last = end;
+    }
+
+    /// A complete event's span (within a begin open: an outermost one
+    /// spoils).
+    #[inline(always)]
+    pub fn complete(&mut self, tree: &mut Tree, span: Span) {
+        if !self.clean {
+            return;
+        }
+        let Some(parent) = self.open.last() else {
+            return self.spoil();
+        };
+        if span.start < self.last || span.start < self.leaf_end {
+            return self.spoil();
+        }
+        let node = tree.node(parent.node, span.name);
+        self.pending.push((node, span.end - span.start));
+        self.closed(span.start, span.end);
+        if let Some(parent) = self.open.last_mut() {
+            parent.complete_end = parent.complete_end.max(span.end);
+        }
+        self.last = span.start;
+        self.leaf_end = span.end;
+    }
+
+    /// A span from `start` to `end` closed inside the innermost begin
+    /// open, if any.
+    #[inline(always)]
+    fn closed(&mut self, start: u64, end: u64) {
+        if let Some(parent) = self.open.last_mut() {
+            parent.children += end - start;
+            if start == parent.start {
+                parent.tied_end = parent.tied_end.max(end);
+            }
+        }
+    }
+
+    /// Adds the self times of the spans held to `tree` (when clean: what
+    /// nesting them gives).
+    pub fn commit(&mut self, tree: &mut Tree) {
+        debug_assert!(self.clean && self.open.is_empty());
+        for (node, ns) in self.pending.drain(..) {
+            tree.add_self(node, ns);
+        }
+    }
+}
