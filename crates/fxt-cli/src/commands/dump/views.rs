@@ -5,13 +5,11 @@
 
 use std::io::Write as _;
 
-use fxt_format::decode::{
-    ArgValueView, ArgWords, Context, EventKind, EventView, IntArg, StrRef, Thread,
-};
+use fxt_format::decode::{ArgValueView, Context, EventKind, EventView, IntArg, StrRef, Thread};
 use fxt_format::encode::split_blob::{PARTS_KEY, SIZE_KEY};
 
 use super::id_or_end;
-use crate::formatted::{Form, Formatted};
+use crate::formatted::{string_or_float, Form, Formatted};
 use crate::heads::{Heads, Names, ThreadNames, Usual, Who, INSTANT};
 use crate::names::event_kind_name;
 use crate::piece::{put_f64, put_i64, put_u64, Blocks, HighDigits, Piece};
@@ -228,7 +226,8 @@ impl EventLines {
                     uint64
                 }
                 None => {
-                    self.string_or_float(line, ctx, words)?;
+                    let kept = (&mut self.keys, &mut self.quoted);
+                    string_or_float(line, kept, ctx, words, Blocks::f64)?;
                     None
                 }
             };
@@ -246,34 +245,6 @@ impl EventLines {
         }
         line.text(b"\n")?;
         Some(Line::Written)
-    }
-
-    /// Appends ` key=value` of an argument named by index whose value is
-    /// a string by index (not the empty one) or a float: the other
-    /// arguments of the usual event's line. `None` for any other, or
-    /// where the line does not fit.
-    #[inline(always)]
-    fn string_or_float(
-        &mut self,
-        line: &mut Blocks<'_>,
-        ctx: &Context<'_>,
-        words: ArgWords<'_>,
-    ) -> Option<()> {
-        let arg = words.view()?;
-        let StrRef::Indexed(name) = arg.name else {
-            return None;
-        };
-        match arg.value {
-            ArgValueView::Str(StrRef::Indexed(value)) => {
-                line.piece(self.keys.indexed(ctx, name))?;
-                line.piece(self.quoted.indexed(ctx, value))
-            }
-            ArgValueView::F64(x) => {
-                line.piece(self.keys.indexed(ctx, name))?;
-                line.f64(x)
-            }
-            _ => None,
-        }
     }
 
     /// Appends ` key=value` per argument; whether the event may start a

@@ -5,14 +5,14 @@
 
 use std::io::Write as _;
 
-use fxt_format::decode::{ArgValueView, ArgWords, Context, EventKind, EventView, StrRef, Thread};
+use fxt_format::decode::{ArgValueView, Context, EventKind, EventView, StrRef, Thread};
 
 use super::{pid_tid, string};
 use crate::clock::Clock;
-use crate::formatted::{Form, Formatted};
+use crate::formatted::{string_or_float, Form, Formatted};
 use crate::heads::{Heads, Names, OfThread, Usual, COUNTER, FLOW_END, FLOW_STEP, INSTANT};
 use crate::input::ticks_to_ns;
-use crate::piece::{put_hex, put_i64, put_u64, Blocks, HighDigits, Piece};
+use crate::piece::{put_hex, put_i64, put_json_f64, put_u64, Blocks, HighDigits, Piece};
 
 /// Strings as JSON strings; an undefined index as the text
 /// `<undefined string #N>`.
@@ -228,7 +228,10 @@ impl EventObjects {
                         line.piece(self.keys.indexed(ctx, name))?;
                         line.int(value)?;
                     }
-                    None => self.string_or_float(line, ctx, words)?,
+                    None => {
+                        let kept = (&mut self.keys, &mut self.strings);
+                        string_or_float(line, kept, ctx, words, Blocks::json_f64)?
+                    }
                 }
                 read += 1;
             }
@@ -238,38 +241,6 @@ impl EventObjects {
             line.text(b"}")?;
         }
         line.text(b"}")
-    }
-
-    /// Appends `"key":value` of an argument named by index whose value is
-    /// a string by index (not the empty one) or a float: the other
-    /// arguments of the usual event. `None` for any other, or where the
-    /// object does not fit.
-    #[inline(always)]
-    fn string_or_float(
-        &mut self,
-        line: &mut Blocks<'_>,
-        ctx: &Context<'_>,
-        words: ArgWords<'_>,
-    ) -> Option<()> {
-        let arg = words.view()?;
-        let StrRef::Indexed(name) = arg.name else {
-            return None;
-        };
-        match arg.value {
-            ArgValueView::Str(StrRef::Indexed(value)) => {
-                line.piece(self.keys.indexed(ctx, name))?;
-                line.piece(self.strings.indexed(ctx, value))
-            }
-            ArgValueView::F64(x) => {
-                line.piece(self.keys.indexed(ctx, name))?;
-                if x.is_finite() {
-                    line.bytes(zmij::Buffer::new().format_finite(x).as_bytes())
-                } else {
-                    line.text(b"null")
-                }
-            }
-            _ => None,
-        }
     }
 
     /// The clock of `tps` ticks per second (the last one's, or a new one).
@@ -312,7 +283,7 @@ impl EventObjects {
                     Ok(())
                 }
                 ArgValueView::F64(x) => {
-                    float(w, x);
+                    put_json_f64(w, x);
                     Ok(())
                 }
                 ArgValueView::Str(s) => {
@@ -399,17 +370,6 @@ fn hex_id(w: &mut Vec<u8>, id: u64) {
     w.push(b'"');
 }
 
-/// Appends a float as `serde_json` writes it (its own formatter, `zmij`,
-/// without a serializer per value): `null` if not finite.
-#[inline]
-fn float(w: &mut Vec<u8>, x: f64) {
-    if x.is_finite() {
-        w.extend_from_slice(zmij::Buffer::new().format_finite(x).as_bytes());
-    } else {
-        w.extend_from_slice(b"null");
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -441,7 +401,7 @@ mod tests {
         let mut out = Vec::new();
         for v in values {
             out.clear();
-            float(&mut out, v);
+            put_json_f64(&mut out, v);
             assert_eq!(out, serde_json::to_vec(&v).unwrap(), "{:#x}", v.to_bits());
         }
     }
