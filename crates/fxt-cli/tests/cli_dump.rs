@@ -517,3 +517,43 @@ fn dump_lines_of_threads_taking_turns_carry_their_own_thread_and_names() {
         }
     }
 }
+
+/// Thread indices in one slot of the pieces kept by thread, inline koids
+/// of the same numbers, threads and strings each defined anew alone
+/// ([`indices_and_koids_trace`]): every line's thread and name are its
+/// own, written in blocks or piece by piece (`--offsets`), on one thread
+/// and cut in small ranges.
+#[test]
+fn dump_lines_keep_thread_indices_koids_and_epochs_apart() {
+    let args = [Arg::new(StringRef::Index(2), ArgValue::U64(7))];
+    let (t, events) = indices_and_koids_trace(&args);
+    let expected: Vec<String> = events
+        .iter()
+        .enumerate()
+        .map(|(i, (ts, process, thread, name))| {
+            let k = if i % 30 % 2 == 0 { " k=7" } else { "" };
+            format!("instant ts={ts} thread={process}/{thread} category=\"c\" name=\"{name}\"{k}")
+        })
+        .collect();
+    let file = t.file("dump_indices_and_koids.fxt");
+    for (threads, range_bytes) in [(1, 1 << 20), (2, 512)] {
+        for offsets in [false, true] {
+            let mut args = vec!["dump", p(&file)];
+            if offsets {
+                args.insert(1, "--offsets");
+            }
+            let out = fxt_cut(threads, range_bytes, &args);
+            assert!(out.status.success(), "{}", stderr(&out));
+            let text = stdout(&out);
+            let got: Vec<&str> = text
+                .lines()
+                .map(|l| match offsets {
+                    true => l.split_once(' ').unwrap().1,
+                    false => l,
+                })
+                .filter(|l| l.contains(" ts="))
+                .collect();
+            assert_eq!(got, expected, "{threads} threads, ranges of {range_bytes}");
+        }
+    }
+}

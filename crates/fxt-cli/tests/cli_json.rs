@@ -409,3 +409,44 @@ fn json_events_with_ids_strings_and_floats_carry_their_own_values() {
     let cut = fxt_cut(2, 512, &["json", p(&file)]);
     assert_eq!(stdout(&cut), stdout(&one));
 }
+
+/// Thread indices in one slot of the pieces kept by thread, inline koids
+/// of the same numbers, threads and strings each defined anew alone
+/// ([`indices_and_koids_trace`]): every event's `pid`, `tid`, name and
+/// arguments are its own, on one thread and cut in small ranges.
+#[test]
+fn json_events_keep_thread_indices_koids_and_epochs_apart() {
+    let args = [Arg::new(StringRef::Index(2), ArgValue::U64(7))];
+    let (t, written) = indices_and_koids_trace(&args);
+    let expected: Vec<_> = written
+        .iter()
+        .enumerate()
+        .map(|(i, &(ts, pid, tid, name))| {
+            let args = if i % 30 % 2 == 0 {
+                json!({"k": 7})
+            } else {
+                Value::Null
+            };
+            (
+                json!(ts as f64 / 1000.0),
+                json!(pid),
+                json!(tid),
+                json!(name),
+                args,
+            )
+        })
+        .collect();
+    let file = t.file("json_indices_and_koids.fxt");
+    for (threads, range_bytes) in [(1, 1 << 20), (2, 512)] {
+        let out = fxt_cut(threads, range_bytes, &["json", p(&file)]);
+        let got: Vec<_> = events(&out)
+            .iter()
+            .map(|e| {
+                let ts = json!(e["ts"].as_f64().unwrap());
+                let (pid, tid) = (e["pid"].clone(), e["tid"].clone());
+                (ts, pid, tid, e["name"].clone(), e["args"].clone())
+            })
+            .collect();
+        assert_eq!(got, expected, "{threads} threads, ranges of {range_bytes}");
+    }
+}

@@ -5,14 +5,12 @@
 
 use std::io::Write as _;
 
-use fxt_format::decode::{
-    ArgValueView, ArgWords, Context, EventKind, EventView, IntArg, StrRef, Thread,
-};
+use fxt_format::decode::{ArgValueView, Context, EventKind, EventView, IntArg, StrRef, Thread};
 use fxt_format::encode::split_blob::{PARTS_KEY, SIZE_KEY};
 
 use super::id_or_end;
-use crate::formatted::{Form, Formatted};
-use crate::heads::{Heads, Names, ThreadNames};
+use crate::formatted::{string_or_float, Form, Formatted};
+use crate::heads::{Heads, Names, ThreadNames, Usual, Who, INSTANT};
 use crate::names::event_kind_name;
 use crate::piece::{put_f64, put_i64, put_u64, Blocks, HighDigits, Piece};
 
@@ -118,6 +116,12 @@ impl Kinds {
     fn of(&self, kind: EventKind) -> &Piece {
         &self.0[kind_index(kind)]
     }
+
+    /// The head of event type `event_type` (`None` past the last).
+    #[inline(always)]
+    fn of_type(&self, event_type: u8) -> Option<&Piece> {
+        self.0.get(usize::from(event_type))
+    }
 }
 
 /// What [`EventLines::event`] did.
@@ -155,14 +159,17 @@ impl EventLines {
             put_u64(line, n);
         }
         let quoted = &mut self.quoted;
-        match Names::of(ctx, 0, view.category, view.name) {
+        let (thread, category, name) = (view.thread, view.category, view.name);
+        match Names::of(0, category, name) {
             Some(names) => self
                 .tails
-                .get(ThreadNames::of(view.thread, names), |piece| {
-                    tail(piece, quoted, ctx, view)
-                })
+                .get(
+                    ctx,
+                    ThreadNames::of(Who::of_thread(thread), names),
+                    |piece| tail(piece, quoted, ctx, thread, (category, name)),
+                )
                 .put(line),
-            None => tail(line, quoted, ctx, view),
+            None => tail(line, quoted, ctx, thread, (category, name)),
         }
         let line_is = self.args(line, ctx, view, payloads, join);
         if line_is != Line::Written {
@@ -171,38 +178,40 @@ impl EventLines {
         line_is
     }
 
-    /// [`EventLines::event`] for the usual event, built in blocks with its
-    /// newline: its kind and its strings those of the event before (their
-    /// pieces kept), every short piece a block, every argument named by index
-    /// and an integer, a float or a string by index. `None` for any
-    /// other, which [`EventLines::event`] writes piece by piece; nothing
-    /// is kept of a group's start.
+    /// [`EventLines::event`] for the usual event (`event`: its fields),
+    /// built in blocks with its newline: its kind and its strings those of
+    /// an event before (their pieces kept), every short piece a block,
+    /// every argument named by index and an integer, a float or a string
+    /// by index. `None` for any other, which [`EventLines::event`] writes
+    /// piece by piece; nothing is kept of a group's start.
     #[inline(always)]
     pub fn usual(
         &mut self,
         line: &mut Blocks<'_>,
         ctx: &Context<'_>,
-        view: &EventView<'_>,
+        event: Usual<'_>,
         join: bool,
     ) -> Option<Line> {
-        let names = Names::of(ctx, 0, view.category, view.name)?;
-        line.piece(self.kinds.of(view.kind))?;
-        line.u64_near(view.timestamp, &mut self.ts_digits)?;
+        let names = Names::of(0, event.category, event.name)?;
+        line.piece(self.kinds.of_type(event.event_type)?)?;
+        line.u64_near(event.timestamp, &mut self.ts_digits)?;
         // Blocks of known sizes: each label its own copy.
-        if let EventKind::DurationComplete { end } = view.kind {
+        if let Some(end) = event.end {
             line.text(b" end=")?;
             line.u64(end)?;
-        } else if let Some(id) = view.kind.id() {
+        } else if let Some(id) = event.id {
             line.text(b" id=")?;
             line.u64(id)?;
         }
         let quoted = &mut self.quoted;
-        let key = ThreadNames::of(view.thread, names);
-        line.piece(self.tails.get(key, |piece| tail(piece, quoted, ctx, view)))?;
-        let candidate = join && view.kind == EventKind::Instant && view.arg_count == 2;
+        let (who, strings) = (event.who, (event.category, event.name));
+        line.piece(self.tails.get(ctx, ThreadNames::of(who, names), |piece| {
+            tail(piece, quoted, ctx, who.thread(ctx), strings)
+        }))?;
+        let candidate = join && event.event_type == INSTANT && event.arg_count == 2;
         let mut group = candidate;
         let mut read = 0;
-        for (i, words) in view.arg_words().enumerate() {
+        for (i, words) in event.args.enumerate() {
             let uint64 = match words.int() {
                 Some((name, value)) => {
                     let key = self.keys.indexed(ctx, name);
@@ -217,7 +226,8 @@ impl EventLines {
                     uint64
                 }
                 None => {
-                    self.string_or_float(line, ctx, words)?;
+                    let kept = (&mut self.keys, &mut self.quoted);
+                    string_or_float(line, kept, ctx, words, Blocks::f64)?;
                     None
                 }
             };
@@ -226,7 +236,7 @@ impl EventLines {
             // group.
             group &= uint64.is_some();
         }
-        if read != usize::from(view.arg_count) {
+        if read != usize::from(event.arg_count) {
             return None;
         }
         if group {
@@ -235,34 +245,6 @@ impl EventLines {
         }
         line.text(b"\n")?;
         Some(Line::Written)
-    }
-
-    /// Appends ` key=value` of an argument named by index whose value is
-    /// a string by index (not the empty one) or a float: the other
-    /// arguments of the usual event's line. `None` for any other, or
-    /// where the line does not fit.
-    #[inline(always)]
-    fn string_or_float(
-        &mut self,
-        line: &mut Blocks<'_>,
-        ctx: &Context<'_>,
-        words: ArgWords<'_>,
-    ) -> Option<()> {
-        let arg = words.view()?;
-        let StrRef::Indexed(name) = arg.name else {
-            return None;
-        };
-        match arg.value {
-            ArgValueView::Str(StrRef::Indexed(value)) => {
-                line.piece(self.keys.indexed(ctx, name))?;
-                line.piece(self.quoted.indexed(ctx, value))
-            }
-            ArgValueView::F64(x) => {
-                line.piece(self.keys.indexed(ctx, name))?;
-                line.f64(x)
-            }
-            _ => None,
-        }
     }
 
     /// Appends ` key=value` per argument; whether the event may start a
@@ -363,19 +345,21 @@ impl EventLines {
     }
 }
 
-/// Appends ` thread=… category=… name=…` of `view`.
+/// Appends ` thread=… category=… name=…` of an event of thread `t`,
+/// category and name `strings`.
 fn tail(
     out: &mut Vec<u8>,
     quoted: &mut Formatted<Quoted>,
     ctx: &Context<'_>,
-    view: &EventView<'_>,
+    t: Thread,
+    (category, name): (StrRef<'_>, StrRef<'_>),
 ) {
     out.extend_from_slice(b" thread=");
-    thread(out, &view.thread);
+    thread(out, &t);
     out.extend_from_slice(b" category=");
-    quoted.write(out, ctx, view.category);
+    quoted.write(out, ctx, category);
     out.extend_from_slice(b" name=");
-    quoted.write(out, ctx, view.name);
+    quoted.write(out, ctx, name);
 }
 
 /// Appends an integer argument's value; the value if a uint64.
