@@ -12,9 +12,10 @@
 //! with it (a tie, which nesting breaks by file order, the child then
 //! outermost), and a complete event may not be outermost (it may hold
 //! spans written before it). Anything else, and the spans held are
-//! folded by sorting and nesting them, as before, until the next fold.
-//! Nodes made for spans that were then nested otherwise keep no time, and
-//! a node of no time folds to no line.
+//! folded by sorting and nesting them, as before, until the next fold:
+//! the self times added are taken back ([`Direct::spoil`]). Nodes made
+//! for spans that were then nested otherwise keep no time, and a node of
+//! no time folds to no line.
 
 use super::tree::{Span, Tree};
 
@@ -24,15 +25,27 @@ pub(super) struct Direct {
     clean: bool,
     /// The begins open, as the thread's own stack holds them.
     open: Vec<Open>,
-    /// Per span held: its node and self time, to be added at the fold.
-    pending: Vec<(u32, u64)>,
+    /// Per span held: its node and the self time added to it, to be
+    /// taken back if the spans held are nested after all.
+    added: Vec<(u32, u64)>,
+    /// The start of the first span held.
+    first: u64,
     /// The latest time met in the spans held (or the end of what was
     /// folded before them): no later span may start before it.
     last: u64,
     /// The end of the last complete event held: no later span may start
     /// before it (it would be inside).
     leaf_end: u64,
+    /// Nodes found lately, each as (parent, name, node) in a slot of its
+    /// parent and name (node 0, the root, is no one's child: an empty
+    /// slot): a thread's spans are named as a few before them were, and a
+    /// slot is a compare where the tree walks a list. Emptied whenever the
+    /// tree may be another.
+    found: [(u32, u32, u32); FOUND_SLOTS],
 }
+
+/// Slots of [`Direct::found`].
+const FOUND_SLOTS: usize = 16;
 
 /// A begin open: its node, start, and what its children closed so far
 /// say.
@@ -52,15 +65,17 @@ impl Default for Direct {
         Direct {
             clean: true,
             open: Vec::new(),
-            pending: Vec::new(),
+            added: Vec::new(),
+            first: 0,
             last: 0,
             leaf_end: 0,
+            found: [(0, 0, 0); FOUND_SLOTS],
         }
     }
 }
 
 impl Direct {
-    /// Whether the spans held are folded in [`Direct::commit`] exactly.
+    /// Whether the self times of the spans held are in the tree exactly.
     #[inline(always)]
     pub fn is_clean(&self) -> bool {
         self.clean
@@ -69,19 +84,25 @@ impl Direct {
     /// Starts over with nothing held and no begin open, what was folded
     /// before ending at `end`.
     pub fn reset(&mut self, end: u64) {
+        debug_assert!(self.added.is_empty() || self.clean);
         self.clean = true;
         self.open.clear();
-        self.pending.clear();
+        self.added.clear();
         self.last = end;
         self.leaf_end = 0;
+        self.found = [(0, 0, 0); FOUND_SLOTS];
     }
 
-    /// The spans held will be nested, not folded here.
+    /// The spans held will be nested, not folded here: their self times
+    /// are taken back from `tree`.
     #[cold]
-    pub fn spoil(&mut self) {
+    pub fn spoil(&mut self, tree: &mut Tree) {
+        for (node, ns) in self.added.drain(..) {
+            tree.take_self(node, ns);
+        }
         self.clean = false;
         self.open.clear();
-        self.pending.clear();
+        self.found = [(0, 0, 0); FOUND_SLOTS];
     }
 
     /// A begin of `name` at `start`, its node made in `tree`.
@@ -91,10 +112,13 @@ impl Direct {
             return;
         }
         if start < self.last || start < self.leaf_end {
-            return self.spoil();
+            return self.spoil(tree);
+        }
+        if self.open.is_empty() && self.added.is_empty() {
+            self.first = start;
         }
         let parent = self.open.last().map_or(0, |o| o.node);
-        let node = tree.node(parent, name);
+        let node = self.node(tree, parent, name);
         self.open.push(Open {
             node,
             start,
@@ -107,22 +131,22 @@ impl Direct {
 
     /// The end at `end` of the begin at `begin` (the innermost open).
     #[inline(always)]
-    pub fn end(&mut self, begin: u64, end: u64) {
+    pub fn end(&mut self, tree: &mut Tree, begin: u64, end: u64) {
         if !self.clean {
             return;
         }
         let Some(o) = self.open.pop() else {
-            return self.spoil();
+            return self.spoil(tree);
         };
         let duration = end - begin;
         let tied = o.tied_end == end && duration > 0;
         if o.start != begin || end < self.last || o.complete_end > end || tied {
-            return self.spoil();
+            return self.spoil(tree);
         }
         let Some(self_ns) = duration.checked_sub(o.children) else {
-            return self.spoil();
+            return self.spoil(tree);
         };
-        self.pending.push((o.node, self_ns));
+        self.add(tree, o.node, self_ns);
         self.closed(begin, end);
         self.last = end;
     }
@@ -135,19 +159,39 @@ impl Direct {
             return;
         }
         let Some(parent) = self.open.last() else {
-            return self.spoil();
+            return self.spoil(tree);
         };
         if span.start < self.last || span.start < self.leaf_end {
-            return self.spoil();
+            return self.spoil(tree);
         }
-        let node = tree.node(parent.node, span.name);
-        self.pending.push((node, span.end - span.start));
+        let node = self.node(tree, parent.node, span.name);
+        self.add(tree, node, span.end - span.start);
         self.closed(span.start, span.end);
         if let Some(parent) = self.open.last_mut() {
             parent.complete_end = parent.complete_end.max(span.end);
         }
         self.last = span.start;
         self.leaf_end = span.end;
+    }
+
+    /// The child named `name` of node `parent` in `tree`, made if new.
+    #[inline(always)]
+    fn node(&mut self, tree: &mut Tree, parent: u32, name: u32) -> u32 {
+        let slot = (name ^ parent.rotate_left(3)) as usize % FOUND_SLOTS;
+        let (p, n, node) = self.found[slot];
+        if (p, n) == (parent, name) && node != 0 {
+            return node;
+        }
+        let node = tree.node(parent, name);
+        self.found[slot] = (parent, name, node);
+        node
+    }
+
+    /// Adds `ns` to node `node`'s self time.
+    #[inline(always)]
+    fn add(&mut self, tree: &mut Tree, node: u32, ns: u64) {
+        tree.add_self(node, ns);
+        self.added.push((node, ns));
     }
 
     /// A span from `start` to `end` closed inside the innermost begin
@@ -162,12 +206,12 @@ impl Direct {
         }
     }
 
-    /// Adds the self times of the spans held to `tree` (when clean: what
-    /// nesting them gives).
-    pub fn commit(&mut self, tree: &mut Tree) {
+    /// Keeps the self times of the spans held (when clean: what nesting
+    /// them gives); the start of the first of them (the earliest: they
+    /// start in time order).
+    pub fn commit(&mut self) -> u64 {
         debug_assert!(self.clean && self.open.is_empty());
-        for (node, ns) in self.pending.drain(..) {
-            tree.add_self(node, ns);
-        }
+        self.added.clear();
+        self.first
     }
 }

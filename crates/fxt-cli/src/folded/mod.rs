@@ -214,33 +214,32 @@ impl Collector {
         if !self.category_kept(ctx, e.category) {
             return;
         }
-        let provider = ctx.provider_id();
         let tps = ticks_per_second_or_default(ctx.ticks_per_second());
         let start = ticks_to_ns(e.timestamp, tps);
         match e.kind {
             EventKind::DurationComplete { end } => {
                 let name = self.name_id(ctx, e.name);
                 let end = ticks_to_ns(end, tps).max(start);
-                let thread = self.threads.of(ctx, provider, e.thread);
+                let thread = self.threads.of(ctx, e.thread);
                 thread.complete(Span { start, end, name });
             }
             EventKind::DurationBegin => {
                 let name = self.name_id(ctx, e.name);
                 let fold = self.folding;
-                let thread = self.threads.of(ctx, provider, e.thread);
+                let thread = self.threads.of(ctx, e.thread);
                 thread.begin(name, start, fold);
             }
             EventKind::DurationEnd => {
                 let fold = self.folding;
-                let thread = self.threads.of(ctx, provider, e.thread);
+                let thread = self.threads.of(ctx, e.thread);
                 thread.end(start, &mut self.blobs, fold);
             }
             EventKind::AsyncBegin { id } => {
-                let k = async_key(ctx, provider, &e, id);
+                let k = async_key(ctx, ctx.provider_id(), &e, id);
                 self.open_async.entry(k).or_default().push(start);
             }
             EventKind::AsyncEnd { id } => {
-                let k = async_key(ctx, provider, &e, id);
+                let k = async_key(ctx, ctx.provider_id(), &e, id);
                 let name = self.name_id(ctx, e.name);
                 match self.open_async.get_mut(&k).and_then(Vec::pop) {
                     Some(begin) => self.add_async(name, start.saturating_sub(begin)),
@@ -284,7 +283,7 @@ impl Collector {
 
     /// The id of an event's name: by its string index, the text interned
     /// once per index while the strings epoch holds.
-    #[inline]
+    #[inline(always)]
     fn name_id(&mut self, ctx: &Context<'_>, name: StrRef<'_>) -> u32 {
         let StrRef::Indexed(index) = name else {
             return self.intern(&ctx.text(name));

@@ -78,18 +78,13 @@ pub(super) struct Threads {
 const NO_STATE: u32 = u32::MAX;
 
 impl Threads {
-    /// The state of the thread `thread` of `provider`, made empty if new
-    /// (`ctx`: the reader's tables at its event).
+    /// The state of the thread `thread` of the provider of the record
+    /// `ctx` is at, made empty if new.
     #[inline(always)]
-    pub fn of(
-        &mut self,
-        ctx: &Context<'_>,
-        provider: Option<u32>,
-        thread: ThreadOf,
-    ) -> &mut ThreadState {
+    pub fn of(&mut self, ctx: &Context<'_>, thread: ThreadOf) -> &mut ThreadState {
         let at = match thread {
-            ThreadOf::Thread(thread) => self.at(key(provider, thread)),
-            ThreadOf::Index(index) => self.at_index(ctx, provider, index),
+            ThreadOf::Thread(thread) => self.at(key(ctx.provider_id(), thread)),
+            ThreadOf::Index(index) => self.at_index(ctx, index),
         };
         &mut self.states.entries[at].1
     }
@@ -109,7 +104,7 @@ impl Threads {
     /// The index in `states` of the thread of index `index` in the
     /// provider's table, remembered while the threads epoch holds.
     #[inline(always)]
-    fn at_index(&mut self, ctx: &Context<'_>, provider: Option<u32>, index: u8) -> usize {
+    fn at_index(&mut self, ctx: &Context<'_>, index: u8) -> usize {
         let epoch = Some(ctx.threads_epoch());
         if self.epoch != epoch {
             self.epoch = epoch;
@@ -124,13 +119,13 @@ impl Threads {
         if known != NO_STATE {
             return known as usize;
         }
-        self.find_index(ctx, provider, index)
+        self.find_index(ctx, index)
     }
 
     /// [`Threads::at_index`] of an index not looked up in this epoch.
     #[inline(never)]
-    fn find_index(&mut self, ctx: &Context<'_>, provider: Option<u32>, index: u8) -> usize {
-        let at = self.at(key(provider, ctx.thread(index)));
+    fn find_index(&mut self, ctx: &Context<'_>, index: u8) -> usize {
+        let at = self.at(key(ctx.provider_id(), ctx.thread(index)));
         let by_index = self
             .by_index
             .get_or_insert_with(|| Box::new([NO_STATE; 256]));
@@ -140,8 +135,8 @@ impl Threads {
 }
 
 /// Spans a thread holds before it folds them, at the next end that leaves
-/// none of its begins open (a few in tests, so that they fold often).
-const FOLD_SPANS: usize = if cfg!(test) { 8 } else { 512 };
+/// none of its begins open.
+const FOLD_SPANS: usize = 512;
 
 /// One thread's durations so far.
 pub(super) struct ThreadState {
@@ -201,7 +196,7 @@ impl ThreadState {
         if fold {
             self.direct.begin(&mut self.tree, name, start);
         } else if self.direct.is_clean() {
-            self.direct.spoil();
+            self.direct.spoil(&mut self.tree);
         }
     }
 
@@ -215,7 +210,7 @@ impl ThreadState {
         self.held_end = self.held_end.max(span.end);
         self.buf.push(span);
         if self.keep {
-            self.direct.spoil();
+            self.direct.spoil(&mut self.tree);
         } else {
             self.direct.complete(&mut self.tree, span);
         }
@@ -235,13 +230,16 @@ impl ThreadState {
             name,
         });
         self.held_end = self.held_end.max(end);
-        self.direct.end(begin, end);
+        self.direct.end(&mut self.tree, begin, end);
         // Every span held is over (and later ones start from here on).
         let over = self.open.is_empty() && self.held_end <= end;
         if fold && over && !self.keep && self.buf.len() - self.sealed >= FOLD_SPANS {
             if self.direct.is_clean() {
-                self.direct.commit(&mut self.tree);
-                self.cover(self.sealed);
+                // The tree holds them already; they cover from the first
+                // to this end (which every span held has ended by).
+                let first = self.direct.commit();
+                self.start = self.start.min(first);
+                self.end = self.end.max(end);
                 self.buf.truncate(self.sealed);
                 #[cfg(test)]
                 {
@@ -259,6 +257,8 @@ impl ThreadState {
     /// sealed as a blob before it, for the merge.
     #[cold]
     fn unmatched(&mut self, ns: u64, blobs: &mut Vec<Blob>) {
+        // What was held is sealed below, not folded.
+        self.direct.spoil(&mut self.tree);
         if let Some(blob) = self.take_folded(blobs) {
             self.buf.insert(self.sealed, blob);
         }
@@ -268,7 +268,7 @@ impl ThreadState {
             name: END,
         });
         self.sealed = self.buf.len();
-        // What was held waits for the merge: nothing is held now.
+        // Nothing is held now.
         self.direct.reset(self.end);
     }
 
@@ -332,7 +332,7 @@ impl ThreadState {
 
     /// Folds everything held; the thread's call tree.
     pub fn finish(mut self, blobs: &mut Vec<Blob>) -> (Tree, ThreadState) {
-        self.direct.spoil();
+        self.direct.spoil(&mut self.tree);
         self.buf.retain(|s| s.name != END);
         self.sealed = 0;
         self.fold(0, blobs);
@@ -354,7 +354,8 @@ impl ThreadState {
         unmatched: &mut u64,
     ) {
         // Spans and begins join those held: they are nested at the end.
-        self.direct.spoil();
+        self.direct.spoil(&mut self.tree);
+        later.direct.spoil(&mut later.tree);
         let folded = later.take_folded(blobs).map(|mut item| {
             // `take_folded` named it in `blobs` already, renamed below.
             let last = blobs.len() - 1;
@@ -425,11 +426,11 @@ mod tests {
 
     /// Writes one span and what it holds, as a program would: a begin/end
     /// pair, a complete event written when it ends (after what it holds)
-    /// or when it starts; steps of 0 make ties.
-    fn span(rng: &mut Rng, out: &mut Vec<Ev>, t: &mut u64, depth: u32, kinds: u64) {
+    /// or when it starts; steps of 0 make ties (none if `step` is 1).
+    fn span(rng: &mut Rng, out: &mut Vec<Ev>, t: &mut u64, depth: u32, kinds: u64, step: u64) {
         let name = rng.below(5) as u32;
         let kind = rng.below(kinds);
-        *t += rng.below(3);
+        *t += step + rng.below(3);
         let start = *t;
         let at = out.len();
         if kind == 0 {
@@ -438,9 +439,9 @@ mod tests {
             out.push(Ev::End(0)); // its place, filled below
         }
         for _ in 0..rng.below(if depth < 4 { 4 } else { 0 } + 1) {
-            span(rng, out, t, depth + 1, kinds);
+            span(rng, out, t, depth + 1, kinds, step);
         }
-        *t += rng.below(3);
+        *t += step + rng.below(3);
         let end = *t;
         match kind {
             0 => out.push(Ev::End(end)),
@@ -454,10 +455,15 @@ mod tests {
     /// with a few ends closing nothing, begins never ended, and
     /// timestamps going back, if `odd`.
     fn events(seed: u64, n: usize, kinds: u64, odd: bool) -> Vec<Ev> {
+        events_stepped(seed, n, kinds, odd, 0)
+    }
+
+    /// [`events`] with every step of time at least `step`.
+    fn events_stepped(seed: u64, n: usize, kinds: u64, odd: bool, step: u64) -> Vec<Ev> {
         let mut rng = Rng(seed);
         let (mut out, mut t) = (Vec::new(), 0);
         for _ in 0..n {
-            span(&mut rng, &mut out, &mut t, 0, kinds);
+            span(&mut rng, &mut out, &mut t, 0, kinds, step);
             if odd && rng.below(20) == 0 {
                 match rng.below(3) {
                     0 => out.push(Ev::End(t)),
@@ -515,10 +521,10 @@ mod tests {
     /// they could not; pairs and complete events written at their start
     /// always fold exactly in one range (cut, a span that an earlier range
     /// began may start and end with the first it holds, which only file
-    /// order places). Folds of spans taken as they closed are among them.
+    /// order places).
     #[test]
     fn folding_as_it_goes_folds_as_at_the_end() {
-        let (mut exact, mut inexact, mut blobbed, mut direct) = (0, 0, 0, 0);
+        let (mut exact, mut inexact, mut blobbed) = (0, 0, 0);
         for seed in 0..300 {
             let kinds = [1, 2, 3][seed as usize % 3];
             let odd = seed % 2 == 1;
@@ -538,11 +544,10 @@ mod tests {
             assert!(kept.0 == all, "seed {seed}: kept, cut at {cuts:?}");
             for cuts in [&[][..], &cuts[..]] {
                 match folded(&events, cuts, true) {
-                    Some((f, blobs, folds)) => {
+                    Some((f, blobs, _)) => {
                         assert!(f == all, "seed {seed}, cuts {cuts:?}");
                         exact += 1;
                         blobbed += usize::from(blobs > 0);
-                        direct += folds;
                     }
                     None => {
                         let one_range = cuts.is_empty();
@@ -554,10 +559,41 @@ mod tests {
         }
         assert!(exact > 500, "{exact} exact, {inexact} not");
         assert!(blobbed > 50, "{blobbed} exact with blobs");
-        assert!(
-            direct > 1000,
-            "{direct} folds of spans taken as they closed"
-        );
+    }
+
+    /// Threads long enough to fold many times, spans of every kind, in
+    /// time order or not: folded as they go, in one range or cut into
+    /// many, they give what nesting them all at the end gives (or say
+    /// they could not), and the folds of threads of pairs in time order
+    /// take their spans as they closed ([`Direct`]), what they gave
+    /// checked against nesting them.
+    #[test]
+    fn spans_taken_as_they_close_fold_as_at_the_end() {
+        let (mut direct, mut exact) = (0, 0);
+        for seed in 0..48u64 {
+            let kinds = [1, 1, 2, 3][seed as usize % 4];
+            let odd = seed % 6 == 5;
+            let step = u64::from(seed % 3 != 0);
+            let events = events_stepped(seed, 1500, kinds, odd, step);
+            let (all, _, _) = folded(&events, &[], false).expect("kept, spans fold exactly");
+            let mut rng = Rng(seed);
+            let mut cuts: Vec<usize> = (0..1 + seed % 5)
+                .map(|_| rng.below(events.len() as u64) as usize)
+                .collect();
+            cuts.sort_unstable();
+            for cuts in [&[][..], &cuts[..]] {
+                match folded(&events, cuts, true) {
+                    Some((f, _, folds)) => {
+                        assert!(f == all, "seed {seed}, cuts {cuts:?}");
+                        direct += folds;
+                        exact += 1;
+                    }
+                    None => assert!(kinds == 3 || odd || !cuts.is_empty(), "seed {seed}"),
+                }
+            }
+        }
+        assert!(exact > 60, "{exact} exact");
+        assert!(direct > 100, "{direct} folds of spans taken as they closed");
     }
 
     /// A thread of begin/end pairs holds its open spans and a few hundred

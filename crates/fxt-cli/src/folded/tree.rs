@@ -179,6 +179,11 @@ impl Tree {
         self.nodes[node as usize].self_ns += ns;
     }
 
+    /// Takes `ns` back from the self time of node `node`.
+    pub(super) fn take_self(&mut self, node: u32, ns: u64) {
+        self.nodes[node as usize].self_ns -= ns;
+    }
+
     fn close(&mut self, f: Frame) {
         self.nodes[f.node as usize].self_ns += f.duration - f.children;
     }
