@@ -140,15 +140,6 @@ pub struct ById {
 /// A provider and one of its threads.
 type ThreadKey = (Option<u32>, Thread);
 
-/// What a duration end closed in [`ById`].
-pub enum ClosedId {
-    /// No begin was open on its thread.
-    Nothing,
-    /// The innermost open begin of its thread closed, with the problems of
-    /// the pair.
-    Begin(Vec<Problem>),
-}
-
 impl ById {
     /// The open begins of a provider's thread.
     #[inline]
@@ -168,23 +159,9 @@ impl ById {
     }
 
     /// Closes the innermost open begin of the end's thread (`e`: thread,
-    /// name id of `texts`, ticks), as [`Durations::end`] does.
-    #[inline]
-    pub fn end(
-        &mut self,
-        provider: Option<u32>,
-        offset: u64,
-        e: (Thread, u32, u64),
-        texts: &Interned,
-    ) -> ClosedId {
-        match self.close(provider, offset, e, texts) {
-            None => ClosedId::Nothing,
-            Some((_, problems)) => ClosedId::Begin(problems),
-        }
-    }
-
-    /// [`ById::end`], with the begin it closed (`None`: no begin was open
-    /// on its thread).
+    /// name id of `texts`, ticks), as [`Durations::end`] does, and gives
+    /// it with the problems of the pair (`None`: no begin was open on its
+    /// thread).
     #[inline]
     pub fn close(
         &mut self,
@@ -202,6 +179,51 @@ impl ById {
         let open = (begin.offset, texts.text(begin.name), begin.timestamp);
         let problems = pair_problems(end, open);
         Some((begin, problems))
+    }
+
+    /// The index of a provider's thread among the stacks, which
+    /// [`ById::begin_at`] and [`ById::end_at`] take: a reader that knows
+    /// an event's thread by a smaller key (its index in the thread table,
+    /// while the table holds) keeps this instead of the thread.
+    #[inline]
+    pub fn at(&mut self, key: ThreadKey) -> usize {
+        self.stacks.at(key)
+    }
+
+    /// The provider and thread of stack `at` ([`ById::at`]).
+    pub fn thread_at(&self, at: usize) -> ThreadKey {
+        self.stacks.entries[at].0
+    }
+
+    /// [`ById::begin`] on stack `at` ([`ById::at`]).
+    #[inline]
+    pub fn begin_at(&mut self, at: usize, offset: u64, name: u32, timestamp: u64) {
+        self.stacks.entries[at].1.push(OpenId {
+            offset,
+            name,
+            timestamp,
+        });
+    }
+
+    /// [`ById::close`] on stack `at` ([`ById::at`]), the problems of the
+    /// pair added to `problems`: false if no begin was open there.
+    #[inline]
+    pub fn end_at(
+        &mut self,
+        at: usize,
+        (offset, name, timestamp): (u64, u32, u64),
+        texts: &Interned,
+        problems: &mut Vec<Problem>,
+    ) -> bool {
+        let Some(begin) = self.stacks.entries[at].1.pop() else {
+            return false;
+        };
+        if begin.name != name || timestamp < begin.timestamp {
+            let end = (offset, texts.text(name), timestamp);
+            let open = (begin.offset, texts.text(begin.name), begin.timestamp);
+            problems.extend(pair_problems(end, open));
+        }
+        true
     }
 
     /// The begins left open, as a [`Durations`] holding them (names from

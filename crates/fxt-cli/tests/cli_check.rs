@@ -312,3 +312,46 @@ fn check_on_several_threads_prints_what_one_thread_prints() {
     assert_eq!(one.status.code(), Some(1), "{}", stdout(&one));
     assert_same_when_long_cut("check_long_cut.fxt", &["check", "{}"]);
 }
+
+/// A thread index redefined between a duration begin and its end names
+/// another thread: the end closes nothing and the begin is never ended,
+/// on one thread and cut into ranges.
+#[test]
+fn an_end_after_its_thread_index_is_redefined_is_on_another_thread() {
+    let (c, n) = (StringRef::Index(1), StringRef::Index(2));
+    let on_1 = ThreadRef::Index(1);
+    let mut t = Trace::with_provider(1, "app", 1_000_000_000);
+    for (index, value) in [(1, "c"), (2, "a")] {
+        t = t.push(&StringRecord { index, value });
+    }
+    let thread = |thread| ThreadRecord {
+        index: 1,
+        process: 1,
+        thread,
+    };
+    t = t
+        .push(&thread(11))
+        .push(&event(EventKind::DurationBegin, 1, on_1, c, n, &[]))
+        .push(&event(EventKind::DurationBegin, 2, on_1, c, n, &[]))
+        .push(&event(EventKind::DurationEnd, 3, on_1, c, n, &[]))
+        .push(&thread(12))
+        .push(&event(EventKind::DurationEnd, 4, on_1, c, n, &[]));
+    let file = t.file("check_thread_redefined.fxt");
+    for out in [
+        fxt(&["check", p(&file)]),
+        fxt_cut(3, 64, &["check", p(&file)]),
+    ] {
+        let text = stdout(&out);
+        let lines: Vec<_> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(
+            lines[0].contains("duration begin a on thread 1/11 is never ended"),
+            "{text}"
+        );
+        assert!(
+            lines[1].contains("duration end a on thread 1/12 has no matching begin"),
+            "{text}"
+        );
+        assert!(lines[2].ends_with("2 problems in 11 records"), "{text}");
+    }
+}

@@ -285,3 +285,61 @@ fn stats_on_several_threads_prints_what_one_thread_prints() {
     assert_same_when_cut("stats_cut_json.fxt", &["stats", "--json", "{}"], None);
     assert_same_when_long_cut("stats_long_cut.fxt", &["stats", "{}"]);
 }
+
+/// Events read by their heads between records that change what they
+/// mean: the provider's clock set anew (which leaves the string and
+/// thread tables as they were), a thread index and a string index
+/// redefined. Each event is counted with the clock, thread and name in
+/// force at it, on one thread and cut into ranges.
+#[test]
+fn stats_reads_each_event_head_with_the_clock_and_tables_at_it() {
+    let (c, a) = (StringRef::Index(1), StringRef::Index(2));
+    let on_1 = ThreadRef::Index(1);
+    let complete = |start, end| event(EventKind::DurationComplete { end }, start, on_1, c, a, &[]);
+    let mut t = Trace::with_provider(1, "app", 1_000_000);
+    for (index, value) in [(1, "cat"), (2, "a")] {
+        t = t.push(&StringRecord { index, value });
+    }
+    let thread = |thread| ThreadRecord {
+        index: 1,
+        process: 1,
+        thread,
+    };
+    t = t
+        .push(&thread(11))
+        // 10 µs, ending at 10 µs.
+        .push(&complete(0, 10))
+        .push(&Initialization {
+            ticks_per_second: 1_000_000_000,
+        })
+        // 10 ns.
+        .push(&complete(100, 110))
+        .push(&thread(12))
+        .push(&event(EventKind::Instant, 120, on_1, c, a, &[]))
+        .push(&StringRecord {
+            index: 2,
+            value: "b",
+        })
+        // 5 ns, named b.
+        .push(&complete(200, 205));
+    let file = t.file("stats_heads_between_changes.fxt");
+    for out in [
+        fxt(&["stats", "--json", p(&file)]),
+        fxt_cut(3, 64, &["stats", "--json", p(&file)]),
+    ] {
+        assert!(out.status.success(), "{}", stderr(&out));
+        let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let a = find(&s["durations"], "a");
+        assert_eq!((&a["count"], &a["total_ns"]), (&2.into(), &10_010.into()));
+        let b = find(&s["durations"], "b");
+        assert_eq!((&b["count"], &b["total_ns"]), (&1.into(), &5.into()));
+        assert_eq!((&s["start_ns"], &s["end_ns"]), (&0.into(), &10_000.into()));
+        let threads: Vec<_> = s["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| (t["thread"].as_u64().unwrap(), t["events"].as_u64().unwrap()))
+            .collect();
+        assert_eq!(threads, [(11, 2), (12, 2)]);
+    }
+}

@@ -34,8 +34,9 @@ use fxt_format::compat::{check_perfetto, framing::decoder_walk};
 use fxt_format::decode::{
     Context, EventHead, EventKind, Head, Record, Text, Thread, ThreadRef, View,
 };
+use fxt_format::encode::header::event_type::{DURATION_BEGIN, DURATION_END};
 
-use crate::durations::{end_without_begin, never_ended, ById, Closed, ClosedId, Durations, Mark};
+use crate::durations::{end_without_begin, never_ended, ById, Closed, Durations, Mark};
 use crate::error::Error;
 use crate::input::Input;
 use crate::interned::Interned;
@@ -156,7 +157,15 @@ struct RangeCheck {
     unknown: u64,
     /// The last event without problems (see [`event_problems_after`]).
     last_clean: LastClean,
+    /// Per thread index of an event head: its stack in `durations`
+    /// ([`NO_STACK`] if not looked up yet), while the threads epoch
+    /// `threads_epoch` holds (a thread index reads otherwise after it).
+    by_thread_index: Option<Box<[u32; 256]>>,
+    threads_epoch: Option<u64>,
 }
+
+/// An entry of [`RangeCheck::by_thread_index`] that names no stack.
+const NO_STACK: u32 = u32::MAX;
 
 impl RangeCheck {
     /// Checks one record of a view walk: an event from its view (decoded
@@ -190,21 +199,53 @@ impl RangeCheck {
         if self.first.is_none() {
             self.first = Some((ctx.record_offset(), false));
         }
-        let kind = e.kind();
-        let backwards = matches!(kind, EventKind::DurationComplete { end } if end < e.timestamp());
+        let backwards = e.end_ts().is_some_and(|end| end < e.timestamp());
         if backwards || !self.last_clean.matches_head(e) {
             self.add_view_of(ctx, e);
             return;
         }
-        if is_begin_or_end(kind) {
+        let event_type = u64::from(e.event_type());
+        if event_type == DURATION_BEGIN || event_type == DURATION_END {
             let name = self.names.id(ctx, e.name());
-            let thread = match e.thread_ref() {
-                ThreadRef::Indexed(index) => ctx.thread(index),
-                ThreadRef::Inline { process, thread } => Thread::Known { process, thread },
-            };
-            let at = (thread, name, e.timestamp());
-            self.duration(ctx.provider_id(), ctx.record_offset(), kind, at);
+            let stack = self.head_stack(ctx, e);
+            let at = (ctx.record_offset(), name, e.timestamp());
+            self.duration_at(stack, event_type == DURATION_BEGIN, at);
         }
+    }
+
+    /// The stack in `durations` of an event head's thread: by its thread
+    /// index, remembered while the threads epoch holds.
+    #[inline(always)]
+    fn head_stack(&mut self, ctx: &Context<'_>, e: &EventHead<'_>) -> usize {
+        let index = match e.thread_ref() {
+            ThreadRef::Indexed(index) => usize::from(index),
+            ThreadRef::Inline { process, thread } => {
+                let thread = Thread::Known { process, thread };
+                return self.durations.at((ctx.provider_id(), thread));
+            }
+        };
+        let epoch = Some(ctx.threads_epoch());
+        if self.threads_epoch != epoch {
+            self.threads_epoch = epoch;
+            self.by_thread_index = None;
+        }
+        match self.by_thread_index.as_ref().map_or(NO_STACK, |t| t[index]) {
+            NO_STACK => self.find_head_stack(ctx, index),
+            known => known as usize,
+        }
+    }
+
+    /// [`RangeCheck::head_stack`] of a thread index not looked up since
+    /// the threads epoch changed.
+    #[inline(never)]
+    fn find_head_stack(&mut self, ctx: &Context<'_>, index: usize) -> usize {
+        let thread = ctx.thread(index as u8);
+        let stack = self.durations.at((ctx.provider_id(), thread));
+        let by_index = self
+            .by_thread_index
+            .get_or_insert_with(|| Box::new([NO_STACK; 256]));
+        by_index[index] = stack as u32;
+        stack
     }
 
     /// [`RangeCheck::add`] of the view of an event read by its head.
@@ -236,7 +277,6 @@ impl RangeCheck {
 
     /// Matches a duration begin or end (`at`: its thread, name id and
     /// ticks).
-    #[inline(never)]
     fn duration(
         &mut self,
         provider: Option<u32>,
@@ -244,20 +284,33 @@ impl RangeCheck {
         kind: EventKind,
         at: (Thread, u32, u64),
     ) {
-        match kind {
-            EventKind::DurationBegin => self.durations.begin(provider, offset, at),
-            EventKind::DurationEnd => match self.durations.end(provider, offset, at, &self.names) {
-                ClosedId::Nothing => self.pending_end(provider, offset, at),
-                ClosedId::Begin(pair) => self.problems.extend(pair),
-            },
-            _ => {}
+        let (thread, name, timestamp) = at;
+        if is_begin_or_end(kind) {
+            let stack = self.durations.at((provider, thread));
+            let begin = kind == EventKind::DurationBegin;
+            self.duration_at(stack, begin, (offset, name, timestamp));
+        }
+    }
+
+    /// Matches a duration begin (`begin`) or end on stack `stack` of
+    /// `durations` (`at`: its offset, name id and ticks).
+    #[inline(always)]
+    fn duration_at(&mut self, stack: usize, begin: bool, at: (u64, u32, u64)) {
+        let (offset, name, timestamp) = at;
+        if begin {
+            self.durations.begin_at(stack, offset, name, timestamp);
+        } else if !self
+            .durations
+            .end_at(stack, at, &self.names, &mut self.problems)
+        {
+            self.pending_end(stack, at);
         }
     }
 
     /// Keeps an end that closed no begin of this range for the merge.
     #[cold]
-    fn pending_end(&mut self, provider: Option<u32>, offset: u64, at: (Thread, u32, u64)) {
-        let (thread, name, timestamp) = at;
+    fn pending_end(&mut self, stack: usize, (offset, name, timestamp): (u64, u32, u64)) {
+        let (provider, thread) = self.durations.thread_at(stack);
         let mark = Mark {
             thread,
             category: Text::default(),

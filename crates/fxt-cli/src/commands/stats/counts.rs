@@ -38,23 +38,57 @@ impl Counts {
     }
 }
 
-/// Events by kind: a slot per event type (0..=10), named by
-/// [`event_kind_name`].
+/// Events by kind: a count per event type (0..=10), named by
+/// [`event_kind_name`] when taken ([`KindCounts::named`]).
 #[derive(Default)]
-pub struct KindCounts(pub [(&'static str, u64); 11]);
+pub struct KindCounts([u64; 11]);
+
+/// A kind of each event type, by its number: what names the type.
+const KINDS: [EventKind; 11] = [
+    EventKind::Instant,
+    EventKind::Counter { id: 0 },
+    EventKind::DurationBegin,
+    EventKind::DurationEnd,
+    EventKind::DurationComplete { end: 0 },
+    EventKind::AsyncBegin { id: 0 },
+    EventKind::AsyncInstant { id: 0 },
+    EventKind::AsyncEnd { id: 0 },
+    EventKind::FlowBegin { id: 0 },
+    EventKind::FlowStep { id: 0 },
+    EventKind::FlowEnd { id: 0 },
+];
 
 impl KindCounts {
-    #[inline]
-    pub fn add(&mut self, kind: &EventKind) {
-        let slot = &mut self.0[kind_index(kind)];
-        if slot.1 == 0 {
-            slot.0 = event_kind_name(kind);
-        }
-        slot.1 += 1;
+    /// Counts an event of type `event_type` (0..=10).
+    #[inline(always)]
+    pub fn add(&mut self, event_type: u8) {
+        self.0[usize::from(event_type)] += 1;
+    }
+
+    /// The counts by kind name, in type order, with the types never seen.
+    pub fn named(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        KINDS
+            .iter()
+            .zip(self.0)
+            .map(|(kind, n)| (event_kind_name(kind), n))
     }
 }
 
-/// The event type (0..=10) of a kind.
-fn kind_index(kind: &EventKind) -> usize {
-    kind.event_type() as usize
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each slot is named by the kind of its own event type.
+    #[test]
+    fn each_type_is_named_by_its_kind() {
+        for (t, kind) in KINDS.iter().enumerate() {
+            assert_eq!(kind.event_type(), t as u64);
+        }
+        let mut counts = KindCounts::default();
+        counts.add(4);
+        counts.add(4);
+        counts.add(10);
+        let named: Vec<_> = counts.named().filter(|(_, n)| *n > 0).collect();
+        assert_eq!(named, [("duration_complete", 2), ("flow_end", 1)]);
+    }
 }

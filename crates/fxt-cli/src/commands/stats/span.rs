@@ -1,5 +1,5 @@
 //! The first and last time a range or a provider of `fxt stats`'s walk
-//! saw.
+//! saw, and the run of ticks that gathers them.
 
 /// The first and last time seen (ns).
 #[derive(Default, Clone, Copy)]
@@ -36,6 +36,33 @@ impl Span {
         match (self.first_ns, self.last_ns) {
             (Some(f), Some(l)) => l - f,
             _ => 0,
+        }
+    }
+}
+
+/// The first and last ticks of a run of records of one provider (by
+/// index in `RangeTally::providers`) at one clock rate. Converting
+/// ticks to nanoseconds keeps their order, so the run's span converts
+/// once, when the run ends, instead of every timestamp.
+pub struct TickRun {
+    pub provider: usize,
+    pub tps: u64,
+    pub first: u64,
+    pub last: u64,
+    /// The first and last end of the run's duration complete events,
+    /// which count in the range's span only.
+    pub ends: (u64, u64),
+}
+
+impl Default for TickRun {
+    fn default() -> Self {
+        // Empty: `first` after `last`.
+        TickRun {
+            provider: 0,
+            tps: 0,
+            first: u64::MAX,
+            last: 0,
+            ends: (u64::MAX, 0),
         }
     }
 }

@@ -13,6 +13,7 @@ use fxt_format::decode::{
     ArgValue, Context, Event, EventHead, EventKind, Head, Record, StrRef, Text, Thread, ThreadRef,
     View,
 };
+use fxt_format::encode::header::event_type::{DURATION_BEGIN, DURATION_COMPLETE, DURATION_END};
 use fxt_format::encode::{OBJ_TYPE_PROCESS, OBJ_TYPE_THREAD};
 use fxt_format::time::ticks_per_second_or_default;
 use rustc_hash::FxHashMap;
@@ -25,7 +26,7 @@ use crate::names::record_type_name;
 use super::counts::{Counts, KindCounts};
 use super::locks::Locks;
 use super::scheduling::Sched;
-use super::span::Span;
+use super::span::{Span, TickRun};
 use super::summary::Lengths;
 use super::tasks::Tasks;
 
@@ -149,6 +150,9 @@ pub struct RangeTally {
     /// The span of the current run of records of one provider and clock,
     /// in ticks ([`RangeTally::span_ticks`]).
     run: TickRun,
+    /// The provider and clock of the event heads since the last other
+    /// record ([`RangeTally::start_heads`]); `None` after any other record.
+    current: Option<Current>,
     /// Open duration begins per thread: (index in `names`, start ns).
     open: Vec<(ThreadKey, Vec<(usize, u64)>)>,
     open_ids: FxHashMap<ThreadKey, usize>,
@@ -172,10 +176,9 @@ pub struct RangeTally {
 /// Slots of [`RangeTally::recent_threads`].
 const THREAD_SLOTS: usize = 16;
 
-/// An entry of [`RangeTally::by_refs`] that names nothing.
+/// An entry of [`RangeTally::by_refs`] or [`RangeTally::by_thread_index`]
+/// that names nothing.
 const NO_NAME: u32 = u32::MAX;
-
-/// An entry of [`RangeTally::by_thread_index`] that names no thread.
 const NO_THREAD: u32 = u32::MAX;
 
 /// The slot of [`RangeTally::recent_threads`] a thread is kept in
@@ -200,34 +203,24 @@ const TASK: u8 = 8;
 /// One event as the tally counts it: its (category, name) by index in
 /// [`RangeTally::names`], its time in ticks.
 struct Counted {
-    kind: EventKind,
+    /// Its event type (0..=10).
+    event_type: u8,
+    /// A duration complete event's end, in ticks (0 for any other type).
+    end: u64,
     /// Its thread's index in [`RangeTally::threads`].
     thread: usize,
     key: usize,
     ticks: u64,
 }
 
-/// The first and last ticks of a run of records of one provider (by
-/// index in [`RangeTally::providers`]) at one clock rate. Converting
-/// ticks to nanoseconds keeps their order, so the run's span converts
-/// once, when the run ends, instead of every timestamp.
-struct TickRun {
-    provider: usize,
+/// The provider and clock (ticks per second) of the event heads between
+/// two other records: the reader's tables, provider and clock change only
+/// at a record that is not an event head, so they are read once after one
+/// ([`RangeTally::start_heads`]).
+#[derive(Clone, Copy)]
+struct Current {
+    provider: Option<u32>,
     tps: u64,
-    first: u64,
-    last: u64,
-}
-
-impl Default for TickRun {
-    fn default() -> Self {
-        // Empty: `first` after `last`.
-        TickRun {
-            provider: 0,
-            tps: 0,
-            first: u64::MAX,
-            last: 0,
-        }
-    }
 }
 
 impl RangeTally {
@@ -236,6 +229,8 @@ impl RangeTally {
     /// fxt's snapshot instant), any other record as [`RangeTally::add`].
     #[inline(always)]
     pub fn add_view(&mut self, ctx: &Context<'_>, view: &View<'_>) {
+        // The tables may change here (see `Current`).
+        self.current = None;
         let tps = ticks_per_second_or_default(ctx.ticks_per_second());
         let provider = ctx.provider_id();
         let e = match view {
@@ -245,31 +240,21 @@ impl RangeTally {
         if self.refs_epoch.changed(ctx) {
             self.by_refs.clear();
         }
-        let known = match (e.category, e.name) {
-            (StrRef::Indexed(c), StrRef::Indexed(n)) => self
-                .by_refs
-                .get(usize::from(n))
-                .filter(|&&(category, key)| category == c && key != NO_NAME)
-                .map(|&(_, key)| key as usize),
-            _ => None,
-        };
-        let key = match known {
-            Some(key) => key,
-            None => self.name_key(ctx, e.category, e.name),
-        };
-        let whole = if self.whole[key] {
-            ctx.event(e).ok()
-        } else {
-            None
-        };
+        let key = self.key_of(ctx, e.category, e.name);
+        let whole = self.whole[key].then(|| ctx.event(e).ok()).flatten();
         // Not counted as a record here: the merge counts the events by
         // kind and by thread as records of type `event` and of their
         // provider (a count of its own, written and read back per event,
         // holds up every next one).
         let at = self.provider_index(provider);
         self.span_ticks(at, tps, e.timestamp);
+        let end = match e.kind {
+            EventKind::DurationComplete { end } => end,
+            _ => 0,
+        };
         let counted = Counted {
-            kind: e.kind,
+            event_type: e.kind.event_type() as u8,
+            end,
             thread: self.thread_index(provider, e.thread),
             key,
             ticks: e.timestamp,
@@ -287,38 +272,50 @@ impl RangeTally {
             Head::Event(e) => e,
             Head::Other(view) => return self.add_other(ctx, view),
         };
-        let tps = ticks_per_second_or_default(ctx.ticks_per_second());
-        let provider = ctx.provider_id();
-        if self.refs_epoch.changed(ctx) {
-            self.by_refs.clear();
-        }
-        let (c, n) = (e.category_index(), e.name_index());
-        // Entries are made for indexed pairs only: an empty category or
-        // name (index 0) never matches one.
-        let known = self
-            .by_refs
-            .get(usize::from(n))
-            .filter(|&&(category, key)| category == c && key != NO_NAME)
-            .map(|&(_, key)| key as usize);
-        let key = match known {
-            Some(key) => key,
-            None => self.name_key(ctx, e.category(), e.name()),
+        let Current { provider, tps } = match self.current {
+            Some(current) => current,
+            None => self.start_heads(ctx),
         };
-        let whole = if self.whole[key] {
-            ctx.event(&e.view(ctx)).ok()
-        } else {
-            None
-        };
+        let key = self.key_of(ctx, e.category(), e.name());
+        let whole = self.whole[key]
+            .then(|| ctx.event(&e.view(ctx)).ok())
+            .flatten();
         let ticks = e.timestamp();
-        let at = self.provider_index(provider);
-        self.span_ticks(at, tps, ticks);
+        // The run is this provider's at this clock (`start_heads`).
+        self.run.first = self.run.first.min(ticks);
+        self.run.last = self.run.last.max(ticks);
         let counted = Counted {
-            kind: e.kind(),
+            event_type: e.event_type(),
+            end: e.end_ts().unwrap_or(0),
             thread: self.head_thread(ctx, provider, &e),
             key,
             ticks,
         };
         self.count_event(provider, tps, counted, whole);
+    }
+
+    /// The provider and clock of the event heads from here to the next
+    /// other record ([`Current`]), with what was kept by string and thread
+    /// index forgotten if their epochs changed, and the run of spans
+    /// switched to them.
+    #[inline(never)]
+    fn start_heads(&mut self, ctx: &Context<'_>) -> Current {
+        let current = Current {
+            provider: ctx.provider_id(),
+            tps: ticks_per_second_or_default(ctx.ticks_per_second()),
+        };
+        if self.refs_epoch.changed(ctx) {
+            self.by_refs.clear();
+        }
+        let epoch = Some(ctx.threads_epoch());
+        if self.threads_epoch != epoch {
+            self.threads_epoch = epoch;
+            self.by_thread_index = None;
+        }
+        let at = self.provider_index(current.provider);
+        self.switch_run(at, current.tps);
+        self.current = Some(current);
+        current
     }
 
     /// [`RangeTally::add_head`] of a record that is not an event head:
@@ -329,7 +326,8 @@ impl RangeTally {
     }
 
     /// The index in `threads` of an event head's thread: by its thread
-    /// index, remembered while the threads epoch holds.
+    /// index, remembered while the threads epoch holds (checked by
+    /// [`RangeTally::start_heads`]).
     #[inline(always)]
     fn head_thread(
         &mut self,
@@ -343,11 +341,6 @@ impl RangeTally {
             }
             ThreadRef::Indexed(index) => usize::from(index),
         };
-        let epoch = Some(ctx.threads_epoch());
-        if self.threads_epoch != epoch {
-            self.threads_epoch = epoch;
-            self.by_thread_index = None;
-        }
         let known = self
             .by_thread_index
             .as_ref()
@@ -452,13 +445,20 @@ impl RangeTally {
     /// Adds a time to the spans of the range and of provider `at`.
     #[inline]
     fn span_ticks(&mut self, at: usize, tps: u64, ticks: u64) {
+        self.switch_run(at, tps);
+        self.run.first = self.run.first.min(ticks);
+        self.run.last = self.run.last.max(ticks);
+    }
+
+    /// Makes the run of spans that of provider `at` at `tps` ticks per
+    /// second.
+    #[inline]
+    fn switch_run(&mut self, at: usize, tps: u64) {
         if self.run.provider != at || self.run.tps != tps {
             self.end_run();
             self.run.provider = at;
             self.run.tps = tps;
         }
-        self.run.first = self.run.first.min(ticks);
-        self.run.last = self.run.last.max(ticks);
     }
 
     /// Adds the current run's span to the spans, and empties it.
@@ -470,6 +470,12 @@ impl RangeTally {
                 let ns = ticks_to_ns(ticks, run.tps);
                 self.providers[run.provider].1.span.add(ns);
                 self.span.add(ns);
+            }
+        }
+        if run.ends.0 <= run.ends.1 {
+            // Converting keeps the order: the first and last end in ns.
+            for ticks in [run.ends.0, run.ends.1] {
+                self.span.add(ticks_to_ns(ticks, run.tps));
             }
         }
     }
@@ -550,8 +556,25 @@ impl RangeTally {
         self.threads.len() - 1
     }
 
-    /// The index in `names` of an event's (category, name), remembered by
-    /// their string indices.
+    /// The index in `names` of an event's (category, name): by their
+    /// string indices, as remembered while the strings epoch holds.
+    #[inline(always)]
+    fn key_of(&mut self, ctx: &Context<'_>, category: StrRef<'_>, name: StrRef<'_>) -> usize {
+        let known = match (category, name) {
+            (StrRef::Indexed(c), StrRef::Indexed(n)) => self
+                .by_refs
+                .get(usize::from(n))
+                .filter(|&&(category, key)| category == c && key != NO_NAME)
+                .map(|&(_, key)| key as usize),
+            _ => None,
+        };
+        match known {
+            Some(key) => key,
+            None => self.name_key(ctx, category, name),
+        }
+    }
+
+    /// [`RangeTally::key_of`] of a (category, name) not remembered.
     #[inline(never)]
     fn name_key(&mut self, ctx: &Context<'_>, category: StrRef<'_>, name: StrRef<'_>) -> usize {
         let ids = (self.strings.id(ctx, category), self.strings.id(ctx, name));
@@ -605,24 +628,26 @@ impl RangeTally {
                 // Rare: replayed in file order by the merge (`Locks`
                 // matches flows across threads).
                 self.lock_events.push((provider, tps, whole));
-            } else if category & TASK != 0 && is_poll_or_life(&whole) {
+            } else if category & TASK != 0 && Tasks::takes(&whole) {
                 self.task_events.push((provider, tps, whole));
             }
         }
-        self.by_kind.add(&e.kind);
+        self.by_kind.add(e.event_type);
         let thread = e.thread;
         self.threads[thread].events += 1;
         let open = self.threads[thread].open;
         let key = e.key;
         self.names[key].1.events += 1;
-        match e.kind {
-            EventKind::DurationComplete { end } => {
-                let (start, end) = (ticks_to_ns(e.ticks, tps), ticks_to_ns(end, tps));
+        match u64::from(e.event_type) {
+            DURATION_COMPLETE => {
+                let (start, end) = (ticks_to_ns(e.ticks, tps), ticks_to_ns(e.end, tps));
                 self.names[key].1.durations.push(end.saturating_sub(start));
-                self.span.add(end);
+                // The run is this event's provider's at this clock.
+                self.run.ends.0 = self.run.ends.0.min(e.end);
+                self.run.ends.1 = self.run.ends.1.max(e.end);
             }
-            EventKind::DurationBegin => self.open[open].1.push((key, ticks_to_ns(e.ticks, tps))),
-            EventKind::DurationEnd => {
+            DURATION_BEGIN => self.open[open].1.push((key, ticks_to_ns(e.ticks, tps))),
+            DURATION_END => {
                 let end = ticks_to_ns(e.ticks, tps);
                 match self.open[open].1.pop() {
                     Some((begin_key, begin)) => self.names[begin_key]
@@ -667,11 +692,11 @@ impl Tally {
             *self.records_by_type.entry(name).or_default() += n;
         }
         // Event records are counted by kind only (see `add_view`).
-        let events: u64 = range.by_kind.0.iter().map(|(_, n)| n).sum();
+        let events: u64 = range.by_kind.named().map(|(_, n)| n).sum();
         if events > 0 {
             *self.records_by_type.entry("event").or_default() += events;
         }
-        for (name, n) in range.by_kind.0.into_iter().filter(|(_, n)| *n > 0) {
+        for (name, n) in range.by_kind.named().filter(|(_, n)| *n > 0) {
             *self.events_by_kind.entry(name).or_default() += n;
         }
         for (provider, r) in range.providers {
@@ -764,22 +789,9 @@ fn snapshot_number(e: &Event) -> Option<u64> {
     if e.category.as_str() != Some("fxt") || e.name.as_str() != Some("snapshot") {
         return None;
     }
-    match e.args.iter().find(|a| a.name.as_str() == Some("snapshot")) {
-        Some(a) => match a.value {
-            ArgValue::U64(n) => Some(n),
-            _ => None,
-        },
-        None => None,
-    }
-}
-
-/// What [`super::tasks::Tasks`] takes: a task's poll (a complete event)
-/// or the begin of its life (an async begin with arguments; a poll's
-/// async begin on the task's track has none).
-fn is_poll_or_life(e: &Event) -> bool {
-    match e.kind {
-        EventKind::DurationComplete { .. } => true,
-        EventKind::AsyncBegin { .. } => !e.args.is_empty(),
-        _ => false,
+    let arg = e.args.iter().find(|a| a.name.as_str() == Some("snapshot"));
+    match arg?.value {
+        ArgValue::U64(n) => Some(n),
+        _ => None,
     }
 }

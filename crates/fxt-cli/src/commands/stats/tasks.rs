@@ -77,6 +77,17 @@ fn arg<'a>(e: &'a Event, name: &str) -> Option<&'a ArgValue> {
 }
 
 impl Tasks {
+    /// What [`Tasks::add`] takes: a task's poll (a complete event)
+    /// or the begin of its life (an async begin with arguments; a poll's
+    /// async begin on the task's track has none).
+    pub fn takes(e: &Event) -> bool {
+        match e.kind {
+            EventKind::DurationComplete { .. } => true,
+            EventKind::AsyncBegin { .. } => !e.args.is_empty(),
+            _ => false,
+        }
+    }
+
     /// Takes one event of `provider` (clock at `tps` ticks per second).
     pub fn add(&mut self, provider: Option<u32>, tps: u64, e: &Event) {
         if e.category.as_str() != Some("task") {
