@@ -21,10 +21,9 @@ use super::tree::{Span, Tree};
 
 /// The spans a thread holds, folded as they close while they can be.
 pub(super) struct Direct {
-    /// Every span held since the last fold is in `pending` exactly.
+    /// The self time of every span held since the last fold is in the
+    /// tree, exactly as nesting them would put it there.
     clean: bool,
-    /// The begins open, as the thread's own stack holds them.
-    open: Vec<Open>,
     /// Per span held: its node and the self time added to it, to be
     /// taken back if the spans held are nested after all.
     added: Vec<(u32, u64)>,
@@ -47,11 +46,13 @@ pub(super) struct Direct {
 /// Slots of [`Direct::found`].
 const FOUND_SLOTS: usize = 16;
 
-/// A begin open: its node, start, and what its children closed so far
-/// say.
-struct Open {
+/// A begin open on a thread: its name and start, and, while the spans
+/// held are clean, its node and what its children closed so far say.
+#[derive(Clone, Copy)]
+pub(super) struct Begin {
+    pub name: u32,
+    pub start: u64,
     node: u32,
-    start: u64,
     /// The durations of its children.
     children: u64,
     /// The latest end of its children that start with it.
@@ -60,11 +61,24 @@ struct Open {
     complete_end: u64,
 }
 
+impl Begin {
+    /// A begin of `name` at `start`, with nothing known of its children.
+    pub fn new(name: u32, start: u64) -> Begin {
+        Begin {
+            name,
+            start,
+            node: 0,
+            children: 0,
+            tied_end: 0,
+            complete_end: 0,
+        }
+    }
+}
+
 impl Default for Direct {
     fn default() -> Self {
         Direct {
             clean: true,
-            open: Vec::new(),
             added: Vec::new(),
             first: 0,
             last: 0,
@@ -86,7 +100,6 @@ impl Direct {
     pub fn reset(&mut self, end: u64) {
         debug_assert!(self.added.is_empty() || self.clean);
         self.clean = true;
-        self.open.clear();
         self.added.clear();
         self.last = end;
         self.leaf_end = 0;
@@ -101,64 +114,65 @@ impl Direct {
             tree.take_self(node, ns);
         }
         self.clean = false;
-        self.open.clear();
         self.found = [(0, 0, 0); FOUND_SLOTS];
     }
 
-    /// A begin of `name` at `start`, its node made in `tree`.
+    /// A begin of `name` at `start` inside `parent` (the innermost
+    /// begin open, if any), its node made in `tree`: the begin to push.
     #[inline(always)]
-    pub fn begin(&mut self, tree: &mut Tree, name: u32, start: u64) {
+    pub fn begin(
+        &mut self,
+        tree: &mut Tree,
+        parent: Option<&Begin>,
+        name: u32,
+        start: u64,
+    ) -> Begin {
+        let mut begin = Begin::new(name, start);
         if !self.clean {
-            return;
+            return begin;
         }
         if start < self.last || start < self.leaf_end {
-            return self.spoil(tree);
+            self.spoil(tree);
+            return begin;
         }
-        if self.open.is_empty() && self.added.is_empty() {
+        if parent.is_none() && self.added.is_empty() {
             self.first = start;
         }
-        let parent = self.open.last().map_or(0, |o| o.node);
-        let node = self.node(tree, parent, name);
-        self.open.push(Open {
-            node,
-            start,
-            children: 0,
-            tied_end: 0,
-            complete_end: 0,
-        });
+        begin.node = self.node(tree, parent.map_or(0, |p| p.node), name);
         self.last = start;
+        begin
     }
 
-    /// The end at `end` of the begin at `begin` (the innermost open).
+    /// The end at `end` of `begin`, the innermost begin open (`parent`
+    /// the one below it, if any).
     #[inline(always)]
-    pub fn end(&mut self, tree: &mut Tree, begin: u64, end: u64) {
+    pub fn end(&mut self, tree: &mut Tree, begin: &Begin, parent: Option<&mut Begin>, end: u64) {
         if !self.clean {
             return;
         }
-        let Some(o) = self.open.pop() else {
-            return self.spoil(tree);
-        };
-        let duration = end - begin;
-        let tied = o.tied_end == end && duration > 0;
-        if o.start != begin || end < self.last || o.complete_end > end || tied {
+        let duration = end - begin.start;
+        let tied = begin.tied_end == end && duration > 0;
+        if end < self.last || begin.complete_end > end || tied {
             return self.spoil(tree);
         }
-        let Some(self_ns) = duration.checked_sub(o.children) else {
+        let Some(self_ns) = duration.checked_sub(begin.children) else {
             return self.spoil(tree);
         };
-        self.add(tree, o.node, self_ns);
-        self.closed(begin, end);
+        self.add(tree, begin.node, self_ns);
+        if let Some(parent) = parent {
+            closed(parent, begin.start, end);
+        }
         self.last = end;
     }
 
-    /// A complete event's span (within a begin open: an outermost one
-    /// spoils).
+    /// A complete event's span inside `parent`, the innermost begin open
+    /// (an outermost one spoils).
     #[inline(always)]
-    pub fn complete(&mut self, tree: &mut Tree, span: Span) {
+    pub fn complete(&mut self, tree: &mut Tree, parent: Option<&mut Begin>, span: Span) {
         if !self.clean {
             return;
         }
-        let Some(parent) = self.open.last() else {
+        let Some(parent) = parent else {
             return self.spoil(tree);
         };
         if span.start < self.last || span.start < self.leaf_end {
@@ -166,10 +180,8 @@ impl Direct {
         }
         let node = self.node(tree, parent.node, span.name);
         self.add(tree, node, span.end - span.start);
-        self.closed(span.start, span.end);
-        if let Some(parent) = self.open.last_mut() {
-            parent.complete_end = parent.complete_end.max(span.end);
-        }
+        closed(parent, span.start, span.end);
+        parent.complete_end = parent.complete_end.max(span.end);
         self.last = span.start;
         self.leaf_end = span.end;
     }
@@ -194,24 +206,21 @@ impl Direct {
         self.added.push((node, ns));
     }
 
-    /// A span from `start` to `end` closed inside the innermost begin
-    /// open, if any.
-    #[inline(always)]
-    fn closed(&mut self, start: u64, end: u64) {
-        if let Some(parent) = self.open.last_mut() {
-            parent.children += end - start;
-            if start == parent.start {
-                parent.tied_end = parent.tied_end.max(end);
-            }
-        }
-    }
-
     /// Keeps the self times of the spans held (when clean: what nesting
     /// them gives); the start of the first of them (the earliest: they
     /// start in time order).
     pub fn commit(&mut self) -> u64 {
-        debug_assert!(self.clean && self.open.is_empty());
+        debug_assert!(self.clean);
         self.added.clear();
         self.first
+    }
+}
+
+/// A span from `start` to `end` closed inside `parent`.
+#[inline(always)]
+fn closed(parent: &mut Begin, start: u64, end: u64) {
+    parent.children += end - start;
+    if start == parent.start {
+        parent.tied_end = parent.tied_end.max(end);
     }
 }

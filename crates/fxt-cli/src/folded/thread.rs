@@ -27,7 +27,7 @@
 use crate::recent::ByThread;
 use fxt_format::decode::{Context, Thread};
 
-use super::direct::Direct;
+use super::direct::{Begin, Direct};
 use super::tree::{sort_spans, Blob, Span, Tree, BLOB, END};
 
 /// A thread: provider, process koid, thread koid.
@@ -140,8 +140,8 @@ const FOLD_SPANS: usize = 512;
 
 /// One thread's durations so far.
 pub(super) struct ThreadState {
-    /// Begins still open: name, ns.
-    pub open: Vec<(u32, u64)>,
+    /// Begins still open.
+    pub open: Vec<Begin>,
     /// Spans closed and not folded, in file order; those before `sealed`
     /// wait for the merge (blobs, and ends that closed no begin).
     buf: Vec<Span>,
@@ -192,12 +192,12 @@ impl ThreadState {
     /// and it can be).
     #[inline]
     pub fn begin(&mut self, name: u32, start: u64, fold: bool) {
-        self.open.push((name, start));
-        if fold {
-            self.direct.begin(&mut self.tree, name, start);
-        } else if self.direct.is_clean() {
+        if !fold && self.direct.is_clean() {
             self.direct.spoil(&mut self.tree);
         }
+        let parent = self.open.last();
+        let begin = self.direct.begin(&mut self.tree, parent, name, start);
+        self.open.push(begin);
     }
 
     /// Takes a complete event's span.
@@ -212,7 +212,8 @@ impl ThreadState {
         if self.keep {
             self.direct.spoil(&mut self.tree);
         } else {
-            self.direct.complete(&mut self.tree, span);
+            let parent = self.open.last_mut();
+            self.direct.complete(&mut self.tree, parent, span);
         }
     }
 
@@ -220,9 +221,10 @@ impl ThreadState {
     /// it closes the last begin open.
     #[inline]
     pub fn end(&mut self, ns: u64, blobs: &mut Vec<Blob>, fold: bool) {
-        let Some((name, begin)) = self.open.pop() else {
+        let Some(open) = self.open.pop() else {
             return self.unmatched(ns, blobs);
         };
+        let (name, begin) = (open.name, open.start);
         let end = ns.max(begin);
         self.buf.push(Span {
             start: begin,
@@ -230,7 +232,8 @@ impl ThreadState {
             name,
         });
         self.held_end = self.held_end.max(end);
-        self.direct.end(&mut self.tree, begin, end);
+        let parent = self.open.last_mut();
+        self.direct.end(&mut self.tree, &open, parent, end);
         // Every span held is over (and later ones start from here on).
         let over = self.open.is_empty() && self.held_end <= end;
         if fold && over && !self.keep && self.buf.len() - self.sealed >= FOLD_SPANS {
@@ -371,10 +374,10 @@ impl ThreadState {
             }
             match s.name {
                 END => match self.open.pop() {
-                    Some((name, begin)) => self.buf.push(Span {
-                        start: begin,
-                        end: s.start.max(begin),
-                        name,
+                    Some(open) => self.buf.push(Span {
+                        start: open.start,
+                        end: s.start.max(open.start),
+                        name: open.name,
                     }),
                     None => *unmatched += 1,
                 },
@@ -392,7 +395,8 @@ impl ThreadState {
             self.buf.extend(folded);
         }
         let open = later.open.into_iter();
-        self.open.extend(open.map(|(n, ns)| (name(n), ns)));
+        self.open
+            .extend(open.map(|b| Begin::new(name(b.name), b.start)));
         self.overlaps += later.overlaps;
         self.inexact |= later.inexact;
     }
