@@ -201,6 +201,36 @@ fn symbolize_names_the_samples_of_a_trace_without_symbols() {
     assert!(after.contains(&format!("modules pid={} count=", pid())));
 }
 
+/// `flame --samples` reads a file on every core: cut into small ranges
+/// (a phase's begin and its end, the split symbols records and the
+/// samples falling in different ones), it draws, warns and exits as on
+/// one thread.
+#[test]
+fn flame_samples_cut_into_ranges_draw_what_one_thread_draws() {
+    let path = symbolized("flame_samples_cut.fxt", 0);
+    let all = ["flame", "--samples", "--folded", p(&path)];
+    let inside = [
+        "flame",
+        "--samples",
+        "--inside",
+        "phase1",
+        "--folded",
+        p(&path),
+    ];
+    for args in [&all[..], &inside[..]] {
+        let one = fxt_cut(1, 1 << 20, args);
+        assert!(one.status.success(), "{}", stderr(&one));
+        assert!(!one.stdout.is_empty(), "{args:?}");
+        for (threads, range_bytes) in [(2, 64), (3, 500), (5, 4096)] {
+            let many = fxt_cut(threads, range_bytes, args);
+            let what = format!("{args:?} on {threads} threads, ranges of {range_bytes} bytes");
+            assert_eq!(stdout(&many), stdout(&one), "{what}");
+            assert_eq!(stderr(&many), stderr(&one), "{what}");
+            assert_eq!(many.status.code(), one.status.code(), "{what}");
+        }
+    }
+}
+
 #[test]
 fn flame_draws_samples_and_only_those_inside_a_slice() {
     let path = symbolized("flame_samples.fxt", 0);

@@ -43,8 +43,9 @@ pub(super) struct Direct {
     found: [(u32, u32, u32); FOUND_SLOTS],
 }
 
-/// Slots of [`Direct::found`].
-const FOUND_SLOTS: usize = 16;
+/// Slots of [`Direct::found`], and the bits that pick one.
+const FOUND_BITS: u32 = 4;
+const FOUND_SLOTS: usize = 1 << FOUND_BITS;
 
 /// A begin open on a thread: its name and start, and, while the spans
 /// held are clean, its node and what its children closed so far say.
@@ -189,7 +190,9 @@ impl Direct {
     /// The child named `name` of node `parent` in `tree`, made if new.
     #[inline(always)]
     fn node(&mut self, tree: &mut Tree, parent: u32, name: u32) -> u32 {
-        let slot = (name ^ parent.rotate_left(3)) as usize % FOUND_SLOTS;
+        // The top bits of a multiplicative hash of both.
+        let mixed = parent.wrapping_mul(0x9E37_79B9) ^ name.wrapping_mul(0x85EB_CA6B);
+        let slot = (mixed >> (32 - FOUND_BITS)) as usize;
         let (p, n, node) = self.found[slot];
         if (p, n) == (parent, name) && node != 0 {
             return node;
