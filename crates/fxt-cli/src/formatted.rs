@@ -9,10 +9,10 @@
 
 use std::marker::PhantomData;
 
-use fxt_format::decode::{ArgValueView, ArgWords, Context, StrRef};
+use fxt_format::decode::{Context, StrRef};
 
 use crate::epoch::Epoch;
-use crate::piece::{Blocks, Piece};
+use crate::piece::Piece;
 
 /// How a command prints a string field.
 pub trait Form {
@@ -98,36 +98,5 @@ impl<F: Form> Formatted<F> {
     #[cold]
     fn forget(&mut self) {
         self.slots.iter_mut().for_each(|slot| slot.known = false)
-    }
-}
-
-/// Appends an argument named by index whose value is a string by index
-/// (not the empty one) or a float, as `fxt dump` and `fxt json` write it
-/// in a line of blocks: the name's piece in `keys`' form, then the
-/// value's piece in `strings`' form or the float as `float` writes it
-/// (each command its own: `Debug`'s digits, JSON's). `None` for any other
-/// argument, or where the line does not fit.
-#[inline(always)]
-pub fn string_or_float<'b, K: Form, S: Form>(
-    line: &mut Blocks<'b>,
-    (keys, strings): (&mut Formatted<K>, &mut Formatted<S>),
-    ctx: &Context<'_>,
-    words: ArgWords<'_>,
-    float: impl FnOnce(&mut Blocks<'b>, f64) -> Option<()>,
-) -> Option<()> {
-    let arg = words.view()?;
-    let StrRef::Indexed(name) = arg.name else {
-        return None;
-    };
-    match arg.value {
-        ArgValueView::Str(StrRef::Indexed(value)) => {
-            line.piece(keys.indexed(ctx, name))?;
-            line.piece(strings.indexed(ctx, value))
-        }
-        ArgValueView::F64(x) => {
-            line.piece(keys.indexed(ctx, name))?;
-            float(line, x)
-        }
-        _ => None,
     }
 }

@@ -200,16 +200,6 @@ impl<'b> Blocks<'b> {
         self.bytes(f64_short(&mut buffer, x)?)
     }
 
-    /// Appends `x` as [`put_json_f64`] writes it.
-    #[inline]
-    pub fn json_f64(&mut self, x: f64) -> Option<()> {
-        if x.is_finite() {
-            self.bytes(zmij::Buffer::new().format_finite(x).as_bytes())
-        } else {
-            self.text(b"null")
-        }
-    }
-
     /// Appends `text`, of any length (a copy of a variable size).
     #[inline]
     pub fn bytes(&mut self, text: &[u8]) -> Option<()> {
@@ -379,17 +369,6 @@ fn short_decimal(text: &[u8]) -> Option<usize> {
         }
     }
     dot.then_some(digits)
-}
-
-/// Appends `x` as `serde_json` writes it (its own formatter, `zmij`,
-/// without a serializer per value): `null` if not finite.
-#[inline]
-pub fn put_json_f64(out: &mut Vec<u8>, x: f64) {
-    if x.is_finite() {
-        out.extend_from_slice(zmij::Buffer::new().format_finite(x).as_bytes());
-    } else {
-        out.extend_from_slice(b"null");
-    }
 }
 
 /// [`put_f64`] through `Debug`.

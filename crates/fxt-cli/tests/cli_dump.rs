@@ -531,7 +531,7 @@ fn dump_lines_keep_thread_indices_koids_and_epochs_apart() {
         .iter()
         .enumerate()
         .map(|(i, (ts, process, thread, name))| {
-            let k = if i % 30 % 2 == 0 { " k=7" } else { "" };
+            let k = if i % 36 % 4 < 2 { " k=7" } else { "" };
             format!("instant ts={ts} thread={process}/{thread} category=\"c\" name=\"{name}\"{k}")
         })
         .collect();

@@ -422,7 +422,7 @@ fn json_events_keep_thread_indices_koids_and_epochs_apart() {
         .iter()
         .enumerate()
         .map(|(i, &(ts, pid, tid, name))| {
-            let args = if i % 30 % 2 == 0 {
+            let args = if i % 36 % 4 < 2 {
                 json!({"k": 7})
             } else {
                 Value::Null

@@ -998,28 +998,31 @@ pub fn samples_between_slices(trace: &[u8], function: &str, span: &str) -> (u64,
     (between, inside)
 }
 
-/// The threads of one trace in one round: each index's koids.
-type Round<'a> = ([(u64, u64); 3], &'a str);
+/// The threads of one trace in one round: each index's koids, and the
+/// name.
+type Round<'a> = ([(u64, u64); 4], &'a str);
 
 /// Thread indices 1, 17 and 65 (in one slot of the pieces kept by thread,
 /// 16 or 64 of them) and two threads of inline koids whose thread koids
-/// are 1 and 17, taking turns; then indices 1 and 17 defined anew (one
-/// taking the other's koids) with no string defined (only the threads
-/// epoch changes), then the name defined anew with no thread (only the
-/// strings epoch changes). Pieces kept under a thread index that ignored
-/// either epoch, or that took an index for koids, would print another
-/// thread or name. Returns the trace and, per event, its thread's koids
-/// and its name.
+/// are 1 and 17, taking turns with index 5 (alone in its slot, so that a
+/// piece of it is kept from one event of it to the next); then indices
+/// 1, 17 and 5 defined anew (1 taking 17's koids, 5 new ones) with no
+/// string defined (only the threads epoch changes), then the name defined
+/// anew with no thread (only the strings epoch changes). Pieces kept
+/// under a thread index that ignored either epoch, or that took an index
+/// for koids or another index, would print another thread or name.
+/// Returns the trace and, per event, its timestamp, its thread's koids and
+/// its name.
 pub fn indices_and_koids_trace(args: &[Arg<'_>]) -> (Trace, Vec<(u64, u64, u64, &'static str)>) {
     let mut t = Trace::with_provider(1, "a", 1_000_000_000);
     for (index, value) in [(1, "c"), (2, "k"), (3, "n")] {
         t = t.push(&StringRecord { index, value });
     }
-    let indices = [1u8, 17, 65];
+    let indices = [1u8, 17, 65, 5];
     let rounds: [Round<'static>; 3] = [
-        ([(1, 17), (1, 1), (2, 65)], "n"),
-        ([(1, 1), (3, 17), (2, 65)], "n"),
-        ([(1, 1), (3, 17), (2, 65)], "m"),
+        ([(1, 17), (1, 1), (2, 65), (4, 5)], "n"),
+        ([(1, 1), (3, 17), (2, 65), (4, 50)], "n"),
+        ([(1, 1), (3, 17), (2, 65), (4, 50)], "m"),
     ];
     let mut events = Vec::new();
     let mut ts = 0;
@@ -1038,12 +1041,12 @@ pub fn indices_and_koids_trace(args: &[Arg<'_>]) -> (Trace, Vec<(u64, u64, u64, 
                 value: name,
             });
         }
-        for i in 0..30 {
+        for i in 0..36 {
             ts += 10;
-            let (thread, (process, koid)) = match i % 5 {
-                n @ 0..=2 => (ThreadRef::Index(indices[n]), koids[n]),
+            let (thread, (process, koid)) = match i % 6 {
+                n @ 0..=3 => (ThreadRef::Index(indices[n]), koids[n]),
                 n => {
-                    let koid = if n == 3 { 1 } else { 17 };
+                    let koid = if n == 4 { 1 } else { 17 };
                     (
                         ThreadRef::Inline {
                             process: 7,
@@ -1053,7 +1056,8 @@ pub fn indices_and_koids_trace(args: &[Arg<'_>]) -> (Trace, Vec<(u64, u64, u64, 
                     )
                 }
             };
-            let with_args = if i % 2 == 0 { args } else { &[][..] };
+            // Index 5's events alternate with and without arguments.
+            let with_args = if i % 4 < 2 { args } else { &[][..] };
             t = t.push(&event(
                 EventKind::Instant,
                 ts,

@@ -34,13 +34,12 @@ use std::process::ExitCode;
 use std::sync::OnceLock;
 
 use fxt_format::decode::{
-    Arg, ArgValue, BlobJoiner, Context, DecodeError, Event, EventHead, EventKind, EventView, Head,
-    Joined, LargeBlobWithMetadata, LegacyContextSwitch, Process, Record, Text, Thread,
-    UserspaceObject, View,
+    Arg, ArgValue, BlobJoiner, Context, DecodeError, Event, EventKind, EventView, Joined,
+    LargeBlobWithMetadata, LegacyContextSwitch, Process, Record, Text, Thread, UserspaceObject,
+    View,
 };
 
 use crate::error::Error;
-use crate::heads::Usual;
 use crate::input::{Input, Reader};
 use crate::names::event_kind_name;
 use crate::samples::{lines, Names};
@@ -142,10 +141,7 @@ fn dump_range(
     };
     let io_err = |e| Error::io("stdout", e);
     records
-        .heads(|ctx, head| match head {
-            Head::Event(head) => dumper.step_head(out, ctx, &head),
-            Head::Other(view) => dumper.step(out, ctx, view),
-        })
+        .each(|ctx, view| dumper.step(out, ctx, view))
         .map_err(io_err)?;
     if args.no_join {
         return Ok(dumper.end);
@@ -215,76 +211,15 @@ impl Dumper<'_> {
             View::Record(record) => Some(Ok(record.clone())),
         };
         if let Some(item) = item {
-            self.push(out, offset, item)?;
+            if let Some(joined) = self.joiner.push_direct(offset, item) {
+                self.print(out, joined)?;
+            }
+            self.drain(out)?;
         }
         if self.leading {
             self.end.lead.push((self.next_offset, out.len()));
         }
         Ok(())
-    }
-
-    /// [`Dumper::step`] of an event of the usual shape, by its head: its
-    /// line written in blocks from its words (its view made only for a
-    /// line written otherwise, or an event for the joiner).
-    #[inline]
-    fn step_head(
-        &mut self,
-        out: &mut Out<'_>,
-        ctx: &Context<'_>,
-        head: &EventHead<'_>,
-    ) -> io::Result<()> {
-        if self.args.offsets {
-            return self.step(out, ctx, &View::Event(head.view(ctx)));
-        }
-        let offset = head.offset();
-        let join = !self.args.no_join;
-        if join {
-            // As `step` does for an event (which is not a blob).
-            if offset != self.next_offset {
-                self.joiner.finish();
-            }
-            self.next_offset = offset + head.bytes().len() as u64;
-            self.leading = false;
-            if self.joiner.is_collecting() {
-                let item = ctx.event(&head.view(ctx)).map(Record::Event);
-                return self.push(out, offset, item);
-            }
-            self.drain(out)?;
-        }
-        let lines = &mut self.lines;
-        let line = out.line(|bytes| lines.usual(bytes, ctx, Usual::of_head(head), join));
-        let (line, view) = match line {
-            Some(line) => {
-                out.settle()?;
-                (line, None)
-            }
-            None => {
-                let view = head.view(ctx);
-                (
-                    self.print_event_pieces(out, ctx, &view, offset)?,
-                    Some(view),
-                )
-            }
-        };
-        if line == Line::GroupStart {
-            let view = view.unwrap_or_else(|| head.view(ctx));
-            let item = ctx.event(&view).map(Record::Event);
-            self.push(out, offset, item)?;
-        }
-        Ok(())
-    }
-
-    /// Takes a record into the joiner and prints what it has ready.
-    fn push(
-        &mut self,
-        out: &mut Out<'_>,
-        offset: u64,
-        item: Result<Record, DecodeError>,
-    ) -> io::Result<()> {
-        if let Some(joined) = self.joiner.push_direct(offset, item) {
-            self.print(out, joined)?;
-        }
-        self.drain(out)
     }
 
     /// Prints an event from its view (decoded if an argument does not
@@ -302,25 +237,11 @@ impl Dumper<'_> {
         if !self.args.offsets {
             // The usual event, written in place in the output.
             let lines = &mut self.lines;
-            let usual = Usual::of_view(event);
-            if let Some(line) = out.line(|bytes| lines.usual(bytes, ctx, usual, join)) {
+            if let Some(line) = out.line(|bytes| lines.usual(bytes, ctx, event, join)) {
                 out.settle()?;
                 return Ok(line);
             }
         }
-        self.print_event_pieces(out, ctx, event, offset)
-    }
-
-    /// [`Dumper::print_event`] piece by piece (any event; the only way
-    /// with `--offsets`).
-    fn print_event_pieces(
-        &mut self,
-        out: &mut Out<'_>,
-        ctx: &Context<'_>,
-        event: &EventView<'_>,
-        offset: u64,
-    ) -> io::Result<Line> {
-        let join = !self.args.no_join;
         let bytes = &mut self.event_line;
         bytes.clear();
         if self.args.offsets {

@@ -5,12 +5,14 @@
 
 use std::io::Write as _;
 
-use fxt_format::decode::{ArgValueView, Context, EventKind, EventView, IntArg, StrRef, Thread};
+use fxt_format::decode::{
+    ArgValueView, ArgWords, Context, EventKind, EventView, IntArg, StrRef, Thread,
+};
 use fxt_format::encode::split_blob::{PARTS_KEY, SIZE_KEY};
 
 use super::id_or_end;
-use crate::formatted::{string_or_float, Form, Formatted};
-use crate::heads::{Heads, Names, ThreadNames, Usual, Who, INSTANT};
+use crate::formatted::{Form, Formatted};
+use crate::heads::{Heads, Names, ThreadNames};
 use crate::names::event_kind_name;
 use crate::piece::{put_f64, put_i64, put_u64, Blocks, HighDigits, Piece};
 
@@ -116,12 +118,6 @@ impl Kinds {
     fn of(&self, kind: EventKind) -> &Piece {
         &self.0[kind_index(kind)]
     }
-
-    /// The head of event type `event_type` (`None` past the last).
-    #[inline(always)]
-    fn of_type(&self, event_type: u8) -> Option<&Piece> {
-        self.0.get(usize::from(event_type))
-    }
 }
 
 /// What [`EventLines::event`] did.
@@ -159,17 +155,14 @@ impl EventLines {
             put_u64(line, n);
         }
         let quoted = &mut self.quoted;
-        let (thread, category, name) = (view.thread, view.category, view.name);
-        match Names::of(0, category, name) {
+        match Names::of(ctx, 0, view.category, view.name) {
             Some(names) => self
                 .tails
-                .get(
-                    ctx,
-                    ThreadNames::of(Who::of_thread(thread), names),
-                    |piece| tail(piece, quoted, ctx, thread, (category, name)),
-                )
+                .get(ThreadNames::of(view.thread, names), |piece| {
+                    tail(piece, quoted, ctx, view)
+                })
                 .put(line),
-            None => tail(line, quoted, ctx, thread, (category, name)),
+            None => tail(line, quoted, ctx, view),
         }
         let line_is = self.args(line, ctx, view, payloads, join);
         if line_is != Line::Written {
@@ -178,40 +171,38 @@ impl EventLines {
         line_is
     }
 
-    /// [`EventLines::event`] for the usual event (`event`: its fields),
-    /// built in blocks with its newline: its kind and its strings those of
-    /// an event before (their pieces kept), every short piece a block,
-    /// every argument named by index and an integer, a float or a string
-    /// by index. `None` for any other, which [`EventLines::event`] writes
-    /// piece by piece; nothing is kept of a group's start.
+    /// [`EventLines::event`] for the usual event, built in blocks with its
+    /// newline: its kind and its strings those of the event before (their
+    /// pieces kept), every short piece a block, every argument named by index
+    /// and an integer, a float or a string by index. `None` for any
+    /// other, which [`EventLines::event`] writes piece by piece; nothing
+    /// is kept of a group's start.
     #[inline(always)]
     pub fn usual(
         &mut self,
         line: &mut Blocks<'_>,
         ctx: &Context<'_>,
-        event: Usual<'_>,
+        view: &EventView<'_>,
         join: bool,
     ) -> Option<Line> {
-        let names = Names::of(0, event.category, event.name)?;
-        line.piece(self.kinds.of_type(event.event_type)?)?;
-        line.u64_near(event.timestamp, &mut self.ts_digits)?;
+        let names = Names::of(ctx, 0, view.category, view.name)?;
+        line.piece(self.kinds.of(view.kind))?;
+        line.u64_near(view.timestamp, &mut self.ts_digits)?;
         // Blocks of known sizes: each label its own copy.
-        if let Some(end) = event.end {
+        if let EventKind::DurationComplete { end } = view.kind {
             line.text(b" end=")?;
             line.u64(end)?;
-        } else if let Some(id) = event.id {
+        } else if let Some(id) = view.kind.id() {
             line.text(b" id=")?;
             line.u64(id)?;
         }
         let quoted = &mut self.quoted;
-        let (who, strings) = (event.who, (event.category, event.name));
-        line.piece(self.tails.get(ctx, ThreadNames::of(who, names), |piece| {
-            tail(piece, quoted, ctx, who.thread(ctx), strings)
-        }))?;
-        let candidate = join && event.event_type == INSTANT && event.arg_count == 2;
+        let key = ThreadNames::of(view.thread, names);
+        line.piece(self.tails.get(key, |piece| tail(piece, quoted, ctx, view)))?;
+        let candidate = join && view.kind == EventKind::Instant && view.arg_count == 2;
         let mut group = candidate;
         let mut read = 0;
-        for (i, words) in event.args.enumerate() {
+        for (i, words) in view.arg_words().enumerate() {
             let uint64 = match words.int() {
                 Some((name, value)) => {
                     let key = self.keys.indexed(ctx, name);
@@ -226,8 +217,7 @@ impl EventLines {
                     uint64
                 }
                 None => {
-                    let kept = (&mut self.keys, &mut self.quoted);
-                    string_or_float(line, kept, ctx, words, Blocks::f64)?;
+                    self.string_or_float(line, ctx, words)?;
                     None
                 }
             };
@@ -236,7 +226,7 @@ impl EventLines {
             // group.
             group &= uint64.is_some();
         }
-        if read != usize::from(event.arg_count) {
+        if read != usize::from(view.arg_count) {
             return None;
         }
         if group {
@@ -245,6 +235,34 @@ impl EventLines {
         }
         line.text(b"\n")?;
         Some(Line::Written)
+    }
+
+    /// Appends ` key=value` of an argument named by index whose value is
+    /// a string by index (not the empty one) or a float: the other
+    /// arguments of the usual event's line. `None` for any other, or
+    /// where the line does not fit.
+    #[inline(always)]
+    fn string_or_float(
+        &mut self,
+        line: &mut Blocks<'_>,
+        ctx: &Context<'_>,
+        words: ArgWords<'_>,
+    ) -> Option<()> {
+        let arg = words.view()?;
+        let StrRef::Indexed(name) = arg.name else {
+            return None;
+        };
+        match arg.value {
+            ArgValueView::Str(StrRef::Indexed(value)) => {
+                line.piece(self.keys.indexed(ctx, name))?;
+                line.piece(self.quoted.indexed(ctx, value))
+            }
+            ArgValueView::F64(x) => {
+                line.piece(self.keys.indexed(ctx, name))?;
+                line.f64(x)
+            }
+            _ => None,
+        }
     }
 
     /// Appends ` key=value` per argument; whether the event may start a
@@ -345,21 +363,19 @@ impl EventLines {
     }
 }
 
-/// Appends ` thread=… category=… name=…` of an event of thread `t`,
-/// category and name `strings`.
+/// Appends ` thread=… category=… name=…` of `view`.
 fn tail(
     out: &mut Vec<u8>,
     quoted: &mut Formatted<Quoted>,
     ctx: &Context<'_>,
-    t: Thread,
-    (category, name): (StrRef<'_>, StrRef<'_>),
+    view: &EventView<'_>,
 ) {
     out.extend_from_slice(b" thread=");
-    thread(out, &t);
+    thread(out, &view.thread);
     out.extend_from_slice(b" category=");
-    quoted.write(out, ctx, category);
+    quoted.write(out, ctx, view.category);
     out.extend_from_slice(b" name=");
-    quoted.write(out, ctx, name);
+    quoted.write(out, ctx, view.name);
 }
 
 /// Appends an integer argument's value; the value if a uint64.

@@ -24,13 +24,10 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
-use fxt_format::decode::{
-    Arg, ArgValue, Context, Event, EventKind, EventView, Head, Record, Text, Thread, View,
-};
+use fxt_format::decode::{Arg, ArgValue, Context, Event, EventKind, Record, Text, Thread, View};
 use fxt_format::time::ticks_per_second_or_default;
 
 use crate::error::Error;
-use crate::heads::Usual;
 use crate::input::{ticks_to_ns, Input};
 use crate::walk::{walk_ordered, Out, Sink, Views};
 
@@ -69,15 +66,8 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         let mut objects = EventObjects::default();
         let mut first = true;
         records
-            .heads(|ctx, head| {
-                let wrote = match head {
-                    Head::Event(head) => {
-                        let usual = Usual::of_head(&head);
-                        write_event(out, &mut objects, ctx, usual, || head.view(ctx), first)?
-                    }
-                    Head::Other(view) => write_view(out, &mut objects, ctx, view, first)?,
-                };
-                first &= !wrote;
+            .each(|ctx, view| {
+                first &= !write_view(out, &mut objects, ctx, view, first)?;
                 Ok(())
             })
             .map_err(io_err)?;
@@ -96,8 +86,9 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes the Chrome event for the record of `view`, if it has one;
-/// returns whether it wrote anything.
+/// Writes the Chrome event for the record of `view`, if it has one (an
+/// event straight from its view, built in place in the output); returns
+/// whether it wrote anything.
 fn write_view(
     out: &mut Out<'_>,
     objects: &mut EventObjects,
@@ -105,48 +96,29 @@ fn write_view(
     view: &View<'_>,
     first: bool,
 ) -> io::Result<bool> {
+    let tps = ticks_per_second_or_default(ctx.ticks_per_second());
     match view {
         View::Event(event) => {
-            let usual = Usual::of_view(event);
-            write_event(out, objects, ctx, usual, || event.clone(), first)
+            // Written in place in the output, and cut back if not printed.
+            let sep: &[u8] = if first { b"\n" } else { b",\n" };
+            // The usual event, written in place in the output.
+            if out
+                .line(|line| objects.usual(line, ctx, event, tps, first))
+                .is_some()
+            {
+                out.settle()?;
+                return Ok(true);
+            }
+            if let Some(object) = objects.event(ctx, event, tps, sep) {
+                out.write_all(object)?;
+                return Ok(true);
+            }
+            match ctx.event(event) {
+                Ok(event) => write_record(out, &Record::Event(event), tps, first),
+                Err(_) => Ok(false), // not met: the view read as the event decodes
+            }
         }
-        View::Record(record) => {
-            let tps = ticks_per_second_or_default(ctx.ticks_per_second());
-            write_record(out, record, tps, first)
-        }
-    }
-}
-
-/// Writes the Chrome event of an event (`usual`: its fields; `view`:
-/// its view, made only if it is not written in blocks): built in place
-/// in the output; returns whether it wrote anything.
-#[inline(always)]
-fn write_event<'a>(
-    out: &mut Out<'_>,
-    objects: &mut EventObjects,
-    ctx: &Context<'_>,
-    usual: Usual<'a>,
-    view: impl FnOnce() -> EventView<'a>,
-    first: bool,
-) -> io::Result<bool> {
-    let tps = ticks_per_second_or_default(ctx.ticks_per_second());
-    // The usual event, written in place in the output.
-    if out
-        .line(|line| objects.usual(line, ctx, usual, tps, first))
-        .is_some()
-    {
-        out.settle()?;
-        return Ok(true);
-    }
-    let event = view();
-    let sep: &[u8] = if first { b"\n" } else { b",\n" };
-    if let Some(object) = objects.event(ctx, &event, tps, sep) {
-        out.write_all(object)?;
-        return Ok(true);
-    }
-    match ctx.event(&event) {
-        Ok(event) => write_record(out, &Record::Event(event), tps, first),
-        Err(_) => Ok(false), // not met: the view read as the event decodes
+        View::Record(record) => write_record(out, record, tps, first),
     }
 }
 

@@ -5,14 +5,14 @@
 
 use std::io::Write as _;
 
-use fxt_format::decode::{ArgValueView, Context, EventKind, EventView, StrRef, Thread};
+use fxt_format::decode::{ArgValueView, ArgWords, Context, EventKind, EventView, StrRef, Thread};
 
 use super::{pid_tid, string};
 use crate::clock::Clock;
-use crate::formatted::{string_or_float, Form, Formatted};
-use crate::heads::{Heads, Names, OfThread, Usual, COUNTER, FLOW_END, FLOW_STEP, INSTANT};
+use crate::formatted::{Form, Formatted};
+use crate::heads::{Heads, Names, OfThread};
 use crate::input::ticks_to_ns;
-use crate::piece::{put_hex, put_i64, put_json_f64, put_u64, Blocks, HighDigits, Piece};
+use crate::piece::{put_hex, put_i64, put_u64, Blocks, HighDigits, Piece};
 
 /// Strings as JSON strings; an undefined index as the text
 /// `<undefined string #N>`.
@@ -73,17 +73,14 @@ impl EventObjects {
     /// Appends `{"ph":…,"cat":…,"name":…,"ts":`.
     #[inline]
     fn head(&mut self, w: &mut Vec<u8>, ctx: &Context<'_>, view: &EventView<'_>) {
-        let phase = phase(view.kind.event_type() as u8);
+        let phase = phase(&view.kind);
         let strings = &mut self.strings;
-        let names = (view.category, view.name);
-        match Names::of(phase[0], view.category, view.name) {
+        match Names::of(ctx, phase[0], view.category, view.name) {
             Some(key) => self
                 .heads
-                .get(ctx, key, |head| {
-                    write_head(head, strings, ctx, names, phase)
-                })
+                .get(key, |head| write_head(head, strings, ctx, view, phase))
                 .put(w),
-            None => write_head(w, strings, ctx, names, phase),
+            None => write_head(w, strings, ctx, view, phase),
         }
     }
 
@@ -155,50 +152,48 @@ impl EventObjects {
         true
     }
 
-    /// [`EventObjects::event`] for the usual event (`event`: its fields),
-    /// built in blocks: its head and thread those of an event before
-    /// (their pieces kept), every short piece a block, every argument
-    /// named by index and an integer, a float or a string by index. `None`
-    /// for any other, which [`EventObjects::event`] writes piece by piece.
+    /// [`EventObjects::event`] for the usual event, built in blocks: its
+    /// head and thread those of an event before (their pieces kept), every
+    /// short piece a block, every argument named by index and an integer, a
+    /// float or a string by index. `None` for any other, which
+    /// [`EventObjects::event`] writes piece by piece.
     #[inline(always)]
     pub fn usual(
         &mut self,
         line: &mut Blocks<'_>,
         ctx: &Context<'_>,
-        event: Usual<'_>,
+        view: &EventView<'_>,
         tps: u64,
         first: bool,
     ) -> Option<()> {
-        // A counter's id 0 is no id.
-        let id = match event.id {
-            Some(0) if event.event_type == COUNTER => None,
-            id => id,
+        let (end, id) = match view.kind {
+            EventKind::DurationComplete { end } => (Some(end), None),
+            // A counter's id 0 is no id.
+            EventKind::Counter { id: 0 } => (None, None),
+            kind => (None, kind.id()),
         };
-        let end = event.end;
-        let phase = phase(event.event_type);
-        let names = Names::of(phase[0], event.category, event.name)?;
+        let phase = phase(&view.kind);
+        let names = Names::of(ctx, phase[0], view.category, view.name)?;
         // The arguments open in the piece after the timestamp when nothing
         // comes between.
-        let opens_args = event.arg_count > 0 && end.is_none() && id.is_none();
-        let instant = event.event_type == INSTANT;
-        let who = event.who;
+        let opens_args = view.arg_count > 0 && end.is_none() && id.is_none();
+        let after_ts = OfThread::of(view.thread, phase == b"i", opens_args);
         if first {
             line.text(b"\n")?;
         } else {
             line.text(b",\n")?;
         }
         let strings = &mut self.strings;
-        let strs = (event.category, event.name);
-        line.piece(self.heads.get(ctx, names, |head| {
-            write_head(head, strings, ctx, strs, phase)
-        }))?;
+        line.piece(
+            self.heads
+                .get(names, |head| write_head(head, strings, ctx, view, phase)),
+        )?;
         let clock = self.clock(tps);
-        let begin = clock.ns(event.timestamp);
+        let begin = clock.ns(view.timestamp);
         line.u64_near(begin / 1000, &mut self.ts_digits)?;
         fraction_block(line, begin)?;
-        let after_ts = OfThread::of(who, instant, opens_args);
-        line.piece(self.after_ts.get(ctx, after_ts, |piece| {
-            after_ts_piece(piece, who.thread(ctx), instant, opens_args)
+        line.piece(self.after_ts.get(after_ts, |piece| {
+            after_ts_piece(piece, view.thread, phase == b"i", opens_args)
         }))?;
         if let Some(end) = end {
             line.text(b",\"dur\":")?;
@@ -210,16 +205,19 @@ impl EventObjects {
             line.text(b",\"id\":\"")?;
             line.hex(id)?;
             line.text(b"\"")?;
-            if matches!(event.event_type, FLOW_STEP | FLOW_END) {
+            if matches!(
+                view.kind,
+                EventKind::FlowStep { .. } | EventKind::FlowEnd { .. }
+            ) {
                 line.text(b",\"bp\":\"e\"")?;
             }
         }
-        if event.arg_count > 0 {
+        if view.arg_count > 0 {
             if !opens_args {
                 line.text(b",\"args\":{")?;
             }
             let mut read = 0;
-            for (i, words) in event.args.enumerate() {
+            for (i, words) in view.arg_words().enumerate() {
                 if i > 0 {
                     line.text(b",")?;
                 }
@@ -228,19 +226,48 @@ impl EventObjects {
                         line.piece(self.keys.indexed(ctx, name))?;
                         line.int(value)?;
                     }
-                    None => {
-                        let kept = (&mut self.keys, &mut self.strings);
-                        string_or_float(line, kept, ctx, words, Blocks::json_f64)?
-                    }
+                    None => self.string_or_float(line, ctx, words)?,
                 }
                 read += 1;
             }
-            if read != usize::from(event.arg_count) {
+            if read != usize::from(view.arg_count) {
                 return None;
             }
             line.text(b"}")?;
         }
         line.text(b"}")
+    }
+
+    /// Appends `"key":value` of an argument named by index whose value is
+    /// a string by index (not the empty one) or a float: the other
+    /// arguments of the usual event. `None` for any other, or where the
+    /// object does not fit.
+    #[inline(always)]
+    fn string_or_float(
+        &mut self,
+        line: &mut Blocks<'_>,
+        ctx: &Context<'_>,
+        words: ArgWords<'_>,
+    ) -> Option<()> {
+        let arg = words.view()?;
+        let StrRef::Indexed(name) = arg.name else {
+            return None;
+        };
+        match arg.value {
+            ArgValueView::Str(StrRef::Indexed(value)) => {
+                line.piece(self.keys.indexed(ctx, name))?;
+                line.piece(self.strings.indexed(ctx, value))
+            }
+            ArgValueView::F64(x) => {
+                line.piece(self.keys.indexed(ctx, name))?;
+                if x.is_finite() {
+                    line.bytes(zmij::Buffer::new().format_finite(x).as_bytes())
+                } else {
+                    line.text(b"null")
+                }
+            }
+            _ => None,
+        }
     }
 
     /// The clock of `tps` ticks per second (the last one's, or a new one).
@@ -283,7 +310,7 @@ impl EventObjects {
                     Ok(())
                 }
                 ArgValueView::F64(x) => {
-                    put_json_f64(w, x);
+                    float(w, x);
                     Ok(())
                 }
                 ArgValueView::Str(s) => {
@@ -305,21 +332,21 @@ impl EventObjects {
     }
 }
 
-/// Writes `{"ph":…,"cat":…,"name":…,"ts":` of an event of category and
-/// name `names`, whose phase is `ph`.
+/// Writes `{"ph":…,"cat":…,"name":…,"ts":` of `view`, whose phase is
+/// `ph`.
 fn write_head(
     w: &mut Vec<u8>,
     strings: &mut Formatted<Json>,
     ctx: &Context<'_>,
-    (category, name): (StrRef<'_>, StrRef<'_>),
+    view: &EventView<'_>,
     ph: &[u8],
 ) {
     w.extend_from_slice(b"{\"ph\":\"");
     w.extend_from_slice(ph);
     w.extend_from_slice(b"\",\"cat\":");
-    strings.write(w, ctx, category);
+    strings.write(w, ctx, view.category);
     w.extend_from_slice(b",\"name\":");
-    strings.write(w, ctx, name);
+    strings.write(w, ctx, view.name);
     w.extend_from_slice(b",\"ts\":");
 }
 
@@ -336,12 +363,21 @@ fn after_ts_piece(w: &mut Vec<u8>, thread: Thread, instant: bool, opens_args: bo
     }
 }
 
-/// The Chrome phase of an event type (0..=10).
-#[inline(always)]
-fn phase(event_type: u8) -> &'static [u8] {
-    const PHASES: &[u8; 11] = b"iCBEXbnestf";
-    let at = usize::from(event_type).min(PHASES.len() - 1);
-    &PHASES[at..at + 1]
+/// The Chrome phase of an event type.
+fn phase(kind: &EventKind) -> &'static [u8] {
+    match kind {
+        EventKind::Instant => b"i",
+        EventKind::Counter { .. } => b"C",
+        EventKind::DurationBegin => b"B",
+        EventKind::DurationEnd => b"E",
+        EventKind::DurationComplete { .. } => b"X",
+        EventKind::AsyncBegin { .. } => b"b",
+        EventKind::AsyncInstant { .. } => b"n",
+        EventKind::AsyncEnd { .. } => b"e",
+        EventKind::FlowBegin { .. } => b"s",
+        EventKind::FlowStep { .. } => b"t",
+        EventKind::FlowEnd { .. } => b"f",
+    }
 }
 
 /// The fraction of [`micros`] into a [`Blocks`] line.
@@ -368,6 +404,17 @@ fn hex_id(w: &mut Vec<u8>, id: u64) {
     w.extend_from_slice(b",\"id\":\"");
     put_hex(w, id);
     w.push(b'"');
+}
+
+/// Appends a float as `serde_json` writes it (its own formatter, `zmij`,
+/// without a serializer per value): `null` if not finite.
+#[inline]
+fn float(w: &mut Vec<u8>, x: f64) {
+    if x.is_finite() {
+        w.extend_from_slice(zmij::Buffer::new().format_finite(x).as_bytes());
+    } else {
+        w.extend_from_slice(b"null");
+    }
 }
 
 #[cfg(test)]
@@ -401,7 +448,7 @@ mod tests {
         let mut out = Vec::new();
         for v in values {
             out.clear();
-            put_json_f64(&mut out, v);
+            float(&mut out, v);
             assert_eq!(out, serde_json::to_vec(&v).unwrap(), "{:#x}", v.to_bits());
         }
     }
