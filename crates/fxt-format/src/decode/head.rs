@@ -18,9 +18,7 @@ use super::cursor::{Cursor, Region};
 use super::parse::{bits, event_kind};
 use super::record::{EventKind, Thread};
 use super::values::StrRef;
-use super::view::{
-    plain_args_end, plain_ref, word_at, ArgViews, ArgWordIter, Context, EventView, View,
-};
+use super::view::{plain_args_end, word_at, ArgViews, ArgWordIter, Context, EventView, View};
 use crate::encode::header::record_type;
 
 /// One record of a head walk: an event of the usual shape by its head,
@@ -229,15 +227,18 @@ fn index_ref<'a>(index: u16) -> StrRef<'a> {
     }
 }
 
-/// The head of a framed record (`bytes`, at input offset `offset`) that is
-/// an event of the usual shape: what [`super::view::plain`] accepts, read
-/// with the same checks, in one pass with a bounds check per word; `None`
-/// for any other record, which the view walk reads.
+/// The head of a framed record (`bytes`, at input offset `offset`, its
+/// first word `header`) that is an event of the usual shape: what
+/// [`super::view::plain`] accepts, read with the same checks, in one pass
+/// with a bounds check per word; `None` for any other record, which the
+/// view walk reads.
 #[inline(always)]
-pub(crate) fn head(bytes: &[u8], offset: u64) -> Option<EventHead<'_>> {
-    let header = word_at(bytes, 0)?;
+pub(crate) fn head(header: u64, bytes: &[u8], offset: u64) -> Option<EventHead<'_>> {
     let event_type = bits(header, 16, 4);
-    if header & 0xf != record_type::EVENT || event_type > 10 {
+    // Bit 15 of the category's or the name's ref: an inline text, which
+    // `plain_ref` refuses (an index, or 0 for the empty string, is taken).
+    const INLINE_REFS: u64 = 1 << 47 | 1 << 63;
+    if header & (0xf | INLINE_REFS) != record_type::EVENT || event_type > 10 {
         return None;
     }
     // The timestamp and the inline koids.
@@ -245,8 +246,6 @@ pub(crate) fn head(bytes: &[u8], offset: u64) -> Option<EventHead<'_>> {
     if bytes.len() < at * 8 {
         return None;
     }
-    plain_ref(bits(header, 32, 16) as u16)?;
-    plain_ref(bits(header, 48, 16) as u16)?;
     let at = plain_args_end(bytes, header, at)?;
     // The trailing word of the types that carry one.
     let trailing = usize::from(!matches!(event_type, 0 | 2 | 3));

@@ -54,6 +54,9 @@ pub(crate) fn prefetch_ahead(input: &[u8], pos: usize) {
     let _ = (input, pos);
 }
 
+/// A framed record: its header word, its bytes and its offset.
+type Framed<'a> = (u64, &'a [u8], u64);
+
 /// Accessors shared by both readers.
 macro_rules! reader_state_accessors {
     () => {
@@ -141,6 +144,16 @@ impl<'a> SliceReader<'a> {
     /// ends the reader), or `None` at the end.
     #[inline(always)]
     fn frame(&mut self) -> Option<Result<(&'a [u8], u64), DecodeError>> {
+        Some(
+            self.frame_header()?
+                .map(|(_, record, offset)| (record, offset)),
+        )
+    }
+
+    /// [`SliceReader::frame`], with the record's header word (its first,
+    /// read to frame it).
+    #[inline(always)]
+    fn frame_header(&mut self) -> Option<Result<Framed<'a>, DecodeError>> {
         if self.finished {
             return None;
         }
@@ -174,7 +187,7 @@ impl<'a> SliceReader<'a> {
         // Fits in usize: it is at most `rest.len()`.
         let record = &rest[..size_bytes as usize];
         self.pos += record.len();
-        Some(Ok((record, offset)))
+        Some(Ok((header, record, offset)))
     }
 
     /// The next record as a [`View`]: an event borrowing the input, its
@@ -251,17 +264,17 @@ impl<'a> SliceReader<'a> {
         mut f: impl FnMut(Result<Head<'_, 'a>, DecodeError>, &Context<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         while (self.pos as u64) < end {
-            let Some(framed) = self.frame() else {
+            let Some(framed) = self.frame_header() else {
                 break;
             };
-            let (record, offset) = match framed {
+            let (header, record, offset) = match framed {
                 Ok(framed) => framed,
                 Err(error) => {
                     self.lend_other_head(Err(error), &[], &mut f)?;
                     continue;
                 }
             };
-            if let Some(head) = head::head(record, offset) {
+            if let Some(head) = head::head(header, record, offset) {
                 let context = Context {
                     decoder: &self.decoder,
                     record,

@@ -6,10 +6,11 @@
 
 use std::io::{self, Write};
 
-use fxt_format::decode::{Context, Record};
+use fxt_format::decode::{Context, View};
 use fxt_format::time::ticks_per_second_or_default;
 use serde_json::{json, Value};
 
+use crate::error::Error;
 use crate::samples::allocs::{self, AllocCollector};
 use crate::samples::Gather;
 
@@ -25,11 +26,15 @@ pub struct AllocTally {
 }
 
 impl AllocTally {
-    /// Takes a record.
-    pub fn see(&mut self, ctx: &Context<'_>, record: &Record) {
-        let tps = ticks_per_second_or_default(ctx.ticks_per_second());
-        self.collector.see(ctx.provider_id(), tps, record);
-        self.gather.see(ctx.record_offset(), record);
+    /// Takes a record of a walk in file order, as its view (no event
+    /// decoded but those that name allocation sites).
+    pub fn see_view(&mut self, ctx: &Context<'_>, view: &View<'_>) -> Result<(), Error> {
+        if let View::Record(record) = view {
+            // Allocation records are blobs, never events.
+            let tps = ticks_per_second_or_default(ctx.ticks_per_second());
+            self.collector.see(ctx.provider_id(), tps, record);
+        }
+        self.gather.see_view(ctx, view)
     }
 }
 

@@ -76,10 +76,8 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             let mut sampled = samples::SampleTally::new(true);
             let mut range = RangeTally::default();
             let walk = input.walk_views_in_order("stats", |ctx, view| {
-                if let Some(record) = samples::record_of(ctx, view)? {
-                    sampled.see(ctx, &record);
-                    allocated.see(ctx, &record);
-                }
+                sampled.see_view(ctx, view)?;
+                allocated.see_view(ctx, view)?;
                 range.add_view(ctx, view);
                 Ok(())
             })?;

@@ -5,11 +5,10 @@
 //! trace says its processes' sampling rates (`fxt.sampling`), each count
 //! comes with the CPU time it stands for: one period per sample.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{self, Write};
 
-use fxt_format::decode::{Context, EventKind, Record, View};
+use fxt_format::decode::{Context, Record, View};
 use fxt_format::samples::Sampling;
 use fxt_format::time::ticks_per_second_or_default;
 use serde_json::{json, Value};
@@ -45,45 +44,27 @@ impl SampleTally {
         }
     }
 
-    /// Takes a record (what [`record_of`] gives of a view).
-    pub fn see(&mut self, ctx: &Context<'_>, record: &Record) {
-        if self.active {
-            let provider = ctx.provider_id();
-            let tps = ticks_per_second_or_default(ctx.ticks_per_second());
+    /// Takes a record of a walk in file order, as its view: a sample, a
+    /// slice's begin or end, a record that names samples, a process's
+    /// sampling rate (no event decoded but those that name samples).
+    pub fn see_view(&mut self, ctx: &Context<'_>, view: &View<'_>) -> Result<(), Error> {
+        if !self.active {
+            return Ok(());
+        }
+        let provider = ctx.provider_id();
+        let tps = ticks_per_second_or_default(ctx.ticks_per_second());
+        if let View::Record(record) = view {
+            // Samples are blobs, never events.
             self.collector.see(provider, tps, record);
-            self.timeline.see(provider, tps, record);
-            self.gather.see(ctx.record_offset(), record);
             if let Record::Blob(blob) = record {
                 if let Some(Ok(s)) = Sampling::from_blob(blob) {
                     self.sampling.insert(s.pid, s);
                 }
             }
         }
+        self.timeline.see_view(ctx, view);
+        self.gather.see_view(ctx, view)
     }
-}
-
-/// The record of a view that the samples' and allocations' tallies look
-/// at: any record but an event, and the events that place samples (a
-/// duration) or name them, decoded whole; `None` for any other event.
-pub fn record_of<'v>(
-    ctx: &Context<'_>,
-    view: &'v View<'_>,
-) -> Result<Option<Cow<'v, Record>>, Error> {
-    let e = match view {
-        View::Record(record) => return Ok(Some(Cow::Borrowed(record))),
-        View::Event(e) => e,
-    };
-    let duration = matches!(
-        e.kind,
-        EventKind::DurationComplete { .. } | EventKind::DurationBegin | EventKind::DurationEnd
-    );
-    if !duration && !ctx.str(e.name).is_some_and(Gather::wants) {
-        return Ok(None);
-    }
-    let event = ctx
-        .event(e)
-        .map_err(|err| Error::msg(format!("internal error: a view does not decode: {err}")))?;
-    Ok(Some(Cow::Owned(Record::Event(event))))
 }
 
 /// Samples, and the CPU time they stand for (nanoseconds; `None` when a
