@@ -1774,3 +1774,61 @@ fn a_complete_events_row_is_its_begin_and_ends_row() {
         ])
     );
 }
+
+#[test]
+fn rows_found_again_by_their_key_keep_their_own_thread_and_names() {
+    // More threads than the writer keeps keys for (each key's columns are
+    // found again by its provider, thread, strings epoch and string
+    // indices), every thread an instant, a complete event and a duration
+    // of indices 1 and 2; then index 2 renamed and every thread again. A
+    // row's tid and name follow from its ts: a key taken for another's
+    // (two in one slot, or the strings before the renaming) shows.
+    const THREADS: u64 = 1500;
+    let thread = |t: u64| ThreadRef::Inline {
+        process: 7,
+        thread: 1000 + t,
+    };
+    let at = |kind, ts, t| {
+        event(
+            kind,
+            ts,
+            thread(t),
+            StringRef::Index(1),
+            StringRef::Index(2),
+            &[],
+        )
+    };
+    let mut trace = Trace::with_provider(1, "p", 1_000_000_000);
+    for (round, name) in [(0, "first"), (1, "second")] {
+        trace = trace
+            .push(&StringRecord {
+                index: 1,
+                value: "cat",
+            })
+            .push(&StringRecord {
+                index: 2,
+                value: name,
+            });
+        for t in 0..THREADS {
+            let ts = round * 100_000 + t * 10;
+            trace = trace
+                .push(&at(EventKind::Instant, ts, t))
+                .push(&at(EventKind::DurationComplete { end: ts + 5 }, ts, t))
+                .push(&at(EventKind::DurationBegin, ts, t))
+                .push(&at(EventKind::DurationEnd, ts + 3, t));
+        }
+    }
+    let trace = trace.file("export-keys.fxt");
+    let dir = folder("export-keys");
+    export(&[&trace], &dir, "h");
+    let wrong = |table: &str| {
+        format!(
+            "select count(*), count(*) filter (where tid != 1000 + (ts % 100000) // 10 \
+             or name != (case when ts >= 100000 then 'second' else 'first' end) \
+             or category != 'cat' or pid != 7) from {{{table}}}"
+        )
+    };
+    let r = duckdb(&dir, &[&wrong("instants"), &wrong("slices")]);
+    assert_eq!(r[0], json!([[2 * THREADS, 0]]), "instants");
+    assert_eq!(r[1], json!([[4 * THREADS, 0]]), "slices");
+}

@@ -95,7 +95,6 @@ impl Dictionary {
     }
 
     /// Values so far.
-    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.spans.len()
     }
