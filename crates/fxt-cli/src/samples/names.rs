@@ -182,17 +182,6 @@ impl Gather {
         Ok(())
     }
 
-    /// [`Gather::see_view`] of a record (at byte `offset`) decoded whole.
-    pub fn see(&mut self, offset: u64, record: &Record) {
-        match record {
-            Record::Event(e) if e.name.as_str().is_some_and(Self::wants) => {
-                self.named.push((offset, record.clone()))
-            }
-            Record::Event(_) => {}
-            other => self.see_record(offset, other),
-        }
-    }
-
     /// Takes a record that is not an event if it is a sample, or part of
     /// a symbols or modules record.
     fn see_record(&mut self, offset: u64, record: &Record) {

@@ -11,7 +11,9 @@
 
 use std::collections::HashMap;
 
-use fxt_format::decode::{Context, EventKind, Record, Text, Thread, View};
+#[cfg(test)]
+use fxt_format::decode::Record;
+use fxt_format::decode::{Context, EventKind, Text, Thread, View};
 use fxt_format::time::{ticks_per_second_or_default, ticks_to_ns};
 
 use super::Sampled;
@@ -56,8 +58,15 @@ impl Timeline {
         }
     }
 
-    /// [`Timeline::see_view`] of a record decoded whole.
-    pub fn see(&mut self, provider: Option<u32>, ticks_per_second: u64, record: &Record) {
+    /// [`Timeline::see_view`] of a record decoded whole: the tests' way in
+    /// (the commands walk views).
+    #[cfg(test)]
+    pub fn see(
+        &mut self,
+        provider: Option<u32>,
+        ticks_per_second: u64,
+        record: &fxt_format::decode::Record,
+    ) {
         if let Record::Event(e) = record {
             let at = (e.kind, e.timestamp, e.thread);
             self.event(provider, ticks_per_second, at, || e.name.clone());
