@@ -81,6 +81,30 @@ pub enum EventKind {
 }
 
 impl EventKind {
+    /// One kind of each event type, in type order (its ids and ends 0):
+    /// `EACH_TYPE[t].event_type() == t`, so a table indexed by type
+    /// number can be named by kind.
+    ///
+    /// ```
+    /// use fxt_format::encode::EventKind;
+    /// for (t, kind) in EventKind::EACH_TYPE.iter().enumerate() {
+    ///     assert_eq!(kind.event_type(), t as u64);
+    /// }
+    /// ```
+    pub const EACH_TYPE: [EventKind; 11] = [
+        Self::Instant,
+        Self::Counter { id: 0 },
+        Self::DurationBegin,
+        Self::DurationEnd,
+        Self::DurationComplete { end: 0 },
+        Self::AsyncBegin { id: 0 },
+        Self::AsyncInstant { id: 0 },
+        Self::AsyncEnd { id: 0 },
+        Self::FlowBegin { id: 0 },
+        Self::FlowStep { id: 0 },
+        Self::FlowEnd { id: 0 },
+    ];
+
     /// The event type number (bits `[16 .. 19]`).
     #[inline]
     pub const fn event_type(&self) -> u64 {

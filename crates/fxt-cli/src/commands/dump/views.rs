@@ -78,24 +78,9 @@ pub struct EventLines {
 /// The `kind ts=` that begins the line of each event kind, made once
 /// and found by the kind: kept by the kind's hash, it was looked up anew
 /// at nearly every event of threads taking turns.
-struct Kinds([Piece; KINDS.len()]);
+struct Kinds([Piece; EventKind::EACH_TYPE.len()]);
 
-/// One event of each kind, in the order of [`kind_index`].
-const KINDS: [EventKind; 11] = [
-    EventKind::Instant,
-    EventKind::Counter { id: 0 },
-    EventKind::DurationBegin,
-    EventKind::DurationEnd,
-    EventKind::DurationComplete { end: 0 },
-    EventKind::AsyncBegin { id: 0 },
-    EventKind::AsyncInstant { id: 0 },
-    EventKind::AsyncEnd { id: 0 },
-    EventKind::FlowBegin { id: 0 },
-    EventKind::FlowStep { id: 0 },
-    EventKind::FlowEnd { id: 0 },
-];
-
-/// The place of `kind` in [`KINDS`].
+/// The place of `kind` in [`EventKind::EACH_TYPE`].
 #[inline(always)]
 fn kind_index(kind: EventKind) -> usize {
     kind.event_type() as usize
@@ -103,8 +88,8 @@ fn kind_index(kind: EventKind) -> usize {
 
 impl Default for Kinds {
     fn default() -> Self {
-        let mut heads: [Piece; KINDS.len()] = Default::default();
-        for kind in KINDS {
+        let mut heads: [Piece; EventKind::EACH_TYPE.len()] = Default::default();
+        for kind in EventKind::EACH_TYPE {
             let head = format!("{} ts=", event_kind_name(&kind));
             heads[kind_index(kind)].set(head.as_bytes());
         }
