@@ -1832,3 +1832,35 @@ fn rows_found_again_by_their_key_keep_their_own_thread_and_names() {
     assert_eq!(r[0], json!([[2 * THREADS, 0]]), "instants");
     assert_eq!(r[1], json!([[4 * THREADS, 0]]), "slices");
 }
+
+#[test]
+fn two_inputs_in_one_part_keep_their_own_trace_by_the_same_key() {
+    // Events before any provider or string record (no provider, the
+    // first strings epoch, empty texts: one key in both inputs), both
+    // inputs exported into one part: each row names its own trace.
+    let thread = ThreadRef::Inline {
+        process: 1,
+        thread: 2,
+    };
+    let at = |kind, ts| event(kind, ts, thread, StringRef::Empty, StringRef::Empty, &[]);
+    let trace = Trace::new()
+        .push(&MagicNumber)
+        .push(&at(EventKind::Instant, 10))
+        .push(&at(EventKind::DurationComplete { end: 30 }, 20));
+    let (a, b) = (
+        trace.file("export-same-key-a.fxt"),
+        trace.file("export-same-key-b.fxt"),
+    );
+    let dir = folder("export-same-key");
+    export(&[&a, &b], &dir, "h");
+    let r = duckdb(
+        &dir,
+        &[
+            "select trace, count(*) from {instants} group by trace order by trace",
+            "select trace, count(*) from {slices} group by trace order by trace",
+        ],
+    );
+    let each = json!([[p(&a), 1], [p(&b), 1]]);
+    assert_eq!(r[0], each, "instants");
+    assert_eq!(r[1], each, "slices");
+}
