@@ -95,6 +95,7 @@ impl Dictionary {
     }
 
     /// Values so far.
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.spans.len()
     }

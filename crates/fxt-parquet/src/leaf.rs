@@ -197,23 +197,6 @@ impl StrLeaf {
         self.levels.repeat_top(&mut self.ids, n);
     }
 
-    /// The dictionary id of the last value added (`None` if none since
-    /// the last [`StrLeaf::finish`]): what a caller that knows the value
-    /// comes again may keep and add with [`StrLeaf::id`] in this row
-    /// group.
-    #[inline]
-    pub fn last_id(&self) -> Option<u32> {
-        self.ids.last().copied()
-    }
-
-    /// Adds a present value by its id, one [`StrLeaf::last_id`] gave in
-    /// this row group (its level pushed apart): no string compared.
-    #[inline(always)]
-    pub fn id(&mut self, id: u32) {
-        debug_assert!(id < self.dictionary.len() as u32);
-        self.ids.push(id);
-    }
-
     /// Takes the row group's leaf.
     pub fn finish(&mut self) -> Leaf {
         // The next row group numbers its values anew.
@@ -413,35 +396,6 @@ mod tests {
             panic!("not a dictionary leaf");
         };
         assert_eq!(ids, [0]);
-    }
-
-    #[test]
-    fn a_value_added_again_by_its_id_reads_as_the_value() {
-        let mut leaf = StrLeaf::new(1, false);
-        assert_eq!(leaf.last_id(), None);
-        leaf.levels.push_top(true);
-        leaf.value("alpha");
-        let alpha = leaf.last_id().unwrap();
-        leaf.levels.push_top(true);
-        leaf.value("beta");
-        leaf.levels.push_top(true);
-        leaf.id(alpha);
-        // The value after an id is compared with what the leaf saw last
-        // by value, still right.
-        leaf.levels.push_top(true);
-        leaf.value("beta");
-        let Leaf {
-            values: Values::Dict { page, ids },
-            levels,
-        } = leaf.finish()
-        else {
-            panic!("not a dictionary leaf");
-        };
-        let values: Vec<&[u8]> = ids.iter().map(|&id| page.value(id as usize)).collect();
-        assert_eq!(values, [&b"alpha"[..], b"beta", b"alpha", b"beta"]);
-        assert_eq!(levels.count, 4);
-        // A new row group numbers anew: no id is left over.
-        assert_eq!(leaf.last_id(), None);
     }
 
     #[test]

@@ -34,9 +34,6 @@ struct Open {
     category: Text,
     name: Text,
     args: Vec<Arg>,
-    /// The key of its view ([`NO_KEY`] if decoded from a record), which
-    /// its texts were read by.
-    key: EventKey,
 }
 
 /// The writer of one input's rows.
@@ -72,12 +69,6 @@ pub struct Rows<'a> {
     again: bool,
     /// The key of each event table's last row.
     last_keys: [EventKey; 3],
-    /// The key of the event view being written ([`NO_KEY`] for a record
-    /// decoded whole).
-    key: EventKey,
-    /// The input's number among those written into these tables (a key
-    /// is one input's: its trace and names are).
-    input: u64,
     /// The clock of the last event view's provider.
     clock: Option<Clock>,
 }
@@ -85,8 +76,7 @@ pub struct Rows<'a> {
 /// What an event row's [`row::Key`] columns are made of: its provider,
 /// its thread, the strings epoch, and its category and name by string
 /// index (0: empty). Two rows of one input with one key have the same
-/// values in those columns (with the input's number, two rows of one
-/// part's tables: [`Rows::known`]). Whole words, each written and read as one (a key of
+/// values in those columns. Whole words, each written and read as one (a key of
 /// narrower fields, read back as words, stalled each row); the last word
 /// is 0 for an event without a key (a decoded one, or texts inline).
 type EventKey = [u64; 5];
@@ -142,8 +132,6 @@ struct Begun<'b> {
     ts: i64,
     ids: (u64, u64),
     texts: Texts<'b>,
-    /// The begin's key, which its texts were read by.
-    key: EventKey,
 }
 
 /// The provider's, process's and thread's names of a row.
@@ -180,7 +168,6 @@ impl<'a> Rows<'a> {
         tables: &'a mut Tables,
         summary: &'a mut Summary,
     ) -> Rows<'a> {
-        let input = summary.inputs;
         Rows {
             trace,
             host,
@@ -197,8 +184,6 @@ impl<'a> Rows<'a> {
             recent_names: [None; NAMES_SLOTS],
             again: false,
             last_keys: [NO_KEY; 3],
-            key: NO_KEY,
-            input,
             clock: None,
         }
     }
@@ -254,10 +239,7 @@ impl<'a> Rows<'a> {
         let tps = ticks_per_second_or_default(ctx.ticks_per_second());
         let provider = ctx.provider_id();
         match record {
-            Record::Event(e) => {
-                self.key = NO_KEY;
-                self.event(provider, tps, e)
-            }
+            Record::Event(e) => self.event(provider, tps, e),
             Record::ContextSwitch(c) => self.switch(provider, &c, tps),
             Record::LegacyContextSwitch(c) => self.legacy_switch(provider, &c, tps),
             Record::ThreadWakeup(w) => self.wakeup(provider, &w, tps),
@@ -289,9 +271,7 @@ impl<'a> Rows<'a> {
     /// An event view: its row written from the view, or a begin kept
     /// (decoded) for its end.
     fn event_view(&mut self, ctx: &At<'_>, e: &EventView<'_>) -> Result<(), Error> {
-        let key = view_key(ctx, e);
-        self.key = key;
-        self.again = self.note_key(e.kind, key);
+        self.again = self.note_key(e.kind, || view_key(ctx, e));
         let tps = ticks_per_second_or_default(ctx.ticks_per_second());
         let provider = ctx.provider_id();
         let ts = self.ns(e.timestamp, tps);
@@ -303,12 +283,7 @@ impl<'a> Rows<'a> {
             // poll, which the polls table takes too, is decoded).
             EventKind::DurationComplete { end } if texts.0 != Some("task") => {
                 let end = self.ns(end, tps);
-                let begun = Begun {
-                    ts,
-                    ids,
-                    texts,
-                    key,
-                };
+                let begun = Begun { ts, ids, texts };
                 self.slice_row(provider, begun, end, ("complete", None), &[args])
             }
             EventKind::DurationBegin
@@ -453,10 +428,11 @@ impl<'a> Rows<'a> {
     /// registers: a key stored for later and read back whole stalled each
     /// row).
     #[inline(always)]
-    fn note_key(&mut self, kind: EventKind, key: EventKey) -> bool {
+    fn note_key(&mut self, kind: EventKind, key: impl FnOnce() -> EventKey) -> bool {
         let Some(table) = table_of(kind) else {
             return false;
         };
+        let key = key();
         let last = &mut self.last_keys[table];
         // Word by word (an array's `==` calls `memcmp`).
         let same = key[4] != 0 && (0..5).fold(0, |diff, k| diff | (last[k] ^ key[k])) == 0;
@@ -464,26 +440,11 @@ impl<'a> Rows<'a> {
         same
     }
 
-    /// What is known of a row's key columns: they are its table's last
-    /// row's (`again`), or decided by `key` (made the input's).
-    #[inline(always)]
-    fn known(&self, again: bool, key: EventKey) -> row::Known {
-        if again {
-            row::Known::Again
-        } else if key[4] == 0 {
-            row::Known::New
-        } else {
-            let [provider, pid, tid, epoch, texts] = key;
-            // Above the provider's bit 32.
-            row::Known::By([provider | self.input << 33, pid, tid, epoch, texts])
-        }
-    }
-
     /// The columns every event row begins with (its thread noted as
-    /// seen), `known` as they are.
+    /// seen); `again` if its key is its table's last row's.
     fn event_columns<'b>(
         &mut self,
-        known: row::Known,
+        again: bool,
         provider: Option<u32>,
         (pid, tid): (u64, u64),
         (category, name): Texts<'b>,
@@ -507,14 +468,14 @@ impl<'a> Rows<'a> {
             name,
         };
         row::Event {
-            key: row::Repeated(key, known),
+            key: row::Repeated(key, again),
             ts: Some(ts),
         }
     }
 
     /// A decoded event.
     fn event(&mut self, provider: Option<u32>, tps: u64, e: Event) -> Result<(), Error> {
-        self.again = self.note_key(e.kind, NO_KEY);
+        self.again = self.note_key(e.kind, || NO_KEY);
         let ts = ticks_to_ns(e.timestamp, tps);
         let ids = koids(e.thread);
         let texts = (e.category.as_str(), e.name.as_str());
@@ -578,7 +539,6 @@ impl<'a> Rows<'a> {
             category: e.category,
             name: e.name,
             args: e.args,
-            key: self.key,
         }
     }
 
@@ -598,7 +558,6 @@ impl<'a> Rows<'a> {
             ts: begin.ts,
             ids: (begin.pid, begin.tid),
             texts,
-            key: begin.key,
         };
         let args = [Args::Decoded(&begin.args), end_args];
         self.slice_row(provider, begun, end, (kind, async_id), &args)
@@ -628,8 +587,8 @@ impl<'a> Rows<'a> {
             self.samples = samples;
             written?;
         }
-        let known = self.known(false, begin.key);
-        let event = self.event_columns(known, provider, ids, begin.texts, begin.ts);
+        // The begin's texts, decoded, or a complete event's view: no key.
+        let event = self.event_columns(false, provider, ids, begin.texts, begin.ts);
         let slice = row::Slice {
             event,
             dur: Some(end.saturating_sub(begin.ts)),
@@ -654,8 +613,7 @@ impl<'a> Rows<'a> {
         kind: &str,
         async_id: Option<u64>,
     ) -> Result<(), Error> {
-        let known = self.known(self.again, self.key);
-        let event = self.event_columns(known, provider, ids, texts, ts);
+        let event = self.event_columns(self.again, provider, ids, texts, ts);
         let instant = row::Instant {
             event,
             kind: Some(kind),
@@ -676,8 +634,7 @@ impl<'a> Rows<'a> {
         id: u64,
         phase: &str,
     ) -> Result<(), Error> {
-        let known = self.known(self.again, self.key);
-        let event = self.event_columns(known, provider, ids, texts, ts);
+        let event = self.event_columns(self.again, provider, ids, texts, ts);
         let flow = row::Flow {
             event,
             flow_id: Some(signed(id)),
@@ -708,8 +665,7 @@ impl<'a> Rows<'a> {
                     continue;
                 }
             };
-            let known = self.known(self.again, self.key);
-            let event = self.event_columns(known, provider, ids, texts, ts);
+            let event = self.event_columns(self.again, provider, ids, texts, ts);
             let counter = row::Counter {
                 event,
                 counter_id: Some(signed(id)),

@@ -26,8 +26,8 @@ use super::encode::Leaf;
 use super::summary::Summary;
 
 pub use super::args::ArgMaps;
-use super::table::{Col, Columns, Paths, Repeat, Snapshot, Table, TableSchema, TypedTable};
-pub use super::table::{Known, Repeated};
+pub use super::table::Repeated;
+use super::table::{Col, Columns, Paths, Repeat, Table, TableSchema, TypedTable};
 use crate::error::Error;
 
 /// Declares a row type `$row<$lt>`: its fields are the table's columns (a
@@ -120,64 +120,6 @@ row! {
         thread: Option<&'a str>,
         category: Option<&'a str>,
         name: Option<&'a str>,
-    }
-}
-
-/// What a [`Source`] became: its three strings' ids.
-type SourceIds = [Option<u32>; 3];
-
-impl Snapshot for Source<'_> {
-    type Ids = SourceIds;
-
-    #[inline(always)]
-    fn ids(&self, (trace, host, provider): &Self::Builders) -> SourceIds {
-        [
-            self.trace.ids(trace),
-            self.host.ids(host),
-            self.provider.ids(provider),
-        ]
-    }
-
-    #[inline(always)]
-    fn push_ids((trace, host, provider): &mut Self::Builders, ids: &SourceIds) {
-        <Option<&str>>::push_ids(trace, &ids[0]);
-        <Option<&str>>::push_ids(host, &ids[1]);
-        <Option<&str>>::push_ids(provider, &ids[2]);
-    }
-}
-
-/// What a [`Key`] became: its source's, then its pid, tid and the ids of
-/// its process, thread, category and name.
-type KeyIds = (SourceIds, [Option<i64>; 2], [Option<u32>; 4]);
-
-impl Snapshot for Key<'_> {
-    type Ids = KeyIds;
-
-    #[inline(always)]
-    fn ids(&self, b: &Self::Builders) -> KeyIds {
-        let (source, pid, process, tid, thread, category, name) = b;
-        (
-            self.source.ids(source),
-            [self.pid.ids(pid), self.tid.ids(tid)],
-            [
-                self.process.ids(process),
-                self.thread.ids(thread),
-                self.category.ids(category),
-                self.name.ids(name),
-            ],
-        )
-    }
-
-    #[inline(always)]
-    fn push_ids(b: &mut Self::Builders, (source, koids, texts): &KeyIds) {
-        let (source_b, pid, process, tid, thread, category, name) = b;
-        Source::push_ids(source_b, source);
-        <Option<i64>>::push_ids(pid, &koids[0]);
-        <Option<&str>>::push_ids(process, &texts[0]);
-        <Option<i64>>::push_ids(tid, &koids[1]);
-        <Option<&str>>::push_ids(thread, &texts[1]);
-        <Option<&str>>::push_ids(category, &texts[2]);
-        <Option<&str>>::push_ids(name, &texts[3]);
     }
 }
 

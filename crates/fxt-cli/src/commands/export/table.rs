@@ -350,87 +350,35 @@ pub trait Repeat: Columns {
     fn repeat_last(b: &mut Self::Builders, n: usize);
 }
 
-/// Columns whose row, once appended, can be appended again in the same
-/// row group from what it became in the leaves (a string's dictionary
-/// id, a number's value): no string looked at.
-pub trait Snapshot: Repeat {
-    /// What the columns of one row became.
-    type Ids: Copy;
-    /// What `self`, the row just appended to `b`, became.
-    fn ids(&self, b: &Self::Builders) -> Self::Ids;
-    /// Appends again a row that became `ids` in this row group.
-    fn push_ids(b: &mut Self::Builders, ids: &Self::Ids);
-}
-
-/// The words that decide an event row's key columns (provider, thread,
-/// strings, the input: see `rows`); all zero for none.
-pub type KeyWords = [u64; 5];
-
-/// How the caller knows a row's [`Repeated`] columns.
-#[derive(Clone, Copy)]
-pub enum Known {
-    /// They hold the table's last row's values.
-    Again,
-    /// They are decided by these words: rows of equal words have equal
-    /// values (and no two rows of other values have equal words).
-    By(KeyWords),
-    /// Neither.
-    New,
-}
-
-/// Columns `T` and what the caller knows of them (a row's event columns:
-/// [`Known::Again`] when they are the same provider, thread, category and
-/// name as the row before it in its table). Rows again are only counted;
+/// Columns `T`, `again` when the caller knows they hold the last row's
+/// values (a row's event columns: the same provider, thread, category and
+/// name as the row before it in its table). Such rows are only counted;
 /// the count is appended at once, as runs, before the next other row or
 /// at the row group's end: a run of a thread's rows costs a few copies per
-/// column, not a value per row. Rows known by their words are appended
-/// from what the last row of those words became in this row group (its
-/// dictionary ids), kept in a small cache by the words: no string
-/// compared.
-pub struct Repeated<T>(pub T, pub Known);
-
-/// Slots of [`Pending::recent`]: a trace's threads take turns, each with a
-/// few names, and two keys of one slot would push each other out at each
-/// turn (with 64 slots, a third of the generated trace's slices did).
-const KEYS: usize = 1024;
+/// column, not a value per row.
+pub struct Repeated<T>(pub T, pub bool);
 
 /// The leaves of [`Repeated`] columns and the rows they owe.
-pub struct Pending<B, I> {
+pub struct Pending<B> {
     leaves: B,
     /// Rows to append as copies of the last.
     owed: usize,
     /// Whether a row was appended since the last finish (the one a row
     /// `again` copies).
     any: bool,
-    /// Rows appended in this row group by their words, in the slot their
-    /// words choose: ids are a row group's own, so it starts empty.
-    recent: Box<[Option<(KeyWords, I)>; KEYS]>,
-}
-
-/// The slot of `words` in [`Pending::recent`]: each word mixed in by a
-/// multiplication (words that differ in the same low bits, a thread's
-/// koid and a name's index, would cancel out in a plain exclusive or),
-/// the top bits taken.
-#[inline(always)]
-fn slot_of(words: &KeyWords) -> usize {
-    const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mixed = words
-        .iter()
-        .fold(0u64, |h, &w| (h.rotate_left(26) ^ w).wrapping_mul(K));
-    (mixed >> (64 - KEYS.trailing_zeros())) as usize
 }
 
 /// Appends the rows `b` owes, copies of its last.
 #[inline]
-fn settle<T: Snapshot>(b: &mut Pending<T::Builders, T::Ids>) {
+fn settle<T: Repeat>(b: &mut Pending<T::Builders>) {
     if b.owed > 0 {
         T::repeat_last(&mut b.leaves, b.owed);
         b.owed = 0;
     }
 }
 
-impl<T: Snapshot> Columns for Repeated<T> {
-    type Builders = Pending<T::Builders, T::Ids>;
+impl<T: Repeat> Columns for Repeated<T> {
+    type Builders = Pending<T::Builders>;
 
     fn declare(name: &'static str, out: &mut Vec<(&'static str, Col)>) {
         T::declare(name, out);
@@ -441,42 +389,23 @@ impl<T: Snapshot> Columns for Repeated<T> {
             leaves: T::builders(),
             owed: 0,
             any: false,
-            recent: Box::new([None; KEYS]),
         }
     }
 
     #[inline]
     fn append(&self, b: &mut Self::Builders, summary: &mut Summary) -> Result<(), Error> {
-        let words = match self.1 {
-            Known::Again if b.any => {
-                b.owed += 1;
-                return Ok(());
-            }
-            Known::By(words) => Some(words),
-            Known::Again | Known::New => None,
-        };
+        if self.1 && b.any {
+            b.owed += 1;
+            return Ok(());
+        }
         settle::<T>(b);
         b.any = true;
-        let Some(words) = words else {
-            return self.0.append(&mut b.leaves, summary);
-        };
-        let slot = &mut b.recent[slot_of(&words)];
-        if let Some((seen, ids)) = slot {
-            if *seen == words {
-                T::push_ids(&mut b.leaves, ids);
-                return Ok(());
-            }
-        }
-        self.0.append(&mut b.leaves, summary)?;
-        *slot = Some((words, self.0.ids(&b.leaves)));
-        Ok(())
+        self.0.append(&mut b.leaves, summary)
     }
 
     fn finish(b: &mut Self::Builders, out: &mut Vec<Leaf>) {
         settle::<T>(b);
         b.any = false;
-        // The next row group numbers its strings anew.
-        b.recent.fill(None);
         T::finish(&mut b.leaves, out);
     }
 }
@@ -517,54 +446,10 @@ macro_rules! scalar {
         }
     };
 }
-
-/// A number is its own snapshot.
-macro_rules! number_snapshot {
-    ($ty:ty, $leaf:ty) => {
-        impl Snapshot for Option<$ty> {
-            type Ids = Option<$ty>;
-            #[inline(always)]
-            fn ids(&self, _: &$leaf) -> Option<$ty> {
-                *self
-            }
-            #[inline(always)]
-            fn push_ids(b: &mut $leaf, ids: &Option<$ty>) {
-                match *ids {
-                    Some(v) => {
-                        b.levels.push_top(true);
-                        b.value(v);
-                    }
-                    None => b.levels.push_top(false),
-                }
-            }
-        }
-    };
-}
 scalar!(&str, Str, StrLeaf, |b, v| b.value(v));
 scalar!(i64, I64, NumLeaf<i64>, |b, v| b.value(v));
 scalar!(i32, I32, NumLeaf<i32>, |b, v| b.value(v));
 scalar!(f64, F64, NumLeaf<f64>, |b, v| b.value(v));
-number_snapshot!(i64, NumLeaf<i64>);
-number_snapshot!(i32, NumLeaf<i32>);
-
-/// A string's snapshot: its dictionary id in the row group.
-impl Snapshot for Option<&str> {
-    type Ids = Option<u32>;
-    #[inline(always)]
-    fn ids(&self, b: &StrLeaf) -> Option<u32> {
-        self.and(b.last_id())
-    }
-    #[inline(always)]
-    fn push_ids(b: &mut StrLeaf, ids: &Option<u32>) {
-        match *ids {
-            Some(id) => {
-                b.levels.push_top(true);
-                b.id(id);
-            }
-            None => b.levels.push_top(false),
-        }
-    }
-}
 
 /// A list of strings: a null list is definition level 0, an empty one 1,
 /// an item 3 (the list, its repeated group and the nullable item each add
