@@ -14,8 +14,7 @@
 //! What a head says is what the view of the same record says
 //! ([`EventHead::view`]).
 
-use super::cursor::{Cursor, Region};
-use super::parse::{bits, event_kind};
+use super::parse::bits;
 use super::record::{EventKind, Thread};
 use super::values::StrRef;
 use super::view::{plain_args_end, word_at, ArgViews, ArgWordIter, Context, EventView, View};
@@ -39,9 +38,13 @@ pub struct EventHead<'a> {
     /// The record's bytes.
     bytes: &'a [u8],
     offset: u64,
-    /// Where its arguments end in `bytes` (the type's trailing word, if
-    /// any, is there). Fits: an event record is at most 4095 words.
-    args_end: u16,
+    /// Its timestamp, read when its words were checked, as is
+    /// `trailing`: an accessor then checks nothing again.
+    timestamp: u64,
+    /// The word after its arguments for the types that carry one (a
+    /// counter's, async or flow event's id, a complete duration's end); 0
+    /// for the others.
+    trailing: u64,
 }
 
 /// A thread field as the record holds it.
@@ -74,7 +77,7 @@ impl<'a> EventHead<'a> {
     /// When, in ticks of the provider's clock.
     #[inline(always)]
     pub fn timestamp(&self) -> u64 {
-        self.word(1)
+        self.timestamp
     }
 
     /// The thread's index in the provider's table; 0 when its koids are
@@ -129,19 +132,26 @@ impl<'a> EventHead<'a> {
     /// The event type and its trailing word.
     #[inline(always)]
     pub fn kind(&self) -> EventKind {
-        let rest = &self.bytes[usize::from(self.args_end)..];
-        // Checked when the head was made: the trailing word is there.
-        event_kind(
-            u64::from(self.event_type()),
-            &mut Cursor::new(rest, 0, Region::Argument),
-        )
-        .unwrap_or(EventKind::Instant)
+        let id = self.trailing;
+        match self.event_type() {
+            0 => EventKind::Instant,
+            1 => EventKind::Counter { id },
+            2 => EventKind::DurationBegin,
+            3 => EventKind::DurationEnd,
+            4 => EventKind::DurationComplete { end: id },
+            5 => EventKind::AsyncBegin { id },
+            6 => EventKind::AsyncInstant { id },
+            7 => EventKind::AsyncEnd { id },
+            8 => EventKind::FlowBegin { id },
+            9 => EventKind::FlowStep { id },
+            _ => EventKind::FlowEnd { id },
+        }
     }
 
     /// A duration complete event's end ticks; `None` for any other type.
     #[inline(always)]
     pub fn end_ts(&self) -> Option<u64> {
-        (self.event_type() == 4).then(|| self.trailing())
+        (self.event_type() == 4).then_some(self.trailing)
     }
 
     /// The id of a counter, async or flow event ([`EventKind::id`]);
@@ -150,7 +160,7 @@ impl<'a> EventHead<'a> {
     pub fn id(&self) -> Option<u64> {
         match self.event_type() {
             0 | 2..=4 => None,
-            _ => Some(self.trailing()),
+            _ => Some(self.trailing),
         }
     }
 
@@ -205,12 +215,6 @@ impl<'a> EventHead<'a> {
         }
     }
 
-    /// The word after the arguments (there for the types that carry one).
-    #[inline(always)]
-    fn trailing(&self) -> u64 {
-        word_at(self.bytes, usize::from(self.args_end) / 8).unwrap_or(0)
-    }
-
     /// Word `at` of the record (checked there when the head was made).
     #[inline(always)]
     fn word(&self, at: usize) -> u64 {
@@ -246,16 +250,22 @@ pub(crate) fn head(header: u64, bytes: &[u8], offset: u64) -> Option<EventHead<'
     if bytes.len() < at * 8 {
         return None;
     }
+    let timestamp = word_at(bytes, 1)?;
     let at = plain_args_end(bytes, header, at)?;
     // The trailing word of the types that carry one.
-    let trailing = usize::from(!matches!(event_type, 0 | 2 | 3));
-    if bytes.len() < (at + trailing) * 8 {
-        return None;
-    }
+    let trailing = if matches!(event_type, 0 | 2 | 3) {
+        if bytes.len() < at * 8 {
+            return None;
+        }
+        0
+    } else {
+        word_at(bytes, at)?
+    };
     Some(EventHead {
         header,
         bytes,
         offset,
-        args_end: (at * 8) as u16,
+        timestamp,
+        trailing,
     })
 }
