@@ -132,20 +132,7 @@ impl<'a> EventHead<'a> {
     /// The event type and its trailing word.
     #[inline(always)]
     pub fn kind(&self) -> EventKind {
-        let id = self.trailing;
-        match self.event_type() {
-            0 => EventKind::Instant,
-            1 => EventKind::Counter { id },
-            2 => EventKind::DurationBegin,
-            3 => EventKind::DurationEnd,
-            4 => EventKind::DurationComplete { end: id },
-            5 => EventKind::AsyncBegin { id },
-            6 => EventKind::AsyncInstant { id },
-            7 => EventKind::AsyncEnd { id },
-            8 => EventKind::FlowBegin { id },
-            9 => EventKind::FlowStep { id },
-            _ => EventKind::FlowEnd { id },
-        }
+        EventKind::with_type(u64::from(self.event_type()), self.trailing)
     }
 
     /// A duration complete event's end ticks; `None` for any other type.

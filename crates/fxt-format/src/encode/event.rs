@@ -91,19 +91,43 @@ impl EventKind {
     ///     assert_eq!(kind.event_type(), t as u64);
     /// }
     /// ```
-    pub const EACH_TYPE: [EventKind; 11] = [
-        Self::Instant,
-        Self::Counter { id: 0 },
-        Self::DurationBegin,
-        Self::DurationEnd,
-        Self::DurationComplete { end: 0 },
-        Self::AsyncBegin { id: 0 },
-        Self::AsyncInstant { id: 0 },
-        Self::AsyncEnd { id: 0 },
-        Self::FlowBegin { id: 0 },
-        Self::FlowStep { id: 0 },
-        Self::FlowEnd { id: 0 },
-    ];
+    pub const EACH_TYPE: [EventKind; 11] = {
+        let mut each = [Self::Instant; 11];
+        let mut t = 0;
+        while t < each.len() {
+            each[t] = Self::with_type(t as u64, 0);
+            t += 1;
+        }
+        each
+    };
+
+    /// The kind of event type `event_type` whose trailing word (after the
+    /// arguments) is `word`; `word` is ignored by the types without one
+    /// (instants, duration begins and ends). A type past the last (10),
+    /// which a decoder refuses before asking, reads as a flow end.
+    ///
+    /// ```
+    /// use fxt_format::encode::EventKind;
+    /// assert_eq!(EventKind::with_type(4, 9), EventKind::DurationComplete { end: 9 });
+    /// assert_eq!(EventKind::with_type(2, 9), EventKind::DurationBegin);
+    /// ```
+    #[inline(always)]
+    pub const fn with_type(event_type: u64, word: u64) -> EventKind {
+        let id = word;
+        match event_type {
+            event_type::INSTANT => Self::Instant,
+            event_type::COUNTER => Self::Counter { id },
+            event_type::DURATION_BEGIN => Self::DurationBegin,
+            event_type::DURATION_END => Self::DurationEnd,
+            event_type::DURATION_COMPLETE => Self::DurationComplete { end: word },
+            event_type::ASYNC_BEGIN => Self::AsyncBegin { id },
+            event_type::ASYNC_INSTANT => Self::AsyncInstant { id },
+            event_type::ASYNC_END => Self::AsyncEnd { id },
+            event_type::FLOW_BEGIN => Self::FlowBegin { id },
+            event_type::FLOW_STEP => Self::FlowStep { id },
+            _ => Self::FlowEnd { id },
+        }
+    }
 
     /// The event type number (bits `[16 .. 19]`).
     #[inline]
