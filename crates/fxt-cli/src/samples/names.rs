@@ -145,8 +145,7 @@ impl Names {
 ///
 /// An event is read as the walk of views hands it ([`Gather::see_view`]):
 /// only one named as the symbols or modules is decoded whole, for the
-/// joiner. [`Gather::see`] takes a record decoded whole (what `fxt
-/// stats` builds of a view for its samples' tallies), by the same rules.
+/// joiner.
 #[derive(Default)]
 pub struct Gather {
     /// The symbols and modules records and the events that may lead their

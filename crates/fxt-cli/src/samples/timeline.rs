@@ -5,9 +5,7 @@
 //! An event is read as the walk of views hands it ([`Timeline::see_view`]):
 //! its kind, time and thread from the view, its name resolved only for a
 //! slice. A walk in ranges keeps a timeline per range and merges them in
-//! file order ([`Timeline::merge`]). [`Timeline::see`] takes a record
-//! decoded whole (what `fxt stats` builds of a view for its samples'
-//! tallies), by the same rules.
+//! file order ([`Timeline::merge`]).
 
 use std::collections::HashMap;
 
