@@ -24,9 +24,9 @@ pub const POLL: Duration = Duration::from_millis(1);
 
 /// How long the streamer waits at most: each pass that wrote nothing
 /// doubles the wait after it, from [`POLL`], so that a session whose
-/// writers record nothing does not wake it 1000 times a second. Writers
-/// that take a chunk while the ring's free chunks run low wake it
-/// (`crate::helpers::wake`), and so do a finish (`stream_stop`) and
+/// writers record nothing does not wake it 1000 times a second. The
+/// first chunk a writer takes while it waits this long wakes it
+/// (`crate::helpers::wake`), and so does a finish (`stream_stop`) and
 /// nothing else: a snapshot waits for a pass, never for a wait.
 pub const IDLE_WAIT: Duration = Duration::from_millis(16);
 
@@ -80,7 +80,7 @@ pub(crate) fn run(shared: Arc<Shared>, file: DirectFile) -> io::Result<Stats> {
             (wait * 2).min(IDLE_WAIT)
         };
         if wait > POLL {
-            // Unparked by a writer that needs chunks, or by the finisher.
+            // Unparked by a writer taking a chunk, or by the finisher.
             shared.helpers.stream_wake.park_long(wait);
         } else {
             // Unparked by the finisher.

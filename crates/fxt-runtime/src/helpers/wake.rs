@@ -38,9 +38,8 @@ impl IdleWake {
     pub(crate) fn park_long(&self, timeout: Duration) {
         self.thread.get_or_init(std::thread::current);
         // Release pairs with the Acquire load in `wake_if`: a writer that
-        // sees the flag raised sees everything the helper did before (the
-        // chunks its last pass freed), so it judges the need to wake it on
-        // what that pass left, not on older counts.
+        // sees the flag raised sees what the helper did before it (its
+        // handle set above, its last pass), whatever `needed` then reads.
         self.waiting.store(true, Ordering::Release);
         // A wake between the store and the park leaves the thread's token:
         // the park then returns at once.

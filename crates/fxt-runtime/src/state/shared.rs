@@ -109,8 +109,8 @@ pub(crate) struct Buffers {
 pub(crate) struct Helpers {
     /// Tells the streamer to stop (set once the writers stopped).
     pub(crate) stream_stop: AtomicBool,
-    /// The streamer's long waits, and the writers that cut them short
-    /// when the ring's free chunks run low (`crate::helpers::wake`).
+    /// The streamer's long waits, which the first chunk a writer takes
+    /// cuts short (`crate::helpers::wake`).
     pub(crate) stream_wake: IdleWake,
     /// The streaming thread, which writes the whole file and returns its
     /// stats; joined by whoever finishes.
