@@ -151,11 +151,8 @@ impl ById {
     #[inline]
     pub fn begin(&mut self, provider: Option<u32>, offset: u64, e: (Thread, u32, u64)) {
         let (thread, name, timestamp) = e;
-        self.stack((provider, thread)).push(OpenId {
-            offset,
-            name,
-            timestamp,
-        });
+        let at = self.at((provider, thread));
+        self.begin_at(at, offset, name, timestamp);
     }
 
     /// Closes the innermost open begin of the end's thread (`e`: thread,
@@ -172,12 +169,7 @@ impl ById {
     ) -> Option<(OpenId, Vec<Problem>)> {
         let (thread, name, timestamp) = e;
         let begin = self.stack((provider, thread)).pop()?;
-        if begin.name == name && timestamp >= begin.timestamp {
-            return Some((begin, Vec::new()));
-        }
-        let end = (offset, texts.text(name), timestamp);
-        let open = (begin.offset, texts.text(begin.name), begin.timestamp);
-        let problems = pair_problems(end, open);
+        let problems = mismatch(&begin, (offset, name, timestamp), texts).unwrap_or_default();
         Some((begin, problems))
     }
 
@@ -218,11 +210,11 @@ impl ById {
         let Some(begin) = self.stacks.entries[at].1.pop() else {
             return false;
         };
-        if begin.name != name || timestamp < begin.timestamp {
-            let end = (offset, texts.text(name), timestamp);
-            let open = (begin.offset, texts.text(begin.name), begin.timestamp);
-            problems.extend(pair_problems(end, open));
-        }
+        problems.extend(
+            mismatch(&begin, (offset, name, timestamp), texts)
+                .into_iter()
+                .flatten(),
+        );
         true
     }
 
@@ -243,6 +235,20 @@ impl ById {
         }
         durations
     }
+}
+
+/// The problems of an end (`(offset, name id, ticks)`) that closes
+/// `begin`, `None` when the pair is sound: the one rule of [`ById::close`]
+/// and [`ById::end_at`].
+#[inline]
+fn mismatch(begin: &OpenId, end: (u64, u32, u64), texts: &Interned) -> Option<Vec<Problem>> {
+    let (offset, name, timestamp) = end;
+    if begin.name == name && timestamp >= begin.timestamp {
+        return None;
+    }
+    let end = (offset, texts.text(name), timestamp);
+    let open = (begin.offset, texts.text(begin.name), begin.timestamp);
+    Some(pair_problems(end, open))
 }
 
 /// The problems of a pair: its end (offset, name, ticks) names another
