@@ -12,11 +12,11 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use fxt_format::decode::{decode_all, Record};
-use fxt_format::samples::{AllocKind, AllocRecord};
+use fxt_format::decode::{decode_all, join_split_blobs, Record};
+use fxt_format::samples::{AllocKind, AllocRecord, ModulesRecord, ALLOC_NAME, MODULES_NAME};
 use fxt_runtime::__macro_support::{instant, ArgValue, Callsite, KeyCache};
 use fxt_runtime::alloc::Sampled;
-use fxt_runtime::{Config, Stats};
+use fxt_runtime::{Config, Mode, Stats};
 
 /// The system allocator, counting the calls that reach it.
 struct Counting;
@@ -532,4 +532,63 @@ fn the_helpers_starting_allocations_are_not_sampled() {
         .filter(|r| helpers.contains(&r.tid))
         .collect();
     assert!(theirs.is_empty(), "{theirs:?} {stats:?}");
+}
+
+/// A session that samples allocations (and takes no CPU sample) ends
+/// with this process's `fxt.modules`, which a reader names the stacks
+/// from, after its last `fxt.alloc` record, however it is collected: its
+/// chunks written while it runs (drained oneshot, streaming: many
+/// chunks, over many of the streamer's passes) or at its end (in memory,
+/// circular).
+#[test]
+fn the_trace_ends_with_the_modules_that_name_the_stacks() {
+    let _s = serial();
+    let cases = [
+        ("drained oneshot", Mode::Oneshot, true),
+        ("streaming", Mode::Streaming, true),
+        ("in-memory oneshot", Mode::Oneshot, false),
+        ("circular", Mode::Circular, false),
+    ];
+    let pid = u64::from(std::process::id());
+    for (how, mode, drain) in cases {
+        let path = std::env::temp_dir().join(format!("fxt-alloc-modules-{pid}.fxt"));
+        let config = Config::new()
+            .alloc_sample_bytes(1024)
+            .mode(mode)
+            .drain(drain)
+            .output(&path);
+        let session = fxt_runtime::start(config).unwrap();
+        mark(0);
+        // Some 2500 sampled blocks of a KiB, each with its stack: a few
+        // MB of records.
+        for i in 0..4000usize {
+            drop(std::hint::black_box(vec![1u8; 1024 + i % 64]));
+        }
+        let stats = session.finish().unwrap();
+        let trace = std::fs::read(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        let blobs: Vec<_> = join_split_blobs(&trace)
+            .filter_map(|j| match j.item {
+                Ok(Record::Blob(b)) => Some(b),
+                _ => None,
+            })
+            .collect();
+        let allocs = blobs.iter().filter(|b| b.name == ALLOC_NAME).count();
+        assert!(
+            allocs > 1000,
+            "{how}: {allocs} fxt.alloc records ({stats:?})"
+        );
+        let last_alloc = blobs.iter().rposition(|b| b.name == ALLOC_NAME);
+        let modules = blobs.iter().position(|b| b.name == MODULES_NAME);
+        assert!(
+            modules > last_alloc,
+            "{how}: fxt.modules at {modules:?}, the last fxt.alloc at {last_alloc:?}"
+        );
+        let ours = blobs
+            .iter()
+            .filter(|b| b.name == MODULES_NAME)
+            .map(|b| ModulesRecord::decode(&b.payload).expect("fxt.modules decodes"))
+            .any(|m| m.pid == pid && !m.modules.is_empty());
+        assert!(ours, "{how}: no fxt.modules of this process");
+    }
 }

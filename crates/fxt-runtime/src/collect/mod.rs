@@ -298,16 +298,12 @@ impl<'r, W: Write> Collector<'r, W> {
             // Released, not freed: no writer stores into it until we free
             // it after the write (`pass`).
             let whole = ring.chunk_words_of(snap);
-            if let Some(tap) = &mut self.tap {
-                copy.clear();
-                copy.extend(
-                    ring.chunk_data(snap)
-                        .iter()
-                        .map(|w| w.load(Ordering::Relaxed)),
-                );
-                tap.scan(copy);
-            }
             if self.stage.queue_chunk(whole, snap.words, snap.records) {
+                // Read in place, not copied: the words stay as they are
+                // until the chunk is freed.
+                if let Some(tap) = &mut self.tap {
+                    tap.scan_atomic(ring.chunk_data(snap));
+                }
                 self.emitted += snap.records;
                 return;
             }
@@ -329,9 +325,7 @@ impl<'r, W: Write> Collector<'r, W> {
             self.stage.words(copy, snap.records)
         } else {
             if let Some(tap) = &mut self.tap {
-                copy.clear();
-                copy.extend(data.iter().map(|w| w.load(Ordering::Relaxed)));
-                tap.scan(copy);
+                tap.scan_atomic(data);
             }
             self.stage.atomic_words(data, snap.records)
         };

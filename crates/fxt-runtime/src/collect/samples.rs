@@ -11,11 +11,14 @@
 //! written.
 //!
 //! Only a session that samples keeps anything: the walk below looks at one
-//! header word per record.
+//! header word per record, and without feature `symbolize` at none once a
+//! sample has been seen (all the appendix needs to know).
 
 use fxt_format::encode::header::{blob_name_and_type, record_type, record_words};
 use fxt_format::encode::{BlobType, ThreadRef};
 use fxt_format::samples::{ModuleEntry, Modules, ALLOC_NAME, SAMPLE_NAME};
+
+use crate::memory::atomic::{AtomicU64, Ordering};
 
 /// The name field of a blob named `fxt.sample` inline (bit 15: inline,
 /// then the length).
@@ -24,10 +27,15 @@ const SAMPLE_NAME_REF: u16 = 0x8000 | SAMPLE_NAME.len() as u16;
 /// allocation's stack is named from the same modules).
 const ALLOC_NAME_REF: u16 = 0x8000 | ALLOC_NAME.len() as u16;
 
+/// Whether the tap keeps the samples it sees (feature `symbolize`), or
+/// only notes that there are some.
+const KEEPS: bool = cfg!(feature = "symbolize");
+
 /// The samples a collector has written.
 #[derive(Debug, Default)]
 pub(crate) struct SampleTap {
-    /// Sample records seen.
+    /// Sample records seen (without feature `symbolize`, the walk stops
+    /// at the first).
     seen: u64,
     /// The samples themselves, to name at collection.
     #[cfg(feature = "symbolize")]
@@ -38,14 +46,35 @@ pub(crate) struct SampleTap {
 }
 
 impl SampleTap {
-    /// Notes the `fxt.sample` records among `words` (whole records, as a
-    /// chunk or a large record holds them).
+    /// Notes the `fxt.sample` and `fxt.alloc` records among `words`
+    /// (whole records, as a large record or a chunk copied aside holds
+    /// them).
     pub(crate) fn scan(&mut self, words: &[u64]) {
+        self.scan_with(words.len(), |i| words[i]);
+    }
+
+    /// As [`SampleTap::scan`], for a chunk's words read in place (Relaxed
+    /// loads: the caller established their visibility, and no writer
+    /// stores into them while it holds the chunk). Nothing is copied: a
+    /// chunk written straight from the ring is read here only as far as
+    /// its records' headers (and, with feature `symbolize`, its samples).
+    pub(crate) fn scan_atomic(&mut self, words: &[AtomicU64]) {
+        self.scan_with(words.len(), |i| words[i].load(Ordering::Relaxed));
+    }
+
+    /// Walks the `len` words `word(i)` reads, record by record.
+    fn scan_with(&mut self, len: usize, word: impl Fn(usize) -> u64) {
+        // Without feature `symbolize` the appendix needs only to know
+        // that the session wrote a sample: once one is seen, the rest of
+        // the session's records are not looked at.
+        if !KEEPS && self.seen > 0 {
+            return;
+        }
         let mut i = 0;
-        while i < words.len() {
-            let h = words[i];
+        while i < len {
+            let h = word(i);
             let size = record_words(h) as usize;
-            if size == 0 || i + size > words.len() {
+            if size == 0 || i + size > len {
                 // The end of the published records (or damage: nothing
                 // after it is framed).
                 return;
@@ -53,25 +82,25 @@ impl SampleTap {
             let blob = h & 0xf == record_type::BLOB;
             let (name, ty) = blob_name_and_type(h);
             let data = blob && ty == BlobType::Data.value();
-            if data && name == SAMPLE_NAME_REF {
+            // An `fxt.alloc` record's stack is named from the same
+            // modules as a CPU sample's.
+            if data && (name == SAMPLE_NAME_REF || name == ALLOC_NAME_REF) {
                 self.seen += 1;
                 #[cfg(feature = "symbolize")]
-                self.keep(&words[i..i + size]);
-            } else if data && name == ALLOC_NAME_REF {
-                // The modules name the stacks.
-                self.seen += 1;
-                #[cfg(feature = "symbolize")]
-                self.keep(&words[i..i + size]);
+                self.keep((i..i + size).map(&word));
+                if !KEEPS {
+                    return;
+                }
             }
             i += size;
         }
     }
 
     #[cfg(feature = "symbolize")]
-    fn keep(&mut self, record: &[u64]) {
+    fn keep(&mut self, record: impl Iterator<Item = u64>) {
         use fxt_format::decode::{Record, SliceReader};
         use fxt_format::samples::{AllocRecord, SampleBlob};
-        let bytes: Vec<u8> = record.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let bytes: Vec<u8> = record.flat_map(u64::to_le_bytes).collect();
         if let Some(Ok(Record::Blob(blob))) = SliceReader::new(&bytes).next() {
             if let Some(Ok(SampleBlob::Sample(s))) = SampleBlob::from_blob(&blob) {
                 self.samples.push(s);
