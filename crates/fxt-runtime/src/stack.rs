@@ -9,8 +9,9 @@
 //! - [`capture_current`]: the calling thread, from a normal context: its
 //!   registers read with inline assembly inside this function, which is
 //!   the capture's innermost frame.
-//! - the allocation hook's (`crate::alloc`): the registers read in its
-//!   caller (`current_registers`), the copy planned from there (`plan`) and
+//! - the allocation hook's (`crate::alloc`): the registers read in the
+//!   allocator wrapper's frame that called the inner allocator
+//!   (`current_registers`), the copy planned from there (`plan`) and
 //!   stored straight into the record, none of the hook's frames in it.
 //! - the CPU sampler's, in its signal handler: the interrupted context's
 //!   registers, the copy starting below the red zone.

@@ -592,3 +592,48 @@ fn the_trace_ends_with_the_modules_that_name_the_stacks() {
         assert!(ours, "{how}: no fxt.modules of this process");
     }
 }
+
+/// Allocates `n` blocks of 1000 bytes, here (the frame the samples'
+/// stacks must pass through).
+#[inline(never)]
+fn allocate_here(n: usize) {
+    for _ in 0..n {
+        drop(std::hint::black_box(vec![1u8; std::hint::black_box(1000)]));
+    }
+}
+
+/// A sampled allocation's stack, unwound by a reader with this process's
+/// files (the `fxt.modules` the trace ends with), passes through the
+/// function that allocated and reaches the thread's entry (the copy
+/// starts in the wrapper's frame that called the inner allocator, below
+/// the program's frames).
+#[test]
+fn a_sampled_allocations_stack_unwinds_through_the_allocating_function() {
+    let _s = serial();
+    let pid = u64::from(std::process::id());
+    let path = std::env::temp_dir().join(format!("fxt-alloc-unwind-{pid}.fxt"));
+    let session = fxt_runtime::start(Config::new().alloc_sample_bytes(4096).output(&path)).unwrap();
+    mark(0);
+    allocate_here(2000);
+    session.finish().unwrap();
+    let trace = std::fs::read(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    let scan = fxt_symbols::scan::TraceSamples::read(&trace);
+    assert!(scan.errors.is_empty(), "{:?}", scan.errors);
+    let ours: Vec<&AllocRecord> = scan
+        .allocs
+        .iter()
+        .filter(|a| a.pid == pid && a.kind == AllocKind::Alloc && a.size == 1000)
+        .collect();
+    assert!(ours.len() > 100, "{} sampled", ours.len());
+    let here = allocate_here as fn(usize) as usize as u64;
+    let through = ours
+        .iter()
+        .filter(|a| !a.truncated && a.frames.iter().any(|&pc| (here..here + 512).contains(&pc)))
+        .count();
+    assert!(
+        through * 10 >= ours.len() * 9,
+        "{through} of {} unwind whole through the allocating function",
+        ours.len()
+    );
+}

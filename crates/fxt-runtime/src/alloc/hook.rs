@@ -54,9 +54,10 @@ pub(crate) fn in_hook() -> bool {
 }
 
 /// A sampled allocation of `size` bytes at `address`; `registers` were
-/// read by the hook's caller, whose frame and those above it are the
-/// stack copied (this function's and those below are not: the copy holds
-/// none of the hook's own frames).
+/// read by the wrapper's frame that called the inner allocator, which
+/// and those above it are the stack copied (the frames between it and
+/// this function, this function's and those below are not: the copy
+/// holds none of the hook's own frames).
 #[cold]
 #[inline(never)]
 pub(crate) fn sampled_alloc(session: &Active, address: u64, size: u64, registers: Registers) {

@@ -21,8 +21,9 @@
 //! (one per mean bytes, on average), or the free of an address whose
 //! bucket holds a sampled block, goes out of line. A sampled allocation
 //! copies the stack and writes one record (`hook.rs`): the stack from
-//! the first frame of the hook's cold path up (none of the hook's own
-//! frames), copied straight into the thread's chunk.
+//! the wrapper's frame that called the inner allocator up (none of the
+//! frames that decide and record below it), copied straight into the
+//! thread's chunk.
 //!
 //! # What is recorded
 //!
@@ -219,10 +220,12 @@ extern "C" fn forget_after_fork() {
 
 /// After an allocation of `size` bytes at `ptr` whose bytes crossed the
 /// thread's sample point while `generation` samples: samples it if it is
-/// the program's.
+/// the program's. `registers` were read by the caller (the wrapper's
+/// frame that called the inner allocator), whose frame and those above
+/// it are the stack copied: none of this function's, nor the hook's.
 #[cold]
 #[inline(never)]
-fn decide(ptr: *mut u8, size: usize, generation: u32) {
+fn decide(ptr: *mut u8, size: usize, generation: u32, registers: crate::stack::Registers) {
     // fxt's own threads (the streamer, the prefaulter, a provider's
     // listener) allocate for fxt: never sampled.
     if hook::in_hook() || crate::helpers::is_own_thread() {
@@ -237,9 +240,6 @@ fn decide(ptr: *mut u8, size: usize, generation: u32) {
     // registering the thread, say) are not sampled either: their sample
     // point passes (the process's bytes are all counted down).
     if countdown::decide(size, generation, active.mean) && !crate::thread::in_slow_path() {
-        // Read here: the stack copied is this frame and those above it
-        // (the program's), none of the hook's.
-        let registers = crate::stack::current_registers();
         hook::sampled_alloc(&active, ptr as u64, size as u64, registers);
     }
 }
@@ -314,7 +314,11 @@ impl<A: GlobalAlloc> Sampled<A> {
         // SAFETY: the caller's contract, passed on.
         let ptr = unsafe { self.inner_alloc::<ZEROED>(layout) };
         if !ptr.is_null() {
-            decide(ptr, layout.size(), generation);
+            // Read here, in the wrapper's outermost frame: the stack
+            // copied is this frame and those above it (the program's),
+            // none of the frames below that decide and record.
+            let registers = crate::stack::current_registers();
+            decide(ptr, layout.size(), generation, registers);
         }
         ptr
     }
@@ -388,7 +392,9 @@ impl<A: GlobalAlloc> Sampled<A> {
         // SAFETY: the caller's contract, passed on.
         let new = unsafe { self.inner.realloc(ptr, layout, new_size) };
         if crossed && !new.is_null() {
-            decide(new, new_size, generation);
+            // Read here: as in `alloc_crossed`.
+            let registers = crate::stack::current_registers();
+            decide(new, new_size, generation, registers);
         }
         new
     }
