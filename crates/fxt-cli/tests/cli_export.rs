@@ -1864,3 +1864,59 @@ fn two_inputs_in_one_part_keep_their_own_trace_by_the_same_key() {
     assert_eq!(r[0], each, "instants");
     assert_eq!(r[1], each, "slices");
 }
+
+#[test]
+fn rows_of_one_thread_from_two_providers_name_each_its_own() {
+    // One thread's events (pid 1, tid 2) from two providers in turn, then
+    // another thread between two of the first's: a row's provider and tid
+    // follow from its ts. A row whose source or thread columns were taken
+    // as its table's last row's by the thread alone, or by the provider
+    // alone, shows.
+    let both = |trace: Trace, ts: u64, tid: u64| {
+        trace
+            .push(&ev(EventKind::Instant, ts, 1, tid, "tick", &[]))
+            .push(&ev(
+                EventKind::DurationComplete { end: ts + 5 },
+                ts,
+                1,
+                tid,
+                "work",
+                &[],
+            ))
+    };
+    let mut trace = Trace::with_provider(1, "svc1", 1_000_000_000);
+    trace = both(trace, 10, 2);
+    trace = trace.push(&ProviderInfo {
+        provider_id: 2,
+        name: "svc2",
+    });
+    trace = both(trace, 20, 2);
+    trace = trace.push(&ProviderSection { provider_id: 1 });
+    trace = both(trace, 30, 2);
+    trace = both(trace, 40, 2);
+    trace = trace.push(&ProviderSection { provider_id: 2 });
+    for (ts, tid) in [(50, 2), (60, 3), (70, 2)] {
+        trace = both(trace, ts, tid);
+    }
+    let file = trace.file("export-two-providers-one-thread.fxt");
+    let dir = folder("export-two-providers-one-thread");
+    export(&[&file], &dir, "h");
+    let r = duckdb(
+        &dir,
+        &[
+            "select ts, provider, pid, tid from {instants} order by ts",
+            "select ts, provider, pid, tid from {slices} order by ts",
+        ],
+    );
+    let expected = json!([
+        [10, "svc1", 1, 2],
+        [20, "svc2", 1, 2],
+        [30, "svc1", 1, 2],
+        [40, "svc1", 1, 2],
+        [50, "svc2", 1, 2],
+        [60, "svc2", 1, 3],
+        [70, "svc2", 1, 2]
+    ]);
+    assert_eq!(r[0], expected, "instants");
+    assert_eq!(r[1], expected, "slices");
+}

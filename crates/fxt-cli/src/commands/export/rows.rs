@@ -69,6 +69,11 @@ pub struct Rows<'a> {
     again: bool,
     /// The key of each event table's last row.
     last_keys: [EventKey; 3],
+    /// The provider and thread (provider, pid, tid) of the last row this
+    /// input wrote to each event table, by [`INSTANTS`], [`COUNTERS`],
+    /// [`FLOWS`], [`SLICES`] (`None`: none yet; an earlier input's rows
+    /// have another `trace`).
+    last_who: [Option<Who>; 4],
     /// The clock of the last event view's provider.
     clock: Option<Clock>,
 }
@@ -89,6 +94,11 @@ const NO_KEY: EventKey = [0; 5];
 const INSTANTS: usize = 0;
 const COUNTERS: usize = 1;
 const FLOWS: usize = 2;
+/// The slices table, as an index of [`Rows::last_who`].
+const SLICES: usize = 3;
+
+/// A row's provider and thread: provider, pid, tid.
+type Who = (Option<u32>, u64, u64);
 
 /// The table of events of kind `kind` written as they come.
 fn table_of(kind: EventKind) -> Option<usize> {
@@ -184,6 +194,7 @@ impl<'a> Rows<'a> {
             recent_names: [None; NAMES_SLOTS],
             again: false,
             last_keys: [NO_KEY; 3],
+            last_who: [None; 4],
             clock: None,
         }
     }
@@ -441,9 +452,15 @@ impl<'a> Rows<'a> {
     }
 
     /// The columns every event row begins with (its thread noted as
-    /// seen); `again` if its key is its table's last row's.
+    /// seen), of a row about to be written to `table` (an index of
+    /// [`Rows::last_who`]); `again` if its key is its table's last row's.
+    /// Its source and thread columns are marked as the last row's when
+    /// this input wrote that row with the same provider (and thread):
+    /// within one input, those columns follow from them.
+    #[allow(clippy::too_many_arguments)]
     fn event_columns<'b>(
         &mut self,
+        table: usize,
         again: bool,
         provider: Option<u32>,
         (pid, tid): (u64, u64),
@@ -454,16 +471,25 @@ impl<'a> Rows<'a> {
         'a: 'b,
     {
         let [provider_name, process, thread] = self.names_of(provider, pid, tid);
+        let who = (provider, pid, tid);
+        let last = self.last_who[table].replace(who);
+        let same_source = last.is_some_and(|l| l.0 == provider);
+        let source = row::Source {
+            trace: Some(self.trace),
+            host: Some(self.host),
+            provider: provider_name,
+        };
         let key = row::Key {
-            source: row::Source {
-                trace: Some(self.trace),
-                host: Some(self.host),
-                provider: provider_name,
-            },
-            pid: Some(signed(pid)),
-            process,
-            tid: Some(signed(tid)),
-            thread,
+            who: row::Repeated(
+                row::Who {
+                    source: row::Repeated(source, same_source),
+                    pid: Some(signed(pid)),
+                    process,
+                    tid: Some(signed(tid)),
+                    thread,
+                },
+                last == Some(who),
+            ),
             category,
             name,
         };
@@ -588,7 +614,7 @@ impl<'a> Rows<'a> {
             written?;
         }
         // The begin's texts, decoded, or a complete event's view: no key.
-        let event = self.event_columns(false, provider, ids, begin.texts, begin.ts);
+        let event = self.event_columns(SLICES, false, provider, ids, begin.texts, begin.ts);
         let slice = row::Slice {
             event,
             dur: Some(end.saturating_sub(begin.ts)),
@@ -613,7 +639,7 @@ impl<'a> Rows<'a> {
         kind: &str,
         async_id: Option<u64>,
     ) -> Result<(), Error> {
-        let event = self.event_columns(self.again, provider, ids, texts, ts);
+        let event = self.event_columns(INSTANTS, self.again, provider, ids, texts, ts);
         let instant = row::Instant {
             event,
             kind: Some(kind),
@@ -634,7 +660,7 @@ impl<'a> Rows<'a> {
         id: u64,
         phase: &str,
     ) -> Result<(), Error> {
-        let event = self.event_columns(self.again, provider, ids, texts, ts);
+        let event = self.event_columns(FLOWS, self.again, provider, ids, texts, ts);
         let flow = row::Flow {
             event,
             flow_id: Some(signed(id)),
@@ -665,7 +691,7 @@ impl<'a> Rows<'a> {
                     continue;
                 }
             };
-            let event = self.event_columns(self.again, provider, ids, texts, ts);
+            let event = self.event_columns(COUNTERS, self.again, provider, ids, texts, ts);
             let counter = row::Counter {
                 event,
                 counter_id: Some(signed(id)),

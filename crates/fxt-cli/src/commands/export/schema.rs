@@ -110,14 +110,28 @@ row! {
 
 row! {
     repeat
-    /// An event's columns that its key decides (provider, thread, category
-    /// and name): most rows repeat their table's last row's.
-    Key<'a> {
-        source: Source<'a>,
+    /// An event's columns that its provider and thread decide: a table's
+    /// rows come in runs of one thread's (threads take turns), and all of
+    /// one input's from one provider, most often.
+    Who<'a> {
+        /// Appended as a copy of the last row's when the caller says so
+        /// (the same input and provider as that row's).
+        source: Repeated<Source<'a>>,
         pid: Option<i64>,
         process: Option<&'a str>,
         tid: Option<i64>,
         thread: Option<&'a str>,
+    }
+}
+
+row! {
+    repeat
+    /// An event's columns that its key decides (provider, thread, category
+    /// and name): most rows repeat their table's last row's.
+    Key<'a> {
+        /// Appended as a copy of the last row's when the caller says so
+        /// (the same input, provider and thread as that row's).
+        who: Repeated<Who<'a>>,
         category: Option<&'a str>,
         name: Option<&'a str>,
     }

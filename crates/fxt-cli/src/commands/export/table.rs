@@ -410,6 +410,16 @@ impl<T: Repeat> Columns for Repeated<T> {
     }
 }
 
+/// Repeated columns inside a group that repeats: the group's last row
+/// is this one's last row (appended or owed), so its copies are owed too.
+impl<T: Repeat> Repeat for Repeated<T> {
+    #[inline]
+    fn repeat_last(b: &mut Self::Builders, n: usize) {
+        debug_assert!(b.any);
+        b.owed += n;
+    }
+}
+
 /// A top-level column of type `$ty`: its [`Col`], its leaf, and how a
 /// present value goes in (a top-level column's value is present at
 /// definition level 1, a null at 0).
