@@ -76,6 +76,28 @@ pub(crate) fn insert(address: u64) -> bool {
     false
 }
 
+/// Starts fetching the cache lines that inserting `address` touches (its
+/// bucket and its count), so that [`insert`], called a while later, finds
+/// them near: the table is large, a sampled block's bucket rarely cached.
+#[inline(always)]
+pub(crate) fn prefetch(address: u64) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let i = index(address);
+        let bucket = TABLE[i].0.as_ptr().cast::<i8>();
+        let count = (&COUNTS[i] as *const AtomicU8).cast::<i8>();
+        // SAFETY: a prefetch only hints the cache (it never faults nor
+        // changes memory); both addresses are of statics.
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T0>(bucket);
+            _mm_prefetch::<_MM_HINT_T0>(count);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = address;
+}
+
 /// Whether `address` may be a live sampled block (its bucket holds one):
 /// the one byte every free reads while a session samples.
 #[inline(always)]
