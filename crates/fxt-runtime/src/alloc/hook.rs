@@ -62,16 +62,14 @@ pub(crate) fn in_hook() -> bool {
 #[inline(never)]
 pub(crate) fn sampled_alloc(session: &Active, address: u64, size: u64, registers: Registers) {
     guarded(|| {
+        // Inserted once the stack is planned (`write_with_stack`).
+        live::prefetch(address);
         TAKEN.fetch_add(1, Ordering::Relaxed);
         let Some(token) = open_token(session.generation) else {
             DROPPED.fetch_add(1, Ordering::Relaxed);
             return;
         };
         let timestamp = crate::clock::read(session.use_tsc);
-        let tracked = live::insert(address);
-        if !tracked {
-            UNTRACKED.fetch_add(1, Ordering::Relaxed);
-        }
         // The stack from the caller's stack pointer up: to the top of the
         // thread's stack, or for a thread that has not registered (whose
         // stack is not known yet) as far as the kernel can read it.
@@ -89,7 +87,6 @@ pub(crate) fn sampled_alloc(session: &Active, address: u64, size: u64, registers
             }
         };
         let record = Alloc {
-            untracked: !tracked,
             walk: Walk::RawStack,
             truncated: capture.truncated,
             raw_stack: Some(capture.raw_stack(&[])),
@@ -97,20 +94,34 @@ pub(crate) fn sampled_alloc(session: &Active, address: u64, size: u64, registers
         };
         if !write_with_stack(&record, &capture, probed, token, session.crash_safe) {
             DROPPED.fetch_add(1, Ordering::Relaxed);
-            if tracked {
-                live::remove(address);
-            }
         }
     });
+}
+
+/// Enters the block of `record` (an allocation's) in the live table
+/// (counted when there is no room for it: its free will not be recorded);
+/// the record, marked untracked when it is not.
+fn track<'a>(record: &Alloc<'a>) -> Alloc<'a> {
+    let tracked = live::insert(record.address);
+    if !tracked {
+        UNTRACKED.fetch_add(1, Ordering::Relaxed);
+    }
+    Alloc {
+        untracked: !tracked,
+        ..*record
+    }
 }
 
 /// Words of a raw-stack alloc record before its stack words.
 const HEAD_WORDS: usize = Alloc::word_len_raw(stack::ARCH, 0);
 
-/// Writes `record` (a raw stack whose words are those `capture` plans),
-/// copying the stack words straight from the stack into the thread's
-/// chunk (through the kernel when they were `probed`: they may lie past
-/// the thread's stack); `false`: no room.
+/// Writes `record` (a sampled allocation with a raw stack whose words
+/// are those `capture` plans), copying the stack words straight from the
+/// stack into the thread's chunk (through the kernel when they were
+/// `probed`: they may lie past the thread's stack); `false`: no room. Its
+/// block is entered in the live table once the stack is planned (the
+/// table's lines, prefetched when the hook began, have had that long to
+/// come), and taken out again when the record is not written.
 fn write_with_stack(
     record: &Alloc<'_>,
     capture: &Capture,
@@ -142,13 +153,20 @@ fn write_with_stack(
     // A probed copy is read by the kernel, as it is.
     let runs = (!probed).then(|| Runs::plan(stack_words, word));
     let runs = runs.filter(|r| r.words() < stack_words);
+    let record = track(record);
+    let untrack = || {
+        if !record.untracked {
+            live::remove(record.address);
+        }
+        false
+    };
     let mut head = [0u64; HEAD_WORDS];
     let Ok((n, words)) = record.encode_head(stack_words, runs.as_ref().map(Runs::words), &mut head)
     else {
-        return false;
+        return untrack();
     };
     let Some(slot) = reserve(words, token) else {
-        return false;
+        return untrack();
     };
     let slots: &[AtomicU64] = slot.slots();
     let stored = Store::begin(slots, words, crash_safe);

@@ -9,18 +9,23 @@
 //! never silently. No allocation, no lock: callable from the allocator.
 //!
 //! Every free looks its address up while a session samples, and almost
-//! none is a sampled block's: a byte per bucket counts the addresses it
-//! holds, so that a free whose bucket is empty reads one byte of a small
-//! summary (8 KiB, which stays in cache) instead of a cache line of the
-//! large table.
+//! none is a sampled block's: a small summary counts the live sampled
+//! blocks of each [`REGION`] of the address space (taken modulo
+//! [`REGIONS`] of them), so that a free whose region holds none reads two
+//! bytes of it instead of a cache line of the large table. By region, not
+//! by the table's hash: the blocks a program frees one after another lie
+//! near each other, so their frees read the same few lines of the summary,
+//! which stay in cache (a hash spreads them over all of its lines).
 
-use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 
 /// Slots of the table: 64 Ki addresses (512 KiB of zeroed static memory,
-/// touched only where blocks are sampled).
+/// written only where blocks are sampled).
 const SLOTS: usize = 1 << 16;
 /// Slots of a bucket (64 bytes).
 const BUCKET: usize = 8;
+/// Buckets of the table.
+const BUCKETS: usize = SLOTS / BUCKET;
 /// An empty slot (no block lives at address 0).
 const EMPTY: u64 = 0;
 
@@ -30,19 +35,40 @@ struct Bucket([AtomicU64; BUCKET]);
 #[allow(clippy::declare_interior_mutable_const)]
 const EMPTY_BUCKET: Bucket = Bucket([const { AtomicU64::new(EMPTY) }; BUCKET]);
 
-static TABLE: [Bucket; SLOTS / BUCKET] = [EMPTY_BUCKET; SLOTS / BUCKET];
+static TABLE: [Bucket; BUCKETS] = [EMPTY_BUCKET; BUCKETS];
 
-/// Addresses in each bucket of [`TABLE`] (at most [`BUCKET`]; counted up
-/// before an insert claims a slot, down after a removal empties one, so
-/// never below the bucket's addresses).
-static COUNTS: [AtomicU8; SLOTS / BUCKET] = [const { AtomicU8::new(0) }; SLOTS / BUCKET];
+/// Bytes of the address space a count of the summary covers: a few small
+/// blocks (a page would hold dozens around a sampled block, whose frees
+/// would all look the table up).
+const REGION: u64 = 256;
+/// Counts of the summary (16 KiB; an address's region is taken modulo
+/// their number, so the summary covers a 2 MiB window that repeats, and
+/// a line of it 8 KiB of the window).
+const REGIONS: usize = 1 << 13;
+/// Most blocks a region's count takes: past it, an insert is refused
+/// (untracked, counted). A region holds at most [`SLOTS`] tracked blocks,
+/// and each thread inserts one at a time, so the count reaches it only
+/// with more than 4096 threads inserting into a region that holds
+/// 61 Ki blocks already, and never wraps.
+const REGION_LIMIT: u16 = u16::MAX - 4096;
+
+/// Live sampled blocks of each region (counted up before an insert claims
+/// a slot, down after a removal empties one, so never below the region's
+/// tracked blocks).
+static LIVE_IN: [AtomicU16; REGIONS] = [const { AtomicU16::new(0) }; REGIONS];
 
 /// The bucket index of `address` (Fibonacci hashing of the address
 /// without its alignment bits).
 #[inline(always)]
 fn index(address: u64) -> usize {
     let h = (address >> 4).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    (h >> (64 - (SLOTS / BUCKET).trailing_zeros())) as usize
+    (h >> (64 - BUCKETS.trailing_zeros())) as usize
+}
+
+/// The summary's count for `address`.
+#[inline(always)]
+fn region(address: u64) -> &'static AtomicU16 {
+    &LIVE_IN[(address / REGION) as usize % REGIONS]
 }
 
 /// The bucket of `address`.
@@ -57,14 +83,17 @@ pub(crate) fn insert(address: u64) -> bool {
     if address == EMPTY {
         return false;
     }
-    let i = index(address);
+    let count = region(address);
     // Relaxed, here and below: the table holds addresses only; no other
     // memory is published through it. An address is inserted by the
     // thread that got the block and removed by the one that frees it,
     // which the program orders (a block is freed after it is allocated),
     // so the freeing thread sees the count and the slot this stored.
-    COUNTS[i].fetch_add(1, Ordering::Relaxed);
-    for slot in &TABLE[i].0 {
+    if count.load(Ordering::Relaxed) >= REGION_LIMIT {
+        return false;
+    }
+    count.fetch_add(1, Ordering::Relaxed);
+    for slot in &TABLE[index(address)].0 {
         if slot
             .compare_exchange(EMPTY, address, Ordering::Relaxed, Ordering::Relaxed)
             .is_ok()
@@ -72,33 +101,54 @@ pub(crate) fn insert(address: u64) -> bool {
             return true;
         }
     }
-    COUNTS[i].fetch_sub(1, Ordering::Relaxed);
+    count.fetch_sub(1, Ordering::Relaxed);
     false
 }
 
-/// Whether `address` may be a live sampled block (its bucket holds one):
-/// the one byte every free reads while a session samples.
+/// Starts fetching the cache lines that inserting `address` touches (its
+/// bucket and its region's count), so that [`insert`], called a while
+/// later, finds them near: the table is large, a sampled block's bucket
+/// rarely cached.
+#[inline(always)]
+pub(crate) fn prefetch(address: u64) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let bucket = TABLE[index(address)].0.as_ptr().cast::<i8>();
+        let count = (region(address) as *const AtomicU16).cast::<i8>();
+        // SAFETY: a prefetch only hints the cache (it never faults nor
+        // changes memory); both addresses are of statics.
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T0>(bucket);
+            _mm_prefetch::<_MM_HINT_T0>(count);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = address;
+}
+
+/// Whether `address` may be a live sampled block (its region holds one):
+/// the two bytes every free reads while a session samples.
 #[inline(always)]
 pub(crate) fn may_hold(address: u64) -> bool {
     // Relaxed: see `insert`.
-    COUNTS[index(address)].load(Ordering::Relaxed) != 0
+    region(address).load(Ordering::Relaxed) != 0
 }
 
 /// Removes `address` if it is a live sampled block; whether it was.
 #[inline(always)]
 pub(crate) fn remove(address: u64) -> bool {
-    let i = index(address);
-    // Relaxed: see `insert`. An empty bucket (almost every free's) holds
-    // no address: one byte read.
-    if COUNTS[i].load(Ordering::Relaxed) == 0 || address == EMPTY {
+    // Relaxed: see `insert`. A region without sampled blocks (almost
+    // every free's) holds no address: two bytes read.
+    if !may_hold(address) || address == EMPTY {
         return false;
     }
-    remove_from(i, address)
+    remove_from(address)
 }
 
 #[inline(never)]
-fn remove_from(i: usize, address: u64) -> bool {
-    for slot in &TABLE[i].0 {
+fn remove_from(address: u64) -> bool {
+    for slot in &TABLE[index(address)].0 {
         // Relaxed: see `insert`. Only the freeing thread removes an
         // address (a block is freed once), so the CAS succeeds when the
         // load saw it.
@@ -107,7 +157,7 @@ fn remove_from(i: usize, address: u64) -> bool {
                 .compare_exchange(address, EMPTY, Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok()
         {
-            COUNTS[i].fetch_sub(1, Ordering::Relaxed);
+            region(address).fetch_sub(1, Ordering::Relaxed);
             return true;
         }
     }
@@ -115,16 +165,20 @@ fn remove_from(i: usize, address: u64) -> bool {
 }
 
 /// Empties the table (a new session: blocks of an earlier one are not
-/// its own).
+/// its own). Reads every slot (pages never written read as the zero page)
+/// and writes only those that hold an address.
 pub(crate) fn clear() {
-    for (b, count) in TABLE.iter().zip(&COUNTS) {
-        if count.load(Ordering::Relaxed) == 0 {
-            continue;
-        }
+    for b in &TABLE {
         for slot in &b.0 {
-            slot.store(EMPTY, Ordering::Relaxed);
+            if slot.load(Ordering::Relaxed) != EMPTY {
+                slot.store(EMPTY, Ordering::Relaxed);
+            }
         }
-        count.store(0, Ordering::Relaxed);
+    }
+    for count in &LIVE_IN {
+        if count.load(Ordering::Relaxed) != 0 {
+            count.store(0, Ordering::Relaxed);
+        }
     }
 }
 
@@ -133,8 +187,10 @@ mod tests {
     use super::*;
 
     /// Addresses of one bucket fill it, the next is refused, and a removal
-    /// makes room; other addresses are unaffected. (One test: the table
-    /// is process-global.)
+    /// makes room; the summary counts each region's live blocks (an
+    /// address near one, or a window of regions away, may be one; the
+    /// table says it is not), and a region without any says no. (One
+    /// test: the table is process-global.)
     #[test]
     fn a_full_bucket_refuses_and_a_removal_makes_room() {
         // Find BUCKET + 1 addresses that hash to one bucket.
@@ -153,19 +209,39 @@ mod tests {
         assert!(!remove(same[3]), "removed once");
         assert!(insert(same[BUCKET]));
         assert!(!insert(0), "address 0 is never tracked");
-        let i = index(same[0]);
-        assert_eq!(
-            COUNTS[i].load(Ordering::Relaxed) as usize,
-            BUCKET,
-            "the summary counts the bucket's addresses"
-        );
-        for &a in same.iter().filter(|&&a| a != same[3]) {
+        let live: Vec<u64> = same.iter().copied().filter(|&a| a != same[3]).collect();
+        let window = REGION * REGIONS as u64;
+        for &a in &live {
+            assert!(may_hold(a), "{a:#x}");
+            let in_region = live
+                .iter()
+                .filter(|&&b| (b % window) / REGION == (a % window) / REGION)
+                .count();
+            assert_eq!(
+                region(a).load(Ordering::Relaxed) as usize,
+                in_region,
+                "the summary counts the region's live blocks ({a:#x})"
+            );
+        }
+        let near = live[0] ^ 8;
+        let alias = live[0] + window;
+        for maybe in [near, alias] {
+            assert!(may_hold(maybe) && !remove(maybe), "{maybe:#x}");
+        }
+        let quiet = (0..)
+            .map(|k: u64| 0x7000_0000 + k * REGION)
+            .find(|&a| region(a).load(Ordering::Relaxed) == 0)
+            .unwrap();
+        assert!(!may_hold(quiet) && !remove(quiet), "{quiet:#x}");
+        for &a in &live {
             assert!(remove(a), "{a:#x}");
         }
-        assert_eq!(COUNTS[i].load(Ordering::Relaxed), 0, "emptied");
+        for &a in &same {
+            assert_eq!(region(a).load(Ordering::Relaxed), 0, "emptied");
+        }
         assert!(insert(same[0]));
         clear();
         assert!(!remove(same[0]), "cleared");
-        assert_eq!(COUNTS[i].load(Ordering::Relaxed), 0);
+        assert!(!may_hold(same[0]));
     }
 }

@@ -14,12 +14,12 @@
 //! relaxed load of a word of the allocator itself (its copy of the
 //! sampling generation, `armed.rs`) and a branch besides the inner
 //! allocator's. Sampling, an allocation also counts its bytes down on a
-//! `const` thread local (`countdown.rs`) and a free reads one byte of the
-//! live table's summary (`live.rs`: whether any sampled block hashes
-//! where its address does), both inline before the tail call to the
-//! inner allocator; only an allocation that crosses its sample point
-//! (one per mean bytes, on average), or the free of an address whose
-//! bucket holds a sampled block, goes out of line. A sampled allocation
+//! `const` thread local (`countdown.rs`) and a free reads a count of the
+//! live table's summary (`live.rs`: whether any sampled block starts in
+//! the 256 bytes of its address, modulo the summary's window), both inline
+//! before the tail call to the inner allocator; only an allocation that
+//! crosses its sample point (one per mean bytes, on average), or the free
+//! of an address whose region holds a sampled block, goes out of line. A sampled allocation
 //! copies the stack and writes one record (`hook.rs`): the stack from
 //! the wrapper's frame that called the inner allocator up (none of the
 //! frames that decide and record below it), copied straight into the
@@ -430,7 +430,7 @@ fn crosses(size: usize, generation: u32) -> bool {
 }
 
 /// Whether the free of the block at `ptr` while `generation` (0: none)
-/// samples may be a live sampled block's (a byte of the live table's
+/// samples may be a live sampled block's (a count of the live table's
 /// summary read; almost never).
 #[inline(always)]
 fn maybe_sampled(ptr: *mut u8, generation: u32) -> bool {
