@@ -172,6 +172,47 @@ impl Dictionary {
     }
 }
 
+/// Values a [`Recent`] holds.
+const WAYS: usize = 4;
+
+/// The last few distinct short values of a column, as [`Last`] holds
+/// them: a column's values often take turns among a few (a thread's
+/// slices' names), and a value taken from a decoded record sits at the
+/// address the one before it had, which the dictionary's by-address
+/// cache cannot tell apart without comparing. Cleared (`default`) when
+/// the dictionary is finished: ids start over.
+#[derive(Clone, Copy, Default)]
+pub struct Recent {
+    slots: [Option<Last>; WAYS],
+    /// The slot the next new value takes (oldest first).
+    next: usize,
+}
+
+impl Dictionary {
+    /// The id of `s`, which is one of `recent`'s if `s` is its value
+    /// (compared from the words alone); `recent` then holds `s`, in place
+    /// of its oldest value.
+    #[inline(always)]
+    pub fn id_recent(&mut self, recent: &mut Recent, s: &[u8]) -> u32 {
+        let Some(words) = Last::words(s) else {
+            return self.id(s);
+        };
+        for last in recent.slots.iter().flatten() {
+            if last.len == s.len() && last.words == words {
+                return last.id;
+            }
+        }
+        let id = self.id(s);
+        recent.slots[recent.next % WAYS] = Some(Last {
+            len: s.len(),
+            words,
+            id,
+        });
+        recent.next = recent.next.wrapping_add(1);
+        id
+    }
+}
+
 /// Whether `a` and `b` hold the same bytes: names are short, and two
 /// overlapping words (or halves, or the first, middle and last byte)
 /// compare them without a call.
@@ -265,6 +306,35 @@ mod tests {
             }
             assert!(!same(&base, &base[..len.saturating_sub(1)]) || len == 0);
         }
+    }
+
+    #[test]
+    fn values_taking_turns_keep_their_ids_and_start_over_when_finished() {
+        let mut d = Dictionary::default();
+        let mut recent = Recent::default();
+        // One buffer for every value (as a decoded record's texts are):
+        // the by-address cache cannot tell them apart.
+        let mut buffer = [0u8; 5];
+        let mut id = |d: &mut Dictionary, recent: &mut Recent, v: &str| {
+            buffer[..v.len()].copy_from_slice(v.as_bytes());
+            d.id_recent(recent, &buffer[..v.len()])
+        };
+        // More values than the recent ones hold, in turns, then back.
+        let values = [
+            "a", "bb", "ccc", "dddd", "eeeee", "bb", "a", "eeeee", "ccc", "ff",
+        ];
+        let ids: Vec<u32> = values.iter().map(|v| id(&mut d, &mut recent, v)).collect();
+        assert_eq!(ids, [0, 1, 2, 3, 4, 1, 0, 4, 2, 5]);
+        let page = d.finish();
+        for (v, id) in values.iter().zip(&ids) {
+            assert_eq!(page.value(*id as usize), v.as_bytes());
+        }
+        // The next row group's dictionary numbers anew: a cleared recent
+        // set forgets ids of the old one (each of its values included).
+        recent = Recent::default();
+        assert_eq!(id(&mut d, &mut recent, "ff"), 0);
+        assert_eq!(id(&mut d, &mut recent, "ccc"), 1);
+        assert_eq!(id(&mut d, &mut recent, "ff"), 0);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! A level is pushed per row (per entry of a map or list), a value only
 //! when it is present, as Parquet stores them.
 
-use super::dictionary::{Dictionary, Last, Page};
+use super::dictionary::{Dictionary, Page, Recent};
 use super::take_like;
 
 /// The levels of a leaf. Definition levels are kept only once one is not
@@ -168,9 +168,9 @@ pub struct StrLeaf {
     pub levels: Levels,
     dictionary: Dictionary,
     ids: Vec<u32>,
-    /// The last value, if short enough to compare from here (a column's
-    /// next value is most often its last).
-    last: Option<Last>,
+    /// The last few values, if short enough to compare from here (a
+    /// column's next value is most often one of its last).
+    recent: Recent,
 }
 
 impl StrLeaf {
@@ -180,14 +180,14 @@ impl StrLeaf {
             levels: Levels::new(max_def, nested),
             dictionary: Dictionary::default(),
             ids: Vec::new(),
-            last: None,
+            recent: Recent::default(),
         }
     }
 
     /// Adds a present value (its level pushed apart).
     #[inline(always)]
     pub fn value(&mut self, s: &str) {
-        let id = self.dictionary.id_after(&mut self.last, s.as_bytes());
+        let id = self.dictionary.id_recent(&mut self.recent, s.as_bytes());
         self.ids.push(id);
     }
 
@@ -200,7 +200,7 @@ impl StrLeaf {
     /// Takes the row group's leaf.
     pub fn finish(&mut self) -> Leaf {
         // The next row group numbers its values anew.
-        self.last = None;
+        self.recent = Recent::default();
         let ids = take_like(&mut self.ids);
         Leaf {
             levels: self.levels.take(),

@@ -25,7 +25,7 @@ use parquet::errors::ParquetError;
 use parquet::file::writer::SerializedFileWriter;
 
 pub use chunk::Snappy;
-pub use dictionary::{Dictionary, Last};
+pub use dictionary::{Dictionary, Last, Recent};
 pub use leaf::{KeyLeaf, Leaf, NumLeaf, StrLeaf, TextLeaf};
 
 /// Writes a row group of `rows` rows from its leaves, in schema order;
