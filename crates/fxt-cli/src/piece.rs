@@ -196,8 +196,19 @@ impl<'b> Blocks<'b> {
     /// through `Debug`, as for a line that does not fit).
     #[inline]
     pub fn f64(&mut self, x: f64) -> Option<()> {
+        if let Some(halves) = Halves::of(x) {
+            return self.halves(halves);
+        }
         let mut buffer = zmij::Buffer::new();
         self.bytes(f64_short(&mut buffer, x)?)
+    }
+
+    /// Appends a whole or half number as `Debug` and `zmij` write it.
+    #[inline(always)]
+    pub fn halves(&mut self, x: Halves) -> Option<()> {
+        self.put(b"-", usize::from(x.negative))?;
+        self.u64(x.whole)?;
+        self.text(if x.half { b".5" } else { b".0" })
     }
 
     /// Appends `text`, of any length (a copy of a variable size).
@@ -331,10 +342,61 @@ pub fn put_i64(out: &mut Vec<u8>, n: i64) {
 /// infinities go through `Debug`.
 #[inline]
 pub fn put_f64(out: &mut Vec<u8>, x: f64) {
+    if let Some(halves) = Halves::of(x) {
+        return halves.put(out);
+    }
     let mut buffer = zmij::Buffer::new();
     match f64_short(&mut buffer, x) {
         Some(text) => out.extend_from_slice(text),
         None => put_f64_debug(out, x),
+    }
+}
+
+/// A float that is a whole or half number below 2^41 (a counter's usual
+/// value), which `Debug` and `zmij` both write as its integer part and
+/// `.0` or `.5`, with no search for its shortest digits: its rounding
+/// interval (a double's spacing there is at most 2^-12) holds no other
+/// number of as few fractional digits.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Halves {
+    negative: bool,
+    /// The integer part of the magnitude.
+    whole: u64,
+    /// Whether the magnitude has `.5` after it.
+    half: bool,
+}
+
+impl Halves {
+    /// `x` as a whole or half number, if it is one below 2^41 (not -0.0,
+    /// which is written with its sign).
+    #[inline(always)]
+    pub fn of(x: f64) -> Option<Self> {
+        // Exact: a doubling only changes the exponent.
+        let twice = x * 2.0;
+        // False for NaN.
+        if !(twice.abs() < (1u64 << 42) as f64) {
+            return None;
+        }
+        let n = twice as i64;
+        if n as f64 != twice || (n == 0 && x.is_sign_negative()) {
+            return None;
+        }
+        let magnitude = n.unsigned_abs();
+        Some(Halves {
+            negative: n < 0,
+            whole: magnitude >> 1,
+            half: magnitude & 1 == 1,
+        })
+    }
+
+    /// Appends the number as `Debug` and `zmij` write it.
+    #[inline(always)]
+    pub fn put(self, out: &mut Vec<u8>) {
+        if self.negative {
+            out.push(b'-');
+        }
+        put_u64(out, self.whole);
+        out.extend_from_slice(if self.half { b".5" } else { b".0" });
     }
 }
 
@@ -633,6 +695,58 @@ mod tests {
         let mut line = Blocks::new(&mut buf);
         assert_eq!(line.f64(0.5), Some(()));
         assert_eq!(&buf[..3], b"0.5");
+    }
+
+    #[test]
+    fn whole_and_half_numbers_print_as_debug_and_zmij_print_them() {
+        let mut values = vec![0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 1.5, 1e12, 1e12 + 0.5];
+        for bit in 0..=44 {
+            let p = (1u64 << bit) as f64;
+            values.extend([p, p - 0.5, p + 0.5, p - 1.0, p + 1.0, p + 0.25, p / 3.0]);
+        }
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let n = (x >> (x % 64)) as i64;
+            values.extend([
+                n as f64 / 2.0,
+                -(n as f64) / 2.0,
+                (n % 100_000) as f64 / 2.0,
+            ]);
+        }
+        let mut halves = 0;
+        let mut buf = [0; LINE];
+        for v in values.into_iter().flat_map(|v| [v, -v]) {
+            let debug = format!("{v:?}");
+            let zmij = zmij::Buffer::new().format_finite(v).to_string();
+            match Halves::of(v) {
+                Some(h) => {
+                    halves += 1;
+                    assert!(v.abs() < (1u64 << 41) as f64 && v.fract().abs() % 0.5 == 0.0);
+                    let mut out = Vec::new();
+                    h.put(&mut out);
+                    assert_eq!(String::from_utf8(out).unwrap(), debug, "{v}");
+                    assert_eq!(debug, zmij, "{v}");
+                    let mut line = Blocks::new(&mut buf);
+                    line.halves(h).unwrap();
+                    let len = line.len();
+                    assert_eq!(&buf[..len], debug.as_bytes());
+                }
+                // Not a whole or half number below 2^41, or -0.0.
+                None => assert!(
+                    !(v.abs() < (1u64 << 41) as f64)
+                        || (v * 2.0).fract() != 0.0
+                        || (v == 0.0 && v.is_sign_negative()),
+                    "{v}"
+                ),
+            }
+            let mut out = Vec::new();
+            put_f64(&mut out, v);
+            assert_eq!(String::from_utf8(out).unwrap(), debug, "{v}");
+        }
+        assert!(halves > 500_000, "{halves}");
     }
 
     #[test]

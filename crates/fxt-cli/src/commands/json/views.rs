@@ -12,7 +12,7 @@ use crate::clock::Clock;
 use crate::formatted::{Form, Formatted};
 use crate::heads::{Heads, Names, OfThread};
 use crate::input::ticks_to_ns;
-use crate::piece::{put_hex, put_i64, put_u64, Blocks, HighDigits, Piece};
+use crate::piece::{put_hex, put_i64, put_u64, Blocks, Halves, HighDigits, Piece};
 
 /// Strings as JSON strings; an undefined index as the text
 /// `<undefined string #N>`.
@@ -260,7 +260,9 @@ impl EventObjects {
             }
             ArgValueView::F64(x) => {
                 line.piece(self.keys.indexed(ctx, name))?;
-                if x.is_finite() {
+                if let Some(halves) = Halves::of(x) {
+                    line.halves(halves)
+                } else if x.is_finite() {
                     line.bytes(zmij::Buffer::new().format_finite(x).as_bytes())
                 } else {
                     line.text(b"null")
@@ -410,7 +412,9 @@ fn hex_id(w: &mut Vec<u8>, id: u64) {
 /// without a serializer per value): `null` if not finite.
 #[inline]
 fn float(w: &mut Vec<u8>, x: f64) {
-    if x.is_finite() {
+    if let Some(halves) = Halves::of(x) {
+        halves.put(w);
+    } else if x.is_finite() {
         w.extend_from_slice(zmij::Buffer::new().format_finite(x).as_bytes());
     } else {
         w.extend_from_slice(b"null");
