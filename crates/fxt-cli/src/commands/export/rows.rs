@@ -297,6 +297,20 @@ impl<'a> Rows<'a> {
                 let begun = Begun { ts, ids, texts };
                 self.slice_row(provider, begun, end, ("complete", None), &[args])
             }
+            // A begin without arguments keeps only its texts (what
+            // decoding it whole would give): no decoding.
+            EventKind::DurationBegin if e.arg_count == 0 => {
+                let open = Open {
+                    ts: ticks_to_ns(e.timestamp, tps),
+                    pid: ids.0,
+                    tid: ids.1,
+                    category: ctx.text(e.category),
+                    name: ctx.text(e.name),
+                    args: Vec::new(),
+                };
+                self.durations.push((provider, e.thread), open);
+                Ok(())
+            }
             EventKind::DurationBegin
             | EventKind::DurationComplete { .. }
             | EventKind::AsyncBegin { .. } => {

@@ -72,6 +72,15 @@ pub enum Value<'a> {
 }
 
 impl<'a> Args<'a> {
+    /// Whether there are none.
+    #[inline]
+    fn is_empty(&self) -> bool {
+        match self {
+            Args::Decoded(args) => args.is_empty(),
+            Args::View(e, _) => e.arg_count == 0,
+        }
+    }
+
     /// The arguments, in order.
     pub fn items(self) -> impl Iterator<Item = Item<'a>> {
         let (decoded, view) = match self {
@@ -222,6 +231,14 @@ fn next_rep(entries: &mut u8) -> u8 {
 /// Appends the argument maps of one row. Text values are written straight
 /// into the column's page: no allocation per row.
 fn push(b: &mut MapBuilders, args: &[Args<'_>], summary: &mut Summary) {
+    // No arguments (a begin and its end without any, most often): three
+    // empty maps, what the loops below would write.
+    if args.iter().all(Args::is_empty) {
+        b.text.1.levels.push(1, 0);
+        b.ints.1.levels.push(1, 0);
+        b.floats.1.levels.push(1, 0);
+        return;
+    }
     if let [Args::View(e, ctx)] = args {
         let mut values = [0; shape::MOST];
         if b.values_by_shape(e, ctx, &mut values) {
