@@ -143,7 +143,7 @@ impl EventLines {
         match Names::of(ctx, 0, view.category, view.name) {
             Some(names) => self
                 .tails
-                .get(ThreadNames::of(view.thread, names), |piece| {
+                .get(ThreadNames::of(&view.thread, names), |piece| {
                     tail(piece, quoted, ctx, view)
                 })
                 .put(line),
@@ -182,7 +182,7 @@ impl EventLines {
             line.u64(id)?;
         }
         let quoted = &mut self.quoted;
-        let key = ThreadNames::of(view.thread, names);
+        let key = ThreadNames::of(&view.thread, names);
         line.piece(self.tails.get(key, |piece| tail(piece, quoted, ctx, view)))?;
         let candidate = join && view.kind == EventKind::Instant && view.arg_count == 2;
         let mut group = candidate;
