@@ -472,6 +472,7 @@ impl<'a> Rows<'a> {
     /// this input wrote that row with the same provider (and thread):
     /// within one input, those columns follow from them.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn event_columns<'b>(
         &mut self,
         table: usize,
