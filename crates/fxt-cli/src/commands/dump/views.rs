@@ -70,6 +70,8 @@ pub struct EventLines {
     kinds: Kinds,
     /// The leading digits of the last timestamp.
     ts_digits: HighDigits,
+    /// The leading digits of the last end of a complete duration.
+    end_digits: HighDigits,
     /// The ` thread=… category=… name=…` of recent events whose strings
     /// are by index, by thread and strings.
     tails: Heads<ThreadNames>,
@@ -176,7 +178,7 @@ impl EventLines {
         // Blocks of known sizes: each label its own copy.
         if let EventKind::DurationComplete { end } = view.kind {
             line.text(b" end=")?;
-            line.u64(end)?;
+            line.u64_near(end, &mut self.end_digits)?;
         } else if let Some(id) = view.kind.id() {
             line.text(b" id=")?;
             line.u64(id)?;
