@@ -14,7 +14,7 @@ use super::id_or_end;
 use crate::formatted::{Form, Formatted};
 use crate::heads::{Heads, Names, ThreadNames};
 use crate::names::event_kind_name;
-use crate::piece::{put_f64, put_i64, put_u64, Blocks, HighDigits, Piece};
+use crate::piece::{put_f64, put_i64, put_u64, Blocks, Halves, HighDigits, Piece};
 
 /// Category, name and string values: quoted and escaped as `{s:?}`.
 pub struct Quoted;
@@ -246,7 +246,11 @@ impl EventLines {
             }
             ArgValueView::F64(x) => {
                 line.piece(self.keys.indexed(ctx, name))?;
-                line.f64(x)
+                // A whole or half number in place; the others in a call.
+                match Halves::of(x) {
+                    Some(halves) => line.halves(halves),
+                    None => line.f64(x),
+                }
             }
             _ => None,
         }
