@@ -176,20 +176,20 @@ impl<'b> Blocks<'b> {
     }
 
     /// [`Blocks::u64`] of a number close to the last one appended with
-    /// `last` (a timestamp): the digits above its last eight are those of
-    /// the last one more often than not, and are then not made again.
+    /// `last` (a timestamp): the digits above its last three are those of
+    /// the last one more often than not, and are then copied, the last
+    /// three taken from a table, with no digits made.
     #[inline(always)]
     pub fn u64_near(&mut self, n: u64, last: &mut HighDigits) -> Option<()> {
-        if !(100_000_000..10_000_000_000_000_000).contains(&n) {
+        if n < 1000 {
             return self.u64(n);
         }
-        let high = n / 100_000_000;
+        let high = n / 1000;
         if last.high != high {
-            (last.word, last.len) = short(high as u32);
-            last.high = high;
+            last.set(high);
         }
-        self.put(&last.word.to_le_bytes(), last.len)?;
-        self.put(&ascii(digits8((n % 100_000_000) as u32)).to_le_bytes(), 8)
+        self.put(&last.digits, last.len)?;
+        self.put(&THREE_DIGITS[(n - high * 1000) as usize], 3)
     }
 
     /// Appends `x` as [`put_f64`] writes it (`None` where that goes
@@ -223,8 +223,18 @@ impl<'b> Blocks<'b> {
 
     /// Appends `n` as [`put_hex`] writes it (`0x`, lowercase digits, no
     /// leading zeros), as one block.
-    #[inline]
+    #[inline(always)]
     pub fn hex(&mut self, n: u64) -> Option<()> {
+        if n < 16 {
+            // One digit (a counter's or a flow's usual id): no lanes.
+            return self.put(&[b'0', b'x', HEX_DIGITS[n as usize], 0], 3);
+        }
+        self.hex_digits(n)
+    }
+
+    /// [`Blocks::hex`] of two digits or more.
+    #[inline(never)]
+    fn hex_digits(&mut self, n: u64) -> Option<()> {
         let digits = (64 - n.leading_zeros() as usize).div_ceil(4).max(1);
         // The digits from the most significant one.
         let top = n << (64 - 4 * digits);
@@ -243,16 +253,47 @@ impl<'b> Blocks<'b> {
     }
 }
 
-/// The digits above the last eight of the last number appended with
+/// The digits above the last three of the last number appended with
 /// [`Blocks::u64_near`].
 #[derive(Default)]
 pub struct HighDigits {
-    /// The number divided by 10^8 (0 for none yet: a number below 10^8
+    /// The number divided by 1000 (0 for none yet: a number below 1000
     /// does not use it).
     high: u64,
-    /// Its digits ([`short`]).
-    word: u64,
+    /// Its digits (`len` of them), the most significant first.
+    digits: [u8; 24],
     len: usize,
+}
+
+impl HighDigits {
+    /// Keeps the digits of `high`.
+    #[inline(never)]
+    fn set(&mut self, high: u64) {
+        let mut buffer = itoa::Buffer::new();
+        let text = buffer.format(high).as_bytes();
+        self.digits[..text.len()].copy_from_slice(text);
+        self.len = text.len();
+        self.high = high;
+    }
+}
+
+/// The three digits of each number below 1000, leading zeros kept (a
+/// fourth byte for a block of four).
+static THREE_DIGITS: [[u8; 4]; 1000] = three_digits();
+
+const fn three_digits() -> [[u8; 4]; 1000] {
+    let mut table = [[0; 4]; 1000];
+    let mut n = 0;
+    while n < 1000 {
+        table[n] = [
+            b'0' + (n / 100) as u8,
+            b'0' + (n / 10 % 10) as u8,
+            b'0' + (n % 10) as u8,
+            0,
+        ];
+        n += 1;
+    }
+    table
 }
 
 /// The digits of `n` (below 10^8) without leading zeros ("0" for 0), in
@@ -373,8 +414,7 @@ impl Halves {
     pub fn of(x: f64) -> Option<Self> {
         // Exact: a doubling only changes the exponent.
         let twice = x * 2.0;
-        // False for NaN.
-        if !(twice.abs() < (1u64 << 42) as f64) {
+        if twice.is_nan() || twice.abs() >= (1u64 << 42) as f64 {
             return None;
         }
         let n = twice as i64;
@@ -555,8 +595,14 @@ mod tests {
         let mut buf = [0; LINE];
         let mut last = HighDigits::default();
         let mut values = numbers();
-        // Runs of numbers with the same digits above the last eight.
+        // Runs of numbers with the same digits above the last three (or
+        // eight), across 1000 and the changes of their digit count, and
+        // numbers that differ only above their last three.
         values.extend((0..300).map(|i| 81_489_443_543_892 + i * 7_919_111));
+        values.extend((0..3000).map(|i| 81_489_443_543_892 + i * 7));
+        values.extend((0..2500).map(|i| 900 + i * 3));
+        values.extend((0..2000).map(|i| 99_990 + i / 2 * 1000 + i % 2));
+        values.extend([5_000, 5, 5_005, 1_000, 999, 1_000, 10_000_000, 10_000]);
         for n in values {
             let mut line = Blocks::new(&mut buf);
             line.u64_near(n, &mut last).unwrap();
@@ -612,6 +658,7 @@ mod tests {
         let mut buf = [0; LINE];
         let mut values = numbers();
         values.extend((0..64).map(|bit| 1u64 << bit));
+        values.extend(0..=17);
         for n in values {
             let mut out = b"x=".to_vec();
             put_hex(&mut out, n);
@@ -736,7 +783,7 @@ mod tests {
                 }
                 // Not a whole or half number below 2^41, or -0.0.
                 None => assert!(
-                    !(v.abs() < (1u64 << 41) as f64)
+                    v.abs() >= (1u64 << 41) as f64
                         || (v * 2.0).fract() != 0.0
                         || (v == 0.0 && v.is_sign_negative()),
                     "{v}"

@@ -14,7 +14,7 @@ use super::id_or_end;
 use crate::formatted::{Form, Formatted};
 use crate::heads::{Heads, Names, ThreadNames};
 use crate::names::event_kind_name;
-use crate::piece::{put_f64, put_i64, put_u64, Blocks, HighDigits, Piece};
+use crate::piece::{put_f64, put_i64, put_u64, Blocks, Halves, HighDigits, Piece};
 
 /// Category, name and string values: quoted and escaped as `{s:?}`.
 pub struct Quoted;
@@ -70,6 +70,8 @@ pub struct EventLines {
     kinds: Kinds,
     /// The leading digits of the last timestamp.
     ts_digits: HighDigits,
+    /// The leading digits of the last end of a complete duration.
+    end_digits: HighDigits,
     /// The ` thread=… category=… name=…` of recent events whose strings
     /// are by index, by thread and strings.
     tails: Heads<ThreadNames>,
@@ -176,7 +178,7 @@ impl EventLines {
         // Blocks of known sizes: each label its own copy.
         if let EventKind::DurationComplete { end } = view.kind {
             line.text(b" end=")?;
-            line.u64(end)?;
+            line.u64_near(end, &mut self.end_digits)?;
         } else if let Some(id) = view.kind.id() {
             line.text(b" id=")?;
             line.u64(id)?;
@@ -244,7 +246,11 @@ impl EventLines {
             }
             ArgValueView::F64(x) => {
                 line.piece(self.keys.indexed(ctx, name))?;
-                line.f64(x)
+                // A whole or half number in place; the others in a call.
+                match Halves::of(x) {
+                    Some(halves) => line.halves(halves),
+                    None => line.f64(x),
+                }
             }
             _ => None,
         }
