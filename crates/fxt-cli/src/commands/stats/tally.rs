@@ -128,9 +128,11 @@ pub struct RangeTally {
     /// The last (category, name) ids looked up, and their index.
     last_name: Option<((u32, u32), usize)>,
     /// Per name string index: the category string index and the index
-    /// in `names` of the last event with that name ([`NO_NAME`] if none),
-    /// so that an event by indices finds its entry with no hashing;
-    /// forgotten when the strings epoch changes.
+    /// in `names` of the last event with that name ([`NO_CATEGORY`] if
+    /// none), so that an event by indices finds its entry with no
+    /// hashing; forgotten when the strings epoch changes. Names whose
+    /// events are decoded whole ([`RangeTally::wants_whole`]) are never
+    /// kept here: their events take the slow way.
     by_refs: Vec<(u16, u32)>,
     /// The strings epoch of `by_refs`.
     refs_epoch: Epoch,
@@ -140,7 +142,7 @@ pub struct RangeTally {
     /// Per thread index of an event head: its index in `threads`
     /// ([`NO_THREAD`] if not looked up yet); forgotten when the threads
     /// epoch changes.
-    by_thread_index: Option<Box<[u32; 256]>>,
+    by_thread_index: ByThreadIndex,
     /// The threads epoch of `by_thread_index`.
     threads_epoch: Option<u64>,
     names: Vec<((u32, u32), PerName)>,
@@ -176,10 +178,21 @@ pub struct RangeTally {
 /// Slots of [`RangeTally::recent_threads`].
 const THREAD_SLOTS: usize = 16;
 
-/// An entry of [`RangeTally::by_refs`] or [`RangeTally::by_thread_index`]
-/// that names nothing.
-const NO_NAME: u32 = u32::MAX;
+/// The category of an entry of [`RangeTally::by_refs`] that names
+/// nothing: no string index of a category (bit 15 marks an inline text).
+const NO_CATEGORY: u16 = u16::MAX;
+/// An entry of [`RangeTally::by_thread_index`] that names nothing.
 const NO_THREAD: u32 = u32::MAX;
+
+/// [`RangeTally::by_thread_index`]: per thread index, its index in
+/// `threads`, in place (a thread index is a byte: no bounds to check).
+struct ByThreadIndex([u32; 256]);
+
+impl Default for ByThreadIndex {
+    fn default() -> Self {
+        ByThreadIndex([NO_THREAD; 256])
+    }
+}
 
 /// The slot of [`RangeTally::recent_threads`] a thread is kept in
 /// ([`crate::recent`]).
@@ -225,8 +238,9 @@ struct Current {
 
 impl RangeTally {
     /// Counts one record of a view walk: an event by its string ids (the
-    /// whole event decoded only when its category is `lock` or it is
-    /// fxt's snapshot instant), any other record as [`RangeTally::add`].
+    /// whole event decoded only when its category is `lock` or `task` or
+    /// it is fxt's snapshot instant), any other record as
+    /// [`RangeTally::add`].
     #[inline(always)]
     pub fn add_view(&mut self, ctx: &Context<'_>, view: &View<'_>) {
         // The tables may change here (see `Current`).
@@ -241,7 +255,11 @@ impl RangeTally {
             self.by_refs.clear();
         }
         let key = self.key_of(ctx, e.category, e.name);
-        let whole = self.whole[key].then(|| ctx.event(e).ok()).flatten();
+        if self.whole[key] {
+            if let Ok(whole) = ctx.event(e) {
+                self.keep_whole(provider, tps, key, whole);
+            }
+        }
         // Not counted as a record here: the merge counts the events by
         // kind and by thread as records of type `event` and of their
         // provider (a count of its own, written and read back per event,
@@ -259,46 +277,79 @@ impl RangeTally {
             key,
             ticks: e.timestamp,
         };
-        self.count_event(provider, tps, counted, whole);
+        self.count_event(tps, counted);
     }
 
     /// Counts one record of a head walk: an event by its head (its name
     /// found by its string indices, its thread by its thread index, the
     /// whole event decoded only as [`RangeTally::add_view`] would), any
-    /// other record as [`RangeTally::add_view`].
+    /// other record as [`RangeTally::add_view`]. What the head's step
+    /// hands a call kept out of it is a copy of `ctx` (and the head's
+    /// fields), so that nothing is written to memory for it per event.
     #[inline(always)]
     pub fn add_head(&mut self, ctx: &Context<'_>, head: Head<'_, '_>) {
         let e = match head {
             Head::Event(e) => e,
             Head::Other(view) => return self.add_other(ctx, view),
         };
+        let Some(Current { tps, .. }) = self.current else {
+            return self.add_head_slowly(*ctx, e);
+        };
+        let (category, name) = (e.category_index(), e.name_index());
+        match self.by_refs.get(usize::from(name)) {
+            Some(&(c, key)) if c == category => self.count_head(*ctx, e, key as usize, tps),
+            _ => self.add_head_slowly(*ctx, e),
+        }
+    }
+
+    /// [`RangeTally::add_head`] of an event whose (category, name) is not
+    /// remembered by index, or that is decoded whole, or that comes first
+    /// after another record: its name looked up the slow way. Takes
+    /// copies, made only here.
+    #[inline(never)]
+    fn add_head_slowly(&mut self, ctx: Context<'_>, e: EventHead<'_>) {
         let Current { provider, tps } = match self.current {
             Some(current) => current,
-            None => self.start_heads(ctx),
+            None => self.start_heads(&ctx),
         };
-        let key = self.key_of(ctx, e.category(), e.name());
-        let whole = self.whole[key]
-            .then(|| ctx.event(&e.view(ctx)).ok())
-            .flatten();
+        let key = self.key_of(&ctx, e.category(), e.name());
+        if self.whole[key] {
+            if let Ok(whole) = ctx.event(&e.view(&ctx)) {
+                self.keep_whole(provider, tps, key, whole);
+            }
+        }
+        self.count_head(ctx, e, key, tps);
+    }
+
+    /// Counts an event head whose (category, name) is entry `key` of
+    /// `names`, after [`RangeTally::start_heads`] (its clock `tps`).
+    #[inline(always)]
+    fn count_head(&mut self, ctx: Context<'_>, e: EventHead<'_>, key: usize, tps: u64) {
         let ticks = e.timestamp();
         // The run is this provider's at this clock (`start_heads`).
         self.run.first = self.run.first.min(ticks);
         self.run.last = self.run.last.max(ticks);
+        let thread = match e.thread_ref() {
+            ThreadRef::Indexed(index) => match self.by_thread_index.0[usize::from(index)] {
+                NO_THREAD => self.find_head_thread(ctx, index),
+                known => known as usize,
+            },
+            ThreadRef::Inline { process, thread } => self.inline_thread(process, thread),
+        };
         let counted = Counted {
             event_type: e.event_type(),
             end: e.end_ts().unwrap_or(0),
-            thread: self.head_thread(ctx, provider, &e),
+            thread,
             key,
             ticks,
         };
-        self.count_event(provider, tps, counted, whole);
+        self.count_event(tps, counted);
     }
 
     /// The provider and clock of the event heads from here to the next
     /// other record ([`Current`]), with what was kept by string and thread
     /// index forgotten if their epochs changed, and the run of spans
     /// switched to them.
-    #[inline(never)]
     fn start_heads(&mut self, ctx: &Context<'_>) -> Current {
         let current = Current {
             provider: ctx.provider_id(),
@@ -310,7 +361,7 @@ impl RangeTally {
         let epoch = Some(ctx.threads_epoch());
         if self.threads_epoch != epoch {
             self.threads_epoch = epoch;
-            self.by_thread_index = None;
+            self.by_thread_index = ByThreadIndex::default();
         }
         let at = self.provider_index(current.provider);
         self.switch_run(at, current.tps);
@@ -325,47 +376,22 @@ impl RangeTally {
         self.add_view(ctx, view)
     }
 
-    /// The index in `threads` of an event head's thread: by its thread
-    /// index, remembered while the threads epoch holds (checked by
-    /// [`RangeTally::start_heads`]).
-    #[inline(always)]
-    fn head_thread(
-        &mut self,
-        ctx: &Context<'_>,
-        provider: Option<u32>,
-        e: &EventHead<'_>,
-    ) -> usize {
-        let index = match e.thread_ref() {
-            ThreadRef::Inline { process, thread } => {
-                return self.thread_index(provider, Thread::Known { process, thread })
-            }
-            ThreadRef::Indexed(index) => usize::from(index),
-        };
-        let known = self
-            .by_thread_index
-            .as_ref()
-            .map_or(NO_THREAD, |t| t[index]);
-        if known != NO_THREAD {
-            return known as usize;
-        }
-        self.find_head_thread(ctx, provider, index)
+    /// The index in `threads` of an event head's thread given by its
+    /// koids, of the heads' provider.
+    #[inline(never)]
+    fn inline_thread(&mut self, process: u64, thread: u64) -> usize {
+        let provider = self.current.and_then(|c| c.provider);
+        self.thread_index(provider, Thread::Known { process, thread })
     }
 
-    /// [`RangeTally::head_thread`] of a thread index not looked up since
-    /// the threads epoch changed.
+    /// The index in `threads` of the thread of thread index `index`, not
+    /// looked up since the threads epoch changed (checked by
+    /// [`RangeTally::start_heads`]), remembered.
     #[inline(never)]
-    fn find_head_thread(
-        &mut self,
-        ctx: &Context<'_>,
-        provider: Option<u32>,
-        index: usize,
-    ) -> usize {
-        let thread = ctx.thread(index as u8);
-        let at = self.thread_index(provider, thread);
-        let by_index = self
-            .by_thread_index
-            .get_or_insert_with(|| Box::new([NO_THREAD; 256]));
-        by_index[index] = at as u32;
+    fn find_head_thread(&mut self, ctx: Context<'_>, index: u8) -> usize {
+        let provider = self.current.and_then(|c| c.provider);
+        let at = self.thread_index(provider, ctx.thread(index));
+        self.by_thread_index.0[usize::from(index)] = at as u32;
         at
     }
 
@@ -564,7 +590,7 @@ impl RangeTally {
             (StrRef::Indexed(c), StrRef::Indexed(n)) => self
                 .by_refs
                 .get(usize::from(n))
-                .filter(|&&(category, key)| category == c && key != NO_NAME)
+                .filter(|&&(category, _)| category == c)
                 .map(|&(_, key)| key as usize),
             _ => None,
         };
@@ -583,9 +609,12 @@ impl RangeTally {
             let at = usize::from(n);
             if at >= self.by_refs.len() {
                 // At most 32768 entries: indices are 15 bits.
-                self.by_refs.resize(at + 1, (0, NO_NAME));
+                self.by_refs.resize(at + 1, (NO_CATEGORY, 0));
             }
-            self.by_refs[at] = (c, key as u32);
+            // A name decoded whole is left out: its events take the slow
+            // way, which decodes them (`add_head_slowly`).
+            let category = if self.whole[key] { NO_CATEGORY } else { c };
+            self.by_refs[at] = (category, key as u32);
         }
         key
     }
@@ -615,23 +644,27 @@ impl RangeTally {
         at
     }
 
-    /// Counts an event and matches its durations (`whole`: the event
-    /// decoded, when [`RangeTally::wants_whole`] or at hand anyway).
-    #[inline(always)]
-    fn count_event(&mut self, provider: Option<u32>, tps: u64, e: Counted, whole: Option<Event>) {
-        if let Some(whole) = whole.filter(|_| self.whole[e.key]) {
-            if let Some(n) = snapshot_number(&whole) {
-                self.snapshot = Some(n);
-            }
-            let category = self.flags(self.names[e.key].0 .0);
-            if category & LOCK != 0 {
-                // Rare: replayed in file order by the merge (`Locks`
-                // matches flows across threads).
-                self.lock_events.push((provider, tps, whole));
-            } else if category & TASK != 0 && Tasks::takes(&whole) {
-                self.task_events.push((provider, tps, whole));
-            }
+    /// Keeps an event of `provider` decoded whole, of the (category, name)
+    /// of entry `key` ([`RangeTally::wants_whole`]).
+    #[cold]
+    fn keep_whole(&mut self, provider: Option<u32>, tps: u64, key: usize, whole: Event) {
+        if let Some(n) = snapshot_number(&whole) {
+            self.snapshot = Some(n);
         }
+        let category = self.flags(self.names[key].0 .0);
+        if category & LOCK != 0 {
+            // Rare: replayed in file order by the merge (`Locks` matches
+            // flows across threads).
+            self.lock_events.push((provider, tps, whole));
+        } else if category & TASK != 0 && Tasks::takes(&whole) {
+            self.task_events.push((provider, tps, whole));
+        }
+    }
+
+    /// Counts an event and matches its durations (`tps`: the ticks per
+    /// second of its clock).
+    #[inline(always)]
+    fn count_event(&mut self, tps: u64, e: Counted) {
         self.by_kind.add(e.event_type);
         let thread = e.thread;
         self.threads[thread].events += 1;
