@@ -210,11 +210,11 @@ impl ById {
         let Some(begin) = self.stacks.entries[at].1.pop() else {
             return false;
         };
-        problems.extend(
-            mismatch(&begin, (offset, name, timestamp), texts)
-                .into_iter()
-                .flatten(),
-        );
+        // Only a pair that has problems touches `problems` (an extend of
+        // an empty `Option<Vec>` costs a call and a drop per end).
+        if let Some(pair) = mismatch(&begin, (offset, name, timestamp), texts) {
+            problems.extend(pair);
+        }
         true
     }
 
@@ -240,15 +240,24 @@ impl ById {
 /// The problems of an end (`(offset, name id, ticks)`) that closes
 /// `begin`, `None` when the pair is sound: the one rule of [`ById::close`]
 /// and [`ById::end_at`].
-#[inline]
+#[inline(always)]
 fn mismatch(begin: &OpenId, end: (u64, u32, u64), texts: &Interned) -> Option<Vec<Problem>> {
-    let (offset, name, timestamp) = end;
+    let (_, name, timestamp) = end;
     if begin.name == name && timestamp >= begin.timestamp {
         return None;
     }
+    Some(mismatched(begin, end, texts))
+}
+
+/// [`mismatch`] of a pair that has problems, out of the way of the sound
+/// ones.
+#[cold]
+#[inline(never)]
+fn mismatched(begin: &OpenId, end: (u64, u32, u64), texts: &Interned) -> Vec<Problem> {
+    let (offset, name, timestamp) = end;
     let end = (offset, texts.text(name), timestamp);
     let open = (begin.offset, texts.text(begin.name), begin.timestamp);
-    Some(pair_problems(end, open))
+    pair_problems(end, open)
 }
 
 /// The problems of a pair: its end (offset, name, ticks) names another

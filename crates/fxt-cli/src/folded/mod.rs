@@ -29,7 +29,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use fxt_format::decode::{Context, EventKind, Head, Record, StrRef, Text, Thread, ThreadRef, View};
+use fxt_format::decode::{
+    Context, EventHead, EventKind, Head, Record, StrRef, Text, Thread, ThreadRef, View,
+};
 use fxt_format::encode::OBJ_TYPE_THREAD;
 use fxt_format::time::{ticks_per_second_or_default, ticks_to_ns};
 use rustc_hash::FxHashMap;
@@ -114,6 +116,12 @@ pub struct Collector {
     /// [`Collector::merge`] to close against the begins an earlier range
     /// left open.
     pending_async: Vec<(AsyncKey, u64, u32)>,
+    /// The ticks per second of the event heads since the last other
+    /// record, once the epochs of what is kept by string and thread index
+    /// were checked at the first of them ([`Collector::start_heads`]):
+    /// only another record changes the tables. `None` after another
+    /// record, and always when a category is selected.
+    heads: Option<u64>,
 }
 
 impl Collector {
@@ -159,10 +167,15 @@ impl Collector {
                     name: e.name,
                 },
             ),
-            View::Record(Record::KernelObject(o)) if o.object_type == OBJ_TYPE_THREAD => {
-                self.thread_names.insert(o.koid, o.name.to_string());
+            View::Record(record) => {
+                // It may change the tables ([`Collector::heads`]).
+                self.heads = None;
+                if let Record::KernelObject(o) = record {
+                    if o.object_type == OBJ_TYPE_THREAD {
+                        self.thread_names.insert(o.koid, o.name.to_string());
+                    }
+                }
             }
-            View::Record(_) => {}
         }
     }
 
@@ -170,21 +183,55 @@ impl Collector {
     /// usual shape by its head, its thread found by its thread index and
     /// its name by its string index (nothing but its type looked at if it
     /// is no part of a span); any other record as [`Collector::view`].
+    /// A duration's head whose thread and name were met since the tables
+    /// last changed is taken here; any other as a view's event is, through
+    /// a call that is handed copies (so that nothing is written to memory
+    /// for it per event).
     #[inline(always)]
     pub fn head(&mut self, ctx: &Context<'_>, head: Head<'_, '_>) {
         let e = match head {
             Head::Event(e) => e,
             Head::Other(view) => return self.other(ctx, view),
         };
-        let kind = match e.event_type() {
-            2 => EventKind::DurationBegin,
-            3 => EventKind::DurationEnd,
-            4 => EventKind::DurationComplete {
-                end: e.end_ts().unwrap_or_default(),
-            },
-            5 | 7 => e.kind(),
-            _ => return,
+        let event_type = e.event_type();
+        if !matches!(event_type, 2..=5 | 7) {
+            return;
+        }
+        let Some(tps) = self.heads.filter(|_| event_type <= 4) else {
+            return self.head_slowly(*ctx, e);
         };
+        let ThreadRef::Indexed(index) = e.thread_ref() else {
+            return self.head_slowly(*ctx, e);
+        };
+        let Some(at) = self.threads.known_index(index) else {
+            return self.head_slowly(*ctx, e);
+        };
+        let start = ticks_to_ns(e.timestamp(), tps);
+        let fold = self.folding;
+        if event_type == 3 {
+            let thread = self.threads.state(at);
+            return thread.end(start, &mut self.blobs, fold);
+        }
+        let name = match self.by_index.get(usize::from(e.name_index())) {
+            Some(&name) if name != NO_NAME => name,
+            _ => return self.head_slowly(*ctx, e),
+        };
+        let thread = self.threads.state(at);
+        if event_type == 2 {
+            thread.begin(name, start, fold);
+        } else {
+            let end = ticks_to_ns(e.end_ts().unwrap_or_default(), tps).max(start);
+            thread.complete(Span { start, end, name });
+        }
+    }
+
+    /// [`Collector::head`] of a span's part it does not take itself: as
+    /// [`Collector::part`] takes it.
+    #[inline(never)]
+    fn head_slowly(&mut self, ctx: Context<'_>, e: EventHead<'_>) {
+        if self.heads.is_none() {
+            self.start_heads(&ctx);
+        }
         let thread = match e.thread_ref() {
             ThreadRef::Indexed(index) => ThreadOf::Index(index),
             ThreadRef::Inline { process, thread } => {
@@ -192,19 +239,31 @@ impl Collector {
             }
         };
         let part = Part {
-            kind,
+            kind: e.kind(),
             timestamp: e.timestamp(),
             thread,
             category: e.category(),
             name: e.name(),
         };
-        self.part(ctx, part)
+        self.part(&ctx, part)
+    }
+
+    /// The first event head after another record: what is kept by string
+    /// and thread index is checked against the tables, and the heads'
+    /// clock kept, till the next other record ([`Collector::heads`]).
+    fn start_heads(&mut self, ctx: &Context<'_>) {
+        self.forget_if_changed(ctx);
+        self.threads.check_epoch(ctx);
+        let tps = ticks_per_second_or_default(ctx.ticks_per_second());
+        self.heads = self.filter.category.is_none().then_some(tps);
     }
 
     /// [`Collector::head`] of a record that is not an event head: a call
-    /// of its own, out of the heads' loop.
+    /// of its own, out of the heads' loop. The tables may change here.
     #[inline(never)]
     fn other(&mut self, ctx: &Context<'_>, view: &View<'_>) {
+        // An event that comes as a view (an inline text, a blob) changes
+        // no table; any other record is `view`'s to see.
         self.view(ctx, view)
     }
 

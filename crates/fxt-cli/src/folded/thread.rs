@@ -70,8 +70,18 @@ pub(super) struct Threads {
     /// ([`NO_STATE`] if not looked up yet), while the threads epoch
     /// `epoch` holds (an index names one thread of one provider till
     /// then), so that a head's thread is found with no koids read.
-    by_index: Option<Box<[u32; 256]>>,
+    by_index: ByIndex,
     epoch: Option<u64>,
+}
+
+/// [`Threads::by_index`], in place: a thread index is a byte, so it
+/// needs no bounds checked.
+struct ByIndex([u32; 256]);
+
+impl Default for ByIndex {
+    fn default() -> Self {
+        ByIndex([NO_STATE; 256])
+    }
 }
 
 /// An entry of [`Threads::by_index`] that names no state yet.
@@ -105,31 +115,47 @@ impl Threads {
     /// provider's table, remembered while the threads epoch holds.
     #[inline(always)]
     fn at_index(&mut self, ctx: &Context<'_>, index: u8) -> usize {
+        self.check_epoch(ctx);
+        match self.known_index(index) {
+            Some(at) => at,
+            None => self.find_index(ctx, index),
+        }
+    }
+
+    /// Forgets the states found by thread index if the threads epoch of
+    /// the record `ctx` is at is not theirs.
+    #[inline(always)]
+    pub fn check_epoch(&mut self, ctx: &Context<'_>) {
         let epoch = Some(ctx.threads_epoch());
         if self.epoch != epoch {
             self.epoch = epoch;
-            if let Some(by_index) = &mut self.by_index {
-                by_index.fill(NO_STATE);
-            }
+            self.by_index = ByIndex::default();
         }
-        let known = self
-            .by_index
-            .as_ref()
-            .map_or(NO_STATE, |by_index| by_index[usize::from(index)]);
-        if known != NO_STATE {
-            return known as usize;
+    }
+
+    /// The index in `states` of the thread of index `index`, if looked up
+    /// since [`Threads::check_epoch`] last forgot: for a record the
+    /// epoch was checked at, or one after it with no other record
+    /// between (only another record changes the threads epoch).
+    #[inline(always)]
+    pub fn known_index(&self, index: u8) -> Option<usize> {
+        match self.by_index.0[usize::from(index)] {
+            NO_STATE => None,
+            at => Some(at as usize),
         }
-        self.find_index(ctx, index)
+    }
+
+    /// The state at index `at` of `states` ([`Threads::known_index`]).
+    #[inline(always)]
+    pub fn state(&mut self, at: usize) -> &mut ThreadState {
+        &mut self.states.entries[at].1
     }
 
     /// [`Threads::at_index`] of an index not looked up in this epoch.
     #[inline(never)]
     fn find_index(&mut self, ctx: &Context<'_>, index: u8) -> usize {
         let at = self.at(key(ctx.provider_id(), ctx.thread(index)));
-        let by_index = self
-            .by_index
-            .get_or_insert_with(|| Box::new([NO_STATE; 256]));
-        by_index[usize::from(index)] = at as u32;
+        self.by_index.0[usize::from(index)] = at as u32;
         at
     }
 }

@@ -218,17 +218,37 @@ fn index_ref<'a>(index: u16) -> StrRef<'a> {
     }
 }
 
+/// The head of the record at byte `pos` of `input` if it is an event of
+/// the usual shape whose bytes the input holds, and its size in bytes;
+/// `None` for anything else, which the reader frames and reads as a
+/// view (a record cut short, of size 0 or of another type included).
+/// Framed and read in one step: the header's type and inline refs are
+/// checked before its size is read, so the size is an event's, never a
+/// large record's.
+#[inline(always)]
+pub(crate) fn framed_head(input: &[u8], pos: usize) -> Option<(EventHead<'_>, usize)> {
+    let rest = input.get(pos..)?;
+    let header = word_at(rest, 0)?;
+    if header & (0xf | INLINE_REFS) != record_type::EVENT {
+        return None;
+    }
+    let size = bits(header, 4, 12) as usize * 8;
+    let bytes = rest.get(..size)?;
+    Some((head(header, bytes, pos as u64)?, size))
+}
+
+/// Bit 15 of the category's or the name's ref: an inline text, which
+/// `plain_ref` refuses (an index, or 0 for the empty string, is taken).
+const INLINE_REFS: u64 = 1 << 47 | 1 << 63;
+
 /// The head of a framed record (`bytes`, at input offset `offset`, its
 /// first word `header`) that is an event of the usual shape: what
 /// [`super::view::plain`] accepts, read with the same checks, in one pass
 /// with a bounds check per word; `None` for any other record, which the
 /// view walk reads.
 #[inline(always)]
-pub(crate) fn head(header: u64, bytes: &[u8], offset: u64) -> Option<EventHead<'_>> {
+fn head(header: u64, bytes: &[u8], offset: u64) -> Option<EventHead<'_>> {
     let event_type = bits(header, 16, 4);
-    // Bit 15 of the category's or the name's ref: an inline text, which
-    // `plain_ref` refuses (an index, or 0 for the empty string, is taken).
-    const INLINE_REFS: u64 = 1 << 47 | 1 << 63;
     if header & (0xf | INLINE_REFS) != record_type::EVENT || event_type > 10 {
         return None;
     }

@@ -263,30 +263,59 @@ impl<'a> SliceReader<'a> {
         end: u64,
         mut f: impl FnMut(Result<Head<'_, 'a>, DecodeError>, &Context<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
-        while (self.pos as u64) < end {
-            let Some(framed) = self.frame_header() else {
-                break;
-            };
-            let (header, record, offset) = match framed {
-                Ok(framed) => framed,
-                Err(error) => {
-                    self.lend_other_head(Err(error), &[], &mut f)?;
-                    continue;
-                }
-            };
-            if let Some(head) = head::head(header, record, offset) {
+        // The position and the input in locals, not in `self`, which the
+        // other records' step borrows: the usual event's step then reads
+        // and writes no field of the reader.
+        let input = self.input;
+        let (mut pos, mut last) = (self.pos, self.record_offset);
+        if self.finished {
+            return Ok(());
+        }
+        while (pos as u64) < end {
+            prefetch_ahead(input, pos);
+            if let Some((head, size)) = head::framed_head(input, pos) {
+                let offset = pos as u64;
+                (pos, last) = (pos + size, offset);
                 let context = Context {
                     decoder: &self.decoder,
-                    record,
+                    record: head.bytes(),
                     offset,
                 };
-                f(Ok(Head::Event(head)), &context)?;
+                if let Err(e) = f(Ok(Head::Event(head)), &context) {
+                    (self.pos, self.record_offset) = (pos, offset);
+                    return Err(e);
+                }
                 continue;
             }
-            let item = view::decode(&mut self.decoder, record, offset);
-            self.lend_other_head(item, record, &mut f)?;
+            (self.pos, self.record_offset) = (pos, last);
+            let step = self.other_head(&mut f);
+            (pos, last) = (self.pos, self.record_offset);
+            match step {
+                // A fatal error ends the reader: nothing after it is read.
+                Some(Ok(())) if self.finished => break,
+                Some(Ok(())) => {}
+                Some(Err(e)) => return Err(e),
+                None => break,
+            }
         }
+        (self.pos, self.record_offset) = (pos, last);
         Ok(())
+    }
+
+    /// [`SliceReader::heads_until`]'s step for a record that is not an
+    /// event of the usual shape (or for the end of the input, or a fatal
+    /// error): `None` at the end.
+    #[inline(never)]
+    fn other_head<E>(
+        &mut self,
+        f: &mut impl FnMut(Result<Head<'_, 'a>, DecodeError>, &Context<'_>) -> Result<(), E>,
+    ) -> Option<Result<(), E>> {
+        let (record, offset) = match self.frame_header()? {
+            Ok((_, record, offset)) => (record, offset),
+            Err(error) => return Some(self.lend_other_head(Err(error), &[], f)),
+        };
+        let item = view::decode(&mut self.decoder, record, offset);
+        Some(self.lend_other_head(item, record, f))
     }
 
     /// [`SliceReader::heads_until`]'s step for anything but the usual

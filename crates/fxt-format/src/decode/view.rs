@@ -298,7 +298,10 @@ pub enum View<'a> {
 }
 
 /// The reader's state at the record of a view: the tables its references
-/// resolve against.
+/// resolve against. A copy is as good as the original: a reader may hand
+/// one to a call kept out of its loop, so that the original, used only
+/// there, need not be written to memory at every record.
+#[derive(Clone, Copy)]
 pub struct Context<'r> {
     pub(crate) decoder: &'r Decoder,
     /// The record's bytes (empty for an error) and its offset.

@@ -9,10 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use fxt_format::decode::{
-    ArgValue, Context, Event, EventHead, EventKind, Head, Record, StrRef, Text, Thread, ThreadRef,
-    View,
-};
+use fxt_format::decode::{ArgValue, Context, Event, EventKind, Record, StrRef, Text, Thread, View};
 use fxt_format::encode::header::event_type::{DURATION_BEGIN, DURATION_COMPLETE, DURATION_END};
 use fxt_format::encode::{OBJ_TYPE_PROCESS, OBJ_TYPE_THREAD};
 use fxt_format::time::ticks_per_second_or_default;
@@ -29,6 +26,10 @@ use super::scheduling::Sched;
 use super::span::{Span, TickRun};
 use super::summary::Lengths;
 use super::tasks::Tasks;
+
+mod heads;
+
+use heads::ByThreadIndex;
 
 /// A category and name (`Text` clones without allocating for short strings).
 pub type Key = (Text, Text);
@@ -128,9 +129,11 @@ pub struct RangeTally {
     /// The last (category, name) ids looked up, and their index.
     last_name: Option<((u32, u32), usize)>,
     /// Per name string index: the category string index and the index
-    /// in `names` of the last event with that name ([`NO_NAME`] if none),
-    /// so that an event by indices finds its entry with no hashing;
-    /// forgotten when the strings epoch changes.
+    /// in `names` of the last event with that name ([`NO_CATEGORY`] if
+    /// none), so that an event by indices finds its entry with no
+    /// hashing; forgotten when the strings epoch changes. Names whose
+    /// events are decoded whole ([`RangeTally::wants_whole`]) are never
+    /// kept here: their events take the slow way.
     by_refs: Vec<(u16, u32)>,
     /// The strings epoch of `by_refs`.
     refs_epoch: Epoch,
@@ -138,9 +141,9 @@ pub struct RangeTally {
     /// there, so that threads taking turns are found with no hashing.
     recent_threads: [u32; THREAD_SLOTS],
     /// Per thread index of an event head: its index in `threads`
-    /// ([`NO_THREAD`] if not looked up yet); forgotten when the threads
+    /// (none if not looked up yet); forgotten when the threads
     /// epoch changes.
-    by_thread_index: Option<Box<[u32; 256]>>,
+    by_thread_index: ByThreadIndex,
     /// The threads epoch of `by_thread_index`.
     threads_epoch: Option<u64>,
     names: Vec<((u32, u32), PerName)>,
@@ -176,10 +179,9 @@ pub struct RangeTally {
 /// Slots of [`RangeTally::recent_threads`].
 const THREAD_SLOTS: usize = 16;
 
-/// An entry of [`RangeTally::by_refs`] or [`RangeTally::by_thread_index`]
-/// that names nothing.
-const NO_NAME: u32 = u32::MAX;
-const NO_THREAD: u32 = u32::MAX;
+/// The category of an entry of [`RangeTally::by_refs`] that names
+/// nothing: no string index of a category (bit 15 marks an inline text).
+const NO_CATEGORY: u16 = u16::MAX;
 
 /// The slot of [`RangeTally::recent_threads`] a thread is kept in
 /// ([`crate::recent`]).
@@ -225,8 +227,9 @@ struct Current {
 
 impl RangeTally {
     /// Counts one record of a view walk: an event by its string ids (the
-    /// whole event decoded only when its category is `lock` or it is
-    /// fxt's snapshot instant), any other record as [`RangeTally::add`].
+    /// whole event decoded only when its category is `lock` or `task` or
+    /// it is fxt's snapshot instant), any other record as
+    /// [`RangeTally::add`].
     #[inline(always)]
     pub fn add_view(&mut self, ctx: &Context<'_>, view: &View<'_>) {
         // The tables may change here (see `Current`).
@@ -241,7 +244,11 @@ impl RangeTally {
             self.by_refs.clear();
         }
         let key = self.key_of(ctx, e.category, e.name);
-        let whole = self.whole[key].then(|| ctx.event(e).ok()).flatten();
+        if self.whole[key] {
+            if let Ok(whole) = ctx.event(e) {
+                self.keep_whole(provider, tps, key, whole);
+            }
+        }
         // Not counted as a record here: the merge counts the events by
         // kind and by thread as records of type `event` and of their
         // provider (a count of its own, written and read back per event,
@@ -259,114 +266,7 @@ impl RangeTally {
             key,
             ticks: e.timestamp,
         };
-        self.count_event(provider, tps, counted, whole);
-    }
-
-    /// Counts one record of a head walk: an event by its head (its name
-    /// found by its string indices, its thread by its thread index, the
-    /// whole event decoded only as [`RangeTally::add_view`] would), any
-    /// other record as [`RangeTally::add_view`].
-    #[inline(always)]
-    pub fn add_head(&mut self, ctx: &Context<'_>, head: Head<'_, '_>) {
-        let e = match head {
-            Head::Event(e) => e,
-            Head::Other(view) => return self.add_other(ctx, view),
-        };
-        let Current { provider, tps } = match self.current {
-            Some(current) => current,
-            None => self.start_heads(ctx),
-        };
-        let key = self.key_of(ctx, e.category(), e.name());
-        let whole = self.whole[key]
-            .then(|| ctx.event(&e.view(ctx)).ok())
-            .flatten();
-        let ticks = e.timestamp();
-        // The run is this provider's at this clock (`start_heads`).
-        self.run.first = self.run.first.min(ticks);
-        self.run.last = self.run.last.max(ticks);
-        let counted = Counted {
-            event_type: e.event_type(),
-            end: e.end_ts().unwrap_or(0),
-            thread: self.head_thread(ctx, provider, &e),
-            key,
-            ticks,
-        };
-        self.count_event(provider, tps, counted, whole);
-    }
-
-    /// The provider and clock of the event heads from here to the next
-    /// other record ([`Current`]), with what was kept by string and thread
-    /// index forgotten if their epochs changed, and the run of spans
-    /// switched to them.
-    #[inline(never)]
-    fn start_heads(&mut self, ctx: &Context<'_>) -> Current {
-        let current = Current {
-            provider: ctx.provider_id(),
-            tps: ticks_per_second_or_default(ctx.ticks_per_second()),
-        };
-        if self.refs_epoch.changed(ctx) {
-            self.by_refs.clear();
-        }
-        let epoch = Some(ctx.threads_epoch());
-        if self.threads_epoch != epoch {
-            self.threads_epoch = epoch;
-            self.by_thread_index = None;
-        }
-        let at = self.provider_index(current.provider);
-        self.switch_run(at, current.tps);
-        self.current = Some(current);
-        current
-    }
-
-    /// [`RangeTally::add_head`] of a record that is not an event head:
-    /// a call of its own, out of the head's loop.
-    #[inline(never)]
-    fn add_other(&mut self, ctx: &Context<'_>, view: &View<'_>) {
-        self.add_view(ctx, view)
-    }
-
-    /// The index in `threads` of an event head's thread: by its thread
-    /// index, remembered while the threads epoch holds (checked by
-    /// [`RangeTally::start_heads`]).
-    #[inline(always)]
-    fn head_thread(
-        &mut self,
-        ctx: &Context<'_>,
-        provider: Option<u32>,
-        e: &EventHead<'_>,
-    ) -> usize {
-        let index = match e.thread_ref() {
-            ThreadRef::Inline { process, thread } => {
-                return self.thread_index(provider, Thread::Known { process, thread })
-            }
-            ThreadRef::Indexed(index) => usize::from(index),
-        };
-        let known = self
-            .by_thread_index
-            .as_ref()
-            .map_or(NO_THREAD, |t| t[index]);
-        if known != NO_THREAD {
-            return known as usize;
-        }
-        self.find_head_thread(ctx, provider, index)
-    }
-
-    /// [`RangeTally::head_thread`] of a thread index not looked up since
-    /// the threads epoch changed.
-    #[inline(never)]
-    fn find_head_thread(
-        &mut self,
-        ctx: &Context<'_>,
-        provider: Option<u32>,
-        index: usize,
-    ) -> usize {
-        let thread = ctx.thread(index as u8);
-        let at = self.thread_index(provider, thread);
-        let by_index = self
-            .by_thread_index
-            .get_or_insert_with(|| Box::new([NO_THREAD; 256]));
-        by_index[index] = at as u32;
-        at
+        self.count_event(tps, counted);
     }
 
     /// Counts one record of `provider` that is not an event, whose clock
@@ -564,7 +464,7 @@ impl RangeTally {
             (StrRef::Indexed(c), StrRef::Indexed(n)) => self
                 .by_refs
                 .get(usize::from(n))
-                .filter(|&&(category, key)| category == c && key != NO_NAME)
+                .filter(|&&(category, _)| category == c)
                 .map(|&(_, key)| key as usize),
             _ => None,
         };
@@ -583,9 +483,12 @@ impl RangeTally {
             let at = usize::from(n);
             if at >= self.by_refs.len() {
                 // At most 32768 entries: indices are 15 bits.
-                self.by_refs.resize(at + 1, (0, NO_NAME));
+                self.by_refs.resize(at + 1, (NO_CATEGORY, 0));
             }
-            self.by_refs[at] = (c, key as u32);
+            // A name decoded whole is left out: its events take the slow
+            // way, which decodes them (`add_head_slowly`).
+            let category = if self.whole[key] { NO_CATEGORY } else { c };
+            self.by_refs[at] = (category, key as u32);
         }
         key
     }
@@ -615,23 +518,27 @@ impl RangeTally {
         at
     }
 
-    /// Counts an event and matches its durations (`whole`: the event
-    /// decoded, when [`RangeTally::wants_whole`] or at hand anyway).
-    #[inline(always)]
-    fn count_event(&mut self, provider: Option<u32>, tps: u64, e: Counted, whole: Option<Event>) {
-        if let Some(whole) = whole.filter(|_| self.whole[e.key]) {
-            if let Some(n) = snapshot_number(&whole) {
-                self.snapshot = Some(n);
-            }
-            let category = self.flags(self.names[e.key].0 .0);
-            if category & LOCK != 0 {
-                // Rare: replayed in file order by the merge (`Locks`
-                // matches flows across threads).
-                self.lock_events.push((provider, tps, whole));
-            } else if category & TASK != 0 && Tasks::takes(&whole) {
-                self.task_events.push((provider, tps, whole));
-            }
+    /// Keeps an event of `provider` decoded whole, of the (category, name)
+    /// of entry `key` ([`RangeTally::wants_whole`]).
+    #[cold]
+    fn keep_whole(&mut self, provider: Option<u32>, tps: u64, key: usize, whole: Event) {
+        if let Some(n) = snapshot_number(&whole) {
+            self.snapshot = Some(n);
         }
+        let category = self.flags(self.names[key].0 .0);
+        if category & LOCK != 0 {
+            // Rare: replayed in file order by the merge (`Locks` matches
+            // flows across threads).
+            self.lock_events.push((provider, tps, whole));
+        } else if category & TASK != 0 && Tasks::takes(&whole) {
+            self.task_events.push((provider, tps, whole));
+        }
+    }
+
+    /// Counts an event and matches its durations (`tps`: the ticks per
+    /// second of its clock).
+    #[inline(always)]
+    fn count_event(&mut self, tps: u64, e: Counted) {
         self.by_kind.add(e.event_type);
         let thread = e.thread;
         self.threads[thread].events += 1;
