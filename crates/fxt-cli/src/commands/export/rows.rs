@@ -487,7 +487,12 @@ impl<'a> Rows<'a> {
     {
         let [provider_name, process, thread] = self.names_of(provider, pid, tid);
         let who = (provider, pid, tid);
-        let last = self.last_who[table].replace(who);
+        // A key repeated is the last row's provider and thread already
+        // (and those columns are owed with the key's).
+        let last = match again {
+            true => Some(who),
+            false => self.last_who[table].replace(who),
+        };
         let same_source = last.is_some_and(|l| l.0 == provider);
         let source = row::Source {
             trace: Some(self.trace),

@@ -231,6 +231,13 @@ fn next_rep(entries: &mut u8) -> u8 {
 /// Appends the argument maps of one row. Text values are written straight
 /// into the column's page: no allocation per row.
 fn push(b: &mut MapBuilders, args: &[Args<'_>], summary: &mut Summary) {
+    if let [Args::View(e, ctx)] = args {
+        let mut values = [0; shape::MOST];
+        if b.values_by_shape(e, ctx, &mut values) {
+            b.append_by_shape(&values, summary);
+            return;
+        }
+    }
     // No arguments (a begin and its end without any, most often): three
     // empty maps, what the loops below would write.
     if args.iter().all(Args::is_empty) {
@@ -238,13 +245,6 @@ fn push(b: &mut MapBuilders, args: &[Args<'_>], summary: &mut Summary) {
         b.ints.1.levels.push(1, 0);
         b.floats.1.levels.push(1, 0);
         return;
-    }
-    if let [Args::View(e, ctx)] = args {
-        let mut values = [0; shape::MOST];
-        if b.values_by_shape(e, ctx, &mut values) {
-            b.append_by_shape(&values, summary);
-            return;
-        }
     }
     let mut row = Row {
         seen: [0; MOST],
