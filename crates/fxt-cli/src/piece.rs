@@ -133,20 +133,22 @@ impl<'b> Blocks<'b> {
         }
     }
 
-    /// Appends an integer argument's value; `Some` of the value if a
-    /// uint64, `Some(None)` for the others.
+    /// Appends an integer argument's value, as `Display` writes it; `Some`
+    /// of the value if a uint64, `Some(None)` for the others. Its digits
+    /// above its last three are likely those of the last one appended
+    /// with `last` (an argument of the event before: an id, a sequence
+    /// number, a size), and are then copied ([`Blocks::u64_near`]).
     #[inline(always)]
-    pub fn int(&mut self, value: IntArg) -> Option<Option<u64>> {
-        match value {
-            IntArg::I32(x) => self.i64(x.into())?,
-            IntArg::U32(x) => self.u64(x.into())?,
-            IntArg::I64(x) => self.i64(x)?,
-            IntArg::U64(x) => {
-                self.u64(x)?;
-                return Some(Some(x));
-            }
-        }
-        Some(None)
+    pub fn int_near(&mut self, value: IntArg, last: &mut HighDigits) -> Option<Option<u64>> {
+        let (negative, magnitude, uint64) = match value {
+            IntArg::I32(x) => (x < 0, u64::from(x.unsigned_abs()), None),
+            IntArg::U32(x) => (false, u64::from(x), None),
+            IntArg::I64(x) => (x < 0, x.unsigned_abs(), None),
+            IntArg::U64(x) => (false, x, Some(x)),
+        };
+        self.put(b"-", usize::from(negative))?;
+        self.u64_near(magnitude, last)?;
+        Some(uint64)
     }
 
     /// Appends `n` in decimal, as `Display` writes it.
@@ -243,13 +245,6 @@ impl<'b> Blocks<'b> {
         block[2..10].copy_from_slice(&hex8((top >> 32) as u32).to_le_bytes());
         block[10..].copy_from_slice(&hex8(top as u32).to_le_bytes());
         self.put(&block, 2 + digits)
-    }
-
-    /// Appends `n` in decimal, as `Display` writes it.
-    #[inline(always)]
-    pub fn i64(&mut self, n: i64) -> Option<()> {
-        self.put(b"-", usize::from(n < 0))?;
-        self.u64(n.unsigned_abs())
     }
 }
 
@@ -573,19 +568,28 @@ mod tests {
     #[test]
     fn lines_in_blocks_print_numbers_as_display_prints_them() {
         let mut buf = [0xff; LINE];
-        for n in numbers() {
+        let mut near = HighDigits::default();
+        let mut values = numbers();
+        // Runs that share their digits above the last three.
+        values.extend((0..3000).map(|i| 4_000_000_000 + i * 3));
+        for n in values {
             let mut line = Blocks::new(&mut buf);
             line.text(b"x=").unwrap();
             line.u64(n).unwrap();
             line.text(b";").unwrap();
-            line.i64(n as i64).unwrap();
-            line.text(b";").unwrap();
-            line.int(IntArg::U32(n as u32)).unwrap();
-            line.text(b";").unwrap();
-            line.int(IntArg::I32(n as i32)).unwrap();
-            line.text(b";").unwrap();
+            for value in [
+                IntArg::U64(n),
+                IntArg::I64(n as i64),
+                IntArg::U32(n as u32),
+                IntArg::I32(n as i32),
+            ] {
+                let uint64 = line.int_near(value, &mut near).unwrap();
+                assert_eq!(uint64, matches!(value, IntArg::U64(_)).then_some(n));
+                line.text(b";").unwrap();
+            }
             let len = line.len();
-            let expected = format!("x={n};{};{};{};", n as i64, n as u32, n as i32);
+            let ints = format!("{n};{};{};{};", n as i64, n as u32, n as i32);
+            let expected = format!("x={n};{ints}");
             assert_eq!(&buf[..len], expected.as_bytes());
         }
     }

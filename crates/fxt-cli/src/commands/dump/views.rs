@@ -72,6 +72,8 @@ pub struct EventLines {
     ts_digits: HighDigits,
     /// The leading digits of the last end of a complete duration.
     end_digits: HighDigits,
+    /// The leading digits of the last integer argument.
+    arg_digits: HighDigits,
     /// The ` thread=… category=… name=…` of recent events whose strings
     /// are by index, by thread and strings.
     tails: Heads<ThreadNames>,
@@ -194,7 +196,7 @@ impl EventLines {
                 Some((name, value)) => {
                     let key = self.keys.indexed(ctx, name);
                     line.piece(key)?;
-                    let uint64 = line.int(value)?;
+                    let uint64 = line.int_near(value, &mut self.arg_digits)?;
                     if let (true, Some(n)) = (candidate, uint64) {
                         group &= match i {
                             0 => is_key(key.bytes(), SIZE_KEY),

@@ -55,6 +55,8 @@ pub struct EventObjects {
     clock: Option<Clock>,
     /// The leading digits of the last timestamp's microseconds.
     ts_digits: HighDigits,
+    /// The leading digits of the last integer argument.
+    arg_digits: HighDigits,
     /// The `{"ph":…,"cat":…,"name":…,"ts":` of recent events whose
     /// strings are by index, by phase and strings.
     heads: Heads<Names>,
@@ -224,7 +226,7 @@ impl EventObjects {
                 match words.int() {
                     Some((name, value)) => {
                         line.piece(self.keys.indexed(ctx, name))?;
-                        line.int(value)?;
+                        line.int_near(value, &mut self.arg_digits)?;
                     }
                     None => self.string_or_float(line, ctx, words)?,
                 }
