@@ -18,6 +18,7 @@
 
 mod args;
 mod existing;
+mod keys;
 mod labels;
 mod nesting;
 mod parallel;

@@ -6,11 +6,14 @@
 
 use fxt_format::decode::{
     Arg, Context as At, ContextSwitch, Event, EventKind, EventView, LegacyContextSwitch, Record,
-    StrRef, Text, Thread, ThreadState, ThreadWakeup, View,
+    Text, ThreadState, ThreadWakeup, View,
 };
 use fxt_format::time::ticks_per_second_or_default;
 
 use super::args::{Args, Value};
+use super::keys::{
+    koids, table_of, view_key, EventKey, Who, COUNTERS, FLOWS, INSTANTS, NO_KEY, SLICES,
+};
 use super::labels::{Labels, Seen};
 use super::nesting::Nesting;
 use super::samples::{Context, SampleRows};
@@ -78,61 +81,6 @@ pub struct Rows<'a> {
     clock: Option<Clock>,
 }
 
-/// What an event row's [`row::Key`] columns are made of: its provider,
-/// its thread, the strings epoch, and its category and name by string
-/// index (0: empty). Two rows of one input with one key have the same
-/// values in those columns. Whole words, each written and read as one (a key of
-/// narrower fields, read back as words, stalled each row); the last word
-/// is 0 for an event without a key (a decoded one, or texts inline).
-type EventKey = [u64; 5];
-
-/// The key of no event.
-const NO_KEY: EventKey = [0; 5];
-
-/// The tables of events written as they come, as indices of
-/// [`Rows::last_keys`] (a slice's texts are its begin's, decoded).
-const INSTANTS: usize = 0;
-const COUNTERS: usize = 1;
-const FLOWS: usize = 2;
-/// The slices table, as an index of [`Rows::last_who`].
-const SLICES: usize = 3;
-
-/// A row's provider and thread: provider, pid, tid.
-type Who = (Option<u32>, u64, u64);
-
-/// The table of events of kind `kind` written as they come.
-fn table_of(kind: EventKind) -> Option<usize> {
-    match kind {
-        EventKind::Instant | EventKind::AsyncInstant { .. } => Some(INSTANTS),
-        EventKind::Counter { .. } => Some(COUNTERS),
-        EventKind::FlowBegin { .. } | EventKind::FlowStep { .. } | EventKind::FlowEnd { .. } => {
-            Some(FLOWS)
-        }
-        _ => None,
-    }
-}
-
-/// The key of event view `e` ([`NO_KEY`] if a text is inline).
-fn view_key(ctx: &At<'_>, e: &EventView<'_>) -> EventKey {
-    let index = |s: StrRef<'_>| match s {
-        StrRef::Empty => Some(0),
-        StrRef::Indexed(i) => Some(u64::from(i)),
-        StrRef::Inline(_) => None,
-    };
-    let (Some(category), Some(name)) = (index(e.category), index(e.name)) else {
-        return NO_KEY;
-    };
-    let (pid, tid) = koids(e.thread);
-    let provider = ctx.provider_id().map_or(0, |p| 1 << 32 | u64::from(p));
-    [
-        provider,
-        pid,
-        tid,
-        ctx.strings_epoch(),
-        1 << 32 | category << 16 | name,
-    ]
-}
-
 /// A row's category and name (`None`: undefined).
 type Texts<'b> = (Option<&'b str>, Option<&'b str>);
 
@@ -152,15 +100,6 @@ type NamedThread<'a> = (Option<u32>, u64, u64, Names3<'a>);
 
 /// Slots of [`Rows::recent_names`].
 const NAMES_SLOTS: usize = 16;
-
-/// The koids of a thread field (0 for an undefined one, which the first
-/// pass has already left out).
-fn koids(t: Thread) -> (u64, u64) {
-    match t {
-        Thread::Known { process, thread } => (process, thread),
-        Thread::Undefined(_) => (0, 0),
-    }
-}
 
 /// A koid or id as a signed 64-bit column value (two's complement: values
 /// of 2^63 and more read negative).
