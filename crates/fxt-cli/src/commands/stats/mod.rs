@@ -61,7 +61,13 @@ pub struct Args {
 
 /// Runs `fxt stats`.
 pub fn run(args: Args) -> Result<ExitCode, Error> {
-    let mut input = Input::open_trace(&args.file)?;
+    // A file's pages are let go of behind a walk on one thread (read back
+    // from the page cache if the samples walk it again), so that memory
+    // holds the tally and not the trace.
+    let mut input = match Input::open_trace_bounded(&args.file)? {
+        Some(input) => input,
+        None => Input::open_trace(&args.file)?,
+    };
     let mut tally = Tally::default();
     // A stream cannot be walked twice: it is walked in file order, for the
     // samples it may hold.
