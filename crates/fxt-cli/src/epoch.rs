@@ -4,7 +4,9 @@
 //! otherwise (a string defined, a provider switched or restarted). A
 //! command that keeps bytes or ids per string index asks
 //! [`Epoch::changed`] before it uses them, instead of listing the records
-//! that change what an index means.
+//! that change what an index means. What a command keeps per thread
+//! index goes stale by the threads epoch the same way
+//! ([`ByThreadIndex`]).
 
 use fxt_format::decode::Context;
 
@@ -24,5 +26,62 @@ impl Epoch {
         }
         self.0 = now;
         true
+    }
+}
+
+/// What a command found per thread index (its own number for the thread
+/// an index names), kept while the decoder's threads epoch
+/// ([`Context::threads_epoch`]) holds: it changes whenever an index may
+/// name another thread (a thread defined, a provider switched or
+/// restarted). In place: a thread index is a byte, so no bound is
+/// checked.
+pub struct ByThreadIndex {
+    found: [u32; 256],
+    epoch: Option<u64>,
+}
+
+/// An entry of [`ByThreadIndex::found`] not looked up yet.
+const NOT_FOUND: u32 = u32::MAX;
+
+impl Default for ByThreadIndex {
+    fn default() -> Self {
+        ByThreadIndex {
+            found: [NOT_FOUND; 256],
+            epoch: None,
+        }
+    }
+}
+
+impl ByThreadIndex {
+    /// Forgets what was found if the record `ctx` is at reads thread
+    /// indices otherwise than the record of the last check. What is
+    /// found after it holds for that record and the ones after it until
+    /// the next record that is not an event (only such a record changes
+    /// the threads epoch).
+    #[inline(always)]
+    pub fn check(&mut self, ctx: &Context<'_>) {
+        let now = Some(ctx.threads_epoch());
+        if self.epoch != now {
+            *self = ByThreadIndex {
+                epoch: now,
+                ..ByThreadIndex::default()
+            };
+        }
+    }
+
+    /// What was found for thread index `index` since the last check
+    /// that forgot.
+    #[inline(always)]
+    pub fn get(&self, index: u8) -> Option<usize> {
+        match self.found[usize::from(index)] {
+            NOT_FOUND => None,
+            found => Some(found as usize),
+        }
+    }
+
+    /// Keeps `found` for thread index `index`.
+    #[inline(always)]
+    pub fn set(&mut self, index: u8, found: usize) {
+        self.found[usize::from(index)] = found as u32;
     }
 }

@@ -37,6 +37,7 @@ use fxt_format::decode::{
 use fxt_format::encode::header::event_type::{DURATION_BEGIN, DURATION_END};
 
 use crate::durations::{end_without_begin, never_ended, ById, Closed, Durations, Mark};
+use crate::epoch::ByThreadIndex;
 use crate::error::Error;
 use crate::input::Input;
 use crate::interned::Interned;
@@ -157,15 +158,10 @@ struct RangeCheck {
     unknown: u64,
     /// The last event without problems (see [`event_problems_after`]).
     last_clean: LastClean,
-    /// Per thread index of an event head: its stack in `durations`
-    /// ([`NO_STACK`] if not looked up yet), while the threads epoch
-    /// `threads_epoch` holds (a thread index reads otherwise after it).
-    by_thread_index: Option<Box<[u32; 256]>>,
-    threads_epoch: Option<u64>,
+    /// Per thread index of an event head: its stack in `durations`,
+    /// while the threads epoch holds.
+    by_thread_index: ByThreadIndex,
 }
-
-/// An entry of [`RangeCheck::by_thread_index`] that names no stack.
-const NO_STACK: u32 = u32::MAX;
 
 impl RangeCheck {
     /// Checks one record of a view walk: an event from its view (decoded
@@ -218,33 +214,26 @@ impl RangeCheck {
     #[inline(always)]
     fn head_stack(&mut self, ctx: &Context<'_>, e: &EventHead<'_>) -> usize {
         let index = match e.thread_ref() {
-            ThreadRef::Indexed(index) => usize::from(index),
+            ThreadRef::Indexed(index) => index,
             ThreadRef::Inline { process, thread } => {
                 let thread = Thread::Known { process, thread };
                 return self.durations.at((ctx.provider_id(), thread));
             }
         };
-        let epoch = Some(ctx.threads_epoch());
-        if self.threads_epoch != epoch {
-            self.threads_epoch = epoch;
-            self.by_thread_index = None;
-        }
-        match self.by_thread_index.as_ref().map_or(NO_STACK, |t| t[index]) {
-            NO_STACK => self.find_head_stack(ctx, index),
-            known => known as usize,
+        self.by_thread_index.check(ctx);
+        match self.by_thread_index.get(index) {
+            Some(known) => known,
+            None => self.find_head_stack(ctx, index),
         }
     }
 
     /// [`RangeCheck::head_stack`] of a thread index not looked up since
     /// the threads epoch changed.
     #[inline(never)]
-    fn find_head_stack(&mut self, ctx: &Context<'_>, index: usize) -> usize {
-        let thread = ctx.thread(index as u8);
+    fn find_head_stack(&mut self, ctx: &Context<'_>, index: u8) -> usize {
+        let thread = ctx.thread(index);
         let stack = self.durations.at((ctx.provider_id(), thread));
-        let by_index = self
-            .by_thread_index
-            .get_or_insert_with(|| Box::new([NO_STACK; 256]));
-        by_index[index] = stack as u32;
+        self.by_thread_index.set(index, stack);
         stack
     }
 

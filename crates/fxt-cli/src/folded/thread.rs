@@ -24,6 +24,7 @@
 //! order ([`END`]), what was folded before it sealed as a blob, for the
 //! merge to close and nest in the earlier ranges' spans.
 
+use crate::epoch::ByThreadIndex;
 use crate::recent::ByThread;
 use fxt_format::decode::{Context, Thread};
 
@@ -66,26 +67,11 @@ fn key(provider: Option<u32>, thread: Thread) -> ThreadKey {
 #[derive(Default)]
 pub(super) struct Threads {
     pub states: ByThread<ThreadKey, ThreadState>,
-    /// Per thread index of an event head: its index in `states`
-    /// ([`NO_STATE`] if not looked up yet), while the threads epoch
-    /// `epoch` holds (an index names one thread of one provider till
-    /// then), so that a head's thread is found with no koids read.
-    by_index: ByIndex,
-    epoch: Option<u64>,
+    /// Per thread index of an event head: its index in `states`, while
+    /// the threads epoch holds, so that a head's thread is found with no
+    /// koids read.
+    by_index: ByThreadIndex,
 }
-
-/// [`Threads::by_index`], in place: a thread index is a byte, so it
-/// needs no bounds checked.
-struct ByIndex([u32; 256]);
-
-impl Default for ByIndex {
-    fn default() -> Self {
-        ByIndex([NO_STATE; 256])
-    }
-}
-
-/// An entry of [`Threads::by_index`] that names no state yet.
-const NO_STATE: u32 = u32::MAX;
 
 impl Threads {
     /// The state of the thread `thread` of the provider of the record
@@ -126,11 +112,7 @@ impl Threads {
     /// the record `ctx` is at is not theirs.
     #[inline(always)]
     pub fn check_epoch(&mut self, ctx: &Context<'_>) {
-        let epoch = Some(ctx.threads_epoch());
-        if self.epoch != epoch {
-            self.epoch = epoch;
-            self.by_index = ByIndex::default();
-        }
+        self.by_index.check(ctx);
     }
 
     /// The index in `states` of the thread of index `index`, if looked up
@@ -139,10 +121,7 @@ impl Threads {
     /// between (only another record changes the threads epoch).
     #[inline(always)]
     pub fn known_index(&self, index: u8) -> Option<usize> {
-        match self.by_index.0[usize::from(index)] {
-            NO_STATE => None,
-            at => Some(at as usize),
-        }
+        self.by_index.get(index)
     }
 
     /// The state at index `at` of `states` ([`Threads::known_index`]).
@@ -155,7 +134,7 @@ impl Threads {
     #[inline(never)]
     fn find_index(&mut self, ctx: &Context<'_>, index: u8) -> usize {
         let at = self.at(key(ctx.provider_id(), ctx.thread(index)));
-        self.by_index.0[usize::from(index)] = at as u32;
+        self.by_index.set(index, at);
         at
     }
 }

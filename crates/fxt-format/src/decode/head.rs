@@ -241,15 +241,15 @@ pub(crate) fn framed_head(input: &[u8], pos: usize) -> Option<(EventHead<'_>, us
 /// `plain_ref` refuses (an index, or 0 for the empty string, is taken).
 const INLINE_REFS: u64 = 1 << 47 | 1 << 63;
 
-/// The head of a framed record (`bytes`, at input offset `offset`, its
-/// first word `header`) that is an event of the usual shape: what
-/// [`super::view::plain`] accepts, read with the same checks, in one pass
-/// with a bounds check per word; `None` for any other record, which the
-/// view walk reads.
+/// The head of a framed event record (`bytes`, at input offset `offset`,
+/// its first word `header`, whose type and refs [`framed_head`] checked)
+/// that is of the usual shape: what [`super::view::plain`] accepts, read
+/// with the same checks, in one pass with a bounds check per word; `None`
+/// for any other, which the view walk reads.
 #[inline(always)]
 fn head(header: u64, bytes: &[u8], offset: u64) -> Option<EventHead<'_>> {
     let event_type = bits(header, 16, 4);
-    if header & (0xf | INLINE_REFS) != record_type::EVENT || event_type > 10 {
+    if event_type > 10 {
         return None;
     }
     // The timestamp and the inline koids.

@@ -15,7 +15,7 @@ use fxt_format::encode::{OBJ_TYPE_PROCESS, OBJ_TYPE_THREAD};
 use fxt_format::time::ticks_per_second_or_default;
 use rustc_hash::FxHashMap;
 
-use crate::epoch::Epoch;
+use crate::epoch::{ByThreadIndex, Epoch};
 use crate::input::ticks_to_ns;
 use crate::interned::Interned;
 use crate::names::record_type_name;
@@ -28,8 +28,6 @@ use super::summary::Lengths;
 use super::tasks::Tasks;
 
 mod heads;
-
-use heads::ByThreadIndex;
 
 /// A category and name (`Text` clones without allocating for short strings).
 pub type Key = (Text, Text);
@@ -140,12 +138,9 @@ pub struct RangeTally {
     /// Per [`thread_slot`]: the index in `threads` of the last thread
     /// there, so that threads taking turns are found with no hashing.
     recent_threads: [u32; THREAD_SLOTS],
-    /// Per thread index of an event head: its index in `threads`
-    /// (none if not looked up yet); forgotten when the threads
-    /// epoch changes.
+    /// Per thread index of an event head: its index in `threads`, while
+    /// the threads epoch holds.
     by_thread_index: ByThreadIndex,
-    /// The threads epoch of `by_thread_index`.
-    threads_epoch: Option<u64>,
     names: Vec<((u32, u32), PerName)>,
     /// Per entry of `names`: whether its events are decoded whole
     /// ([`RangeTally::wants_whole`]).

@@ -8,20 +8,6 @@ use fxt_format::time::ticks_per_second_or_default;
 
 use super::{Counted, Current, RangeTally};
 
-/// An entry of [`ByThreadIndex`] that names nothing.
-const NO_THREAD: u32 = u32::MAX;
-
-/// [`RangeTally`]'s threads by thread index of an event head: per thread
-/// index, its index in `threads` ([`NO_THREAD`] if not looked up yet), in
-/// place (a thread index is a byte: no bounds to check).
-pub(super) struct ByThreadIndex([u32; 256]);
-
-impl Default for ByThreadIndex {
-    fn default() -> Self {
-        ByThreadIndex([NO_THREAD; 256])
-    }
-}
-
 impl RangeTally {
     /// Counts one record of a head walk: an event by its head (its name
     /// found by its string indices, its thread by its thread index, the
@@ -73,9 +59,9 @@ impl RangeTally {
         self.run.first = self.run.first.min(ticks);
         self.run.last = self.run.last.max(ticks);
         let thread = match e.thread_ref() {
-            ThreadRef::Indexed(index) => match self.by_thread_index.0[usize::from(index)] {
-                NO_THREAD => self.find_head_thread(ctx, index),
-                known => known as usize,
+            ThreadRef::Indexed(index) => match self.by_thread_index.get(index) {
+                Some(known) => known,
+                None => self.find_head_thread(ctx, index),
             },
             ThreadRef::Inline { process, thread } => self.inline_thread(process, thread),
         };
@@ -101,11 +87,7 @@ impl RangeTally {
         if self.refs_epoch.changed(ctx) {
             self.by_refs.clear();
         }
-        let epoch = Some(ctx.threads_epoch());
-        if self.threads_epoch != epoch {
-            self.threads_epoch = epoch;
-            self.by_thread_index = ByThreadIndex::default();
-        }
+        self.by_thread_index.check(ctx);
         let at = self.provider_index(current.provider);
         self.switch_run(at, current.tps);
         self.current = Some(current);
@@ -134,7 +116,7 @@ impl RangeTally {
     fn find_head_thread(&mut self, ctx: Context<'_>, index: u8) -> usize {
         let provider = self.current.and_then(|c| c.provider);
         let at = self.thread_index(provider, ctx.thread(index));
-        self.by_thread_index.0[usize::from(index)] = at as u32;
+        self.by_thread_index.set(index, at);
         at
     }
 }
