@@ -211,10 +211,8 @@ fn an_event_repeated_word_for_word_is_checked_again_after_a_provider_switch() {
     let (c, n) = (StringRef::Index(1), StringRef::Index(2));
     let args = [Arg::new(StringRef::Index(3), ArgValue::U64(7))];
     let e = event(EventKind::Instant, 1, ThreadRef::Index(1), c, n, &args);
-    let mut t = Trace::with_provider(1, "app", 1_000_000_000);
-    for (index, value) in [(1, "c"), (2, "n"), (3, "a")] {
-        t = t.push(&StringRecord { index, value });
-    }
+    let mut t =
+        Trace::with_provider(1, "app", 1_000_000_000).strings(&[(1, "c"), (2, "n"), (3, "a")]);
     t = t
         .push(&ThreadRecord {
             index: 1,
@@ -320,10 +318,7 @@ fn check_on_several_threads_prints_what_one_thread_prints() {
 fn an_end_after_its_thread_index_is_redefined_is_on_another_thread() {
     let (c, n) = (StringRef::Index(1), StringRef::Index(2));
     let on_1 = ThreadRef::Index(1);
-    let mut t = Trace::with_provider(1, "app", 1_000_000_000);
-    for (index, value) in [(1, "c"), (2, "a")] {
-        t = t.push(&StringRecord { index, value });
-    }
+    let mut t = Trace::with_provider(1, "app", 1_000_000_000).strings(&[(1, "c"), (2, "a")]);
     let thread = |thread| ThreadRecord {
         index: 1,
         process: 1,

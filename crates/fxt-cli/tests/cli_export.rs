@@ -1553,10 +1553,12 @@ fn a_counter_that_writes_no_row_is_not_the_last_row_of_its_table() {
         StringRef::Index(4),
         ArgValue::Str(StringRef::Inline("seven")),
     )];
-    let mut trace = Trace::with_provider(1, "p", 1_000_000_000);
-    for (index, value) in [(1, "cat"), (2, "a"), (3, "b"), (4, "v")] {
-        trace = trace.push(&StringRecord { index, value });
-    }
+    let trace = Trace::with_provider(1, "p", 1_000_000_000).strings(&[
+        (1, "cat"),
+        (2, "a"),
+        (3, "b"),
+        (4, "v"),
+    ]);
     let trace = trace
         .push(&counter(10, 2, &NUMBER))
         .push(&counter(20, 3, &TEXT))
@@ -1591,10 +1593,8 @@ fn runs_of_one_threads_rows_keep_every_rows_columns_across_row_groups() {
     let mut trace = Trace::with_provider(1, "p", 1_000_000_000)
         .raw(&kobj(1, OBJ_TYPE_PROCESS, "proc", None))
         .raw(&kobj(2, OBJ_TYPE_THREAD, "worker", Some(1)))
-        .raw(&kobj(3, OBJ_TYPE_THREAD, "other", Some(1)));
-    for (index, value) in [(1, "cat"), (2, "tick"), (3, "tock")] {
-        trace = trace.push(&StringRecord { index, value });
-    }
+        .raw(&kobj(3, OBJ_TYPE_THREAD, "other", Some(1)))
+        .strings(&[(1, "cat"), (2, "tick"), (3, "tock")]);
     for i in 0..ROWS {
         let (tid, name) = key(i);
         trace = trace.push(&event(
@@ -1644,10 +1644,12 @@ fn a_complete_events_row_is_its_begin_and_ends_row() {
     // repeated, a value beyond the integer map) on a complete event and on
     // a begin whose end adds one more: their slices hold the same maps,
     // texts and times.
-    let mut trace = Trace::with_provider(1, "p", 1_000_000_000);
-    for (index, value) in [(1, "cat"), (2, "work"), (3, "n"), (4, "label")] {
-        trace = trace.push(&StringRecord { index, value });
-    }
+    let trace = Trace::with_provider(1, "p", 1_000_000_000).strings(&[
+        (1, "cat"),
+        (2, "work"),
+        (3, "n"),
+        (4, "label"),
+    ]);
     let args = [
         Arg::new(StringRef::Index(3), ArgValue::I32(-3)),
         Arg::new(StringRef::Inline("u"), ArgValue::U64(u64::MAX)),

@@ -296,10 +296,7 @@ fn stats_reads_each_event_head_with_the_clock_and_tables_at_it() {
     let (c, a) = (StringRef::Index(1), StringRef::Index(2));
     let on_1 = ThreadRef::Index(1);
     let complete = |start, end| event(EventKind::DurationComplete { end }, start, on_1, c, a, &[]);
-    let mut t = Trace::with_provider(1, "app", 1_000_000);
-    for (index, value) in [(1, "cat"), (2, "a")] {
-        t = t.push(&StringRecord { index, value });
-    }
+    let mut t = Trace::with_provider(1, "app", 1_000_000).strings(&[(1, "cat"), (2, "a")]);
     let thread = |thread| ThreadRecord {
         index: 1,
         process: 1,

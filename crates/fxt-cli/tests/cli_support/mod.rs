@@ -48,6 +48,13 @@ impl Trace {
             .push(&Initialization { ticks_per_second })
     }
 
+    /// Appends a string record for each `(index, text)`.
+    pub fn strings(self, strings: &[(u16, &str)]) -> Trace {
+        strings.iter().fold(self, |t, &(index, value)| {
+            t.push(&StringRecord { index, value })
+        })
+    }
+
     /// Appends a record.
     pub fn push(mut self, record: &dyn EncodeDyn) -> Trace {
         record.append(&mut self.words);
