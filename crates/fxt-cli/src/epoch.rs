@@ -20,7 +20,15 @@ impl Epoch {
     /// what was resolved from them must be forgotten.
     #[inline(always)]
     pub fn changed(&mut self, ctx: &Context<'_>) -> bool {
-        let now = Some(ctx.strings_epoch());
+        self.changed_to(ctx.strings_epoch())
+    }
+
+    /// [`Epoch::changed`] of a record whose strings epoch is `now` (read
+    /// once for all the strings of an event, not through the context at
+    /// each).
+    #[inline(always)]
+    pub fn changed_to(&mut self, now: u64) -> bool {
+        let now = Some(now);
         if self.0 == now {
             return false;
         }

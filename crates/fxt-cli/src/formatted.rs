@@ -65,8 +65,15 @@ impl<F: Form> Formatted<F> {
     /// at.
     #[inline(always)]
     pub fn indexed(&mut self, ctx: &Context<'_>, index: u16) -> &Piece {
+        self.indexed_at(ctx.strings_epoch(), ctx, index)
+    }
+
+    /// [`Formatted::indexed`] at a record whose strings epoch is `epoch`
+    /// (`ctx`'s, read once per event by the caller).
+    #[inline(always)]
+    pub fn indexed_at(&mut self, epoch: u64, ctx: &Context<'_>, index: u16) -> &Piece {
         let at = usize::from(index);
-        if self.epoch.changed(ctx) {
+        if self.epoch.changed_to(epoch) {
             self.forget();
         }
         if !self.slots.get(at).is_some_and(|slot| slot.known) {

@@ -50,8 +50,14 @@ impl Names {
         category: StrRef<'_>,
         name: StrRef<'_>,
     ) -> Option<Self> {
+        Self::at(ctx.strings_epoch(), phase, category, name)
+    }
+
+    /// [`Names::of`] at a record whose strings epoch is `epoch`.
+    #[inline(always)]
+    pub fn at(epoch: u64, phase: u8, category: StrRef<'_>, name: StrRef<'_>) -> Option<Self> {
         Some(Names {
-            epoch: ctx.strings_epoch(),
+            epoch,
             phase,
             category: index(category)?,
             name: index(name)?,

@@ -183,9 +183,40 @@ struct Dumper<'x> {
 }
 
 impl Dumper<'_> {
-    /// Prints the record of `view` (or takes it into the joiner).
-    #[inline]
+    /// Prints the record of `view` (or takes it into the joiner): the
+    /// usual event's line in the walk's own loop, anything else through
+    /// [`Dumper::step_other`], a call of its own, so that the usual event
+    /// pays for no call and no frame.
+    #[inline(always)]
     fn step(&mut self, out: &mut Out<'_>, ctx: &Context<'_>, view: &View<'_>) -> io::Result<()> {
+        if let (View::Event(event), false) = (view, self.args.offsets) {
+            let offset = ctx.record_offset();
+            let join = !self.args.no_join;
+            // Joining, an event is printed at once only where the joiner
+            // holds nothing back and no record was skipped before it (its
+            // queue is empty after every step: each step drains it).
+            if !join || (!self.joiner.is_collecting() && offset == self.next_offset) {
+                let lines = &mut self.lines;
+                if out.line(|bytes| lines.usual(bytes, ctx, event, join)) == Some(Line::Written) {
+                    // What the step of any other record notes of an event.
+                    self.next_offset = offset + ctx.record_bytes().len() as u64;
+                    self.leading = false;
+                    return out.settle();
+                }
+            }
+        }
+        self.step_other(out, ctx, view)
+    }
+
+    /// [`Dumper::step`] of any record but the usual event (which it
+    /// prints too: its line is built again).
+    #[inline(never)]
+    fn step_other(
+        &mut self,
+        out: &mut Out<'_>,
+        ctx: &Context<'_>,
+        view: &View<'_>,
+    ) -> io::Result<()> {
         let offset = ctx.record_offset();
         if self.args.no_join {
             return match view {

@@ -174,7 +174,9 @@ impl EventLines {
         view: &EventView<'_>,
         join: bool,
     ) -> Option<Line> {
-        let names = Names::of(ctx, 0, view.category, view.name)?;
+        // Read once: every string of the line is looked up at it.
+        let epoch = ctx.strings_epoch();
+        let names = Names::at(epoch, 0, view.category, view.name)?;
         line.piece(self.kinds.of(view.kind))?;
         line.u64_near(view.timestamp, &mut self.ts_digits)?;
         // Blocks of known sizes: each label its own copy.
@@ -194,7 +196,7 @@ impl EventLines {
         for (i, words) in view.arg_words().enumerate() {
             let uint64 = match words.int() {
                 Some((name, value)) => {
-                    let key = self.keys.indexed(ctx, name);
+                    let key = self.keys.indexed_at(epoch, ctx, name);
                     line.piece(key)?;
                     let uint64 = line.int_near(value, &mut self.arg_digits)?;
                     if let (true, Some(n)) = (candidate, uint64) {
@@ -206,7 +208,7 @@ impl EventLines {
                     uint64
                 }
                 None => {
-                    self.string_or_float(line, ctx, words)?;
+                    self.string_or_float(line, epoch, ctx, words)?;
                     None
                 }
             };
@@ -234,6 +236,7 @@ impl EventLines {
     fn string_or_float(
         &mut self,
         line: &mut Blocks<'_>,
+        epoch: u64,
         ctx: &Context<'_>,
         words: ArgWords<'_>,
     ) -> Option<()> {
@@ -243,11 +246,11 @@ impl EventLines {
         };
         match arg.value {
             ArgValueView::Str(StrRef::Indexed(value)) => {
-                line.piece(self.keys.indexed(ctx, name))?;
-                line.piece(self.quoted.indexed(ctx, value))
+                line.piece(self.keys.indexed_at(epoch, ctx, name))?;
+                line.piece(self.quoted.indexed_at(epoch, ctx, value))
             }
             ArgValueView::F64(x) => {
-                line.piece(self.keys.indexed(ctx, name))?;
+                line.piece(self.keys.indexed_at(epoch, ctx, name))?;
                 // A whole or half number in place; the others in a call.
                 match Halves::of(x) {
                     Some(halves) => line.halves(halves),

@@ -175,7 +175,9 @@ impl EventObjects {
             kind => (None, kind.id()),
         };
         let phase = phase(&view.kind);
-        let names = Names::of(ctx, phase[0], view.category, view.name)?;
+        // Read once: every string of the object is looked up at it.
+        let epoch = ctx.strings_epoch();
+        let names = Names::at(epoch, phase[0], view.category, view.name)?;
         // The arguments open in the piece after the timestamp when nothing
         // comes between.
         let opens_args = view.arg_count > 0 && end.is_none() && id.is_none();
@@ -225,10 +227,10 @@ impl EventObjects {
                 }
                 match words.int() {
                     Some((name, value)) => {
-                        line.piece(self.keys.indexed(ctx, name))?;
+                        line.piece(self.keys.indexed_at(epoch, ctx, name))?;
                         line.int_near(value, &mut self.arg_digits)?;
                     }
-                    None => self.string_or_float(line, ctx, words)?,
+                    None => self.string_or_float(line, epoch, ctx, words)?,
                 }
                 read += 1;
             }
@@ -248,6 +250,7 @@ impl EventObjects {
     fn string_or_float(
         &mut self,
         line: &mut Blocks<'_>,
+        epoch: u64,
         ctx: &Context<'_>,
         words: ArgWords<'_>,
     ) -> Option<()> {
@@ -257,11 +260,11 @@ impl EventObjects {
         };
         match arg.value {
             ArgValueView::Str(StrRef::Indexed(value)) => {
-                line.piece(self.keys.indexed(ctx, name))?;
-                line.piece(self.strings.indexed(ctx, value))
+                line.piece(self.keys.indexed_at(epoch, ctx, name))?;
+                line.piece(self.strings.indexed_at(epoch, ctx, value))
             }
             ArgValueView::F64(x) => {
-                line.piece(self.keys.indexed(ctx, name))?;
+                line.piece(self.keys.indexed_at(epoch, ctx, name))?;
                 if let Some(halves) = Halves::of(x) {
                     line.halves(halves)
                 } else if x.is_finite() {
