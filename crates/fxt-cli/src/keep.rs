@@ -9,9 +9,7 @@ use fxt_format::decode::{Context, EventKind, Thread, View};
 
 use crate::durations::ById;
 use crate::interned::Interned;
-use crate::problems::{
-    event_problems, event_problems_but_reserved, record_problems, Problem, Reason,
-};
+use crate::problems::{event_problems_after, record_problems, LastClean, Problem, Reason};
 
 /// What happens to a well-formed record that is not kept as it is.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -48,6 +46,9 @@ pub struct Keep {
     durations: ById,
     /// The names of durations, numbered.
     names: Interned,
+    /// The shapes of the last events found without problems (see
+    /// [`event_problems_after`]): most events are one of them.
+    last_clean: LastClean,
 }
 
 impl Keep {
@@ -69,6 +70,8 @@ impl Keep {
         let e = match view {
             View::Event(e) => e,
             View::Record(record) => {
+                // It may change what string and thread indices mean.
+                self.last_clean.forget();
                 // Reserved bits change no decision of a reader, which
                 // notes no repairs.
                 let raw = self.note_repairs.then(|| ctx.record_bytes());
@@ -76,12 +79,9 @@ impl Keep {
                 return self.judge(offset, &problems).unwrap_or(Verdict::Kept);
             }
         };
+        // Reserved bits are found too, and judged as the caller asked.
         let mut problems = Vec::new();
-        if self.note_repairs {
-            event_problems(ctx, e, &mut problems);
-        } else {
-            event_problems_but_reserved(ctx, e, &mut problems);
-        }
+        event_problems_after(ctx, e, &mut self.last_clean, &mut problems);
         if let Some(verdict) = self.judge(offset, &problems) {
             return verdict;
         }

@@ -1,7 +1,7 @@
 //! The strict check's rules for one record: why a record fails
 //! ([`Reason`]), the problem as `fxt check` prints it ([`Problem`]), and
 //! the problems of a record on its own ([`record_problems`]; of an event,
-//! read from its view, [`event_problems`]). `fxt check`
+//! read from its view, [`event_problems_after`]). `fxt check`
 //! reports them; `fxt recover` drops or repairs the records they name, so
 //! that what it writes passes the check.
 
@@ -65,7 +65,7 @@ pub struct Problem {
 /// matching and the magic number): reserved bits in `raw`, its bytes, and
 /// undefined references. For any record but an event: a walk hands every
 /// event as a view ([`fxt_format::decode::View`]), whose problems are
-/// [`event_problems`]'.
+/// [`event_problems_after`]'.
 pub fn record_problems(offset: u64, record: &Record, raw: Option<&[u8]>) -> Vec<Problem> {
     let mut found = Found {
         offset,
@@ -76,20 +76,6 @@ pub fn record_problems(offset: u64, record: &Record, raw: Option<&[u8]>) -> Vec<
     }
     undefined_refs(record, &mut |m| found.push(Reason::UndefinedRef, m));
     found.problems
-}
-
-/// The problems of an event on its own, read from its view without
-/// decoding it: reserved bits in its arguments' headers, undefined
-/// references, a complete duration ending before it begins; added to
-/// `problems` (nothing is allocated for an event without any).
-#[inline(always)]
-pub fn event_problems(ctx: &Context<'_>, e: &EventView<'_>, problems: &mut Vec<Problem>) {
-    // Nearly every event has none: a few tests on words the view holds
-    // tell, and only an event that fails one is looked at again in full.
-    if !event_may_have_problems(ctx, e, true) {
-        return;
-    }
-    event_problems_in_full(ctx, e, problems);
 }
 
 /// The header words (the record's, then its arguments') of the last events
@@ -219,7 +205,11 @@ fn header_word(e: &EventView<'_>) -> Option<u64> {
     Some(u64::from_le_bytes(b))
 }
 
-/// [`event_problems`], for a walk that remembers the last event without
+/// The problems of an event on its own, read from its view without
+/// decoding it: reserved bits in its arguments' headers, undefined
+/// references, a complete duration ending before it begins; added to
+/// `problems` (nothing is allocated for an event without any). For a walk
+/// that remembers the last event without
 /// any (`last`; [`LastClean::forget`] at every other record): an event of
 /// the same header words is not looked at again.
 #[inline(always)]
@@ -239,7 +229,7 @@ pub fn event_problems_after(
     last.remember(e);
 }
 
-/// [`event_problems`] of an event that may have some.
+/// [`event_problems_after`]'s problems of an event that may have some.
 #[cold]
 #[inline(never)]
 fn event_problems_in_full(ctx: &Context<'_>, e: &EventView<'_>, problems: &mut Vec<Problem>) {
@@ -258,28 +248,7 @@ fn event_problems_in_full(ctx: &Context<'_>, e: &EventView<'_>, problems: &mut V
     *problems = found.problems;
 }
 
-/// [`event_problems`] but reserved bits (for a reader, to whom a record
-/// with reserved bits set reads as it would cleared), appended to
-/// `problems`. Nearly every event has none: that is decided without
-/// touching `problems` (a vector made here and returned would be written
-/// a word at a time and read back whole, which stalls).
-#[inline]
-pub fn event_problems_but_reserved(
-    ctx: &Context<'_>,
-    e: &EventView<'_>,
-    problems: &mut Vec<Problem>,
-) {
-    if event_may_have_problems(ctx, e, false) {
-        let mut found = Found {
-            offset: e.offset(),
-            problems: std::mem::take(problems),
-        };
-        event_references(ctx, e, &mut found);
-        *problems = found.problems;
-    }
-}
-
-/// False when the event has none of [`event_problems`]' problems (of
+/// False when the event has none of [`event_problems_after`]'s problems (of
 /// reserved bits too when `reserved`); true when it may have some. The
 /// same rules, read straight from the view's fields and argument header
 /// words: a string ref is undefined only when it is an index (not 0, its

@@ -257,6 +257,19 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 /// Takes a [`put_varint`] number from the front of `r`.
 #[inline]
 fn take_varint(r: &mut &[u8]) -> io::Result<u64> {
+    // Most numbers are differences that fit one byte.
+    if let Some((&b, rest)) = r.split_first() {
+        if b < 0x80 {
+            *r = rest;
+            return Ok(u64::from(b));
+        }
+    }
+    take_long_varint(r)
+}
+
+/// [`take_varint`] of a number of more than one byte.
+#[inline(never)]
+fn take_long_varint(r: &mut &[u8]) -> io::Result<u64> {
     let mut v = 0u64;
     for shift in (0..70).step_by(7) {
         let (&b, rest) = r

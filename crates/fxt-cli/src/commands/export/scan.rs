@@ -9,12 +9,13 @@ use std::path::Path;
 
 use rustc_hash::FxHashMap;
 
-use fxt_format::decode::{Context, Event, EventKind, EventView, Text, Thread, View};
+use fxt_format::decode::{Context, Event, EventKind, EventView, StrRef, Text, Thread, View};
 use fxt_format::time::{ticks_per_second_or_default, ticks_to_ns};
 
 use super::labels::Labels;
 use super::nesting::{Intervals, Nesting, NO_THREAD};
 use super::threads::Numbers;
+use crate::epoch::Epoch;
 use crate::error::Error;
 use crate::input::Input;
 use crate::keep::{Fix, Keep, Verdict};
@@ -100,6 +101,50 @@ struct Pass<'d> {
     slots: Numbers,
     asyncs: Stacks<AsyncKey, ()>,
     gather: Gather,
+    /// Whether each string index names the symbols (see [`SymbolNames`]).
+    symbols: SymbolNames,
+}
+
+/// Per string index of an event's name, whether it is a name
+/// [`Gather`] takes (the trace's symbols and modules): an event is handed
+/// to it only then, so that the name of every other one is not compared
+/// again at each event. Forgotten when the strings epoch changes.
+#[derive(Default)]
+struct SymbolNames {
+    epoch: Epoch,
+    /// By index: 0 not looked up yet, 1 not wanted, 2 wanted.
+    by_index: Vec<u8>,
+}
+
+impl SymbolNames {
+    /// Whether an event named `name` may be one [`Gather`] takes (any
+    /// name not by index is handed over, to be looked at there).
+    #[inline(always)]
+    fn may_want(&mut self, ctx: &Context<'_>, name: StrRef<'_>) -> bool {
+        let StrRef::Indexed(index) = name else {
+            return true;
+        };
+        if self.epoch.changed(ctx) {
+            self.by_index.clear();
+        }
+        match self.by_index.get(usize::from(index)) {
+            Some(1) => false,
+            Some(2) => true,
+            _ => self.look_up(ctx, index),
+        }
+    }
+
+    /// Looks index `index` up and remembers the answer.
+    #[cold]
+    fn look_up(&mut self, ctx: &Context<'_>, index: u16) -> bool {
+        let wanted = ctx.str(StrRef::Indexed(index)).is_some_and(Gather::wants);
+        let slot = usize::from(index);
+        if self.by_index.len() <= slot {
+            self.by_index.resize(slot + 1, 0);
+        }
+        self.by_index[slot] = 1 + u8::from(wanted);
+        wanted
+    }
 }
 
 /// Runs the first pass over `input`, with temporary files in `dir`.
@@ -114,6 +159,7 @@ pub fn scan(input: &mut Input, dir: &Path) -> Result<Scan, Error> {
         slots: Numbers::default(),
         asyncs: Stacks::default(),
         gather: Gather::default(),
+        symbols: SymbolNames::default(),
     };
     let walk = input.walk_views_in_order("export (1/2)", |ctx, view| pass.view(ctx, view))?;
     let Pass {
@@ -143,7 +189,13 @@ impl Pass<'_> {
         if verdict == Verdict::Dropped {
             return Ok(());
         }
-        self.gather.see_view(ctx, view)?;
+        let symbols = match view {
+            View::Event(e) => self.symbols.may_want(ctx, e.name),
+            View::Record(_) => true,
+        };
+        if symbols {
+            self.gather.see_view(ctx, view)?;
+        }
         match view {
             View::Event(e) => self.event(ctx, e, verdict),
             View::Record(record) => {
