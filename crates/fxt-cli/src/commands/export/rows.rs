@@ -10,7 +10,7 @@ use fxt_format::decode::{
 };
 use fxt_format::time::ticks_per_second_or_default;
 
-use super::args::{Args, Value};
+use super::args::{decoded_from_view, Args, Value};
 use super::keys::{
     koids, table_of, view_key, EventKey, Who, COUNTERS, FLOWS, INSTANTS, NO_KEY, SLICES,
 };
@@ -79,7 +79,14 @@ pub struct Rows<'a> {
     last_who: [Option<Who>; 4],
     /// The clock of the last event view's provider.
     clock: Option<Clock>,
+    /// The arguments of the begin being read, and vectors of ended
+    /// slices' kept for later begins' (no allocation per begin).
+    args: Vec<Arg>,
+    spare: Vec<Vec<Arg>>,
 }
+
+/// Most vectors kept in [`Rows::spare`].
+const SPARE: usize = 64;
 
 /// A row's category and name (`None`: undefined).
 type Texts<'b> = (Option<&'b str>, Option<&'b str>);
@@ -135,6 +142,8 @@ impl<'a> Rows<'a> {
             last_keys: [NO_KEY; 3],
             last_who: [None; 4],
             clock: None,
+            args: Vec::new(),
+            spare: Vec::new(),
         }
     }
 
@@ -236,16 +245,17 @@ impl<'a> Rows<'a> {
                 let begun = Begun { ts, ids, texts };
                 self.slice_row(provider, begun, end, ("complete", None), &[args])
             }
-            // A begin without arguments keeps only its texts (what
-            // decoding it whole would give): no decoding.
-            EventKind::DurationBegin if e.arg_count == 0 => {
+            // A begin keeps its texts and arguments as decoding it whole
+            // would give them, read from its view (in a vector of the
+            // spare ones), unless only decoding reads its arguments.
+            EventKind::DurationBegin if self.begin_args(ctx, e) => {
                 let open = Open {
                     ts: ticks_to_ns(e.timestamp, tps),
                     pid: ids.0,
                     tid: ids.1,
                     category: ctx.text(e.category),
                     name: ctx.text(e.name),
-                    args: Vec::new(),
+                    args: std::mem::take(&mut self.args),
                 };
                 self.durations.push((provider, e.thread), open);
                 Ok(())
@@ -288,6 +298,16 @@ impl<'a> Rows<'a> {
             EventKind::FlowStep { id } => self.flow(provider, ids, texts, args, ts, id, "step"),
             EventKind::FlowEnd { id } => self.flow(provider, ids, texts, args, ts, id, "end"),
         }
+    }
+
+    /// Reads a begin's arguments into [`Rows::args`] (a spare vector, if
+    /// any): false if only decoding it reads them.
+    #[inline]
+    fn begin_args(&mut self, ctx: &At<'_>, e: &EventView<'_>) -> bool {
+        if e.arg_count > 0 && self.args.capacity() == 0 {
+            self.args = self.spare.pop().unwrap_or_default();
+        }
+        decoded_from_view(e, ctx, &mut self.args)
     }
 
     /// `ticks` at `tps` per second in nanoseconds, as [`ticks_to_ns`]
@@ -545,7 +565,14 @@ impl<'a> Rows<'a> {
             texts,
         };
         let args = [Args::Decoded(&begin.args), end_args];
-        self.slice_row(provider, begun, end, (kind, async_id), &args)
+        let written = self.slice_row(provider, begun, end, (kind, async_id), &args);
+        // Its vector kept for a later begin's arguments.
+        if begin.args.capacity() > 0 && self.spare.len() < SPARE {
+            let mut args = begin.args;
+            args.clear();
+            self.spare.push(args);
+        }
+        written
     }
 
     /// A slice row: `begin` ended at `end` (ns), of kind `kind` (and

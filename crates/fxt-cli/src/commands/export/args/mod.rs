@@ -18,7 +18,7 @@ mod shape;
 
 use std::fmt::Write;
 
-use fxt_format::decode::{Arg, ArgValue, ArgValueView, ArgView, Context, EventView, Text};
+use fxt_format::decode::{Arg, ArgValue, ArgValueView, ArgView, Context, EventView, StrRef, Text};
 
 use super::encode::{Dictionary, KeyLeaf, Last, Leaf, NumLeaf, TextLeaf};
 use super::summary::Summary;
@@ -136,6 +136,41 @@ impl<'a> Item<'a> {
             },
         }
     }
+}
+
+/// The arguments of an event view as decoding the whole event gives them,
+/// into `out` (emptied first), read from the view (its strings looked up
+/// in its context, as decoding looks them up): no record decoded again.
+/// False, `out` then of no use, if one has an inline text, a blob or a
+/// type this decoder does not know: only decoding reads those as it
+/// should.
+pub fn decoded_from_view(e: &EventView<'_>, ctx: &Context<'_>, out: &mut Vec<Arg>) -> bool {
+    out.clear();
+    let by_index = |s: StrRef<'_>| matches!(s, StrRef::Indexed(_) | StrRef::Empty);
+    for a in e.args() {
+        let value = match a.value {
+            ArgValueView::Null => ArgValue::Null,
+            ArgValueView::I32(v) => ArgValue::I32(v),
+            ArgValueView::U32(v) => ArgValue::U32(v),
+            ArgValueView::I64(v) => ArgValue::I64(v),
+            ArgValueView::U64(v) => ArgValue::U64(v),
+            ArgValueView::F64(v) => ArgValue::F64(v),
+            ArgValueView::Str(s) if by_index(s) => ArgValue::Str(ctx.text(s)),
+            ArgValueView::Pointer(v) => ArgValue::Pointer(v),
+            ArgValueView::Koid(v) => ArgValue::Koid(v),
+            ArgValueView::Bool(v) => ArgValue::Bool(v),
+            _ => return false,
+        };
+        if !by_index(a.name) {
+            return false;
+        }
+        out.push(Arg {
+            name: ctx.text(a.name),
+            value,
+        });
+    }
+    // An argument the view could not read ends its arguments early.
+    out.len() == usize::from(e.arg_count)
 }
 
 /// The leaves of the three maps: each map's keys and values, the keys of
