@@ -178,10 +178,21 @@ fn measure_file(o: &Options, path: &Path, title: &str, records: u64) -> Result<S
             all,
         });
     }
-    if o.perfetto.exists() {
+    let measured = o.perfetto.exists();
+    if measured {
         rows.push(perfetto_row(o, &file));
     }
-    Ok(table(title, size, records, cat, &rows))
+    let mut t = table(title, size, records, cat, &rows);
+    if !measured {
+        // A table without the row must not read as if Perfetto had been
+        // measured: say why it is not there.
+        t.push_str(&format!(
+            "\nPerfetto's row is left out: no `trace_processor_shell` at `{}` \
+             (`--perfetto PATH`; `shared/tools/perfetto-build.sh` builds one).\n",
+            o.perfetto.display()
+        ));
+    }
+    Ok(t)
 }
 
 /// Perfetto's trace processor importing the trace and counting its slices.
