@@ -258,15 +258,14 @@ fn statistics_of(values: &Values, nulls: usize, descr: &ColumnDescPtr) -> Statis
         (min.map(ByteArray::from), max.map(ByteArray::from))
     };
     match values {
-        Values::I64(v) => of!(range(v.iter().copied()).unzip(), None),
-        Values::I32(v) => of!(range(v.iter().copied()).unzip(), None),
+        Values::I64(v) => of!(int_range(v).unzip(), None),
+        Values::I32(v) => of!(int_range(v).unzip(), None),
         Values::F64(v) => {
             // NaNs are left out of the range and counted: a reader that
             // prunes by the range (DuckDB) would otherwise skip them. A
             // zero least is -0.0 and a zero greatest +0.0, as the format
             // asks.
-            let (min, max) = range(v.iter().copied().filter(|x| !x.is_nan())).unzip();
-            let nans = v.iter().filter(|x| x.is_nan()).count() as u64;
+            let (min, max, nans) = float_range(v);
             let min = min.map(|lo| if lo == 0.0 { -0.0 } else { lo });
             let max = max.map(|hi| if hi == 0.0 { 0.0 } else { hi });
             of!((min, max), Some(nans))
@@ -287,6 +286,34 @@ fn range<T: Copy + PartialOrd>(values: impl Iterator<Item = T>) -> Option<(T, T)
     })
 }
 
+/// The least and greatest of integers (none if there are none), without
+/// a branch per value: a column of interleaved series goes up and down at
+/// random.
+fn int_range<T: Copy + Ord>(values: &[T]) -> Option<(T, T)> {
+    let &first = values.first()?;
+    Some(
+        values
+            .iter()
+            .fold((first, first), |(lo, hi), &v| (lo.min(v), hi.max(v))),
+    )
+}
+
+/// The least and greatest of doubles that are not NaN (none if there are
+/// none), and how many are NaN, in one pass without a branch per value:
+/// a comparison with NaN is false, so a NaN never replaces a bound.
+fn float_range(values: &[f64]) -> (Option<f64>, Option<f64>, u64) {
+    let (mut lo, mut hi, mut nans) = (f64::INFINITY, f64::NEG_INFINITY, 0u64);
+    for &v in values {
+        lo = if v < lo { v } else { lo };
+        hi = if v > hi { v } else { hi };
+        nans += u64::from(v.is_nan());
+    }
+    if nans as usize == values.len() {
+        return (None, None, nans);
+    }
+    (Some(lo), Some(hi), nans)
+}
+
 /// The values of a PLAIN-encoded text buffer.
 struct PlainIter<'a>(&'a [u8]);
 
@@ -297,5 +324,36 @@ impl<'a> Iterator for PlainIter<'a> {
         let (value, rest) = rest.split_at(u32::from_le_bytes(*len) as usize);
         self.0 = rest;
         Some(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_ranges_are_the_least_and_greatest() {
+        assert_eq!(int_range::<i64>(&[]), None);
+        assert_eq!(int_range(&[5i64]), Some((5, 5)));
+        let v = [3i64, -7, i64::MAX, 0, i64::MIN, 9];
+        assert_eq!(int_range(&v), range(v.iter().copied()));
+        let w = [3i32, 8, -1, 8, 2];
+        assert_eq!(int_range(&w), Some((-1, 8)));
+    }
+
+    #[test]
+    fn double_ranges_leave_nans_out_and_count_them() {
+        let nan = f64::NAN;
+        assert_eq!(float_range(&[]), (None, None, 0));
+        assert_eq!(float_range(&[nan, nan]), (None, None, 2));
+        assert_eq!(
+            float_range(&[nan, 2.5, -1.0, nan, 7.0]),
+            (Some(-1.0), Some(7.0), 2)
+        );
+        let inf = f64::INFINITY;
+        assert_eq!(float_range(&[inf, inf]), (Some(inf), Some(inf), 0));
+        assert_eq!(float_range(&[-inf, nan]), (Some(-inf), Some(-inf), 1));
+        let (lo, hi, _) = float_range(&[0.0, -0.0, 0.0]);
+        assert_eq!((lo, hi), (Some(0.0), Some(0.0)));
     }
 }

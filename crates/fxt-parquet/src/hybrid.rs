@@ -85,35 +85,54 @@ impl Level for u64 {
 }
 
 /// Appends `values`, each below `2^width`, in the hybrid encoding.
+///
+/// Only a run of at least a group's length can be written as a run (a
+/// shorter one costs more than its bits), so only those are looked for:
+/// every such run holds one of every eight positions tested, and holds
+/// the values four before or four after it. The runs are the longest
+/// ones, in order, each written as a run if what waits to be bit-packed
+/// before it can borrow from it the values its last group lacks.
 pub fn encode<T: Level>(values: &[T], width: u8, out: &mut Vec<u8>) {
     let mut packed_from = 0;
-    let mut i = 0;
-    while i < values.len() {
-        // A run starts with two equal neighbours: eight values without
-        // any are passed at once (one vector compare), and a value that
-        // differs from the next is passed before its run is measured.
-        if let Some(block) = values.get(i..i + GROUP + 1) {
-            if !block.windows(2).fold(false, |any, w| any | (w[0] == w[1])) {
-                i += GROUP;
-                continue;
-            }
-        }
-        if values.get(i + 1) != Some(&values[i]) {
-            i += 1;
+    // Values before `done` are in a run found or waiting to be packed.
+    let mut done = 0;
+    let mut at = 0;
+    while at < values.len() {
+        let Some((start, end)) = long_run_at(values, done, at) else {
+            at += GROUP;
             continue;
-        }
-        let run = run_length(&values[i..]);
+        };
+        let run = end - start;
         // Values waiting to be bit-packed come in whole groups before a
         // run: the run lends the last group what it lacks.
-        let lend = (GROUP - (i - packed_from) % GROUP) % GROUP;
+        let lend = (GROUP - (start - packed_from) % GROUP) % GROUP;
         if run >= lend + GROUP {
-            bit_pack(&values[packed_from..i + lend], width, out);
-            repeat(values[i].get(), run - lend, width, out);
-            packed_from = i + run;
+            bit_pack(&values[packed_from..start + lend], width, out);
+            repeat(values[start].get(), run - lend, width, out);
+            packed_from = end;
         }
-        i += run;
+        done = end;
+        at = end;
     }
     bit_pack(&values[packed_from..], width, out);
+}
+
+/// The longest run of equal values that holds position `at`, if it is at
+/// least a group long (it starts at `done` at the earliest: the value
+/// before `done` ends a run or is not in one a group long).
+#[inline(always)]
+fn long_run_at<T: Level>(values: &[T], done: usize, at: usize) -> Option<(usize, usize)> {
+    let v = values[at];
+    let before = at >= done + 4 && values[at - 4] == v;
+    if !before && values.get(at + 4) != Some(&v) {
+        return None;
+    }
+    let mut start = at;
+    while start > done && values[start - 1] == v {
+        start -= 1;
+    }
+    let end = at + run_length(&values[at..]);
+    (end - start >= GROUP).then_some((start, end))
 }
 
 /// Appends a run of `count` copies of `value`.
@@ -232,6 +251,54 @@ mod tests {
         assert!(bytes.is_empty(), "{} bytes left", bytes.len());
         out.truncate(n);
         out
+    }
+
+    /// The encoding as first written: every value looked at, every run
+    /// measured (the output `encode` must keep, byte for byte).
+    fn encode_value_by_value(values: &[u64], width: u8, out: &mut Vec<u8>) {
+        let mut packed_from = 0;
+        let mut i = 0;
+        while i < values.len() {
+            if values.get(i + 1) != Some(&values[i]) {
+                i += 1;
+                continue;
+            }
+            let run = run_length(&values[i..]);
+            let lend = (GROUP - (i - packed_from) % GROUP) % GROUP;
+            if run >= lend + GROUP {
+                bit_pack(&values[packed_from..i + lend], width, out);
+                repeat(values[i], run - lend, width, out);
+                packed_from = i + run;
+            }
+            i += run;
+        }
+        bit_pack(&values[packed_from..], width, out);
+    }
+
+    #[test]
+    fn only_long_runs_are_looked_for_and_the_bytes_are_the_same() {
+        let mut seed = 0x51_7cc1_b727_220au64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..3000 {
+            let len = (next() % 300) as usize;
+            let kinds = 1 + next() % 4;
+            let longest = 1 + next() % 20;
+            let mut values = Vec::with_capacity(len);
+            while values.len() < len {
+                let v = next() % kinds;
+                let run = (1 + next() % longest) as usize;
+                values.extend(std::iter::repeat_n(v, run.min(len - values.len())));
+            }
+            let (mut fast, mut slow) = (Vec::new(), Vec::new());
+            encode(&values, 2, &mut fast);
+            encode_value_by_value(&values, 2, &mut slow);
+            assert_eq!(fast, slow, "round {round}: {values:?}");
+        }
     }
 
     #[test]

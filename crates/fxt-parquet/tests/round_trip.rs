@@ -9,6 +9,7 @@ use std::sync::Arc;
 use fxt_parquet::{write_row_group, NumLeaf, Snappy, StrLeaf};
 use parquet::file::properties::WriterProperties;
 use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::file::statistics::Statistics;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::record::Field;
 use parquet::schema::parser::parse_message_type;
@@ -74,6 +75,29 @@ fn row_groups_read_back_by_apaches_reader() {
 
     let reader = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
     assert_eq!(reader.metadata().num_row_groups(), 3);
+    // Each row group's range, as Apache's reader reads it from the footer.
+    for group in 0..3 {
+        let rows = rows(group);
+        let meta = reader.metadata().row_group(group);
+        let Some(Statistics::Int64(ts)) = meta.column(0).statistics() else {
+            panic!("no statistics for ts");
+        };
+        let least = rows.iter().map(|r| r.0).min();
+        let greatest = rows.iter().map(|r| r.0).max();
+        assert_eq!(
+            (ts.min_opt().copied(), ts.max_opt().copied()),
+            (least, greatest)
+        );
+        let Some(Statistics::Double(v)) = meta.column(2).statistics() else {
+            panic!("no statistics for v");
+        };
+        let greatest = rows.iter().map(|r| r.2).fold(f64::MIN, f64::max);
+        assert_eq!((v.min_opt(), v.max_opt()), (Some(&-0.0), Some(&greatest)));
+        assert_eq!(
+            meta.column(1).statistics().and_then(|s| s.null_count_opt()),
+            Some(rows.iter().filter(|r| r.1.is_none()).count() as u64)
+        );
+    }
     let mut read: Vec<Row> = Vec::new();
     for row in reader.get_row_iter(None).unwrap() {
         let row = row.unwrap();
