@@ -199,7 +199,7 @@ impl ById {
 
     /// [`ById::close`] on stack `at` ([`ById::at`]), the problems of the
     /// pair added to `problems`: false if no begin was open there.
-    #[inline]
+    #[inline(always)]
     pub fn end_at(
         &mut self,
         at: usize,

@@ -18,6 +18,12 @@ impl Epoch {
     /// Whether the record `ctx` is at reads its string indices otherwise
     /// than the record of the last call (or this is the first call): then
     /// what was resolved from them must be forgotten.
+    /// Whether what was resolved belongs to strings epoch `now`.
+    #[inline(always)]
+    pub fn holds(&self, now: u64) -> bool {
+        self.0 == Some(now)
+    }
+
     #[inline(always)]
     pub fn changed(&mut self, ctx: &Context<'_>) -> bool {
         self.changed_to(ctx.strings_epoch())
@@ -68,7 +74,15 @@ impl ByThreadIndex {
     /// the threads epoch).
     #[inline(always)]
     pub fn check(&mut self, ctx: &Context<'_>) {
-        let now = Some(ctx.threads_epoch());
+        self.check_epoch(ctx.threads_epoch());
+    }
+
+    /// [`ByThreadIndex::check`] at a record whose threads epoch is `now`
+    /// (an event head's, read where the walk read it:
+    /// [`fxt_format::decode::HeadAt::threads_epoch`]).
+    #[inline(always)]
+    pub fn check_epoch(&mut self, now: u64) {
+        let now = Some(now);
         if self.epoch != now {
             *self = ByThreadIndex {
                 epoch: now,

@@ -8,7 +8,7 @@
 //! resolved from indices are forgotten whenever the strings epoch changes
 //! ([`crate::epoch`]), so they are looked up again.
 
-use fxt_format::decode::{Context, StrRef, Text};
+use fxt_format::decode::{Context, HeadAt, StrRef, Text};
 use rustc_hash::FxHashMap;
 
 use crate::epoch::Epoch;
@@ -42,6 +42,29 @@ impl Interned {
             Some(&id) if id != NONE => id,
             _ => self.resolve(ctx, index),
         }
+    }
+
+    /// [`Interned::id`] of a string field of the event head read at `at`:
+    /// an index remembered in the strings epoch there is found here, and
+    /// anything else by a call handed `at` (two words in registers), so
+    /// that the head walk writes nothing to memory for it.
+    #[inline(always)]
+    pub fn id_at(&mut self, at: HeadAt<'_, '_>, s: StrRef<'_>) -> u32 {
+        if let StrRef::Indexed(index) = s {
+            if self.epoch.holds(at.strings_epoch()) {
+                match self.by_index.get(usize::from(index)) {
+                    Some(&id) if id != NONE => return id,
+                    _ => {}
+                }
+            }
+        }
+        self.id_slowly(at, s)
+    }
+
+    /// [`Interned::id_at`] of what is not found by index.
+    #[inline(never)]
+    fn id_slowly(&mut self, at: HeadAt<'_, '_>, s: StrRef<'_>) -> u32 {
+        self.id(&at.context(), s)
     }
 
     /// Looks index `index` up in the current table and remembers its id.

@@ -475,7 +475,7 @@ mod tests {
         let mut heads = Vec::new();
         reader
             .heads_until(u64::MAX, |head, _| match head {
-                Ok(fxt_format::decode::Head::Event(e)) => {
+                Ok(fxt_format::decode::Head::Event(e, _)) => {
                     heads.push(e);
                     Ok::<(), ()>(())
                 }

@@ -4,8 +4,8 @@
 use std::io::{self, Read};
 
 use fxt_format::decode::{
-    self, ArgValue as DecodedValue, ArgValueView, Context, DecodeError, EventHead, Head, Record,
-    RecordRanges, SliceReader, StreamReader, Thread, View,
+    self, ArgValue as DecodedValue, ArgValueView, Context, DecodeError, EventHead, Head, HeadAt,
+    Record, RecordRanges, SliceReader, StreamReader, Thread, View,
 };
 use fxt_format::encode::{self as e, encode_into_vec, Arg, ArgValue, StringRef, ThreadRef};
 use proptest::prelude::*;
@@ -266,6 +266,22 @@ fn slice_views(bytes: &[u8]) -> (Vec<Result<Record, DecodeError>>, Vec<u64>) {
     (out, at)
 }
 
+/// What a head walk hands with an event head reads the same head and
+/// context again.
+fn read_again(head: &EventHead<'_>, place: HeadAt<'_, '_>, ctx: &Context<'_>) {
+    let (again, again_ctx) = place.read().expect("reads again");
+    assert_eq!(again.bytes(), head.bytes());
+    assert_eq!(again.offset(), head.offset());
+    assert_eq!(again.header(), head.header());
+    assert_eq!(again.timestamp(), head.timestamp());
+    assert_eq!(again.kind(), head.kind());
+    assert_eq!(again_ctx.record_bytes(), ctx.record_bytes());
+    assert_eq!(again_ctx.record_offset(), ctx.record_offset());
+    assert_eq!(place.context().record_offset(), ctx.record_offset());
+    assert_eq!(place.strings_epoch(), ctx.strings_epoch());
+    assert_eq!(place.threads_epoch(), ctx.threads_epoch());
+}
+
 /// [`SliceReader::heads_until`] over `bytes`: each record made whole (a
 /// head through its view, once checked against it), the offsets the
 /// contexts give, and how many records came as heads.
@@ -275,8 +291,9 @@ fn slice_heads(bytes: &[u8]) -> (Vec<Result<Record, DecodeError>>, Vec<u64>, usi
     let walked = reader.heads_until(u64::MAX, |item, ctx| {
         at.push(ctx.record_offset());
         let item = match item {
-            Ok(Head::Event(head)) => {
+            Ok(Head::Event(head, place)) => {
                 heads += 1;
+                read_again(&head, place, ctx);
                 Ok(View::Event(head_as_view(&head, ctx)))
             }
             Ok(Head::Other(view)) => Ok(view.clone()),

@@ -32,7 +32,7 @@ use std::process::ExitCode;
 
 use fxt_format::compat::{check_perfetto, framing::decoder_walk};
 use fxt_format::decode::{
-    Context, EventHead, EventKind, Head, Record, Text, Thread, ThreadRef, View,
+    Context, EventHead, EventKind, Head, HeadAt, Record, Text, Thread, ThreadRef, View,
 };
 use fxt_format::encode::header::event_type::{DURATION_BEGIN, DURATION_END};
 
@@ -68,7 +68,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             #[inline(always)]
             |ctx, head| {
                 match head {
-                    Head::Event(e) => range.add_head(ctx, &e),
+                    Head::Event(e, at) => range.add_head(at, &e),
                     Head::Other(view) => range.add(ctx, view),
                 }
                 Ok(())
@@ -189,48 +189,51 @@ impl RangeCheck {
     /// Checks an event read by its head: its view is made only when its
     /// shape is not one found clean since the tables last changed (see
     /// [`event_problems_after`]), and its thread looked up only for a
-    /// duration begin or end.
+    /// duration begin or end. Calls out of the walk's loop are handed
+    /// where the head was read (`at`), not its context, so that nothing
+    /// is written to memory for it per event.
     #[inline(always)]
-    fn add_head(&mut self, ctx: &Context<'_>, e: &EventHead<'_>) {
+    fn add_head(&mut self, at: HeadAt<'_, '_>, e: &EventHead<'_>) {
         if self.first.is_none() {
-            self.first = Some((ctx.record_offset(), false));
+            self.first = Some((e.offset(), false));
         }
         let backwards = e.end_ts().is_some_and(|end| end < e.timestamp());
         if backwards || !self.last_clean.matches_head(e) {
-            self.add_view_of(ctx, e);
+            self.add_view_of(at);
             return;
         }
         let event_type = u64::from(e.event_type());
         if event_type == DURATION_BEGIN || event_type == DURATION_END {
-            let name = self.names.id(ctx, e.name());
-            let stack = self.head_stack(ctx, e);
-            let at = (ctx.record_offset(), name, e.timestamp());
-            self.duration_at(stack, event_type == DURATION_BEGIN, at);
+            let name = self.names.id_at(at, e.name());
+            let stack = self.head_stack(at, e);
+            let mark = (e.offset(), name, e.timestamp());
+            self.duration_at(stack, event_type == DURATION_BEGIN, mark);
         }
     }
 
     /// The stack in `durations` of an event head's thread: by its thread
     /// index, remembered while the threads epoch holds.
     #[inline(always)]
-    fn head_stack(&mut self, ctx: &Context<'_>, e: &EventHead<'_>) -> usize {
+    fn head_stack(&mut self, at: HeadAt<'_, '_>, e: &EventHead<'_>) -> usize {
         let index = match e.thread_ref() {
             ThreadRef::Indexed(index) => index,
             ThreadRef::Inline { process, thread } => {
                 let thread = Thread::Known { process, thread };
-                return self.durations.at((ctx.provider_id(), thread));
+                return self.durations.at((at.context().provider_id(), thread));
             }
         };
-        self.by_thread_index.check(ctx);
+        self.by_thread_index.check_epoch(at.threads_epoch());
         match self.by_thread_index.get(index) {
             Some(known) => known,
-            None => self.find_head_stack(ctx, index),
+            None => self.find_head_stack(at, index),
         }
     }
 
     /// [`RangeCheck::head_stack`] of a thread index not looked up since
     /// the threads epoch changed.
     #[inline(never)]
-    fn find_head_stack(&mut self, ctx: &Context<'_>, index: u8) -> usize {
+    fn find_head_stack(&mut self, at: HeadAt<'_, '_>, index: u8) -> usize {
+        let ctx = at.context();
         let thread = ctx.thread(index);
         let stack = self.durations.at((ctx.provider_id(), thread));
         self.by_thread_index.set(index, stack);
@@ -240,8 +243,11 @@ impl RangeCheck {
     /// [`RangeCheck::add`] of the view of an event read by its head.
     #[cold]
     #[inline(never)]
-    fn add_view_of(&mut self, ctx: &Context<'_>, e: &EventHead<'_>) {
-        self.add(ctx, &View::Event(e.view(ctx)));
+    fn add_view_of(&mut self, at: HeadAt<'_, '_>) {
+        // Always read: `at` is where a head was read.
+        if let Some((e, ctx)) = at.read() {
+            self.add(&ctx, &View::Event(e.view(&ctx)));
+        }
     }
 
     /// Checks a record that is not an event view.

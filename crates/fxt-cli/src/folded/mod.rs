@@ -30,7 +30,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use fxt_format::decode::{
-    Context, EventHead, EventKind, Head, Record, StrRef, Text, Thread, ThreadRef, View,
+    Context, EventKind, Head, HeadAt, Record, StrRef, Text, Thread, ThreadRef, View,
 };
 use fxt_format::encode::OBJ_TYPE_THREAD;
 use fxt_format::time::{ticks_per_second_or_default, ticks_to_ns};
@@ -185,12 +185,13 @@ impl Collector {
     /// is no part of a span); any other record as [`Collector::view`].
     /// A duration's head whose thread and name were met since the tables
     /// last changed is taken here; any other as a view's event is, through
-    /// a call that is handed copies (so that nothing is written to memory
-    /// for it per event).
+    /// a call that is handed where the head was read ([`HeadAt`], two
+    /// words in registers), so that nothing is written to memory for it
+    /// per event.
     #[inline(always)]
     pub fn head(&mut self, ctx: &Context<'_>, head: Head<'_, '_>) {
-        let e = match head {
-            Head::Event(e) => e,
+        let (e, place) = match head {
+            Head::Event(e, place) => (e, place),
             Head::Other(view) => return self.other(ctx, view),
         };
         let event_type = e.event_type();
@@ -198,13 +199,13 @@ impl Collector {
             return;
         }
         let Some(tps) = self.heads.filter(|_| event_type <= 4) else {
-            return self.head_slowly(*ctx, e);
+            return self.head_slowly(place);
         };
         let ThreadRef::Indexed(index) = e.thread_ref() else {
-            return self.head_slowly(*ctx, e);
+            return self.head_slowly(place);
         };
         let Some(at) = self.threads.known_index(index) else {
-            return self.head_slowly(*ctx, e);
+            return self.head_slowly(place);
         };
         let start = ticks_to_ns(e.timestamp(), tps);
         let fold = self.folding;
@@ -214,7 +215,7 @@ impl Collector {
         }
         let name = match self.by_index.get(usize::from(e.name_index())) {
             Some(&name) if name != NO_NAME => name,
-            _ => return self.head_slowly(*ctx, e),
+            _ => return self.head_slowly(place),
         };
         let thread = self.threads.state(at);
         if event_type == 2 {
@@ -228,7 +229,11 @@ impl Collector {
     /// [`Collector::head`] of a span's part it does not take itself: as
     /// [`Collector::part`] takes it.
     #[inline(never)]
-    fn head_slowly(&mut self, ctx: Context<'_>, e: EventHead<'_>) {
+    fn head_slowly(&mut self, at: HeadAt<'_, '_>) {
+        // Always read: `at` is where a head was read.
+        let Some((e, ctx)) = at.read() else {
+            return;
+        };
         if self.heads.is_none() {
             self.start_heads(&ctx);
         }

@@ -17,18 +17,8 @@
 use super::parse::bits;
 use super::record::{EventKind, Thread};
 use super::values::StrRef;
-use super::view::{plain_args_end, word_at, ArgViews, ArgWordIter, Context, EventView, View};
+use super::view::{plain_args_end, word_at, ArgViews, ArgWordIter, Context, EventView};
 use crate::encode::header::record_type;
-
-/// One record of a head walk: an event of the usual shape by its head,
-/// or any other record (an event with an inline text or a blob argument
-/// included) as its view.
-pub enum Head<'v, 'a> {
-    /// An event of the usual shape.
-    Event(EventHead<'a>),
-    /// Any other record.
-    Other(&'v View<'a>),
-}
 
 /// An event record read no further than its framing and its arguments'
 /// sizes; each field is read from its word when asked.

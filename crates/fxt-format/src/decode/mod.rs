@@ -76,6 +76,7 @@ mod args;
 mod cursor;
 mod error;
 mod head;
+mod headwalk;
 mod join;
 mod parse;
 mod ranges;
@@ -89,7 +90,8 @@ mod view;
 use std::io::Read;
 
 pub use error::DecodeError;
-pub use head::{EventHead, Head, ThreadRef};
+pub use head::{EventHead, ThreadRef};
+pub use headwalk::{Head, HeadAt};
 pub use join::{join_split_blobs, BlobJoiner, JoinSplitBlobs, Joined, LocatedRecords};
 pub(crate) use parse::record_words;
 pub use ranges::{RecordRange, RecordRanges};

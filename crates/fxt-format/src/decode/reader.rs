@@ -12,7 +12,6 @@ use std::io::{self, Read};
 use std::iter::FusedIterator;
 
 use super::error::DecodeError;
-use super::head::{self, Head};
 use super::parse::{record_words, Decoder};
 use super::record::Record;
 use super::view::{self, Context, View};
@@ -94,11 +93,11 @@ macro_rules! reader_state_accessors {
 /// assert_eq!(records, [Ok(Record::Magic)]);
 /// ```
 pub struct SliceReader<'a> {
-    input: &'a [u8],
-    pos: usize,
-    record_offset: u64,
-    finished: bool,
-    decoder: Decoder,
+    pub(super) input: &'a [u8],
+    pub(super) pos: usize,
+    pub(super) record_offset: u64,
+    pub(super) finished: bool,
+    pub(super) decoder: Decoder,
 }
 
 impl<'a> SliceReader<'a> {
@@ -153,7 +152,7 @@ impl<'a> SliceReader<'a> {
     /// [`SliceReader::frame`], with the record's header word (its first,
     /// read to frame it).
     #[inline(always)]
-    fn frame_header(&mut self) -> Option<Result<Framed<'a>, DecodeError>> {
+    pub(super) fn frame_header(&mut self) -> Option<Result<Framed<'a>, DecodeError>> {
         if self.finished {
             return None;
         }
@@ -248,94 +247,6 @@ impl<'a> SliceReader<'a> {
             self.lend_other(item, record, &mut f)?;
         }
         Ok(())
-    }
-
-    /// Reads the records from the reader's position up to byte `end` (or
-    /// the end of the input) as [`SliceReader::views_until`] does, but
-    /// gives an event of the usual shape to `f` as its head
-    /// ([`Head::Event`]: no thread looked up, no argument read, no view
-    /// made) and every other record as its view ([`Head::Other`]); the
-    /// records, errors and tables met are those of the view walk. Stops at
-    /// `f`'s first error.
-    #[inline(always)]
-    pub fn heads_until<E>(
-        &mut self,
-        end: u64,
-        mut f: impl FnMut(Result<Head<'_, 'a>, DecodeError>, &Context<'_>) -> Result<(), E>,
-    ) -> Result<(), E> {
-        // The position and the input in locals, not in `self`, which the
-        // other records' step borrows: the usual event's step then reads
-        // and writes no field of the reader.
-        let input = self.input;
-        let (mut pos, mut last) = (self.pos, self.record_offset);
-        if self.finished {
-            return Ok(());
-        }
-        while (pos as u64) < end {
-            prefetch_ahead(input, pos);
-            if let Some((head, size)) = head::framed_head(input, pos) {
-                let offset = pos as u64;
-                (pos, last) = (pos + size, offset);
-                let context = Context {
-                    decoder: &self.decoder,
-                    record: head.bytes(),
-                    offset,
-                };
-                if let Err(e) = f(Ok(Head::Event(head)), &context) {
-                    (self.pos, self.record_offset) = (pos, offset);
-                    return Err(e);
-                }
-                continue;
-            }
-            (self.pos, self.record_offset) = (pos, last);
-            let step = self.other_head(&mut f);
-            (pos, last) = (self.pos, self.record_offset);
-            match step {
-                // A fatal error ends the reader: nothing after it is read.
-                Some(Ok(())) if self.finished => break,
-                Some(Ok(())) => {}
-                Some(Err(e)) => return Err(e),
-                None => break,
-            }
-        }
-        (self.pos, self.record_offset) = (pos, last);
-        Ok(())
-    }
-
-    /// [`SliceReader::heads_until`]'s step for a record that is not an
-    /// event of the usual shape (or for the end of the input, or a fatal
-    /// error): `None` at the end.
-    #[inline(never)]
-    fn other_head<E>(
-        &mut self,
-        f: &mut impl FnMut(Result<Head<'_, 'a>, DecodeError>, &Context<'_>) -> Result<(), E>,
-    ) -> Option<Result<(), E>> {
-        let (record, offset) = match self.frame_header()? {
-            Ok((_, record, offset)) => (record, offset),
-            Err(error) => return Some(self.lend_other_head(Err(error), &[], f)),
-        };
-        let item = view::decode(&mut self.decoder, record, offset);
-        Some(self.lend_other_head(item, record, f))
-    }
-
-    /// [`SliceReader::heads_until`]'s step for anything but the usual
-    /// event, kept out of its loop as [`SliceReader::lend_other`] is.
-    #[inline(never)]
-    fn lend_other_head<E>(
-        &self,
-        item: Result<View<'a>, DecodeError>,
-        record: &[u8],
-        f: &mut impl FnMut(Result<Head<'_, 'a>, DecodeError>, &Context<'_>) -> Result<(), E>,
-    ) -> Result<(), E> {
-        let context = Context {
-            decoder: &self.decoder,
-            record,
-            offset: self.record_offset,
-        };
-        match item {
-            Ok(ref view) => f(Ok(Head::Other(view)), &context),
-            Err(error) => f(Err(error), &context),
-        }
     }
 
     /// [`SliceReader::views_until`]'s step for anything but the usual event:

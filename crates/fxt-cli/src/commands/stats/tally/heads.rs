@@ -3,7 +3,7 @@
 //! and thread found by index while the tables hold, anything else taken
 //! by one call out of the loop.
 
-use fxt_format::decode::{Context, EventHead, Head, Thread, ThreadRef, View};
+use fxt_format::decode::{Context, EventHead, Head, HeadAt, Thread, ThreadRef, View};
 use fxt_format::time::ticks_per_second_or_default;
 
 use super::{Counted, Current, RangeTally};
@@ -13,30 +13,35 @@ impl RangeTally {
     /// found by its string indices, its thread by its thread index, the
     /// whole event decoded only as [`RangeTally::add_view`] would), any
     /// other record as [`RangeTally::add_view`]. What the head's step
-    /// hands a call kept out of it is a copy of `ctx` (and the head's
-    /// fields), so that nothing is written to memory for it per event.
+    /// hands a call kept out of it is where the head was read ([`HeadAt`],
+    /// two words in registers), not the head or its context, so that
+    /// nothing is written to memory for it per event.
     #[inline(always)]
     pub fn add_head(&mut self, ctx: &Context<'_>, head: Head<'_, '_>) {
-        let e = match head {
-            Head::Event(e) => e,
+        let (e, at) = match head {
+            Head::Event(e, at) => (e, at),
             Head::Other(view) => return self.add_other(ctx, view),
         };
         let Some(Current { tps, .. }) = self.current else {
-            return self.add_head_slowly(*ctx, e);
+            return self.add_head_slowly(at);
         };
         let (category, name) = (e.category_index(), e.name_index());
         match self.by_refs.get(usize::from(name)) {
-            Some(&(c, key)) if c == category => self.count_head(*ctx, e, key as usize, tps),
-            _ => self.add_head_slowly(*ctx, e),
+            Some(&(c, key)) if c == category => self.count_head(at, e, key as usize, tps),
+            _ => self.add_head_slowly(at),
         }
     }
 
     /// [`RangeTally::add_head`] of an event whose (category, name) is not
     /// remembered by index, or that is decoded whole, or that comes first
-    /// after another record: its name looked up the slow way. Takes
-    /// copies, made only here.
+    /// after another record: its name looked up the slow way, with the
+    /// head and its context read again here.
     #[inline(never)]
-    fn add_head_slowly(&mut self, ctx: Context<'_>, e: EventHead<'_>) {
+    fn add_head_slowly(&mut self, at: HeadAt<'_, '_>) {
+        // Always read: `at` is where a head was read.
+        let Some((e, ctx)) = at.read() else {
+            return;
+        };
         let Current { provider, tps } = match self.current {
             Some(current) => current,
             None => self.start_heads(&ctx),
@@ -47,13 +52,13 @@ impl RangeTally {
                 self.keep_whole(provider, tps, key, whole);
             }
         }
-        self.count_head(ctx, e, key, tps);
+        self.count_head(at, e, key, tps);
     }
 
     /// Counts an event head whose (category, name) is entry `key` of
     /// `names`, after [`RangeTally::start_heads`] (its clock `tps`).
     #[inline(always)]
-    fn count_head(&mut self, ctx: Context<'_>, e: EventHead<'_>, key: usize, tps: u64) {
+    fn count_head(&mut self, at: HeadAt<'_, '_>, e: EventHead<'_>, key: usize, tps: u64) {
         let ticks = e.timestamp();
         // The run is this provider's at this clock (`start_heads`).
         self.run.first = self.run.first.min(ticks);
@@ -61,7 +66,7 @@ impl RangeTally {
         let thread = match e.thread_ref() {
             ThreadRef::Indexed(index) => match self.by_thread_index.get(index) {
                 Some(known) => known,
-                None => self.find_head_thread(ctx, index),
+                None => self.find_head_thread(at, index),
             },
             ThreadRef::Inline { process, thread } => self.inline_thread(process, thread),
         };
@@ -113,9 +118,9 @@ impl RangeTally {
     /// looked up since the threads epoch changed (checked by
     /// [`RangeTally::start_heads`]), remembered.
     #[inline(never)]
-    fn find_head_thread(&mut self, ctx: Context<'_>, index: u8) -> usize {
+    fn find_head_thread(&mut self, at: HeadAt<'_, '_>, index: u8) -> usize {
         let provider = self.current.and_then(|c| c.provider);
-        let at = self.thread_index(provider, ctx.thread(index));
+        let at = self.thread_index(provider, at.context().thread(index));
         self.by_thread_index.set(index, at);
         at
     }
