@@ -2,7 +2,8 @@
 //! as rows of the tables. Slices are written when they end, in the order
 //! the first pass saw them end, each with the depth and parent it found
 //! ([`super::nesting`]). Memory: a stack of open begins per thread and the
-//! open async spans (their arguments included), and the row groups.
+//! open async spans (their arguments included), the distinct categories
+//! and names of duration begins, and the row groups.
 
 use fxt_format::decode::{
     Arg, Context as At, ContextSwitch, Event, EventKind, EventView, LegacyContextSwitch, Record,
@@ -25,6 +26,7 @@ use super::threads::ThreadStacks;
 use crate::clock::Clock;
 use crate::error::Error;
 use crate::input::Input;
+use crate::interned::Interned;
 use crate::keep::Fix;
 use crate::recent::thread_slot;
 use crate::samples::{allocs, sample_of, Names};
@@ -34,9 +36,26 @@ struct Open {
     ts: i64,
     pid: u64,
     tid: u64,
-    category: Text,
-    name: Text,
+    category: Label,
+    name: Label,
     args: Vec<Arg>,
+}
+
+/// A begin's category or name: by its id in [`Rows::texts`] when read
+/// from a view (no text copied per begin), as decoded otherwise.
+enum Label {
+    Id(u32),
+    Text(Text),
+}
+
+impl Label {
+    /// The text (`None`: undefined), ids looked up in `texts`.
+    fn as_str<'t>(&'t self, texts: &'t Interned) -> Option<&'t str> {
+        match self {
+            Label::Id(id) => texts.text(*id).as_str(),
+            Label::Text(t) => t.as_str(),
+        }
+    }
 }
 
 /// The writer of one input's rows.
@@ -83,6 +102,8 @@ pub struct Rows<'a> {
     /// slices' kept for later begins' (no allocation per begin).
     args: Vec<Arg>,
     spare: Vec<Vec<Arg>>,
+    /// The categories and names of duration begins read from views.
+    texts: Interned,
 }
 
 /// Most vectors kept in [`Rows::spare`].
@@ -144,6 +165,7 @@ impl<'a> Rows<'a> {
             clock: None,
             args: Vec::new(),
             spare: Vec::new(),
+            texts: Interned::default(),
         }
     }
 
@@ -253,8 +275,8 @@ impl<'a> Rows<'a> {
                     ts: ticks_to_ns(e.timestamp, tps),
                     pid: ids.0,
                     tid: ids.1,
-                    category: ctx.text(e.category),
-                    name: ctx.text(e.name),
+                    category: Label::Id(self.texts.id(ctx, e.category)),
+                    name: Label::Id(self.texts.id(ctx, e.name)),
                     args: std::mem::take(&mut self.args),
                 };
                 self.durations.push((provider, e.thread), open);
@@ -541,8 +563,8 @@ impl<'a> Rows<'a> {
             ts,
             pid,
             tid,
-            category: e.category,
-            name: e.name,
+            category: Label::Text(e.category),
+            name: Label::Text(e.name),
             args: e.args,
         }
     }
@@ -558,7 +580,9 @@ impl<'a> Rows<'a> {
         async_id: Option<u64>,
         end_args: Args<'_>,
     ) -> Result<(), Error> {
-        let texts = (begin.category.as_str(), begin.name.as_str());
+        // Lent out while the row is written (it borrows from them).
+        let names = std::mem::take(&mut self.texts);
+        let texts = (begin.category.as_str(&names), begin.name.as_str(&names));
         let begun = Begun {
             ts: begin.ts,
             ids: (begin.pid, begin.tid),
@@ -566,6 +590,7 @@ impl<'a> Rows<'a> {
         };
         let args = [Args::Decoded(&begin.args), end_args];
         let written = self.slice_row(provider, begun, end, (kind, async_id), &args);
+        self.texts = names;
         // Its vector kept for a later begin's arguments.
         if begin.args.capacity() > 0 && self.spare.len() < SPARE {
             let mut args = begin.args;
@@ -741,7 +766,7 @@ impl<'a> Rows<'a> {
             out_pid: labels.pid_of(out).map(signed),
             out_tid: Some(signed(out)),
             out_thread: labels.thread(out),
-            out_state: Some(state_name(state)),
+            out_state: Some(row::state_name(state)),
             in_pid: labels.pid_of(inc).map(signed),
             in_tid: Some(signed(inc)),
             in_thread: labels.thread(inc),
@@ -761,18 +786,5 @@ impl<'a> Rows<'a> {
             thread: labels.thread(w.waking_thread),
         };
         self.tables.wakeups.push(&wakeup, self.summary)
-    }
-}
-
-/// The `out_state` column: FXT's thread states, lowercase.
-fn state_name(state: ThreadState) -> &'static str {
-    match state {
-        ThreadState::New => "new",
-        ThreadState::Running => "running",
-        ThreadState::Suspended => "suspended",
-        ThreadState::Blocked => "blocked",
-        ThreadState::Dying => "dying",
-        ThreadState::Dead => "dead",
-        ThreadState::Other(_) => "other",
     }
 }

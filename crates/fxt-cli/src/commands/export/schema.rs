@@ -18,6 +18,7 @@
 //! named fields, so a missing, extra or mistyped column does not compile.
 //! README's "Querying many traces" documents each table.
 
+use fxt_format::decode::ThreadState;
 use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::path::Path;
@@ -502,6 +503,19 @@ fn create<S: TableSchema>(
         return taken(io::Error::from(io::ErrorKind::AlreadyExists));
     }
     TypedTable::new(file, paths).map(Some)
+}
+
+/// The `out_state` column: FXT's thread states, lowercase.
+pub fn state_name(state: ThreadState) -> &'static str {
+    match state {
+        ThreadState::New => "new",
+        ThreadState::Running => "running",
+        ThreadState::Suspended => "suspended",
+        ThreadState::Blocked => "blocked",
+        ThreadState::Dying => "dying",
+        ThreadState::Dead => "dead",
+        ThreadState::Other(_) => "other",
+    }
 }
 
 #[cfg(test)]
