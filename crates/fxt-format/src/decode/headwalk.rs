@@ -153,11 +153,7 @@ impl<'a> SliceReader<'a> {
         record: &[u8],
         f: &mut impl FnMut(Result<Head<'_, 'a>, DecodeError>, &Context<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
-        let context = Context {
-            decoder: &self.decoder,
-            record,
-            offset: self.record_offset,
-        };
+        let context = self.context_of(record);
         match item {
             Ok(ref view) => f(Ok(Head::Other(view)), &context),
             Err(error) => f(Err(error), &context),

@@ -200,12 +200,21 @@ impl<'a> SliceReader<'a> {
             Ok((record, offset)) => (view::decode(&mut self.decoder, record, offset), record),
             Err(e) => (Err(e), &[][..]),
         };
-        let context = Context {
+        let context = self.context_of(record);
+        Some((item, context))
+    }
+}
+
+impl<'a> SliceReader<'a> {
+    /// The context of the record just framed (`record`, empty for an
+    /// error), with the reader's tables as that record left them.
+    #[inline(always)]
+    pub(crate) fn context_of<'s>(&'s self, record: &'s [u8]) -> Context<'s> {
+        Context {
             decoder: &self.decoder,
             record,
             offset: self.record_offset,
-        };
-        Some((item, context))
+        }
     }
 }
 
@@ -259,11 +268,7 @@ impl<'a> SliceReader<'a> {
         record: &[u8],
         f: &mut impl FnMut(Result<&View<'a>, DecodeError>, &Context<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
-        let context = Context {
-            decoder: &self.decoder,
-            record,
-            offset: self.record_offset,
-        };
+        let context = self.context_of(record);
         match item {
             Ok(ref view) => f(Ok(view), &context),
             Err(error) => f(Err(error), &context),
