@@ -209,13 +209,7 @@ mod tests {
 
     #[test]
     fn every_shape_round_trips() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::test_rng::xorshift(0x2545_f491_4f6c_dd1du64);
         for len in [0usize, 1, 2, 33, 128, 129, 257, 1000] {
             for spread in [0u64, 1, 300, 1 << 17, 1 << 33, 1 << 47, u64::MAX] {
                 let mut values = Vec::with_capacity(len);

@@ -277,13 +277,7 @@ mod tests {
 
     #[test]
     fn only_long_runs_are_looked_for_and_the_bytes_are_the_same() {
-        let mut seed = 0x51_7cc1_b727_220au64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::test_rng::xorshift(0x51_7cc1_b727_220au64);
         for round in 0..3000 {
             let len = (next() % 300) as usize;
             let kinds = 1 + next() % 4;
@@ -338,13 +332,7 @@ mod tests {
 
     #[test]
     fn every_shape_round_trips() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::test_rng::xorshift(0x9e37_79b9_7f4a_7c15u64);
         for width in [0u8, 1, 2, 5, 8, 13, 16, 17, 24, 32, 33, 47, 63, 64] {
             for len in [0usize, 1, 7, 8, 9, 63, 504, 505, 1000, 5000] {
                 let mask = u64::MAX.checked_shr(64 - u32::from(width)).unwrap_or(0);
@@ -365,17 +353,10 @@ mod tests {
     #[test]
     fn levels_of_one_bit_round_trip() {
         // Repetition levels as maps have them (0 then 1s), and noise.
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = crate::test_rng::xorshift(0x2545_f491_4f6c_dd1du64);
         for len in [1usize, 7, 8, 9, 16, 63, 64, 505, 4096] {
             let maps: Vec<u8> = (0..len).map(|k| u8::from(k % 3 != 0)).collect();
-            let noise: Vec<u8> = (0..len)
-                .map(|_| {
-                    seed ^= seed << 13;
-                    seed ^= seed >> 7;
-                    seed ^= seed << 17;
-                    (seed & 1) as u8
-                })
-                .collect();
+            let noise: Vec<u8> = (0..len).map(|_| (next() & 1) as u8).collect();
             for values in [maps, noise] {
                 let mut out = Vec::new();
                 encode(&values, 1, &mut out);

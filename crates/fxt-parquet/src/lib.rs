@@ -18,6 +18,8 @@ mod delta;
 mod dictionary;
 mod hybrid;
 mod leaf;
+#[cfg(test)]
+mod test_rng;
 
 use std::fs::File;
 
