@@ -223,7 +223,7 @@ pub fn event_problems_after(
     if !backwards && last.matches(e) {
         return;
     }
-    if backwards || event_may_have_problems(ctx, e, true) {
+    if backwards || event_may_have_problems(ctx, e) {
         return event_problems_in_full(ctx, e, problems);
     }
     last.remember(e);
@@ -248,14 +248,14 @@ fn event_problems_in_full(ctx: &Context<'_>, e: &EventView<'_>, problems: &mut V
     *problems = found.problems;
 }
 
-/// False when the event has none of [`event_problems_after`]'s problems (of
-/// reserved bits too when `reserved`); true when it may have some. The
+/// False when the event has none of [`event_problems_after`]'s problems
+/// (reserved bits included); true when it may have some. The
 /// same rules, read straight from the view's fields and argument header
 /// words: a string ref is undefined only when it is an index (not 0, its
 /// top bit clear) the provider's table lacks; an inline text is always
 /// defined.
 #[inline(always)]
-fn event_may_have_problems(ctx: &Context<'_>, e: &EventView<'_>, reserved: bool) -> bool {
+fn event_may_have_problems(ctx: &Context<'_>, e: &EventView<'_>) -> bool {
     if ctx.undefined_index(e.category).is_some() || ctx.undefined_index(e.name).is_some() {
         return true;
     }
@@ -269,7 +269,7 @@ fn event_may_have_problems(ctx: &Context<'_>, e: &EventView<'_>, reserved: bool)
     }
     for a in e.arg_words() {
         let h = a.header;
-        if (reserved && h & arg_reserved_mask(h) != 0)
+        if h & arg_reserved_mask(h) != 0
             || undefined_ref(ctx, (h >> 16) as u16)
             || (h & 0xf == 6 && undefined_ref(ctx, (h >> 32) as u16))
         {
