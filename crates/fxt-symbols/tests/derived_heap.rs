@@ -154,6 +154,30 @@ fn a_sample_stands_for_its_estimate_and_an_address_reused_replaces_its_block() {
     assert!(small > 500_000.0, "about the mean: {small}");
 }
 
+/// A thread whose sampling rate raised its mean writes records at the
+/// raised mean: each block stands for its own record's estimate, and its
+/// free (at the session's mean) takes away what its allocation added.
+#[test]
+fn each_allocation_is_weighted_by_its_own_records_mean() {
+    let mut t = Vec::new();
+    init(&mut t);
+    let (base, raised) = (512 << 10, 4 << 20);
+    let (at_base, at_raised) = (estimated_bytes(64, base), estimated_bytes(64, raised));
+    alloc_with(&mut t, (1, 11), 10, (A, 0xa000, 64), (base, false));
+    alloc_with(&mut t, (1, 11), 20, (A, 0xb000, 64), (raised, false));
+    alloc_with(&mut t, (1, 11), 30, (F, 0xb000, 64), (base, false));
+    let r = |x: f64| x.round() as i64;
+    assert_eq!(
+        counters(&t),
+        vec![
+            (1, 11, 10, r(at_base)),
+            (1, 11, 20, r(at_base + at_raised)),
+            (1, 11, 30, r(at_base)),
+        ]
+    );
+    assert!(at_raised > 7.0 * at_base, "{at_raised} against {at_base}");
+}
+
 #[test]
 fn a_section_whose_runtime_wrote_the_counter_is_not_derived_and_twice_adds_nothing() {
     let mut t = Vec::new();

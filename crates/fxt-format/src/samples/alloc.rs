@@ -7,7 +7,10 @@
 //! an allocation of `size` bytes is sampled with probability
 //! `1 - exp(-size / mean)` and a sample stands for
 //! `size / (1 - exp(-size / mean))` bytes ([`AllocRecord::estimated_bytes`]),
-//! whatever the sizes (tcmalloc's and heapprofd's estimator).
+//! whatever the sizes (tcmalloc's and heapprofd's estimator). A thread
+//! that samples faster than the runtime's cap raises its own mean: each
+//! record carries the mean it was sampled at, and readers weight each by
+//! its own.
 //!
 //! A blob record (type 5, blob type 1) named inline `fxt.alloc` (inline:
 //! the allocator hook never touches the string table). Payload words:
@@ -19,7 +22,7 @@
 //! | 2 | thread koid (tid) |
 //! | 3 | the block's address |
 //! | 4 | the block's size in bytes (as the program asked: `Layout::size`) |
-//! | 5 | the sampling mean in bytes (`Config::alloc_sample_bytes`) |
+//! | 5 | the sampling mean in bytes the allocation was sampled at: the session's (`Config::alloc_sample_bytes`), or a multiple of it where the thread's sampling rate raised its own (a free: the session's) |
 //! | 6 | bits `[0 .. 15]` frame count N (at most [`MAX_FRAMES`]); `[16 .. 23]` the [`Walk`]; `[24]` truncated; `[32 .. 39]` the [`AllocKind`]; `[40]` untracked; the rest 0 |
 //! | 7 .. 7+N | code addresses, innermost first (as in `fxt.sample`) |
 //! | 7 .. | walk [`Walk::RawStack`] only (N is 0): a [raw stack](super::raw_stack), the registers and a copy of the stack, for the reader to unwind (as in `fxt.sample`) |
@@ -93,7 +96,8 @@ pub struct Alloc<'a> {
     pub address: u64,
     /// The block's size in bytes.
     pub size: u64,
-    /// The sampling mean in bytes.
+    /// The sampling mean in bytes (an allocation's: the one it was
+    /// sampled at).
     pub mean: u64,
     /// Allocation or free.
     pub kind: AllocKind,
@@ -241,7 +245,8 @@ pub struct AllocRecord {
     pub address: u64,
     /// The block's size in bytes.
     pub size: u64,
-    /// The sampling mean in bytes.
+    /// The sampling mean in bytes (an allocation's: the one it was
+    /// sampled at).
     pub mean: u64,
     /// Allocation or free.
     pub kind: AllocKind,

@@ -19,6 +19,7 @@ use core::sync::atomic::Ordering;
 use fxt_format::encode::Encode;
 use fxt_format::samples::{Alloc, AllocKind, Walk};
 
+use super::countdown;
 use super::runs::Runs;
 use super::{live, Active, DROPPED, TAKEN, UNTRACKED};
 use crate::callsite::gate_token;
@@ -53,14 +54,21 @@ pub(crate) fn in_hook() -> bool {
     IN_HOOK.with(Cell::get)
 }
 
-/// A sampled allocation of `size` bytes at `address`; `registers` were
+/// A sampled allocation of `size` bytes at `address`, sampled at the
+/// thread's mean `mean` (its record's); `registers` were
 /// read by the wrapper's frame that called the inner allocator, which
 /// and those above it are the stack copied (the frames between it and
 /// this function, this function's and those below are not: the copy
-/// holds none of the hook's own frames).
+/// holds none of the hook's own frames). Its timestamp is the clock the
+/// thread's pace reads (`countdown::pace`).
 #[cold]
 #[inline(never)]
-pub(crate) fn sampled_alloc(session: &Active, address: u64, size: u64, registers: Registers) {
+pub(crate) fn sampled_alloc(
+    session: &Active,
+    address: u64,
+    (size, mean): (u64, u64),
+    registers: Registers,
+) {
     guarded(|| {
         // Inserted once the stack is planned (`write_with_stack`).
         live::prefetch(address);
@@ -70,6 +78,7 @@ pub(crate) fn sampled_alloc(session: &Active, address: u64, size: u64, registers
             return;
         };
         let timestamp = crate::clock::read(session.use_tsc);
+        countdown::pace(crate::clock::ticks_to_ns(timestamp), session.mean);
         // The stack from the caller's stack pointer up: to the top of the
         // thread's stack, or for a thread that has not registered (whose
         // stack is not known yet) as far as the kernel can read it.
@@ -90,6 +99,7 @@ pub(crate) fn sampled_alloc(session: &Active, address: u64, size: u64, registers
             walk: Walk::RawStack,
             truncated: capture.truncated,
             raw_stack: Some(capture.raw_stack(&[])),
+            mean,
             ..record(session, timestamp, address, size, AllocKind::Alloc)
         };
         if !write_with_stack(&record, &capture, probed, token, session.crash_safe) {
@@ -223,7 +233,8 @@ pub(crate) fn sampled_free(session: &Active, address: u64, size: u64) {
 }
 
 /// The record of `kind` of the block of `size` bytes at `address`, as a
-/// free's (no stack; an allocation sets its own).
+/// free's (no stack, the session's mean: a reader weights a block by its
+/// allocation's record; an allocation sets its own stack and mean).
 fn record(
     session: &Active,
     timestamp: u64,

@@ -239,8 +239,9 @@ fn decide(ptr: *mut u8, size: usize, generation: u32, registers: crate::stack::R
     // fxt's own allocations on the program's threads (its slow path
     // registering the thread, say) are not sampled either: their sample
     // point passes (the process's bytes are all counted down).
-    if countdown::decide(size, generation, active.mean) && !crate::thread::in_slow_path() {
-        hook::sampled_alloc(&active, ptr as u64, size as u64, registers);
+    let mean = countdown::decide(size, generation, active.mean);
+    if mean != 0 && !crate::thread::in_slow_path() {
+        hook::sampled_alloc(&active, ptr as u64, (size as u64, mean), registers);
     }
 }
 

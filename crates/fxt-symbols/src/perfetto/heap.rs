@@ -51,11 +51,15 @@ struct Totals {
 /// Appends the heap profile of `process`'s allocations to `out` (nothing
 /// for a process without sampled allocations).
 pub(super) fn packets_into(out: &mut Chunks, process: &ProcessSamples<'_>) {
+    // The session's mean: the least of the records' (a thread samples at
+    // it until its rate raises its own, and every thread's first sample
+    // is at it). The totals weight each record by its own.
     let Some(mean) = process
         .allocs
         .iter()
-        .find(|(_, a)| a.kind == AllocKind::Alloc)
+        .filter(|(_, a)| a.kind == AllocKind::Alloc)
         .map(|(_, a)| a.mean)
+        .min()
     else {
         return;
     };
@@ -255,7 +259,9 @@ mod tests {
     /// freed ones (by address; an address allocated again counts its
     /// earlier block freed), the counts; fxt's hook frames left out; the
     /// dump at the last record after a clock snapshot; packets indexed
-    /// from 0, all but the last `continued`.
+    /// from 0, all but the last `continued`. Each record weighted by its
+    /// own mean (a thread whose rate raised its mean samples at a larger
+    /// one); the dump's sampling interval is the session's, the least.
     #[test]
     fn a_heap_profile_sums_each_callstack_and_pairs_frees() {
         let (hook, a, b) = (0x100, 0x200, 0x300);
@@ -265,8 +271,12 @@ mod tests {
             (b, named("app::site_b")),
         ]
         .into();
+        let raised = AllocRecord {
+            mean: 16384,
+            ..record(AllocKind::Alloc, 0x1000, 100, &[hook, a])
+        };
         let records = [
-            record(AllocKind::Alloc, 0x1000, 100, &[hook, a]),
+            raised,
             record(AllocKind::Alloc, 0x2000, 8192, &[hook, a]),
             record(AllocKind::Free, 0x1000, 0, &[]),
             record(AllocKind::Alloc, 0x3000, 100, &[hook, b]),
@@ -329,9 +339,9 @@ mod tests {
             })
             .collect();
         let dumps: Vec<_> = profile.iter().flat_map(|p| &p.process_dumps).collect();
-        assert!(dumps
-            .iter()
-            .all(|d| d.pid == Some(7) && d.timestamp == Some(1004)));
+        assert!(dumps.iter().all(|d| d.pid == Some(7)
+            && d.timestamp == Some(1004)
+            && d.sampling_interval_bytes == Some(4096)));
         let mut rows: Vec<(Vec<&str>, u64, u64, u64, u64)> = dumps
             .iter()
             .flat_map(|d| &d.samples)
@@ -347,14 +357,15 @@ mod tests {
             .collect();
         rows.sort();
         let small = fxt_format::samples::estimated_bytes(100, 4096);
+        let small_raised = fxt_format::samples::estimated_bytes(100, 16384);
         let big = fxt_format::samples::estimated_bytes(8192, 4096);
         assert_eq!(
             rows,
             [
                 (
                     vec!["app::site_a"],
-                    (small + big).round() as u64,
-                    small.round() as u64,
+                    (small_raised + big).round() as u64,
+                    small_raised.round() as u64,
                     2,
                     1
                 ),
