@@ -19,7 +19,11 @@
 //! the 256 bytes of its address, modulo the summary's window), both inline
 //! before the tail call to the inner allocator; only an allocation that
 //! crosses its sample point (one per mean bytes, on average), or the free
-//! of an address whose region holds a sampled block, goes out of line. A sampled allocation
+//! of an address whose region holds a sampled block, goes out of line. A
+//! thread that takes samples faster than a cap raises its own mean
+//! (`countdown::pace`, on the record's own timestamp), so what samples
+//! cost a thread is bounded whatever its allocation rate; each record
+//! carries the mean it was sampled at. A sampled allocation
 //! copies the stack and writes one record (`hook.rs`): the stack from
 //! the wrapper's frame that called the inner allocator up (none of the
 //! frames that decide and record below it), copied straight into the

@@ -327,7 +327,11 @@ impl Config {
     /// record on its thread's timeline with its size, address and stack
     /// (threads that record in the session); readers derive from them a
     /// counter `fxt`/`heap` of the estimated live bytes
-    /// (`fxt_format::derived::heap`). `FXT_ALLOC_SAMPLE` in
+    /// (`fxt_format::derived::heap`). A thread that allocates so fast that
+    /// it would take more than a few thousand samples a second at the
+    /// default mean (over about 2.6 GB a second) raises its own mean, and
+    /// its records say so: every estimate stays unbiased
+    /// (`docs/guide/memory.md`). `FXT_ALLOC_SAMPLE` in
     /// [`Config::from_env`].
     pub fn alloc_sample_bytes(mut self, bytes: u64) -> Config {
         self.alloc_sample_bytes = bytes.min(MAX_ALLOC_SAMPLE_BYTES);
