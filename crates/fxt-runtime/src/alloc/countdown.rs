@@ -289,6 +289,31 @@ mod tests {
         assert_eq!(current_mean(base), base);
     }
 
+    /// A thread allocating 1 GB a second (about 1 900 samples a second at
+    /// the default mean, under half the cap) keeps the session's mean:
+    /// a window of 16 comes faster than the cap about once in a
+    /// thousand, and the next brings the mean back, so under 1% of its
+    /// samples are at another mean (expected: about 0.1%).
+    #[test]
+    fn a_thread_under_the_cap_keeps_the_sessions_mean() {
+        let base = crate::config::DEFAULT_ALLOC_SAMPLE_BYTES;
+        let (size, generation) = (4usize << 10, 11);
+        let (mut now, mut samples, mut raised) = (1_000u64, 0u32, 0u32);
+        for _ in 0..1 << 20 {
+            now += 4_096;
+            if crossed(size, generation) {
+                let mean = decide(size, generation, base);
+                if mean != 0 {
+                    samples += 1;
+                    raised += u32::from(mean != base);
+                    pace(now, base);
+                }
+            }
+        }
+        assert!(samples > 5_000, "{samples} samples");
+        assert!(raised * 100 < samples, "{raised} of {samples} raised");
+    }
+
     /// A small explicit mean moves the cap up with it: 8 KiB blocks at
     /// mean 8 KiB, 250 000 a second (2 GB a second: 250 000 samples a
     /// second, 50 times the cap at the default mean) keep the session's
