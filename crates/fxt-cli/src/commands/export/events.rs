@@ -1,0 +1,217 @@
+//! The columns every event table begins with, built as columns: a row
+//! gives its key ([`super::keys`]: what decides its provider, thread,
+//! category and name), and appends only the number of that key in the
+//! row group and its `ts`. A key's strings are looked up in their
+//! columns' dictionaries once, when the row group first meets it; at the
+//! row group's end each column is expanded from the key numbers in one
+//! pass. No string is compared and no level pushed per row, and runs of
+//! one key cost no more than keys taking turns.
+//!
+//! A key first met at its row numbers its strings in the order the rows
+//! bring them, so the dictionaries, and the pages, are the ones a string
+//! pushed per row would give.
+
+use rustc_hash::FxHashMap;
+
+use super::encode::{Dictionary, Leaf, Levels, NumLeaf, Values};
+use super::keys::EventKey;
+use super::summary::Summary;
+use super::table::{Col, Columns};
+use crate::error::Error;
+
+/// The string columns a key decides, in schema order but for the koids:
+/// `trace`, `host`, `provider`, `process`, `thread`, `category`, `name`.
+const TEXTS: usize = 7;
+
+/// A key's string id in a column where its value is null.
+const NULL: u32 = u32::MAX;
+
+/// An event row's first columns: its key's and its `ts`.
+pub struct Event<'a> {
+    /// The key (its last word 0: none, the row's strings looked up as
+    /// they are).
+    pub key: EventKey,
+    /// `trace`, `host`, `provider`, `process`, `thread`, `category` and
+    /// `name` (`None`: null), which the key decides.
+    pub texts: [Option<&'a str>; TEXTS],
+    /// `pid` and `tid`, which the key decides.
+    pub koids: [i64; 2],
+    /// Nanoseconds (a slice: when it began).
+    pub ts: Option<i64>,
+}
+
+/// The leaves of [`Event`]'s columns: the row group's keys and each
+/// row's key number.
+pub struct EventLeaves {
+    /// The number of each key met in the row group.
+    numbers: FxHashMap<EventKey, u32>,
+    /// The last key met and its number (rows come in runs of a key).
+    last: Option<(EventKey, u32)>,
+    /// Per key number: its strings' ids in their columns' dictionaries.
+    ids: Vec<[u32; TEXTS]>,
+    /// Per key number: its koids.
+    koids: Vec<[i64; 2]>,
+    /// The string columns' dictionaries.
+    dictionaries: [Dictionary; TEXTS],
+    /// Each row's key number.
+    rows: Vec<u32>,
+    ts: NumLeaf<i64>,
+}
+
+impl EventLeaves {
+    /// The number of `e`'s key, numbered (its strings looked up) if new.
+    #[inline]
+    fn number(&mut self, e: &Event<'_>) -> u32 {
+        if e.key[4] == 0 {
+            return self.add(e);
+        }
+        if let Some((key, n)) = self.last {
+            if key == e.key {
+                return n;
+            }
+        }
+        let n = match self.numbers.get(&e.key) {
+            Some(&n) => n,
+            None => {
+                let n = self.add(e);
+                self.numbers.insert(e.key, n);
+                n
+            }
+        };
+        self.last = Some((e.key, n));
+        n
+    }
+
+    /// Numbers `e`'s values as a key of their own.
+    #[inline(never)]
+    fn add(&mut self, e: &Event<'_>) -> u32 {
+        let mut ids = [NULL; TEXTS];
+        for ((id, text), dictionary) in ids.iter_mut().zip(e.texts).zip(&mut self.dictionaries) {
+            if let Some(s) = text {
+                *id = dictionary.id(s.as_bytes());
+            }
+        }
+        self.ids.push(ids);
+        self.koids.push(e.koids);
+        (self.ids.len() - 1) as u32
+    }
+
+    /// String column `c`'s leaf, expanded from the rows' key numbers.
+    fn text_leaf(&mut self, c: usize) -> Leaf {
+        let ids = &self.ids;
+        let page = self.dictionaries[c].finish();
+        let (defs, values) = if ids.iter().any(|k| k[c] == NULL) {
+            let defs = self
+                .rows
+                .iter()
+                .map(|&k| u8::from(ids[k as usize][c] != NULL))
+                .collect();
+            let values = self
+                .rows
+                .iter()
+                .map(|&k| ids[k as usize][c])
+                .filter(|&id| id != NULL)
+                .collect();
+            (defs, values)
+        } else {
+            let values = self.rows.iter().map(|&k| ids[k as usize][c]).collect();
+            (Vec::new(), values)
+        };
+        Leaf {
+            levels: self.levels(defs),
+            values: Values::Dict { page, ids: values },
+        }
+    }
+
+    /// Koid column `c`'s leaf (0: `pid`, 1: `tid`), expanded from the
+    /// rows' key numbers.
+    fn koid_leaf(&self, c: usize) -> Leaf {
+        let values = self
+            .rows
+            .iter()
+            .map(|&k| self.koids[k as usize][c])
+            .collect();
+        Leaf {
+            levels: self.levels(Vec::new()),
+            values: Values::I64(values),
+        }
+    }
+
+    /// A top-level column's levels over the rows: `defs`, or none kept
+    /// (every value present).
+    fn levels(&self, defs: Vec<u8>) -> Levels {
+        let mut levels = Levels::new(1, false);
+        levels.count = self.rows.len();
+        levels.defs = defs;
+        levels
+    }
+}
+
+impl Columns for Event<'_> {
+    type Builders = EventLeaves;
+
+    fn declare(_: &'static str, out: &mut Vec<(&'static str, Col)>) {
+        out.extend([
+            ("trace", Col::Str),
+            ("host", Col::Str),
+            ("provider", Col::Str),
+            ("pid", Col::I64),
+            ("process", Col::Str),
+            ("tid", Col::I64),
+            ("thread", Col::Str),
+            ("category", Col::Str),
+            ("name", Col::Str),
+            ("ts", Col::I64),
+        ]);
+    }
+
+    fn builders() -> EventLeaves {
+        EventLeaves {
+            numbers: FxHashMap::default(),
+            last: None,
+            ids: Vec::new(),
+            koids: Vec::new(),
+            dictionaries: Default::default(),
+            rows: Vec::new(),
+            ts: NumLeaf::new(1, false),
+        }
+    }
+
+    #[inline]
+    fn append(&self, b: &mut EventLeaves, _: &mut Summary) -> Result<(), Error> {
+        let n = b.number(self);
+        b.rows.push(n);
+        match self.ts {
+            Some(ts) => {
+                b.ts.levels.push_top(true);
+                b.ts.value(ts);
+            }
+            None => b.ts.levels.push_top(false),
+        }
+        Ok(())
+    }
+
+    fn finish(b: &mut EventLeaves, out: &mut Vec<Leaf>) {
+        // Schema order: trace, host, provider, pid, process, tid, thread,
+        // category, name, ts.
+        let trace = b.text_leaf(0);
+        let host = b.text_leaf(1);
+        let provider = b.text_leaf(2);
+        let pid = b.koid_leaf(0);
+        let process = b.text_leaf(3);
+        let tid = b.koid_leaf(1);
+        let thread = b.text_leaf(4);
+        let category = b.text_leaf(5);
+        let name = b.text_leaf(6);
+        out.extend([
+            trace, host, provider, pid, process, tid, thread, category, name,
+        ]);
+        out.push(b.ts.finish());
+        // The next row group numbers its keys anew.
+        b.numbers.clear();
+        b.last = None;
+        b.ids.clear();
+        b.koids.clear();
+        b.rows.clear();
+    }
+}
