@@ -26,6 +26,27 @@ const TEXTS: usize = 7;
 /// A key's string id in a column where its value is null.
 const NULL: u32 = u32::MAX;
 
+/// A key as the row group's numbers hold it: compared word by word (an
+/// array's `==` calls `memcmp`, a call per row).
+#[derive(Clone, Copy)]
+struct Key(EventKey);
+
+impl std::hash::Hash for Key {
+    #[inline(always)]
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.iter().for_each(|&w| state.write_u64(w));
+    }
+}
+
+impl PartialEq for Key {
+    #[inline(always)]
+    fn eq(&self, other: &Key) -> bool {
+        (0..5).fold(0, |diff, k| diff | (self.0[k] ^ other.0[k])) == 0
+    }
+}
+
+impl Eq for Key {}
+
 /// An event row's first columns: its key's and its `ts`.
 pub struct Event<'a> {
     /// The key (its last word 0: none, the row's strings looked up as
@@ -44,9 +65,9 @@ pub struct Event<'a> {
 /// row's key number.
 pub struct EventLeaves {
     /// The number of each key met in the row group.
-    numbers: FxHashMap<EventKey, u32>,
+    numbers: FxHashMap<Key, u32>,
     /// The last key met and its number (rows come in runs of a key).
-    last: Option<(EventKey, u32)>,
+    last: Option<(Key, u32)>,
     /// Per key number: its strings' ids in their columns' dictionaries.
     ids: Vec<[u32; TEXTS]>,
     /// Per key number: its koids.
@@ -65,20 +86,21 @@ impl EventLeaves {
         if e.key[4] == 0 {
             return self.add(e);
         }
-        if let Some((key, n)) = self.last {
-            if key == e.key {
+        let key = Key(e.key);
+        if let Some((last, n)) = self.last {
+            if last == key {
                 return n;
             }
         }
-        let n = match self.numbers.get(&e.key) {
+        let n = match self.numbers.get(&key) {
             Some(&n) => n,
             None => {
                 let n = self.add(e);
-                self.numbers.insert(e.key, n);
+                self.numbers.insert(key, n);
                 n
             }
         };
-        self.last = Some((e.key, n));
+        self.last = Some((key, n));
         n
     }
 
