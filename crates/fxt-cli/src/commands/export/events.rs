@@ -14,7 +14,7 @@
 use rustc_hash::FxHashMap;
 
 use super::encode::{Dictionary, Leaf, Levels, NumLeaf, Values};
-use super::keys::EventKey;
+use super::keys::{EventKey, NO_KEY};
 use super::summary::Summary;
 use super::table::{Col, Columns};
 use crate::error::Error;
@@ -47,6 +47,20 @@ impl PartialEq for Key {
 
 impl Eq for Key {}
 
+/// Slots of [`EventLeaves::recent`].
+const RECENT: usize = 256;
+
+impl Key {
+    /// The key's slot in [`EventLeaves::recent`]: its words mixed by a
+    /// multiply, the top bits.
+    #[inline(always)]
+    fn slot(&self) -> usize {
+        const K: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mixed = self.0.iter().fold(0u64, |h, &w| (h ^ w).wrapping_mul(K));
+        (mixed >> (64 - RECENT.trailing_zeros())) as usize
+    }
+}
+
 /// An event row's first columns: its key's and its `ts`.
 pub struct Event<'a> {
     /// The key (its last word 0: none, the row's strings looked up as
@@ -66,8 +80,10 @@ pub struct Event<'a> {
 pub struct EventLeaves {
     /// The number of each key met in the row group.
     numbers: FxHashMap<Key, u32>,
-    /// The last key met and its number (rows come in runs of a key).
-    last: Option<(Key, u32)>,
+    /// Keys met lately and their numbers, by a few bits of the key (a
+    /// trace's rows take turns among a few keys: found without hashing
+    /// and probing); an empty slot holds no key ([`NO_KEY`]).
+    recent: Box<[(Key, u32); RECENT]>,
     /// Per key number: its strings' ids in their columns' dictionaries.
     ids: Vec<[u32; TEXTS]>,
     /// Per key number: its koids.
@@ -87,10 +103,10 @@ impl EventLeaves {
             return self.add(e);
         }
         let key = Key(e.key);
-        if let Some((last, n)) = self.last {
-            if last == key {
-                return n;
-            }
+        let slot = key.slot();
+        let (seen, n) = self.recent[slot];
+        if seen == key {
+            return n;
         }
         let n = match self.numbers.get(&key) {
             Some(&n) => n,
@@ -100,7 +116,7 @@ impl EventLeaves {
                 n
             }
         };
-        self.last = Some((key, n));
+        self.recent[slot] = (key, n);
         n
     }
 
@@ -190,7 +206,7 @@ impl Columns for Event<'_> {
     fn builders() -> EventLeaves {
         EventLeaves {
             numbers: FxHashMap::default(),
-            last: None,
+            recent: Box::new([(Key(NO_KEY), 0); RECENT]),
             ids: Vec::new(),
             koids: Vec::new(),
             dictionaries: Default::default(),
@@ -231,7 +247,7 @@ impl Columns for Event<'_> {
         out.push(b.ts.finish());
         // The next row group numbers its keys anew.
         b.numbers.clear();
-        b.last = None;
+        b.recent.fill((Key(NO_KEY), 0));
         b.ids.clear();
         b.koids.clear();
         b.rows.clear();
