@@ -11,7 +11,7 @@ use fxt_format::decode::{
 };
 use fxt_format::time::ticks_per_second_or_default;
 
-use super::args::{decoded_from_view, Args, Value};
+use super::args::{kept_from_view, Args, Kept, Value};
 use super::keys::{interned_key, koids, of_input, view_key, EventKey, NO_KEY};
 use super::labels::{Labels, Seen};
 use super::nesting::Nesting;
@@ -36,7 +36,14 @@ struct Open {
     tid: u64,
     category: Label,
     name: Label,
-    args: Vec<Arg>,
+    args: BeginArgs,
+}
+
+/// A begin's arguments: kept from its view (texts by their ids in
+/// [`Rows::texts`]), or decoded.
+enum BeginArgs {
+    Kept(Vec<Kept>),
+    Decoded(Vec<Arg>),
 }
 
 /// A begin's category or name: by its id in [`Rows::texts`] when read
@@ -90,8 +97,8 @@ pub struct Rows<'a> {
     clock: Option<Clock>,
     /// The arguments of the begin being read, and vectors of ended
     /// slices' kept for later begins' (no allocation per begin).
-    args: Vec<Arg>,
-    spare: Vec<Vec<Arg>>,
+    args: Vec<Kept>,
+    spare: Vec<Vec<Kept>>,
     /// The categories and names of duration begins read from views.
     texts: Interned,
 }
@@ -274,7 +281,7 @@ impl<'a> Rows<'a> {
                     tid: ids.1,
                     category: Label::Id(self.texts.id(ctx, e.category)),
                     name: Label::Id(self.texts.id(ctx, e.name)),
-                    args: std::mem::take(&mut self.args),
+                    args: BeginArgs::Kept(std::mem::take(&mut self.args)),
                 };
                 self.durations.push((provider, e.thread), open);
                 Ok(())
@@ -350,7 +357,7 @@ impl<'a> Rows<'a> {
         if e.arg_count > 0 && self.args.capacity() == 0 {
             self.args = self.spare.pop().unwrap_or_default();
         }
-        decoded_from_view(e, ctx, &mut self.args)
+        kept_from_view(e, ctx, &mut self.texts, &mut self.args)
     }
 
     /// `ticks` at `tps` per second in nanoseconds, as [`ticks_to_ns`]
@@ -540,7 +547,7 @@ impl<'a> Rows<'a> {
             tid,
             category: Label::Text(e.category),
             name: Label::Text(e.name),
-            args: e.args,
+            args: BeginArgs::Decoded(e.args),
         }
     }
 
@@ -569,14 +576,19 @@ impl<'a> Rows<'a> {
             texts,
             key,
         };
-        let args = [Args::Decoded(&begin.args), end_args];
+        let begin_args = match &begin.args {
+            BeginArgs::Kept(args) => Args::Kept(args, &names),
+            BeginArgs::Decoded(args) => Args::Decoded(args),
+        };
+        let args = [begin_args, end_args];
         let written = self.slice_row(provider, begun, end, (kind, async_id), &args);
         self.texts = names;
         // Its vector kept for a later begin's arguments.
-        if begin.args.capacity() > 0 && self.spare.len() < SPARE {
-            let mut args = begin.args;
-            args.clear();
-            self.spare.push(args);
+        if let BeginArgs::Kept(mut args) = begin.args {
+            if args.capacity() > 0 && self.spare.len() < SPARE {
+                args.clear();
+                self.spare.push(args);
+            }
         }
         written
     }
