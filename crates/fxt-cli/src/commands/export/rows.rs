@@ -11,7 +11,7 @@ use fxt_format::decode::{
 };
 use fxt_format::time::ticks_per_second_or_default;
 
-use super::args::{kept_from_view, Args, Kept, Value};
+use super::args::{kept_from_view, Args, Item, Kept, Value};
 use super::keys::{interned_key, koids, of_input, view_key, EventKey, NO_KEY};
 use super::labels::{Labels, Seen};
 use super::nesting::Nesting;
@@ -675,27 +675,46 @@ impl<'a> Rows<'a> {
         args: Args<'_>,
         id: u64,
     ) -> Result<(), Error> {
-        for arg in args.items() {
-            let (value, int) = match arg.value() {
-                Value::Signed(v) => (v as f64, Some(v)),
-                Value::Unsigned(v) => (v as f64, i64::try_from(v).ok()),
-                Value::F64(v) => (v, None),
-                _ => {
-                    self.summary.non_numeric_counter_values += 1;
-                    continue;
-                }
-            };
-            let event = self.event_columns(provider, &head);
-            let counter = row::Counter {
-                event,
-                counter_id: Some(signed(id)),
-                series: arg.name(),
-                value: Some(value),
-                int_value: int,
-            };
-            self.tables.counters.push(&counter, self.summary)?;
+        match args {
+            // A view's arguments read straight from it (the iterator over
+            // every kind of arguments dispatches per argument).
+            Args::View(e, ctx) => e
+                .args()
+                .try_for_each(|a| self.series(provider, &head, Item::View(a, ctx), id)),
+            args => args
+                .items()
+                .try_for_each(|a| self.series(provider, &head, a, id)),
         }
-        Ok(())
+    }
+
+    /// The row of a counter event's argument `arg` (none if it is not a
+    /// number).
+    #[inline(always)]
+    fn series(
+        &mut self,
+        provider: Option<u32>,
+        head: &Begun<'_>,
+        arg: Item<'_>,
+        id: u64,
+    ) -> Result<(), Error> {
+        let (value, int) = match arg.value() {
+            Value::Signed(v) => (v as f64, Some(v)),
+            Value::Unsigned(v) => (v as f64, i64::try_from(v).ok()),
+            Value::F64(v) => (v, None),
+            _ => {
+                self.summary.non_numeric_counter_values += 1;
+                return Ok(());
+            }
+        };
+        let event = self.event_columns(provider, head);
+        let counter = row::Counter {
+            event,
+            counter_id: Some(signed(id)),
+            series: arg.name(),
+            value: Some(value),
+            int_value: int,
+        };
+        self.tables.counters.push(&counter, self.summary)
     }
 
     fn switch(&mut self, provider: Option<u32>, c: &ContextSwitch, tps: u64) -> Result<(), Error> {
