@@ -28,7 +28,7 @@ use parquet::file::writer::SerializedFileWriter;
 
 pub use chunk::Snappy;
 pub use dictionary::{Dictionary, Last, Recent};
-pub use leaf::{KeyLeaf, Leaf, NumLeaf, StrLeaf, TextLeaf};
+pub use leaf::{KeyLeaf, Leaf, Levels, NumLeaf, StrLeaf, TextLeaf, Values};
 
 /// Writes a row group of `rows` rows from its leaves, in schema order;
 /// columns named in `no_range` (dotted paths) get no statistics.

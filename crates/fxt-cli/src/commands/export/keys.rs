@@ -1,44 +1,19 @@
-//! An event row's key: what decides its provider, thread, category and
-//! name columns ([`super::schema`]'s `Key`), so that a row whose key is
-//! its table's last row's is appended as a copy of it ([`super::rows`]).
+//! An event row's key: what decides its source, thread, category and
+//! name columns, so that those columns are looked up once per key in a
+//! row group ([`super::events`]).
 
-use fxt_format::decode::{Context as At, EventKind, EventView, StrRef, Thread};
+use fxt_format::decode::{Context as At, EventView, StrRef, Thread};
 
-/// What an event row's `Key` columns are made of: its provider,
-/// its thread, the strings epoch, and its category and name by string
-/// index (0: empty). Two rows of one input with one key have the same
-/// values in those columns. Whole words, each written and read as one (a key of
-/// narrower fields, read back as words, stalled each row); the last word
-/// is 0 for an event without a key (a decoded one, or texts inline).
+/// What an event row's key columns are made of: its input and provider,
+/// its thread, and its category and name (by string index and strings
+/// epoch, or by their ids in the rows' [`crate::interned::Interned`]
+/// texts). Two rows with one key have the same values in those columns.
+/// Whole words; the last is 0 for an event without a key (texts inline
+/// or decoded).
 pub type EventKey = [u64; 5];
 
 /// The key of no event.
 pub const NO_KEY: EventKey = [0; 5];
-
-/// The tables of events written as they come, as indices of the rows'
-/// last keys (a slice's texts are its begin's, decoded).
-pub const INSTANTS: usize = 0;
-/// The counters table (see [`INSTANTS`]).
-pub const COUNTERS: usize = 1;
-/// The flows table (see [`INSTANTS`]).
-pub const FLOWS: usize = 2;
-/// The slices table, as an index of the rows' last providers and threads.
-pub const SLICES: usize = 3;
-
-/// A row's provider and thread: provider, pid, tid.
-pub type Who = (Option<u32>, u64, u64);
-
-/// The table of events of kind `kind` written as they come.
-pub fn table_of(kind: EventKind) -> Option<usize> {
-    match kind {
-        EventKind::Instant | EventKind::AsyncInstant { .. } => Some(INSTANTS),
-        EventKind::Counter { .. } => Some(COUNTERS),
-        EventKind::FlowBegin { .. } | EventKind::FlowStep { .. } | EventKind::FlowEnd { .. } => {
-            Some(FLOWS)
-        }
-        _ => None,
-    }
-}
 
 /// The key of event view `e` ([`NO_KEY`] if a text is inline).
 pub fn view_key(ctx: &At<'_>, e: &EventView<'_>) -> EventKey {
@@ -68,4 +43,34 @@ pub fn koids(t: Thread) -> (u64, u64) {
         Thread::Known { process, thread } => (process, thread),
         Thread::Undefined(_) => (0, 0),
     }
+}
+
+/// A key's input number's place in its first word (above the provider).
+const INPUT_SHIFT: u32 = 40;
+
+/// `key` as a key of the input numbered `input` (no key stays none).
+#[inline]
+pub fn of_input(mut key: EventKey, input: u64) -> EventKey {
+    key[0] |= input << INPUT_SHIFT;
+    key
+}
+
+/// The key of a row whose texts are `category` and `name` by their ids
+/// in the rows' interned texts (a begin read from a view). Its fourth
+/// word's top bit tells it from a view's key, whose fourth word is a
+/// strings epoch.
+pub fn interned_key(
+    provider: Option<u32>,
+    (pid, tid): (u64, u64),
+    category: u32,
+    name: u32,
+) -> EventKey {
+    let provider = provider.map_or(0, |p| 1 << 32 | u64::from(p));
+    [
+        provider,
+        pid,
+        tid,
+        1 << 63 | u64::from(category),
+        1 << 32 | u64::from(name),
+    ]
 }

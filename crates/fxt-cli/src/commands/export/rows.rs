@@ -11,10 +11,8 @@ use fxt_format::decode::{
 };
 use fxt_format::time::ticks_per_second_or_default;
 
-use super::args::{decoded_from_view, Args, Value};
-use super::keys::{
-    koids, table_of, view_key, EventKey, Who, COUNTERS, FLOWS, INSTANTS, NO_KEY, SLICES,
-};
+use super::args::{kept_from_view, Args, Item, Kept, Value};
+use super::keys::{interned_key, koids, of_input, view_key, EventKey, NO_KEY};
 use super::labels::{Labels, Seen};
 use super::nesting::Nesting;
 use super::samples::{Context, SampleRows};
@@ -38,7 +36,14 @@ struct Open {
     tid: u64,
     category: Label,
     name: Label,
-    args: Vec<Arg>,
+    args: BeginArgs,
+}
+
+/// A begin's arguments: kept from its view (texts by their ids in
+/// [`Rows::texts`]), or decoded.
+enum BeginArgs {
+    Kept(Vec<Kept>),
+    Decoded(Vec<Arg>),
 }
 
 /// A begin's category or name: by its id in [`Rows::texts`] when read
@@ -86,22 +91,14 @@ pub struct Rows<'a> {
     /// (threads take turns): provider, pid, tid and the provider's,
     /// process's and thread's names. A thread here is noted as seen.
     recent_names: [Option<NamedThread<'a>>; NAMES_SLOTS],
-    /// Whether the event being written has its table's last row's key
-    /// (its [`row::Key`] columns are that row's).
-    again: bool,
-    /// The key of each event table's last row.
-    last_keys: [EventKey; 3],
-    /// The provider and thread (provider, pid, tid) of the last row this
-    /// input wrote to each event table, by [`INSTANTS`], [`COUNTERS`],
-    /// [`FLOWS`], [`SLICES`] (`None`: none yet; an earlier input's rows
-    /// have another `trace`).
-    last_who: [Option<Who>; 4],
+    /// The input's number among the tables' inputs (in its rows' keys).
+    input: u64,
     /// The clock of the last event view's provider.
     clock: Option<Clock>,
     /// The arguments of the begin being read, and vectors of ended
     /// slices' kept for later begins' (no allocation per begin).
-    args: Vec<Arg>,
-    spare: Vec<Vec<Arg>>,
+    args: Vec<Kept>,
+    spare: Vec<Vec<Kept>>,
     /// The categories and names of duration begins read from views.
     texts: Interned,
 }
@@ -112,12 +109,14 @@ const SPARE: usize = 64;
 /// A row's category and name (`None`: undefined).
 type Texts<'b> = (Option<&'b str>, Option<&'b str>);
 
-/// What a slice's row takes of its begin: when (ns), the thread's koids,
-/// and its texts.
+/// What an event row's first columns take of its event (a slice's: of
+/// its begin): when (ns), the thread's koids, its texts, and its key
+/// ([`NO_KEY`]: none).
 struct Begun<'b> {
     ts: i64,
     ids: (u64, u64),
     texts: Texts<'b>,
+    key: EventKey,
 }
 
 /// The provider's, process's and thread's names of a row.
@@ -145,6 +144,8 @@ impl<'a> Rows<'a> {
         tables: &'a mut Tables,
         summary: &'a mut Summary,
     ) -> Rows<'a> {
+        tables.inputs += 1;
+        let input = tables.inputs;
         Rows {
             trace,
             host,
@@ -159,9 +160,7 @@ impl<'a> Rows<'a> {
             names: Names::default(),
             samples: SampleRows::default(),
             recent_names: [None; NAMES_SLOTS],
-            again: false,
-            last_keys: [NO_KEY; 3],
-            last_who: [None; 4],
+            input,
             clock: None,
             args: Vec::new(),
             spare: Vec::new(),
@@ -252,7 +251,6 @@ impl<'a> Rows<'a> {
     /// An event view: its row written from the view, or a begin kept
     /// (decoded) for its end.
     fn event_view(&mut self, ctx: &At<'_>, e: &EventView<'_>) -> Result<(), Error> {
-        self.again = self.note_key(e.kind, || view_key(ctx, e));
         let tps = ticks_per_second_or_default(ctx.ticks_per_second());
         let provider = ctx.provider_id();
         let ts = self.ns(e.timestamp, tps);
@@ -264,7 +262,13 @@ impl<'a> Rows<'a> {
             // poll, which the polls table takes too, is decoded).
             EventKind::DurationComplete { end } if texts.0 != Some("task") => {
                 let end = self.ns(end, tps);
-                let begun = Begun { ts, ids, texts };
+                let key = view_key(ctx, e);
+                let begun = Begun {
+                    ts,
+                    ids,
+                    texts,
+                    key,
+                };
                 self.slice_row(provider, begun, end, ("complete", None), &[args])
             }
             // A begin keeps its texts and arguments as decoding it whole
@@ -277,7 +281,7 @@ impl<'a> Rows<'a> {
                     tid: ids.1,
                     category: Label::Id(self.texts.id(ctx, e.category)),
                     name: Label::Id(self.texts.id(ctx, e.name)),
-                    args: std::mem::take(&mut self.args),
+                    args: BeginArgs::Kept(std::mem::take(&mut self.args)),
                 };
                 self.durations.push((provider, e.thread), open);
                 Ok(())
@@ -311,14 +315,38 @@ impl<'a> Rows<'a> {
                     }
                 }
             }
-            EventKind::Instant => self.instant(provider, ids, texts, args, ts, "instant", None),
-            EventKind::AsyncInstant { id } => {
-                self.instant(provider, ids, texts, args, ts, "async", Some(id))
+            _ => {
+                let key = view_key(ctx, e);
+                let head = Begun {
+                    ts,
+                    ids,
+                    texts,
+                    key,
+                };
+                self.written_as_it_comes(provider, e.kind, head, args)
             }
-            EventKind::Counter { id } => self.counter(provider, ids, texts, args, ts, id),
-            EventKind::FlowBegin { id } => self.flow(provider, ids, texts, args, ts, id, "begin"),
-            EventKind::FlowStep { id } => self.flow(provider, ids, texts, args, ts, id, "step"),
-            EventKind::FlowEnd { id } => self.flow(provider, ids, texts, args, ts, id, "end"),
+        }
+    }
+
+    /// An instant's, counter's or flow event's rows (of `kind`), from
+    /// `head` and `args`.
+    #[inline(always)]
+    fn written_as_it_comes(
+        &mut self,
+        provider: Option<u32>,
+        kind: EventKind,
+        head: Begun<'_>,
+        args: Args<'_>,
+    ) -> Result<(), Error> {
+        match kind {
+            EventKind::Instant => self.instant(provider, head, args, "instant", None),
+            EventKind::AsyncInstant { id } => self.instant(provider, head, args, "async", Some(id)),
+            EventKind::Counter { id } => self.counter(provider, head, args, id),
+            EventKind::FlowBegin { id } => self.flow(provider, head, args, id, "begin"),
+            EventKind::FlowStep { id } => self.flow(provider, head, args, id, "step"),
+            EventKind::FlowEnd { id } => self.flow(provider, head, args, id, "end"),
+            // Slices' events are written as they end.
+            _ => Ok(()),
         }
     }
 
@@ -329,7 +357,7 @@ impl<'a> Rows<'a> {
         if e.arg_count > 0 && self.args.capacity() == 0 {
             self.args = self.spare.pop().unwrap_or_default();
         }
-        decoded_from_view(e, ctx, &mut self.args)
+        kept_from_view(e, ctx, &mut self.texts, &mut self.args)
     }
 
     /// `ticks` at `tps` per second in nanoseconds, as [`ticks_to_ns`]
@@ -428,81 +456,34 @@ impl<'a> Rows<'a> {
         }
     }
 
-    /// Notes `key` (made only for an event of a table that has keys) as
-    /// the key of the last row of the table events of kind `kind` go to;
-    /// whether it was already (the key is made and compared here, in
-    /// registers: a key stored for later and read back whole stalled each
-    /// row).
+    /// The columns every event row begins with, of a row of `provider`
+    /// from `head` (its thread noted as seen).
     #[inline(always)]
-    fn note_key(&mut self, kind: EventKind, key: impl FnOnce() -> EventKey) -> bool {
-        let Some(table) = table_of(kind) else {
-            return false;
-        };
-        let key = key();
-        let last = &mut self.last_keys[table];
-        // Word by word (an array's `==` calls `memcmp`).
-        let same = key[4] != 0 && (0..5).fold(0, |diff, k| diff | (last[k] ^ key[k])) == 0;
-        *last = key;
-        same
-    }
-
-    /// The columns every event row begins with (its thread noted as
-    /// seen), of a row about to be written to `table` (an index of
-    /// [`Rows::last_who`]); `again` if its key is its table's last row's.
-    /// Its source and thread columns are marked as the last row's when
-    /// this input wrote that row with the same provider (and thread):
-    /// within one input, those columns follow from them.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
-    fn event_columns<'b>(
-        &mut self,
-        table: usize,
-        again: bool,
-        provider: Option<u32>,
-        (pid, tid): (u64, u64),
-        (category, name): Texts<'b>,
-        ts: i64,
-    ) -> row::Event<'b>
+    fn event_columns<'b>(&mut self, provider: Option<u32>, head: &Begun<'b>) -> row::Event<'b>
     where
         'a: 'b,
     {
+        let (pid, tid) = head.ids;
         let [provider_name, process, thread] = self.names_of(provider, pid, tid);
-        let who = (provider, pid, tid);
-        // A key repeated is the last row's provider and thread already
-        // (and those columns are owed with the key's).
-        let last = match again {
-            true => Some(who),
-            false => self.last_who[table].replace(who),
-        };
-        let same_source = last.is_some_and(|l| l.0 == provider);
-        let source = row::Source {
-            trace: Some(self.trace),
-            host: Some(self.host),
-            provider: provider_name,
-        };
-        let key = row::Key {
-            who: row::Repeated(
-                row::Who {
-                    source: row::Repeated(source, same_source),
-                    pid: Some(signed(pid)),
-                    process,
-                    tid: Some(signed(tid)),
-                    thread,
-                },
-                last == Some(who),
-            ),
-            category,
-            name,
-        };
+        let (category, name) = head.texts;
         row::Event {
-            key: row::Repeated(key, again),
-            ts: Some(ts),
+            key: of_input(head.key, self.input),
+            texts: [
+                Some(self.trace),
+                Some(self.host),
+                provider_name,
+                process,
+                thread,
+                category,
+                name,
+            ],
+            koids: [signed(pid), signed(tid)],
+            ts: Some(head.ts),
         }
     }
 
     /// A decoded event.
     fn event(&mut self, provider: Option<u32>, tps: u64, e: Event) -> Result<(), Error> {
-        self.again = self.note_key(e.kind, || NO_KEY);
         let ts = ticks_to_ns(e.timestamp, tps);
         let ids = koids(e.thread);
         let texts = (e.category.as_str(), e.name.as_str());
@@ -547,14 +528,15 @@ impl<'a> Rows<'a> {
                     Ok(())
                 }
             },
-            EventKind::Instant => self.instant(provider, ids, texts, args, ts, "instant", None),
-            EventKind::AsyncInstant { id } => {
-                self.instant(provider, ids, texts, args, ts, "async", Some(id))
+            kind => {
+                let head = Begun {
+                    ts,
+                    ids,
+                    texts,
+                    key: NO_KEY,
+                };
+                self.written_as_it_comes(provider, kind, head, args)
             }
-            EventKind::Counter { id } => self.counter(provider, ids, texts, args, ts, id),
-            EventKind::FlowBegin { id } => self.flow(provider, ids, texts, args, ts, id, "begin"),
-            EventKind::FlowStep { id } => self.flow(provider, ids, texts, args, ts, id, "step"),
-            EventKind::FlowEnd { id } => self.flow(provider, ids, texts, args, ts, id, "end"),
         }
     }
 
@@ -565,7 +547,7 @@ impl<'a> Rows<'a> {
             tid,
             category: Label::Text(e.category),
             name: Label::Text(e.name),
-            args: e.args,
+            args: BeginArgs::Decoded(e.args),
         }
     }
 
@@ -583,19 +565,30 @@ impl<'a> Rows<'a> {
         // Lent out while the row is written (it borrows from them).
         let names = std::mem::take(&mut self.texts);
         let texts = (begin.category.as_str(&names), begin.name.as_str(&names));
+        let ids = (begin.pid, begin.tid);
+        let key = match (&begin.category, &begin.name) {
+            (Label::Id(category), Label::Id(name)) => interned_key(provider, ids, *category, *name),
+            _ => NO_KEY,
+        };
         let begun = Begun {
             ts: begin.ts,
-            ids: (begin.pid, begin.tid),
+            ids,
             texts,
+            key,
         };
-        let args = [Args::Decoded(&begin.args), end_args];
+        let begin_args = match &begin.args {
+            BeginArgs::Kept(args) => Args::Kept(args, &names),
+            BeginArgs::Decoded(args) => Args::Decoded(args),
+        };
+        let args = [begin_args, end_args];
         let written = self.slice_row(provider, begun, end, (kind, async_id), &args);
         self.texts = names;
         // Its vector kept for a later begin's arguments.
-        if begin.args.capacity() > 0 && self.spare.len() < SPARE {
-            let mut args = begin.args;
-            args.clear();
-            self.spare.push(args);
+        if let BeginArgs::Kept(mut args) = begin.args {
+            if args.capacity() > 0 && self.spare.len() < SPARE {
+                args.clear();
+                self.spare.push(args);
+            }
         }
         written
     }
@@ -624,8 +617,7 @@ impl<'a> Rows<'a> {
             self.samples = samples;
             written?;
         }
-        // The begin's texts, decoded, or a complete event's view: no key.
-        let event = self.event_columns(SLICES, false, provider, ids, begin.texts, begin.ts);
+        let event = self.event_columns(provider, &begin);
         let slice = row::Slice {
             event,
             dur: Some(end.saturating_sub(begin.ts)),
@@ -639,18 +631,15 @@ impl<'a> Rows<'a> {
         self.tables.slices.push(&slice, self.summary)
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn instant(
         &mut self,
         provider: Option<u32>,
-        ids: (u64, u64),
-        texts: Texts<'_>,
+        head: Begun<'_>,
         args: Args<'_>,
-        ts: i64,
         kind: &str,
         async_id: Option<u64>,
     ) -> Result<(), Error> {
-        let event = self.event_columns(INSTANTS, self.again, provider, ids, texts, ts);
+        let event = self.event_columns(provider, &head);
         let instant = row::Instant {
             event,
             kind: Some(kind),
@@ -660,18 +649,15 @@ impl<'a> Rows<'a> {
         self.tables.instants.push(&instant, self.summary)
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn flow(
         &mut self,
         provider: Option<u32>,
-        ids: (u64, u64),
-        texts: Texts<'_>,
+        head: Begun<'_>,
         args: Args<'_>,
-        ts: i64,
         id: u64,
         phase: &str,
     ) -> Result<(), Error> {
-        let event = self.event_columns(FLOWS, self.again, provider, ids, texts, ts);
+        let event = self.event_columns(provider, &head);
         let flow = row::Flow {
             event,
             flow_id: Some(signed(id)),
@@ -685,43 +671,50 @@ impl<'a> Rows<'a> {
     fn counter(
         &mut self,
         provider: Option<u32>,
-        ids: (u64, u64),
-        texts: Texts<'_>,
+        head: Begun<'_>,
         args: Args<'_>,
-        ts: i64,
         id: u64,
     ) -> Result<(), Error> {
-        let mut written = false;
-        for arg in args.items() {
-            let (value, int) = match arg.value() {
-                Value::Signed(v) => (v as f64, Some(v)),
-                Value::Unsigned(v) => (v as f64, i64::try_from(v).ok()),
-                Value::F64(v) => (v, None),
-                _ => {
-                    self.summary.non_numeric_counter_values += 1;
-                    continue;
-                }
-            };
-            let event = self.event_columns(COUNTERS, self.again, provider, ids, texts, ts);
-            let counter = row::Counter {
-                event,
-                counter_id: Some(signed(id)),
-                series: arg.name(),
-                value: Some(value),
-                int_value: int,
-            };
-            self.tables.counters.push(&counter, self.summary)?;
-            written = true;
-            // The event's next series: the texts of the row just written,
-            // if it has a key.
-            self.again = self.last_keys[COUNTERS][4] != 0;
+        match args {
+            // A view's arguments read straight from it (the iterator over
+            // every kind of arguments dispatches per argument).
+            Args::View(e, ctx) => e
+                .args()
+                .try_for_each(|a| self.series(provider, &head, Item::View(a, ctx), id)),
+            args => args
+                .items()
+                .try_for_each(|a| self.series(provider, &head, a, id)),
         }
-        if !written {
-            // No row: the table's last row is an earlier event's, whose
-            // key is no longer known.
-            self.last_keys[COUNTERS] = NO_KEY;
-        }
-        Ok(())
+    }
+
+    /// The row of a counter event's argument `arg` (none if it is not a
+    /// number).
+    #[inline(always)]
+    fn series(
+        &mut self,
+        provider: Option<u32>,
+        head: &Begun<'_>,
+        arg: Item<'_>,
+        id: u64,
+    ) -> Result<(), Error> {
+        let (value, int) = match arg.value() {
+            Value::Signed(v) => (v as f64, Some(v)),
+            Value::Unsigned(v) => (v as f64, i64::try_from(v).ok()),
+            Value::F64(v) => (v, None),
+            _ => {
+                self.summary.non_numeric_counter_values += 1;
+                return Ok(());
+            }
+        };
+        let event = self.event_columns(provider, head);
+        let counter = row::Counter {
+            event,
+            counter_id: Some(signed(id)),
+            series: arg.name(),
+            value: Some(value),
+            int_value: int,
+        };
+        self.tables.counters.push(&counter, self.summary)
     }
 
     fn switch(&mut self, provider: Option<u32>, c: &ContextSwitch, tps: u64) -> Result<(), Error> {

@@ -27,27 +27,13 @@ use super::encode::Leaf;
 use super::summary::Summary;
 
 pub use super::args::ArgMaps;
-pub use super::table::Repeated;
-use super::table::{Col, Columns, Paths, Repeat, Table, TableSchema, TypedTable};
+pub use super::events::Event;
+use super::table::{Col, Columns, Paths, Table, TableSchema, TypedTable};
 use crate::error::Error;
 
 /// Declares a row type `$row<$lt>`: its fields are the table's columns (a
-/// scalar named after its field) or groups of them, in order. A row
-/// declared `repeat` can append its last row again ([`Repeat`]; every
-/// field must).
+/// scalar named after its field) or groups of them, in order.
 macro_rules! row {
-    (repeat $(#[$doc:meta])* $row:ident<$lt:lifetime> {
-        $($(#[$fdoc:meta])* $field:ident: $ty:ty,)*
-    }) => {
-        row! { $(#[$doc])* $row<$lt> { $($(#[$fdoc])* $field: $ty,)* } }
-
-        impl<$lt> Repeat for $row<$lt> {
-            fn repeat_last(b: &mut Self::Builders, n: usize) {
-                let ($($field,)*) = b;
-                $(<$ty as Repeat>::repeat_last($field, n);)*
-            }
-        }
-    };
     ($(#[$doc:meta])* $row:ident<$lt:lifetime> {
         $($(#[$fdoc:meta])* $field:ident: $ty:ty,)*
     }) => {
@@ -97,7 +83,6 @@ macro_rules! table {
 }
 
 row! {
-    repeat
     /// The columns every table begins with.
     Source<'a> {
         /// The input file, as named on the command line.
@@ -106,45 +91,6 @@ row! {
         host: Option<&'a str>,
         /// The name of the provider that recorded the row.
         provider: Option<&'a str>,
-    }
-}
-
-row! {
-    repeat
-    /// An event's columns that its provider and thread decide: a table's
-    /// rows come in runs of one thread's (threads take turns), and all of
-    /// one input's from one provider, most often.
-    Who<'a> {
-        /// Appended as a copy of the last row's when the caller says so
-        /// (the same input and provider as that row's).
-        source: Repeated<Source<'a>>,
-        pid: Option<i64>,
-        process: Option<&'a str>,
-        tid: Option<i64>,
-        thread: Option<&'a str>,
-    }
-}
-
-row! {
-    repeat
-    /// An event's columns that its key decides (provider, thread, category
-    /// and name): most rows repeat their table's last row's.
-    Key<'a> {
-        /// Appended as a copy of the last row's when the caller says so
-        /// (the same input, provider and thread as that row's).
-        who: Repeated<Who<'a>>,
-        category: Option<&'a str>,
-        name: Option<&'a str>,
-    }
-}
-
-row! {
-    /// The columns every event table begins with.
-    Event<'a> {
-        /// Appended as a copy of the last row's when the caller says so.
-        key: Repeated<Key<'a>>,
-        /// Nanoseconds (a slice: when it began).
-        ts: Option<i64>,
     }
 }
 
@@ -350,6 +296,9 @@ pub const TABLES: [&str; 12] = [
 
 /// Every table of an export.
 pub struct Tables {
+    /// Inputs whose rows these tables took (an event row's key holds its
+    /// input's number: the same key of two inputs is two keys).
+    pub inputs: u64,
     /// Durations, complete events, async spans.
     pub slices: TypedTable<Slices>,
     /// Instants and async instants.
@@ -408,6 +357,7 @@ impl Tables {
             }
         };
         Ok(Tables {
+            inputs: 0,
             slices,
             instants: create_taken(dir, &host, n)?,
             counters: create_taken(dir, &host, n)?,

@@ -325,7 +325,7 @@ impl Table {
 }
 
 /// Values of one or more columns of a row: a scalar fills one column,
-/// a group ([`super::schema`]'s event columns, the argument maps) several.
+/// a group ([`super::events`]'s event columns, the argument maps) several.
 pub trait Columns {
     /// The leaves of the columns, being filled.
     type Builders;
@@ -341,83 +341,6 @@ pub trait Columns {
     /// Takes the leaves filled so far, in schema order, leaving them
     /// empty.
     fn finish(b: &mut Self::Builders, out: &mut Vec<Leaf>);
-}
-
-/// Columns whose last row can be appended again without its values.
-pub trait Repeat: Columns {
-    /// Appends `n` more copies of the last row appended (there is one
-    /// since the last [`Columns::finish`]).
-    fn repeat_last(b: &mut Self::Builders, n: usize);
-}
-
-/// Columns `T`, `again` when the caller knows they hold the last row's
-/// values (a row's event columns: the same provider, thread, category and
-/// name as the row before it in its table). Such rows are only counted;
-/// the count is appended at once, as runs, before the next other row or
-/// at the row group's end: a run of a thread's rows costs a few copies per
-/// column, not a value per row.
-pub struct Repeated<T>(pub T, pub bool);
-
-/// The leaves of [`Repeated`] columns and the rows they owe.
-pub struct Pending<B> {
-    leaves: B,
-    /// Rows to append as copies of the last.
-    owed: usize,
-    /// Whether a row was appended since the last finish (the one a row
-    /// `again` copies).
-    any: bool,
-}
-
-/// Appends the rows `b` owes, copies of its last.
-#[inline]
-fn settle<T: Repeat>(b: &mut Pending<T::Builders>) {
-    if b.owed > 0 {
-        T::repeat_last(&mut b.leaves, b.owed);
-        b.owed = 0;
-    }
-}
-
-impl<T: Repeat> Columns for Repeated<T> {
-    type Builders = Pending<T::Builders>;
-
-    fn declare(name: &'static str, out: &mut Vec<(&'static str, Col)>) {
-        T::declare(name, out);
-    }
-
-    fn builders() -> Self::Builders {
-        Pending {
-            leaves: T::builders(),
-            owed: 0,
-            any: false,
-        }
-    }
-
-    #[inline]
-    fn append(&self, b: &mut Self::Builders, summary: &mut Summary) -> Result<(), Error> {
-        if self.1 && b.any {
-            b.owed += 1;
-            return Ok(());
-        }
-        settle::<T>(b);
-        b.any = true;
-        self.0.append(&mut b.leaves, summary)
-    }
-
-    fn finish(b: &mut Self::Builders, out: &mut Vec<Leaf>) {
-        settle::<T>(b);
-        b.any = false;
-        T::finish(&mut b.leaves, out);
-    }
-}
-
-/// Repeated columns inside a group that repeats: the group's last row
-/// is this one's last row (appended or owed), so its copies are owed too.
-impl<T: Repeat> Repeat for Repeated<T> {
-    #[inline]
-    fn repeat_last(b: &mut Self::Builders, n: usize) {
-        debug_assert!(b.any);
-        b.owed += n;
-    }
 }
 
 /// A top-level column of type `$ty`: its [`Col`], its leaf, and how a
@@ -446,12 +369,6 @@ macro_rules! scalar {
             }
             fn finish(b: &mut $leaf, out: &mut Vec<Leaf>) {
                 out.push(b.finish());
-            }
-        }
-
-        impl Repeat for Option<$ty> {
-            fn repeat_last(b: &mut $leaf, n: usize) {
-                b.repeat_last(n);
             }
         }
     };

@@ -20,6 +20,8 @@ use std::fmt::Write;
 
 use fxt_format::decode::{Arg, ArgValue, ArgValueView, ArgView, Context, EventView, StrRef, Text};
 
+use crate::interned::Interned;
+
 use super::encode::{Dictionary, KeyLeaf, Last, Leaf, NumLeaf, TextLeaf};
 use super::summary::Summary;
 use super::table::{Col, Columns};
@@ -38,6 +40,30 @@ pub enum Args<'a> {
     Decoded(&'a [Arg]),
     /// The arguments of an event view, resolved in its context.
     View(&'a EventView<'a>, &'a Context<'a>),
+    /// A begin's arguments read from its view, texts by their ids in
+    /// these interned texts.
+    Kept(&'a [Kept], &'a Interned),
+}
+
+/// A begin's argument read from its view ([`kept_from_view`]): its name
+/// and value, texts by their ids in the rows' [`Interned`] texts (no text
+/// copied per argument).
+#[derive(Clone, Copy)]
+pub struct Kept {
+    name: u32,
+    value: KeptValue,
+}
+
+/// A [`Kept`] argument's value: FXT's types but blobs and unknown ones.
+#[derive(Clone, Copy)]
+enum KeptValue {
+    Null,
+    Signed(i64),
+    Unsigned(u64),
+    F64(f64),
+    Str(u32),
+    Pointer(u64),
+    Bool(bool),
 }
 
 /// One argument, from either kind of [`Args`].
@@ -47,6 +73,8 @@ pub enum Item<'a> {
     Decoded(&'a Arg),
     /// An argument of a view, resolved in its context.
     View(ArgView<'a>, &'a Context<'a>),
+    /// A begin's argument kept from its view, and the texts it names.
+    Kept(&'a Kept, &'a Interned),
 }
 
 /// An argument's value, as the tables see it.
@@ -78,19 +106,26 @@ impl<'a> Args<'a> {
         match self {
             Args::Decoded(args) => args.is_empty(),
             Args::View(e, _) => e.arg_count == 0,
+            Args::Kept(args, _) => args.is_empty(),
         }
     }
 
     /// The arguments, in order.
     pub fn items(self) -> impl Iterator<Item = Item<'a>> {
-        let (decoded, view) = match self {
-            Args::Decoded(args) => (Some(args.iter().map(Item::Decoded)), None),
-            Args::View(e, ctx) => (None, Some(e.args().map(move |a| Item::View(a, ctx)))),
+        let (decoded, view, kept) = match self {
+            Args::Decoded(args) => (Some(args.iter().map(Item::Decoded)), None, None),
+            Args::View(e, ctx) => (None, Some(e.args().map(move |a| Item::View(a, ctx))), None),
+            Args::Kept(args, texts) => (
+                None,
+                None,
+                Some(args.iter().map(move |a| Item::Kept(a, texts))),
+            ),
         };
         decoded
             .into_iter()
             .flatten()
             .chain(view.into_iter().flatten())
+            .chain(kept.into_iter().flatten())
     }
 }
 
@@ -101,6 +136,7 @@ impl<'a> Item<'a> {
         match self {
             Item::Decoded(a) => a.name.as_str(),
             Item::View(a, ctx) => ctx.str(a.name),
+            Item::Kept(a, texts) => texts.text(a.name).as_str(),
         }
     }
 
@@ -134,38 +170,54 @@ impl<'a> Item<'a> {
                 ArgValueView::Blob(b) => Value::Blob(b),
                 ArgValueView::Unknown { .. } => Value::Unknown,
             },
+            Item::Kept(a, texts) => match a.value {
+                KeptValue::Null => Value::Null,
+                KeptValue::Signed(v) => Value::Signed(v),
+                KeptValue::Unsigned(v) => Value::Unsigned(v),
+                KeptValue::F64(v) => Value::F64(v),
+                KeptValue::Str(id) => {
+                    let s = texts.text(id);
+                    Value::Str(s.as_str().ok_or_else(|| s.clone()))
+                }
+                KeptValue::Pointer(p) => Value::Pointer(p),
+                KeptValue::Bool(b) => Value::Bool(b),
+            },
         }
     }
 }
 
 /// The arguments of an event view as decoding the whole event gives them,
-/// into `out` (emptied first), read from the view (its strings looked up
-/// in its context, as decoding looks them up): no record decoded again.
-/// False, `out` then of no use, if one has an inline text, a blob or a
-/// type this decoder does not know: only decoding reads those as it
-/// should.
-pub fn decoded_from_view(e: &EventView<'_>, ctx: &Context<'_>, out: &mut Vec<Arg>) -> bool {
+/// into `out` (emptied first), read from the view, their texts by their
+/// ids in `texts` (looked up in its context, as decoding looks them up):
+/// no record decoded again, no text copied. False, `out` then of no use,
+/// if one has an inline text, a blob or a type this decoder does not
+/// know: only decoding reads those as it should.
+pub fn kept_from_view(
+    e: &EventView<'_>,
+    ctx: &Context<'_>,
+    texts: &mut Interned,
+    out: &mut Vec<Kept>,
+) -> bool {
     out.clear();
     let by_index = |s: StrRef<'_>| matches!(s, StrRef::Indexed(_) | StrRef::Empty);
     for a in e.args() {
         let value = match a.value {
-            ArgValueView::Null => ArgValue::Null,
-            ArgValueView::I32(v) => ArgValue::I32(v),
-            ArgValueView::U32(v) => ArgValue::U32(v),
-            ArgValueView::I64(v) => ArgValue::I64(v),
-            ArgValueView::U64(v) => ArgValue::U64(v),
-            ArgValueView::F64(v) => ArgValue::F64(v),
-            ArgValueView::Str(s) if by_index(s) => ArgValue::Str(ctx.text(s)),
-            ArgValueView::Pointer(v) => ArgValue::Pointer(v),
-            ArgValueView::Koid(v) => ArgValue::Koid(v),
-            ArgValueView::Bool(v) => ArgValue::Bool(v),
+            ArgValueView::Null => KeptValue::Null,
+            ArgValueView::I32(v) => KeptValue::Signed(i64::from(v)),
+            ArgValueView::U32(v) => KeptValue::Unsigned(u64::from(v)),
+            ArgValueView::I64(v) => KeptValue::Signed(v),
+            ArgValueView::U64(v) | ArgValueView::Koid(v) => KeptValue::Unsigned(v),
+            ArgValueView::F64(v) => KeptValue::F64(v),
+            ArgValueView::Str(s) if by_index(s) => KeptValue::Str(texts.id(ctx, s)),
+            ArgValueView::Pointer(v) => KeptValue::Pointer(v),
+            ArgValueView::Bool(v) => KeptValue::Bool(v),
             _ => return false,
         };
         if !by_index(a.name) {
             return false;
         }
-        out.push(Arg {
-            name: ctx.text(a.name),
+        out.push(Kept {
+            name: texts.id(ctx, a.name),
             value,
         });
     }
@@ -297,6 +349,10 @@ fn push(b: &mut MapBuilders, args: &[Args<'_>], summary: &mut Summary) {
             }),
             Args::View(e, ctx) => e.args().for_each(|a| {
                 let item = Item::View(a, ctx);
+                b.entry(&mut row, item.name(), item.value(), summary)
+            }),
+            Args::Kept(args, texts) => args.iter().for_each(|a| {
+                let item = Item::Kept(a, texts);
                 b.entry(&mut row, item.name(), item.value(), summary)
             }),
         }
