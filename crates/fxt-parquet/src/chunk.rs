@@ -25,10 +25,13 @@ use super::hybrid::{encode, repeat, width_of};
 use super::leaf::{Leaf, Levels, Values};
 
 /// Compresses pages (one per encoding thread: it keeps its tables and
-/// its output buffer, which is not cleared again for each page).
+/// its output buffer, which is not cleared again for each page), and
+/// keeps the buffer pages are encoded into before compression (reused
+/// by every chunk: a fresh one would fault its pages in each time).
 pub struct Snappy {
     encoder: snap::raw::Encoder,
     out: Vec<u8>,
+    data: Vec<u8>,
 }
 
 impl Default for Snappy {
@@ -43,6 +46,7 @@ impl Snappy {
         Snappy {
             encoder: snap::raw::Encoder::new(),
             out: Vec::new(),
+            data: Vec::new(),
         }
     }
 
@@ -90,7 +94,9 @@ pub fn column_chunk(
     let mut encodings = vec![Encoding::RLE];
     let mut dictionary_len = None;
     // The data page: levels, then the values behind them.
-    let mut data = Vec::with_capacity(room);
+    let mut data = std::mem::take(&mut snappy.data);
+    data.clear();
+    data.reserve(room);
     levels_of(&levels, descr, &mut data);
     let encoding = match values {
         Values::Dict { page, ids } => {
@@ -132,6 +138,7 @@ pub fn column_chunk(
         rep_level_encoding: Encoding::RLE,
         statistics: None,
     })?;
+    snappy.data = data;
     let bytes = Bytes::from(sink.into_inner()?);
     let (dict_offset, dict_compressed, dict_uncompressed) = match dictionary_len {
         Some(spec) => (Some(0), spec.1, spec.2),

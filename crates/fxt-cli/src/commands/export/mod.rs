@@ -21,6 +21,7 @@ mod events;
 mod existing;
 mod keys;
 mod labels;
+mod memory;
 mod nesting;
 mod parallel;
 mod rows;
@@ -109,6 +110,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             part.file_name
         )));
     }
+    memory::keep_freed_memory();
     let made = Folders::before(&args.output);
     std::fs::create_dir_all(&args.output)
         .map_err(|e| Error::msg(format!("cannot create {}: {e}", args.output.display())))?;
