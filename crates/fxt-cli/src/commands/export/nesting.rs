@@ -32,8 +32,6 @@ use std::fs::File;
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
-use rustc_hash::FxHashMap;
-
 /// Marks a slice that has no place in a thread's nesting (async spans).
 pub const NO_THREAD: u32 = u32::MAX;
 /// Slices per block of either file.
@@ -114,8 +112,9 @@ impl Intervals {
         self.flush_block()?;
         let mut input = self.file.into_inner().map_err(|e| e.into_error())?;
         let mut output = BufWriter::with_capacity(1 << 16, tempfile::tempfile_in(dir)?);
-        let mut stacks: FxHashMap<u32, Vec<Open>> = FxHashMap::default();
-        let mut last_end: FxHashMap<u32, i64> = FxHashMap::default();
+        // Per thread slot (numbered from 0 in order of first use: dense,
+        // indexed without hashing): the last end seen and the stack.
+        let mut threads: Vec<(i64, Vec<Open>)> = Vec::new();
         let mut out_of_order = 0u64;
         let mut bytes = Vec::new();
         let mut intervals: Vec<(u32, i64, i64)> = Vec::with_capacity(BLOCK);
@@ -142,12 +141,15 @@ impl Intervals {
                         parent: None,
                     }
                 } else {
-                    let last = last_end.entry(slot).or_insert(i64::MAX);
+                    let slot = slot as usize;
+                    if threads.len() <= slot {
+                        threads.resize_with(slot + 1, || (i64::MAX, Vec::new()));
+                    }
+                    let (last, stack) = &mut threads[slot];
                     if end > *last {
                         out_of_order += 1;
                     }
                     *last = end;
-                    let stack = stacks.entry(slot).or_default();
                     place_in(stack, begin, end, lo + i as u64)
                 };
             }
@@ -357,6 +359,7 @@ impl Nesting {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rustc_hash::FxHashMap;
 
     /// Arrival order of complete events written at scope end: a(0..10)
     /// holding b(1..4) holding c(2..3), then d(5..9); and e(20..30) alone;
