@@ -66,6 +66,35 @@ impl Levels {
         self.count += entries;
     }
 
+    /// Pushes levels given as blocks: definition levels `defs` (`None`:
+    /// all `max_def`) and, if nested, repetition levels `reps` (as many;
+    /// a top-level leaf's count is `defs`' length, or `count` if none).
+    /// What pushing them one at a time gives, in a few copies.
+    pub fn extend(&mut self, defs: Option<&[u8]>, reps: &[u8], count: usize) {
+        debug_assert!(defs.is_none_or(|d| d.len() == count));
+        debug_assert!(!self.nested || reps.len() == count);
+        match defs {
+            Some(defs) => {
+                if self.defs.is_empty() {
+                    if defs.iter().all(|&d| d == self.max_def) {
+                        return self.extend(None, reps, count);
+                    }
+                    self.defs.resize(self.count, self.max_def);
+                }
+                self.defs.extend_from_slice(defs);
+            }
+            None => {
+                if !self.defs.is_empty() {
+                    self.defs.resize(self.defs.len() + count, self.max_def);
+                }
+            }
+        }
+        if self.nested {
+            self.reps.extend_from_slice(reps);
+        }
+        self.count += count;
+    }
+
     /// Pushes the level of a top-level column's value (`present`) or
     /// null: definition level 1 or 0, no repetition level.
     #[inline(always)]
@@ -362,6 +391,12 @@ impl<T: Number> NumLeaf<T> {
         self.values.push(v);
     }
 
+    /// Adds present values (their levels pushed apart).
+    #[inline]
+    pub fn extend(&mut self, v: &[T]) {
+        self.values.extend_from_slice(v);
+    }
+
     /// Adds `n` more copies of a top-level column's last row (there is
     /// one since the last [`NumLeaf::finish`]), level and value.
     pub fn repeat_last(&mut self, n: usize) {
@@ -432,6 +467,42 @@ mod tests {
         let keys = Levels::keys_of(&values);
         assert!(keys.defs.is_empty());
         assert_eq!(keys.reps, [0, 1]);
+    }
+
+    #[test]
+    fn levels_extended_by_blocks_are_the_levels_pushed_one_by_one() {
+        // A map's rows: two entries, an empty map, one entry.
+        let rows: [(u8, u8); 4] = [(3, 0), (3, 1), (1, 0), (3, 0)];
+        for before in [&[][..], &[(3, 0)][..], &[(2, 0)][..]] {
+            let (mut pushed, mut blocks) = (Levels::new(3, true), Levels::new(3, true));
+            for &(d, r) in before {
+                pushed.push(d, r);
+                blocks.push(d, r);
+            }
+            for (def, rep) in rows {
+                pushed.push(def, rep);
+            }
+            pushed.push_entries(2);
+            let (defs, reps): (Vec<u8>, Vec<u8>) = rows.iter().copied().unzip();
+            blocks.extend(Some(&defs), &reps, rows.len());
+            blocks.extend(None, &[0, 1], 2);
+            assert_eq!(
+                (pushed.count, &pushed.defs, &pushed.reps),
+                (blocks.count, &blocks.defs, &blocks.reps)
+            );
+        }
+        // All present: still no definition levels kept.
+        let mut levels = Levels::new(1, false);
+        levels.extend(Some(&[1, 1]), &[], 2);
+        assert!(levels.defs.is_empty());
+        assert_eq!(levels.count, 2);
+        let mut leaf = NumLeaf::<i64>::new(1, false);
+        leaf.extend(&[4, 5]);
+        leaf.value(6);
+        let Values::I64(v) = leaf.finish().values else {
+            panic!("not an integer leaf");
+        };
+        assert_eq!(v, [4, 5, 6]);
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! is counted in the summary, as are arguments of types this decoder does
 //! not know.
 
+mod held;
 mod shape;
 
 use std::fmt::Write;
@@ -26,6 +27,7 @@ use super::encode::{Dictionary, KeyLeaf, Last, Leaf, NumLeaf, TextLeaf};
 use super::summary::Summary;
 use super::table::{Col, Columns};
 use crate::error::Error;
+use held::Held;
 use shape::{Shape, Values};
 
 /// The argument maps of a row: the arguments of one record, or of a
@@ -236,8 +238,12 @@ pub struct MapBuilders {
     /// The name each of a row's first arguments had in the last row
     /// (rows of one kind name their arguments alike, in one order).
     names: [Option<Last>; POSITIONS],
-    /// The shape of the last row of integer arguments.
+    /// The shape of the last row of integer arguments, and its number
+    /// in [`MapBuilders::held`].
     shape: Shape,
+    number: u32,
+    /// Rows held by their shape's number.
+    held: Held,
     text: (KeyLeaf, TextLeaf),
     ints: (KeyLeaf, NumLeaf<i64>),
     floats: (KeyLeaf, NumLeaf<f64>),
@@ -259,6 +265,8 @@ impl Columns for ArgMaps<'_> {
             keys: Dictionary::default(),
             names: [None; POSITIONS],
             shape: Shape::default(),
+            number: held::NO_ARGS,
+            held: Held::default(),
             text: (KeyLeaf::default(), TextLeaf::new(3, true)),
             ints: (KeyLeaf::default(), NumLeaf::new(3, true)),
             floats: (KeyLeaf::default(), NumLeaf::new(3, true)),
@@ -271,9 +279,12 @@ impl Columns for ArgMaps<'_> {
     }
 
     fn finish(b: &mut MapBuilders, out: &mut Vec<Leaf>) {
+        b.expand_held();
+        b.held.clear();
         let keys = b.keys.finish();
         b.names = [None; POSITIONS];
         b.shape = Shape::default();
+        b.number = held::NO_ARGS;
         out.extend([
             b.text.0.finish(keys.clone(), &b.text.1.levels),
             b.text.1.finish(),
@@ -328,11 +339,10 @@ fn push(b: &mut MapBuilders, args: &[Args<'_>], summary: &mut Summary) {
     // No arguments (a begin and its end without any, most often): three
     // empty maps, what the loops below would write.
     if args.iter().all(Args::is_empty) {
-        b.text.1.levels.push(1, 0);
-        b.ints.1.levels.push(1, 0);
-        b.floats.1.levels.push(1, 0);
+        b.held.push_empty();
         return;
     }
+    b.expand_held();
     let mut row = Row {
         seen: [0; MOST],
         names: 0,
@@ -386,34 +396,25 @@ impl MapBuilders {
         match Shape::of(e, ctx, &mut self.keys) {
             Some(shape) => {
                 self.shape = shape;
+                self.number = self.held.number(self.shape.keys());
                 self.shape.read(e, ctx, values)
             }
             None => false,
         }
     }
 
-    /// Appends a row of the shape kept: its keys and levels as blocks,
-    /// then its `values`, as text and as integers.
+    /// Holds a row of the shape kept, of `values`.
     #[inline]
     fn append_by_shape(&mut self, values: &Values, summary: &mut Summary) {
         let shape = &self.shape;
         summary.repeated_arg_names += shape.repeated();
-        let keys = shape.keys();
-        let (text, ints) = (&mut self.text, &mut self.ints);
-        if keys.is_empty() {
-            text.1.levels.push(1, 0);
-            ints.1.levels.push(1, 0);
-        } else {
-            text.0.extend(keys);
-            text.1.levels.push_entries(keys.len());
-            ints.0.extend(keys);
-            ints.1.levels.push_entries(keys.len());
-            for v in shape.kept(values) {
-                text.1.int(v);
-                ints.1.value(v);
-            }
-        }
-        self.floats.1.levels.push(1, 0);
+        self.held.push(self.number, shape.kept(values));
+    }
+
+    /// Appends the rows held to the leaves.
+    fn expand_held(&mut self) {
+        self.held
+            .expand(&mut self.text, &mut self.ints, &mut self.floats.1);
     }
 
     /// Appends one argument, `name` and `value`, to the maps of `row`.
