@@ -138,7 +138,12 @@ impl EventLeaves {
     fn text_leaf(&mut self, c: usize) -> Leaf {
         let ids = &self.ids;
         let page = self.dictionaries[c].finish();
-        let (defs, values) = if ids.iter().any(|k| k[c] == NULL) {
+        let first = ids.first().map_or(NULL, |k| k[c]);
+        let (defs, values) = if first != NULL && ids.iter().all(|k| k[c] == first) {
+            // One value in every row (a trace's, a host's, most often a
+            // provider's and category's): the rows' numbers not read.
+            (Vec::new(), vec![first; self.rows.len()])
+        } else if ids.iter().any(|k| k[c] == NULL) {
             let defs = self
                 .rows
                 .iter()
@@ -164,11 +169,15 @@ impl EventLeaves {
     /// Koid column `c`'s leaf (0: `pid`, 1: `tid`), expanded from the
     /// rows' key numbers.
     fn koid_leaf(&self, c: usize) -> Leaf {
-        let values = self
-            .rows
-            .iter()
-            .map(|&k| self.koids[k as usize][c])
-            .collect();
+        let first = self.koids.first().map_or(0, |k| k[c]);
+        let values = if self.koids.iter().all(|k| k[c] == first) {
+            vec![first; self.rows.len()]
+        } else {
+            self.rows
+                .iter()
+                .map(|&k| self.koids[k as usize][c])
+                .collect()
+        };
         Leaf {
             levels: self.levels(Vec::new()),
             values: Values::I64(values),
