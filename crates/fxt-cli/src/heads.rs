@@ -201,16 +201,22 @@ fn index(s: StrRef<'_>) -> Option<u16> {
 
 /// The pieces of recent keys, each in the slot its key chooses.
 pub struct Heads<K> {
-    /// [`SLOTS`] slots once one is set (none before).
-    slots: Vec<(Option<K>, Piece)>,
+    /// The slots, of a fixed number: a slot is found with no bound to
+    /// check.
+    slots: Box<[(Option<K>, Piece); SLOTS]>,
     /// Where a new piece is made.
     scratch: Vec<u8>,
 }
 
 impl<K> Default for Heads<K> {
     fn default() -> Self {
+        let slots: Box<[(Option<K>, Piece)]> =
+            (0..SLOTS).map(|_| (None, Piece::default())).collect();
+        let Ok(slots) = slots.try_into() else {
+            unreachable!("SLOTS slots were made")
+        };
         Heads {
-            slots: Vec::new(),
+            slots,
             scratch: Vec::new(),
         }
     }
@@ -222,8 +228,8 @@ impl<K: Key> Heads<K> {
     #[inline(always)]
     pub fn get(&mut self, key: K, make: impl FnOnce(&mut Vec<u8>)) -> &Piece {
         let at = key.slot() % SLOTS;
-        match self.slots.get(at) {
-            Some((Some(kept), _)) if *kept == key => {}
+        match &self.slots[at] {
+            (Some(kept), _) if *kept == key => {}
             _ => self.fill(at, key, make),
         }
         &self.slots[at].1
@@ -233,9 +239,6 @@ impl<K: Key> Heads<K> {
     #[cold]
     #[inline(never)]
     fn fill(&mut self, at: usize, key: K, make: impl FnOnce(&mut Vec<u8>)) {
-        if self.slots.is_empty() {
-            self.slots = (0..SLOTS).map(|_| (None, Piece::default())).collect();
-        }
         self.scratch.clear();
         make(&mut self.scratch);
         let slot = &mut self.slots[at];

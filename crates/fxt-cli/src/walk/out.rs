@@ -25,7 +25,7 @@ pub type Sink = BufWriter<Box<dyn Write>>;
 
 /// Bytes one thread reading the whole input holds before it passes them
 /// on to the sink.
-const SINK_CHUNK: usize = 1 << 16;
+const SINK_CHUNK: usize = 1 << 18;
 
 impl<'s> Out<'s> {
     /// An empty output in `buf` (whose bytes are reused as room).
