@@ -346,7 +346,7 @@ impl<A: GlobalAlloc> Sampled<A> {
                     // SAFETY: the caller's contract, passed on.
                     return unsafe { self.alloc_unusual::<ZEROED>(layout, armed) };
                 }
-            } else if countdown::crossed(layout.size(), armed) {
+            } else if countdown::crossed(layout.size()) {
                 // SAFETY: the caller's contract, passed on.
                 return unsafe { self.alloc_crossed::<ZEROED>(layout, armed) };
             }
@@ -431,7 +431,7 @@ impl<A: GlobalAlloc> Sampled<A> {
 /// the allocation's cold path): a thread-local subtraction and a compare.
 #[inline(always)]
 fn crosses(size: usize, generation: u32) -> bool {
-    generation != 0 && countdown::crossed(size, generation)
+    generation != 0 && countdown::crossed(size)
 }
 
 /// Whether the free of the block at `ptr` while `generation` (0: none)
