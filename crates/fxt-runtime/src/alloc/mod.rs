@@ -245,7 +245,7 @@ extern "C" fn forget_after_fork() {
 /// (`marked.rs`).
 #[cold]
 #[inline(never)]
-fn choose(size: usize, generation: u32) -> Option<(Active, u64)> {
+fn choose(size: usize, generation: u32) -> Option<u64> {
     // fxt's own threads (the streamer, the prefaulter, a provider's
     // listener) allocate for fxt: never sampled.
     if hook::in_hook() || crate::helpers::is_own_thread() {
@@ -255,12 +255,28 @@ fn choose(size: usize, generation: u32) -> Option<(Active, u64)> {
     if GENERATION.load(Ordering::Acquire) != generation {
         return None;
     }
-    let active = Active::read(generation);
     // fxt's own allocations on the program's threads (its slow path
     // registering the thread, say) are not sampled either: their sample
     // point passes (the process's bytes are all counted down).
-    let mean = countdown::decide(size, generation, active.mean);
-    (mean != 0 && !crate::thread::in_slow_path()).then_some((active, mean))
+    let mean = countdown::decide(size, generation, MEAN.load(Ordering::Relaxed));
+    (mean != 0 && !crate::thread::in_slow_path()).then_some(mean)
+}
+
+/// Records the sampled allocation of `size` bytes at `ptr`, sampled at
+/// `mean` in the session of `generation` ([`choose`] saw it with
+/// Acquire); whether its record was written. Out of line: the session's
+/// settings are read here, not in the frame that read `registers` (whose
+/// frame and those above it are the stack copied).
+#[inline(never)]
+fn record_alloc(
+    generation: u32,
+    ptr: *mut u8,
+    size: (u64, u64),
+    registers: crate::stack::Registers,
+    tracked: bool,
+) -> bool {
+    let active = Active::read(generation);
+    hook::sampled_alloc(&active, ptr as u64, size, registers, tracked)
 }
 
 /// The free of the sampled block of `size` bytes at `ptr` (just removed
@@ -326,14 +342,14 @@ impl<A: GlobalAlloc> Sampled<A> {
     unsafe fn alloc_crossed<const ZEROED: bool>(&self, layout: Layout, generation: u32) -> *mut u8 {
         match choose(layout.size(), generation) {
             // SAFETY: the caller's contract, passed on.
-            Some(chosen) => unsafe { self.alloc_chosen::<ZEROED>(layout, chosen) },
+            Some(mean) => unsafe { self.alloc_chosen::<ZEROED>(layout, generation, mean) },
             // SAFETY: the caller's contract, passed on.
             None => unsafe { self.inner_alloc::<ZEROED>(layout) },
         }
     }
 
     /// `alloc` (`alloc_zeroed` when `ZEROED`) sampled in the session
-    /// `active` at `mean` ([`choose`]).
+    /// of `generation` at `mean` ([`choose`]).
     ///
     /// # Safety
     ///
@@ -342,7 +358,8 @@ impl<A: GlobalAlloc> Sampled<A> {
     unsafe fn alloc_chosen<const ZEROED: bool>(
         &self,
         layout: Layout,
-        (active, mean): (Active, u64),
+        generation: u32,
+        mean: u64,
     ) -> *mut u8 {
         // SAFETY: the caller's contract, passed on.
         let (ptr, tracked) = unsafe { self.alloc_tracked::<ZEROED>(layout) };
@@ -352,7 +369,7 @@ impl<A: GlobalAlloc> Sampled<A> {
             // none of the frames below that decide and record.
             let registers = crate::stack::current_registers();
             let size = (layout.size() as u64, mean);
-            if !hook::sampled_alloc(&active, ptr as u64, size, registers, tracked) && tracked {
+            if !record_alloc(generation, ptr, size, registers, tracked) && tracked {
                 live::make_one_stale(ptr as u64);
             }
         }
@@ -496,7 +513,7 @@ impl<A: GlobalAlloc> Sampled<A> {
         };
         let new = match chosen {
             // SAFETY: the caller's contract, passed on.
-            Some(chosen) => unsafe { self.alloc_chosen::<false>(new_layout, chosen) },
+            Some(mean) => unsafe { self.alloc_chosen::<false>(new_layout, generation, mean) },
             // SAFETY: the caller's contract, passed on.
             None if sampled => unsafe { self.alloc_sampled::<false>(new_layout) },
             // SAFETY: the caller's contract, passed on.
