@@ -251,10 +251,16 @@ thread_local! {
 
 /// Threads that record and exit, allocating from a thread-local
 /// destructor: their allocations are recorded or dropped and counted.
+/// (The test's thread first allocates past `countdown::CHECK_BYTES`: a
+/// thread that sampled in an earlier session at a larger mean may count
+/// that far before it notices this one.)
 #[test]
 fn threads_that_exit_and_tls_destructors() {
     let _s = serial();
     let (records, stats) = traced(1, || {
+        for _ in 0..64 {
+            drop(std::hint::black_box(vec![0u8; 32 << 10]));
+        }
         let threads: Vec<_> = (0..4)
             .map(|i| {
                 std::thread::spawn(move || {
@@ -636,4 +642,87 @@ fn a_sampled_allocations_stack_unwinds_through_the_allocating_function() {
         "{through} of {} unwind whole through the allocating function",
         ours.len()
     );
+}
+
+/// Whether the records at `address` pair each free with an allocation
+/// before it and each allocation but the last with a free after it (a
+/// block freed once, never one from before the session; the last may
+/// be live still).
+fn freed_once_each(records: &[AllocRecord], address: u64) -> bool {
+    let mut live = false;
+    for kind in allocs_at(records, address) {
+        match kind {
+            AllocKind::Alloc if !live => live = true,
+            AllocKind::Free if live => live = false,
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Sampled blocks grown and shrunk by `realloc` keep their bytes, and
+/// each block is recorded allocated and freed once; sampled blocks of
+/// layouts aligned past the mark, and zeroed ones, round-trip. Sampled
+/// blocks that outlive their session, freed in the next or with none,
+/// go back to the inner allocator as it gave them (the system allocator
+/// aborts on a pointer it did not give) and record nothing in the next.
+#[test]
+fn sampled_blocks_move_and_outlive_their_session() {
+    let _s = serial();
+    let (mut addresses, mut kept) = (Vec::new(), Vec::new());
+    let (records, _) = traced(1, || {
+        for i in 0..20u8 {
+            let mut v = vec![i; 100];
+            addresses.push(v.as_ptr() as u64);
+            v.reserve_exact(4000);
+            v.extend(std::iter::repeat_n(i, 3000));
+            addresses.push(v.as_ptr() as u64);
+            v.truncate(50);
+            v.shrink_to_fit();
+            addresses.push(v.as_ptr() as u64);
+            assert!(v.iter().all(|&x| x == i), "the bytes moved with the block");
+        }
+        for (size, align) in [(100usize, 32usize), (100, 64), (5000, 128), (24, 8)] {
+            let layout = Layout::from_size_align(size, align).unwrap();
+            // SAFETY: a valid layout of non-zero size; the block is read
+            // within it and freed with it.
+            unsafe {
+                let p = GLOBAL.alloc_zeroed(layout);
+                assert!(!p.is_null());
+                assert_eq!(p as usize % align, 0, "alignment {align}");
+                assert!((0..size).all(|i| *p.add(i) == 0), "zeroed");
+                addresses.push(p as u64);
+                GLOBAL.dealloc(p, layout);
+            }
+        }
+        kept = (0..20u8).map(|i| vec![i; 200]).collect::<Vec<_>>();
+    });
+    let kept_addresses: Vec<u64> = kept.iter().map(|v| v.as_ptr() as u64).collect();
+    for &a in &addresses {
+        let kept = kept_addresses.contains(&a);
+        assert!(
+            freed_once_each(&records, a) && (kept || allocs_at(&records, a).len() > 1),
+            "{a:#x} {:?}",
+            allocs_at(&records, a)
+        );
+    }
+    for a in &kept_addresses {
+        assert_eq!(
+            allocs_at(&records, *a).last(),
+            Some(&AllocKind::Alloc),
+            "{a:#x}"
+        );
+    }
+    let (later, _) = traced(1, || kept.truncate(10));
+    for a in &kept_addresses[10..] {
+        assert_ne!(
+            allocs_at(&later, *a).first(),
+            Some(&AllocKind::Free),
+            "a block of the session before recorded freed in this one"
+        );
+    }
+    for (i, v) in kept.iter().enumerate() {
+        assert!(v.iter().all(|&x| x == i as u8));
+    }
+    drop(kept);
 }

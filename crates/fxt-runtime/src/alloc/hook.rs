@@ -21,7 +21,7 @@ use fxt_format::samples::{Alloc, AllocKind, Walk};
 
 use super::countdown;
 use super::runs::Runs;
-use super::{live, Active, DROPPED, TAKEN, UNTRACKED};
+use super::{Active, DROPPED, TAKEN, UNTRACKED};
 use crate::callsite::gate_token;
 use crate::memory::atomic::AtomicU64;
 use crate::memory::filler::Store;
@@ -55,7 +55,9 @@ pub(crate) fn in_hook() -> bool {
 }
 
 /// A sampled allocation of `size` bytes at `address`, sampled at the
-/// thread's mean `mean` (its record's); `registers` were
+/// thread's mean `mean` (its record's), `tracked` in the live table or
+/// not (then counted: its free will not be recorded); whether its record
+/// was written. `registers` were
 /// read by the wrapper's frame that called the inner allocator, which
 /// and those above it are the stack copied (the frames between it and
 /// this function, this function's and those below are not: the copy
@@ -68,11 +70,14 @@ pub(crate) fn sampled_alloc(
     address: u64,
     (size, mean): (u64, u64),
     registers: Registers,
-) {
+    tracked: bool,
+) -> bool {
+    let mut written = false;
     guarded(|| {
-        // Inserted once the stack is planned (`write_with_stack`).
-        live::prefetch(address);
         TAKEN.fetch_add(1, Ordering::Relaxed);
+        if !tracked {
+            UNTRACKED.fetch_add(1, Ordering::Relaxed);
+        }
         let Some(token) = open_token(session.generation) else {
             DROPPED.fetch_add(1, Ordering::Relaxed);
             return;
@@ -100,26 +105,15 @@ pub(crate) fn sampled_alloc(
             truncated: capture.truncated,
             raw_stack: Some(capture.raw_stack(&[])),
             mean,
+            untracked: !tracked,
             ..record(session, timestamp, address, size, AllocKind::Alloc)
         };
-        if !write_with_stack(&record, &capture, probed, token, session.crash_safe) {
+        written = write_with_stack(&record, &capture, probed, token, session.crash_safe);
+        if !written {
             DROPPED.fetch_add(1, Ordering::Relaxed);
         }
     });
-}
-
-/// Enters the block of `record` (an allocation's) in the live table
-/// (counted when there is no room for it: its free will not be recorded);
-/// the record, marked untracked when it is not.
-fn track<'a>(record: &Alloc<'a>) -> Alloc<'a> {
-    let tracked = live::insert(record.address);
-    if !tracked {
-        UNTRACKED.fetch_add(1, Ordering::Relaxed);
-    }
-    Alloc {
-        untracked: !tracked,
-        ..*record
-    }
+    written
 }
 
 /// Words of a raw-stack alloc record before its stack words.
@@ -128,10 +122,7 @@ const HEAD_WORDS: usize = Alloc::word_len_raw(stack::ARCH, 0);
 /// Writes `record` (a sampled allocation with a raw stack whose words
 /// are those `capture` plans), copying the stack words straight from the
 /// stack into the thread's chunk (through the kernel when they were
-/// `probed`: they may lie past the thread's stack); `false`: no room. Its
-/// block is entered in the live table once the stack is planned (the
-/// table's lines, prefetched when the hook began, have had that long to
-/// come), and taken out again when the record is not written.
+/// `probed`: they may lie past the thread's stack); `false`: no room.
 fn write_with_stack(
     record: &Alloc<'_>,
     capture: &Capture,
@@ -163,20 +154,13 @@ fn write_with_stack(
     // A probed copy is read by the kernel, as it is.
     let runs = (!probed).then(|| Runs::plan(stack_words, word));
     let runs = runs.filter(|r| r.words() < stack_words);
-    let record = track(record);
-    let untrack = || {
-        if !record.untracked {
-            live::remove(record.address);
-        }
-        false
-    };
     let mut head = [0u64; HEAD_WORDS];
     let Ok((n, words)) = record.encode_head(stack_words, runs.as_ref().map(Runs::words), &mut head)
     else {
-        return untrack();
+        return false;
     };
     let Some(slot) = reserve(words, token) else {
-        return untrack();
+        return false;
     };
     let slots: &[AtomicU64] = slot.slots();
     let stored = Store::begin(slots, words, crash_safe);

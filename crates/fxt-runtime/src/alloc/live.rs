@@ -8,14 +8,21 @@
 //! (its free will not be), and counted ([`super::Counts::untracked`]) —
 //! never silently. No allocation, no lock: callable from the allocator.
 //!
-//! Every free looks its address up while a session samples, and almost
-//! none is a sampled block's: a small summary counts the live sampled
-//! blocks of each [`REGION`] of the address space (taken modulo
-//! [`REGIONS`] of them), so that a free whose region holds none reads two
-//! bytes of it instead of a cache line of the large table. By region, not
-//! by the table's hash: the blocks a program frees one after another lie
-//! near each other, so their frees read the same few lines of the summary,
-//! which stay in cache (a hash spreads them over all of its lines).
+//! The table also tells a free whether the block's address carries the
+//! mark of a sampled block by chance only (`marked.rs`): a marked block
+//! stays in it as long as it lives, whatever sessions start or stop, so
+//! that its free gives the inner allocator back the block it allocated.
+//! A session's start makes the blocks of earlier ones *stale* (their
+//! frees are not its own: not recorded), as does a sampled allocation
+//! whose record was not written; the free of a stale block removes it and
+//! records nothing.
+//!
+//! Only the frees whose address carries the mark (or whose layout is too
+//! aligned to be marked) look here: a small summary counts the live
+//! sampled blocks of each [`REGION`] of the address space (taken modulo
+//! [`REGIONS`] of them), so that such a free whose region holds none
+//! (almost every chance match) reads two bytes of it instead of a cache
+//! line of the large table.
 
 use core::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 
@@ -28,6 +35,8 @@ const BUCKET: usize = 8;
 const BUCKETS: usize = SLOTS / BUCKET;
 /// An empty slot (no block lives at address 0).
 const EMPTY: u64 = 0;
+/// The bit of a slot that says its block is stale (no address has it).
+const STALE: u64 = 1 << 63;
 
 #[repr(align(64))]
 struct Bucket([AtomicU64; BUCKET]);
@@ -37,13 +46,11 @@ const EMPTY_BUCKET: Bucket = Bucket([const { AtomicU64::new(EMPTY) }; BUCKET]);
 
 static TABLE: [Bucket; BUCKETS] = [EMPTY_BUCKET; BUCKETS];
 
-/// Bytes of the address space a count of the summary covers: a few small
-/// blocks (a page would hold dozens around a sampled block, whose frees
-/// would all look the table up).
-const REGION: u64 = 256;
+/// Bytes of the address space a count of the summary covers: a page
+/// (marked blocks all lie at the same offset in theirs).
+const REGION: u64 = 4096;
 /// Counts of the summary (16 KiB; an address's region is taken modulo
-/// their number, so the summary covers a 2 MiB window that repeats, and
-/// a line of it 8 KiB of the window).
+/// their number, so the summary covers a 32 MiB window that repeats).
 const REGIONS: usize = 1 << 13;
 /// Most blocks a region's count takes: past it, an insert is refused
 /// (untracked, counted). A region holds at most [`SLOTS`] tracked blocks,
@@ -80,7 +87,7 @@ fn bucket(address: u64) -> &'static Bucket {
 /// Records `address` as a live sampled block; `false`: its bucket is full
 /// (the block is not tracked).
 pub(crate) fn insert(address: u64) -> bool {
-    if address == EMPTY {
+    if address == EMPTY || address & STALE != 0 {
         return false;
     }
     let count = region(address);
@@ -105,79 +112,77 @@ pub(crate) fn insert(address: u64) -> bool {
     false
 }
 
-/// Starts fetching the cache lines that inserting `address` touches (its
-/// bucket and its region's count), so that [`insert`], called a while
-/// later, finds them near: the table is large, a sampled block's bucket
-/// rarely cached.
+/// Whether `address` may be a sampled block in the table (its region
+/// holds one).
 #[inline(always)]
-pub(crate) fn prefetch(address: u64) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let bucket = TABLE[index(address)].0.as_ptr().cast::<i8>();
-        let count = (region(address) as *const AtomicU16).cast::<i8>();
-        // SAFETY: a prefetch only hints the cache (it never faults nor
-        // changes memory); both addresses are of statics.
-        unsafe {
-            _mm_prefetch::<_MM_HINT_T0>(bucket);
-            _mm_prefetch::<_MM_HINT_T0>(count);
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = address;
-}
-
-/// Whether `address` may be a live sampled block (its region holds one):
-/// the two bytes every free reads while a session samples.
-#[inline(always)]
-pub(crate) fn may_hold(address: u64) -> bool {
+fn may_hold(address: u64) -> bool {
     // Relaxed: see `insert`.
     region(address).load(Ordering::Relaxed) != 0
 }
 
-/// Removes `address` if it is a live sampled block; whether it was.
-#[inline(always)]
-pub(crate) fn remove(address: u64) -> bool {
+/// Removes `address` if it is a sampled block in the table: `None` when
+/// it is not, else whether its free is recorded (`false`: stale).
+pub(crate) fn remove(address: u64) -> Option<bool> {
     // Relaxed: see `insert`. A region without sampled blocks (almost
-    // every free's) holds no address: two bytes read.
-    if !may_hold(address) || address == EMPTY {
-        return false;
+    // every chance match's) holds no address: two bytes read.
+    if !may_hold(address) || address == EMPTY || address & STALE != 0 {
+        return None;
     }
-    remove_from(address)
-}
-
-#[inline(never)]
-fn remove_from(address: u64) -> bool {
     for slot in &TABLE[index(address)].0 {
         // Relaxed: see `insert`. Only the freeing thread removes an
-        // address (a block is freed once), so the CAS succeeds when the
-        // load saw it.
-        if slot.load(Ordering::Relaxed) == address
-            && slot
-                .compare_exchange(address, EMPTY, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
-        {
-            region(address).fetch_sub(1, Ordering::Relaxed);
-            return true;
-        }
-    }
-    false
-}
-
-/// Empties the table (a new session: blocks of an earlier one are not
-/// its own). Reads every slot (pages never written read as the zero page)
-/// and writes only those that hold an address.
-pub(crate) fn clear() {
-    for b in &TABLE {
-        for slot in &b.0 {
-            if slot.load(Ordering::Relaxed) != EMPTY {
-                slot.store(EMPTY, Ordering::Relaxed);
+        // address (a block is freed once), and the only other change to
+        // its slot is to make it stale: the CAS is retried then.
+        let mut seen = slot.load(Ordering::Relaxed);
+        while seen & !STALE == address {
+            match slot.compare_exchange(seen, EMPTY, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => {
+                    region(address).fetch_sub(1, Ordering::Relaxed);
+                    return Some(seen & STALE == 0);
+                }
+                Err(now) => seen = now,
             }
         }
     }
-    for count in &LIVE_IN {
-        if count.load(Ordering::Relaxed) != 0 {
-            count.store(0, Ordering::Relaxed);
+    None
+}
+
+/// Whether `address` is a sampled block in the table (stale or not).
+pub(crate) fn holds(address: u64) -> bool {
+    may_hold(address)
+        && address != EMPTY
+        && TABLE[index(address)]
+            .0
+            .iter()
+            .any(|slot| slot.load(Ordering::Relaxed) & !STALE == address)
+}
+
+/// Makes the slot `slot` stale if it holds a block (`only`: that one).
+fn make_stale(slot: &AtomicU64, only: Option<u64>) {
+    let mut seen = slot.load(Ordering::Relaxed);
+    while seen != EMPTY && seen & STALE == 0 && only.is_none_or(|a| a == seen) {
+        match slot.compare_exchange(seen, seen | STALE, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return,
+            Err(now) => seen = now,
+        }
+    }
+}
+
+/// Makes the block at `address` stale (its allocation's record was not
+/// written: its free is not recorded either).
+pub(crate) fn make_one_stale(address: u64) {
+    for slot in &TABLE[index(address)].0 {
+        make_stale(slot, Some(address));
+    }
+}
+
+/// Makes every block in the table stale (a new session: blocks of an
+/// earlier one are not its own, yet stay until freed). Reads every slot
+/// (pages never written read as the zero page) and writes only those
+/// that hold a block.
+pub(crate) fn make_all_stale() {
+    for b in &TABLE {
+        for slot in &b.0 {
+            make_stale(slot, None);
         }
     }
 }
@@ -189,8 +194,9 @@ mod tests {
     /// Addresses of one bucket fill it, the next is refused, and a removal
     /// makes room; the summary counts each region's live blocks (an
     /// address near one, or a window of regions away, may be one; the
-    /// table says it is not), and a region without any says no. (One
-    /// test: the table is process-global.)
+    /// table says it is not), and a region without any says no; a stale
+    /// block is removed as not recorded. (One test: the table is
+    /// process-global.)
     #[test]
     fn a_full_bucket_refuses_and_a_removal_makes_room() {
         // Find BUCKET + 1 addresses that hash to one bucket.
@@ -204,9 +210,9 @@ mod tests {
             assert!(insert(a), "{a:#x}");
         }
         assert!(!insert(same[BUCKET]), "the bucket is full");
-        assert!(!remove(same[BUCKET]), "never inserted");
-        assert!(remove(same[3]));
-        assert!(!remove(same[3]), "removed once");
+        assert_eq!(remove(same[BUCKET]), None, "never inserted");
+        assert_eq!(remove(same[3]), Some(true));
+        assert_eq!(remove(same[3]), None, "removed once");
         assert!(insert(same[BUCKET]));
         assert!(!insert(0), "address 0 is never tracked");
         let live: Vec<u64> = same.iter().copied().filter(|&a| a != same[3]).collect();
@@ -226,22 +232,24 @@ mod tests {
         let near = live[0] ^ 8;
         let alias = live[0] + window;
         for maybe in [near, alias] {
-            assert!(may_hold(maybe) && !remove(maybe), "{maybe:#x}");
+            assert!(may_hold(maybe) && remove(maybe).is_none(), "{maybe:#x}");
         }
         let quiet = (0..)
             .map(|k: u64| 0x7000_0000 + k * REGION)
             .find(|&a| region(a).load(Ordering::Relaxed) == 0)
             .unwrap();
-        assert!(!may_hold(quiet) && !remove(quiet), "{quiet:#x}");
+        assert!(!may_hold(quiet) && remove(quiet).is_none(), "{quiet:#x}");
+        make_one_stale(live[1]);
+        assert!(holds(live[1]) && holds(live[2]) && !holds(same[3]));
         for &a in &live {
-            assert!(remove(a), "{a:#x}");
+            assert_eq!(remove(a), Some(a != live[1]), "{a:#x}");
         }
         for &a in &same {
             assert_eq!(region(a).load(Ordering::Relaxed), 0, "emptied");
         }
         assert!(insert(same[0]));
-        clear();
-        assert!(!remove(same[0]), "cleared");
+        make_all_stale();
+        assert_eq!(remove(same[0]), Some(false), "stale");
         assert!(!may_hold(same[0]));
     }
 }

@@ -10,16 +10,20 @@
 //!
 //! # Cost
 //!
-//! With no session sampling allocations, an allocation or free costs one
-//! relaxed load of a word of the allocator itself (its copy of the
-//! sampling generation, `armed.rs`) and a branch besides the inner
-//! allocator's. Sampling, an allocation also counts its bytes down on a
-//! `const` thread local (`countdown.rs`) and a free reads a count of the
-//! live table's summary (`live.rs`: whether any sampled block starts in
-//! the 256 bytes of its address, modulo the summary's window), both inline
-//! before the tail call to the inner allocator; only an allocation that
-//! crosses its sample point (one per mean bytes, on average), or the free
-//! of an address whose region holds a sampled block, goes out of line. A
+//! With no session sampling allocations, an allocation costs one relaxed
+//! load of a word of the allocator itself (its copy of the sampling
+//! generation, `armed.rs`) and a branch besides the inner allocator's.
+//! Sampling, it also counts its bytes down on a `const` thread local
+//! (`countdown.rs`: a subtraction and a sign test), inline before the
+//! tail call to the inner allocator. A free, sampling or not, tests its
+//! pointer's low bits and its layout's alignment, no memory read: a
+//! sampled block carries a mark in its address (`marked.rs`: it is
+//! allocated a page larger and handed out at a fixed offset in a page),
+//! so only the free of an address with the mark (a few in a thousand by
+//! chance) or of a layout too aligned to be marked looks further (the
+//! live table's summary, `live.rs`). Only an allocation that crosses the
+//! end of its count (one per mean bytes, on average, or per
+//! `countdown::CHECK_BYTES`), or such a free, goes out of line. A
 //! thread that takes samples faster than a cap raises its own mean
 //! (`countdown::pace`, on the record's own timestamp), so what samples
 //! cost a thread is bounded whatever its allocation rate; each record
@@ -68,11 +72,22 @@
 //!   without destructors, so an allocation in a thread-local destructor
 //!   works (and is dropped, counted, once the thread's writer is gone).
 //! * Blocks allocated before the session (or while it was not sampling)
-//!   are not in the live table: their frees record nothing.
-//! * `realloc`: the old block, if sampled, is recorded freed; the new one
-//!   is sampled as an allocation of its new size.
-//! * Zero-size and over-aligned layouts go to the inner allocator as they
-//!   are; the record keeps the size asked for.
+//!   are not in the live table: their frees record nothing. A sampled
+//!   block stays in the table (marked, it must be given back to the inner
+//!   allocator as allocated) until freed, whatever sessions start or stop;
+//!   a new session makes it stale: its free records nothing.
+//! * `realloc`: a sampled block (or a block whose new size is sampled)
+//!   moves: the new block allocated (and sampled as an allocation of its
+//!   new size, or not), the bytes copied, the old one freed (and recorded
+//!   freed, if sampled); a failed `realloc` leaves the old block as it
+//!   was. Any other goes to the inner allocator's `realloc`.
+//! * The inner allocator is given back each block with the layout it
+//!   allocated it with. A sampled block costs a page and 16 bytes more
+//!   while it lives. Zero-size layouts, and layouts aligned past the
+//!   mark's own alignment, go to the inner allocator as they are (a
+//!   sampled over-aligned block is tracked by the table alone; a
+//!   zero-size one is recorded untracked); the record keeps the size
+//!   asked for.
 //! * A signal handler that allocates: it runs the same lock-free path; if
 //!   it interrupted the hook (guard) or a record (the gate is busy), its
 //!   allocation is not sampled or its record is dropped and counted.
@@ -81,6 +96,7 @@ mod armed;
 mod countdown;
 mod hook;
 mod live;
+mod marked;
 mod runs;
 
 use core::alloc::{GlobalAlloc, Layout};
@@ -167,7 +183,7 @@ pub(crate) fn start(generation: u32, mean: u64, pid: u64, use_tsc: bool, crash_s
         forget_after_fork,
         "a forked child may sample allocations into its parent's buffer",
     );
-    live::clear();
+    live::make_all_stale();
     TAKEN.store(0, Ordering::Relaxed);
     DROPPED.store(0, Ordering::Relaxed);
     UNTRACKED.store(0, Ordering::Relaxed);
@@ -222,47 +238,55 @@ extern "C" fn forget_after_fork() {
     crate::thread::capture::forget_after_fork();
 }
 
-/// After an allocation of `size` bytes at `ptr` whose bytes crossed the
-/// thread's sample point while `generation` samples: samples it if it is
-/// the program's. `registers` were read by the caller (the wrapper's
-/// frame that called the inner allocator), whose frame and those above
-/// it are the stack copied: none of this function's, nor the hook's.
+/// Whether an allocation of `size` bytes whose bytes crossed the end of
+/// the thread's count while `generation` samples is sampled, if it is
+/// the program's: the session and the mean it is sampled at. Decided
+/// before the block is allocated: a sampled block is allocated marked
+/// (`marked.rs`).
 #[cold]
 #[inline(never)]
-fn decide(ptr: *mut u8, size: usize, generation: u32, registers: crate::stack::Registers) {
+fn choose(size: usize, generation: u32) -> Option<u64> {
     // fxt's own threads (the streamer, the prefaulter, a provider's
     // listener) allocate for fxt: never sampled.
     if hook::in_hook() || crate::helpers::is_own_thread() {
-        return;
+        return None;
     }
     // Acquire: pairs with `start`'s Release store (the settings).
     if GENERATION.load(Ordering::Acquire) != generation {
-        return;
+        return None;
     }
-    let active = Active::read(generation);
     // fxt's own allocations on the program's threads (its slow path
     // registering the thread, say) are not sampled either: their sample
     // point passes (the process's bytes are all counted down).
-    let mean = countdown::decide(size, generation, active.mean);
-    if mean != 0 && !crate::thread::in_slow_path() {
-        hook::sampled_alloc(&active, ptr as u64, (size as u64, mean), registers);
-    }
+    let mean = countdown::decide(size, generation, MEAN.load(Ordering::Relaxed));
+    (mean != 0 && !crate::thread::in_slow_path()).then_some(mean)
 }
 
-/// Before the free of the block of `size` bytes at `ptr`: records it if
-/// it is a live sampled block.
-#[inline(always)]
-fn before_free(ptr: *mut u8, size: usize, generation: u32) {
-    if live::remove(ptr as u64) {
-        freed(ptr, size, generation);
-    }
+/// Records the sampled allocation of `size` bytes at `ptr`, sampled at
+/// `mean` in the session of `generation` ([`choose`] saw it with
+/// Acquire); whether its record was written. Out of line: the session's
+/// settings are read here, not in the frame that read `registers` (whose
+/// frame and those above it are the stack copied).
+#[inline(never)]
+fn record_alloc(
+    generation: u32,
+    ptr: *mut u8,
+    size: (u64, u64),
+    registers: crate::stack::Registers,
+    tracked: bool,
+) -> bool {
+    let active = Active::read(generation);
+    hook::sampled_alloc(&active, ptr as u64, size, registers, tracked)
 }
 
+/// The free of the sampled block of `size` bytes at `ptr` (just removed
+/// from the live table, not stale): recorded while a session samples.
 #[cold]
 #[inline(never)]
-fn freed(ptr: *mut u8, size: usize, generation: u32) {
-    // Acquire: as in `decide`.
-    if GENERATION.load(Ordering::Acquire) == generation {
+fn freed(ptr: *mut u8, size: usize) {
+    // Acquire: as in `choose`.
+    let generation = GENERATION.load(Ordering::Acquire);
+    if generation != 0 {
         hook::sampled_free(&Active::read(generation), ptr as u64, size as u64);
     }
 }
@@ -305,9 +329,9 @@ impl<A: GlobalAlloc> Sampled<A> {
         }
     }
 
-    /// `alloc` (`alloc_zeroed` when `ZEROED`) whose bytes crossed the
-    /// thread's next sample point while `generation` samples: out of line,
-    /// so that every other call is the countdown and a tail call to the
+    /// `alloc` (`alloc_zeroed` when `ZEROED`) whose bytes crossed the end
+    /// of the thread's count while `generation` samples: out of line, so
+    /// that every other call is the countdown and a tail call to the
     /// inner allocator (no frame of the wrapper's).
     ///
     /// # Safety
@@ -316,16 +340,73 @@ impl<A: GlobalAlloc> Sampled<A> {
     #[cold]
     #[inline(never)]
     unsafe fn alloc_crossed<const ZEROED: bool>(&self, layout: Layout, generation: u32) -> *mut u8 {
+        match choose(layout.size(), generation) {
+            // SAFETY: the caller's contract, passed on.
+            Some(mean) => unsafe { self.alloc_chosen::<ZEROED>(layout, generation, mean) },
+            // SAFETY: the caller's contract, passed on.
+            None => unsafe { self.inner_alloc::<ZEROED>(layout) },
+        }
+    }
+
+    /// `alloc` (`alloc_zeroed` when `ZEROED`) sampled in the session
+    /// of `generation` at `mean` ([`choose`]).
+    ///
+    /// # Safety
+    ///
+    /// As for [`GlobalAlloc::alloc`].
+    #[inline(never)]
+    unsafe fn alloc_chosen<const ZEROED: bool>(
+        &self,
+        layout: Layout,
+        generation: u32,
+        mean: u64,
+    ) -> *mut u8 {
         // SAFETY: the caller's contract, passed on.
-        let ptr = unsafe { self.inner_alloc::<ZEROED>(layout) };
+        let (ptr, tracked) = unsafe { self.alloc_tracked::<ZEROED>(layout) };
         if !ptr.is_null() {
             // Read here, in the wrapper's outermost frame: the stack
             // copied is this frame and those above it (the program's),
             // none of the frames below that decide and record.
             let registers = crate::stack::current_registers();
-            decide(ptr, layout.size(), generation, registers);
+            let size = (layout.size() as u64, mean);
+            if !record_alloc(generation, ptr, size, registers, tracked) && tracked {
+                live::make_one_stale(ptr as u64);
+            }
         }
         ptr
+    }
+
+    /// A sampled block of `layout` (zeroed when `ZEROED`), marked and in
+    /// the live table when it can be (`marked.rs`), and whether it is in
+    /// the table (else untracked: its free is not recorded).
+    ///
+    /// # Safety
+    ///
+    /// As for [`GlobalAlloc::alloc`].
+    #[inline]
+    unsafe fn alloc_tracked<const ZEROED: bool>(&self, layout: Layout) -> (*mut u8, bool) {
+        if let Some(inner) = marked::inner_layout(layout) {
+            // SAFETY: the caller's contract, passed on (`inner` is larger,
+            // as aligned).
+            let base = unsafe { self.inner_alloc::<ZEROED>(inner) };
+            if base.is_null() {
+                return (base, false);
+            }
+            // SAFETY: `base` is a fresh block of `inner`'s size.
+            let ptr = unsafe { marked::place(base) };
+            if live::insert(ptr as u64) {
+                return (ptr, true);
+            }
+            // No room in the table: the block is not marked (a marked
+            // block not in the table would be freed as it is).
+            // SAFETY: allocated just above with `inner`, not handed out.
+            unsafe { self.inner.dealloc(base, inner) };
+        }
+        // SAFETY: the caller's contract, passed on.
+        let ptr = unsafe { self.inner_alloc::<ZEROED>(layout) };
+        let tracked =
+            !ptr.is_null() && marked::tracked_unmarked(layout) && live::insert(ptr as u64);
+        (ptr, tracked)
     }
 
     /// `alloc` or `alloc_zeroed`: the allocator's copy of the generation
@@ -337,7 +418,7 @@ impl<A: GlobalAlloc> Sampled<A> {
     /// As for [`GlobalAlloc::alloc`].
     #[inline(always)]
     unsafe fn alloc_sampled<const ZEROED: bool>(&self, layout: Layout) -> *mut u8 {
-        // Relaxed: a flag; `decide` reads the global generation again with
+        // Relaxed: a flag; `choose` reads the global generation again with
         // Acquire before it reads the session's settings.
         let armed = self.armed.load(Ordering::Relaxed);
         if armed != 0 {
@@ -346,7 +427,7 @@ impl<A: GlobalAlloc> Sampled<A> {
                     // SAFETY: the caller's contract, passed on.
                     return unsafe { self.alloc_unusual::<ZEROED>(layout, armed) };
                 }
-            } else if countdown::crossed(layout.size(), armed) {
+            } else if countdown::crossed(layout.size()) {
                 // SAFETY: the caller's contract, passed on.
                 return unsafe { self.alloc_crossed::<ZEROED>(layout, armed) };
             }
@@ -355,25 +436,55 @@ impl<A: GlobalAlloc> Sampled<A> {
         unsafe { self.inner_alloc::<ZEROED>(layout) }
     }
 
-    /// `dealloc` by an allocator not registered yet or that follows the
-    /// global generation (as [`Self::alloc_unusual`]).
+    /// `dealloc` of a block whose pointer carries the mark of a sampled
+    /// block or whose layout is too aligned for one (`marked.rs`): records
+    /// its free if it is a sampled block of the session, and gives the
+    /// inner allocator back the block it allocated (out of line, as
+    /// [`Self::alloc_crossed`]).
     ///
     /// # Safety
     ///
     /// As for [`GlobalAlloc::dealloc`].
     #[cold]
     #[inline(never)]
-    unsafe fn dealloc_unusual(&self, ptr: *mut u8, layout: Layout, armed: u32) {
-        let generation = armed::resolve(&self.armed, armed);
-        if maybe_sampled(ptr, generation) {
-            before_free(ptr, layout.size(), generation);
+    unsafe fn dealloc_maybe_sampled(&self, ptr: *mut u8, layout: Layout) {
+        // Before the inner free: once freed, the address may be handed out
+        // (and sampled) again on another thread.
+        let Some(recorded) = live::remove(ptr as u64) else {
+            // SAFETY: the caller's contract, passed on.
+            return unsafe { self.inner.dealloc(ptr, layout) };
+        };
+        if recorded {
+            freed(ptr, layout.size());
         }
-        // SAFETY: the caller's contract, passed on.
-        unsafe { self.inner.dealloc(ptr, layout) }
+        // SAFETY: the caller's contract, passed on; a sampled block in the
+        // table is marked whenever its layout can be.
+        unsafe { self.dealloc_sampled_block(ptr, layout) }
+    }
+
+    /// Gives the inner allocator back the sampled block at `ptr` (taken out
+    /// of the live table).
+    ///
+    /// # Safety
+    ///
+    /// As for [`GlobalAlloc::dealloc`]; `ptr` was allocated by
+    /// [`Self::alloc_tracked`] and was in the table.
+    unsafe fn dealloc_sampled_block(&self, ptr: *mut u8, layout: Layout) {
+        match marked::inner_layout(layout) {
+            // SAFETY: the block was allocated marked (a tracked block of a
+            // layout that can be marked always is), from `base` with
+            // `inner`.
+            Some(inner) => unsafe { self.inner.dealloc(marked::base(ptr), inner) },
+            // SAFETY: the caller's contract, passed on.
+            None => unsafe { self.inner.dealloc(ptr, layout) },
+        }
     }
 
     /// `realloc` while the allocator's copy of the generation is `armed`
-    /// (not 0): out of line, so that the entry point keeps no frame.
+    /// or of a block that may be a sampled one: out of line, so that the
+    /// entry point keeps no frame. A sampled block (or a new block
+    /// sampled) moves: a new block allocated, the bytes copied, the old
+    /// one freed, each through the wrapper.
     ///
     /// # Safety
     ///
@@ -386,65 +497,56 @@ impl<A: GlobalAlloc> Sampled<A> {
         new_size: usize,
         armed: u32,
     ) -> *mut u8 {
-        let generation = armed::resolve_inline(&self.armed, armed);
-        // The old block is recorded freed before the inner call (which may
-        // free it); a failed `realloc` leaves it recorded freed (its later
-        // free records nothing).
-        if maybe_sampled(ptr, generation) {
-            before_free(ptr, layout.size(), generation);
-        }
-        let crossed = crosses(new_size, generation);
-        // SAFETY: the caller's contract, passed on.
-        let new = unsafe { self.inner.realloc(ptr, layout, new_size) };
-        if crossed && !new.is_null() {
-            // Read here: as in `alloc_crossed`.
-            let registers = crate::stack::current_registers();
-            decide(new, new_size, generation, registers);
+        // SAFETY: the caller's contract: `new_size`, rounded up to the
+        // alignment, does not overflow `isize`.
+        let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
+        let sampled = marked::may_be_sampled(ptr, layout) && live::holds(ptr as u64);
+        let generation = if armed == 0 {
+            0
+        } else {
+            armed::resolve_inline(&self.armed, armed)
+        };
+        let chosen = if !sampled && crosses(new_size, generation) {
+            choose(new_size, generation)
+        } else {
+            None
+        };
+        let new = match chosen {
+            // SAFETY: the caller's contract, passed on.
+            Some(mean) => unsafe { self.alloc_chosen::<false>(new_layout, generation, mean) },
+            // SAFETY: the caller's contract, passed on.
+            None if sampled => unsafe { self.alloc_sampled::<false>(new_layout) },
+            // SAFETY: the caller's contract, passed on.
+            None => return unsafe { self.inner.realloc(ptr, layout, new_size) },
+        };
+        if !new.is_null() {
+            // SAFETY: both blocks are valid for the bytes copied and
+            // distinct (the old one is still live); the old one is freed
+            // with its layout, as the caller's contract says.
+            unsafe {
+                core::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size));
+                self.dealloc(ptr, layout);
+            }
         }
         new
-    }
-
-    /// `dealloc` of a block whose address may be a live sampled block's
-    /// while the allocator's copy of the generation is `armed` (not 0;
-    /// out of line, as [`Self::alloc_crossed`]).
-    ///
-    /// # Safety
-    ///
-    /// As for [`GlobalAlloc::dealloc`].
-    #[cold]
-    #[inline(never)]
-    unsafe fn dealloc_maybe_sampled(&self, ptr: *mut u8, layout: Layout, armed: u32) {
-        if armed >= armed::FOLLOW {
-            // SAFETY: the caller's contract, passed on.
-            return unsafe { self.dealloc_unusual(ptr, layout, armed) };
-        }
-        // Before the inner free: once freed, the address may be handed out
-        // (and sampled) again on another thread.
-        before_free(ptr, layout.size(), armed);
-        // SAFETY: the caller's contract, passed on.
-        unsafe { self.inner.dealloc(ptr, layout) }
     }
 }
 
 /// Whether an allocation of `size` bytes while `generation` (0: none)
-/// samples crosses the thread's next sample point (the caller then takes
-/// the allocation's cold path): a thread-local subtraction and a compare.
+/// samples crosses the end of the thread's count (the caller then takes
+/// the allocation's cold path): a thread-local subtraction and a sign
+/// test.
 #[inline(always)]
 fn crosses(size: usize, generation: u32) -> bool {
-    generation != 0 && countdown::crossed(size, generation)
-}
-
-/// Whether the free of the block at `ptr` while `generation` (0: none)
-/// samples may be a live sampled block's (a count of the live table's
-/// summary read; almost never).
-#[inline(always)]
-fn maybe_sampled(ptr: *mut u8, generation: u32) -> bool {
-    generation != 0 && live::may_hold(ptr as u64)
+    generation != 0 && countdown::crossed(size)
 }
 
 // SAFETY: every method forwards to the inner allocator with the caller's
-// arguments unchanged and returns its result unchanged; the sampling
-// around it reads the returned pointer as a number only.
+// arguments unchanged and returns its result unchanged, except for a
+// sampled block: allocated larger from the inner allocator and handed
+// out inside it (`marked.rs`), and given back to it, block and layout as
+// allocated, when freed (its free told by its mark and the live table);
+// its `realloc` allocates, copies and frees through the wrapper.
 unsafe impl<A: GlobalAlloc> GlobalAlloc for Sampled<A> {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
@@ -460,17 +562,11 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Sampled<A> {
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // Relaxed: a flag; `freed` reads the global generation again with
-        // Acquire before it reads the session's settings.
-        let armed = self.armed.load(Ordering::Relaxed);
-        // An allocator that is not registered or follows the global
-        // generation checks the summary as a registered one does: no
-        // sampled block lives where it says none does, whatever samples
-        // (it is left behind by a session only where blocks it sampled
-        // are still live); the slow path sorts the rest out.
-        if armed != 0 && live::may_hold(ptr as u64) {
+        // Whatever samples (a sampled block may outlive its session): the
+        // pointer's low bits and the layout's alignment, no memory read.
+        if marked::may_be_sampled(ptr, layout) {
             // SAFETY: the caller's contract, passed on.
-            return unsafe { self.dealloc_maybe_sampled(ptr, layout, armed) };
+            return unsafe { self.dealloc_maybe_sampled(ptr, layout) };
         }
         // SAFETY: the caller's contract, passed on.
         unsafe { self.inner.dealloc(ptr, layout) }
@@ -478,9 +574,9 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Sampled<A> {
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // Relaxed: as in `dealloc`.
+        // Relaxed: as in `alloc`.
         let armed = self.armed.load(Ordering::Relaxed);
-        if armed != 0 {
+        if armed != 0 || marked::may_be_sampled(ptr, layout) {
             // SAFETY: the caller's contract, passed on.
             return unsafe { self.realloc_sampled(ptr, layout, new_size, armed) };
         }
