@@ -10,20 +10,30 @@
 
 use fxt_format::decode::Context;
 
-/// The strings epoch that what was resolved belongs to.
-#[derive(Default, Clone, Copy)]
-pub struct Epoch(Option<u64>);
+/// The strings epoch that what was resolved belongs to: a plain number,
+/// [`NO_EPOCH`] before the first, so that a check is one comparison.
+#[derive(Clone, Copy)]
+pub struct Epoch(u64);
+
+/// [`Epoch`] before the first call: no decoder counts its epochs this far.
+const NO_EPOCH: u64 = u64::MAX;
+
+impl Default for Epoch {
+    fn default() -> Self {
+        Epoch(NO_EPOCH)
+    }
+}
 
 impl Epoch {
-    /// Whether the record `ctx` is at reads its string indices otherwise
-    /// than the record of the last call (or this is the first call): then
-    /// what was resolved from them must be forgotten.
     /// Whether what was resolved belongs to strings epoch `now`.
     #[inline(always)]
     pub fn holds(&self, now: u64) -> bool {
-        self.0 == Some(now)
+        self.0 == now
     }
 
+    /// Whether the record `ctx` is at reads its string indices otherwise
+    /// than the record of the last call (or this is the first call): then
+    /// what was resolved from them must be forgotten.
     #[inline(always)]
     pub fn changed(&mut self, ctx: &Context<'_>) -> bool {
         self.changed_to(ctx.strings_epoch())
@@ -34,7 +44,6 @@ impl Epoch {
     /// each).
     #[inline(always)]
     pub fn changed_to(&mut self, now: u64) -> bool {
-        let now = Some(now);
         if self.0 == now {
             return false;
         }
@@ -51,7 +60,7 @@ impl Epoch {
 /// checked.
 pub struct ByThreadIndex {
     found: [u32; 256],
-    epoch: Option<u64>,
+    epoch: Epoch,
 }
 
 /// An entry of [`ByThreadIndex::found`] not looked up yet.
@@ -61,7 +70,7 @@ impl Default for ByThreadIndex {
     fn default() -> Self {
         ByThreadIndex {
             found: [NOT_FOUND; 256],
-            epoch: None,
+            epoch: Epoch::default(),
         }
     }
 }
@@ -82,12 +91,8 @@ impl ByThreadIndex {
     /// [`fxt_format::decode::HeadAt::threads_epoch`]).
     #[inline(always)]
     pub fn check_epoch(&mut self, now: u64) {
-        let now = Some(now);
-        if self.epoch != now {
-            *self = ByThreadIndex {
-                epoch: now,
-                ..ByThreadIndex::default()
-            };
+        if self.epoch.changed_to(now) {
+            self.found = [NOT_FOUND; 256];
         }
     }
 

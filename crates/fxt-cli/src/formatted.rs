@@ -11,6 +11,7 @@ use std::marker::PhantomData;
 
 use fxt_format::decode::{Context, StrRef};
 
+use crate::epoch::Epoch;
 use crate::piece::Piece;
 
 /// How a command prints a string field.
@@ -26,15 +27,10 @@ pub trait Form {
 pub struct Formatted<F> {
     /// Per string index of the current provider: its bytes, if known.
     slots: Vec<Slot>,
-    /// The strings epoch the slots were filled in ([`NO_EPOCH`] before
-    /// any): a plain number, one comparison per string.
-    epoch: u64,
+    /// The strings epoch the slots were filled in.
+    epoch: Epoch,
     form: PhantomData<F>,
 }
-
-/// [`Formatted::epoch`] before the first string: no decoder counts its
-/// strings epochs this far.
-const NO_EPOCH: u64 = u64::MAX;
 
 /// One index's printed bytes (the buffer is kept when the index is
 /// forgotten, to be refilled).
@@ -48,7 +44,7 @@ impl<F: Form> Default for Formatted<F> {
     fn default() -> Self {
         Self {
             slots: Vec::new(),
-            epoch: NO_EPOCH,
+            epoch: Epoch::default(),
             form: PhantomData,
         }
     }
@@ -77,8 +73,8 @@ impl<F: Form> Formatted<F> {
     #[inline(always)]
     pub fn indexed_at(&mut self, epoch: u64, ctx: &Context<'_>, index: u16) -> &Piece {
         let at = usize::from(index);
-        if self.epoch != epoch {
-            self.forget(epoch);
+        if self.epoch.changed_to(epoch) {
+            self.forget();
         }
         if !self.slots.get(at).is_some_and(|slot| slot.known) {
             self.resolve(ctx, index);
@@ -105,11 +101,9 @@ impl<F: Form> Formatted<F> {
         slot.known = true;
     }
 
-    /// Forgets every index's bytes (their buffers kept), for strings
-    /// epoch `epoch`.
+    /// Forgets every index's bytes (their buffers kept).
     #[cold]
-    fn forget(&mut self, epoch: u64) {
-        self.slots.iter_mut().for_each(|slot| slot.known = false);
-        self.epoch = epoch;
+    fn forget(&mut self) {
+        self.slots.iter_mut().for_each(|slot| slot.known = false)
     }
 }
