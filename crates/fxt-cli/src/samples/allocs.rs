@@ -191,11 +191,11 @@ pub fn fold(
 /// Whether a function is the allocator's machinery (Rust's allocation
 /// API and collections' growth), not a site of the program. Inlined
 /// frames are often named without their path (`from_elem<alloc::…>`):
-/// those that mention `alloc::` in their parameters count too.
+/// those that mention `alloc::` in their parameters count too. A path
+/// in Rust's `alloc` crate is told by its module, so that a program's
+/// own crate named `alloc` (as fxt's example is) keeps its sites.
 fn is_machinery(function: &str) -> bool {
-    const PREFIXES: [&str; 10] = [
-        "alloc::",
-        "<alloc::",
+    const PREFIXES: [&str; 8] = [
         "__rust",
         "__rdl",
         "core::",
@@ -207,7 +207,35 @@ fn is_machinery(function: &str) -> bool {
     ];
     let base = function.split('<').next().unwrap_or(function);
     PREFIXES.iter().any(|p| function.starts_with(p))
+        || in_alloc_crate(function)
         || (!base.contains("::") && function.contains("alloc::"))
+}
+
+/// Whether `function`'s path (or, `<alloc::…>::f`, its type's) lies in a
+/// module of Rust's `alloc` crate.
+fn in_alloc_crate(function: &str) -> bool {
+    const MODULES: [&str; 14] = [
+        "alloc",
+        "borrow",
+        "boxed",
+        "collections",
+        "ffi",
+        "fmt",
+        "raw_vec",
+        "rc",
+        "slice",
+        "str",
+        "string",
+        "sync",
+        "task",
+        "vec",
+    ];
+    let path = function.strip_prefix('<').unwrap_or(function);
+    let Some(rest) = path.strip_prefix("alloc::") else {
+        return false;
+    };
+    let module = rest.split([':', '<', '>']).next().unwrap_or("");
+    MODULES.contains(&module)
 }
 
 /// An allocation's site: the innermost function of its stack outside the
@@ -266,5 +294,25 @@ mod tests {
         assert_eq!(site(&stack), "app::make_block < app::site_a");
         assert_eq!(site(&stack[..6]), "app::make_block");
         assert_eq!(site(&stack[..1]), "__rustc::__rust_alloc_zeroed");
+    }
+
+    /// A program whose own crate is named `alloc` (fxt's example): its
+    /// functions are sites, Rust's `alloc` crate's are not.
+    #[test]
+    fn a_crate_named_alloc_keeps_its_sites() {
+        let stack: Vec<String> = [
+            "<alloc::raw_vec::RawVecInner>::try_allocate_in",
+            "alloc::alloc::exchange_malloc",
+            "alloc::vec::from_elem",
+            "<alloc::vec::Vec<u8>>::push",
+            "alloc::make_block",
+            "alloc::site_b",
+            "alloc::main",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(site(&stack), "alloc::make_block < alloc::site_b");
+        assert!(is_machinery("alloc::raw_vec::finish_grow"));
+        assert!(!is_machinery("alloc::site_a"));
     }
 }
