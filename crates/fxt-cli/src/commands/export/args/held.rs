@@ -1,17 +1,18 @@
 //! Rows of argument maps held back by their shape's number: a row whose
-//! arguments are all integers named by index ([`super::shape`]), or
-//! that has none, appends only its shape's number in the row group and
-//! its values. The rows held are expanded into the maps' leaves in one
-//! pass when a row of another kind comes or the row group ends: each
-//! map's keys, levels and values written as blocks, not entry by entry
-//! (a row's keys, levels and digits copied one small block at a time
-//! cost a call each).
+//! arguments are all integers named by index ([`super::shape`]), a
+//! begin's whose are integers and strings ([`super::kept`]), or one that
+//! has none, appends only its shape's number in the row group (its
+//! values go straight to the maps' value leaves, whose order no level
+//! depends on). The rows held have their keys and levels expanded into
+//! the maps' leaves in one pass when a row of another kind comes or the
+//! row group ends, as blocks, not entry by entry (a row's keys and
+//! levels copied one small block at a time cost a call each).
 //!
 //! The leaves get what appending the rows one by one gives them: the
 //! same keys (numbered when the shape was found), levels and values, in
 //! the same order.
 
-use crate::commands::export::encode::{KeyLeaf, NumLeaf, TextLeaf};
+use crate::commands::export::encode::{KeyLeaf, Levels, NumLeaf, TextLeaf};
 
 /// The number of the shape of a row without arguments.
 pub const NO_ARGS: u32 = 0;
@@ -20,14 +21,22 @@ pub const NO_ARGS: u32 = 0;
 /// one (rows take turns among a few).
 const LOOKED_AT: usize = 64;
 
+/// A shape's entries: the keys of the text map's, and of the integer
+/// map's (the same unless some arguments are strings), in order.
+#[derive(Default, PartialEq)]
+struct Entries {
+    text: Vec<u32>,
+    ints: Vec<u32>,
+}
+
 /// The rows held and the shapes they have.
 pub struct Held {
-    /// Per shape number: its kept arguments' keys, in order.
-    shapes: Vec<Vec<u32>>,
+    /// Per shape number: its entries.
+    shapes: Vec<Entries>,
+    /// Whether a shape has text entries the integer map has not.
+    strings: bool,
     /// Each row's shape number.
     rows: Vec<u32>,
-    /// The rows' kept values, in order.
-    values: Vec<i64>,
     /// The keys, definition and repetition levels of the maps' entries
     /// being expanded (kept for the next expansion's room).
     keys: Vec<u32>,
@@ -38,9 +47,9 @@ pub struct Held {
 impl Default for Held {
     fn default() -> Held {
         Held {
-            shapes: vec![Vec::new()],
+            shapes: vec![Entries::default()],
+            strings: false,
             rows: Vec::new(),
-            values: Vec::new(),
             keys: Vec::new(),
             defs: Vec::new(),
             reps: Vec::new(),
@@ -49,28 +58,31 @@ impl Default for Held {
 }
 
 impl Held {
-    /// The number of the shape whose kept keys are `keys`, numbered if
-    /// new.
-    pub fn number(&mut self, keys: &[u32]) -> u32 {
+    /// The number of the shape whose entries' keys are `text` in the
+    /// text map and `ints` in the integer map, numbered if new.
+    pub fn number(&mut self, text: &[u32], ints: &[u32]) -> u32 {
         let found = self
             .shapes
             .iter()
             .take(LOOKED_AT)
-            .position(|shape| shape == keys);
+            .position(|shape| shape.text == text && shape.ints == ints);
         match found {
             Some(n) => n as u32,
             None => {
-                self.shapes.push(keys.to_vec());
+                self.strings |= text != ints;
+                self.shapes.push(Entries {
+                    text: text.to_vec(),
+                    ints: ints.to_vec(),
+                });
                 (self.shapes.len() - 1) as u32
             }
         }
     }
 
-    /// Holds a row of shape `shape` and kept values `values`.
+    /// Holds a row of shape `shape` (its values appended apart).
     #[inline(always)]
-    pub fn push(&mut self, shape: u32, values: impl Iterator<Item = i64>) {
+    pub fn push(&mut self, shape: u32) {
         self.rows.push(shape);
-        self.values.extend(values);
     }
 
     /// Holds a row without arguments.
@@ -79,8 +91,8 @@ impl Held {
         self.rows.push(NO_ARGS);
     }
 
-    /// Appends the rows held to the maps' leaves (text, integer, double),
-    /// and holds none.
+    /// Appends the keys and levels of the rows held to the maps' leaves
+    /// (text, integer, double), and holds none.
     pub fn expand(
         &mut self,
         text: &mut (KeyLeaf, TextLeaf),
@@ -90,20 +102,12 @@ impl Held {
         if self.rows.is_empty() {
             return;
         }
-        self.entries();
-        let defs = (self.defs.len() == self.reps.len()).then_some(&self.defs[..]);
-        let count = self.reps.len();
-        for (keys, values) in [
-            (&mut text.0, &mut text.1.levels),
-            (&mut ints.0, &mut ints.1.levels),
-        ] {
-            keys.extend(&self.keys);
-            values.extend(defs, &self.reps, count);
+        self.entries(|e| &e.text);
+        self.extend(&mut text.0, &mut text.1.levels);
+        if self.strings {
+            self.entries(|e| &e.ints);
         }
-        for &v in &self.values {
-            text.1.int(v);
-        }
-        ints.1.extend(&self.values);
+        self.extend(&mut ints.0, &mut ints.1.levels);
         // Every row's double map is empty: definition level 1, the row's
         // first.
         let rows = self.rows.len();
@@ -113,20 +117,28 @@ impl Held {
         self.reps.resize(rows, 0);
         floats.levels.extend(Some(&self.defs), &self.reps, rows);
         self.rows.clear();
-        self.values.clear();
     }
 
-    /// The keys and levels of the rows' entries, into [`Held::keys`],
-    /// [`Held::reps`] and [`Held::defs`] (left empty if every map has
-    /// entries: all at the greatest level). Rows of one shape come in
-    /// runs, each expanded as a block.
-    fn entries(&mut self) {
+    /// Appends the keys and levels [`Held::entries`] found to a map's
+    /// leaves.
+    fn extend(&self, keys: &mut KeyLeaf, levels: &mut Levels) {
+        let defs = (self.defs.len() == self.reps.len()).then_some(&self.defs[..]);
+        keys.extend(&self.keys);
+        levels.extend(defs, &self.reps, self.reps.len());
+    }
+
+    /// The keys and levels of the rows' entries in one map (whose keys
+    /// `map` picks of a shape), into [`Held::keys`], [`Held::reps`] and
+    /// [`Held::defs`] (left empty if every map has entries: all at the
+    /// greatest level). Rows of one shape come in runs, each expanded as
+    /// a block.
+    fn entries(&mut self, map: impl Fn(&Entries) -> &Vec<u32>) {
         self.keys.clear();
         self.defs.clear();
         self.reps.clear();
         let mut empty = false;
         for run in self.rows.chunk_by(|a, b| a == b) {
-            let keys = &self.shapes[run[0] as usize];
+            let keys = map(&self.shapes[run[0] as usize]);
             match keys.len() {
                 0 => {
                     empty = true;
@@ -145,7 +157,7 @@ impl Held {
             // An empty map is definition level 1, an entry 3.
             let (shapes, defs) = (&self.shapes, &mut self.defs);
             for run in self.rows.chunk_by(|a, b| a == b) {
-                match shapes[run[0] as usize].len() {
+                match map(&shapes[run[0] as usize]).len() {
                     0 => defs.resize(defs.len() + run.len(), 1),
                     n => defs.resize(defs.len() + n * run.len(), 3),
                 }
@@ -157,5 +169,6 @@ impl Held {
     pub fn clear(&mut self) {
         debug_assert!(self.rows.is_empty());
         self.shapes.truncate(1);
+        self.strings = false;
     }
 }

@@ -15,6 +15,7 @@
 //! not know.
 
 mod held;
+mod kept;
 mod shape;
 
 use std::fmt::Write;
@@ -244,6 +245,8 @@ pub struct MapBuilders {
     number: u32,
     /// Rows held by their shape's number.
     held: Held,
+    /// The shape of the last begin's row held.
+    last_kept: Option<kept::LastKept>,
     text: (KeyLeaf, TextLeaf),
     ints: (KeyLeaf, NumLeaf<i64>),
     floats: (KeyLeaf, NumLeaf<f64>),
@@ -267,6 +270,7 @@ impl Columns for ArgMaps<'_> {
             shape: Shape::default(),
             number: held::NO_ARGS,
             held: Held::default(),
+            last_kept: None,
             text: (KeyLeaf::default(), TextLeaf::new(3, true)),
             ints: (KeyLeaf::default(), NumLeaf::new(3, true)),
             floats: (KeyLeaf::default(), NumLeaf::new(3, true)),
@@ -281,6 +285,7 @@ impl Columns for ArgMaps<'_> {
     fn finish(b: &mut MapBuilders, out: &mut Vec<Leaf>) {
         b.expand_held();
         b.held.clear();
+        b.last_kept = None;
         let keys = b.keys.finish();
         b.names = [None; POSITIONS];
         b.shape = Shape::default();
@@ -342,6 +347,11 @@ fn push(b: &mut MapBuilders, args: &[Args<'_>], summary: &mut Summary) {
         b.held.push_empty();
         return;
     }
+    if let [Args::Kept(kept, texts), rest @ ..] = args {
+        if rest.iter().all(Args::is_empty) && b.hold_kept(kept, texts, summary) {
+            return;
+        }
+    }
     b.expand_held();
     let mut row = Row {
         seen: [0; MOST],
@@ -396,19 +406,25 @@ impl MapBuilders {
         match Shape::of(e, ctx, &mut self.keys) {
             Some(shape) => {
                 self.shape = shape;
-                self.number = self.held.number(self.shape.keys());
+                let keys = self.shape.keys();
+                self.number = self.held.number(keys, keys);
                 self.shape.read(e, ctx, values)
             }
             None => false,
         }
     }
 
-    /// Holds a row of the shape kept, of `values`.
+    /// Holds a row of the shape kept, of `values` (appended to the text
+    /// and integer maps' values).
     #[inline]
     fn append_by_shape(&mut self, values: &Values, summary: &mut Summary) {
         let shape = &self.shape;
         summary.repeated_arg_names += shape.repeated();
-        self.held.push(self.number, shape.kept(values));
+        for v in shape.kept(values) {
+            self.text.1.int(v);
+            self.ints.1.value(v);
+        }
+        self.held.push(self.number);
     }
 
     /// Appends the rows held to the leaves.
