@@ -12,6 +12,7 @@
 //! same keys (numbered when the shape was found), levels and values, in
 //! the same order.
 
+use super::shape::MOST;
 use crate::commands::export::encode::{KeyLeaf, Levels, NumLeaf, TextLeaf};
 
 /// The number of the shape of a row without arguments.
@@ -28,6 +29,16 @@ struct Entries {
     text: Vec<u32>,
     ints: Vec<u32>,
 }
+
+/// The repetition levels of a map's entries: the first begins the row.
+const REPS: [u8; MOST] = {
+    let mut reps = [1; MOST];
+    reps[0] = 0;
+    reps
+};
+
+/// The definition levels of a map's entries (all present).
+const ENTRIES: [u8; MOST] = [3; MOST];
 
 /// The rows held and the shapes they have.
 pub struct Held {
@@ -130,36 +141,28 @@ impl Held {
     /// The keys and levels of the rows' entries in one map (whose keys
     /// `map` picks of a shape), into [`Held::keys`], [`Held::reps`] and
     /// [`Held::defs`] (left empty if every map has entries: all at the
-    /// greatest level). Rows of one shape come in runs, each expanded as
-    /// a block.
+    /// greatest level). Row by row, each row's keys and levels copied
+    /// from its shape's and from fixed patterns (rows of different shapes
+    /// take turns: runs are short).
     fn entries(&mut self, map: impl Fn(&Entries) -> &Vec<u32>) {
         self.keys.clear();
         self.defs.clear();
         self.reps.clear();
         let mut empty = false;
-        for run in self.rows.chunk_by(|a, b| a == b) {
-            let keys = map(&self.shapes[run[0] as usize]);
-            match keys.len() {
-                0 => {
-                    empty = true;
-                    self.reps.resize(self.reps.len() + run.len(), 0);
-                }
-                n => {
-                    self.keys
-                        .extend(std::iter::repeat_n(keys, run.len()).flatten());
-                    let first = (0..n).map(|k| u8::from(k > 0));
-                    self.reps
-                        .extend(std::iter::repeat_n(first, run.len()).flatten());
-                }
-            }
+        for &row in &self.rows {
+            let keys = map(&self.shapes[row as usize]);
+            self.keys.extend(keys.iter().copied());
+            // An empty map's one level begins its row, as an entry does.
+            let n = keys.len().max(1);
+            self.reps.extend(REPS[..n].iter().copied());
+            empty |= keys.is_empty();
         }
         if empty {
             // An empty map is definition level 1, an entry 3.
-            let (shapes, defs) = (&self.shapes, &mut self.defs);
-            for run in self.rows.chunk_by(|a, b| a == b) {
-                match map(&shapes[run[0] as usize]).len() {
-                    0 => defs.resize(defs.len() + run.len(), 1),
-                    n => defs.resize(defs.len() + n * run.len(), 3),
+            for &row in &self.rows {
+                match map(&self.shapes[row as usize]).len() {
+                    0 => self.defs.push(1),
+                    n => self.defs.extend(ENTRIES[..n].iter().copied()),
                 }
             }
         }
