@@ -6,6 +6,7 @@
 //! A level is pushed per row (per entry of a map or list), a value only
 //! when it is present, as Parquet stores them.
 
+use super::decimal;
 use super::dictionary::{Dictionary, Page, Recent};
 use super::take_like;
 
@@ -323,6 +324,19 @@ impl TextLeaf {
         self.plain
             .extend_from_slice(&(digits.len() as u32).to_le_bytes());
         self.plain.extend_from_slice(digits);
+    }
+
+    /// Adds an `i64`'s decimal text, as [`TextLeaf::int`] does, written
+    /// in place in a fixed-size block (its level pushed apart): digits
+    /// built apart and copied in would be read back whole right after
+    /// being stored in pieces, which stalls.
+    #[inline(always)]
+    pub fn i64(&mut self, v: i64) {
+        let at = self.plain.len();
+        self.plain.extend_from_slice(&[0; decimal::BLOCK]);
+        let block = self.plain[at..].first_chunk_mut().expect("a block added");
+        let len = decimal::plain(v, block);
+        self.plain.truncate(at + len);
     }
 
     /// Takes the row group's leaf.

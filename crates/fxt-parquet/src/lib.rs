@@ -14,6 +14,7 @@
 //! fills the leaves from a trace's rows.
 
 mod chunk;
+mod decimal;
 mod delta;
 mod dictionary;
 mod hybrid;

@@ -177,7 +177,11 @@ fn lists_added_as_blocks_read_back_by_apaches_reader() {
         }
         ints.extend(&values[..before]);
         ints.extend(&values[before..]);
-        values.iter().for_each(|&v| texts.int(v));
+        // The second group's texts in fixed-size blocks.
+        match group {
+            0 => values.iter().for_each(|&v| texts.int(v)),
+            _ => values.iter().for_each(|&v| texts.i64(v)),
+        }
         let leaves = vec![ints.finish(), texts.finish()];
         write_row_group(&mut writer, leaves, rows.len(), &[], &mut snappy).unwrap();
         written.extend(rows);

@@ -8,12 +8,10 @@
 
 use std::fmt::Write;
 
+use super::shape::MOST;
 use super::{Kept, KeptValue, MapBuilders, POSITIONS};
 use crate::commands::export::summary::Summary;
 use crate::interned::Interned;
-
-/// Most arguments of a row held (a begin's, a 4-bit count).
-const MOST: usize = 15;
 
 /// The shape of the last begin's row held: its entries' keys, which of
 /// them are integers (a bit each), and its number.
@@ -87,7 +85,7 @@ impl MapBuilders {
     /// Appends an integer entry's values to the text and integer maps.
     #[inline(always)]
     fn int(&mut self, v: i64) {
-        self.text.1.int(v);
+        self.text.1.i64(v);
         self.ints.1.value(v);
     }
 

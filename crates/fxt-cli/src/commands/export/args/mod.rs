@@ -421,7 +421,7 @@ impl MapBuilders {
         let shape = &self.shape;
         summary.repeated_arg_names += shape.repeated();
         for v in shape.kept(values) {
-            self.text.1.int(v);
+            self.text.1.i64(v);
             self.ints.1.value(v);
         }
         self.held.push(self.number);
@@ -473,11 +473,14 @@ impl MapBuilders {
             Value::Null => values.levels.push(2, rep),
             Value::Signed(v) => {
                 values.levels.push(3, rep);
-                values.int(v);
+                values.i64(v);
             }
             Value::Unsigned(v) => {
                 values.levels.push(3, rep);
-                values.int(v);
+                match int {
+                    Some(v) => values.i64(v),
+                    None => values.int(v),
+                }
             }
             _ => {
                 values.levels.push(3, rep);
