@@ -583,6 +583,9 @@ impl<'a> Rows<'a> {
         let args = [begin_args, end_args];
         let written = self.slice_row(provider, begun, end, (kind, async_id), &args);
         self.texts = names;
+        // An error returned as it is; success told by its tag alone (the
+        // whole result, stored in pieces, read back as one stalls).
+        written?;
         // Its vector kept for a later begin's arguments.
         if let BeginArgs::Kept(mut args) = begin.args {
             if args.capacity() > 0 && self.spare.len() < SPARE {
@@ -590,7 +593,7 @@ impl<'a> Rows<'a> {
                 self.spare.push(args);
             }
         }
-        written
+        Ok(())
     }
 
     /// A slice row: `begin` ended at `end` (ns), of kind `kind` (and
