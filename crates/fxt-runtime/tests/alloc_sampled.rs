@@ -502,6 +502,44 @@ fn wrappers_that_are_not_statics_sample_too() {
     }
 }
 
+/// A wrapper that is not a `static` counts down while nothing samples
+/// (its thread's count, drawn anew at each crossing): 4 MiB allocated
+/// through it before a session leave a count that the session at mean 1
+/// carries for at most a part (`countdown::CHECK_BYTES`, 1 MiB), after
+/// which every allocation of the thread is recorded at mean 1; those
+/// before it may be recorded at the mean the count was drawn with.
+#[test]
+fn a_wrapper_that_counted_while_idle_samples_in_the_next_session() {
+    let _s = serial();
+    let on_stack = Sampled::new(System);
+    let layout = Layout::from_size_align(LOCAL_SIZE, 8).unwrap();
+    let cycle = |n: usize| {
+        for _ in 0..n {
+            // SAFETY: a valid layout; the block is freed by the wrapper
+            // that allocated it, with the same layout.
+            unsafe {
+                let p = on_stack.alloc(layout);
+                assert!(!p.is_null());
+                on_stack.dealloc(p, layout);
+            }
+        }
+    };
+    cycle((4 << 20) / LOCAL_SIZE);
+    let (records, stats) = traced(1, || cycle(400));
+    // The wrapper's allocations recorded, in order (blocks freed at once
+    // come back at the same addresses: told apart by their order only).
+    let means: Vec<u64> = records
+        .iter()
+        .filter(|r| r.kind == AllocKind::Alloc && r.size == LOCAL_SIZE as u64)
+        .map(|r| r.mean)
+        .collect();
+    assert!(means.len() >= 100, "{} recorded ({stats:?})", means.len());
+    assert!(
+        means[means.len() - 100..].iter().all(|&m| m == 1),
+        "{means:?}"
+    );
+}
+
 /// The threads of this process named `fxt-…` (fxt's helpers), by tid.
 fn helper_tids() -> std::collections::HashSet<u64> {
     let mut tids = std::collections::HashSet::new();

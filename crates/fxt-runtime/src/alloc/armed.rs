@@ -5,14 +5,17 @@
 //! where fxt's [`super::GENERATION`] is addressed through the global
 //! offset table (a load more per call).
 //!
-//! An allocator's copy starts [`UNSEEN`]; its first allocation registers
-//! it ([`resolve`]): its address goes into a fixed table the sessions
-//! write their generation through, as they change the global one
-//! ([`publish`]). Only an allocator in the program's static memory (the
-//! executable's writable segments) is registered: one on a stack or the
-//! heap may be gone when a session starts. Any other (or one past the
-//! table's room) *follows* ([`FOLLOW`]): it reads the global generation
-//! at each call, as before.
+//! An allocator's copy starts [`UNSEEN`]; its first allocation that
+//! crosses its thread's count (an allocator whose copy is not 0 counts
+//! down, and a thread's count starts crossed) registers it ([`resolve`]):
+//! its address goes into a fixed table the sessions write their
+//! generation through, as they change the global one ([`publish`]). Only
+//! an allocator in the program's static memory (the executable's writable
+//! segments) is registered: one on a stack or the heap may be gone when a
+//! session starts. Any other (or one past the table's room) *follows*
+//! ([`FOLLOW`]): it counts down whether or not a session samples, and
+//! reads the global generation each time its thread's count crosses (at
+//! least every `countdown::CHECK_BYTES` while nothing samples).
 //!
 //! The copy is right once the registration returns, whatever sessions
 //! start or stop meanwhile: the registration stores the generation it
@@ -37,15 +40,6 @@ pub(super) const FOLLOW: u32 = u32::MAX - 1;
 const ROOM: usize = 8;
 
 static REGISTERED: [AtomicPtr<AtomicU32>; ROOM] = [const { AtomicPtr::new(ptr::null_mut()) }; ROOM];
-
-/// Whether an allocator whose copy held `seen` (`UNSEEN` or `FOLLOW`)
-/// follows the global generation and nothing samples: its call then
-/// goes straight to the inner allocator, as a registered one's does.
-#[inline(always)]
-pub(super) fn follows_idle(seen: u32) -> bool {
-    // Relaxed: as the copy is read.
-    seen == FOLLOW && GENERATION.load(Ordering::Relaxed) == 0
-}
 
 /// The generation for the allocator whose copy `armed` held `seen`: the
 /// copy itself when registered, else out of line ([`resolve`]).

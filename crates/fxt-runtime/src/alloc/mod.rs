@@ -15,7 +15,9 @@
 //! generation, `armed.rs`) and a branch besides the inner allocator's.
 //! Sampling, it also counts its bytes down on a `const` thread local
 //! (`countdown.rs`: a subtraction and a sign test), inline before the
-//! tail call to the inner allocator. A free, sampling or not, tests its
+//! tail call to the inner allocator, with no other test (an allocator
+//! that is not a `static` of the executable counts down whether or not a
+//! session samples, `armed.rs`). A free, sampling or not, tests its
 //! pointer's low bits and its layout's alignment, no memory read: a
 //! sampled block carries a mark in its address (`marked.rs`: it is
 //! allocated a page larger and handed out at a fixed offset in a page),
@@ -292,26 +294,6 @@ fn freed(ptr: *mut u8, size: usize) {
 }
 
 impl<A: GlobalAlloc> Sampled<A> {
-    /// `alloc` (`alloc_zeroed` when `ZEROED`) by an allocator not
-    /// registered yet (its first call, which registers it) or that follows
-    /// the global generation (`armed.rs`): out of line, called last, so
-    /// that the entry points keep no frame.
-    ///
-    /// # Safety
-    ///
-    /// As for [`GlobalAlloc::alloc`].
-    #[cold]
-    #[inline(never)]
-    unsafe fn alloc_unusual<const ZEROED: bool>(&self, layout: Layout, armed: u32) -> *mut u8 {
-        let generation = armed::resolve(&self.armed, armed);
-        if crosses(layout.size(), generation) {
-            // SAFETY: the caller's contract, passed on.
-            return unsafe { self.alloc_crossed::<ZEROED>(layout, generation) };
-        }
-        // SAFETY: the caller's contract, passed on.
-        unsafe { self.inner_alloc::<ZEROED>(layout) }
-    }
-
     /// The inner allocator's `alloc` (`alloc_zeroed` when `ZEROED`).
     ///
     /// # Safety
@@ -330,16 +312,28 @@ impl<A: GlobalAlloc> Sampled<A> {
     }
 
     /// `alloc` (`alloc_zeroed` when `ZEROED`) whose bytes crossed the end
-    /// of the thread's count while `generation` samples: out of line, so
-    /// that every other call is the countdown and a tail call to the
-    /// inner allocator (no frame of the wrapper's).
+    /// of the thread's count while the allocator's copy of the generation
+    /// held `armed` (a session's, or [`armed::UNSEEN`] or
+    /// [`armed::FOLLOW`]: resolved here, the allocator registered at its
+    /// first crossing): out of line, so that every other call is the
+    /// countdown and a tail call to the inner allocator (no frame of the
+    /// wrapper's).
     ///
     /// # Safety
     ///
     /// As for [`GlobalAlloc::alloc`].
     #[cold]
     #[inline(never)]
-    unsafe fn alloc_crossed<const ZEROED: bool>(&self, layout: Layout, generation: u32) -> *mut u8 {
+    unsafe fn alloc_crossed<const ZEROED: bool>(&self, layout: Layout, armed: u32) -> *mut u8 {
+        let generation = armed::resolve_inline(&self.armed, armed);
+        if generation == 0 {
+            // An allocator that follows the global generation (or was just
+            // registered) while nothing samples: its count drawn anew,
+            // crossed again a part later at most.
+            countdown::idle();
+            // SAFETY: the caller's contract, passed on.
+            return unsafe { self.inner_alloc::<ZEROED>(layout) };
+        }
         match choose(layout.size(), generation) {
             // SAFETY: the caller's contract, passed on.
             Some(mean) => unsafe { self.alloc_chosen::<ZEROED>(layout, generation, mean) },
@@ -411,7 +405,10 @@ impl<A: GlobalAlloc> Sampled<A> {
 
     /// `alloc` or `alloc_zeroed`: the allocator's copy of the generation
     /// read and compared with 0 (all while nothing samples), then the
-    /// countdown, each before a tail call.
+    /// countdown, each before a tail call. Any copy but 0 counts down (a
+    /// session's generation, or an allocator not registered yet or that
+    /// follows the global generation: [`Self::alloc_crossed`] resolves
+    /// those), so that a sampling allocation tests one value only.
     ///
     /// # Safety
     ///
@@ -421,16 +418,11 @@ impl<A: GlobalAlloc> Sampled<A> {
         // Relaxed: a flag; `choose` reads the global generation again with
         // Acquire before it reads the session's settings.
         let armed = self.armed.load(Ordering::Relaxed);
-        if armed != 0 {
-            if armed >= armed::FOLLOW {
-                if !armed::follows_idle(armed) {
-                    // SAFETY: the caller's contract, passed on.
-                    return unsafe { self.alloc_unusual::<ZEROED>(layout, armed) };
-                }
-            } else if countdown::crossed(layout.size()) {
-                // SAFETY: the caller's contract, passed on.
-                return unsafe { self.alloc_crossed::<ZEROED>(layout, armed) };
-            }
+        if armed != 0 && countdown::crossed(layout.size()) {
+            // Out of line: the countdown falls through to the tail call.
+            core::hint::cold_path();
+            // SAFETY: the caller's contract, passed on.
+            return unsafe { self.alloc_crossed::<ZEROED>(layout, armed) };
         }
         // SAFETY: the caller's contract, passed on.
         unsafe { self.inner_alloc::<ZEROED>(layout) }
