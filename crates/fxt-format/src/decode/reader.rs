@@ -15,12 +15,31 @@ use super::error::DecodeError;
 use super::parse::{record_words, Decoder};
 use super::record::Record;
 use super::view::{self, Context, View};
+use crate::encode::header::record_type;
 
 /// Reads the header word at the front of `bytes`, if there are 8 bytes.
 #[inline]
 pub(crate) fn header_word(bytes: &[u8]) -> Option<u64> {
     let b: [u8; 8] = bytes.get(..8)?.try_into().ok()?;
     Some(u64::from_le_bytes(b))
+}
+
+/// The record at byte `pos` of `input` if it is an event record that
+/// frames (a size other than 0, within the input); `None` for any other
+/// record, which [`SliceReader::frame`] frames (and reports, if it does
+/// not).
+#[inline(always)]
+fn framed_event(input: &[u8], pos: usize) -> Option<&[u8]> {
+    let rest = input.get(pos..)?;
+    let header = header_word(rest)?;
+    if header & 0xf != record_type::EVENT {
+        return None;
+    }
+    let size = record_words(header) as usize * 8;
+    if size == 0 {
+        return None;
+    }
+    rest.get(..size)
 }
 
 /// How far ahead of a header [`prefetch_ahead`] asks for the input.
@@ -230,32 +249,64 @@ impl<'a> SliceReader<'a> {
         end: u64,
         mut f: impl FnMut(Result<&View<'a>, DecodeError>, &Context<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
-        while (self.pos as u64) < end {
-            let Some(framed) = self.frame() else {
-                break;
-            };
-            let (record, offset) = match framed {
-                Ok(framed) => framed,
-                Err(error) => {
-                    self.lend_other(Err(error), &[], &mut f)?;
+        if self.finished {
+            return Ok(());
+        }
+        // The position in locals, not in `self`, which the other records'
+        // step borrows (as in `heads_until`): the usual event's step then
+        // reads and writes no field of the reader.
+        let input = self.input;
+        let (mut pos, mut last) = (self.pos, self.record_offset);
+        while (pos as u64) < end {
+            prefetch_ahead(input, pos);
+            // The usual event, framed here and lent where it was made.
+            if let Some(record) = framed_event(input, pos) {
+                let offset = pos as u64;
+                let plain = view::plain(&self.decoder, record, offset);
+                if let Some(view) = &plain {
+                    (pos, last) = (pos + record.len(), offset);
+                    let context = Context {
+                        decoder: &self.decoder,
+                        record,
+                        offset,
+                    };
+                    if let Err(e) = f(Ok(view), &context) {
+                        (self.pos, self.record_offset) = (pos, last);
+                        return Err(e);
+                    }
                     continue;
                 }
-            };
-            // The usual event, lent where it was made.
-            let plain = view::plain(&self.decoder, record, offset);
-            if let Some(view) = &plain {
-                let context = Context {
-                    decoder: &self.decoder,
-                    record,
-                    offset,
-                };
-                f(Ok(view), &context)?;
-                continue;
             }
-            let item = view::decode(&mut self.decoder, record, offset);
-            self.lend_other(item, record, &mut f)?;
+            (self.pos, self.record_offset) = (pos, last);
+            let step = self.other_view(&mut f);
+            (pos, last) = (self.pos, self.record_offset);
+            match step {
+                // A fatal error ends the reader: nothing after it is read.
+                Some(Ok(())) if self.finished => break,
+                Some(Ok(())) => {}
+                Some(Err(e)) => return Err(e),
+                None => break,
+            }
         }
+        (self.pos, self.record_offset) = (pos, last);
         Ok(())
+    }
+
+    /// [`SliceReader::views_until`]'s step for a record that is not an
+    /// event of the usual shape (or for the end of the input, or a fatal
+    /// error): framed again from the reader's position, decoded and lent;
+    /// `None` at the end.
+    #[inline(never)]
+    fn other_view<E>(
+        &mut self,
+        f: &mut impl FnMut(Result<&View<'a>, DecodeError>, &Context<'_>) -> Result<(), E>,
+    ) -> Option<Result<(), E>> {
+        let (record, offset) = match self.frame()? {
+            Ok(framed) => framed,
+            Err(error) => return Some(self.lend_other(Err(error), &[], f)),
+        };
+        let item = view::decode(&mut self.decoder, record, offset);
+        Some(self.lend_other(item, record, f))
     }
 
     /// [`SliceReader::views_until`]'s step for anything but the usual event:
