@@ -116,12 +116,8 @@ impl<'a> SliceReader<'a> {
             (self.pos, self.record_offset) = (pos, last);
             let step = self.other_head(&mut f);
             (pos, last) = (self.pos, self.record_offset);
-            match step {
-                // A fatal error ends the reader: nothing after it is read.
-                Some(Ok(())) if self.finished => break,
-                Some(Ok(())) => {}
-                Some(Err(e)) => return Err(e),
-                None => break,
+            if !self.goes_on(step)? {
+                break;
             }
         }
         (self.pos, self.record_offset) = (pos, last);

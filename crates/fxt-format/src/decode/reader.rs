@@ -280,16 +280,25 @@ impl<'a> SliceReader<'a> {
             (self.pos, self.record_offset) = (pos, last);
             let step = self.other_view(&mut f);
             (pos, last) = (self.pos, self.record_offset);
-            match step {
-                // A fatal error ends the reader: nothing after it is read.
-                Some(Ok(())) if self.finished => break,
-                Some(Ok(())) => {}
-                Some(Err(e)) => return Err(e),
-                None => break,
+            if !self.goes_on(step)? {
+                break;
             }
         }
         (self.pos, self.record_offset) = (pos, last);
         Ok(())
+    }
+
+    /// Whether a walk (`views_until`, `heads_until`) goes on after its step
+    /// for another record (`step`, `None` at the end of the input): not at
+    /// the end, nor after a fatal error, which ends the reader (nothing
+    /// after it is read); `f`'s error is returned as it is.
+    #[inline(always)]
+    pub(super) fn goes_on<E>(&self, step: Option<Result<(), E>>) -> Result<bool, E> {
+        match step {
+            Some(Ok(())) => Ok(!self.finished),
+            Some(Err(e)) => Err(e),
+            None => Ok(false),
+        }
     }
 
     /// [`SliceReader::views_until`]'s step for a record that is not an
