@@ -120,6 +120,27 @@ impl EventLeaves {
         n
     }
 
+    /// The number of `e`'s key in the row group in progress, for rows
+    /// of `e` appended with [`EventLeaves::push_numbered`] (valid until the
+    /// row group is finished).
+    #[inline]
+    pub fn numbered(&mut self, e: &Event<'_>) -> u32 {
+        self.number(e)
+    }
+
+    /// Appends a row of key number `n` and `ts`.
+    #[inline(always)]
+    pub fn push_numbered(&mut self, n: u32, ts: Option<i64>) {
+        self.rows.push(n);
+        match ts {
+            Some(ts) => {
+                self.ts.levels.push_top(true);
+                self.ts.value(ts);
+            }
+            None => self.ts.levels.push_top(false),
+        }
+    }
+
     /// Numbers `e`'s values as a key of their own.
     #[inline(never)]
     fn add(&mut self, e: &Event<'_>) -> u32 {
@@ -227,14 +248,7 @@ impl Columns for Event<'_> {
     #[inline]
     fn append(&self, b: &mut EventLeaves, _: &mut Summary) -> Result<(), Error> {
         let n = b.number(self);
-        b.rows.push(n);
-        match self.ts {
-            Some(ts) => {
-                b.ts.levels.push_top(true);
-                b.ts.value(ts);
-            }
-            None => b.ts.levels.push_top(false),
-        }
+        b.push_numbered(n, self.ts);
         Ok(())
     }
 

@@ -12,6 +12,7 @@ use fxt_format::decode::{
 use fxt_format::time::ticks_per_second_or_default;
 
 use super::args::{kept_from_view, Args, Item, Kept, Value};
+use super::counters::CounterRows;
 use super::keys::{interned_key, koids, of_input, view_key, EventKey, NO_KEY};
 use super::labels::{Labels, Seen};
 use super::nesting::Nesting;
@@ -678,28 +679,32 @@ impl<'a> Rows<'a> {
         args: Args<'_>,
         id: u64,
     ) -> Result<(), Error> {
+        let mut rows = CounterRows::new(signed(id));
         match args {
             // A view's arguments read straight from it (the iterator over
             // every kind of arguments dispatches per argument).
             Args::View(e, ctx) => e
                 .args()
-                .try_for_each(|a| self.series(provider, &head, Item::View(a, ctx), id)),
+                .try_for_each(|a| self.series(provider, &head, Item::View(a, ctx), &mut rows)),
             args => args
                 .items()
-                .try_for_each(|a| self.series(provider, &head, a, id)),
+                .try_for_each(|a| self.series(provider, &head, a, &mut rows)),
         }
     }
 
     /// The row of a counter event's argument `arg` (none if it is not a
     /// number).
     #[inline(always)]
-    fn series(
+    fn series<'b>(
         &mut self,
         provider: Option<u32>,
-        head: &Begun<'_>,
+        head: &Begun<'b>,
         arg: Item<'_>,
-        id: u64,
-    ) -> Result<(), Error> {
+        rows: &mut CounterRows<'b>,
+    ) -> Result<(), Error>
+    where
+        'a: 'b,
+    {
         let (value, int) = match arg.value() {
             Value::Signed(v) => (v as f64, Some(v)),
             Value::Unsigned(v) => (v as f64, i64::try_from(v).ok()),
@@ -709,15 +714,11 @@ impl<'a> Rows<'a> {
                 return Ok(());
             }
         };
-        let event = self.event_columns(provider, head);
-        let counter = row::Counter {
-            event,
-            counter_id: Some(signed(id)),
-            series: arg.name(),
-            value: Some(value),
-            int_value: int,
-        };
-        self.tables.counters.push(&counter, self.summary)
+        if rows.event.is_none() {
+            rows.event = Some(self.event_columns(provider, head));
+        }
+        let table = &mut self.tables.counters;
+        rows.push(table, arg.name(), value, int, self.summary)
     }
 
     fn switch(&mut self, provider: Option<u32>, c: &ContextSwitch, tps: u64) -> Result<(), Error> {

@@ -453,6 +453,21 @@ impl<S: TableSchema> TypedTable<S> {
         Ok(())
     }
 
+    /// Appends a row that `fill` puts in the builders (told whether they
+    /// hold no row: a row group begun anew, its keys numbered anew).
+    #[inline(always)]
+    pub fn push_with(
+        &mut self,
+        fill: impl FnOnce(&mut S::Builders, bool) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        fill(&mut self.builders, self.rows == 0)?;
+        self.rows += 1;
+        if self.rows >= ROW_GROUP {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
     /// Writes the rows in progress as a row group.
     fn flush(&mut self) -> Result<(), Error> {
         if self.rows == 0 {
