@@ -52,7 +52,7 @@ impl<'b> CounterRows<'b> {
                 // A row group begun since: its keys are numbered anew.
                 Some(n) if !fresh => n,
                 _ => {
-                    let n = events.numbered(event);
+                    let n = events.number(event);
                     *number = Some(n);
                     n
                 }

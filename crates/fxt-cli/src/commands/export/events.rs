@@ -96,9 +96,11 @@ pub struct EventLeaves {
 }
 
 impl EventLeaves {
-    /// The number of `e`'s key, numbered (its strings looked up) if new.
+    /// The number of `e`'s key, numbered (its strings looked up) if new:
+    /// what rows of `e` appended with [`EventLeaves::push_numbered`] carry
+    /// (valid until the row group is finished).
     #[inline]
-    fn number(&mut self, e: &Event<'_>) -> u32 {
+    pub fn number(&mut self, e: &Event<'_>) -> u32 {
         if e.key[4] == 0 {
             return self.add(e);
         }
@@ -118,14 +120,6 @@ impl EventLeaves {
         };
         self.recent[slot] = (key, n);
         n
-    }
-
-    /// The number of `e`'s key in the row group in progress, for rows
-    /// of `e` appended with [`EventLeaves::push_numbered`] (valid until the
-    /// row group is finished).
-    #[inline]
-    pub fn numbered(&mut self, e: &Event<'_>) -> u32 {
-        self.number(e)
     }
 
     /// Appends a row of key number `n` and `ts`.

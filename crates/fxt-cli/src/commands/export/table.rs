@@ -445,12 +445,7 @@ impl<S: TableSchema> TypedTable<S> {
 
     /// Appends a row.
     pub fn push(&mut self, row: &S::Row<'_>, summary: &mut Summary) -> Result<(), Error> {
-        row.append(&mut self.builders, summary)?;
-        self.rows += 1;
-        if self.rows >= ROW_GROUP {
-            self.flush()?;
-        }
-        Ok(())
+        self.push_with(|builders, _| row.append(builders, summary))
     }
 
     /// Appends a row that `fill` puts in the builders (told whether they

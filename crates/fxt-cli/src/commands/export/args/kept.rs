@@ -97,11 +97,16 @@ impl MapBuilders {
                 return last.number;
             }
         }
-        let int_keys: Vec<u32> = (keys.iter().enumerate())
-            .filter(|(k, _)| ints & (1 << k) != 0)
-            .map(|(_, &key)| key)
-            .collect();
-        let number = self.held.number(keys, &int_keys);
+        // A fixed array, not a `Vec`: rows whose kept shapes take turns
+        // come here each row.
+        let (mut int_keys, mut n) = ([0u32; MOST], 0);
+        for (k, &key) in keys.iter().enumerate() {
+            if ints & (1 << k) != 0 {
+                int_keys[n] = key;
+                n += 1;
+            }
+        }
+        let number = self.held.number(keys, &int_keys[..n]);
         let mut last = LastKept {
             keys: [0; MOST],
             len: keys.len(),
