@@ -337,7 +337,35 @@ fn head_as_view<'a>(head: &EventHead<'a>, ctx: &Context<'_>) -> decode::EventVie
     assert!(head.args().eq(view.args()));
     let words = |w: decode::ArgWords<'_>| w.header;
     assert!(head.arg_words().map(words).eq(view.arg_words().map(words)));
+    for w in view.arg_words() {
+        assert_eq!(str_or_f64_bits(w.str_or_f64()), str_or_f64_of_view(&w));
+    }
     view
+}
+
+/// [`decode::ArgWords::str_or_f64`] with a double as its bits (NaN equal
+/// to itself).
+fn str_or_f64_bits(arg: Option<(u16, decode::StrOrF64)>) -> Option<(u16, Result<u16, u64>)> {
+    arg.map(|(name, value)| match value {
+        decode::StrOrF64::Str(index) => (name, Ok(index)),
+        decode::StrOrF64::F64(x) => (name, Err(x.to_bits())),
+    })
+}
+
+/// What [`decode::ArgWords::str_or_f64`] must say of an argument, from
+/// its view: a name by index, and a string by index (not the empty one)
+/// or a double.
+fn str_or_f64_of_view(w: &decode::ArgWords<'_>) -> Option<(u16, Result<u16, u64>)> {
+    use decode::{ArgValueView, StrRef};
+    let arg = w.view()?;
+    let StrRef::Indexed(name) = arg.name else {
+        return None;
+    };
+    match arg.value {
+        ArgValueView::Str(StrRef::Indexed(index)) => Some((name, Ok(index))),
+        ArgValueView::F64(x) => Some((name, Err(x.to_bits()))),
+        _ => None,
+    }
 }
 
 /// [`StreamReader::next_view`] over `bytes`, each view made whole.

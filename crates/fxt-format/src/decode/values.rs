@@ -42,3 +42,13 @@ pub enum IntArg {
     /// Type 4: 64-bit unsigned integer.
     U64(u64),
 }
+
+/// The value of an argument that is a string by index or a double
+/// ([`super::ArgWords::str_or_f64`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StrOrF64 {
+    /// Type 6, a string by index (not 0, not inline).
+    Str(u16),
+    /// Type 5: double.
+    F64(f64),
+}

@@ -24,7 +24,7 @@ use super::parse::{bits, event, event_kind, Decoder};
 use super::record::{Event, EventKind, Record, Text, Thread};
 use super::resolve::{string_ref, Resolver};
 use super::tables::ProviderTables;
-use super::values::{ArgValueView, ArgView, IntArg, StrRef};
+use super::values::{ArgValueView, ArgView, IntArg, StrOrF64, StrRef};
 use crate::encode::header::{arg_type, record_type};
 
 /// An event record, its strings unresolved and its arguments unread.
@@ -196,6 +196,32 @@ impl<'a> ArgWords<'a> {
             2 => IntArg::U32(high),
             3 => IntArg::I64(word_at(self.bytes, 1)? as i64),
             4 => IntArg::U64(word_at(self.bytes, 1)?),
+            _ => return None,
+        };
+        Some((name, value))
+    }
+
+    /// An argument named by index whose value is a string by index (not
+    /// the empty one) or a double, read from its words as its view reads
+    /// it: the name's string index and the value. `None` for any other
+    /// argument. A view's value is built in memory a byte at a time and
+    /// read back whole, which waits on the stores; this reads the header.
+    #[inline(always)]
+    pub fn str_or_f64(&self) -> Option<(u16, StrOrF64)> {
+        let header = self.header;
+        let name = (header >> 16) as u16;
+        if name == 0 || name & 0x8000 != 0 {
+            return None;
+        }
+        let value = match header & 0xf {
+            arg_type::STRING => {
+                let index = (header >> 32) as u16;
+                if index == 0 || index & 0x8000 != 0 {
+                    return None;
+                }
+                StrOrF64::Str(index)
+            }
+            arg_type::F64 => StrOrF64::F64(f64::from_bits(word_at(self.bytes, 1)?)),
             _ => return None,
         };
         Some((name, value))

@@ -6,7 +6,7 @@
 use std::io::Write as _;
 
 use fxt_format::decode::{
-    ArgValueView, ArgWords, Context, EventKind, EventView, IntArg, StrRef, Thread,
+    ArgValueView, ArgWords, Context, EventKind, EventView, IntArg, StrOrF64, Thread,
 };
 use fxt_format::encode::split_blob::{PARTS_KEY, SIZE_KEY};
 
@@ -240,24 +240,15 @@ impl EventLines {
         ctx: &Context<'_>,
         words: ArgWords<'_>,
     ) -> Option<()> {
-        let arg = words.view()?;
-        let StrRef::Indexed(name) = arg.name else {
-            return None;
-        };
-        match arg.value {
-            ArgValueView::Str(StrRef::Indexed(value)) => {
-                line.piece(self.keys.indexed_at(epoch, ctx, name))?;
-                line.piece(self.quoted.indexed_at(epoch, ctx, value))
-            }
-            ArgValueView::F64(x) => {
-                line.piece(self.keys.indexed_at(epoch, ctx, name))?;
-                // A whole or half number in place; the others in a call.
-                match Halves::of(x) {
-                    Some(halves) => line.halves(halves),
-                    None => line.f64(x),
-                }
-            }
-            _ => None,
+        let (name, value) = words.str_or_f64()?;
+        line.piece(self.keys.indexed_at(epoch, ctx, name))?;
+        match value {
+            StrOrF64::Str(value) => line.piece(self.quoted.indexed_at(epoch, ctx, value)),
+            // A whole or half number in place; the others in a call.
+            StrOrF64::F64(x) => match Halves::of(x) {
+                Some(halves) => line.halves(halves),
+                None => line.f64(x),
+            },
         }
     }
 

@@ -5,7 +5,7 @@
 
 use std::io::Write as _;
 
-use fxt_format::decode::{ArgValueView, ArgWords, Context, EventKind, EventView, StrRef, Thread};
+use fxt_format::decode::{ArgValueView, ArgWords, Context, EventKind, EventView, StrOrF64, Thread};
 
 use super::{pid_tid, string};
 use crate::clock::Clock;
@@ -254,17 +254,11 @@ impl EventObjects {
         ctx: &Context<'_>,
         words: ArgWords<'_>,
     ) -> Option<()> {
-        let arg = words.view()?;
-        let StrRef::Indexed(name) = arg.name else {
-            return None;
-        };
-        match arg.value {
-            ArgValueView::Str(StrRef::Indexed(value)) => {
-                line.piece(self.keys.indexed_at(epoch, ctx, name))?;
-                line.piece(self.strings.indexed_at(epoch, ctx, value))
-            }
-            ArgValueView::F64(x) => {
-                line.piece(self.keys.indexed_at(epoch, ctx, name))?;
+        let (name, value) = words.str_or_f64()?;
+        line.piece(self.keys.indexed_at(epoch, ctx, name))?;
+        match value {
+            StrOrF64::Str(value) => line.piece(self.strings.indexed_at(epoch, ctx, value)),
+            StrOrF64::F64(x) => {
                 if let Some(halves) = Halves::of(x) {
                     line.halves(halves)
                 } else if x.is_finite() {
@@ -273,7 +267,6 @@ impl EventObjects {
                     line.text(b"null")
                 }
             }
-            _ => None,
         }
     }
 
