@@ -203,26 +203,19 @@ impl<F: Future> Future for Traced<F> {
         let (inner, run) = self.project();
         match run.site() {
             None => inner.poll(cx),
-            // The site as two words, in registers: a `Site` passed whole
-            // goes through memory, stored here word by word and read
-            // there 16 bytes at a time, a load the stores cannot forward
-            // to (it waits for them to reach the cache).
-            Some(site) => traced_poll(inner, run, site.callsite, site.word, cx),
+            Some(site) => traced_poll(inner, run, site, cx),
         }
     }
 }
 
-/// A poll with the category on (of the site of `callsite` enabled with
-/// `word`).
+/// A poll with the category on.
 #[inline(never)]
 fn traced_poll<F: Future>(
     inner: Pin<&mut F>,
     run: &mut Run,
-    callsite: &'static Callsite,
-    word: u64,
+    site: Site,
     cx: &mut Context<'_>,
 ) -> Poll<F::Output> {
-    let site = Site::from_parts(callsite, word);
     let task = run
         .task
         .get_or_insert_with(|| Arc::new(TaskState::new(ms::next_async_id(), site.callsite)));

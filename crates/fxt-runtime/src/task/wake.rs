@@ -123,12 +123,10 @@ impl WakeSlot {
     /// timestamp, its task and its thread for the next poll. Nothing is
     /// written to the trace.
     pub(crate) fn record(&self) {
-        // Only a wake that may be the first stores its waker (and reads
-        // the clock); a racing wake's may stand instead, a waker of that
-        // poll all the same. Acquire: pairs with the Release of `take`'s
-        // reset, so that the waker stored after finding the slot empty
-        // again is not what that poll read.
-        if self.at.load(Ordering::Acquire) != 0 {
+        // Relaxed: only a wake that may be the first stores its waker (and
+        // reads the clock); a racing wake's may stand instead, a waker of
+        // that poll all the same.
+        if self.at.load(Ordering::Relaxed) != 0 {
             return;
         }
         // Never 0, which means "not woken".
@@ -145,27 +143,20 @@ impl WakeSlot {
 
     /// Takes the wake that caused this poll: its timestamp (0 if none),
     /// the task that made it (0 if none, [`DRIVER`] for a runtime's
-    /// driver) and the koid of its thread. One taker at a time: the poll
-    /// of the task (a task is polled on one thread at a time).
+    /// driver) and the koid of its thread.
     #[inline]
     pub(crate) fn take(&self) -> (u64, u64, u64) {
-        // Acquire: pairs with the Release of `record`'s exchange, so the
-        // waker and thread stored before it are read here.
-        let at = self.at.load(Ordering::Acquire);
-        if at == 0 {
+        // Relaxed: a first look (most polls of a busy task find a wake,
+        // but a swap on a line nobody wrote costs more than a load).
+        if self.at.load(Ordering::Relaxed) == 0 {
             return (0, 0, 0);
         }
+        // Acquire: pairs with the Release of `record`'s exchange, so the
+        // waker and thread stored before it are read here. The waker and
+        // thread need no reset: a wake stores both before its timestamp.
+        let at = self.at.swap(0, Ordering::Acquire);
         let by = self.by.load(Ordering::Relaxed);
-        let on = self.on.load(Ordering::Relaxed);
-        // A store, not a swap (a locked instruction, which waits for every
-        // store before it): a wake changes the slot only from 0, and only
-        // the one taker resets it, so nothing can have changed it since
-        // the load. Release: the loads above stay before it (a wake that
-        // finds the slot empty again stores its own waker after them).
-        // The waker and thread need no reset: a wake stores both before
-        // its timestamp.
-        self.at.store(0, Ordering::Release);
-        (at, by, on)
+        (at, by, self.on.load(Ordering::Relaxed))
     }
 }
 
