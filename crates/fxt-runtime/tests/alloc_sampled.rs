@@ -700,7 +700,8 @@ fn freed_once_each(records: &[AllocRecord], address: u64) -> bool {
 
 /// Sampled blocks grown and shrunk by `realloc` keep their bytes, and
 /// each block is recorded allocated and freed once; sampled blocks of
-/// layouts aligned past the mark, and zeroed ones, round-trip. Sampled
+/// aligned layouts (up to a page: marked; past it: tracked by the table
+/// alone), and zeroed ones, round-trip. Sampled
 /// blocks that outlive their session, freed in the next or with none,
 /// go back to the inner allocator as it gave them (the system allocator
 /// aborts on a pointer it did not give) and record nothing in the next.
@@ -720,7 +721,15 @@ fn sampled_blocks_move_and_outlive_their_session() {
             addresses.push(v.as_ptr() as u64);
             assert!(v.iter().all(|&x| x == i), "the bytes moved with the block");
         }
-        for (size, align) in [(100usize, 32usize), (100, 64), (5000, 128), (24, 8)] {
+        let layouts = [
+            (100usize, 32usize),
+            (100, 64),
+            (5000, 128),
+            (24, 8),
+            (100, 4096),
+            (100, 8192),
+        ];
+        for (size, align) in layouts {
             let layout = Layout::from_size_align(size, align).unwrap();
             // SAFETY: a valid layout of non-zero size; the block is read
             // within it and freed with it.

@@ -18,12 +18,11 @@
 //! tail call to the inner allocator, with no other test (an allocator
 //! that is not a `static` of the executable counts down whether or not a
 //! session samples, `armed.rs`). A free, sampling or not, tests its
-//! pointer's low bits and its layout's alignment, no memory read: a
-//! sampled block carries a mark in its address (`marked.rs`: it is
-//! allocated a page larger and handed out at a fixed offset in a page),
-//! so only the free of an address with the mark (a few in a thousand by
-//! chance) or of a layout too aligned to be marked looks further (the
-//! live table's summary, `live.rs`). Only an allocation that crosses the
+//! pointer's low bits, no memory read: a sampled block carries a mark in
+//! its address (`marked.rs`: it is allocated a page larger and handed out
+//! page-aligned), so only the free of a page-aligned address (a few in a
+//! thousand by chance) looks further (the live table's summary,
+//! `live.rs`). Only an allocation that crosses the
 //! end of its count (one per mean bytes, on average, or per
 //! `countdown::CHECK_BYTES`), or such a free, goes out of line. A
 //! thread that takes samples faster than a cap raises its own mean
@@ -85,8 +84,8 @@
 //!   was. Any other goes to the inner allocator's `realloc`.
 //! * The inner allocator is given back each block with the layout it
 //!   allocated it with. A sampled block costs a page and 16 bytes more
-//!   while it lives. Zero-size layouts, and layouts aligned past the
-//!   mark's own alignment, go to the inner allocator as they are (a
+//!   while it lives. Zero-size layouts, and layouts aligned past a page,
+//!   go to the inner allocator as they are (a
 //!   sampled over-aligned block is tracked by the table alone; a
 //!   zero-size one is recorded untracked); the record keeps the size
 //!   asked for.
@@ -313,18 +312,21 @@ impl<A: GlobalAlloc> Sampled<A> {
 
     /// `alloc` (`alloc_zeroed` when `ZEROED`) whose bytes crossed the end
     /// of the thread's count while the allocator's copy of the generation
-    /// held `armed` (a session's, or [`armed::UNSEEN`] or
+    /// was not 0: read again here (a session's, or [`armed::UNSEEN`] or
     /// [`armed::FOLLOW`]: resolved here, the allocator registered at its
-    /// first crossing): out of line, so that every other call is the
-    /// countdown and a tail call to the inner allocator (no frame of the
-    /// wrapper's).
+    /// first crossing; 0 if the session just stopped), so that the entry
+    /// compares the copy in memory and keeps nothing of it. Out of line,
+    /// so that every other call is the countdown and a tail call to the
+    /// inner allocator (no frame of the wrapper's).
     ///
     /// # Safety
     ///
     /// As for [`GlobalAlloc::alloc`].
     #[cold]
     #[inline(never)]
-    unsafe fn alloc_crossed<const ZEROED: bool>(&self, layout: Layout, armed: u32) -> *mut u8 {
+    unsafe fn alloc_crossed<const ZEROED: bool>(&self, layout: Layout) -> *mut u8 {
+        // Relaxed: as in `alloc_sampled`.
+        let armed = self.armed.load(Ordering::Relaxed);
         let generation = armed::resolve_inline(&self.armed, armed);
         if generation == 0 {
             // An allocator that follows the global generation (or was just
@@ -417,19 +419,18 @@ impl<A: GlobalAlloc> Sampled<A> {
     unsafe fn alloc_sampled<const ZEROED: bool>(&self, layout: Layout) -> *mut u8 {
         // Relaxed: a flag; `choose` reads the global generation again with
         // Acquire before it reads the session's settings.
-        let armed = self.armed.load(Ordering::Relaxed);
-        if armed != 0 && countdown::crossed(layout.size()) {
+        if self.armed.load(Ordering::Relaxed) != 0 && countdown::crossed(layout.size()) {
             // Out of line: the countdown falls through to the tail call.
             core::hint::cold_path();
             // SAFETY: the caller's contract, passed on.
-            return unsafe { self.alloc_crossed::<ZEROED>(layout, armed) };
+            return unsafe { self.alloc_crossed::<ZEROED>(layout) };
         }
         // SAFETY: the caller's contract, passed on.
         unsafe { self.inner_alloc::<ZEROED>(layout) }
     }
 
     /// `dealloc` of a block whose pointer carries the mark of a sampled
-    /// block or whose layout is too aligned for one (`marked.rs`): records
+    /// block (`marked.rs`): records
     /// its free if it is a sampled block of the session, and gives the
     /// inner allocator back the block it allocated (out of line, as
     /// [`Self::alloc_crossed`]).
@@ -492,7 +493,7 @@ impl<A: GlobalAlloc> Sampled<A> {
         // SAFETY: the caller's contract: `new_size`, rounded up to the
         // alignment, does not overflow `isize`.
         let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
-        let sampled = marked::may_be_sampled(ptr, layout) && live::holds(ptr as u64);
+        let sampled = marked::may_be_sampled(ptr) && live::holds(ptr as u64);
         let generation = if armed == 0 {
             0
         } else {
@@ -555,8 +556,8 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Sampled<A> {
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // Whatever samples (a sampled block may outlive its session): the
-        // pointer's low bits and the layout's alignment, no memory read.
-        if marked::may_be_sampled(ptr, layout) {
+        // pointer's low bits, no memory read.
+        if marked::may_be_sampled(ptr) {
             // SAFETY: the caller's contract, passed on.
             return unsafe { self.dealloc_maybe_sampled(ptr, layout) };
         }
@@ -568,7 +569,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Sampled<A> {
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // Relaxed: as in `alloc`.
         let armed = self.armed.load(Ordering::Relaxed);
-        if armed != 0 || marked::may_be_sampled(ptr, layout) {
+        if armed != 0 || marked::may_be_sampled(ptr) {
             // SAFETY: the caller's contract, passed on.
             return unsafe { self.realloc_sampled(ptr, layout, new_size, armed) };
         }
