@@ -246,6 +246,24 @@ fn plain(values: Values, out: &mut Vec<u8>) {
 /// The statistics of a chunk: its values' least and greatest, and its
 /// nulls (levels below the maximum).
 fn statistics_of(values: &Values, nulls: usize, descr: &ColumnDescPtr) -> Statistics {
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx2() {
+        // SAFETY: the processor has AVX2 and BMI2 (just checked).
+        return unsafe { statistics_avx2(values, nulls, descr) };
+    }
+    statistics_any(values, nulls, descr)
+}
+
+/// [`statistics_any`] compiled for AVX2 and BMI2 (see `has_avx2`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi2")]
+fn statistics_avx2(values: &Values, nulls: usize, descr: &ColumnDescPtr) -> Statistics {
+    statistics_any(values, nulls, descr)
+}
+
+/// [`statistics_of`] for any processor.
+#[inline(always)]
+fn statistics_any(values: &Values, nulls: usize, descr: &ColumnDescPtr) -> Statistics {
     let nulls = Some(nulls as u64);
     let signed = descr.sort_order().is_signed();
     // One statement for every value type (the value trait's bound is not
@@ -296,6 +314,7 @@ fn range<T: Copy + PartialOrd>(values: impl Iterator<Item = T>) -> Option<(T, T)
 /// The least and greatest of integers (none if there are none), without
 /// a branch per value: a column of interleaved series goes up and down at
 /// random.
+#[inline(always)]
 fn int_range<T: Copy + Ord>(values: &[T]) -> Option<(T, T)> {
     let &first = values.first()?;
     Some(
@@ -308,6 +327,7 @@ fn int_range<T: Copy + Ord>(values: &[T]) -> Option<(T, T)> {
 /// The least and greatest of doubles that are not NaN (none if there are
 /// none), and how many are NaN, in one pass without a branch per value:
 /// a comparison with NaN is false, so a NaN never replaces a bound.
+#[inline(always)]
 fn float_range(values: &[f64]) -> (Option<f64>, Option<f64>, u64) {
     let (mut lo, mut hi, mut nans) = (f64::INFINITY, f64::NEG_INFINITY, 0u64);
     for &v in values {
