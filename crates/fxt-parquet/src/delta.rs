@@ -138,37 +138,48 @@ fn block_of(deltas: &[i64], least: i64, mask: u64, out: &mut Vec<u8>) {
 }
 
 /// Appends a miniblock's values packed `width` bits each, least
-/// significant bit first: `4 * width` bytes. Whole 64-bit words are
-/// gathered in a register and stored at once (a group of eight values at
-/// a time would shift wide values through 128 bits, a byte at a time).
+/// significant bit first: `4 * width` bytes, by the packer of that width
+/// (every shift and word position fixed: no count carried from value to
+/// value).
 #[inline(always)]
 fn pack_miniblock(values: &[u64; MINIBLOCK], width: u32, out: &mut Vec<u8>) {
-    if width == 0 {
-        return;
+    macro_rules! widths {
+        ($($w:literal)*) => {
+            match width {
+                $($w => pack_width::<$w>(values, out),)*
+                _ => {}
+            }
+        };
     }
+    widths!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28
+        29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55
+        56 57 58 59 60 61 62 63 64);
+}
+
+/// Appends 32 values below `2^W` packed `W` bits each: value `k` at bit
+/// `k * W`, its high bits in the next word when it crosses one; the words
+/// copied out whole and the copy cut to `4 * W` bytes (an odd `W` ends
+/// halfway through a word).
+#[inline(always)]
+fn pack_width<const W: usize>(values: &[u64; MINIBLOCK], out: &mut Vec<u8>) {
     let mut words = [0u64; MINIBLOCK];
-    let (mut word, mut bits, mut held) = (0, 0u64, 0u32);
-    for &v in values {
-        bits |= v << held;
-        held += width;
-        if held >= 64 {
-            words[word] = bits;
-            word += 1;
-            held -= 64;
-            // What did not fit (none when the value ended on the word).
-            bits = if held == 0 { 0 } else { v >> (width - held) };
-        }
+    macro_rules! each {
+        ($($k:literal)*) => {$({
+            let (word, at) = ($k * W / 64, $k * W % 64);
+            words[word] |= values[$k] << at;
+            if at + W > 64 {
+                words[word + 1] |= values[$k] >> (64 - at);
+            }
+        })*};
     }
-    // 32 values of an odd width end halfway through a word.
-    if held > 0 {
-        words[word] = bits;
-    }
-    let bytes = 4 * width as usize;
-    out.reserve(bytes);
-    for w in &words[..bytes.div_ceil(8)] {
+    each!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
+    let (bytes, whole) = (4 * W, (4 * W).div_ceil(8));
+    let at = out.len();
+    out.reserve(whole * 8);
+    for w in &words[..whole] {
         out.extend_from_slice(&w.to_le_bytes());
     }
-    out.truncate(out.len() - (bytes.div_ceil(8) * 8 - bytes));
+    out.truncate(at + bytes);
 }
 
 #[cfg(test)]
