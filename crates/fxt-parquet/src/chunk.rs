@@ -100,19 +100,15 @@ pub fn column_chunk(
     levels_of(&levels, descr, &mut data);
     let encoding = match values {
         Values::Dict { page, ids } => {
-            let spec = write_page(&mut writer, snappy, &page.bytes, |buf| {
-                Page::DictionaryPage {
-                    buf,
-                    num_values: page.spans.len() as u32,
-                    encoding: Encoding::PLAIN,
-                    is_sorted: false,
-                }
-            })?;
-            dictionary_len = Some(spec);
-            encodings.push(Encoding::PLAIN);
-            let width = width_of(page.spans.len().saturating_sub(1) as u64);
-            data.push(width);
-            encode(&ids, width, &mut data);
+            let width = dictionary_page(&mut writer, snappy, &page, &mut data)?;
+            dictionary_len = Some(width.0);
+            encode(&ids, width.1, &mut data);
+            Encoding::RLE_DICTIONARY
+        }
+        Values::Same { page, id, count } => {
+            let width = dictionary_page(&mut writer, snappy, &page, &mut data)?;
+            dictionary_len = Some(width.0);
+            same_ids(id, count, width.1, &mut data);
             Encoding::RLE_DICTIONARY
         }
         Values::I64(v) => {
@@ -128,6 +124,9 @@ pub fn column_chunk(
             Encoding::PLAIN
         }
     };
+    if dictionary_len.is_some() {
+        encodings.push(Encoding::PLAIN);
+    }
     encodings.push(encoding);
     let count = levels.count as u32;
     let data_spec = write_page(&mut writer, snappy, &data, |buf| Page::DataPage {
@@ -164,6 +163,37 @@ pub fn column_chunk(
         offset_index: None,
     };
     Ok((bytes, close))
+}
+
+/// Writes the dictionary page of `page`, and the width of its ids at the
+/// start of the data page `data`; the page's offset and sizes (as
+/// [`write_page`] gives them), and the width.
+fn dictionary_page(
+    writer: &mut SerializedPageWriter<'_, Vec<u8>>,
+    snappy: &mut Snappy,
+    page: &super::dictionary::Page,
+    data: &mut Vec<u8>,
+) -> Result<((u64, usize, usize), u8), ParquetError> {
+    let spec = write_page(writer, snappy, &page.bytes, |buf| Page::DictionaryPage {
+        buf,
+        num_values: page.spans.len() as u32,
+        encoding: Encoding::PLAIN,
+        is_sorted: false,
+    })?;
+    let width = width_of(page.spans.len().saturating_sub(1) as u64);
+    data.push(width);
+    Ok((spec, width))
+}
+
+/// Appends `count` copies of dictionary id `id` as [`encode`] writes
+/// them: one run when they fill a group (every value is in it, none left
+/// to pack), else packed.
+fn same_ids(id: u32, count: usize, width: u8, data: &mut Vec<u8>) {
+    if count >= 8 {
+        repeat(u64::from(id), count, width, data);
+    } else {
+        encode(&vec![id; count], width, data);
+    }
 }
 
 /// Writes `bytes`, compressed, as the page `page` makes of them; its
@@ -228,6 +258,7 @@ fn plain_size(values: &Values) -> usize {
         Values::F64(v) => v.len() * 8,
         Values::Text(bytes) => bytes.len(),
         Values::Dict { ids, .. } => ids.len() / 2,
+        Values::Same { .. } => 0,
     }
 }
 
@@ -239,13 +270,31 @@ fn plain(values: Values, out: &mut Vec<u8>) {
             .iter()
             .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
         Values::Text(bytes) => out.extend_from_slice(&bytes),
-        Values::I64(_) | Values::I32(_) | Values::Dict { .. } => {}
+        Values::I64(_) | Values::I32(_) | Values::Dict { .. } | Values::Same { .. } => {}
     }
 }
 
 /// The statistics of a chunk: its values' least and greatest, and its
 /// nulls (levels below the maximum).
 fn statistics_of(values: &Values, nulls: usize, descr: &ColumnDescPtr) -> Statistics {
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx2() {
+        // SAFETY: the processor has AVX2 and BMI2 (just checked).
+        return unsafe { statistics_avx2(values, nulls, descr) };
+    }
+    statistics_any(values, nulls, descr)
+}
+
+/// [`statistics_any`] compiled for AVX2 and BMI2 (see `has_avx2`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi2")]
+fn statistics_avx2(values: &Values, nulls: usize, descr: &ColumnDescPtr) -> Statistics {
+    statistics_any(values, nulls, descr)
+}
+
+/// [`statistics_of`] for any processor.
+#[inline(always)]
+fn statistics_any(values: &Values, nulls: usize, descr: &ColumnDescPtr) -> Statistics {
     let nulls = Some(nulls as u64);
     let signed = descr.sort_order().is_signed();
     // One statement for every value type (the value trait's bound is not
@@ -277,7 +326,7 @@ fn statistics_of(values: &Values, nulls: usize, descr: &ColumnDescPtr) -> Statis
             let max = max.map(|hi| if hi == 0.0 { 0.0 } else { hi });
             of!((min, max), Some(nans))
         }
-        Values::Dict { page, .. } => {
+        Values::Dict { page, .. } | Values::Same { page, .. } => {
             let text = bytes(range((0..page.spans.len()).map(|id| page.value(id))));
             of!(text, None)
         }
@@ -296,6 +345,7 @@ fn range<T: Copy + PartialOrd>(values: impl Iterator<Item = T>) -> Option<(T, T)
 /// The least and greatest of integers (none if there are none), without
 /// a branch per value: a column of interleaved series goes up and down at
 /// random.
+#[inline(always)]
 fn int_range<T: Copy + Ord>(values: &[T]) -> Option<(T, T)> {
     let &first = values.first()?;
     Some(
@@ -308,6 +358,7 @@ fn int_range<T: Copy + Ord>(values: &[T]) -> Option<(T, T)> {
 /// The least and greatest of doubles that are not NaN (none if there are
 /// none), and how many are NaN, in one pass without a branch per value:
 /// a comparison with NaN is false, so a NaN never replaces a bound.
+#[inline(always)]
 fn float_range(values: &[f64]) -> (Option<f64>, Option<f64>, u64) {
     let (mut lo, mut hi, mut nans) = (f64::INFINITY, f64::NEG_INFINITY, 0u64);
     for &v in values {
@@ -346,6 +397,19 @@ mod tests {
         assert_eq!(int_range(&v), range(v.iter().copied()));
         let w = [3i32, 8, -1, 8, 2];
         assert_eq!(int_range(&w), Some((-1, 8)));
+    }
+
+    #[test]
+    fn one_id_repeated_is_written_as_its_values_would_be() {
+        for width in [0u8, 1, 3, 8, 13, 17] {
+            for count in [1usize, 2, 7, 8, 9, 64, 1000, 65_536] {
+                let id = (1u32 << width) - 1;
+                let (mut same, mut each) = (Vec::new(), Vec::new());
+                same_ids(id, count, width, &mut same);
+                encode(&vec![id; count], width, &mut each);
+                assert_eq!(same, each, "width {width} count {count}");
+            }
+        }
     }
 
     #[test]

@@ -184,6 +184,16 @@ pub enum Values {
         /// One id per present value.
         ids: Vec<u32>,
     },
+    /// Strings, every one the same id into the row group's dictionary (a
+    /// column that names one thing in every row: no id per row kept).
+    Same {
+        /// The dictionary page.
+        page: Page,
+        /// The id of every value.
+        id: u32,
+        /// Values present.
+        count: usize,
+    },
     /// Strings, PLAIN-encoded (each a 4-byte length and its bytes).
     Text(Vec<u8>),
     /// 64-bit integers.

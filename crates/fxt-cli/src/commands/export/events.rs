@@ -154,11 +154,20 @@ impl EventLeaves {
         let ids = &self.ids;
         let page = self.dictionaries[c].finish();
         let first = ids.first().map_or(NULL, |k| k[c]);
-        let (defs, values) = if first != NULL && ids.iter().all(|k| k[c] == first) {
+        if first != NULL && ids.iter().all(|k| k[c] == first) {
             // One value in every row (a trace's, a host's, most often a
-            // provider's and category's): the rows' numbers not read.
-            (Vec::new(), vec![first; self.rows.len()])
-        } else if ids.iter().any(|k| k[c] == NULL) {
+            // provider's and category's): the rows' numbers not read, nor
+            // an id per row written.
+            return Leaf {
+                levels: self.levels(Vec::new()),
+                values: Values::Same {
+                    page,
+                    id: first,
+                    count: self.rows.len(),
+                },
+            };
+        }
+        let (defs, values) = if ids.iter().any(|k| k[c] == NULL) {
             let defs = self
                 .rows
                 .iter()
