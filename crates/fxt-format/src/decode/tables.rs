@@ -84,6 +84,11 @@ impl<T: Clone> IndexTable<T> {
 pub(crate) struct ProviderTables {
     strings: IndexTable<Text>,
     threads: IndexTable<(u64, u64)>,
+    /// The dense part of `threads` as the [`Thread`] each index resolves
+    /// to: a lookup is one copy of a whole value, with no branch on
+    /// whether the index is defined (the event's view is written from it
+    /// as it was read).
+    resolved: Vec<Thread>,
     ticks_per_second: Option<u64>,
     name: Option<Arc<str>>,
 }
@@ -113,6 +118,15 @@ impl ProviderTables {
     /// Resolves an indexed thread ref (1..=255).
     #[inline]
     pub(crate) fn thread(&self, index: u8) -> Thread {
+        match self.resolved.get(usize::from(index)) {
+            Some(&thread) => thread,
+            None => self.thread_past_dense(index),
+        }
+    }
+
+    /// [`ProviderTables::thread`] of an index past the dense table.
+    #[inline(never)]
+    fn thread_past_dense(&self, index: u8) -> Thread {
         match self.threads.get(usize::from(index)) {
             Some(&(process, thread)) => Thread::Known { process, thread },
             None => Thread::Undefined(index),
@@ -139,6 +153,13 @@ impl ProviderTables {
     pub(crate) fn define_thread(&mut self, index: u8, process: u64, thread: u64) {
         if index != 0 {
             self.threads.insert(usize::from(index), (process, thread));
+            self.resolved = (0..self.threads.dense.len())
+                .map(|i| match self.threads.dense[i] {
+                    Some((process, thread)) => Thread::Known { process, thread },
+                    // Fits: the dense table holds thread indices only.
+                    None => Thread::Undefined(i as u8),
+                })
+                .collect();
         }
     }
 }
@@ -254,6 +275,31 @@ impl Providers {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_thread_index_resolves_as_defined_in_the_array_or_past_it() {
+        let mut t = ProviderTables::default();
+        let known = |process, thread| Thread::Known { process, thread };
+        assert_eq!(t.thread(1), Thread::Undefined(1));
+        t.define_thread(1, 10, 11);
+        t.define_thread(3, 30, 31);
+        // Scattered: past the array, in the map.
+        t.define_thread(250, 50, 51);
+        assert_eq!(t.thread(1), known(10, 11));
+        assert_eq!(t.thread(2), Thread::Undefined(2));
+        assert_eq!(t.thread(3), known(30, 31));
+        assert_eq!(t.thread(250), known(50, 51));
+        assert_eq!(t.thread(251), Thread::Undefined(251));
+        // Redefined, and the array grown past where the map held one.
+        t.define_thread(1, 12, 13);
+        for i in 4..=40 {
+            t.define_thread(i, u64::from(i), 0);
+        }
+        assert_eq!(t.thread(1), known(12, 13));
+        assert_eq!(t.thread(40), known(40, 0));
+        assert_eq!(t.thread(250), known(50, 51));
+        assert_eq!(t.thread(0), Thread::Undefined(0));
+    }
 
     #[test]
     fn the_strings_epoch_changes_whenever_an_index_may_read_otherwise() {
