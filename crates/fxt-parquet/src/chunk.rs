@@ -274,22 +274,10 @@ fn plain(values: Values, out: &mut Vec<u8>) {
     }
 }
 
-/// The statistics of a chunk: its values' least and greatest, and its
-/// nulls (levels below the maximum).
-fn statistics_of(values: &Values, nulls: usize, descr: &ColumnDescPtr) -> Statistics {
-    #[cfg(target_arch = "x86_64")]
-    if super::has_avx2() {
-        // SAFETY: the processor has AVX2 and BMI2 (just checked).
-        return unsafe { statistics_avx2(values, nulls, descr) };
-    }
-    statistics_any(values, nulls, descr)
-}
-
-/// [`statistics_any`] compiled for AVX2 and BMI2 (see `has_avx2`).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi2")]
-fn statistics_avx2(values: &Values, nulls: usize, descr: &ColumnDescPtr) -> Statistics {
-    statistics_any(values, nulls, descr)
+compiled_twice! {
+    /// The statistics of a chunk: its values' least and greatest, and its
+    /// nulls (levels below the maximum).
+    fn statistics_of(values: &Values, nulls: usize, descr: &ColumnDescPtr) -> Statistics => statistics_any
 }
 
 /// [`statistics_of`] for any processor.

@@ -20,22 +20,9 @@ fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
 
-/// Appends `values` of a column of 64-bit integers.
-pub fn encode(values: &[i64], out: &mut Vec<u8>) {
-    #[cfg(target_arch = "x86_64")]
-    if super::has_avx2() {
-        // SAFETY: the processor has AVX2 and BMI2 (just checked).
-        unsafe { encode_avx2(values, out) };
-        return;
-    }
-    encode_any(values, out);
-}
-
-/// [`encode_any`] compiled for AVX2 and BMI2 (see [`super::has_avx2`]).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi2")]
-fn encode_avx2(values: &[i64], out: &mut Vec<u8>) {
-    encode_any(values, out);
+compiled_twice! {
+    /// Appends `values` of a column of 64-bit integers.
+    pub fn encode(values: &[i64], out: &mut Vec<u8>) => encode_any
 }
 
 /// [`encode`] for any processor.
@@ -60,25 +47,12 @@ fn encode_any(values: &[i64], out: &mut Vec<u8>) {
     }
 }
 
-/// Appends `values` of a column of 32-bit integers (differences wrap at
-/// 32 bits, as readers of the type compute them; the least is found
-/// among 32-bit lanes, which a vector compares four at a time where
-/// 64-bit ones take several instructions each).
-pub fn encode32(values: &[i32], out: &mut Vec<u8>) {
-    #[cfg(target_arch = "x86_64")]
-    if super::has_avx2() {
-        // SAFETY: the processor has AVX2 and BMI2 (just checked).
-        unsafe { encode32_avx2(values, out) };
-        return;
-    }
-    encode32_any(values, out);
-}
-
-/// [`encode32_any`] compiled for AVX2 and BMI2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi2")]
-fn encode32_avx2(values: &[i32], out: &mut Vec<u8>) {
-    encode32_any(values, out);
+compiled_twice! {
+    /// Appends `values` of a column of 32-bit integers (differences wrap at
+    /// 32 bits, as readers of the type compute them; the least is found
+    /// among 32-bit lanes, which a vector compares four at a time where
+    /// 64-bit ones take several instructions each).
+    pub fn encode32(values: &[i32], out: &mut Vec<u8>) => encode32_any
 }
 
 /// [`encode32`] for any processor.

@@ -85,29 +85,16 @@ impl Level for u64 {
     }
 }
 
-/// Appends `values`, each below `2^width`, in the hybrid encoding.
-///
-/// Only a run of at least a group's length can be written as a run (a
-/// shorter one costs more than its bits), so only those are looked for:
-/// every such run holds one of every eight positions tested, and holds
-/// the values four before or four after it. The runs are the longest
-/// ones, in order, each written as a run if what waits to be bit-packed
-/// before it can borrow from it the values its last group lacks.
-pub fn encode<T: Level>(values: &[T], width: u8, out: &mut Vec<u8>) {
-    #[cfg(target_arch = "x86_64")]
-    if super::has_avx2() {
-        // SAFETY: the processor has AVX2 and BMI2 (just checked).
-        unsafe { encode_avx2(values, width, out) };
-        return;
-    }
-    encode_any(values, width, out);
-}
-
-/// [`encode_any`] compiled for AVX2 and BMI2 (see `has_avx2`).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi2")]
-fn encode_avx2<T: Level>(values: &[T], width: u8, out: &mut Vec<u8>) {
-    encode_any(values, width, out);
+compiled_twice! {
+    /// Appends `values`, each below `2^width`, in the hybrid encoding.
+    ///
+    /// Only a run of at least a group's length can be written as a run (a
+    /// shorter one costs more than its bits), so only those are looked for:
+    /// every such run holds one of every eight positions tested, and holds
+    /// the values four before or four after it. The runs are the longest
+    /// ones, in order, each written as a run if what waits to be bit-packed
+    /// before it can borrow from it the values its last group lacks.
+    pub fn encode<T: Level>(values: &[T], width: u8, out: &mut Vec<u8>) => encode_any
 }
 
 /// [`encode`] for any processor.

@@ -13,6 +13,9 @@
 //! It knows nothing of traces: `fxt export parquet` (the `fxt-cli` crate)
 //! fills the leaves from a trace's rows.
 
+#[macro_use]
+mod twice;
+
 mod chunk;
 mod decimal;
 mod delta;
@@ -56,17 +59,6 @@ pub fn write_row_group(
     }
     group.close()?;
     Ok(())
-}
-
-/// Whether the processor has AVX2 and BMI2, for which the encoders'
-/// loops over a page's values are compiled a second time: a build for
-/// any x86-64 compares 64-bit integers with several instructions each
-/// and shifts by a variable count in three, where those take one.
-/// Either build writes the same bytes.
-#[cfg(target_arch = "x86_64")]
-#[inline]
-fn has_avx2() -> bool {
-    std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("bmi2")
 }
 
 /// Takes the values of `v`, leaving it empty with room for as many (the
