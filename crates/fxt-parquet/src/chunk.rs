@@ -100,15 +100,15 @@ pub fn column_chunk(
     levels_of(&levels, descr, &mut data);
     let encoding = match values {
         Values::Dict { page, ids } => {
-            let width = dictionary_page(&mut writer, snappy, &page, &mut data)?;
-            dictionary_len = Some(width.0);
-            encode(&ids, width.1, &mut data);
+            let (spec, width) = dictionary_page(&mut writer, snappy, &page, &mut data)?;
+            dictionary_len = Some(spec);
+            encode(&ids, width, &mut data);
             Encoding::RLE_DICTIONARY
         }
         Values::Same { page, id, count } => {
-            let width = dictionary_page(&mut writer, snappy, &page, &mut data)?;
-            dictionary_len = Some(width.0);
-            same_ids(id, count, width.1, &mut data);
+            let (spec, width) = dictionary_page(&mut writer, snappy, &page, &mut data)?;
+            dictionary_len = Some(spec);
+            same_ids(id, count, width, &mut data);
             Encoding::RLE_DICTIONARY
         }
         Values::I64(v) => {
@@ -277,7 +277,8 @@ fn plain(values: Values, out: &mut Vec<u8>) {
 compiled_twice! {
     /// The statistics of a chunk: its values' least and greatest, and its
     /// nulls (levels below the maximum).
-    fn statistics_of(values: &Values, nulls: usize, descr: &ColumnDescPtr) -> Statistics => statistics_any
+    fn statistics_of(values: &Values, nulls: usize, descr: &ColumnDescPtr) -> Statistics
+        => statistics_any
 }
 
 /// [`statistics_of`] for any processor.

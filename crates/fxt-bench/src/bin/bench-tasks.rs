@@ -38,9 +38,9 @@
 //!
 //! Then the parts of a recorded poll, each measured alone while recording
 //! (`parts`): a clock read, three in a row (a woken poll's reads alone),
-//! a record, a poll no wake caused and one its own wake caused. `--parts` measures only those, in the
-//! thread's CPU time (what other processes take of the core is not
-//! counted).
+//! a record, a poll no wake caused and one its own wake caused.
+//! `--parts` measures only those, in the thread's CPU time (what other
+//! processes take of the core is not counted).
 //!
 //! `--instructions` counts instead, under callgrind (in a child process
 //! per line), the instructions per poll of `poll` without fxt, with the
@@ -279,11 +279,11 @@ fn recorded_ns(n: u64, f: impl Fn(u64)) -> f64 {
 
 /// What a recorded poll is made of, each measured alone while recording
 /// (ns of the thread's CPU time): a clock read, three in a row (what a
-/// woken poll's reads cost alone: the floor of its cost), a record of four words (an instant with a `u64`
-/// argument), a poll no wake caused (its thread slice: one record, two
-/// clock reads), the same poll with a wake of its own (the wake's clock
-/// read and stores, the poll's longer argument list) and the bare loop of
-/// each.
+/// woken poll's reads cost alone: the floor of its cost), a record of
+/// four words (an instant with a `u64` argument), a poll no wake caused
+/// (its thread slice: one record, two clock reads), the same poll with a
+/// wake of its own (the wake's clock read and stores, the poll's longer
+/// argument list) and the bare loop of each.
 fn parts(n: u64) -> [f64; 6] {
     let clock = recorded_ns(n, |_| {
         black_box(fxt::__macro_support::now());

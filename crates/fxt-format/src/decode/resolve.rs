@@ -9,7 +9,7 @@ use super::values::StrRef;
 
 /// Bit 15 of a string ref: set for inline strings, whose low 15 bits are
 /// the length.
-const INLINE_STRING: u16 = 0x8000;
+pub(super) const INLINE_STRING: u16 = 0x8000;
 
 /// Resolves refs of one record against the tables in force for it.
 pub(crate) struct Resolver<'t> {

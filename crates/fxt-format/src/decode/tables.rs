@@ -153,13 +153,23 @@ impl ProviderTables {
     pub(crate) fn define_thread(&mut self, index: u8, process: u64, thread: u64) {
         if index != 0 {
             self.threads.insert(usize::from(index), (process, thread));
-            self.resolved = (0..self.threads.dense.len())
-                .map(|i| match self.threads.dense[i] {
-                    Some((process, thread)) => Thread::Known { process, thread },
-                    // Fits: the dense table holds thread indices only.
-                    None => Thread::Undefined(i as u8),
-                })
-                .collect();
+            let dense = &self.threads.dense;
+            if self.resolved.len() == dense.len() {
+                // The array did not grow: only this index can have changed.
+                if let Some(slot) = self.resolved.get_mut(usize::from(index)) {
+                    *slot = Thread::Known { process, thread };
+                }
+            } else {
+                // Grown (at most once per index), perhaps taking entries
+                // from the map: copied whole.
+                self.resolved = (0..dense.len())
+                    .map(|i| match dense[i] {
+                        Some((process, thread)) => Thread::Known { process, thread },
+                        // Fits: the dense table holds thread indices only.
+                        None => Thread::Undefined(i as u8),
+                    })
+                    .collect();
+            }
         }
     }
 }

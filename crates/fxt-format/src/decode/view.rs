@@ -22,7 +22,7 @@ use super::cursor::{Cursor, Region};
 use super::error::DecodeError;
 use super::parse::{bits, event, event_kind, Decoder};
 use super::record::{Event, EventKind, Record, Text, Thread};
-use super::resolve::{string_ref, Resolver};
+use super::resolve::{string_ref, Resolver, INLINE_STRING};
 use super::tables::ProviderTables;
 use super::values::{ArgValueView, ArgView, IntArg, StrOrF64, StrRef};
 use crate::encode::header::{arg_type, record_type};
@@ -186,10 +186,7 @@ impl<'a> ArgWords<'a> {
     #[inline(always)]
     pub fn int(&self) -> Option<(u16, IntArg)> {
         let header = self.header;
-        let name = (header >> 16) as u16;
-        if name == 0 || name & 0x8000 != 0 {
-            return None;
-        }
+        let name = by_index((header >> 16) as u16)?;
         let high = (header >> 32) as u32;
         let value = match header & 0xf {
             1 => IntArg::I32(high as i32),
@@ -209,18 +206,9 @@ impl<'a> ArgWords<'a> {
     #[inline(always)]
     pub fn str_or_f64(&self) -> Option<(u16, StrOrF64)> {
         let header = self.header;
-        let name = (header >> 16) as u16;
-        if name == 0 || name & 0x8000 != 0 {
-            return None;
-        }
+        let name = by_index((header >> 16) as u16)?;
         let value = match header & 0xf {
-            arg_type::STRING => {
-                let index = (header >> 32) as u16;
-                if index == 0 || index & 0x8000 != 0 {
-                    return None;
-                }
-                StrOrF64::Str(index)
-            }
+            arg_type::STRING => StrOrF64::Str(by_index((header >> 32) as u16)?),
             arg_type::F64 => StrOrF64::F64(f64::from_bits(word_at(self.bytes, 1)?)),
             _ => return None,
         };
@@ -482,9 +470,15 @@ pub(super) fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
 pub(super) fn plain_ref<'a>(string_ref: u16) -> Option<StrRef<'a>> {
     match string_ref {
         0 => Some(StrRef::Empty),
-        r if r & 0x8000 == 0 => Some(StrRef::Indexed(r)),
+        r if r & INLINE_STRING == 0 => Some(StrRef::Indexed(r)),
         _ => None,
     }
+}
+
+/// A string ref's index: `None` for the empty string or an inline text.
+#[inline(always)]
+fn by_index(string_ref: u16) -> Option<u16> {
+    (string_ref != 0 && string_ref & INLINE_STRING == 0).then_some(string_ref)
 }
 
 /// The word where the arguments of an event of the usual shape end, the
