@@ -25,9 +25,12 @@
 //! session, the wrapper with a session that does not sample memory, and
 //! the wrapper sampling at the default mean
 //! (`fxt::DEFAULT_ALLOC_SAMPLE_BYTES`). Each setting's times
-//! are the wall time until every thread is done and the CPU time the
+//! are the wall time until every thread is done, the CPU time the
 //! process used meanwhile (its threads', fxt's helpers' included: on a
-//! machine shared with other work the CPU time varies less), `R`
+//! machine shared with other work the CPU time varies less), and the
+//! workload's threads' own CPU time (what the allocator costs the
+//! program's threads, without the session's helpers, which `--idle`
+//! measures, and less moved by threads that share a core), `R`
 //! repetitions interleaved across the settings (each repetition starting
 //! at another), the medians reported with their ratios to the baseline's,
 //! and the sampled allocations of the sampling runs. `--mean` samples at
@@ -200,28 +203,52 @@ fn process_cpu() -> f64 {
     fxt_bench::host::process_cpu_ns() as f64 * 1e-9
 }
 
-/// The wall time and the process's CPU time while `threads` threads run
-/// `workload` through the system allocator (`bare`) or the wrapper.
-fn run(workload: Workload, bare: bool, threads: usize, ops: usize) -> (f64, f64) {
+/// One run's times, in seconds.
+#[derive(Clone, Copy)]
+struct Times {
+    /// Until every thread is done.
+    wall: f64,
+    /// The process's CPU time meanwhile (fxt's helper threads' included).
+    process: f64,
+    /// The workload's threads' own CPU time, summed: what the allocator
+    /// costs the program's threads, whatever the session's helpers and
+    /// other processes take.
+    threads: f64,
+}
+
+/// The times while `threads` threads run `workload` through the system
+/// allocator (`bare`) or the wrapper.
+fn run(workload: Workload, bare: bool, threads: usize, ops: usize) -> Times {
     let a: &'static (dyn GlobalAlloc + Sync) = if bare { &System } else { &WRAPPER };
     BARE.store(bare, Ordering::Relaxed);
     let cpu = process_cpu();
     let start = Instant::now();
-    std::thread::scope(|s| {
-        for t in 0..threads {
-            let seed = 0x9e37_79b9 + t as u64;
-            s.spawn(move || match workload {
-                Workload::AllocOnly => work(a, ops, seed),
-                Workload::Mixed => {
-                    mixed(ops / 8, seed);
-                }
-            });
-        }
+    let own: u64 = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                let seed = 0x9e37_79b9 + t as u64;
+                s.spawn(move || {
+                    let cpu = fxt_bench::host::thread_cpu_ns();
+                    match workload {
+                        Workload::AllocOnly => work(a, ops, seed),
+                        Workload::Mixed => {
+                            mixed(ops / 8, seed);
+                        }
+                    }
+                    fxt_bench::host::thread_cpu_ns() - cpu
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().expect("worker")).sum()
     });
-    let secs = start.elapsed().as_secs_f64();
-    let cpu = process_cpu() - cpu;
+    let wall = start.elapsed().as_secs_f64();
+    let process = process_cpu() - cpu;
     BARE.store(false, Ordering::Relaxed);
-    (secs, cpu)
+    Times {
+        wall,
+        process,
+        threads: own as f64 * 1e-9,
+    }
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -244,14 +271,9 @@ const SETTINGS: [(Setting, &str); 5] = [
     (Setting::Sampling, "wrapper, sampling memory"),
 ];
 
-/// One measurement of `setting`: wall and CPU seconds, the sampled
-/// allocations and frees, and the bytes of trace written.
-fn measure(
-    workload: Workload,
-    setting: Setting,
-    threads: usize,
-    ops: usize,
-) -> (f64, f64, u64, u64) {
+/// One measurement of `setting`: its times, the sampled allocations and
+/// frees, and the bytes of trace written.
+fn measure(workload: Workload, setting: Setting, threads: usize, ops: usize) -> (Times, u64, u64) {
     let path = std::env::temp_dir().join(format!("fxt-bench-alloc-{}.fxt", std::process::id()));
     let config = match setting {
         Setting::Bare | Setting::NoSession => None,
@@ -260,12 +282,12 @@ fn measure(
     };
     let session = config.map(|c| fxt::start(c).expect("session"));
     let bare = matches!(setting, Setting::Bare | Setting::BareSession);
-    let (secs, cpu) = run(workload, bare, threads, ops);
+    let times = run(workload, bare, threads, ops);
     let (samples, bytes) = session
         .map(|s| s.finish().expect("finish"))
         .map_or((0, 0), |s| (s.alloc_samples, s.bytes_written));
     let _ = std::fs::remove_file(&path);
-    (secs, cpu, samples, bytes)
+    (times, samples, bytes)
 }
 
 fn arg(name: &str, default: usize) -> usize {
@@ -294,7 +316,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--instructions-child") {
         let setting = SETTINGS[args[i + 1].parse::<usize>().expect("a setting")].0;
-        let (_, _, samples, _) = measure(Workload::AllocOnly, setting, 1, ops);
+        let (_, samples, _) = measure(Workload::AllocOnly, setting, 1, ops);
         println!("samples {samples}");
         return;
     }
@@ -372,8 +394,7 @@ fn idle(reps: usize) {
 
 /// Measures `workload` under every setting and prints its table.
 fn table(workload: Workload, threads: usize, ops: usize, reps: usize) {
-    let mut times: Vec<Vec<f64>> = vec![Vec::new(); SETTINGS.len()];
-    let mut cpus: Vec<Vec<f64>> = vec![Vec::new(); SETTINGS.len()];
+    let mut runs: Vec<Vec<Times>> = vec![Vec::new(); SETTINGS.len()];
     let (mut samples, mut bytes) = (0, 0);
     // Warm-up: the allocator's arenas, the unwinder's module list.
     for (setting, _) in SETTINGS {
@@ -395,42 +416,59 @@ fn table(workload: Workload, threads: usize, ops: usize, reps: usize) {
                 continue;
             }
             let setting = SETTINGS[i].0;
-            let (secs, cpu, n, written) = measure(workload, setting, threads, ops);
-            times[i].push(secs);
-            cpus[i].push(cpu);
+            let (times, n, written) = measure(workload, setting, threads, ops);
+            runs[i].push(times);
             if setting == Setting::Sampling {
                 (samples, bytes) = (n, written);
             }
         }
     }
     if alone != usize::MAX {
-        let (t, c) = (median(&mut times[alone]), median(&mut cpus[alone]));
+        let m = medians(&runs[alone]);
         println!(
-            "{}: {:.1} ms wall, {:.1} ms CPU",
+            "{}: {:.1} ms wall, {:.1} ms CPU, {:.1} ms the workload's threads",
             SETTINGS[alone].1,
-            t * 1e3,
-            c * 1e3
+            m.wall * 1e3,
+            m.process * 1e3,
+            m.threads * 1e3
         );
         sampled(samples, bytes);
         return;
     }
-    println!("| setting | wall time | vs system allocator | CPU time | vs system allocator |");
-    println!("|---|---|---|---|---|");
-    let base = median(&mut times[0].clone());
-    let cpu_base = median(&mut cpus[0].clone());
+    print_table(&runs);
+    sampled(samples, bytes);
+}
+
+/// Each field's median over `runs`.
+fn medians(runs: &[Times]) -> Times {
+    let of = |f: fn(&Times) -> f64| median(&mut runs.iter().map(f).collect::<Vec<_>>());
+    Times {
+        wall: of(|t| t.wall),
+        process: of(|t| t.process),
+        threads: of(|t| t.threads),
+    }
+}
+
+/// The table of every setting's medians and their ratios to the first's.
+fn print_table(runs: &[Vec<Times>]) {
+    println!(
+        "| setting | wall time | vs system allocator | CPU time | vs system allocator | workload threads' CPU | vs system allocator |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    let base = medians(&runs[0]);
     for (i, (_, name)) in SETTINGS.iter().enumerate() {
-        let t = median(&mut times[i]);
-        let c = median(&mut cpus[i]);
+        let m = medians(&runs[i]);
         println!(
-            "| {name} | {:.1} ms | {:.3}x | {:.1} ms | {:.3}x |",
-            t * 1e3,
-            t / base,
-            c * 1e3,
-            c / cpu_base
+            "| {name} | {:.1} ms | {:.3}x | {:.1} ms | {:.3}x | {:.1} ms | {:.3}x |",
+            m.wall * 1e3,
+            m.wall / base.wall,
+            m.process * 1e3,
+            m.process / base.process,
+            m.threads * 1e3,
+            m.threads / base.threads
         );
     }
     println!();
-    sampled(samples, bytes);
 }
 
 /// Prints what the last sampling run took and wrote.

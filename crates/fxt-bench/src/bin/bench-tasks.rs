@@ -242,27 +242,14 @@ impl Future for Idle {
     }
 }
 
-/// The calling thread's CPU time in ns: what the parts measure, so that
-/// the time other processes hold the core (on a shared machine, half of
-/// it or more) is not counted as the part's.
-fn thread_cpu_ns() -> u64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `t` is a valid, writable `timespec`; the clock id is one
-    // every Linux has.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    assert_eq!(rc, 0, "the thread's CPU clock");
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-}
-
 /// CPU ns of the calling thread per unit of what `f` returns (how many
 /// iterations or polls it ran).
 fn cpu_ns_per(f: impl FnOnce() -> u64) -> f64 {
-    let t = thread_cpu_ns();
+    // The thread's CPU time: the time other processes hold the core (on
+    // a shared machine, half of it or more) is not counted as the part's.
+    let t = fxt_bench::host::thread_cpu_ns();
     let n = f();
-    (thread_cpu_ns() - t) as f64 / n as f64
+    (fxt_bench::host::thread_cpu_ns() - t) as f64 / n as f64
 }
 
 /// CPU ns per iteration of `f`, `n` iterations, in a recording session.
