@@ -20,8 +20,8 @@
 //! its child), followed by the block's length: a few bytes a slice where
 //! fixed fields took 20 and 12, and a block is found from the end of the
 //! one after it, so that either file can be read backwards a block at a
-//! time. The results are written in the order they are made, last block
-//! first, and read backwards.
+//! time. The results are written in the order they are made (last block
+//! first, and in a block its last slice first), and read backwards.
 //!
 //! A parent *contains* its child: it begins no later and ends no earlier
 //! (equal times nest as recorded: the later record is the parent). A slice
@@ -80,11 +80,16 @@ impl Intervals {
 
     /// Appends the next slice to arrive: its thread slot ([`NO_THREAD`]
     /// for none), begin and end in nanoseconds.
+    #[inline]
     pub fn push(&mut self, slot: u32, begin: i64, end: i64) -> io::Result<()> {
+        // Made in place and appended at once: one check of the block's
+        // room, not one per byte.
+        let mut bytes = [0u8; 3 * MAX_VARINT];
         // The slot plus one, so that NO_THREAD is 0 and one byte.
-        put_varint(&mut self.block, u64::from(slot.wrapping_add(1)));
-        put_varint(&mut self.block, zigzag(end.wrapping_sub(self.last_end)));
-        put_varint(&mut self.block, zigzag(end.wrapping_sub(begin)));
+        let mut len = put_varint_at(&mut bytes, 0, u64::from(slot.wrapping_add(1)));
+        len = put_varint_at(&mut bytes, len, zigzag(end.wrapping_sub(self.last_end)));
+        len = put_varint_at(&mut bytes, len, zigzag(end.wrapping_sub(begin)));
+        self.block.extend_from_slice(&bytes[..len]);
         self.last_end = end;
         self.in_block += 1;
         self.count += 1;
@@ -118,13 +123,6 @@ impl Intervals {
         let mut out_of_order = 0u64;
         let mut bytes = Vec::new();
         let mut intervals: Vec<(u32, i64, i64)> = Vec::with_capacity(BLOCK);
-        let mut places = vec![
-            Place {
-                depth: 0,
-                parent: None
-            };
-            BLOCK
-        ];
         let mut encoded = Vec::new();
         let mut at = input.seek(SeekFrom::End(0))?;
         let mut hi = self.count;
@@ -134,8 +132,9 @@ impl Intervals {
             let lo = hi
                 .checked_sub(n as u64)
                 .ok_or_else(|| corrupt("more slices than were written"))?;
+            encoded.clear();
             for (i, &(slot, begin, end)) in intervals.iter().enumerate().rev() {
-                places[i] = if slot == NO_THREAD {
+                let place = if slot == NO_THREAD {
                     Place {
                         depth: 0,
                         parent: None,
@@ -152,12 +151,9 @@ impl Intervals {
                     *last = end;
                     place_in(stack, begin, end, lo + i as u64)
                 };
-            }
-            encoded.clear();
-            for (i, place) in places[..n].iter().enumerate() {
+                // As computed, last first. A parent arrives after its
+                // child: the distance, 0 for none.
                 put_varint(&mut encoded, u64::from(place.depth));
-                // A parent arrives after its child: the distance, 0 for
-                // none.
                 let distance = place.parent.map_or(0, |p| p - (lo + i as u64));
                 put_varint(&mut encoded, distance);
             }
@@ -256,17 +252,36 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
+/// Bytes of the longest [`put_varint`] number.
+const MAX_VARINT: usize = 10;
+
+/// [`put_varint`] into `out` at `at`; where it ends.
+#[inline(always)]
+fn put_varint_at(out: &mut [u8; 3 * MAX_VARINT], mut at: usize, mut v: u64) -> usize {
+    while v >= 0x80 {
+        out[at] = v as u8 | 0x80;
+        v >>= 7;
+        at += 1;
+    }
+    out[at] = v as u8;
+    at + 1
+}
+
 /// Takes a [`put_varint`] number from the front of `r`.
 #[inline]
 fn take_varint(r: &mut &[u8]) -> io::Result<u64> {
-    // Most numbers are differences that fit one byte.
-    if let Some((&b, rest)) = r.split_first() {
-        if b < 0x80 {
+    // Most numbers are differences that fit one or two bytes.
+    match *r {
+        [b, ref rest @ ..] if *b < 0x80 => {
             *r = rest;
-            return Ok(u64::from(b));
+            Ok(u64::from(*b))
         }
+        [b0, b1, ref rest @ ..] if *b1 < 0x80 => {
+            *r = rest;
+            Ok(u64::from(b0 & 0x7f) | u64::from(*b1) << 7)
+        }
+        _ => take_long_varint(r),
     }
-    take_long_varint(r)
 }
 
 /// [`take_varint`] of a number of more than one byte.
@@ -332,14 +347,14 @@ impl Nesting {
         Ok(place)
     }
 
-    /// Reads the next block of places.
+    /// Reads the next block of places (written last first).
     #[cold]
     fn read_block(&mut self) -> io::Result<()> {
         self.taken += self.block.len() as u64;
         let n = read_block_before(&mut self.input, &mut self.at, &mut self.bytes)?;
         self.block.clear();
         let mut r = &self.bytes[..];
-        for i in 0..n {
+        for i in (0..n).rev() {
             let depth = u32::try_from(take_varint(&mut r)?).map_err(io::Error::other)?;
             let distance = take_varint(&mut r)?;
             let index = self.taken + i as u64;
@@ -348,6 +363,7 @@ impl Nesting {
                 parent: (distance > 0).then(|| index + distance),
             });
         }
+        self.block.reverse();
         self.next = 0;
         if self.block.is_empty() {
             return Err(corrupt("an empty block"));
