@@ -43,7 +43,7 @@ const TRAILER: usize = 8;
 pub struct Intervals {
     file: BufWriter<File>,
     /// The block being written, and the slices in it.
-    block: Vec<u8>,
+    block: Encoded,
     in_block: usize,
     /// The end of the slice before in the block.
     last_end: i64,
@@ -71,7 +71,7 @@ impl Intervals {
     pub fn new(dir: &Path) -> io::Result<Intervals> {
         Ok(Intervals {
             file: BufWriter::with_capacity(1 << 16, tempfile::tempfile_in(dir)?),
-            block: Vec::new(),
+            block: Encoded::new(),
             in_block: 0,
             last_end: 0,
             count: 0,
@@ -82,14 +82,12 @@ impl Intervals {
     /// for none), begin and end in nanoseconds.
     #[inline]
     pub fn push(&mut self, slot: u32, begin: i64, end: i64) -> io::Result<()> {
-        // Made in place and appended at once: one check of the block's
-        // room, not one per byte.
-        let mut bytes = [0u8; 3 * MAX_VARINT];
-        // The slot plus one, so that NO_THREAD is 0 and one byte.
-        let mut len = put_varint_at(&mut bytes, 0, u64::from(slot.wrapping_add(1)));
-        len = put_varint_at(&mut bytes, len, zigzag(end.wrapping_sub(self.last_end)));
-        len = put_varint_at(&mut bytes, len, zigzag(end.wrapping_sub(begin)));
-        self.block.extend_from_slice(&bytes[..len]);
+        self.block.put([
+            // The slot plus one, so that NO_THREAD is 0 and one byte.
+            u64::from(slot.wrapping_add(1)),
+            zigzag(end.wrapping_sub(self.last_end)),
+            zigzag(end.wrapping_sub(begin)),
+        ]);
         self.last_end = end;
         self.in_block += 1;
         self.count += 1;
@@ -104,7 +102,7 @@ impl Intervals {
         if self.in_block == 0 {
             return Ok(());
         }
-        write_block(&mut self.file, &self.block, self.in_block)?;
+        write_block(&mut self.file, self.block.bytes(), self.in_block)?;
         self.block.clear();
         self.in_block = 0;
         self.last_end = 0;
@@ -123,7 +121,7 @@ impl Intervals {
         let mut out_of_order = 0u64;
         let mut bytes = Vec::new();
         let mut intervals: Vec<(u32, i64, i64)> = Vec::with_capacity(BLOCK);
-        let mut encoded = Vec::new();
+        let mut encoded = Encoded::new();
         let mut at = input.seek(SeekFrom::End(0))?;
         let mut hi = self.count;
         while at > 0 {
@@ -153,11 +151,10 @@ impl Intervals {
                 };
                 // As computed, last first. A parent arrives after its
                 // child: the distance, 0 for none.
-                put_varint(&mut encoded, u64::from(place.depth));
                 let distance = place.parent.map_or(0, |p| p - (lo + i as u64));
-                put_varint(&mut encoded, distance);
+                encoded.put([u64::from(place.depth), distance]);
             }
-            write_block(&mut output, &encoded, n)?;
+            write_block(&mut output, encoded.bytes(), n)?;
             hi = lo;
         }
         if hi != 0 {
@@ -242,22 +239,54 @@ fn decode_intervals(bytes: &[u8], n: usize, out: &mut Vec<(u32, i64, i64)>) -> i
     Ok(())
 }
 
-/// Appends `v` in LEB128 (seven bits a byte, the low ones first).
-#[inline]
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
+/// A block being encoded, in room for a whole block made once: each
+/// number is written in place, with no check of the room per byte and no
+/// copy of a slice's bytes made apart.
+struct Encoded {
+    room: Vec<u8>,
+    len: usize,
 }
 
 /// Bytes of the longest [`put_varint`] number.
 const MAX_VARINT: usize = 10;
+/// Numbers a slice has in either file, at most.
+const NUMBERS: usize = 3;
 
-/// [`put_varint`] into `out` at `at`; where it ends.
+impl Encoded {
+    fn new() -> Encoded {
+        Encoded {
+            room: vec![0; BLOCK * NUMBERS * MAX_VARINT],
+            len: 0,
+        }
+    }
+
+    /// Appends one slice's numbers (at most [`NUMBERS`]; at most
+    /// [`BLOCK`] slices between clears).
+    #[inline(always)]
+    fn put<const N: usize>(&mut self, numbers: [u64; N]) {
+        let room = &mut self.room[self.len..self.len + N * MAX_VARINT];
+        let mut at = 0;
+        for v in numbers {
+            at = put_varint(room, at, v);
+        }
+        self.len += at;
+    }
+
+    /// The block's bytes.
+    fn bytes(&self) -> &[u8] {
+        &self.room[..self.len]
+    }
+
+    /// Starts the next block.
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+}
+
+/// Writes `v` in LEB128 (seven bits a byte, the low ones first) into
+/// `out` at `at`; where it ends.
 #[inline(always)]
-fn put_varint_at(out: &mut [u8; 3 * MAX_VARINT], mut at: usize, mut v: u64) -> usize {
+fn put_varint(out: &mut [u8], mut at: usize, mut v: u64) -> usize {
     while v >= 0x80 {
         out[at] = v as u8 | 0x80;
         v >>= 7;
