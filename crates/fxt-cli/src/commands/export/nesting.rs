@@ -179,7 +179,8 @@ impl Intervals {
 /// after it that may enclose it, outermost first.
 fn place_in(stack: &mut Vec<Open>, begin: i64, end: i64, index: u64) -> Place {
     while let Some(top) = stack.last() {
-        if top.begin <= begin && end <= top.end {
+        // One branch, not two: which way it goes follows the data.
+        if (top.begin <= begin) & (end <= top.end) {
             break;
         }
         stack.pop();
@@ -345,6 +346,12 @@ fn corrupt(what: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, format!("nesting file: {what}"))
 }
 
+/// The error of a slice asked for past the last.
+#[cold]
+fn more_slices() -> io::Error {
+    io::Error::other("more slices than the scan found (the input changed while read?)")
+}
+
 /// Every slice's place, read in arrival order.
 pub struct Nesting {
     input: File,
@@ -361,11 +368,10 @@ pub struct Nesting {
 
 impl Nesting {
     /// The place of the next slice to arrive.
+    #[inline]
     pub fn next_place(&mut self) -> io::Result<Place> {
         if self.left == 0 {
-            return Err(io::Error::other(
-                "more slices than the scan found (the input changed while read?)",
-            ));
+            return Err(more_slices());
         }
         if self.next == self.block.len() {
             self.read_block()?;
