@@ -141,35 +141,19 @@ pub struct ById {
 type ThreadKey = (Option<u32>, Thread);
 
 impl ById {
-    /// The open begins of a provider's thread.
+    /// Closes the innermost open begin of stack `at` ([`ById::at`]; `end`:
+    /// the end's offset, name id of `texts` and ticks), as
+    /// [`Durations::end`] does, and gives it with the problems of the pair
+    /// (`None`: no begin was open on its thread).
     #[inline]
-    fn stack(&mut self, key: ThreadKey) -> &mut Vec<OpenId> {
-        self.stacks.get(key)
-    }
-
-    /// Opens a duration begin (`name`: an id of `texts`).
-    #[inline]
-    pub fn begin(&mut self, provider: Option<u32>, offset: u64, e: (Thread, u32, u64)) {
-        let (thread, name, timestamp) = e;
-        let at = self.at((provider, thread));
-        self.begin_at(at, offset, name, timestamp);
-    }
-
-    /// Closes the innermost open begin of the end's thread (`e`: thread,
-    /// name id of `texts`, ticks), as [`Durations::end`] does, and gives
-    /// it with the problems of the pair (`None`: no begin was open on its
-    /// thread).
-    #[inline]
-    pub fn close(
+    pub fn close_at(
         &mut self,
-        provider: Option<u32>,
-        offset: u64,
-        e: (Thread, u32, u64),
+        at: usize,
+        end: (u64, u32, u64),
         texts: &Interned,
     ) -> Option<(OpenId, Vec<Problem>)> {
-        let (thread, name, timestamp) = e;
-        let begin = self.stack((provider, thread)).pop()?;
-        let problems = mismatch(&begin, (offset, name, timestamp), texts).unwrap_or_default();
+        let begin = self.stacks.entries[at].1.pop()?;
+        let problems = mismatch(&begin, end, texts).unwrap_or_default();
         Some((begin, problems))
     }
 
@@ -187,7 +171,8 @@ impl ById {
         self.stacks.entries[at].0
     }
 
-    /// [`ById::begin`] on stack `at` ([`ById::at`]).
+    /// Opens a duration begin on stack `at` ([`ById::at`]; `name`: an id
+    /// of the walk's texts).
     #[inline]
     pub fn begin_at(&mut self, at: usize, offset: u64, name: u32, timestamp: u64) {
         self.stacks.entries[at].1.push(OpenId {
@@ -197,8 +182,7 @@ impl ById {
         });
     }
 
-    /// [`ById::close`] on stack `at` ([`ById::at`]), the problems of the
-    /// pair added to `problems`: false if no begin was open there.
+    /// [`ById::close_at`], the problems of the pair added to `problems`: false if no begin was open there.
     #[inline(always)]
     pub fn end_at(
         &mut self,
@@ -238,7 +222,7 @@ impl ById {
 }
 
 /// The problems of an end (`(offset, name id, ticks)`) that closes
-/// `begin`, `None` when the pair is sound: the one rule of [`ById::close`]
+/// `begin`, `None` when the pair is sound: the one rule of [`ById::close_at`]
 /// and [`ById::end_at`].
 #[inline(always)]
 fn mismatch(begin: &OpenId, end: (u64, u32, u64), texts: &Interned) -> Option<Vec<Problem>> {

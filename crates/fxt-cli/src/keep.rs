@@ -5,9 +5,11 @@
 
 use std::collections::HashMap;
 
-use fxt_format::decode::{Context, EventKind, Thread, View};
+use fxt_format::decode::{Context, EventHead, EventKind, HeadAt, Thread, ThreadRef, View};
+use fxt_format::encode::header::event_type::{DURATION_BEGIN, DURATION_END};
 
 use crate::durations::ById;
+use crate::epoch::ByThreadIndex;
 use crate::interned::Interned;
 use crate::problems::{event_problems_after, record_problems, LastClean, Problem, Reason};
 
@@ -32,6 +34,8 @@ pub enum Verdict {
     Ended {
         /// The begin's timestamp, in ticks.
         begin_ts: u64,
+        /// The number of its provider's thread ([`Keep::thread`]).
+        thread: u32,
     },
 }
 
@@ -49,6 +53,9 @@ pub struct Keep {
     /// The shapes of the last events found without problems (see
     /// [`event_problems_after`]): most events are one of them.
     last_clean: LastClean,
+    /// Per thread index of an event head: its thread's number
+    /// ([`Keep::thread`]), while the threads epoch holds.
+    by_thread_index: ByThreadIndex,
 }
 
 impl Keep {
@@ -87,11 +94,70 @@ impl Keep {
         }
         match e.kind {
             EventKind::DurationBegin | EventKind::DurationEnd => {
-                let mark = (e.thread, self.names.id(ctx, e.name), e.timestamp);
-                self.duration(ctx.provider_id(), offset, e.kind, mark)
+                let name = self.names.id(ctx, e.name);
+                let thread = self.thread(ctx.provider_id(), e.thread);
+                let begin = e.kind == EventKind::DurationBegin;
+                self.duration(thread, begin, (offset, name, e.timestamp))
             }
             _ => Verdict::Kept,
         }
+    }
+
+    /// [`Keep::see`] of an event read by its head (`at`: where the walk
+    /// read it), as `fxt check` reads one: `None`, and nothing noted, when
+    /// its shape is not one found clean since the tables last changed
+    /// (the caller then hands its view to [`Keep::see`]). No view is made
+    /// and the thread is looked up only for a duration begin or end.
+    #[inline(always)]
+    pub fn see_head(&mut self, at: HeadAt<'_, '_>, e: &EventHead<'_>) -> Option<Verdict> {
+        let backwards = e.end_ts().is_some_and(|end| end < e.timestamp());
+        if backwards || !self.last_clean.matches_head(e) {
+            return None;
+        }
+        let event_type = u64::from(e.event_type());
+        if event_type != DURATION_BEGIN && event_type != DURATION_END {
+            return Some(Verdict::Kept);
+        }
+        let name = self.names.id_at(at, e.name());
+        let thread = self.head_thread(at, e);
+        let mark = (e.offset(), name, e.timestamp());
+        Some(self.duration(thread, event_type == DURATION_BEGIN, mark))
+    }
+
+    /// The number of a provider's thread: one per thread for the whole
+    /// walk, from 0 in the order threads are first met (the index of its
+    /// stack of open begins).
+    #[inline]
+    pub fn thread(&mut self, provider: Option<u32>, thread: Thread) -> u32 {
+        self.durations.at((provider, thread)) as u32
+    }
+
+    /// [`Keep::thread`] of an event read by its head: by its thread
+    /// index, remembered while the threads epoch holds.
+    #[inline(always)]
+    pub fn head_thread(&mut self, at: HeadAt<'_, '_>, e: &EventHead<'_>) -> u32 {
+        let index = match e.thread_ref() {
+            ThreadRef::Indexed(index) => index,
+            ThreadRef::Inline { process, thread } => {
+                let thread = Thread::Known { process, thread };
+                return self.thread(at.context().provider_id(), thread);
+            }
+        };
+        self.by_thread_index.check_epoch(at.threads_epoch());
+        match self.by_thread_index.get(index) {
+            Some(known) => known as u32,
+            None => self.find_head_thread(at, index),
+        }
+    }
+
+    /// [`Keep::head_thread`] of a thread index not looked up since the
+    /// threads epoch changed.
+    #[inline(never)]
+    fn find_head_thread(&mut self, at: HeadAt<'_, '_>, index: u8) -> u32 {
+        let ctx = at.context();
+        let thread = self.thread(ctx.provider_id(), ctx.thread(index));
+        self.by_thread_index.set(index, thread as usize);
+        thread
     }
 
     /// Notes what `problems`, those of the record at `offset` on its own,
@@ -109,21 +175,19 @@ impl Keep {
         None
     }
 
-    /// Matches a duration begin or end of kind `kind` (`mark`: its thread,
-    /// name id and ticks): an end that closes no begin, or one whose name
-    /// or time does not fit it, is left out (with that begin).
-    fn duration(
-        &mut self,
-        provider: Option<u32>,
-        offset: u64,
-        kind: EventKind,
-        mark: (Thread, u32, u64),
-    ) -> Verdict {
-        if kind == EventKind::DurationBegin {
-            self.durations.begin(provider, offset, mark);
+    /// Matches a duration begin (`begin`) or end on thread `thread`
+    /// ([`Keep::thread`]; `mark`: its offset, name id and ticks): an end
+    /// that closes no begin, or one whose name or time does not fit it,
+    /// is left out (with that begin).
+    #[inline(always)]
+    fn duration(&mut self, thread: u32, begin: bool, mark: (u64, u32, u64)) -> Verdict {
+        let (offset, name, timestamp) = mark;
+        let at = thread as usize;
+        if begin {
+            self.durations.begin_at(at, offset, name, timestamp);
             return Verdict::Kept;
         }
-        match self.durations.close(provider, offset, mark, &self.names) {
+        match self.durations.close_at(at, mark, &self.names) {
             None => {
                 self.fixes
                     .insert(offset, Fix::Drop(Reason::EndWithoutBegin));
@@ -132,7 +196,7 @@ impl Keep {
             Some((begin, pair)) => {
                 let begin_ts = begin.timestamp;
                 if pair.is_empty() {
-                    return Verdict::Ended { begin_ts };
+                    return Verdict::Ended { begin_ts, thread };
                 }
                 // Both go: the records between them stay matched as
                 // they were (an end closes the innermost begin).

@@ -20,8 +20,8 @@
 //! its child), followed by the block's length: a few bytes a slice where
 //! fixed fields took 20 and 12, and a block is found from the end of the
 //! one after it, so that either file can be read backwards a block at a
-//! time. The results are written in the order they are made, last block
-//! first, and read backwards.
+//! time. The results are written in the order they are made (last block
+//! first, and in a block its last slice first), and read backwards.
 //!
 //! A parent *contains* its child: it begins no later and ends no earlier
 //! (equal times nest as recorded: the later record is the parent). A slice
@@ -43,7 +43,7 @@ const TRAILER: usize = 8;
 pub struct Intervals {
     file: BufWriter<File>,
     /// The block being written, and the slices in it.
-    block: Vec<u8>,
+    block: Encoded,
     in_block: usize,
     /// The end of the slice before in the block.
     last_end: i64,
@@ -71,7 +71,7 @@ impl Intervals {
     pub fn new(dir: &Path) -> io::Result<Intervals> {
         Ok(Intervals {
             file: BufWriter::with_capacity(1 << 16, tempfile::tempfile_in(dir)?),
-            block: Vec::new(),
+            block: Encoded::new(),
             in_block: 0,
             last_end: 0,
             count: 0,
@@ -80,11 +80,14 @@ impl Intervals {
 
     /// Appends the next slice to arrive: its thread slot ([`NO_THREAD`]
     /// for none), begin and end in nanoseconds.
+    #[inline]
     pub fn push(&mut self, slot: u32, begin: i64, end: i64) -> io::Result<()> {
-        // The slot plus one, so that NO_THREAD is 0 and one byte.
-        put_varint(&mut self.block, u64::from(slot.wrapping_add(1)));
-        put_varint(&mut self.block, zigzag(end.wrapping_sub(self.last_end)));
-        put_varint(&mut self.block, zigzag(end.wrapping_sub(begin)));
+        self.block.put([
+            // The slot plus one, so that NO_THREAD is 0 and one byte.
+            u64::from(slot.wrapping_add(1)),
+            zigzag(end.wrapping_sub(self.last_end)),
+            zigzag(end.wrapping_sub(begin)),
+        ]);
         self.last_end = end;
         self.in_block += 1;
         self.count += 1;
@@ -99,7 +102,7 @@ impl Intervals {
         if self.in_block == 0 {
             return Ok(());
         }
-        write_block(&mut self.file, &self.block, self.in_block)?;
+        write_block(&mut self.file, self.block.bytes(), self.in_block)?;
         self.block.clear();
         self.in_block = 0;
         self.last_end = 0;
@@ -118,14 +121,7 @@ impl Intervals {
         let mut out_of_order = 0u64;
         let mut bytes = Vec::new();
         let mut intervals: Vec<(u32, i64, i64)> = Vec::with_capacity(BLOCK);
-        let mut places = vec![
-            Place {
-                depth: 0,
-                parent: None
-            };
-            BLOCK
-        ];
-        let mut encoded = Vec::new();
+        let mut encoded = Encoded::new();
         let mut at = input.seek(SeekFrom::End(0))?;
         let mut hi = self.count;
         while at > 0 {
@@ -134,8 +130,9 @@ impl Intervals {
             let lo = hi
                 .checked_sub(n as u64)
                 .ok_or_else(|| corrupt("more slices than were written"))?;
+            encoded.clear();
             for (i, &(slot, begin, end)) in intervals.iter().enumerate().rev() {
-                places[i] = if slot == NO_THREAD {
+                let place = if slot == NO_THREAD {
                     Place {
                         depth: 0,
                         parent: None,
@@ -152,16 +149,12 @@ impl Intervals {
                     *last = end;
                     place_in(stack, begin, end, lo + i as u64)
                 };
-            }
-            encoded.clear();
-            for (i, place) in places[..n].iter().enumerate() {
-                put_varint(&mut encoded, u64::from(place.depth));
-                // A parent arrives after its child: the distance, 0 for
-                // none.
+                // As computed, last first. A parent arrives after its
+                // child: the distance, 0 for none.
                 let distance = place.parent.map_or(0, |p| p - (lo + i as u64));
-                put_varint(&mut encoded, distance);
+                encoded.put([u64::from(place.depth), distance]);
             }
-            write_block(&mut output, &encoded, n)?;
+            write_block(&mut output, encoded.bytes(), n)?;
             hi = lo;
         }
         if hi != 0 {
@@ -186,7 +179,8 @@ impl Intervals {
 /// after it that may enclose it, outermost first.
 fn place_in(stack: &mut Vec<Open>, begin: i64, end: i64, index: u64) -> Place {
     while let Some(top) = stack.last() {
-        if top.begin <= begin && end <= top.end {
+        // One branch, not two: which way it goes follows the data.
+        if (top.begin <= begin) & (end <= top.end) {
             break;
         }
         stack.pop();
@@ -246,27 +240,78 @@ fn decode_intervals(bytes: &[u8], n: usize, out: &mut Vec<(u32, i64, i64)>) -> i
     Ok(())
 }
 
-/// Appends `v` in LEB128 (seven bits a byte, the low ones first).
-#[inline]
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
+/// A block being encoded, in room for a whole block made once: each
+/// number is written in place, with no check of the room per byte and no
+/// copy of a slice's bytes made apart.
+struct Encoded {
+    room: Vec<u8>,
+    len: usize,
+}
+
+/// Bytes of the longest [`put_varint`] number.
+const MAX_VARINT: usize = 10;
+/// Numbers a slice has in either file, at most.
+const NUMBERS: usize = 3;
+
+impl Encoded {
+    fn new() -> Encoded {
+        Encoded {
+            room: vec![0; BLOCK * NUMBERS * MAX_VARINT],
+            len: 0,
+        }
     }
-    out.push(v as u8);
+
+    /// Appends one slice's numbers (at most [`NUMBERS`]; at most
+    /// [`BLOCK`] slices between clears).
+    #[inline(always)]
+    fn put<const N: usize>(&mut self, numbers: [u64; N]) {
+        let room = &mut self.room[self.len..self.len + N * MAX_VARINT];
+        let mut at = 0;
+        for v in numbers {
+            at = put_varint(room, at, v);
+        }
+        self.len += at;
+    }
+
+    /// The block's bytes.
+    fn bytes(&self) -> &[u8] {
+        &self.room[..self.len]
+    }
+
+    /// Starts the next block.
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+}
+
+/// Writes `v` in LEB128 (seven bits a byte, the low ones first) into
+/// `out` at `at`; where it ends.
+#[inline(always)]
+fn put_varint(out: &mut [u8], mut at: usize, mut v: u64) -> usize {
+    while v >= 0x80 {
+        out[at] = v as u8 | 0x80;
+        v >>= 7;
+        at += 1;
+    }
+    out[at] = v as u8;
+    at + 1
 }
 
 /// Takes a [`put_varint`] number from the front of `r`.
 #[inline]
 fn take_varint(r: &mut &[u8]) -> io::Result<u64> {
-    // Most numbers are differences that fit one byte.
-    if let Some((&b, rest)) = r.split_first() {
-        if b < 0x80 {
+    // Most numbers are differences that fit one or two bytes.
+    match *r {
+        [b, ref rest @ ..] if *b < 0x80 => {
             *r = rest;
-            return Ok(u64::from(b));
+            Ok(u64::from(*b))
         }
+        [b0, b1, ref rest @ ..] if *b1 < 0x80 => {
+            *r = rest;
+            Ok(u64::from(b0 & 0x7f) | u64::from(*b1) << 7)
+        }
+        _ => take_long_varint(r),
     }
-    take_long_varint(r)
 }
 
 /// [`take_varint`] of a number of more than one byte.
@@ -301,6 +346,12 @@ fn corrupt(what: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, format!("nesting file: {what}"))
 }
 
+/// The error of a slice asked for past the last.
+#[cold]
+fn more_slices() -> io::Error {
+    io::Error::other("more slices than the scan found (the input changed while read?)")
+}
+
 /// Every slice's place, read in arrival order.
 pub struct Nesting {
     input: File,
@@ -317,11 +368,10 @@ pub struct Nesting {
 
 impl Nesting {
     /// The place of the next slice to arrive.
+    #[inline]
     pub fn next_place(&mut self) -> io::Result<Place> {
         if self.left == 0 {
-            return Err(io::Error::other(
-                "more slices than the scan found (the input changed while read?)",
-            ));
+            return Err(more_slices());
         }
         if self.next == self.block.len() {
             self.read_block()?;
@@ -332,14 +382,14 @@ impl Nesting {
         Ok(place)
     }
 
-    /// Reads the next block of places.
+    /// Reads the next block of places (written last first).
     #[cold]
     fn read_block(&mut self) -> io::Result<()> {
         self.taken += self.block.len() as u64;
         let n = read_block_before(&mut self.input, &mut self.at, &mut self.bytes)?;
         self.block.clear();
         let mut r = &self.bytes[..];
-        for i in 0..n {
+        for i in (0..n).rev() {
             let depth = u32::try_from(take_varint(&mut r)?).map_err(io::Error::other)?;
             let distance = take_varint(&mut r)?;
             let index = self.taken + i as u64;
@@ -348,6 +398,7 @@ impl Nesting {
                 parent: (distance > 0).then(|| index + distance),
             });
         }
+        self.block.reverse();
         self.next = 0;
         if self.block.is_empty() {
             return Err(corrupt("an empty block"));

@@ -4,17 +4,21 @@
 //! Memory: the open begins, the names, and the decisions about damaged
 //! records; never the trace.
 
+mod heads;
+
 use std::collections::HashMap;
 use std::path::Path;
 
 use rustc_hash::FxHashMap;
 
-use fxt_format::decode::{Context, Event, EventKind, EventView, StrRef, Text, Thread, View};
+use fxt_format::decode::{
+    Context, Event, EventHead, EventKind, EventView, Head, HeadAt, StrRef, Text, Thread, View,
+};
+use fxt_format::encode::header::event_type::{DURATION_COMPLETE, DURATION_END};
 use fxt_format::time::{ticks_per_second_or_default, ticks_to_ns};
 
 use super::labels::Labels;
 use super::nesting::{Intervals, Nesting, NO_THREAD};
-use super::threads::Numbers;
 use crate::epoch::Epoch;
 use crate::error::Error;
 use crate::input::Input;
@@ -97,8 +101,6 @@ struct Pass<'d> {
     keep: Keep,
     labels: Labels,
     intervals: Intervals,
-    /// Each slice's thread, numbered.
-    slots: Numbers,
     asyncs: Stacks<AsyncKey, ()>,
     gather: Gather,
     /// Whether each string index names the symbols (see [`SymbolNames`]).
@@ -134,6 +136,29 @@ impl SymbolNames {
         }
     }
 
+    /// [`SymbolNames::may_want`] of an event read by its head (`at`:
+    /// where the walk read it): an index remembered in the strings epoch
+    /// there is found here, anything else by a call.
+    #[inline(always)]
+    fn may_want_at(&mut self, at: HeadAt<'_, '_>, name: StrRef<'_>) -> bool {
+        if let StrRef::Indexed(index) = name {
+            if self.epoch.holds(at.strings_epoch()) {
+                match self.by_index.get(usize::from(index)) {
+                    Some(1) => return false,
+                    Some(2) => return true,
+                    _ => {}
+                }
+            }
+        }
+        self.may_want_slowly(at, name)
+    }
+
+    /// [`SymbolNames::may_want_at`] of a name not found by index.
+    #[inline(never)]
+    fn may_want_slowly(&mut self, at: HeadAt<'_, '_>, name: StrRef<'_>) -> bool {
+        self.may_want(&at.context(), name)
+    }
+
     /// Looks index `index` up and remembers the answer.
     #[cold]
     fn look_up(&mut self, ctx: &Context<'_>, index: u16) -> bool {
@@ -148,20 +173,28 @@ impl SymbolNames {
 }
 
 /// Runs the first pass over `input`, with temporary files in `dir`.
-/// Events are walked as views: only a duration's or async span's texts
-/// are read, and only an event named as the symbols are decoded whole.
+/// Events are walked as heads where they can be ([`heads`]), else as
+/// views: only an async span's texts are read, and only an event named
+/// as the symbols is decoded whole.
 pub fn scan(input: &mut Input, dir: &Path) -> Result<Scan, Error> {
     let mut pass = Pass {
         dir,
         keep: Keep::new(false),
         labels: Labels::default(),
         intervals: Intervals::new(dir).map_err(|e| temp_error(dir, e))?,
-        slots: Numbers::default(),
         asyncs: Stacks::default(),
         gather: Gather::default(),
         symbols: SymbolNames::default(),
     };
-    let walk = input.walk_views_in_order("export (1/2)", |ctx, view| pass.view(ctx, view))?;
+    let walk = heads::walk_heads_in_order(
+        input,
+        "export (1/2)",
+        #[inline(always)]
+        |ctx, head| match head {
+            Head::Event(e, at) => pass.head(ctx, at, &e),
+            Head::Other(view) => pass.view(ctx, view),
+        },
+    )?;
     let Pass {
         keep,
         labels,
@@ -181,6 +214,64 @@ pub fn scan(input: &mut Input, dir: &Path) -> Result<Scan, Error> {
 }
 
 impl Pass<'_> {
+    /// Takes an event read by its head: a counter, an instant or a
+    /// duration of a shape found clean before ([`Keep::see_head`]) is
+    /// taken from its head; any other event (an async span's texts, the
+    /// symbols' arguments are needed) from its view.
+    #[inline(always)]
+    fn head(
+        &mut self,
+        ctx: &Context<'_>,
+        at: HeadAt<'_, '_>,
+        e: &EventHead<'_>,
+    ) -> Result<(), Error> {
+        let event_type = u64::from(e.event_type());
+        if event_type > DURATION_COMPLETE || self.symbols.may_want_at(at, e.name()) {
+            return self.view_of(at);
+        }
+        let Some(verdict) = self.keep.see_head(at, e) else {
+            return self.view_of(at);
+        };
+        let (thread, begin, end) = match (event_type, verdict) {
+            (DURATION_COMPLETE, Verdict::Kept) => {
+                let end = e.end_ts().unwrap_or_default();
+                (self.keep.head_thread(at, e), e.timestamp(), end)
+            }
+            (DURATION_END, Verdict::Ended { begin_ts, thread }) => {
+                (thread, begin_ts, e.timestamp())
+            }
+            _ => return Ok(()),
+        };
+        self.interval(ctx, thread, begin, end)
+    }
+
+    /// [`Pass::head`] of an event taken from its view.
+    #[cold]
+    #[inline(never)]
+    fn view_of(&mut self, at: HeadAt<'_, '_>) -> Result<(), Error> {
+        // Always read: `at` is where a head was read.
+        match at.read() {
+            Some((e, ctx)) => self.view(&ctx, &View::Event(e.view(&ctx))),
+            None => Ok(()),
+        }
+    }
+
+    /// Appends a slice of thread `thread` ([`Keep::thread`]) from `begin`
+    /// to `end` (ticks of the provider of the record at `ctx`).
+    #[inline(always)]
+    fn interval(
+        &mut self,
+        ctx: &Context<'_>,
+        thread: u32,
+        begin: u64,
+        end: u64,
+    ) -> Result<(), Error> {
+        let tps = ticks_per_second_or_default(ctx.ticks_per_second());
+        self.intervals
+            .push(thread, ns(begin, tps), ns(end, tps))
+            .map_err(|e| temp_error(self.dir, e))
+    }
+
     /// Takes one record of the walk, unless `fxt recover` would leave it
     /// out. Reserved bits are not looked at: they change no decision of a
     /// reader ([`Keep::new`]).
@@ -221,17 +312,16 @@ impl Pass<'_> {
         let (kind, timestamp, thread) = (e.kind, e.timestamp, e.thread);
         let texts = || (ctx.text(e.category), ctx.text(e.name));
         let provider = ctx.provider_id();
-        let tps = ticks_per_second_or_default(ctx.ticks_per_second());
-        let slots = &mut self.slots;
-        let mut slot = || slots.number((provider, thread));
         let key = |id| {
             let (category, name) = texts();
             (provider, pid_of(thread), category, name, id)
         };
         let interval = match (kind, verdict) {
-            (EventKind::DurationComplete { end }, _) => Some((slot(), timestamp, end)),
-            (EventKind::DurationEnd, Verdict::Ended { begin_ts }) => {
-                Some((slot(), begin_ts, timestamp))
+            (EventKind::DurationComplete { end }, _) => {
+                Some((self.keep.thread(provider, thread), timestamp, end))
+            }
+            (EventKind::DurationEnd, Verdict::Ended { begin_ts, thread }) => {
+                Some((thread, begin_ts, timestamp))
             }
             (EventKind::AsyncBegin { id }, _) => {
                 self.asyncs.push(key(id), ());
@@ -242,12 +332,10 @@ impl Pass<'_> {
             }
             _ => None,
         };
-        if let Some((slot, begin, end)) = interval {
-            self.intervals
-                .push(slot, ns(begin, tps), ns(end, tps))
-                .map_err(|e| temp_error(self.dir, e))?;
+        match interval {
+            Some((thread, begin, end)) => self.interval(ctx, thread, begin, end),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
