@@ -20,10 +20,10 @@ mod outcome;
 mod pool;
 mod views;
 
-use fxt_format::decode::{Context, View};
+use fxt_format::decode::{Context, DecodeError, Head, SliceReader, View};
 
 use crate::error::Error;
-use crate::input::Input;
+use crate::input::{Input, Reader};
 use crate::progress::Progress;
 use pool::{on_ranges, Cut, Finished};
 
@@ -110,6 +110,31 @@ impl Input {
         Ok(walk)
     }
 
+    /// Walks every record in file order on this thread, as
+    /// [`Input::walk_views_in_order`] does, with events of the usual shape
+    /// as their heads ([`Views::heads`]: no view made, no thread looked
+    /// up), for a pass that reads of most events only a few words. A file
+    /// in memory is walked by a loop of the caller's own
+    /// ([`views::heads_in_order`]); a stream as views.
+    #[inline(always)]
+    pub fn walk_heads_in_order<F>(&mut self, what: &str, mut f: F) -> Result<Walk, Error>
+    where
+        F: FnMut(&Context<'_>, Head<'_, '_>) -> Result<(), Error>,
+    {
+        if self.bytes().is_none() {
+            return self.walk_views_in_order(what, |ctx, view| f(ctx, Head::Other(view)));
+        }
+        let (name, quiet, bounded) = (self.name.clone(), self.quiet, self.bounded());
+        let (Reader::Slice(mut reader, bytes), total) = self.reader() else {
+            return Err(Error::msg("an input in memory not read from memory"));
+        };
+        let mut progress = Progress::new(what, total);
+        let (records, errors) =
+            views::heads_in_order(&mut reader, (bytes, bounded), &mut progress, f)?;
+        let bytes = SliceReader::position(&reader);
+        Ok(reported(&name, quiet, (records, bytes), errors, progress))
+    }
+
     /// The cut of an input in memory into ranges of about `default` bytes
     /// (`FXT_RANGE_BYTES`) on `FXT_THREADS` threads; `None` for a stream,
     /// one thread, or an input too small to be worth cutting.
@@ -143,18 +168,32 @@ impl Input {
         let mut views = Views::new(reader, 0, u64::MAX, Some(progress)).bounded(bounded);
         let state = f(&mut views)?;
         let seen = views.finish();
-        let mut walk = Walk {
-            records: seen.records,
-            bytes: seen.reader.position(),
-            ..Walk::default()
-        };
         let progress = seen.progress.unwrap_or_else(|| Progress::new(what, total));
-        for error in seen.errors {
-            damaged(&name, quiet, &mut walk, error, |m| progress.warn(m));
-        }
-        progress.finish();
-        Ok((walk, state))
+        let read = (seen.records, seen.reader.position());
+        Ok((reported(&name, quiet, read, seen.errors, progress), state))
     }
+}
+
+/// The walk of one range through (`read`: its records and the bytes it
+/// read), its damage reported once in file order and its progress bar
+/// finished.
+fn reported(
+    name: &str,
+    quiet: bool,
+    (records, bytes): (u64, u64),
+    errors: Vec<DecodeError>,
+    progress: Progress,
+) -> Walk {
+    let mut walk = Walk {
+        records,
+        bytes,
+        ..Walk::default()
+    };
+    for error in errors {
+        damaged(name, quiet, &mut walk, error, |m| progress.warn(m));
+    }
+    progress.finish();
+    walk
 }
 
 /// Walks every record of `input` with `work`, on every core for a file in

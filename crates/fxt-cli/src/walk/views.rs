@@ -218,6 +218,29 @@ fn by_stretches<'i, E>(
     }
 }
 
+/// The records of a whole file in memory (`reader` from its start;
+/// `file`: its bytes, and whether to let go of the pages behind the walk)
+/// in file order, as [`Views::heads`] hands them, until `f`'s first error;
+/// the records read and the decode errors kept. The reader and the counts
+/// live in the caller's frame, not in a [`Views`]: a pass's own loop,
+/// compiled whole into it.
+#[inline(always)]
+pub(super) fn heads_in_order<'i, E>(
+    reader: &mut SliceReader<'i>,
+    file: (&[u8], bool),
+    progress: &mut Progress,
+    mut f: impl FnMut(&Context<'_>, Head<'_, '_>) -> Result<(), E>,
+) -> Result<(u64, Vec<DecodeError>), E> {
+    let (mut records, mut errors) = (0u64, Vec::new());
+    {
+        let (records, errors) = (&mut records, &mut errors);
+        by_stretches(reader, file, progress, u64::MAX, |reader, to| {
+            reader.heads_until(to, counted!(records, errors, f, Head<'_, '_>))
+        })?;
+    }
+    Ok((records, errors))
+}
+
 /// Lets go of the pages of the mapped file `bytes` from `from` up to the
 /// last whole [`PROGRESS_BYTES`] before `to` (a multiple of every page
 /// size); returns where the kept pages now begin.

@@ -4,8 +4,6 @@
 //! Memory: the open begins, the names, and the decisions about damaged
 //! records; never the trace.
 
-mod heads;
-
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -173,7 +171,8 @@ impl SymbolNames {
 }
 
 /// Runs the first pass over `input`, with temporary files in `dir`.
-/// Events are walked as heads where they can be ([`heads`]), else as
+/// Events are walked as heads where they can be
+/// ([`Input::walk_heads_in_order`]), else as
 /// views: only an async span's texts are read, and only an event named
 /// as the symbols is decoded whole.
 pub fn scan(input: &mut Input, dir: &Path) -> Result<Scan, Error> {
@@ -186,8 +185,7 @@ pub fn scan(input: &mut Input, dir: &Path) -> Result<Scan, Error> {
         gather: Gather::default(),
         symbols: SymbolNames::default(),
     };
-    let walk = heads::walk_heads_in_order(
-        input,
+    let walk = input.walk_heads_in_order(
         "export (1/2)",
         #[inline(always)]
         |ctx, head| match head {
