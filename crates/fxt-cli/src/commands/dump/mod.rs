@@ -140,8 +140,11 @@ fn dump_range(
         end: RangeEnd::default(),
     };
     let io_err = |e| Error::io("stdout", e);
+    // The options the usual event's step tests, as values rather than
+    // read through `args` at each event.
+    let usual = (!args.offsets).then_some(!args.no_join);
     records
-        .each(|ctx, view| dumper.step(out, ctx, view))
+        .each(|ctx, view| dumper.step(out, ctx, view, usual))
         .map_err(io_err)?;
     if args.no_join {
         return Ok(dumper.end);
@@ -187,11 +190,18 @@ impl Dumper<'_> {
     /// usual event's line in the walk's own loop, anything else through
     /// [`Dumper::step_other`], a call of its own, so that the usual event
     /// pays for no call and no frame.
+    /// `usual`: whether to join, where the usual event is printed in the
+    /// loop (not with offsets).
     #[inline(always)]
-    fn step(&mut self, out: &mut Out<'_>, ctx: &Context<'_>, view: &View<'_>) -> io::Result<()> {
-        if let (View::Event(event), false) = (view, self.args.offsets) {
+    fn step(
+        &mut self,
+        out: &mut Out<'_>,
+        ctx: &Context<'_>,
+        view: &View<'_>,
+        usual: Option<bool>,
+    ) -> io::Result<()> {
+        if let (View::Event(event), Some(join)) = (view, usual) {
             let offset = ctx.record_offset();
-            let join = !self.args.no_join;
             // Joining, an event is printed at once only where the joiner
             // holds nothing back and no record was skipped before it (its
             // queue is empty after every step: each step drains it).

@@ -174,14 +174,17 @@ impl EventObjects {
             EventKind::Counter { id: 0 } => (None, None),
             kind => (None, kind.id()),
         };
-        let phase = phase(&view.kind);
+        // The phase as a byte from a table: one load, where the phase's
+        // text is chosen by a jump on the kind.
+        let ph = PHASE_LETTERS[view.kind.event_type() as usize & 15];
+        let instant = ph == b'i';
         // Read once: every string of the object is looked up at it.
         let epoch = ctx.strings_epoch();
-        let names = Names::at(epoch, phase[0], view.category, view.name)?;
+        let names = Names::at(epoch, ph, view.category, view.name)?;
         // The arguments open in the piece after the timestamp when nothing
         // comes between.
         let opens_args = view.arg_count > 0 && end.is_none() && id.is_none();
-        let after_ts = OfThread::of(view.thread, phase == b"i", opens_args);
+        let after_ts = OfThread::of(view.thread, instant, opens_args);
         if first {
             line.text(b"\n")?;
         } else {
@@ -190,14 +193,14 @@ impl EventObjects {
         let strings = &mut self.strings;
         line.piece(
             self.heads
-                .get(names, |head| write_head(head, strings, ctx, view, phase)),
+                .get(names, |head| write_head(head, strings, ctx, view, &[ph])),
         )?;
         let clock = self.clock(tps);
         let begin = clock.ns(view.timestamp);
         line.u64_near(begin / 1000, &mut self.ts_digits)?;
         fraction_block(line, begin)?;
         line.piece(self.after_ts.get(after_ts, |piece| {
-            after_ts_piece(piece, view.thread, phase == b"i", opens_args)
+            after_ts_piece(piece, view.thread, instant, opens_args)
         }))?;
         if let Some(end) = end {
             line.text(b",\"dur\":")?;
@@ -363,8 +366,21 @@ fn after_ts_piece(w: &mut Vec<u8>, thread: Thread, instant: bool, opens_args: bo
     }
 }
 
+/// The Chrome phase of each event type ([`EventKind::event_type`]), as
+/// its one letter (0 past the last type).
+const PHASE_LETTERS: [u8; 16] = {
+    let mut letters = [0; 16];
+    let mut t = 0;
+    while t < EventKind::EACH_TYPE.len() {
+        let kind = EventKind::EACH_TYPE[t];
+        letters[kind.event_type() as usize] = phase(&kind)[0];
+        t += 1;
+    }
+    letters
+};
+
 /// The Chrome phase of an event type.
-fn phase(kind: &EventKind) -> &'static [u8] {
+const fn phase(kind: &EventKind) -> &'static [u8] {
     match kind {
         EventKind::Instant => b"i",
         EventKind::Counter { .. } => b"C",
