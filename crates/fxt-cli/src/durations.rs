@@ -182,7 +182,8 @@ impl ById {
         });
     }
 
-    /// [`ById::close_at`], the problems of the pair added to `problems`: false if no begin was open there.
+    /// [`ById::close_at`], the problems of the pair added to `problems`:
+    /// false if no begin was open there.
     #[inline(always)]
     pub fn end_at(
         &mut self,
