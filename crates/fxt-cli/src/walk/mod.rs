@@ -135,6 +135,30 @@ impl Input {
         Ok(reported(&name, quiet, (records, bytes), errors, progress))
     }
 
+    /// Like [`Input::walk_views_in_order`], but a file in memory is walked
+    /// by a loop of the caller's own ([`views::views_in_order`]: the reader
+    /// and the counts in the caller's frame, as [`Input::walk_heads_in_order`]
+    /// keeps them), for a pass whose work per record is large enough that
+    /// the walk's setup in the same frame slows its loop; a stream as views.
+    #[inline(always)]
+    pub fn walk_views_in_order_own<F>(&mut self, what: &str, mut f: F) -> Result<Walk, Error>
+    where
+        F: FnMut(&Context<'_>, &View<'_>) -> Result<(), Error>,
+    {
+        if self.bytes().is_none() {
+            return self.walk_views_in_order(what, f);
+        }
+        let (name, quiet, bounded) = (self.name.clone(), self.quiet, self.bounded());
+        let (Reader::Slice(mut reader, bytes), total) = self.reader() else {
+            return Err(Error::msg("an input in memory not read from memory"));
+        };
+        let mut progress = Progress::new(what, total);
+        let (records, errors) =
+            views::views_in_order(&mut reader, (bytes, bounded), &mut progress, &mut f)?;
+        let bytes = SliceReader::position(&reader);
+        Ok(reported(&name, quiet, (records, bytes), errors, progress))
+    }
+
     /// The cut of an input in memory into ranges of about `default` bytes
     /// (`FXT_RANGE_BYTES`) on `FXT_THREADS` threads; `None` for a stream,
     /// one thread, or an input too small to be worth cutting.

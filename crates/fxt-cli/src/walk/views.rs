@@ -241,6 +241,25 @@ pub(super) fn heads_in_order<'i, E>(
     Ok((records, errors))
 }
 
+/// Like [`heads_in_order`], but every record as [`Views::each`] hands it
+/// (a view).
+#[inline(always)]
+pub(super) fn views_in_order<'i, E>(
+    reader: &mut SliceReader<'i>,
+    file: (&[u8], bool),
+    progress: &mut Progress,
+    mut f: impl FnMut(&Context<'_>, &View<'_>) -> Result<(), E>,
+) -> Result<(u64, Vec<DecodeError>), E> {
+    let (mut records, mut errors) = (0u64, Vec::new());
+    {
+        let (records, errors) = (&mut records, &mut errors);
+        by_stretches(reader, file, progress, u64::MAX, |reader, to| {
+            reader.views_until(to, counted!(records, errors, f, &View<'_>))
+        })?;
+    }
+    Ok((records, errors))
+}
+
 /// Lets go of the pages of the mapped file `bytes` from `from` up to the
 /// last whole [`PROGRESS_BYTES`] before `to` (a multiple of every page
 /// size); returns where the kept pages now begin.

@@ -200,7 +200,21 @@ impl<'a> Rows<'a> {
         input: &mut Input,
         fixes: &std::collections::HashMap<u64, Fix>,
     ) -> Result<(), Error> {
-        input.walk_views_in_order("export (2/2)", |ctx, view| {
+        self.walk(input, fixes)?;
+        self.summary.async_never_ended += self.asyncs.open();
+        let mut samples = std::mem::take(&mut self.samples);
+        samples.finish(&mut self.sample_context())
+    }
+
+    /// The rows pass's walk, a function of its own: its loop compiled with
+    /// the reader in this frame, apart from the pass's setup and end.
+    #[inline(never)]
+    fn walk(
+        &mut self,
+        input: &mut Input,
+        fixes: &std::collections::HashMap<u64, Fix>,
+    ) -> Result<(), Error> {
+        input.walk_views_in_order_own("export (2/2)", |ctx, view| {
             // Most traces need no fix: no look-up per record then.
             if !fixes.is_empty() && matches!(fixes.get(&ctx.record_offset()), Some(Fix::Drop(_))) {
                 return Ok(());
@@ -210,9 +224,7 @@ impl<'a> Rows<'a> {
                 View::Record(record) => self.record(ctx, record.clone()),
             }
         })?;
-        self.summary.async_never_ended += self.asyncs.open();
-        let mut samples = std::mem::take(&mut self.samples);
-        samples.finish(&mut self.sample_context())
+        Ok(())
     }
 
     /// A record that is not an event view.
