@@ -44,7 +44,7 @@ use fxt_format::decode::{Head, View};
 use crate::input::Input;
 use crate::samples::allocs::alloc_of;
 use crate::samples::sample_of;
-use crate::walk::Walk;
+use crate::walk::{Views, Walk};
 
 use report::Report;
 use tally::{RangeTally, Tally};
@@ -118,23 +118,29 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
 /// the walk with [`Error::in_file_order`] (the samples are matched with
 /// the slices open on their thread in file order).
 fn walk_ranges(input: &mut Input, tally: &mut Tally) -> Result<Walk, Error> {
-    let (walk, ranges) = input.walk_view_ranges("stats", RangeTally::default, |range, views| {
-        // Compiled into the reader's loop: a call per record shows.
-        views.heads(
-            #[inline(always)]
-            |ctx, head| {
-                if let Head::Other(View::Record(record)) = head {
-                    if sample_of(record).is_some() || alloc_of(record).is_some() {
-                        return Err(Error::in_file_order());
-                    }
-                }
-                range.add_head(ctx, head);
-                Ok(())
-            },
-        )
-    })?;
+    let (walk, ranges) = input.walk_view_ranges("stats", RangeTally::default, tally_range)?;
     for range in ranges {
         tally.merge(range);
     }
     Ok(walk)
+}
+
+/// Tallies a range's records into `range`. A function of its own, not
+/// inlined into the walk (as json's `write_range`): the reader's loop is
+/// then compiled apart from the walk's setup, pool and merge.
+#[inline(never)]
+fn tally_range(range: &mut RangeTally, views: &mut Views<'_>) -> Result<(), Error> {
+    // Compiled into the reader's loop: a call per record shows.
+    views.heads(
+        #[inline(always)]
+        |ctx, head| {
+            if let Head::Other(View::Record(record)) = head {
+                if sample_of(record).is_some() || alloc_of(record).is_some() {
+                    return Err(Error::in_file_order());
+                }
+            }
+            range.add_head(ctx, head);
+            Ok(())
+        },
+    )
 }
