@@ -124,15 +124,9 @@ impl Input {
         if self.bytes().is_none() {
             return self.walk_views_in_order(what, |ctx, view| f(ctx, Head::Other(view)));
         }
-        let (name, quiet, bounded) = (self.name.clone(), self.quiet, self.bounded());
-        let (Reader::Slice(mut reader, bytes), total) = self.reader() else {
-            return Err(Error::msg("an input in memory not read from memory"));
-        };
-        let mut progress = Progress::new(what, total);
-        let (records, errors) =
-            views::heads_in_order(&mut reader, (bytes, bounded), &mut progress, f)?;
-        let bytes = SliceReader::position(&reader);
-        Ok(reported(&name, quiet, (records, bytes), errors, progress))
+        self.walk_file_in_own_frame(what, |reader, file, progress| {
+            views::heads_in_order(reader, file, progress, f)
+        })
     }
 
     /// Like [`Input::walk_views_in_order`], but a file in memory is walked
@@ -148,13 +142,32 @@ impl Input {
         if self.bytes().is_none() {
             return self.walk_views_in_order(what, f);
         }
+        self.walk_file_in_own_frame(what, |reader, file, progress| {
+            views::views_in_order(reader, file, progress, &mut f)
+        })
+    }
+
+    /// The walk of a file in memory by `walk`, a loop compiled into the
+    /// caller's frame (its reader, the file's bytes and whether to let go
+    /// of the pages behind, the progress bar) that gives the records read
+    /// and the decode errors kept: [`Input::walk_heads_in_order`] and
+    /// [`Input::walk_views_in_order_own`].
+    #[inline(always)]
+    fn walk_file_in_own_frame(
+        &mut self,
+        what: &str,
+        walk: impl FnOnce(
+            &mut SliceReader<'_>,
+            (&[u8], bool),
+            &mut Progress,
+        ) -> Result<(u64, Vec<DecodeError>), Error>,
+    ) -> Result<Walk, Error> {
         let (name, quiet, bounded) = (self.name.clone(), self.quiet, self.bounded());
         let (Reader::Slice(mut reader, bytes), total) = self.reader() else {
             return Err(Error::msg("an input in memory not read from memory"));
         };
         let mut progress = Progress::new(what, total);
-        let (records, errors) =
-            views::views_in_order(&mut reader, (bytes, bounded), &mut progress, &mut f)?;
+        let (records, errors) = walk(&mut reader, (bytes, bounded), &mut progress)?;
         let bytes = SliceReader::position(&reader);
         Ok(reported(&name, quiet, (records, bytes), errors, progress))
     }
