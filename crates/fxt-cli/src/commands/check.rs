@@ -42,6 +42,7 @@ use crate::error::Error;
 use crate::input::Input;
 use crate::interned::Interned;
 use crate::problems::{event_problems_after, record_problems, LastClean, Problem, Reason};
+use crate::walk::Views;
 
 /// Arguments of `fxt check`.
 #[derive(clap::Args)]
@@ -62,19 +63,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         return run_perfetto(&input);
     }
     input.quiet = true;
-    let (walk, ranges) = input.walk_view_ranges("check", RangeCheck::default, |range, views| {
-        // Compiled into the reader's loop: a call per record shows.
-        views.heads(
-            #[inline(always)]
-            |ctx, head| {
-                match head {
-                    Head::Event(e, at) => range.add_head(at, &e),
-                    Head::Other(view) => range.add(ctx, view),
-                }
-                Ok(())
-            },
-        )
-    })?;
+    let (walk, ranges) = input.walk_view_ranges("check", RangeCheck::default, check_range)?;
     let mut problems: Vec<Problem> = Vec::new();
     let mut durations = Durations::default();
     let mut first_seen = false;
@@ -139,6 +128,24 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         )?;
         Ok(ExitCode::from(1))
     }
+}
+
+/// Checks a range's records into `range`. A function of its own, not
+/// inlined into the walk (as `stats`' `tally_range`): the reader's loop is
+/// then compiled apart from the walk's setup, pool and merge.
+#[inline(never)]
+fn check_range(range: &mut RangeCheck, views: &mut Views<'_>) -> Result<(), Error> {
+    // Compiled into the reader's loop: a call per record shows.
+    views.heads(
+        #[inline(always)]
+        |ctx, head| {
+            match head {
+                Head::Event(e, at) => range.add_head(at, &e),
+                Head::Other(view) => range.add(ctx, view),
+            }
+            Ok(())
+        },
+    )
 }
 
 /// What the strict check finds in one range of the walk (see

@@ -28,6 +28,7 @@ use crate::error::Error;
 use crate::folded::{Collector, Filter, Folded};
 use crate::input::Input;
 use crate::samples::{self, allocs, Gather, Timeline};
+use crate::walk::Views;
 use fxt_format::decode::{Context, Record, View};
 use fxt_format::time::ticks_per_second_or_default;
 
@@ -114,16 +115,7 @@ fn fold(input: &mut Input, filter: &Filter, folding: bool) -> Result<Option<Fold
             Collector::new(filter.clone())
         }
     };
-    let (_, ranges) = input.walk_view_ranges("flame", new, |collector, views| {
-        // Compiled into the reader's loop: a call per record shows.
-        views.heads(
-            #[inline(always)]
-            |ctx, head| {
-                collector.head(ctx, head);
-                Ok(())
-            },
-        )
-    })?;
+    let (_, ranges) = input.walk_view_ranges("flame", new, collect_range)?;
     // The first range is the start of the whole (merged into an empty
     // collector it would only be copied).
     let mut ranges = ranges.into_iter();
@@ -132,6 +124,21 @@ fn fold(input: &mut Input, filter: &Filter, folding: bool) -> Result<Option<Fold
         collector.merge(range);
     }
     Ok(collector.finish_exact())
+}
+
+/// Collects a range's durations into `collector`. A function of its own,
+/// not inlined into the walk (as `stats`' `tally_range`): the reader's
+/// loop is then compiled apart from the walk's setup, pool and merge.
+#[inline(never)]
+fn collect_range(collector: &mut Collector, views: &mut Views<'_>) -> Result<(), Error> {
+    // Compiled into the reader's loop: a call per record shows.
+    views.heads(
+        #[inline(always)]
+        |ctx, head| {
+            collector.head(ctx, head);
+            Ok(())
+        },
+    )
 }
 
 /// What a graph shows: its subtitle, the unit of its counts, and what it
