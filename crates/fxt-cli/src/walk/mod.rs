@@ -101,21 +101,27 @@ impl Input {
 
     /// Like [`Input::walk_view_ranges`], record by record, in file order
     /// on this thread (for a command whose state runs through the whole
-    /// input).
+    /// input). A file in memory is walked by a loop compiled into the
+    /// caller's frame ([`views::views_in_order`]: the reader and the counts
+    /// there, not behind the walk's setup), a stream as its views.
+    #[inline(always)]
     pub fn walk_views_in_order<F>(&mut self, what: &str, mut f: F) -> Result<Walk, Error>
     where
         F: FnMut(&Context<'_>, &View<'_>) -> Result<(), Error>,
     {
-        let (walk, ()) = self.walk_views(what, |views| views.each(&mut f))?;
-        Ok(walk)
+        if self.bytes().is_none() {
+            let (walk, ()) = self.walk_views(what, |views| views.each(&mut f))?;
+            return Ok(walk);
+        }
+        self.walk_file_in_own_frame(what, |reader, file, progress| {
+            views::views_in_order(reader, file, progress, &mut f)
+        })
     }
 
     /// Walks every record in file order on this thread, as
     /// [`Input::walk_views_in_order`] does, with events of the usual shape
     /// as their heads ([`Views::heads`]: no view made, no thread looked
-    /// up), for a pass that reads of most events only a few words. A file
-    /// in memory is walked by a loop of the caller's own
-    /// ([`views::heads_in_order`]); a stream as views.
+    /// up), for a pass that reads of most events only a few words.
     #[inline(always)]
     pub fn walk_heads_in_order<F>(&mut self, what: &str, mut f: F) -> Result<Walk, Error>
     where
@@ -129,29 +135,11 @@ impl Input {
         })
     }
 
-    /// Like [`Input::walk_views_in_order`], but a file in memory is walked
-    /// by a loop of the caller's own ([`views::views_in_order`]: the reader
-    /// and the counts in the caller's frame, as [`Input::walk_heads_in_order`]
-    /// keeps them), for a pass whose work per record is large enough that
-    /// the walk's setup in the same frame slows its loop; a stream as views.
-    #[inline(always)]
-    pub fn walk_views_in_order_own<F>(&mut self, what: &str, mut f: F) -> Result<Walk, Error>
-    where
-        F: FnMut(&Context<'_>, &View<'_>) -> Result<(), Error>,
-    {
-        if self.bytes().is_none() {
-            return self.walk_views_in_order(what, f);
-        }
-        self.walk_file_in_own_frame(what, |reader, file, progress| {
-            views::views_in_order(reader, file, progress, &mut f)
-        })
-    }
-
     /// The walk of a file in memory by `walk`, a loop compiled into the
     /// caller's frame (its reader, the file's bytes and whether to let go
     /// of the pages behind, the progress bar) that gives the records read
-    /// and the decode errors kept: [`Input::walk_heads_in_order`] and
-    /// [`Input::walk_views_in_order_own`].
+    /// and the decode errors kept: [`Input::walk_views_in_order`] and
+    /// [`Input::walk_heads_in_order`].
     #[inline(always)]
     fn walk_file_in_own_frame(
         &mut self,

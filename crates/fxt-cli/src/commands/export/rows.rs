@@ -214,7 +214,7 @@ impl<'a> Rows<'a> {
         input: &mut Input,
         fixes: &std::collections::HashMap<u64, Fix>,
     ) -> Result<(), Error> {
-        input.walk_views_in_order_own("export (2/2)", |ctx, view| {
+        input.walk_views_in_order("export (2/2)", |ctx, view| {
             // Most traces need no fix: no look-up per record then.
             if !fixes.is_empty() && matches!(fixes.get(&ctx.record_offset()), Some(Fix::Drop(_))) {
                 return Ok(());

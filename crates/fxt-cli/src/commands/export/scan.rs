@@ -127,10 +127,19 @@ impl SymbolNames {
         if self.epoch.changed(ctx) {
             self.by_index.clear();
         }
+        match self.remembered(index) {
+            Some(wanted) => wanted,
+            None => self.look_up(ctx, index),
+        }
+    }
+
+    /// The answer remembered for string index `index`, if any.
+    #[inline(always)]
+    fn remembered(&self, index: u16) -> Option<bool> {
         match self.by_index.get(usize::from(index)) {
-            Some(1) => false,
-            Some(2) => true,
-            _ => self.look_up(ctx, index),
+            Some(1) => Some(false),
+            Some(2) => Some(true),
+            _ => None,
         }
     }
 
@@ -141,10 +150,8 @@ impl SymbolNames {
     fn may_want_at(&mut self, at: HeadAt<'_, '_>, name: StrRef<'_>) -> bool {
         if let StrRef::Indexed(index) = name {
             if self.epoch.holds(at.strings_epoch()) {
-                match self.by_index.get(usize::from(index)) {
-                    Some(1) => return false,
-                    Some(2) => return true,
-                    _ => {}
+                if let Some(wanted) = self.remembered(index) {
+                    return wanted;
                 }
             }
         }
