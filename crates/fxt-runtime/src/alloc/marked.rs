@@ -5,7 +5,7 @@
 //! Only the frees of page-aligned addresses (a few in a thousand of the
 //! program's others, by chance) look in the live table (`live.rs`), which
 //! says which are sampled blocks. The test is one of the pointer's low
-//! bits and a branch: no layout is looked at, since a layout aligned past
+//! bits (all of a page's offset but the lowest three) and a branch: no layout is looked at, since a layout aligned past
 //! a page (the only one not marked, its block tracked by the table
 //! alone) has a page-aligned address anyway.
 //!
@@ -22,13 +22,22 @@ const PAGE: usize = 4096;
 /// Bytes below a marked block that hold its offset in the inner block.
 const HEADER: usize = 16;
 
+/// The bits of an address a free tests: those of a page's offset but
+/// the lowest three. A page-aligned address has none of them set; the
+/// compiler tests a mask that is not all of the low bits with one
+/// instruction that fuses with its branch, where it shifts the address
+/// for a mask of the low bits (a copy, a shift and a branch).
+const TESTED: usize = (PAGE - 1) & !7;
+
 /// Whether the free of `ptr` may be a sampled block's (the caller then
-/// looks in the live table): its address is page-aligned, as every
-/// marked block's is, and every block's whose layout is too aligned to be
-/// marked.
+/// looks in the live table): its address's bits [`TESTED`] are clear, as
+/// every page-aligned address's are: every marked block's, and every
+/// block's whose layout is too aligned to be marked. (An address that is
+/// not page-aligned passes only if it is not 8-aligned either, which no
+/// marked block's is: the table says it is not there.)
 #[inline(always)]
 pub(super) fn may_be_sampled(ptr: *mut u8) -> bool {
-    (ptr as usize).is_multiple_of(PAGE)
+    ptr as usize & TESTED == 0
 }
 
 /// The layout a sampled block of `layout` is allocated with from the
@@ -115,5 +124,8 @@ mod tests {
         assert!(inner_layout(Layout::from_size_align(8, 2 * PAGE).unwrap()).is_none());
         assert!(inner_layout(Layout::from_size_align(8, PAGE).unwrap()).is_some());
         assert!(!may_be_sampled((PAGE + 16) as *mut u8));
+        assert!(!may_be_sampled((PAGE + 8) as *mut u8));
+        assert!(!may_be_sampled((PAGE - 8) as *mut u8));
+        assert!(may_be_sampled((2 * PAGE) as *mut u8));
     }
 }
