@@ -194,11 +194,12 @@ impl EventLines {
         let mut group = candidate;
         let mut read = 0;
         for (i, words) in view.arg_words().enumerate() {
-            let uint64 = match words.int() {
+            let uint64 = match words.int_parts() {
                 Some((name, value)) => {
                     let key = self.keys.indexed_at(epoch, ctx, name);
                     line.piece(key)?;
-                    let uint64 = line.int_near(value, &mut self.arg_digits)?;
+                    line.int_parts_near(value, &mut self.arg_digits)?;
+                    let uint64 = value.uint64.then_some(value.magnitude);
                     if let (true, Some(n)) = (candidate, uint64) {
                         group &= match i {
                             0 => is_key(key.bytes(), SIZE_KEY),
