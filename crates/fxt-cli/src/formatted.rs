@@ -76,15 +76,18 @@ impl<F: Form> Formatted<F> {
         if self.epoch.changed_to(epoch) {
             self.forget();
         }
-        if !self.slots.get(at).is_some_and(|slot| slot.known) {
-            self.resolve(ctx, index);
+        // A known index goes straight on to its bytes, so that its bound
+        // is checked once (where both paths met, it was checked again).
+        match self.slots.get(at) {
+            Some(slot) if slot.known => {}
+            _ => return self.resolve(ctx, index),
         }
         &self.slots[at].bytes
     }
 
     /// Looks index `index` up in the current table and keeps its bytes.
     #[cold]
-    fn resolve(&mut self, ctx: &Context<'_>, index: u16) {
+    fn resolve(&mut self, ctx: &Context<'_>, index: u16) -> &Piece {
         let at = usize::from(index);
         if at >= self.slots.len() {
             // At most 32768 slots: indices are 15 bits.
@@ -99,6 +102,7 @@ impl<F: Form> Formatted<F> {
         let slot = &mut self.slots[at];
         slot.bytes.set(&bytes);
         slot.known = true;
+        &slot.bytes
     }
 
     /// Forgets every index's bytes (their buffers kept).

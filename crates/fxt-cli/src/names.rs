@@ -4,7 +4,7 @@
 use fxt_format::decode::{EventKind, Record};
 
 /// The name of an event kind.
-pub fn event_kind_name(kind: &EventKind) -> &'static str {
+pub const fn event_kind_name(kind: &EventKind) -> &'static str {
     match kind {
         EventKind::Instant => "instant",
         EventKind::Counter { .. } => "counter",

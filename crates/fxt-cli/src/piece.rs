@@ -13,7 +13,7 @@
 //! that where each piece goes does not wait for the digits before it. The
 //! line is then appended to the output in one copy.
 
-use fxt_format::decode::IntArg;
+use fxt_format::decode::IntParts;
 
 /// Bytes of a [`Piece`] appended as one block.
 const BLOCK: usize = 64;
@@ -107,14 +107,17 @@ impl<'b> Blocks<'b> {
         self.len = 0;
     }
 
-    /// Appends the first `len` bytes of `block` (all `N` are written).
+    /// Appends the first `len` bytes of `block` (all `N` are written;
+    /// `len` is at most `N`, which every caller's table or count keeps,
+    /// so that no clamp is paid per append: a larger one would leave
+    /// bytes of the room in the line, never write past it).
     #[inline(always)]
     pub fn put<const N: usize>(&mut self, block: &[u8; N], len: usize) -> Option<()> {
         debug_assert!(len <= N);
         self.buf
             .get_mut(self.len..self.len + N)?
             .copy_from_slice(block);
-        self.len += len.min(N);
+        self.len += len;
         Some(())
     }
 
@@ -133,22 +136,16 @@ impl<'b> Blocks<'b> {
         }
     }
 
-    /// Appends an integer argument's value, as `Display` writes it; `Some`
-    /// of the value if a uint64, `Some(None)` for the others. Its digits
-    /// above its last three are likely those of the last one appended
-    /// with `last` (an argument of the event before: an id, a sequence
-    /// number, a size), and are then copied ([`Blocks::u64_near`]).
+    /// Appends an integer argument's value (read as its parts,
+    /// [`fxt_format::decode::ArgWords::int_parts`]), as `Display` writes
+    /// it. Its digits above its last three are likely those of the last
+    /// one appended with `last` (an argument of the event before: an id, a
+    /// sequence number, a size), and are then copied
+    /// ([`Blocks::u64_near`]).
     #[inline(always)]
-    pub fn int_near(&mut self, value: IntArg, last: &mut HighDigits) -> Option<Option<u64>> {
-        let (negative, magnitude, uint64) = match value {
-            IntArg::I32(x) => (x < 0, u64::from(x.unsigned_abs()), None),
-            IntArg::U32(x) => (false, u64::from(x), None),
-            IntArg::I64(x) => (x < 0, x.unsigned_abs(), None),
-            IntArg::U64(x) => (false, x, Some(x)),
-        };
-        self.put(b"-", usize::from(negative))?;
-        self.u64_near(magnitude, last)?;
-        Some(uint64)
+    pub fn int_parts_near(&mut self, value: IntParts, last: &mut HighDigits) -> Option<()> {
+        self.put(b"-", usize::from(value.negative))?;
+        self.u64_near(value.magnitude, last)
     }
 
     /// Appends `n` in decimal, as `Display` writes it.
@@ -192,6 +189,32 @@ impl<'b> Blocks<'b> {
         }
         self.put(&last.digits, last.len)?;
         self.put(&THREE_DIGITS[(n - high * 1000) as usize], 3)
+    }
+
+    /// [`Blocks::u64_near`] followed by the first `tail_len` bytes of
+    /// `tail` (a timestamp's fraction), appended with its last three
+    /// digits as one block.
+    #[inline(always)]
+    pub fn u64_near_then(
+        &mut self,
+        n: u64,
+        last: &mut HighDigits,
+        tail: [u8; 4],
+        tail_len: usize,
+    ) -> Option<()> {
+        if n < 1000 {
+            self.u64(n)?;
+            return self.put(&tail, tail_len);
+        }
+        let high = n / 1000;
+        if last.high != high {
+            last.set(high);
+        }
+        self.put(&last.digits, last.len)?;
+        // The table's fourth byte is 0: the tail goes in its place.
+        let low = u32::from_le_bytes(THREE_DIGITS[(n - high * 1000) as usize]);
+        let block = u64::from(low) | (u64::from(u32::from_le_bytes(tail)) << 24);
+        self.put(&block.to_le_bytes(), 3 + tail_len)
     }
 
     /// Appends `x` as [`put_f64`] writes it (`None` where that goes

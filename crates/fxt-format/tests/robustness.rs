@@ -339,6 +339,10 @@ fn head_as_view<'a>(head: &EventHead<'a>, ctx: &Context<'_>) -> decode::EventVie
     assert!(head.arg_words().map(words).eq(view.arg_words().map(words)));
     for w in view.arg_words() {
         assert_eq!(str_or_f64_bits(w.str_or_f64()), str_or_f64_of_view(&w));
+        let parts = w
+            .int()
+            .map(|(name, value)| (name, decode::IntParts::from(value)));
+        assert_eq!(w.int_parts(), parts);
     }
     view
 }

@@ -1,4 +1,5 @@
 use super::*;
+use fxt_format::decode::IntArg;
 
 /// Every number of each digit count's edges and 10,000 others.
 fn numbers() -> Vec<u64> {
@@ -35,8 +36,9 @@ fn lines_in_blocks_print_numbers_as_display_prints_them() {
             IntArg::U32(n as u32),
             IntArg::I32(n as i32),
         ] {
-            let uint64 = line.int_near(value, &mut near).unwrap();
-            assert_eq!(uint64, matches!(value, IntArg::U64(_)).then_some(n));
+            let parts = IntParts::from(value);
+            assert_eq!(parts.uint64, matches!(value, IntArg::U64(_)));
+            line.int_parts_near(parts, &mut near).unwrap();
             line.text(b";").unwrap();
         }
         let len = line.len();

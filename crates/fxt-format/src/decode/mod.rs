@@ -101,7 +101,7 @@ pub use record::{
     LargeBlobNoMetadata, LargeBlobWithMetadata, LegacyContextSwitch, Log, Process, Record,
     SkippedArg, Text, Thread, ThreadState, ThreadWakeup, UnknownRecord, UserspaceObject,
 };
-pub use values::{ArgValueView, ArgView, IntArg, StrOrF64, StrRef};
+pub use values::{ArgValueView, ArgView, IntArg, IntParts, StrOrF64, StrRef};
 pub use view::{ArgRefs, ArgViews, ArgWordIter, ArgWords, Context, EventView, View};
 
 /// Decodes a whole trace, failing at the first malformed record.

@@ -43,6 +43,35 @@ pub enum IntArg {
     U64(u64),
 }
 
+/// An integer argument's value as a printer needs it, read with no
+/// dispatch on its type ([`super::ArgWords::int_parts`]): its sign, its
+/// magnitude, and whether it is a uint64 (type 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IntParts {
+    /// Whether the value is below 0 (only a signed type's can be).
+    pub negative: bool,
+    /// The value's absolute value.
+    pub magnitude: u64,
+    /// Whether the value is a uint64.
+    pub uint64: bool,
+}
+
+impl From<IntArg> for IntParts {
+    fn from(value: IntArg) -> Self {
+        let (negative, magnitude) = match value {
+            IntArg::I32(x) => (x < 0, u64::from(x.unsigned_abs())),
+            IntArg::U32(x) => (false, u64::from(x)),
+            IntArg::I64(x) => (x < 0, x.unsigned_abs()),
+            IntArg::U64(x) => (false, x),
+        };
+        IntParts {
+            negative,
+            magnitude,
+            uint64: matches!(value, IntArg::U64(_)),
+        }
+    }
+}
+
 /// The value of an argument that is a string by index or a double
 /// ([`super::ArgWords::str_or_f64`]).
 #[derive(Debug, Clone, Copy, PartialEq)]

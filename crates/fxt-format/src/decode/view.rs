@@ -24,7 +24,7 @@ use super::parse::{bits, event, event_kind, Decoder};
 use super::record::{Event, EventKind, Record, Text, Thread};
 use super::resolve::{string_ref, Resolver, INLINE_STRING};
 use super::tables::ProviderTables;
-use super::values::{ArgValueView, ArgView, IntArg, StrOrF64, StrRef};
+use super::values::{ArgValueView, ArgView, IntArg, IntParts, StrOrF64, StrRef};
 use crate::encode::header::{arg_type, record_type};
 
 /// An event record, its strings unresolved and its arguments unread.
@@ -196,6 +196,39 @@ impl<'a> ArgWords<'a> {
             _ => return None,
         };
         Some((name, value))
+    }
+
+    /// [`ArgWords::int`] as its sign and magnitude, read from the words
+    /// with one test of the type where `int` chooses among four: the
+    /// value of a 32-bit type is the header's high half (sign-extended for
+    /// type 1), of a 64-bit one the word after; types 1 and 3 are signed.
+    #[inline(always)]
+    pub fn int_parts(&self) -> Option<(u16, IntParts)> {
+        let header = self.header;
+        let name = by_index((header >> 16) as u16)?;
+        let arg_type = header & 0xf;
+        if !(1..=4).contains(&arg_type) {
+            return None;
+        }
+        let high = (header >> 32) as u32;
+        let raw = if arg_type >= 3 {
+            word_at(self.bytes, 1)?
+        } else if arg_type == 1 {
+            i64::from(high as i32) as u64
+        } else {
+            u64::from(high)
+        };
+        let negative = arg_type & 1 == 1 && (raw as i64) < 0;
+        let magnitude = if negative { raw.wrapping_neg() } else { raw };
+        let uint64 = arg_type == 4;
+        Some((
+            name,
+            IntParts {
+                negative,
+                magnitude,
+                uint64,
+            },
+        ))
     }
 
     /// An argument named by index whose value is a string by index (not

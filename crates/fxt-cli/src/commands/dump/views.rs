@@ -14,7 +14,7 @@ use super::id_or_end;
 use crate::formatted::{Form, Formatted};
 use crate::heads::{Heads, Names, ThreadNames};
 use crate::names::event_kind_name;
-use crate::piece::{put_f64, put_i64, put_u64, Blocks, Halves, HighDigits, Piece};
+use crate::piece::{put_f64, put_i64, put_u64, Blocks, Halves, HighDigits};
 
 /// Category, name and string values: quoted and escaped as `{s:?}`.
 pub struct Quoted;
@@ -66,8 +66,6 @@ pub fn quoted(out: &mut Vec<u8>, s: &str) {
 pub struct EventLines {
     quoted: Formatted<Quoted>,
     keys: Formatted<Key>,
-    /// The `kind ts=` of every kind.
-    kinds: Kinds,
     /// The leading digits of the last timestamp.
     ts_digits: HighDigits,
     /// The leading digits of the last end of a complete duration.
@@ -79,34 +77,43 @@ pub struct EventLines {
     tails: Heads<ThreadNames>,
 }
 
-/// The `kind ts=` that begins the line of each event kind, made once
-/// and found by the kind: kept by the kind's hash, it was looked up anew
-/// at nearly every event of threads taking turns.
-struct Kinds([Piece; EventKind::EACH_TYPE.len()]);
+/// Bytes of a [`KIND_HEADS`] block: more than the longest `kind ts=`.
+const KIND_HEAD: usize = 32;
 
-/// The place of `kind` in [`EventKind::EACH_TYPE`].
-#[inline(always)]
-fn kind_index(kind: EventKind) -> usize {
-    kind.event_type() as usize
-}
-
-impl Default for Kinds {
-    fn default() -> Self {
-        let mut heads: [Piece; EventKind::EACH_TYPE.len()] = Default::default();
-        for kind in EventKind::EACH_TYPE {
-            let head = format!("{} ts=", event_kind_name(&kind));
-            heads[kind_index(kind)].set(head.as_bytes());
+/// The `kind ts=` that begins the line of each event type
+/// ([`EventKind::event_type`]; none past the last type) and its length,
+/// made when compiled: a block of half a piece's size from a table
+/// indexed by the type, with no length to test (a kept piece was looked
+/// up by the kind's hash, then by its place, each a load of its length
+/// and a copy of a whole piece).
+static KIND_HEADS: [([u8; KIND_HEAD], usize); 16] = {
+    let mut heads = [([0; KIND_HEAD], 0); 16];
+    let mut t = 0;
+    while t < EventKind::EACH_TYPE.len() {
+        let kind = EventKind::EACH_TYPE[t];
+        let name = event_kind_name(&kind).as_bytes();
+        let head = &mut heads[kind.event_type() as usize];
+        let mut i = 0;
+        while i < name.len() {
+            head.0[i] = name[i];
+            i += 1;
         }
-        Kinds(heads)
+        let suffix = b" ts=";
+        let mut j = 0;
+        while j < suffix.len() {
+            head.0[i + j] = suffix[j];
+            j += 1;
+        }
+        head.1 = i + j;
+        t += 1;
     }
-}
+    heads
+};
 
-impl Kinds {
-    /// The head of `kind`.
-    #[inline(always)]
-    fn of(&self, kind: EventKind) -> &Piece {
-        &self.0[kind_index(kind)]
-    }
+/// The `kind ts=` of `kind` and its length.
+#[inline(always)]
+fn kind_head(kind: EventKind) -> &'static ([u8; KIND_HEAD], usize) {
+    &KIND_HEADS[kind.event_type() as usize & 15]
 }
 
 /// What [`EventLines::event`] did.
@@ -137,7 +144,8 @@ impl EventLines {
         join: bool,
     ) -> Line {
         let start = line.len();
-        self.kinds.of(view.kind).put(line);
+        let (head, len) = kind_head(view.kind);
+        line.extend_from_slice(&head[..*len]);
         put_u64(line, view.timestamp);
         if let Some((label, n)) = id_or_end(view.kind) {
             line.extend_from_slice(label.as_bytes());
@@ -177,7 +185,8 @@ impl EventLines {
         // Read once: every string of the line is looked up at it.
         let epoch = ctx.strings_epoch();
         let names = Names::at(epoch, 0, view.category, view.name)?;
-        line.piece(self.kinds.of(view.kind))?;
+        let (head, len) = kind_head(view.kind);
+        line.put(head, *len)?;
         line.u64_near(view.timestamp, &mut self.ts_digits)?;
         // Blocks of known sizes: each label its own copy.
         if let EventKind::DurationComplete { end } = view.kind {
@@ -194,11 +203,12 @@ impl EventLines {
         let mut group = candidate;
         let mut read = 0;
         for (i, words) in view.arg_words().enumerate() {
-            let uint64 = match words.int() {
+            let uint64 = match words.int_parts() {
                 Some((name, value)) => {
                     let key = self.keys.indexed_at(epoch, ctx, name);
                     line.piece(key)?;
-                    let uint64 = line.int_near(value, &mut self.arg_digits)?;
+                    line.int_parts_near(value, &mut self.arg_digits)?;
+                    let uint64 = value.uint64.then_some(value.magnitude);
                     if let (true, Some(n)) = (candidate, uint64) {
                         group &= match i {
                             0 => is_key(key.bytes(), SIZE_KEY),
@@ -412,5 +422,20 @@ fn hex(out: &mut Vec<u8>, bytes: &[u8]) {
     for &b in bytes {
         out.push(DIGITS[usize::from(b >> 4)]);
         out.push(DIGITS[usize::from(b & 0xf)]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kind_heads_are_each_kinds_name_and_ts() {
+        for kind in EventKind::EACH_TYPE {
+            let (head, len) = kind_head(kind);
+            let expected = format!("{} ts=", event_kind_name(&kind));
+            assert_eq!(&head[..*len], expected.as_bytes());
+            assert!(head[*len..].iter().all(|&b| b == 0));
+        }
     }
 }

@@ -184,7 +184,6 @@ impl EventObjects {
         // The arguments open in the piece after the timestamp when nothing
         // comes between.
         let opens_args = view.arg_count > 0 && end.is_none() && id.is_none();
-        let after_ts = OfThread::of(view.thread, instant, opens_args);
         if first {
             line.text(b"\n")?;
         } else {
@@ -197,8 +196,11 @@ impl EventObjects {
         )?;
         let clock = self.clock(tps);
         let begin = clock.ns(view.timestamp);
-        line.u64_near(begin / 1000, &mut self.ts_digits)?;
-        fraction_block(line, begin)?;
+        let (fraction, fraction_len) = super::micros_fraction(begin);
+        line.u64_near_then(begin / 1000, &mut self.ts_digits, fraction, fraction_len)?;
+        // Its key made where it is looked up: made before the head, it was
+        // kept on the stack across the head and the timestamp.
+        let after_ts = OfThread::of(view.thread, instant, opens_args);
         line.piece(self.after_ts.get(after_ts, |piece| {
             after_ts_piece(piece, view.thread, instant, opens_args)
         }))?;
@@ -228,10 +230,10 @@ impl EventObjects {
                 if i > 0 {
                     line.text(b",")?;
                 }
-                match words.int() {
+                match words.int_parts() {
                     Some((name, value)) => {
                         line.piece(self.keys.indexed_at(epoch, ctx, name))?;
-                        line.int_near(value, &mut self.arg_digits)?;
+                        line.int_parts_near(value, &mut self.arg_digits)?;
                     }
                     None => self.string_or_float(line, epoch, ctx, words)?,
                 }
@@ -240,7 +242,8 @@ impl EventObjects {
             if read != usize::from(view.arg_count) {
                 return None;
             }
-            line.text(b"}")?;
+            // The arguments' brace and the object's, as one block.
+            return line.text(b"}}");
         }
         line.text(b"}")
     }
