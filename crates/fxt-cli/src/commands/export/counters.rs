@@ -2,6 +2,9 @@
 //! event's, its counter id) are found once per event, its key numbered
 //! once per row group rather than once per series.
 
+use fxt_format::decode::{Context, EventView, IntArg, StrOrF64, StrRef};
+
+use super::args::{Item, Value};
 use super::events::Event;
 use super::schema::Counters;
 use super::summary::Summary;
@@ -64,4 +67,32 @@ impl<'b> CounterRows<'b> {
             int.append(ints, summary)
         })
     }
+}
+
+/// A counter view's arguments, each its name and value, the usual ones
+/// (integers and doubles named by index) read from their words: a view's
+/// argument ([`EventView::args`]) is built in memory a byte at a time and
+/// read back whole, which waits on the stores. As a view's arguments,
+/// they end at one that does not read.
+#[inline(always)]
+pub fn view_args<'v>(
+    e: &'v EventView<'v>,
+    ctx: &'v Context<'v>,
+) -> impl Iterator<Item = (Option<&'v str>, Value<'v>)> + 'v {
+    e.arg_words().map_while(move |a| {
+        if let Some((name, v)) = a.int() {
+            let value = match v {
+                IntArg::I32(v) => Value::Signed(i64::from(v)),
+                IntArg::U32(v) => Value::Unsigned(u64::from(v)),
+                IntArg::I64(v) => Value::Signed(v),
+                IntArg::U64(v) => Value::Unsigned(v),
+            };
+            return Some((ctx.str(StrRef::Indexed(name)), value));
+        }
+        if let Some((name, StrOrF64::F64(v))) = a.str_or_f64() {
+            return Some((ctx.str(StrRef::Indexed(name)), Value::F64(v)));
+        }
+        let item = Item::View(a.view()?, ctx);
+        Some((item.name(), item.value()))
+    })
 }

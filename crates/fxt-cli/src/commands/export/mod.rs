@@ -17,6 +17,7 @@
 //! ([`parallel`]), each writing a part of its own.
 
 mod args;
+mod begins;
 mod counters;
 mod events;
 mod existing;

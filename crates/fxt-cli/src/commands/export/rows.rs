@@ -6,13 +6,14 @@
 //! and names of duration begins, and the row groups.
 
 use fxt_format::decode::{
-    Arg, Context as At, ContextSwitch, Event, EventKind, EventView, LegacyContextSwitch, Record,
-    Text, ThreadState, ThreadWakeup, View,
+    Context as At, ContextSwitch, Event, EventKind, EventView, LegacyContextSwitch, Record,
+    ThreadState, ThreadWakeup, View,
 };
 use fxt_format::time::ticks_per_second_or_default;
 
-use super::args::{kept_from_view, Args, Item, Kept, Value};
-use super::counters::CounterRows;
+use super::args::{kept_from_view, Args, Kept, Value};
+use super::begins::{BeginArgs, Decoded, Open};
+use super::counters::{view_args, CounterRows};
 use super::keys::{interned_key, koids, of_input, view_key, EventKey, NO_KEY};
 use super::labels::{Labels, Seen};
 use super::nesting::Nesting;
@@ -29,40 +30,6 @@ use crate::interned::Interned;
 use crate::keep::Fix;
 use crate::recent::thread_slot;
 use crate::samples::{allocs, sample_of, Names};
-
-/// An open duration begin or async begin.
-struct Open {
-    ts: i64,
-    pid: u64,
-    tid: u64,
-    category: Label,
-    name: Label,
-    args: BeginArgs,
-}
-
-/// A begin's arguments: kept from its view (texts by their ids in
-/// [`Rows::texts`]), or decoded.
-enum BeginArgs {
-    Kept(Vec<Kept>),
-    Decoded(Vec<Arg>),
-}
-
-/// A begin's category or name: by its id in [`Rows::texts`] when read
-/// from a view (no text copied per begin), as decoded otherwise.
-enum Label {
-    Id(u32),
-    Text(Text),
-}
-
-impl Label {
-    /// The text (`None`: undefined), ids looked up in `texts`.
-    fn as_str<'t>(&'t self, texts: &'t Interned) -> Option<&'t str> {
-        match self {
-            Label::Id(id) => texts.text(*id).as_str(),
-            Label::Text(t) => t.as_str(),
-        }
-    }
-}
 
 /// The writer of one input's rows.
 pub struct Rows<'a> {
@@ -106,6 +73,10 @@ pub struct Rows<'a> {
 
 /// Most vectors kept in [`Rows::spare`].
 const SPARE: usize = 64;
+
+/// The index of the category among an event row's texts (the name's
+/// follows it).
+const CATEGORY: usize = 5;
 
 /// A row's category and name (`None`: undefined).
 type Texts<'b> = (Option<&'b str>, Option<&'b str>);
@@ -292,8 +263,8 @@ impl<'a> Rows<'a> {
                     ts: ticks_to_ns(e.timestamp, tps),
                     pid: ids.0,
                     tid: ids.1,
-                    category: Label::Id(self.texts.id(ctx, e.category)),
-                    name: Label::Id(self.texts.id(ctx, e.name)),
+                    category: self.texts.id(ctx, e.category),
+                    name: self.texts.id(ctx, e.name),
                     args: BeginArgs::Kept(std::mem::take(&mut self.args)),
                 };
                 self.durations.push((provider, e.thread), open);
@@ -558,9 +529,13 @@ impl<'a> Rows<'a> {
             ts,
             pid,
             tid,
-            category: Label::Text(e.category),
-            name: Label::Text(e.name),
-            args: BeginArgs::Decoded(e.args),
+            category: 0,
+            name: 0,
+            args: BeginArgs::Decoded(Box::new(Decoded {
+                category: e.category,
+                name: e.name,
+                args: e.args,
+            })),
         }
     }
 
@@ -575,27 +550,34 @@ impl<'a> Rows<'a> {
         async_id: Option<u64>,
         end_args: Args<'_>,
     ) -> Result<(), Error> {
-        // Lent out while the row is written (it borrows from them).
-        let names = std::mem::take(&mut self.texts);
-        let texts = (begin.category.as_str(&names), begin.name.as_str(&names));
         let ids = (begin.pid, begin.tid);
-        let key = match (&begin.category, &begin.name) {
-            (Label::Id(category), Label::Id(name)) => interned_key(provider, ids, *category, *name),
-            _ => NO_KEY,
+        let key = match begin.args {
+            BeginArgs::Kept(_) => interned_key(provider, ids, begin.category, begin.name),
+            BeginArgs::Decoded(_) => NO_KEY,
         };
-        let begun = Begun {
+        // The texts are filled in once nothing else borrows the writer
+        // (they borrow its interned texts, lent without moving them).
+        let head = Begun {
             ts: begin.ts,
             ids,
-            texts,
+            texts: (None, None),
             key,
         };
-        let begin_args = match &begin.args {
-            BeginArgs::Kept(args) => Args::Kept(args, &names),
-            BeginArgs::Decoded(args) => Args::Decoded(args),
+        let mut slice = self.slice_head(provider, &head, end, (kind, async_id))?;
+        let texts = &self.texts;
+        let (category, name, begin_args) = match &begin.args {
+            BeginArgs::Kept(args) => (
+                texts.text(begin.category).as_str(),
+                texts.text(begin.name).as_str(),
+                Args::Kept(args, texts),
+            ),
+            BeginArgs::Decoded(d) => (d.category.as_str(), d.name.as_str(), Args::Decoded(&d.args)),
         };
+        slice.event.texts[CATEGORY] = category;
+        slice.event.texts[CATEGORY + 1] = name;
         let args = [begin_args, end_args];
-        let written = self.slice_row(provider, begun, end, (kind, async_id), &args);
-        self.texts = names;
+        slice.args = ArgMaps(&args);
+        let written = self.tables.slices.push(&slice, self.summary);
         // An error returned as it is; success told by its tag alone (the
         // whole result, stored in pieces, read back as one stalls).
         written?;
@@ -616,9 +598,28 @@ impl<'a> Rows<'a> {
         provider: Option<u32>,
         begin: Begun<'_>,
         end: i64,
-        (kind, async_id): (&str, Option<u64>),
+        kind: (&str, Option<u64>),
         args: &[Args<'_>],
     ) -> Result<(), Error> {
+        let mut slice = self.slice_head(provider, &begin, end, kind)?;
+        slice.args = ArgMaps(args);
+        self.tables.slices.push(&slice, self.summary)
+    }
+
+    /// A slice row of `begin` ended at `end` (ns) without its arguments
+    /// (numbered, placed, and its samples written). Inlined: the row is
+    /// built in its caller's frame rather than returned through memory.
+    #[inline(always)]
+    fn slice_head<'b>(
+        &mut self,
+        provider: Option<u32>,
+        begin: &Begun<'b>,
+        end: i64,
+        (kind, async_id): (&'b str, Option<u64>),
+    ) -> Result<row::Slice<'b>, Error>
+    where
+        'a: 'b,
+    {
         let id = self.next_id;
         self.next_id += 1;
         let place = self
@@ -633,8 +634,8 @@ impl<'a> Rows<'a> {
             self.samples = samples;
             written?;
         }
-        let event = self.event_columns(provider, &begin);
-        let slice = row::Slice {
+        let event = self.event_columns(provider, begin);
+        Ok(row::Slice {
             event,
             dur: Some(end.saturating_sub(begin.ts)),
             id: Some(signed(id)),
@@ -642,9 +643,8 @@ impl<'a> Rows<'a> {
             parent: place.parent.map(signed),
             kind: Some(kind),
             async_id: async_id.map(signed),
-            args: ArgMaps(args),
-        };
-        self.tables.slices.push(&slice, self.summary)
+            args: ArgMaps(&[]),
+        })
     }
 
     fn instant(
@@ -693,31 +693,31 @@ impl<'a> Rows<'a> {
     ) -> Result<(), Error> {
         let mut rows = CounterRows::new(signed(id));
         match args {
-            // A view's arguments read straight from it (the iterator over
-            // every kind of arguments dispatches per argument).
-            Args::View(e, ctx) => e
-                .args()
-                .try_for_each(|a| self.series(provider, &head, Item::View(a, ctx), &mut rows)),
-            args => args
-                .items()
-                .try_for_each(|a| self.series(provider, &head, a, &mut rows)),
+            // A view's arguments read straight from it.
+            Args::View(e, ctx) => view_args(e, ctx)
+                .try_for_each(|(name, value)| self.series(provider, &head, name, value, &mut rows)),
+            args => args.items().try_for_each(|a| {
+                let (name, value) = (a.name(), a.value());
+                self.series(provider, &head, name, value, &mut rows)
+            }),
         }
     }
 
-    /// The row of a counter event's argument `arg` (none if it is not a
-    /// number).
+    /// The row of a counter event's argument `name` of `value` (none if
+    /// it is not a number).
     #[inline(always)]
     fn series<'b>(
         &mut self,
         provider: Option<u32>,
         head: &Begun<'b>,
-        arg: Item<'_>,
+        name: Option<&str>,
+        value: Value<'_>,
         rows: &mut CounterRows<'b>,
     ) -> Result<(), Error>
     where
         'a: 'b,
     {
-        let (value, int) = match arg.value() {
+        let (value, int) = match value {
             Value::Signed(v) => (v as f64, Some(v)),
             Value::Unsigned(v) => (v as f64, i64::try_from(v).ok()),
             Value::F64(v) => (v, None),
@@ -730,7 +730,7 @@ impl<'a> Rows<'a> {
             rows.event = Some(self.event_columns(provider, head));
         }
         let table = &mut self.tables.counters;
-        rows.push(table, arg.name(), value, int, self.summary)
+        rows.push(table, name, value, int, self.summary)
     }
 
     fn switch(&mut self, provider: Option<u32>, c: &ContextSwitch, tps: u64) -> Result<(), Error> {
