@@ -189,10 +189,10 @@ impl<'a> ArgWords<'a> {
         let name = by_index((header >> 16) as u16)?;
         let high = (header >> 32) as u32;
         let value = match header & 0xf {
-            1 => IntArg::I32(high as i32),
-            2 => IntArg::U32(high),
-            3 => IntArg::I64(word_at(self.bytes, 1)? as i64),
-            4 => IntArg::U64(word_at(self.bytes, 1)?),
+            arg_type::I32 => IntArg::I32(high as i32),
+            arg_type::U32 => IntArg::U32(high),
+            arg_type::I64 => IntArg::I64(word_at(self.bytes, 1)? as i64),
+            arg_type::U64 => IntArg::U64(word_at(self.bytes, 1)?),
             _ => return None,
         };
         Some((name, value))
@@ -201,26 +201,25 @@ impl<'a> ArgWords<'a> {
     /// [`ArgWords::int`] as its sign and magnitude, read from the words
     /// with one test of the type where `int` chooses among four: the
     /// value of a 32-bit type is the header's high half (sign-extended for
-    /// type 1), of a 64-bit one the word after; types 1 and 3 are signed.
+    /// an int32), of a 64-bit one the word after.
     #[inline(always)]
     pub fn int_parts(&self) -> Option<(u16, IntParts)> {
         let header = self.header;
         let name = by_index((header >> 16) as u16)?;
-        let arg_type = header & 0xf;
-        if !(1..=4).contains(&arg_type) {
+        let ty = header & 0xf;
+        if !(arg_type::I32..=arg_type::U64).contains(&ty) {
             return None;
         }
         let high = (header >> 32) as u32;
-        let raw = if arg_type >= 3 {
-            word_at(self.bytes, 1)?
-        } else if arg_type == 1 {
-            i64::from(high as i32) as u64
-        } else {
-            u64::from(high)
+        let raw = match ty {
+            arg_type::I64 | arg_type::U64 => word_at(self.bytes, 1)?,
+            arg_type::I32 => i64::from(high as i32) as u64,
+            _ => u64::from(high),
         };
-        let negative = arg_type & 1 == 1 && (raw as i64) < 0;
+        let signed = matches!(ty, arg_type::I32 | arg_type::I64);
+        let negative = signed && (raw as i64) < 0;
         let magnitude = if negative { raw.wrapping_neg() } else { raw };
-        let uint64 = arg_type == 4;
+        let uint64 = ty == arg_type::U64;
         Some((
             name,
             IntParts {
