@@ -2,7 +2,7 @@
 //! event's, its counter id) are found once per event, its key numbered
 //! once per row group rather than once per series.
 
-use fxt_format::decode::{Context, EventView, IntArg, StrOrF64, StrRef};
+use fxt_format::decode::{Context, EventView, StrOrF64, StrRef};
 
 use super::args::{Item, Value};
 use super::events::Event;
@@ -81,13 +81,7 @@ pub fn view_args<'v>(
 ) -> impl Iterator<Item = (Option<&'v str>, Value<'v>)> + 'v {
     e.arg_words().map_while(move |a| {
         if let Some((name, v)) = a.int() {
-            let value = match v {
-                IntArg::I32(v) => Value::Signed(i64::from(v)),
-                IntArg::U32(v) => Value::Unsigned(u64::from(v)),
-                IntArg::I64(v) => Value::Signed(v),
-                IntArg::U64(v) => Value::Unsigned(v),
-            };
-            return Some((ctx.str(StrRef::Indexed(name)), value));
+            return Some((ctx.str(StrRef::Indexed(name)), Value::from(v)));
         }
         if let Some((name, StrOrF64::F64(v))) = a.str_or_f64() {
             return Some((ctx.str(StrRef::Indexed(name)), Value::F64(v)));

@@ -20,7 +20,9 @@ mod shape;
 
 use std::fmt::Write;
 
-use fxt_format::decode::{Arg, ArgValue, ArgValueView, ArgView, Context, EventView, StrRef, Text};
+use fxt_format::decode::{
+    Arg, ArgValue, ArgValueView, ArgView, Context, EventView, IntArg, StrRef, Text,
+};
 
 use crate::interned::Interned;
 
@@ -100,6 +102,19 @@ pub enum Value<'a> {
     Blob(&'a [u8]),
     /// A type this decoder does not know.
     Unknown,
+}
+
+impl From<IntArg> for Value<'_> {
+    /// An integer argument read from its words.
+    #[inline(always)]
+    fn from(value: IntArg) -> Self {
+        match value {
+            IntArg::I32(v) => Value::Signed(i64::from(v)),
+            IntArg::U32(v) => Value::Unsigned(u64::from(v)),
+            IntArg::I64(v) => Value::Signed(v),
+            IntArg::U64(v) => Value::Unsigned(v),
+        }
+    }
 }
 
 impl<'a> Args<'a> {
