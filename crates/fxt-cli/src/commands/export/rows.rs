@@ -5,10 +5,10 @@
 //! open async spans (their arguments included), the distinct categories
 //! and names of duration begins, and the row groups.
 
-use fxt_format::decode::{
-    Context as At, ContextSwitch, Event, EventKind, EventView, LegacyContextSwitch, Record,
-    ThreadState, ThreadWakeup, View,
-};
+mod plan;
+mod sched;
+
+use fxt_format::decode::{Context as At, Event, EventKind, EventView, Record, View};
 use fxt_format::time::ticks_per_second_or_default;
 
 use super::args::{kept_from_view, Args, Kept, Value};
@@ -69,6 +69,8 @@ pub struct Rows<'a> {
     spare: Vec<Vec<Kept>>,
     /// The categories and names of duration begins read from views.
     texts: Interned,
+    /// The plans of counters and instants by their shape, per thread.
+    plans: plan::Plans,
 }
 
 /// Most vectors kept in [`Rows::spare`].
@@ -137,6 +139,7 @@ impl<'a> Rows<'a> {
             args: Vec::new(),
             spare: Vec::new(),
             texts: Interned::default(),
+            plans: plan::Plans::default(),
         }
     }
 
@@ -235,6 +238,9 @@ impl<'a> Rows<'a> {
     /// An event view: its row written from the view, or a begin kept
     /// (decoded) for its end.
     fn event_view(&mut self, ctx: &At<'_>, e: &EventView<'_>) -> Result<(), Error> {
+        if self.by_plan(ctx, e)? {
+            return Ok(());
+        }
         let tps = ticks_per_second_or_default(ctx.ticks_per_second());
         let provider = ctx.provider_id();
         let ts = self.ns(e.timestamp, tps);
@@ -731,69 +737,5 @@ impl<'a> Rows<'a> {
         }
         let table = &mut self.tables.counters;
         rows.push(table, name, value, int, self.summary)
-    }
-
-    fn switch(&mut self, provider: Option<u32>, c: &ContextSwitch, tps: u64) -> Result<(), Error> {
-        let ts = ticks_to_ns(c.timestamp, tps);
-        self.switch_row(
-            provider,
-            ts,
-            c.cpu,
-            c.outgoing_thread,
-            c.outgoing_state,
-            c.incoming_thread,
-        )
-    }
-
-    fn legacy_switch(
-        &mut self,
-        provider: Option<u32>,
-        c: &LegacyContextSwitch,
-        tps: u64,
-    ) -> Result<(), Error> {
-        let ts = ticks_to_ns(c.timestamp, tps);
-        let (_, out) = koids(c.outgoing_thread);
-        let (_, inc) = koids(c.incoming_thread);
-        self.switch_row(provider, ts, u16::from(c.cpu), out, c.outgoing_state, inc)
-    }
-
-    fn switch_row(
-        &mut self,
-        provider: Option<u32>,
-        ts: i64,
-        cpu: u16,
-        out: u64,
-        state: ThreadState,
-        inc: u64,
-    ) -> Result<(), Error> {
-        self.seen.bare_tids.extend([out, inc]);
-        let labels = self.labels;
-        let switch = row::Switch {
-            source: self.source(provider),
-            ts: Some(ts),
-            cpu: Some(i32::from(cpu)),
-            out_pid: labels.pid_of(out).map(signed),
-            out_tid: Some(signed(out)),
-            out_thread: labels.thread(out),
-            out_state: Some(row::state_name(state)),
-            in_pid: labels.pid_of(inc).map(signed),
-            in_tid: Some(signed(inc)),
-            in_thread: labels.thread(inc),
-        };
-        self.tables.sched.push(&switch, self.summary)
-    }
-
-    fn wakeup(&mut self, provider: Option<u32>, w: &ThreadWakeup, tps: u64) -> Result<(), Error> {
-        self.seen.bare_tids.insert(w.waking_thread);
-        let labels = self.labels;
-        let wakeup = row::Wakeup {
-            source: self.source(provider),
-            ts: Some(ticks_to_ns(w.timestamp, tps)),
-            cpu: Some(i32::from(w.cpu)),
-            pid: labels.pid_of(w.waking_thread).map(signed),
-            tid: Some(signed(w.waking_thread)),
-            thread: labels.thread(w.waking_thread),
-        };
-        self.tables.wakeups.push(&wakeup, self.summary)
     }
 }

@@ -431,6 +431,8 @@ pub struct TypedTable<S: TableSchema> {
     builders: S::Builders,
     /// Rows in the builders.
     rows: usize,
+    /// Row groups written.
+    groups: u64,
 }
 
 impl<S: TableSchema> TypedTable<S> {
@@ -440,6 +442,7 @@ impl<S: TableSchema> TypedTable<S> {
             table: Table::new(&S::columns(), file, paths)?,
             builders: <S::Row<'static> as Columns>::builders(),
             rows: 0,
+            groups: 0,
         })
     }
 
@@ -463,6 +466,14 @@ impl<S: TableSchema> TypedTable<S> {
         Ok(())
     }
 
+    /// The row group in progress: how many were written before it, and
+    /// how many more rows it takes (what a row's key number in it is
+    /// valid for, and whether the next rows begin another).
+    #[inline(always)]
+    pub fn group(&self) -> (u64, usize) {
+        (self.groups, ROW_GROUP - self.rows)
+    }
+
     /// Writes the rows in progress as a row group.
     fn flush(&mut self) -> Result<(), Error> {
         if self.rows == 0 {
@@ -471,6 +482,7 @@ impl<S: TableSchema> TypedTable<S> {
         let mut leaves = Vec::new();
         <S::Row<'static> as Columns>::finish(&mut self.builders, &mut leaves);
         let rows = std::mem::take(&mut self.rows);
+        self.groups += 1;
         self.table.write(leaves, rows)
     }
 
