@@ -16,7 +16,7 @@ use super::begins::{BeginArgs, Decoded, Open};
 use super::counters::{view_args, CounterRows};
 use super::keys::{interned_key, koids, of_input, view_key, EventKey, NO_KEY};
 use super::labels::{Labels, Seen};
-use super::nesting::Nesting;
+use super::nesting::{Nesting, Place};
 use super::samples::{Context, SampleRows};
 use super::scan::{async_key, ns as ticks_to_ns, pid_of, AsyncKey, Stacks};
 use super::schema::{self as row, ArgMaps, Tables};
@@ -556,6 +556,9 @@ impl<'a> Rows<'a> {
         async_id: Option<u64>,
         end_args: Args<'_>,
     ) -> Result<(), Error> {
+        if let (BeginArgs::Kept(_), None) = (&begin.args, async_id) {
+            return self.duration_by_plan(provider, begin, end, end_args);
+        }
         let ids = (begin.pid, begin.tid);
         let key = match begin.args {
             BeginArgs::Kept(_) => interned_key(provider, ids, begin.category, begin.name),
@@ -626,20 +629,8 @@ impl<'a> Rows<'a> {
     where
         'a: 'b,
     {
-        let id = self.next_id;
-        self.next_id += 1;
-        let place = self
-            .nesting
-            .next_place()
-            .map_err(|e| Error::msg(format!("temporary file: {e}")))?;
-        let ids = begin.ids;
-        if async_id.is_none() && !self.samples.is_empty() {
-            let mut samples = std::mem::take(&mut self.samples);
-            let span = (begin.ts, end);
-            let written = samples.slice(provider, ids, span, id, &mut self.sample_context());
-            self.samples = samples;
-            written?;
-        }
+        let span = (begin.ts, end);
+        let (id, place) = self.slice_place(provider, begin.ids, span, async_id.is_none())?;
         let event = self.event_columns(provider, begin);
         Ok(row::Slice {
             event,
@@ -651,6 +642,31 @@ impl<'a> Rows<'a> {
             async_id: async_id.map(signed),
             args: ArgMaps(&[]),
         })
+    }
+
+    /// The next slice's id and place, of thread `ids` of `provider` and
+    /// `span` (ns), its samples written first (`samples`: unless async).
+    #[inline(always)]
+    fn slice_place(
+        &mut self,
+        provider: Option<u32>,
+        ids: (u64, u64),
+        span: (i64, i64),
+        samples: bool,
+    ) -> Result<(u64, Place), Error> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let place = self
+            .nesting
+            .next_place()
+            .map_err(|e| Error::msg(format!("temporary file: {e}")))?;
+        if samples && !self.samples.is_empty() {
+            let mut samples = std::mem::take(&mut self.samples);
+            let written = samples.slice(provider, ids, span, id, &mut self.sample_context());
+            self.samples = samples;
+            written?;
+        }
+        Ok((id, place))
     }
 
     fn instant(

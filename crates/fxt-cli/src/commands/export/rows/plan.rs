@@ -20,8 +20,11 @@ use fxt_format::decode::{Context as At, EventKind, EventView, IntArg, StrOrF64, 
 use fxt_format::encode::header::arg_type;
 use fxt_format::time::ticks_per_second_or_default;
 
-use super::{signed, Begun, Rows};
+use super::{signed, Begun, Rows, CATEGORY, SPARE};
 use crate::commands::export::args::{ArgMaps, Args};
+use crate::commands::export::begins::{BeginArgs, Open};
+use crate::commands::export::events::{Event, EventLeaves};
+use crate::commands::export::keys::interned_key;
 use crate::commands::export::keys::{koids, view_key};
 use crate::commands::export::table::Columns;
 use crate::error::Error;
@@ -36,10 +39,37 @@ const MOST: usize = 4;
 const ARG_SHAPE: u64 = 0xffff_ffff;
 
 /// The plans of the threads met lately, one per slot and table.
-#[derive(Default)]
 pub struct Plans {
     counters: [Option<Box<Plan>>; SLOTS],
     instants: [Option<KeyPlan>; SLOTS],
+    completes: [Option<KeyPlan>; SLOTS],
+    durations: [Option<DurationPlan>; DURATION_SLOTS],
+}
+
+impl Default for Plans {
+    fn default() -> Plans {
+        Plans {
+            counters: Default::default(),
+            instants: [None; SLOTS],
+            completes: [None; SLOTS],
+            durations: [None; DURATION_SLOTS],
+        }
+    }
+}
+
+/// Slots of [`Plans::durations`]: by the thread's koid and the name.
+const DURATION_SLOTS: usize = 4 * SLOTS;
+
+/// The key of the slices of a thread's duration begins of one category
+/// and name (read from their views: texts by their ids in the rows'
+/// interned texts), and its number in the slices' row group.
+#[derive(Clone, Copy)]
+struct DurationPlan {
+    provider: Option<u32>,
+    ids: (u64, u64),
+    category: u32,
+    name: u32,
+    number: Option<(u64, u32)>,
 }
 
 /// What decides the key columns of an event of one shape on one thread
@@ -117,6 +147,48 @@ impl KeyPlan {
             && self.thread == e.thread
             && self.strings_epoch == ctx.strings_epoch()
             && self.provider == ctx.provider_id()
+    }
+}
+
+impl DurationPlan {
+    /// [`KeyPlan::number_in`] of this key.
+    #[inline(always)]
+    fn number_in(
+        &mut self,
+        events: &mut EventLeaves,
+        event: Option<&Event<'_>>,
+        (group, fresh): (u64, bool),
+    ) -> Result<u32, Error> {
+        match self.number {
+            Some((g, n)) if !fresh && g == group => Ok(n),
+            _ => {
+                let n = events.number(event.ok_or_else(unnumbered)?);
+                self.number = Some((group, n));
+                Ok(n)
+            }
+        }
+    }
+}
+
+impl KeyPlan {
+    /// The number of the plan's key in `events`, the leaves of row group
+    /// `group` (`fresh`: holding no row yet): the one kept, or the one
+    /// `event`'s columns get.
+    #[inline(always)]
+    fn number_in(
+        &mut self,
+        events: &mut EventLeaves,
+        event: Option<&Event<'_>>,
+        (group, fresh): (u64, bool),
+    ) -> Result<u32, Error> {
+        match self.number {
+            Some((g, n)) if !fresh && g == group => Ok(n),
+            _ => {
+                let n = events.number(event.ok_or_else(unnumbered)?);
+                self.number = Some((group, n));
+                Ok(n)
+            }
+        }
     }
 }
 
@@ -217,17 +289,9 @@ impl<'a> Rows<'a> {
         let id = Some(signed(id));
         for (&(value, int), series) in values[..len].iter().zip(&plan.series) {
             let group = table.group().0;
-            let number = &mut plan.key.number;
+            let key = &mut plan.key;
             table.push_with(|(events, ids, names, vals, ints), fresh| {
-                let n = match *number {
-                    Some((g, n)) if !fresh && g == group => n,
-                    _ => {
-                        let event = event.as_ref().ok_or_else(unnumbered)?;
-                        let n = events.number(event);
-                        *number = Some((group, n));
-                        n
-                    }
-                };
+                let n = key.number_in(events, event.as_ref(), (group, fresh))?;
                 events.push_numbered(n, Some(ts));
                 id.append(ids, summary)?;
                 series.as_deref().append(names, summary)?;
@@ -240,12 +304,7 @@ impl<'a> Rows<'a> {
 
     /// The columns of event `e` (at `ctx`, `ts` its time), to number its
     /// key: those [`Rows::event_view`] gives it.
-    fn planned_event<'b>(
-        &mut self,
-        ctx: &'b At<'_>,
-        e: &'b EventView<'_>,
-        ts: i64,
-    ) -> crate::commands::export::schema::Event<'b>
+    fn planned_event<'b>(&mut self, ctx: &'b At<'_>, e: &'b EventView<'_>, ts: i64) -> Event<'b>
     where
         'a: 'b,
     {
@@ -258,31 +317,46 @@ impl<'a> Rows<'a> {
         self.event_columns(ctx.provider_id(), &begun)
     }
 
-    /// Writes the row of instant `e` (read at `ctx`) with its key's
-    /// number kept by its thread's plan (made anew if the plan there is
-    /// of another shape); false, nothing written, if no plan takes it.
-    #[inline(never)]
-    pub(super) fn instant_by_plan(
+    /// The key plan of event `e` (at `ctx`, `ts` its time) in `plans`,
+    /// made anew if the one of its thread's slot is of another shape, and
+    /// the event's columns if its key is to be numbered in row group
+    /// `group`: its slot and those columns, or `None` if no plan takes
+    /// it.
+    #[inline(always)]
+    fn key_plan<'b>(
         &mut self,
-        ctx: &At<'_>,
-        e: &EventView<'_>,
-    ) -> Result<bool, Error> {
+        plans: fn(&mut Plans) -> &mut [Option<KeyPlan>; SLOTS],
+        (ctx, e): (&'b At<'_>, &'b EventView<'_>),
+        ts: i64,
+        group: u64,
+    ) -> Option<(usize, Option<Event<'b>>)>
+    where
+        'a: 'b,
+    {
         let header = header_of(ctx);
         let slot = thread_slot(koids(e.thread).1, SLOTS);
-        let planned = &mut self.plans.instants[slot];
+        let planned = &mut plans(&mut self.plans)[slot];
         let number = match planned {
             Some(p) if p.fits(ctx, e, header) => p.number,
-            _ => match KeyPlan::of(ctx, e, header) {
-                Some(plan) => planned.insert(plan).number,
-                None => return Ok(false),
-            },
+            _ => planned.insert(KeyPlan::of(ctx, e, header)?).number,
         };
-        let tps = ticks_per_second_or_default(ctx.ticks_per_second());
-        let ts = self.ns(e.timestamp, tps);
-        let group = self.tables.instants.group().0;
         let event = match number {
             Some((g, _)) if g == group => None,
             _ => Some(self.planned_event(ctx, e, ts)),
+        };
+        Some((slot, event))
+    }
+
+    /// Writes the row of instant `e` (read at `ctx`) with its key's
+    /// number kept by its thread's plan ([`Rows::key_plan`]); false,
+    /// nothing written, if no plan takes it.
+    #[inline(never)]
+    fn instant_by_plan(&mut self, ctx: &At<'_>, e: &EventView<'_>) -> Result<bool, Error> {
+        let tps = ticks_per_second_or_default(ctx.ticks_per_second());
+        let ts = self.ns(e.timestamp, tps);
+        let group = self.tables.instants.group().0;
+        let Some((slot, event)) = self.key_plan(|p| &mut p.instants, (ctx, e), ts, group) else {
+            return Ok(false);
         };
         let Some(plan) = &mut self.plans.instants[slot] else {
             return Ok(false);
@@ -292,21 +366,142 @@ impl<'a> Rows<'a> {
         self.tables
             .instants
             .push_with(|(events, kinds, ids, maps), fresh| {
-                let n = match plan.number {
-                    Some((g, n)) if !fresh && g == group => n,
-                    _ => {
-                        let event = event.as_ref().ok_or_else(unnumbered)?;
-                        let n = events.number(event);
-                        plan.number = Some((group, n));
-                        n
-                    }
-                };
+                let n = plan.number_in(events, event.as_ref(), (group, fresh))?;
                 events.push_numbered(n, Some(ts));
                 Some("instant").append(kinds, summary)?;
                 None::<i64>.append(ids, summary)?;
                 ArgMaps(&args).append(maps, summary)
             })?;
         Ok(true)
+    }
+
+    /// Writes the slice of complete event `e` (read at `ctx`, ending at
+    /// `end` ticks) with its key's number kept by its thread's plan
+    /// ([`Rows::key_plan`]); false, nothing written, if no plan takes it
+    /// (a task's poll, which the polls table takes too, among them).
+    #[inline(never)]
+    fn complete_by_plan(
+        &mut self,
+        ctx: &At<'_>,
+        e: &EventView<'_>,
+        end: u64,
+    ) -> Result<bool, Error> {
+        let tps = ticks_per_second_or_default(ctx.ticks_per_second());
+        let ts = self.ns(e.timestamp, tps);
+        let end = self.ns(end, tps);
+        let group = self.tables.slices.group().0;
+        let Some((slot, event)) = self.key_plan(|p| &mut p.completes, (ctx, e), ts, group) else {
+            return Ok(false);
+        };
+        if event.is_some() && ctx.str(e.category) == Some("task") {
+            self.plans.completes[slot] = None;
+            return Ok(false);
+        }
+        let provider = ctx.provider_id();
+        let (id, place) = self.slice_place(provider, koids(e.thread), (ts, end), true)?;
+        let Some(plan) = &mut self.plans.completes[slot] else {
+            return Ok(false);
+        };
+        let summary = &mut *self.summary;
+        let args = [Args::View(e, ctx)];
+        self.tables.slices.push_with(|b, fresh| {
+            let (events, durs, ids, depths, parents, kinds, async_ids, maps) = b;
+            let n = plan.number_in(events, event.as_ref(), (group, fresh))?;
+            events.push_numbered(n, Some(ts));
+            Some(end.saturating_sub(ts)).append(durs, summary)?;
+            Some(signed(id)).append(ids, summary)?;
+            Some(i32::try_from(place.depth).unwrap_or(i32::MAX)).append(depths, summary)?;
+            place.parent.map(signed).append(parents, summary)?;
+            Some("complete").append(kinds, summary)?;
+            None::<i64>.append(async_ids, summary)?;
+            ArgMaps(&args).append(maps, summary)
+        })?;
+        Ok(true)
+    }
+
+    /// Writes the slice of duration begin `begin` (its arguments kept
+    /// from its view) of `provider`, ended at `end` (ns) with arguments
+    /// `end_args`, its key's number kept by the plan of its thread, category
+    /// and name: the row [`Rows::slice`] writes, without the event's
+    /// columns made but to number the key.
+    #[inline(never)]
+    pub(super) fn duration_by_plan(
+        &mut self,
+        provider: Option<u32>,
+        begin: Open,
+        end: i64,
+        end_args: Args<'_>,
+    ) -> Result<(), Error> {
+        let ids = (begin.pid, begin.tid);
+        let (category, name) = (begin.category, begin.name);
+        let slot = thread_slot(begin.tid, SLOTS) * 4 + name as usize % 4;
+        let planned = &mut self.plans.durations[slot];
+        let number = match planned {
+            Some(p)
+                if (p.provider, p.ids, p.category, p.name) == (provider, ids, category, name) =>
+            {
+                p.number
+            }
+            _ => {
+                let plan = DurationPlan {
+                    provider,
+                    ids,
+                    category,
+                    name,
+                    number: None,
+                };
+                planned.insert(plan).number
+            }
+        };
+        let (id, place) = self.slice_place(provider, ids, (begin.ts, end), true)?;
+        let group = self.tables.slices.group().0;
+        let event = match number {
+            Some((g, _)) if g == group => None,
+            _ => {
+                let head = Begun {
+                    ts: begin.ts,
+                    ids,
+                    texts: (None, None),
+                    key: interned_key(provider, ids, category, name),
+                };
+                Some(self.event_columns(provider, &head))
+            }
+        };
+        let texts = &self.texts;
+        let event = event.map(|mut event| {
+            event.texts[CATEGORY] = texts.text(category).as_str();
+            event.texts[CATEGORY + 1] = texts.text(name).as_str();
+            event
+        });
+        let BeginArgs::Kept(kept) = &begin.args else {
+            return Err(Error::msg("internal error: a decoded begin by plan"));
+        };
+        let Some(plan) = &mut self.plans.durations[slot] else {
+            return Err(unnumbered());
+        };
+        let summary = &mut *self.summary;
+        let args = [Args::Kept(kept, texts), end_args];
+        let ts = begin.ts;
+        self.tables.slices.push_with(|b, fresh| {
+            let (events, durs, ids, depths, parents, kinds, async_ids, maps) = b;
+            let n = plan.number_in(events, event.as_ref(), (group, fresh))?;
+            events.push_numbered(n, Some(ts));
+            Some(end.saturating_sub(ts)).append(durs, summary)?;
+            Some(signed(id)).append(ids, summary)?;
+            Some(i32::try_from(place.depth).unwrap_or(i32::MAX)).append(depths, summary)?;
+            place.parent.map(signed).append(parents, summary)?;
+            Some("duration").append(kinds, summary)?;
+            None::<i64>.append(async_ids, summary)?;
+            ArgMaps(&args).append(maps, summary)
+        })?;
+        // Its vector kept for a later begin's arguments.
+        if let BeginArgs::Kept(mut args) = begin.args {
+            if args.capacity() > 0 && self.spare.len() < SPARE {
+                args.clear();
+                self.spare.push(args);
+            }
+        }
+        Ok(())
     }
 
     /// Writes event `e` by a plan, if one takes it (a counter or an
@@ -316,6 +511,7 @@ impl<'a> Rows<'a> {
         match e.kind {
             EventKind::Counter { id } => self.counter_by_plan(ctx, e, id),
             EventKind::Instant => self.instant_by_plan(ctx, e),
+            EventKind::DurationComplete { end } => self.complete_by_plan(ctx, e, end),
             _ => Ok(false),
         }
     }
