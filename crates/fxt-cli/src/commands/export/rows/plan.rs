@@ -30,7 +30,7 @@ use crate::commands::export::table::Columns;
 use crate::error::Error;
 use crate::recent::thread_slot;
 
-/// Slots of [`CounterPlans`], by the thread's koid.
+/// Thread slots of [`Plans`], by the thread's koid.
 const SLOTS: usize = 16;
 /// Most series of a counter a plan takes.
 const MOST: usize = 4;
@@ -40,25 +40,41 @@ const ARG_SHAPE: u64 = 0xffff_ffff;
 
 /// The plans of the threads met lately, one per slot and table.
 pub struct Plans {
-    counters: [Option<Box<Plan>>; SLOTS],
-    instants: [Option<KeyPlan>; SLOTS],
-    completes: [Option<KeyPlan>; SLOTS],
-    durations: [Option<DurationPlan>; DURATION_SLOTS],
+    counters: [Option<Box<Plan>>; PLANS],
+    instants: [Option<KeyPlan>; PLANS],
+    completes: [Option<KeyPlan>; PLANS],
+    durations: [Option<DurationPlan>; PLANS],
 }
 
 impl Default for Plans {
     fn default() -> Plans {
         Plans {
-            counters: Default::default(),
-            instants: [None; SLOTS],
-            completes: [None; SLOTS],
-            durations: [None; DURATION_SLOTS],
+            counters: std::array::from_fn(|_| None),
+            instants: [None; PLANS],
+            completes: [None; PLANS],
+            durations: [None; PLANS],
         }
     }
 }
 
-/// Slots of [`Plans::durations`]: by the thread's koid and the name.
-const DURATION_SLOTS: usize = 4 * SLOTS;
+/// Plans per thread slot: by their name's index or id (a thread's
+/// events take turns among a few names: a frame's begin and a draw's).
+const WAYS: usize = 4;
+/// Plans of each kind.
+const PLANS: usize = SLOTS * WAYS;
+
+/// The slot of the plan of an event on thread `tid` named by index or id
+/// `name`.
+#[inline(always)]
+fn slot_of(tid: u64, name: u64) -> usize {
+    thread_slot(tid, SLOTS) * WAYS + (name % WAYS as u64) as usize
+}
+
+/// [`slot_of`] of event `e` of header word `header`.
+#[inline(always)]
+fn slot_of_view(e: &EventView<'_>, header: u64) -> usize {
+    slot_of(koids(e.thread).1, header >> 48)
+}
 
 /// The key of the slices of a thread's duration begins of one category
 /// and name (read from their views: texts by their ids in the rows'
@@ -257,7 +273,7 @@ impl<'a> Rows<'a> {
         id: u64,
     ) -> Result<bool, Error> {
         let header = header_of(ctx);
-        let slot = thread_slot(koids(e.thread).1, SLOTS);
+        let slot = slot_of_view(e, header);
         let planned = &mut self.plans.counters[slot];
         if !planned
             .as_deref()
@@ -325,7 +341,7 @@ impl<'a> Rows<'a> {
     #[inline(always)]
     fn key_plan<'b>(
         &mut self,
-        plans: fn(&mut Plans) -> &mut [Option<KeyPlan>; SLOTS],
+        plans: fn(&mut Plans) -> &mut [Option<KeyPlan>; PLANS],
         (ctx, e): (&'b At<'_>, &'b EventView<'_>),
         ts: i64,
         group: u64,
@@ -334,7 +350,7 @@ impl<'a> Rows<'a> {
         'a: 'b,
     {
         let header = header_of(ctx);
-        let slot = thread_slot(koids(e.thread).1, SLOTS);
+        let slot = slot_of_view(e, header);
         let planned = &mut plans(&mut self.plans)[slot];
         let number = match planned {
             Some(p) if p.fits(ctx, e, header) => p.number,
@@ -434,7 +450,7 @@ impl<'a> Rows<'a> {
     ) -> Result<(), Error> {
         let ids = (begin.pid, begin.tid);
         let (category, name) = (begin.category, begin.name);
-        let slot = thread_slot(begin.tid, SLOTS) * 4 + name as usize % 4;
+        let slot = slot_of(begin.tid, u64::from(name));
         let planned = &mut self.plans.durations[slot];
         let number = match planned {
             Some(p)
