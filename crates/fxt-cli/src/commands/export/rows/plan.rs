@@ -271,7 +271,7 @@ impl<'a> Rows<'a> {
         ctx: &At<'_>,
         e: &EventView<'_>,
         id: u64,
-    ) -> Result<bool, Error> {
+    ) -> Planned<bool> {
         let header = header_of(ctx);
         let slot = slot_of_view(e, header);
         let planned = &mut self.plans.counters[slot];
@@ -367,7 +367,7 @@ impl<'a> Rows<'a> {
     /// number kept by its thread's plan ([`Rows::key_plan`]); false,
     /// nothing written, if no plan takes it.
     #[inline(never)]
-    fn instant_by_plan(&mut self, ctx: &At<'_>, e: &EventView<'_>) -> Result<bool, Error> {
+    fn instant_by_plan(&mut self, ctx: &At<'_>, e: &EventView<'_>) -> Planned<bool> {
         let tps = ticks_per_second_or_default(ctx.ticks_per_second());
         let ts = self.ns(e.timestamp, tps);
         let group = self.tables.instants.group().0;
@@ -396,12 +396,7 @@ impl<'a> Rows<'a> {
     /// ([`Rows::key_plan`]); false, nothing written, if no plan takes it
     /// (a task's poll, which the polls table takes too, among them).
     #[inline(never)]
-    fn complete_by_plan(
-        &mut self,
-        ctx: &At<'_>,
-        e: &EventView<'_>,
-        end: u64,
-    ) -> Result<bool, Error> {
+    fn complete_by_plan(&mut self, ctx: &At<'_>, e: &EventView<'_>, end: u64) -> Planned<bool> {
         let tps = ticks_per_second_or_default(ctx.ticks_per_second());
         let ts = self.ns(e.timestamp, tps);
         let end = self.ns(end, tps);
@@ -447,7 +442,7 @@ impl<'a> Rows<'a> {
         begin: Open,
         end: i64,
         end_args: Args<'_>,
-    ) -> Result<(), Error> {
+    ) -> Planned<()> {
         let ids = (begin.pid, begin.tid);
         let (category, name) = (begin.category, begin.name);
         let slot = slot_of(begin.tid, u64::from(name));
@@ -490,10 +485,12 @@ impl<'a> Rows<'a> {
             event
         });
         let BeginArgs::Kept(kept) = &begin.args else {
-            return Err(Error::msg("internal error: a decoded begin by plan"));
+            return Err(Box::new(Error::msg(
+                "internal error: a decoded begin by plan",
+            )));
         };
         let Some(plan) = &mut self.plans.durations[slot] else {
-            return Err(unnumbered());
+            return Err(Box::new(unnumbered()));
         };
         let summary = &mut *self.summary;
         let args = [Args::Kept(kept, texts), end_args];
@@ -523,7 +520,7 @@ impl<'a> Rows<'a> {
     /// Writes event `e` by a plan, if one takes it (a counter or an
     /// instant); false, nothing written, if not.
     #[inline(always)]
-    pub(super) fn by_plan(&mut self, ctx: &At<'_>, e: &EventView<'_>) -> Result<bool, Error> {
+    pub(super) fn by_plan(&mut self, ctx: &At<'_>, e: &EventView<'_>) -> Planned<bool> {
         match e.kind {
             EventKind::Counter { id } => self.counter_by_plan(ctx, e, id),
             EventKind::Instant => self.instant_by_plan(ctx, e),
@@ -532,6 +529,10 @@ impl<'a> Rows<'a> {
         }
     }
 }
+
+/// What a write by plan gives: its error boxed, so that the result (two
+/// words) is returned in registers, not stored and read back.
+pub type Planned<T> = Result<T, Box<Error>>;
 
 /// The error of a key to number without its event's columns.
 #[cold]
