@@ -3,7 +3,8 @@
 //! the first pass saw them end, each with the depth and parent it found
 //! ([`super::nesting`]). Memory: a stack of open begins per thread and the
 //! open async spans (their arguments included), the distinct categories
-//! and names of duration begins, and the row groups.
+//! and names of duration begins, and the row groups. Events of the shapes
+//! a thread repeats are written by plan ([`plan`]).
 
 mod plan;
 mod sched;

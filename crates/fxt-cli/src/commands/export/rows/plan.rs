@@ -1,18 +1,23 @@
-//! Counter events by plan. A thread's counters most often have one shape
-//! (one header word, thread, strings epoch and argument headers: a
-//! queue's depth and bytes, counted again and again), so what their rows
-//! take of a counter but its values (the series' names, how each value
-//! reads, the key's number in the row group) is found once per thread and
-//! shape, and a counter of that shape appends its rows from its words: no
-//! text looked up, no key made or hashed, no argument matched by type per
-//! counter. A counter of another shape makes its thread's plan anew; one
-//! no plan takes (a text inline, an argument not a number) is written as
-//! before ([`Rows::counter`]).
+//! Events written by plan. A thread's events of one kind most often have
+//! one shape, taking turns among a few names (one header word, thread,
+//! strings epoch and argument headers: a queue's depth and bytes, a
+//! frame's begin and a draw's), so what their rows take of an event but
+//! its values is found once per thread and shape: the number of the rows'
+//! key in the row group in progress (what decides their trace, host,
+//! provider, thread, category and name columns), and for a counter its
+//! series' names and how each value reads. An event of that shape then
+//! appends its row from its words: no text looked up, no key made or
+//! hashed, no event's columns built, no counter's argument matched by
+//! type. Counters, instants and complete events are planned by their
+//! record's shape; a duration's slice, written at its end, by its begin's
+//! thread, category and name. An event of another shape makes its plan
+//! anew; one no plan takes (a text inline, a counter's argument not a
+//! number, a task's poll, a begin decoded) is written as before.
 //!
-//! The rows are those [`Rows::counter`] writes, in the same order, and the
-//! key is numbered by the same call ([`EventLeaves::number`]) at the same
-//! rows (the first of its kind in each row group), so the pages are the
-//! same.
+//! The rows are those written as before, in the same order, and a key is
+//! numbered by the same call ([`EventLeaves::number`]), with the columns
+//! the event gives it, at the first row of its kind in each row group,
+//! so the dictionaries and pages are the same.
 //!
 //! [`EventLeaves::number`]: crate::commands::export::events::EventLeaves::number
 
@@ -24,8 +29,7 @@ use super::{signed, Begun, Rows, CATEGORY, SPARE};
 use crate::commands::export::args::{ArgMaps, Args};
 use crate::commands::export::begins::{BeginArgs, Open};
 use crate::commands::export::events::{Event, EventLeaves};
-use crate::commands::export::keys::interned_key;
-use crate::commands::export::keys::{koids, view_key};
+use crate::commands::export::keys::{interned_key, koids, view_key};
 use crate::commands::export::table::Columns;
 use crate::error::Error;
 use crate::recent::thread_slot;
