@@ -1922,3 +1922,86 @@ fn rows_of_one_thread_from_two_providers_name_each_its_own() {
     assert_eq!(r[0], expected, "instants");
     assert_eq!(r[1], expected, "slices");
 }
+
+#[test]
+fn counters_of_one_shape_keep_their_columns_across_row_groups_and_shapes() {
+    // Counters of three series (a counter's rows straddle the row group
+    // end at 65,536), two threads taking turns, a thread whose counters
+    // change shape (the value types, a u64 beyond the integer map), and
+    // the series' name redefined part way: every row has its counter's
+    // thread, name, series and values.
+    const EVENTS: u64 = 23_000;
+    // Beyond the integer map, and a double exactly.
+    let big = |i: u64| (1 << 63) + (i << 11);
+    let trace = Trace::with_provider(1, "p", 1_000_000_000)
+        .raw(&kobj(1, OBJ_TYPE_PROCESS, "proc", None))
+        .raw(&kobj(2, OBJ_TYPE_THREAD, "worker", Some(1)))
+        .strings(&[(1, "cat"), (2, "load"), (3, "a"), (4, "b"), (5, "c")]);
+    let mut trace = trace;
+    let mut expected = Vec::new();
+    for i in 0..EVENTS {
+        let (tid, ts) = (2 + i % 2, 100 + i * 10);
+        if i == 20_000 {
+            trace = trace.strings(&[(3, "a2")]);
+        }
+        let a = if i < 20_000 { "a" } else { "a2" };
+        let shape_b = tid == 3 && i % 10 == 1;
+        let args = if shape_b {
+            [
+                Arg::new(StringRef::Index(3), ArgValue::U64(big(i))),
+                Arg::new(StringRef::Index(4), ArgValue::I32(-(i as i32))),
+                Arg::new(StringRef::Index(5), ArgValue::U32(i as u32)),
+            ]
+        } else {
+            [
+                Arg::new(StringRef::Index(3), ArgValue::I64(i as i64)),
+                Arg::new(StringRef::Index(4), ArgValue::F64(i as f64 / 4.0)),
+                Arg::new(StringRef::Index(5), ArgValue::U32(i as u32)),
+            ]
+        };
+        let thread = ThreadRef::Inline {
+            process: 1,
+            thread: tid,
+        };
+        let (category, name) = (StringRef::Index(1), StringRef::Index(2));
+        let kind = EventKind::Counter { id: 9 };
+        trace = trace.push(&event(kind, ts, thread, category, name, &args));
+        let thread = if tid == 2 {
+            json!("worker")
+        } else {
+            Value::Null
+        };
+        let series =
+            |name: &str, value: f64, int: Value| json!([ts, tid, thread, "load", name, value, int]);
+        if shape_b {
+            expected.push(series(a, big(i) as f64, Value::Null));
+            expected.push(series("b", -(i as f64), json!(-(i as i64))));
+        } else {
+            expected.push(series(a, i as f64, json!(i)));
+            expected.push(series("b", i as f64 / 4.0, Value::Null));
+        }
+        expected.push(series("c", i as f64, json!(i)));
+    }
+    let file = trace.file("export-counter-shapes.fxt");
+    let dir = folder("export-counter-shapes");
+    export(&[&file], &dir, "h");
+    let r = duckdb(
+        &dir,
+        &["select ts, tid, thread, name, series, value, int_value \
+           from {counters} order by ts, series"],
+    );
+    let rows = r[0].as_array().unwrap();
+    assert_eq!(rows.len(), expected.len());
+    // The doubles as DuckDB prints them (15 digits): compared as near.
+    let value = |row: &Value| row[5].as_f64().unwrap();
+    let but_value = |row: &Value| {
+        let mut row = row.clone();
+        row[5] = Value::Null;
+        row
+    };
+    for (i, (got, want)) in rows.iter().zip(&expected).enumerate() {
+        assert_eq!(but_value(got), but_value(want), "row {i}");
+        let (g, w) = (value(got), value(want));
+        assert!((g - w).abs() <= w.abs() * 1e-14, "row {i}: {g} for {w}");
+    }
+}
