@@ -5,7 +5,10 @@
 
 use std::io::Write as _;
 
-use fxt_format::decode::{ArgValueView, ArgWords, Context, EventKind, EventView, StrOrF64, Thread};
+use fxt_format::decode::{
+    ArgValueView, ArgWordIter, ArgWords, Context, EventHead, EventKind, EventView, StrOrF64,
+    StrRef, Thread, ThreadRef,
+};
 
 use super::{pid_tid, string};
 use crate::clock::Clock;
@@ -71,6 +74,127 @@ pub struct EventObjects {
     after_ts: Heads<OfThread>,
 }
 
+/// What the usual event's object is made of, read from its view or from
+/// its head (no view made), each field where it is used: a head's fields
+/// are read from the caller's copy, never moved (a move copies them in
+/// 16-byte halves across words stored apart, which waits for the stores
+/// to reach the cache).
+pub trait Usual<'a> {
+    /// The event type (0..=10).
+    fn event_type(&self) -> u8;
+    /// The word after the arguments (a complete event's end, an id; 0 for
+    /// the types without one).
+    fn trailing(&self) -> u64;
+    fn timestamp(&self) -> u64;
+    /// The thread, where it lies (the view, or the tables at the record:
+    /// `ctx`); `None` for a head whose thread is not in them.
+    fn thread<'c>(&'c self, ctx: &Context<'c>) -> Option<&'c Thread>;
+    fn category(&self) -> StrRef<'a>;
+    fn name(&self) -> StrRef<'a>;
+    fn arg_count(&self) -> u8;
+    fn arg_words(&self) -> ArgWordIter<'a>;
+}
+
+impl<'a> Usual<'a> for EventView<'a> {
+    #[inline(always)]
+    fn event_type(&self) -> u8 {
+        self.kind.event_type() as u8
+    }
+
+    #[inline(always)]
+    fn trailing(&self) -> u64 {
+        self.kind.trailing_word().unwrap_or(0)
+    }
+
+    #[inline(always)]
+    fn timestamp(&self) -> u64 {
+        self.timestamp
+    }
+
+    #[inline(always)]
+    fn thread<'c>(&'c self, _: &Context<'c>) -> Option<&'c Thread> {
+        Some(&self.thread)
+    }
+
+    #[inline(always)]
+    fn category(&self) -> StrRef<'a> {
+        self.category
+    }
+
+    #[inline(always)]
+    fn name(&self) -> StrRef<'a> {
+        self.name
+    }
+
+    #[inline(always)]
+    fn arg_count(&self) -> u8 {
+        self.arg_count
+    }
+
+    #[inline(always)]
+    fn arg_words(&self) -> ArgWordIter<'a> {
+        EventView::arg_words(self)
+    }
+}
+
+impl<'a> Usual<'a> for EventHead<'a> {
+    #[inline(always)]
+    fn event_type(&self) -> u8 {
+        EventHead::event_type(self)
+    }
+
+    #[inline(always)]
+    fn trailing(&self) -> u64 {
+        EventHead::trailing(self)
+    }
+
+    #[inline(always)]
+    fn timestamp(&self) -> u64 {
+        EventHead::timestamp(self)
+    }
+
+    #[inline(always)]
+    fn thread<'c>(&'c self, ctx: &Context<'c>) -> Option<&'c Thread> {
+        match self.thread_ref() {
+            ThreadRef::Indexed(index) => ctx.resolved_thread(index),
+            ThreadRef::Inline { .. } => None,
+        }
+    }
+
+    #[inline(always)]
+    fn category(&self) -> StrRef<'a> {
+        EventHead::category(self)
+    }
+
+    #[inline(always)]
+    fn name(&self) -> StrRef<'a> {
+        EventHead::name(self)
+    }
+
+    #[inline(always)]
+    fn arg_count(&self) -> u8 {
+        EventHead::arg_count(self)
+    }
+
+    #[inline(always)]
+    fn arg_words(&self) -> ArgWordIter<'a> {
+        EventHead::arg_words(self)
+    }
+}
+
+/// A complete event's end, and the id the object shows (a counter's id 0
+/// is no id), of an event of type `event_type` whose word after the
+/// arguments is `trailing`.
+#[inline(always)]
+fn end_and_id(event_type: u8, trailing: u64) -> (Option<u64>, Option<u64>) {
+    match event_type {
+        4 => (Some(trailing), None),
+        0 | 2 | 3 => (None, None),
+        1 if trailing == 0 => (None, None),
+        _ => (None, Some(trailing)),
+    }
+}
+
 impl EventObjects {
     /// Appends `{"ph":…,"cat":…,"name":…,"ts":`.
     #[inline]
@@ -80,9 +204,11 @@ impl EventObjects {
         match Names::of(ctx, phase[0], view.category, view.name) {
             Some(key) => self
                 .heads
-                .get(key, |head| write_head(head, strings, ctx, view, phase))
+                .get(key, |head| {
+                    write_head(head, strings, ctx, (view.category, view.name), phase)
+                })
                 .put(w),
-            None => write_head(w, strings, ctx, view, phase),
+            None => write_head(w, strings, ctx, (view.category, view.name), phase),
         }
     }
 
@@ -160,49 +286,47 @@ impl EventObjects {
     /// float or a string by index. `None` for any other, which
     /// [`EventObjects::event`] writes piece by piece.
     #[inline(always)]
-    pub fn usual(
+    pub fn usual<'a>(
         &mut self,
         line: &mut Blocks<'_>,
         ctx: &Context<'_>,
-        view: &EventView<'_>,
+        event: &impl Usual<'a>,
         tps: u64,
         first: bool,
     ) -> Option<()> {
-        let (end, id) = match view.kind {
-            EventKind::DurationComplete { end } => (Some(end), None),
-            // A counter's id 0 is no id.
-            EventKind::Counter { id: 0 } => (None, None),
-            kind => (None, kind.id()),
-        };
+        let event_type = event.event_type();
+        let (end, id) = end_and_id(event_type, event.trailing());
         // The phase as a byte from a table: one load, where the phase's
         // text is chosen by a jump on the kind.
-        let ph = PHASE_LETTERS[view.kind.event_type() as usize & 15];
+        let ph = PHASE_LETTERS[usize::from(event_type) & 15];
         let instant = ph == b'i';
         // Read once: every string of the object is looked up at it.
         let epoch = ctx.strings_epoch();
-        let names = Names::at(epoch, ph, view.category, view.name)?;
+        let (category, name) = (event.category(), event.name());
+        let names = Names::at(epoch, ph, category, name)?;
         // The arguments open in the piece after the timestamp when nothing
         // comes between.
-        let opens_args = view.arg_count > 0 && end.is_none() && id.is_none();
+        let arg_count = event.arg_count();
+        let opens_args = arg_count > 0 && end.is_none() && id.is_none();
         if first {
             line.text(b"\n")?;
         } else {
             line.text(b",\n")?;
         }
         let strings = &mut self.strings;
-        line.piece(
-            self.heads
-                .get(names, |head| write_head(head, strings, ctx, view, &[ph])),
-        )?;
+        line.piece(self.heads.get(names, |head| {
+            write_head(head, strings, ctx, (category, name), &[ph])
+        }))?;
         let clock = self.clock(tps);
-        let begin = clock.ns(view.timestamp);
+        let begin = clock.ns(event.timestamp());
         let (fraction, fraction_len) = super::micros_fraction(begin);
         line.u64_near_then(begin / 1000, &mut self.ts_digits, fraction, fraction_len)?;
         // Its key made where it is looked up: made before the head, it was
         // kept on the stack across the head and the timestamp.
-        let after_ts = OfThread::of(view.thread, instant, opens_args);
+        let thread = *event.thread(ctx)?;
+        let after_ts = OfThread::of(thread, instant, opens_args);
         line.piece(self.after_ts.get(after_ts, |piece| {
-            after_ts_piece(piece, view.thread, instant, opens_args)
+            after_ts_piece(piece, thread, instant, opens_args)
         }))?;
         if let Some(end) = end {
             line.text(b",\"dur\":")?;
@@ -214,19 +338,16 @@ impl EventObjects {
             line.text(b",\"id\":\"")?;
             line.hex(id)?;
             line.text(b"\"")?;
-            if matches!(
-                view.kind,
-                EventKind::FlowStep { .. } | EventKind::FlowEnd { .. }
-            ) {
+            if ph == b't' || ph == b'f' {
                 line.text(b",\"bp\":\"e\"")?;
             }
         }
-        if view.arg_count > 0 {
+        if arg_count > 0 {
             if !opens_args {
                 line.text(b",\"args\":{")?;
             }
             let mut read = 0;
-            for (i, words) in view.arg_words().enumerate() {
+            for (i, words) in event.arg_words().enumerate() {
                 if i > 0 {
                     line.text(b",")?;
                 }
@@ -239,7 +360,7 @@ impl EventObjects {
                 }
                 read += 1;
             }
-            if read != usize::from(view.arg_count) {
+            if read != usize::from(arg_count) {
                 return None;
             }
             // The arguments' brace and the object's, as one block.
@@ -344,15 +465,15 @@ fn write_head(
     w: &mut Vec<u8>,
     strings: &mut Formatted<Json>,
     ctx: &Context<'_>,
-    view: &EventView<'_>,
+    (category, name): (StrRef<'_>, StrRef<'_>),
     ph: &[u8],
 ) {
     w.extend_from_slice(b"{\"ph\":\"");
     w.extend_from_slice(ph);
     w.extend_from_slice(b"\",\"cat\":");
-    strings.write(w, ctx, view.category);
+    strings.write(w, ctx, category);
     w.extend_from_slice(b",\"name\":");
-    strings.write(w, ctx, view.name);
+    strings.write(w, ctx, name);
     w.extend_from_slice(b",\"ts\":");
 }
 
