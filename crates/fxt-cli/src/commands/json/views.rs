@@ -6,8 +6,7 @@
 use std::io::Write as _;
 
 use fxt_format::decode::{
-    ArgValueView, ArgWordIter, ArgWords, Context, EventHead, EventKind, EventView, StrOrF64,
-    StrRef, Thread, ThreadRef,
+    ArgValueView, ArgWords, Context, EventKind, EventView, StrOrF64, StrRef, Thread,
 };
 
 use super::{pid_tid, string};
@@ -16,6 +15,7 @@ use crate::formatted::{Form, Formatted};
 use crate::heads::{Heads, Names, OfThread};
 use crate::input::ticks_to_ns;
 use crate::piece::{put_hex, put_i64, put_u64, Blocks, Halves, HighDigits, Piece};
+use crate::usual::Usual;
 
 /// Strings as JSON strings; an undefined index as the text
 /// `<undefined string #N>`.
@@ -72,114 +72,6 @@ pub struct EventObjects {
     /// by thread, whether it is an instant and whether it opens the
     /// arguments.
     after_ts: Heads<OfThread>,
-}
-
-/// What the usual event's object is made of, read from its view or from
-/// its head (no view made), each field where it is used: a head's fields
-/// are read from the caller's copy, never moved (a move copies them in
-/// 16-byte halves across words stored apart, which waits for the stores
-/// to reach the cache).
-pub trait Usual<'a> {
-    /// The event type (0..=10).
-    fn event_type(&self) -> u8;
-    /// The word after the arguments (a complete event's end, an id; 0 for
-    /// the types without one).
-    fn trailing(&self) -> u64;
-    fn timestamp(&self) -> u64;
-    /// The thread, where it lies (the view, or the tables at the record:
-    /// `ctx`); `None` for a head whose thread is not in them.
-    fn thread<'c>(&'c self, ctx: &Context<'c>) -> Option<&'c Thread>;
-    fn category(&self) -> StrRef<'a>;
-    fn name(&self) -> StrRef<'a>;
-    fn arg_count(&self) -> u8;
-    fn arg_words(&self) -> ArgWordIter<'a>;
-}
-
-impl<'a> Usual<'a> for EventView<'a> {
-    #[inline(always)]
-    fn event_type(&self) -> u8 {
-        self.kind.event_type() as u8
-    }
-
-    #[inline(always)]
-    fn trailing(&self) -> u64 {
-        self.kind.trailing_word().unwrap_or(0)
-    }
-
-    #[inline(always)]
-    fn timestamp(&self) -> u64 {
-        self.timestamp
-    }
-
-    #[inline(always)]
-    fn thread<'c>(&'c self, _: &Context<'c>) -> Option<&'c Thread> {
-        Some(&self.thread)
-    }
-
-    #[inline(always)]
-    fn category(&self) -> StrRef<'a> {
-        self.category
-    }
-
-    #[inline(always)]
-    fn name(&self) -> StrRef<'a> {
-        self.name
-    }
-
-    #[inline(always)]
-    fn arg_count(&self) -> u8 {
-        self.arg_count
-    }
-
-    #[inline(always)]
-    fn arg_words(&self) -> ArgWordIter<'a> {
-        EventView::arg_words(self)
-    }
-}
-
-impl<'a> Usual<'a> for EventHead<'a> {
-    #[inline(always)]
-    fn event_type(&self) -> u8 {
-        EventHead::event_type(self)
-    }
-
-    #[inline(always)]
-    fn trailing(&self) -> u64 {
-        EventHead::trailing(self)
-    }
-
-    #[inline(always)]
-    fn timestamp(&self) -> u64 {
-        EventHead::timestamp(self)
-    }
-
-    #[inline(always)]
-    fn thread<'c>(&'c self, ctx: &Context<'c>) -> Option<&'c Thread> {
-        match self.thread_ref() {
-            ThreadRef::Indexed(index) => ctx.resolved_thread(index),
-            ThreadRef::Inline { .. } => None,
-        }
-    }
-
-    #[inline(always)]
-    fn category(&self) -> StrRef<'a> {
-        EventHead::category(self)
-    }
-
-    #[inline(always)]
-    fn name(&self) -> StrRef<'a> {
-        EventHead::name(self)
-    }
-
-    #[inline(always)]
-    fn arg_count(&self) -> u8 {
-        EventHead::arg_count(self)
-    }
-
-    #[inline(always)]
-    fn arg_words(&self) -> ArgWordIter<'a> {
-        EventHead::arg_words(self)
-    }
 }
 
 /// A complete event's end, and the id the object shows (a counter's id 0
