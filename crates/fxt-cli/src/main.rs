@@ -72,6 +72,7 @@ mod recent;
 mod recording;
 mod samples;
 mod serve;
+mod usual;
 mod walk;
 
 #[cfg(unix)]

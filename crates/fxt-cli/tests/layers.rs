@@ -27,6 +27,7 @@ const LAYERS: &[&str] = &[
     "input",
     "clock",
     "walk",
+    "usual",
     "epoch",
     "interned",
     "recent",

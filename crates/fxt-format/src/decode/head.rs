@@ -125,6 +125,13 @@ impl<'a> EventHead<'a> {
         EventKind::with_type(u64::from(self.event_type()), self.trailing)
     }
 
+    /// The word after the arguments: a complete event's end, a counter's,
+    /// async or flow event's id; 0 for the types without one.
+    #[inline(always)]
+    pub fn trailing(&self) -> u64 {
+        self.trailing
+    }
+
     /// A duration complete event's end ticks; `None` for any other type.
     #[inline(always)]
     pub fn end_ts(&self) -> Option<u64> {
@@ -142,7 +149,7 @@ impl<'a> EventHead<'a> {
     }
 
     /// The arguments' words, each argument's header first.
-    #[inline]
+    #[inline(always)]
     pub fn arg_words(&self) -> ArgWordIter<'a> {
         ArgWordIter::new(&self.bytes[self.args_at()..], self.arg_count())
     }

@@ -115,6 +115,14 @@ impl ProviderTables {
         self.strings.get(usize::from(index)).is_some()
     }
 
+    /// The thread an indexed thread ref (1..=255) resolves to, lent from
+    /// the dense table of resolved threads; `None` past it (where
+    /// [`ProviderTables::thread`] looks further).
+    #[inline(always)]
+    pub(crate) fn resolved_thread(&self, index: u8) -> Option<&Thread> {
+        self.resolved.get(usize::from(index))
+    }
+
     /// Resolves an indexed thread ref (1..=255).
     #[inline]
     pub(crate) fn thread(&self, index: u8) -> Thread {

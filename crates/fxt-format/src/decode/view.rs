@@ -407,6 +407,14 @@ impl<'r> Context<'r> {
         self.decoder.providers.current.thread(index)
     }
 
+    /// [`Context::thread`] where the tables keep it resolved, lent in
+    /// place (no copy of the thread to read back); `None` for an index
+    /// they do not, which [`Context::thread`] looks up further.
+    #[inline(always)]
+    pub fn resolved_thread(&self, index: u8) -> Option<&'r Thread> {
+        self.decoder.providers.current.resolved_thread(index)
+    }
+
     /// Id of the provider whose section the record is in.
     pub fn provider_id(&self) -> Option<u32> {
         self.decoder.providers.current_id()

@@ -34,15 +34,16 @@ use std::process::ExitCode;
 use std::sync::OnceLock;
 
 use fxt_format::decode::{
-    Arg, ArgValue, BlobJoiner, Context, DecodeError, Event, EventKind, EventView, Joined,
-    LargeBlobWithMetadata, LegacyContextSwitch, Process, Record, Text, Thread, UserspaceObject,
-    View,
+    Arg, ArgValue, BlobJoiner, Context, DecodeError, Event, EventHead, EventKind, EventView, Head,
+    Joined, LargeBlobWithMetadata, LegacyContextSwitch, Process, Record, Text, Thread,
+    UserspaceObject, View,
 };
 
 use crate::error::Error;
 use crate::input::{Input, Reader};
 use crate::names::event_kind_name;
 use crate::samples::{lines, Names};
+use crate::usual::Usual;
 use crate::walk::{walk_ordered, Out, Sink, Views};
 
 mod views;
@@ -144,7 +145,12 @@ fn dump_range(
     // read through `args` at each event.
     let usual = (!args.offsets).then_some(!args.no_join);
     records
-        .each(|ctx, view| dumper.step(out, ctx, view, usual))
+        .heads(|ctx, head| match &head {
+            // By reference: a copy of the head is loaded in 16-byte
+            // halves across the words the walk has just stored apart.
+            Head::Event(event, _) => dumper.step_head(out, ctx, event, usual),
+            Head::Other(view) => dumper.step(out, ctx, view, usual),
+        })
         .map_err(io_err)?;
     if args.no_join {
         return Ok(dumper.end);
@@ -201,21 +207,69 @@ impl Dumper<'_> {
         usual: Option<bool>,
     ) -> io::Result<()> {
         if let (View::Event(event), Some(join)) = (view, usual) {
-            let offset = ctx.record_offset();
-            // Joining, an event is printed at once only where the joiner
-            // holds nothing back and no record was skipped before it (its
-            // queue is empty after every step: each step drains it).
-            if !join || (!self.joiner.is_collecting() && offset == self.next_offset) {
-                let lines = &mut self.lines;
-                if out.line(|bytes| lines.usual(bytes, ctx, event, join)) == Some(Line::Written) {
-                    // What the step of any other record notes of an event.
-                    self.next_offset = offset + ctx.record_bytes().len() as u64;
-                    self.leading = false;
-                    return out.settle();
-                }
+            if self.usual(out, ctx, event, join) {
+                return out.settle();
             }
         }
         self.step_other(out, ctx, view)
+    }
+
+    /// [`Dumper::step`] of an event read by its head (the usual shape:
+    /// no view made), printed as its view would be; any that is not the
+    /// usual event goes through [`Dumper::step_other`] as its view.
+    #[inline(always)]
+    fn step_head(
+        &mut self,
+        out: &mut Out<'_>,
+        ctx: &Context<'_>,
+        event: &EventHead<'_>,
+        usual: Option<bool>,
+    ) -> io::Result<()> {
+        if let Some(join) = usual {
+            if self.usual(out, ctx, event, join) {
+                return out.settle();
+            }
+        }
+        self.step_head_other(out, ctx, event)
+    }
+
+    /// [`Dumper::step_head`] of an event that is not the usual one: taken
+    /// as its view.
+    #[inline(never)]
+    fn step_head_other(
+        &mut self,
+        out: &mut Out<'_>,
+        ctx: &Context<'_>,
+        event: &EventHead<'_>,
+    ) -> io::Result<()> {
+        self.step_other(out, ctx, &View::Event(event.view(ctx)))
+    }
+
+    /// Prints the usual event's line in place in the output, if the event
+    /// is the usual one and may be printed at once; whether it did.
+    /// Joining, an event is printed at once only where the joiner holds
+    /// nothing back and no record was skipped before it (its queue is
+    /// empty after every step: each step drains it).
+    #[inline(always)]
+    fn usual<'a>(
+        &mut self,
+        out: &mut Out<'_>,
+        ctx: &Context<'_>,
+        event: &impl Usual<'a>,
+        join: bool,
+    ) -> bool {
+        let offset = ctx.record_offset();
+        if join && (self.joiner.is_collecting() || offset != self.next_offset) {
+            return false;
+        }
+        let lines = &mut self.lines;
+        if out.line(|bytes| lines.usual(bytes, ctx, event, join)) != Some(Line::Written) {
+            return false;
+        }
+        // What the step of any other record notes of an event.
+        self.next_offset = offset + ctx.record_bytes().len() as u64;
+        self.leading = false;
+        true
     }
 
     /// [`Dumper::step`] of any record but the usual event (which it

@@ -6,7 +6,7 @@
 use std::io::Write as _;
 
 use fxt_format::decode::{
-    ArgValueView, ArgWords, Context, EventKind, EventView, IntArg, StrOrF64, Thread,
+    ArgValueView, ArgWords, Context, EventKind, EventView, IntArg, StrOrF64, StrRef, Thread,
 };
 use fxt_format::encode::split_blob::{PARTS_KEY, SIZE_KEY};
 
@@ -15,6 +15,7 @@ use crate::formatted::{Form, Formatted};
 use crate::heads::{Heads, Names, ThreadNames};
 use crate::names::event_kind_name;
 use crate::piece::{put_f64, put_i64, put_u64, Blocks, Halves, HighDigits};
+use crate::usual::Usual;
 
 /// Category, name and string values: quoted and escaped as `{s:?}`.
 pub struct Quoted;
@@ -156,10 +157,10 @@ impl EventLines {
             Some(names) => self
                 .tails
                 .get(ThreadNames::of(&view.thread, names), |piece| {
-                    tail(piece, quoted, ctx, view)
+                    tail(piece, quoted, ctx, (&view.thread, view.category, view.name))
                 })
                 .put(line),
-            None => tail(line, quoted, ctx, view),
+            None => tail(line, quoted, ctx, (&view.thread, view.category, view.name)),
         }
         let line_is = self.args(line, ctx, view, payloads, join);
         if line_is != Line::Written {
@@ -175,34 +176,45 @@ impl EventLines {
     /// other, which [`EventLines::event`] writes piece by piece; nothing
     /// is kept of a group's start.
     #[inline(always)]
-    pub fn usual(
+    pub fn usual<'a>(
         &mut self,
         line: &mut Blocks<'_>,
         ctx: &Context<'_>,
-        view: &EventView<'_>,
+        event: &impl Usual<'a>,
         join: bool,
     ) -> Option<Line> {
         // Read once: every string of the line is looked up at it.
         let epoch = ctx.strings_epoch();
-        let names = Names::at(epoch, 0, view.category, view.name)?;
-        let (head, len) = kind_head(view.kind);
+        let (category, name) = (event.category(), event.name());
+        let names = Names::at(epoch, 0, category, name)?;
+        let event_type = event.event_type();
+        let (head, len) = &KIND_HEADS[usize::from(event_type) & 15];
         line.put(head, *len)?;
-        line.u64_near(view.timestamp, &mut self.ts_digits)?;
+        line.u64_near(event.timestamp(), &mut self.ts_digits)?;
         // Blocks of known sizes: each label its own copy.
-        if let EventKind::DurationComplete { end } = view.kind {
-            line.text(b" end=")?;
-            line.u64_near(end, &mut self.end_digits)?;
-        } else if let Some(id) = view.kind.id() {
-            line.text(b" id=")?;
-            line.u64(id)?;
+        match event_type {
+            // Instants, duration begins and ends carry no word.
+            0 | 2 | 3 => {}
+            4 => {
+                line.text(b" end=")?;
+                line.u64_near(event.trailing(), &mut self.end_digits)?;
+            }
+            _ => {
+                line.text(b" id=")?;
+                line.u64(event.trailing())?;
+            }
         }
         let quoted = &mut self.quoted;
-        let key = ThreadNames::of(&view.thread, names);
-        line.piece(self.tails.get(key, |piece| tail(piece, quoted, ctx, view)))?;
-        let candidate = join && view.kind == EventKind::Instant && view.arg_count == 2;
+        let thread = event.thread(ctx)?;
+        let key = ThreadNames::of(thread, names);
+        line.piece(self.tails.get(key, |piece| {
+            tail(piece, quoted, ctx, (thread, category, name))
+        }))?;
+        let arg_count = event.arg_count();
+        let candidate = join && event_type == 0 && arg_count == 2;
         let mut group = candidate;
         let mut read = 0;
-        for (i, words) in view.arg_words().enumerate() {
+        for (i, words) in event.arg_words().enumerate() {
             let uint64 = match words.int_parts() {
                 Some((name, value)) => {
                     let key = self.keys.indexed_at(epoch, ctx, name);
@@ -227,7 +239,7 @@ impl EventLines {
             // group.
             group &= uint64.is_some();
         }
-        if read != usize::from(view.arg_count) {
+        if read != usize::from(arg_count) {
             return None;
         }
         if group {
@@ -365,14 +377,14 @@ fn tail(
     out: &mut Vec<u8>,
     quoted: &mut Formatted<Quoted>,
     ctx: &Context<'_>,
-    view: &EventView<'_>,
+    (of, category, name): (&Thread, StrRef<'_>, StrRef<'_>),
 ) {
     out.extend_from_slice(b" thread=");
-    thread(out, &view.thread);
+    thread(out, of);
     out.extend_from_slice(b" category=");
-    quoted.write(out, ctx, view.category);
+    quoted.write(out, ctx, category);
     out.extend_from_slice(b" name=");
-    quoted.write(out, ctx, view.name);
+    quoted.write(out, ctx, name);
 }
 
 /// Appends an integer argument's value; the value if a uint64.

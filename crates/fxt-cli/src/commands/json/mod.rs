@@ -24,7 +24,9 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
-use fxt_format::decode::{Arg, ArgValue, Context, Event, EventKind, Record, Text, Thread, View};
+use fxt_format::decode::{
+    Arg, ArgValue, Context, Event, EventHead, EventKind, Head, Record, Text, Thread, View,
+};
 use fxt_format::time::ticks_per_second_or_default;
 
 use crate::error::Error;
@@ -85,11 +87,53 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
 fn write_range(records: &mut Views<'_>, out: &mut Out<'_>) -> io::Result<bool> {
     let mut objects = EventObjects::default();
     let mut first = true;
-    records.each(|ctx, view| {
-        first &= !write_view(out, &mut objects, ctx, view, first)?;
+    records.heads(|ctx, head| {
+        // By reference: a copy of the head is loaded in 16-byte halves
+        // across the words the walk has just stored apart, which waits for
+        // the stores to reach the cache.
+        first &= !match &head {
+            Head::Event(event, _) => write_event_head(out, &mut objects, ctx, event, first)?,
+            Head::Other(view) => write_view(out, &mut objects, ctx, view, first)?,
+        };
         Ok::<_, io::Error>(())
     })?;
     Ok(!first)
+}
+
+/// Writes the Chrome event of an event read by its head (the usual
+/// shape: no view made); returns whether it wrote anything. The usual
+/// event is written in the walk's own loop, as in [`write_view`], any
+/// other from its view, through [`write_other`].
+#[inline(always)]
+fn write_event_head(
+    out: &mut Out<'_>,
+    objects: &mut EventObjects,
+    ctx: &Context<'_>,
+    event: &EventHead<'_>,
+    first: bool,
+) -> io::Result<bool> {
+    let tps = ticks_per_second_or_default(ctx.ticks_per_second());
+    if out
+        .line(|line| objects.usual(line, ctx, event, tps, first))
+        .is_some()
+    {
+        out.settle()?;
+        return Ok(true);
+    }
+    write_head_other(out, objects, ctx, event, first)
+}
+
+/// [`write_event_head`] of an event that is not the usual one: written
+/// from its view.
+#[inline(never)]
+fn write_head_other(
+    out: &mut Out<'_>,
+    objects: &mut EventObjects,
+    ctx: &Context<'_>,
+    event: &EventHead<'_>,
+    first: bool,
+) -> io::Result<bool> {
+    write_other(out, objects, ctx, &View::Event(event.view(ctx)), first)
 }
 
 /// Writes the Chrome event for the record of `view`, if it has one (an

@@ -5,7 +5,9 @@
 
 use std::io::Write as _;
 
-use fxt_format::decode::{ArgValueView, ArgWords, Context, EventKind, EventView, StrOrF64, Thread};
+use fxt_format::decode::{
+    ArgValueView, ArgWords, Context, EventKind, EventView, StrOrF64, StrRef, Thread,
+};
 
 use super::{pid_tid, string};
 use crate::clock::Clock;
@@ -13,6 +15,7 @@ use crate::formatted::{Form, Formatted};
 use crate::heads::{Heads, Names, OfThread};
 use crate::input::ticks_to_ns;
 use crate::piece::{put_hex, put_i64, put_u64, Blocks, Halves, HighDigits, Piece};
+use crate::usual::Usual;
 
 /// Strings as JSON strings; an undefined index as the text
 /// `<undefined string #N>`.
@@ -71,6 +74,19 @@ pub struct EventObjects {
     after_ts: Heads<OfThread>,
 }
 
+/// A complete event's end, and the id the object shows (a counter's id 0
+/// is no id), of an event of type `event_type` whose word after the
+/// arguments is `trailing`.
+#[inline(always)]
+fn end_and_id(event_type: u8, trailing: u64) -> (Option<u64>, Option<u64>) {
+    match event_type {
+        4 => (Some(trailing), None),
+        0 | 2 | 3 => (None, None),
+        1 if trailing == 0 => (None, None),
+        _ => (None, Some(trailing)),
+    }
+}
+
 impl EventObjects {
     /// Appends `{"ph":…,"cat":…,"name":…,"ts":`.
     #[inline]
@@ -80,9 +96,11 @@ impl EventObjects {
         match Names::of(ctx, phase[0], view.category, view.name) {
             Some(key) => self
                 .heads
-                .get(key, |head| write_head(head, strings, ctx, view, phase))
+                .get(key, |head| {
+                    write_head(head, strings, ctx, (view.category, view.name), phase)
+                })
                 .put(w),
-            None => write_head(w, strings, ctx, view, phase),
+            None => write_head(w, strings, ctx, (view.category, view.name), phase),
         }
     }
 
@@ -160,49 +178,47 @@ impl EventObjects {
     /// float or a string by index. `None` for any other, which
     /// [`EventObjects::event`] writes piece by piece.
     #[inline(always)]
-    pub fn usual(
+    pub fn usual<'a>(
         &mut self,
         line: &mut Blocks<'_>,
         ctx: &Context<'_>,
-        view: &EventView<'_>,
+        event: &impl Usual<'a>,
         tps: u64,
         first: bool,
     ) -> Option<()> {
-        let (end, id) = match view.kind {
-            EventKind::DurationComplete { end } => (Some(end), None),
-            // A counter's id 0 is no id.
-            EventKind::Counter { id: 0 } => (None, None),
-            kind => (None, kind.id()),
-        };
+        let event_type = event.event_type();
+        let (end, id) = end_and_id(event_type, event.trailing());
         // The phase as a byte from a table: one load, where the phase's
         // text is chosen by a jump on the kind.
-        let ph = PHASE_LETTERS[view.kind.event_type() as usize & 15];
+        let ph = PHASE_LETTERS[usize::from(event_type) & 15];
         let instant = ph == b'i';
         // Read once: every string of the object is looked up at it.
         let epoch = ctx.strings_epoch();
-        let names = Names::at(epoch, ph, view.category, view.name)?;
+        let (category, name) = (event.category(), event.name());
+        let names = Names::at(epoch, ph, category, name)?;
         // The arguments open in the piece after the timestamp when nothing
         // comes between.
-        let opens_args = view.arg_count > 0 && end.is_none() && id.is_none();
+        let arg_count = event.arg_count();
+        let opens_args = arg_count > 0 && end.is_none() && id.is_none();
         if first {
             line.text(b"\n")?;
         } else {
             line.text(b",\n")?;
         }
         let strings = &mut self.strings;
-        line.piece(
-            self.heads
-                .get(names, |head| write_head(head, strings, ctx, view, &[ph])),
-        )?;
+        line.piece(self.heads.get(names, |head| {
+            write_head(head, strings, ctx, (category, name), &[ph])
+        }))?;
         let clock = self.clock(tps);
-        let begin = clock.ns(view.timestamp);
+        let begin = clock.ns(event.timestamp());
         let (fraction, fraction_len) = super::micros_fraction(begin);
         line.u64_near_then(begin / 1000, &mut self.ts_digits, fraction, fraction_len)?;
         // Its key made where it is looked up: made before the head, it was
         // kept on the stack across the head and the timestamp.
-        let after_ts = OfThread::of(view.thread, instant, opens_args);
+        let thread = *event.thread(ctx)?;
+        let after_ts = OfThread::of(thread, instant, opens_args);
         line.piece(self.after_ts.get(after_ts, |piece| {
-            after_ts_piece(piece, view.thread, instant, opens_args)
+            after_ts_piece(piece, thread, instant, opens_args)
         }))?;
         if let Some(end) = end {
             line.text(b",\"dur\":")?;
@@ -214,19 +230,16 @@ impl EventObjects {
             line.text(b",\"id\":\"")?;
             line.hex(id)?;
             line.text(b"\"")?;
-            if matches!(
-                view.kind,
-                EventKind::FlowStep { .. } | EventKind::FlowEnd { .. }
-            ) {
+            if ph == b't' || ph == b'f' {
                 line.text(b",\"bp\":\"e\"")?;
             }
         }
-        if view.arg_count > 0 {
+        if arg_count > 0 {
             if !opens_args {
                 line.text(b",\"args\":{")?;
             }
             let mut read = 0;
-            for (i, words) in view.arg_words().enumerate() {
+            for (i, words) in event.arg_words().enumerate() {
                 if i > 0 {
                     line.text(b",")?;
                 }
@@ -239,7 +252,7 @@ impl EventObjects {
                 }
                 read += 1;
             }
-            if read != usize::from(view.arg_count) {
+            if read != usize::from(arg_count) {
                 return None;
             }
             // The arguments' brace and the object's, as one block.
@@ -344,15 +357,15 @@ fn write_head(
     w: &mut Vec<u8>,
     strings: &mut Formatted<Json>,
     ctx: &Context<'_>,
-    view: &EventView<'_>,
+    (category, name): (StrRef<'_>, StrRef<'_>),
     ph: &[u8],
 ) {
     w.extend_from_slice(b"{\"ph\":\"");
     w.extend_from_slice(ph);
     w.extend_from_slice(b"\",\"cat\":");
-    strings.write(w, ctx, view.category);
+    strings.write(w, ctx, category);
     w.extend_from_slice(b",\"name\":");
-    strings.write(w, ctx, view.name);
+    strings.write(w, ctx, name);
     w.extend_from_slice(b",\"ts\":");
 }
 
