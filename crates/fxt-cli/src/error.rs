@@ -5,8 +5,12 @@
 use std::fmt;
 use std::io;
 
-/// An error that ends the command (exit status 2).
-pub struct Error {
+/// An error that ends the command (exit status 2). One word: a result
+/// with it (`Result<(), Error>`) is returned in registers, not stored by
+/// the callee and read back by its caller.
+pub struct Error(Box<Inner>);
+
+struct Inner {
     message: String,
     broken_pipe: bool,
     in_file_order: bool,
@@ -15,11 +19,11 @@ pub struct Error {
 impl Error {
     /// An error with a message.
     pub fn msg(message: impl Into<String>) -> Error {
-        Error {
+        Error(Box::new(Inner {
             message: message.into(),
             broken_pipe: false,
             in_file_order: false,
-        }
+        }))
     }
 
     /// Not a failure: a walk of ranges met a record that its command reads
@@ -27,29 +31,28 @@ impl Error {
     /// walks the input again in one range. The walk that returns it has
     /// reported nothing.
     pub fn in_file_order() -> Error {
-        Error {
-            in_file_order: true,
-            ..Error::msg("the trace must be read in file order")
-        }
+        let mut error = Error::msg("the trace must be read in file order");
+        error.0.in_file_order = true;
+        error
     }
 
     /// Whether this is [`Error::in_file_order`].
     pub fn is_in_file_order(&self) -> bool {
-        self.in_file_order
+        self.0.in_file_order
     }
 
     /// An I/O error on `what` (a file name or "stdout").
     pub fn io(what: &str, error: io::Error) -> Error {
-        Error {
+        Error(Box::new(Inner {
             broken_pipe: error.kind() == io::ErrorKind::BrokenPipe,
             message: format!("{what}: {error}"),
             in_file_order: false,
-        }
+        }))
     }
 
     /// Whether the error is a write to a pipe whose reader went away.
     pub fn is_broken_pipe(&self) -> bool {
-        self.broken_pipe
+        self.0.broken_pipe
     }
 }
 
@@ -61,6 +64,6 @@ impl From<io::Error> for Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        f.write_str(&self.0.message)
     }
 }
