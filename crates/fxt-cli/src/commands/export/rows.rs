@@ -239,7 +239,7 @@ impl<'a> Rows<'a> {
     /// An event view: its row written from the view, or a begin kept
     /// (decoded) for its end.
     fn event_view(&mut self, ctx: &At<'_>, e: &EventView<'_>) -> Result<(), Error> {
-        if self.by_plan(ctx, e).map_err(|e| *e)? {
+        if self.by_plan(ctx, e)? {
             return Ok(());
         }
         let tps = ticks_per_second_or_default(ctx.ticks_per_second());
@@ -558,9 +558,7 @@ impl<'a> Rows<'a> {
         end_args: Args<'_>,
     ) -> Result<(), Error> {
         if let (BeginArgs::Kept(_), None) = (&begin.args, async_id) {
-            return self
-                .duration_by_plan(provider, begin, end, end_args)
-                .map_err(|e| *e);
+            return self.duration_by_plan(provider, begin, end, end_args);
         }
         let ids = (begin.pid, begin.tid);
         let key = match begin.args {

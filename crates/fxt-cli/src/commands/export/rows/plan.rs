@@ -489,12 +489,10 @@ impl<'a> Rows<'a> {
             event
         });
         let BeginArgs::Kept(kept) = &begin.args else {
-            return Err(Box::new(Error::msg(
-                "internal error: a decoded begin by plan",
-            )));
+            return Err(Error::msg("internal error: a decoded begin by plan"));
         };
         let Some(plan) = &mut self.plans.durations[slot] else {
-            return Err(Box::new(unnumbered()));
+            return Err(unnumbered());
         };
         let summary = &mut *self.summary;
         let args = [Args::Kept(kept, texts), end_args];
@@ -534,9 +532,9 @@ impl<'a> Rows<'a> {
     }
 }
 
-/// What a write by plan gives: its error boxed, so that the result (two
-/// words) is returned in registers, not stored and read back.
-pub type Planned<T> = Result<T, Box<Error>>;
+/// What a write by plan gives (two words with the one-word [`Error`]:
+/// returned in registers, not stored and read back).
+pub type Planned<T> = Result<T, Error>;
 
 /// The error of a key to number without its event's columns.
 #[cold]
