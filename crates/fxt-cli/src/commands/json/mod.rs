@@ -33,6 +33,7 @@ use crate::error::Error;
 use crate::input::{ticks_to_ns, Input};
 use crate::walk::{walk_ordered, Out, Sink, Views};
 
+mod shape;
 mod views;
 
 use views::EventObjects;
