@@ -33,7 +33,6 @@ use crate::error::Error;
 use crate::input::{ticks_to_ns, Input};
 use crate::walk::{walk_ordered, Out, Sink, Views};
 
-mod shape;
 mod views;
 
 use views::EventObjects;

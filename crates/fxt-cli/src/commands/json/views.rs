@@ -15,9 +15,8 @@ use crate::formatted::{Form, Formatted};
 use crate::heads::{Heads, Names, OfThread};
 use crate::input::ticks_to_ns;
 use crate::piece::{put_hex, put_i64, put_u64, Blocks, Halves, HighDigits, Piece};
+use crate::shapes::{Shapes, ARGS};
 use crate::usual::Usual;
-
-use super::shape::{Shapes, ARGS};
 
 /// Strings as JSON strings; an undefined index as the text
 /// `<undefined string #N>`.
@@ -271,7 +270,7 @@ impl EventObjects {
 
     /// [`EventObjects::usual`] of an event read by its head, whose header
     /// word is `header`: its fixed pieces those of its shape
-    /// ([`super::shape`]), its values between them.
+    /// ([`crate::shapes`]), its values between them.
     #[inline(always)]
     fn shaped<'a>(
         &mut self,

@@ -1,9 +1,10 @@
-//! The fixed pieces of `fxt json`'s usual object, kept per event shape:
-//! what an event's header word, the strings and threads epochs it is read
-//! at and its arguments' names make of its object (its head up to `"ts":`,
-//! what comes between its timestamp and its values, each argument's name),
-//! laid out once, so that an event of a shape met before is its values
-//! between copies of these, found with one lookup.
+//! The fixed pieces of the usual event's line (`fxt json`'s object, `fxt
+//! dump`'s line), kept per event shape: what an event's header word, the
+//! strings and threads epochs it is read at and its arguments' names make
+//! of its line (json's head up to `"ts":`, what comes after the timestamp
+//! or dump's end or id, each argument's name), laid out once, so that an
+//! event of a shape met before is its values between copies of these,
+//! found with one lookup.
 //!
 //! The header word holds the event's type, argument count, thread index,
 //! category and name; the epochs, taken from a count shared by every
@@ -36,12 +37,14 @@ pub struct Shape {
     header: u64,
     strings: u64,
     threads: u64,
-    /// `{"ph":…,"cat":…,"name":…,"ts":`.
+    /// What comes before the timestamp (json's `{"ph":…,"cat":…,"name":…,"ts":`;
+    /// empty for dump).
     pub head: Piece,
-    /// What comes between the timestamp and the values.
+    /// What comes between the timestamp (dump: its end or id) and the
+    /// arguments.
     pub after: Piece,
-    /// Each argument's name index and piece (the `,` or `,"args":{`
-    /// before it, its name and `:`).
+    /// Each argument's name index and piece (its name, with what comes
+    /// before it).
     args: [(u32, Piece); ARGS],
 }
 
