@@ -29,7 +29,7 @@ const WAYS: usize = 4;
 /// [`Shape::args`] of no name (no name index is this large).
 const NO_NAME: u32 = u32::MAX;
 
-/// The fixed pieces of one shape's object.
+/// The fixed pieces of one shape's line.
 #[derive(Default)]
 pub struct Shape {
     /// The header word and epochs it was made for; 0 before it is made
