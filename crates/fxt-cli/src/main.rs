@@ -72,6 +72,7 @@ mod recent;
 mod recording;
 mod samples;
 mod serve;
+mod shapes;
 mod usual;
 mod walk;
 

@@ -26,6 +26,9 @@ pub trait Usual<'a> {
     fn name(&self) -> StrRef<'a>;
     fn arg_count(&self) -> u8;
     fn arg_words(&self) -> ArgWordIter<'a>;
+    /// The event's header word where the record's framing is at hand (a
+    /// head's), to key what its line is made of; `None` for a view.
+    fn header_word(&self) -> Option<u64>;
 }
 
 impl<'a> Usual<'a> for EventView<'a> {
@@ -67,6 +70,11 @@ impl<'a> Usual<'a> for EventView<'a> {
     #[inline(always)]
     fn arg_words(&self) -> ArgWordIter<'a> {
         EventView::arg_words(self)
+    }
+
+    #[inline(always)]
+    fn header_word(&self) -> Option<u64> {
+        None
     }
 }
 
@@ -112,5 +120,10 @@ impl<'a> Usual<'a> for EventHead<'a> {
     #[inline(always)]
     fn arg_words(&self) -> ArgWordIter<'a> {
         EventHead::arg_words(self)
+    }
+
+    #[inline(always)]
+    fn header_word(&self) -> Option<u64> {
+        Some(self.header())
     }
 }

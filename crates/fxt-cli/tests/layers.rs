@@ -33,6 +33,7 @@ const LAYERS: &[&str] = &[
     "recent",
     "formatted",
     "heads",
+    "shapes",
     "problems",
     "durations",
     "folded",

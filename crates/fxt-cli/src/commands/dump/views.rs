@@ -14,8 +14,27 @@ use super::id_or_end;
 use crate::formatted::{Form, Formatted};
 use crate::heads::{Heads, Names, ThreadNames};
 use crate::names::event_kind_name;
-use crate::piece::{put_f64, put_i64, put_u64, Blocks, Halves, HighDigits};
+use crate::piece::{put_f64, put_i64, put_u64, Blocks, Halves, HighDigits, Piece};
+use crate::shapes::{Shapes, ARGS};
 use crate::usual::Usual;
+
+/// The ` name=` of argument `i`, named by index `name`: its shape's
+/// piece (`shape`, the slot of an event read by its head), or looked up
+/// at epoch `epoch`.
+#[inline(always)]
+fn key<'k>(
+    shapes: &'k mut Shapes,
+    keys: &'k mut Formatted<Key>,
+    (shape, i, name): (Option<usize>, usize, u16),
+    (epoch, ctx): (u64, &Context<'_>),
+) -> &'k Piece {
+    match shape {
+        Some(at) if i < ARGS => shapes.at(at).arg(i, name, |piece| {
+            piece.extend_from_slice(keys.indexed_at(epoch, ctx, name).bytes())
+        }),
+        _ => keys.indexed_at(epoch, ctx, name),
+    }
+}
 
 /// Category, name and string values: quoted and escaped as `{s:?}`.
 pub struct Quoted;
@@ -76,6 +95,9 @@ pub struct EventLines {
     /// The ` thread=… category=… name=…` of recent events whose strings
     /// are by index, by thread and strings.
     tails: Heads<ThreadNames>,
+    /// The fixed pieces of recent events' lines, by shape: the usual event
+    /// read by its head.
+    shapes: Shapes,
 }
 
 /// Bytes of a [`KIND_HEADS`] block: more than the longest `kind ts=`.
@@ -186,7 +208,11 @@ impl EventLines {
         // Read once: every string of the line is looked up at it.
         let epoch = ctx.strings_epoch();
         let (category, name) = (event.category(), event.name());
-        let names = Names::at(epoch, 0, category, name)?;
+        // A head's shape: its tail and argument names kept together.
+        let shape = match event.header_word() {
+            Some(header) => Some(self.shape(ctx, event, header, epoch)?),
+            None => None,
+        };
         let event_type = event.event_type();
         let (head, len) = &KIND_HEADS[usize::from(event_type) & 15];
         line.put(head, *len)?;
@@ -204,12 +230,18 @@ impl EventLines {
                 line.u64(event.trailing())?;
             }
         }
-        let quoted = &mut self.quoted;
-        let thread = event.thread(ctx)?;
-        let key = ThreadNames::of(thread, names);
-        line.piece(self.tails.get(key, |piece| {
-            tail(piece, quoted, ctx, (thread, category, name))
-        }))?;
+        match shape {
+            Some(at) => line.piece(&self.shapes.at(at).after)?,
+            None => {
+                let names = Names::at(epoch, 0, category, name)?;
+                let quoted = &mut self.quoted;
+                let thread = event.thread(ctx)?;
+                let key = ThreadNames::of(thread, names);
+                line.piece(self.tails.get(key, |piece| {
+                    tail(piece, quoted, ctx, (thread, category, name))
+                }))?;
+            }
+        }
         let arg_count = event.arg_count();
         let candidate = join && event_type == 0 && arg_count == 2;
         let mut group = candidate;
@@ -217,7 +249,12 @@ impl EventLines {
         for (i, words) in event.arg_words().enumerate() {
             let uint64 = match words.int_parts() {
                 Some((name, value)) => {
-                    let key = self.keys.indexed_at(epoch, ctx, name);
+                    let key = key(
+                        &mut self.shapes,
+                        &mut self.keys,
+                        (shape, i, name),
+                        (epoch, ctx),
+                    );
                     line.piece(key)?;
                     line.int_parts_near(value, &mut self.arg_digits)?;
                     let uint64 = value.uint64.then_some(value.magnitude);
@@ -230,7 +267,7 @@ impl EventLines {
                     uint64
                 }
                 None => {
-                    self.string_or_float(line, epoch, ctx, words)?;
+                    self.string_or_float(line, (shape, i), epoch, ctx, words)?;
                     None
                 }
             };
@@ -250,6 +287,34 @@ impl EventLines {
         Some(Line::Written)
     }
 
+    /// The slot of the shape of an event read by its head, whose header
+    /// word is `header` ([`crate::shapes`]): found, or made (`None` if the
+    /// event is not the usual one).
+    #[inline(always)]
+    fn shape<'a>(
+        &mut self,
+        ctx: &Context<'_>,
+        event: &impl Usual<'a>,
+        header: u64,
+        epoch: u64,
+    ) -> Option<usize> {
+        let threads = ctx.threads_epoch();
+        let (at, found) = self.shapes.find(header, epoch, threads);
+        if !found {
+            let quoted = &mut self.quoted;
+            self.shapes
+                .at(at)
+                .make((header, epoch, threads), |_, after| {
+                    let (category, name) = (event.category(), event.name());
+                    Names::at(epoch, 0, category, name)?;
+                    let thread = event.thread(ctx)?;
+                    tail(after, quoted, ctx, (thread, category, name));
+                    Some(())
+                })?;
+        }
+        Some(at)
+    }
+
     /// Appends ` key=value` of an argument named by index whose value is
     /// a string by index (not the empty one) or a float: the other
     /// arguments of the usual event's line. `None` for any other, or
@@ -258,12 +323,18 @@ impl EventLines {
     fn string_or_float(
         &mut self,
         line: &mut Blocks<'_>,
+        (shape, i): (Option<usize>, usize),
         epoch: u64,
         ctx: &Context<'_>,
         words: ArgWords<'_>,
     ) -> Option<()> {
         let (name, value) = words.str_or_f64()?;
-        line.piece(self.keys.indexed_at(epoch, ctx, name))?;
+        line.piece(key(
+            &mut self.shapes,
+            &mut self.keys,
+            (shape, i, name),
+            (epoch, ctx),
+        ))?;
         match value {
             StrOrF64::Str(value) => line.piece(self.quoted.indexed_at(epoch, ctx, value)),
             // A whole or half number in place; the others in a call.

@@ -15,6 +15,7 @@ use crate::formatted::{Form, Formatted};
 use crate::heads::{Heads, Names, OfThread};
 use crate::input::ticks_to_ns;
 use crate::piece::{put_hex, put_i64, put_u64, Blocks, Halves, HighDigits, Piece};
+use crate::shapes::{Shapes, ARGS};
 use crate::usual::Usual;
 
 /// Strings as JSON strings; an undefined index as the text
@@ -72,6 +73,9 @@ pub struct EventObjects {
     /// by thread, whether it is an instant and whether it opens the
     /// arguments.
     after_ts: Heads<OfThread>,
+    /// The fixed pieces of recent events' objects, by shape: the usual
+    /// event read by its head.
+    shapes: Shapes,
 }
 
 /// A complete event's end, and the id the object shows (a counter's id 0
@@ -186,6 +190,9 @@ impl EventObjects {
         tps: u64,
         first: bool,
     ) -> Option<()> {
+        if let Some(header) = event.header_word() {
+            return self.shaped(line, ctx, event, header, (tps, first));
+        }
         let event_type = event.event_type();
         let (end, id) = end_and_id(event_type, event.trailing());
         // The phase as a byte from a table: one load, where the phase's
@@ -259,6 +266,139 @@ impl EventObjects {
             return line.text(b"}}");
         }
         line.text(b"}")
+    }
+
+    /// [`EventObjects::usual`] of an event read by its head, whose header
+    /// word is `header`: its fixed pieces those of its shape
+    /// ([`crate::shapes`]), its values between them.
+    #[inline(always)]
+    fn shaped<'a>(
+        &mut self,
+        line: &mut Blocks<'_>,
+        ctx: &Context<'_>,
+        event: &impl Usual<'a>,
+        header: u64,
+        (tps, first): (u64, bool),
+    ) -> Option<()> {
+        let event_type = event.event_type();
+        let (end, id) = end_and_id(event_type, event.trailing());
+        let ph = PHASE_LETTERS[usize::from(event_type) & 15];
+        let epoch = ctx.strings_epoch();
+        let threads = ctx.threads_epoch();
+        let arg_count = event.arg_count();
+        let opens_args = arg_count > 0 && end.is_none() && id.is_none();
+        let (at, found) = self.shapes.find(header, epoch, threads);
+        let shape = self.shapes.at(at);
+        if !found {
+            let strings = &mut self.strings;
+            shape.make((header, epoch, threads), |head, after| {
+                let (category, name) = (event.category(), event.name());
+                Names::at(epoch, ph, category, name)?;
+                let thread = *event.thread(ctx)?;
+                write_head(head, strings, ctx, (category, name), &[ph]);
+                after_ts_piece(after, thread, ph == b'i', opens_args);
+                Some(())
+            })?;
+        }
+        if first {
+            line.text(b"\n")?;
+        } else {
+            line.text(b",\n")?;
+        }
+        line.piece(&shape.head)?;
+        let clock = self.clock(tps);
+        let begin = clock.ns(event.timestamp());
+        let (fraction, fraction_len) = super::micros_fraction(begin);
+        line.u64_near_then(begin / 1000, &mut self.ts_digits, fraction, fraction_len)?;
+        line.piece(&self.shapes.at(at).after)?;
+        if let Some(end) = end {
+            line.text(b",\"dur\":")?;
+            let dur = clock.ns(end).saturating_sub(begin);
+            line.u64(dur / 1000)?;
+            fraction_block(line, dur)?;
+        }
+        if let Some(id) = id {
+            line.text(b",\"id\":\"")?;
+            line.hex(id)?;
+            line.text(b"\"")?;
+            if ph == b't' || ph == b'f' {
+                line.text(b",\"bp\":\"e\"")?;
+            }
+        }
+        if arg_count > 0 {
+            let mut read = 0;
+            for (i, words) in event.arg_words().enumerate() {
+                match words.int_parts() {
+                    Some((name, value)) => {
+                        self.arg_name(line, ctx, (at, epoch), (i, name), opens_args)?;
+                        line.int_parts_near(value, &mut self.arg_digits)?;
+                    }
+                    None => {
+                        let (name, value) = words.str_or_f64()?;
+                        self.arg_name(line, ctx, (at, epoch), (i, name), opens_args)?;
+                        self.str_or_f64_value(line, epoch, ctx, value)?;
+                    }
+                }
+                read += 1;
+            }
+            if read != usize::from(arg_count) {
+                return None;
+            }
+            return line.text(b"}}");
+        }
+        line.text(b"}")
+    }
+
+    /// Appends argument `i`'s name, named by index `name`, with what comes
+    /// before it (`,`, or `,"args":{` before the first where the piece
+    /// after the timestamp does not open them): its shape's piece, or
+    /// looked up past the names a shape keeps.
+    #[inline(always)]
+    fn arg_name(
+        &mut self,
+        line: &mut Blocks<'_>,
+        ctx: &Context<'_>,
+        (at, epoch): (usize, u64),
+        (i, name): (usize, u16),
+        opens_args: bool,
+    ) -> Option<()> {
+        if i < ARGS {
+            let keys = &mut self.keys;
+            line.piece(self.shapes.at(at).arg(i, name, |piece| {
+                if i > 0 {
+                    piece.push(b',');
+                } else if !opens_args {
+                    piece.extend_from_slice(b",\"args\":{");
+                }
+                piece.extend_from_slice(keys.indexed_at(epoch, ctx, name).bytes());
+            }))
+        } else {
+            line.text(b",")?;
+            line.piece(self.keys.indexed_at(epoch, ctx, name))
+        }
+    }
+
+    /// Appends the value of a string (by index) or float argument.
+    #[inline(always)]
+    fn str_or_f64_value(
+        &mut self,
+        line: &mut Blocks<'_>,
+        epoch: u64,
+        ctx: &Context<'_>,
+        value: StrOrF64,
+    ) -> Option<()> {
+        match value {
+            StrOrF64::Str(value) => line.piece(self.strings.indexed_at(epoch, ctx, value)),
+            StrOrF64::F64(x) => {
+                if let Some(halves) = Halves::of(x) {
+                    line.halves(halves)
+                } else if x.is_finite() {
+                    line.bytes(zmij::Buffer::new().format_finite(x).as_bytes())
+                } else {
+                    line.text(b"null")
+                }
+            }
+        }
     }
 
     /// Appends `"key":value` of an argument named by index whose value is
