@@ -286,7 +286,9 @@ impl EventObjects {
         let epoch = ctx.strings_epoch();
         let threads = ctx.threads_epoch();
         let arg_count = event.arg_count();
-        let opens_args = arg_count > 0 && end.is_none() && id.is_none();
+        // By the type alone (those of neither end nor id), as the shape is:
+        // a counter's id, 0 or not, is not in its header word.
+        let opens_args = arg_count > 0 && matches!(event_type, 0 | 2 | 3);
         let (at, found) = self.shapes.find(header, epoch, threads);
         let shape = self.shapes.at(at);
         if !found {
