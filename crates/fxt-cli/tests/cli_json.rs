@@ -450,3 +450,56 @@ fn json_events_keep_thread_indices_koids_and_epochs_apart() {
         assert_eq!(got, expected, "{threads} threads, ranges of {range_bytes}");
     }
 }
+
+/// Counters of one header word (thread, strings and arguments by index)
+/// with and without an id, in both orders: each object is its own
+/// (its id where it has one, its arguments after it), whichever came
+/// first. The id is not in the header word, which the shape of a line is
+/// keyed by.
+#[test]
+fn json_counters_with_and_without_ids_share_a_header() {
+    let args = [Arg::new(StringRef::Index(2), ArgValue::U64(7))];
+    let mut t = Trace::with_provider(1, "a", 1_000_000_000)
+        .push(&StringRecord {
+            index: 1,
+            value: "c",
+        })
+        .push(&StringRecord {
+            index: 2,
+            value: "k",
+        })
+        .push(&ThreadRecord {
+            index: 1,
+            process: 1,
+            thread: 2,
+        });
+    let ids = [0, 5, 0, 9, 9, 0];
+    for (i, &id) in ids.iter().enumerate() {
+        t = t.push(&event(
+            EventKind::Counter { id },
+            10 * (i as u64 + 1),
+            ThreadRef::Index(1),
+            StringRef::Index(1),
+            StringRef::Index(1),
+            &args,
+        ));
+    }
+    let file = t.file("json_counter_ids.fxt");
+    let got: Vec<(Value, Value)> = events(&fxt(&["json", p(&file)]))
+        .iter()
+        .filter(|e| e["ph"] == "C")
+        .map(|e| (e["id"].clone(), e["args"].clone()))
+        .collect();
+    let want: Vec<(Value, Value)> = ids
+        .iter()
+        .map(|&id| {
+            let id = if id == 0 {
+                Value::Null
+            } else {
+                json!(format!("{id:#x}"))
+            };
+            (id, json!({"k": 7}))
+        })
+        .collect();
+    assert_eq!(got, want);
+}
