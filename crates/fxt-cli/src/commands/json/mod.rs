@@ -31,6 +31,7 @@ use fxt_format::time::ticks_per_second_or_default;
 
 use crate::error::Error;
 use crate::input::{ticks_to_ns, Input};
+use crate::usual::Usual;
 use crate::walk::{walk_ordered, Out, Sink, Views};
 
 mod views;
@@ -112,15 +113,31 @@ fn write_event_head(
     event: &EventHead<'_>,
     first: bool,
 ) -> io::Result<bool> {
-    let tps = ticks_per_second_or_default(ctx.ticks_per_second());
-    if out
-        .line(|line| objects.usual(line, ctx, event, tps, first))
-        .is_some()
-    {
-        out.settle()?;
+    if write_usual(out, objects, ctx, event, first)? {
         return Ok(true);
     }
     write_head_other(out, objects, ctx, event, first)
+}
+
+/// The usual event (read from its view or its head), written in place in
+/// the output; `false`: it is not the usual event, nothing was written.
+#[inline(always)]
+fn write_usual<'a>(
+    out: &mut Out<'_>,
+    objects: &mut EventObjects,
+    ctx: &Context<'_>,
+    event: &impl Usual<'a>,
+    first: bool,
+) -> io::Result<bool> {
+    let tps = ticks_per_second_or_default(ctx.ticks_per_second());
+    if out
+        .line(|line| objects.usual(line, ctx, event, tps, first))
+        .is_none()
+    {
+        return Ok(false);
+    }
+    out.settle()?;
+    Ok(true)
 }
 
 /// [`write_event_head`] of an event that is not the usual one: written
@@ -150,13 +167,7 @@ fn write_view(
     first: bool,
 ) -> io::Result<bool> {
     if let View::Event(event) = view {
-        let tps = ticks_per_second_or_default(ctx.ticks_per_second());
-        // The usual event, written in place in the output.
-        if out
-            .line(|line| objects.usual(line, ctx, event, tps, first))
-            .is_some()
-        {
-            out.settle()?;
+        if write_usual(out, objects, ctx, event, first)? {
             return Ok(true);
         }
     }

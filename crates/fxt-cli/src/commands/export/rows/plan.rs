@@ -177,16 +177,9 @@ impl DurationPlan {
         &mut self,
         events: &mut EventLeaves,
         event: Option<&Event<'_>>,
-        (group, fresh): (u64, bool),
+        group: (u64, bool),
     ) -> Result<u32, Error> {
-        match self.number {
-            Some((g, n)) if !fresh && g == group => Ok(n),
-            _ => {
-                let n = events.number(event.ok_or_else(unnumbered)?);
-                self.number = Some((group, n));
-                Ok(n)
-            }
-        }
+        number_in(&mut self.number, events, event, group)
     }
 }
 
@@ -199,15 +192,29 @@ impl KeyPlan {
         &mut self,
         events: &mut EventLeaves,
         event: Option<&Event<'_>>,
-        (group, fresh): (u64, bool),
+        group: (u64, bool),
     ) -> Result<u32, Error> {
-        match self.number {
-            Some((g, n)) if !fresh && g == group => Ok(n),
-            _ => {
-                let n = events.number(event.ok_or_else(unnumbered)?);
-                self.number = Some((group, n));
-                Ok(n)
-            }
+        number_in(&mut self.number, events, event, group)
+    }
+}
+
+/// The number of a plan's key (`kept`: the row group it was numbered in
+/// and its number) in `events`, the leaves of row group `group`
+/// (`fresh`: holding no row yet): the one kept, or the one `event`'s
+/// columns get, then kept.
+#[inline(always)]
+fn number_in(
+    kept: &mut Option<(u64, u32)>,
+    events: &mut EventLeaves,
+    event: Option<&Event<'_>>,
+    (group, fresh): (u64, bool),
+) -> Result<u32, Error> {
+    match *kept {
+        Some((g, n)) if !fresh && g == group => Ok(n),
+        _ => {
+            let n = events.number(event.ok_or_else(unnumbered)?);
+            *kept = Some((group, n));
+            Ok(n)
         }
     }
 }
