@@ -227,20 +227,7 @@ impl EventObjects {
         line.piece(self.after_ts.get(after_ts, |piece| {
             after_ts_piece(piece, thread, instant, opens_args)
         }))?;
-        if let Some(end) = end {
-            line.text(b",\"dur\":")?;
-            let dur = clock.ns(end).saturating_sub(begin);
-            line.u64(dur / 1000)?;
-            fraction_block(line, dur)?;
-        }
-        if let Some(id) = id {
-            line.text(b",\"id\":\"")?;
-            line.hex(id)?;
-            line.text(b"\"")?;
-            if ph == b't' || ph == b'f' {
-                line.text(b",\"bp\":\"e\"")?;
-            }
-        }
+        dur_and_id(line, &clock, (begin, end), id, ph)?;
         if arg_count > 0 {
             if !opens_args {
                 line.text(b",\"args\":{")?;
@@ -313,20 +300,7 @@ impl EventObjects {
         let (fraction, fraction_len) = super::micros_fraction(begin);
         line.u64_near_then(begin / 1000, &mut self.ts_digits, fraction, fraction_len)?;
         line.piece(&self.shapes.at(at).after)?;
-        if let Some(end) = end {
-            line.text(b",\"dur\":")?;
-            let dur = clock.ns(end).saturating_sub(begin);
-            line.u64(dur / 1000)?;
-            fraction_block(line, dur)?;
-        }
-        if let Some(id) = id {
-            line.text(b",\"id\":\"")?;
-            line.hex(id)?;
-            line.text(b"\"")?;
-            if ph == b't' || ph == b'f' {
-                line.text(b",\"bp\":\"e\"")?;
-            }
-        }
+        dur_and_id(line, &clock, (begin, end), id, ph)?;
         if arg_count > 0 {
             let mut read = 0;
             for (i, words) in event.arg_words().enumerate() {
@@ -552,6 +526,35 @@ const fn phase(kind: &EventKind) -> &'static [u8] {
         EventKind::FlowStep { .. } => b"t",
         EventKind::FlowEnd { .. } => b"f",
     }
+}
+
+/// What follows the timestamp of a complete event (its `"dur"`, from
+/// `begin` ns to its `end` in ticks) and of an event with an id (its
+/// `"id"`, and a flow step's or end's binding point), for the usual
+/// event's two paths.
+#[inline(always)]
+fn dur_and_id(
+    line: &mut Blocks<'_>,
+    clock: &Clock,
+    (begin, end): (u64, Option<u64>),
+    id: Option<u64>,
+    ph: u8,
+) -> Option<()> {
+    if let Some(end) = end {
+        line.text(b",\"dur\":")?;
+        let dur = clock.ns(end).saturating_sub(begin);
+        line.u64(dur / 1000)?;
+        fraction_block(line, dur)?;
+    }
+    if let Some(id) = id {
+        line.text(b",\"id\":\"")?;
+        line.hex(id)?;
+        line.text(b"\"")?;
+        if ph == b't' || ph == b'f' {
+            line.text(b",\"bp\":\"e\"")?;
+        }
+    }
+    Some(())
 }
 
 /// The fraction of [`micros`] into a [`Blocks`] line.
