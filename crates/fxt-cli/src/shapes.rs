@@ -10,6 +10,9 @@
 //! category and name; the epochs, taken from a count shared by every
 //! decoder, change whenever an index may read otherwise (a string or
 //! thread defined, a provider switched), so a shape is exact by itself.
+//! What a line takes from past the header (a counter's id, 0 or not; an
+//! argument's name) is never decided by a shape's pieces: it is written,
+//! or checked, per event.
 //! An argument's name is checked where the argument is written, each
 //! against the name its piece was made of.
 

@@ -8,6 +8,7 @@ use std::io::Write as _;
 use fxt_format::decode::{
     ArgValueView, ArgWords, Context, EventKind, EventView, IntArg, StrOrF64, StrRef, Thread,
 };
+use fxt_format::encode::header::event_type;
 use fxt_format::encode::split_blob::{PARTS_KEY, SIZE_KEY};
 
 use super::id_or_end;
@@ -218,13 +219,13 @@ impl EventLines {
         line.put(head, *len)?;
         line.u64_near(event.timestamp(), &mut self.ts_digits)?;
         // Blocks of known sizes: each label its own copy.
-        match event_type {
-            // Instants, duration begins and ends carry no word.
-            0 | 2 | 3 => {}
-            4 => {
+        match u64::from(event_type) {
+            event_type::INSTANT | event_type::DURATION_BEGIN | event_type::DURATION_END => {}
+            event_type::DURATION_COMPLETE => {
                 line.text(b" end=")?;
                 line.u64_near(event.trailing(), &mut self.end_digits)?;
             }
+            // A counter's, async or flow event's id.
             _ => {
                 line.text(b" id=")?;
                 line.u64(event.trailing())?;
@@ -243,7 +244,8 @@ impl EventLines {
             }
         }
         let arg_count = event.arg_count();
-        let candidate = join && event_type == 0 && arg_count == 2;
+        let instant = u64::from(event_type) == event_type::INSTANT;
+        let candidate = join && instant && arg_count == 2;
         let mut group = candidate;
         let mut read = 0;
         for (i, words) in event.arg_words().enumerate() {

@@ -8,6 +8,7 @@ use std::io::Write as _;
 use fxt_format::decode::{
     ArgValueView, ArgWords, Context, EventKind, EventView, StrOrF64, StrRef, Thread,
 };
+use fxt_format::encode::header::event_type;
 
 use super::{pid_tid, string};
 use crate::clock::Clock;
@@ -78,16 +79,21 @@ pub struct EventObjects {
     shapes: Shapes,
 }
 
-/// A complete event's end, and the id the object shows (a counter's id 0
-/// is no id), of an event of type `event_type` whose word after the
-/// arguments is `trailing`.
+/// A complete event's end, the id the object shows (a counter's id 0 is
+/// no id), and whether the piece after the timestamp opens the arguments
+/// (the event has some and nothing comes between: by the type alone, as
+/// a shape is keyed, for a counter's id, 0 or not, is not in its header
+/// word), of an event of type `ty` with `args` arguments whose word after
+/// them is `trailing`. One jump on the type.
 #[inline(always)]
-fn end_and_id(event_type: u8, trailing: u64) -> (Option<u64>, Option<u64>) {
-    match event_type {
-        4 => (Some(trailing), None),
-        0 | 2 | 3 => (None, None),
-        1 if trailing == 0 => (None, None),
-        _ => (None, Some(trailing)),
+fn end_id_opens(ty: u8, trailing: u64, args: u8) -> (Option<u64>, Option<u64>, bool) {
+    match u64::from(ty) {
+        event_type::DURATION_COMPLETE => (Some(trailing), None, false),
+        event_type::INSTANT | event_type::DURATION_BEGIN | event_type::DURATION_END => {
+            (None, None, args > 0)
+        }
+        event_type::COUNTER if trailing == 0 => (None, None, false),
+        _ => (None, Some(trailing), false),
     }
 }
 
@@ -193,20 +199,17 @@ impl EventObjects {
         if let Some(header) = event.header_word() {
             return self.shaped(line, ctx, event, header, (tps, first));
         }
-        let event_type = event.event_type();
-        let (end, id) = end_and_id(event_type, event.trailing());
+        let (end, id, opens_args) =
+            end_id_opens(event.event_type(), event.trailing(), event.arg_count());
         // The phase as a byte from a table: one load, where the phase's
         // text is chosen by a jump on the kind.
-        let ph = PHASE_LETTERS[usize::from(event_type) & 15];
+        let ph = PHASE_LETTERS[usize::from(event.event_type()) & 15];
         let instant = ph == b'i';
         // Read once: every string of the object is looked up at it.
         let epoch = ctx.strings_epoch();
         let (category, name) = (event.category(), event.name());
         let names = Names::at(epoch, ph, category, name)?;
-        // The arguments open in the piece after the timestamp when nothing
-        // comes between.
         let arg_count = event.arg_count();
-        let opens_args = arg_count > 0 && end.is_none() && id.is_none();
         if first {
             line.text(b"\n")?;
         } else {
@@ -267,15 +270,12 @@ impl EventObjects {
         header: u64,
         (tps, first): (u64, bool),
     ) -> Option<()> {
-        let event_type = event.event_type();
-        let (end, id) = end_and_id(event_type, event.trailing());
-        let ph = PHASE_LETTERS[usize::from(event_type) & 15];
+        let (end, id, opens_args) =
+            end_id_opens(event.event_type(), event.trailing(), event.arg_count());
+        let ph = PHASE_LETTERS[usize::from(event.event_type()) & 15];
         let epoch = ctx.strings_epoch();
         let threads = ctx.threads_epoch();
         let arg_count = event.arg_count();
-        // By the type alone (those of neither end nor id), as the shape is:
-        // a counter's id, 0 or not, is not in its header word.
-        let opens_args = arg_count > 0 && matches!(event_type, 0 | 2 | 3);
         let (at, found) = self.shapes.find(header, epoch, threads);
         let shape = self.shapes.at(at);
         if !found {
@@ -391,18 +391,7 @@ impl EventObjects {
     ) -> Option<()> {
         let (name, value) = words.str_or_f64()?;
         line.piece(self.keys.indexed_at(epoch, ctx, name))?;
-        match value {
-            StrOrF64::Str(value) => line.piece(self.strings.indexed_at(epoch, ctx, value)),
-            StrOrF64::F64(x) => {
-                if let Some(halves) = Halves::of(x) {
-                    line.halves(halves)
-                } else if x.is_finite() {
-                    line.bytes(zmij::Buffer::new().format_finite(x).as_bytes())
-                } else {
-                    line.text(b"null")
-                }
-            }
-        }
+        self.str_or_f64_value(line, epoch, ctx, value)
     }
 
     /// The clock of `tps` ticks per second (the last one's, or a new one).
