@@ -90,3 +90,15 @@ pub fn view_args<'v>(
         Some((item.name(), item.value()))
     })
 }
+
+/// A series' value as the counters table holds it: the double, and the
+/// integer if it is one that fits; `None` if it is not a number.
+#[inline(always)]
+pub fn number(value: Value<'_>) -> Option<(f64, Option<i64>)> {
+    match value {
+        Value::Signed(v) => Some((v as f64, Some(v))),
+        Value::Unsigned(v) => Some((v as f64, i64::try_from(v).ok())),
+        Value::F64(v) => Some((v, None)),
+        _ => None,
+    }
+}

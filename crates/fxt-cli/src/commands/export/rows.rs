@@ -14,7 +14,7 @@ use fxt_format::time::ticks_per_second_or_default;
 
 use super::args::{kept_from_view, Args, Kept, Value};
 use super::begins::{BeginArgs, Decoded, Open};
-use super::counters::{view_args, CounterRows};
+use super::counters::{number, view_args, CounterRows};
 use super::keys::{interned_key, koids, of_input, view_key, EventKey, NO_KEY};
 use super::labels::{Labels, Seen};
 use super::nesting::{Nesting, Place};
@@ -70,7 +70,8 @@ pub struct Rows<'a> {
     spare: Vec<Vec<Kept>>,
     /// The categories and names of duration begins read from views.
     texts: Interned,
-    /// The plans of counters and instants by their shape, per thread.
+    /// The plans of the events of the shapes each thread repeats
+    /// ([`plan`]).
     plans: plan::Plans,
 }
 
@@ -251,7 +252,7 @@ impl<'a> Rows<'a> {
         match e.kind {
             // A complete event's row straight from its view (a task's
             // poll, which the polls table takes too, is decoded).
-            EventKind::DurationComplete { end } if texts.0 != Some("task") => {
+            EventKind::DurationComplete { end } if texts.0 != Some(tasks::CATEGORY) => {
                 let end = self.ns(end, tps);
                 let key = view_key(ctx, e);
                 let begun = Begun {
@@ -493,7 +494,7 @@ impl<'a> Rows<'a> {
             },
             EventKind::DurationComplete { end } => {
                 let end = ticks_to_ns(end, tps);
-                if e.category == "task" {
+                if e.category == tasks::CATEGORY {
                     let [_, _, thread] = self.names_of(provider, ids.0, ids.1);
                     let ran = tasks::Ran { ids, thread };
                     let source = self.source(provider);
@@ -503,7 +504,7 @@ impl<'a> Rows<'a> {
                 self.slice(provider, open, end, "complete", None, Args::Decoded(&[]))
             }
             EventKind::AsyncBegin { id } => {
-                if e.category == "task" {
+                if e.category == tasks::CATEGORY {
                     let source = self.source(provider);
                     tasks::life(self.tables, self.summary, source, ids.0, &e, ts)?;
                 }
@@ -740,14 +741,9 @@ impl<'a> Rows<'a> {
     where
         'a: 'b,
     {
-        let (value, int) = match value {
-            Value::Signed(v) => (v as f64, Some(v)),
-            Value::Unsigned(v) => (v as f64, i64::try_from(v).ok()),
-            Value::F64(v) => (v, None),
-            _ => {
-                self.summary.non_numeric_counter_values += 1;
-                return Ok(());
-            }
+        let Some((value, int)) = number(value) else {
+            self.summary.non_numeric_counter_values += 1;
+            return Ok(());
         };
         if rows.event.is_none() {
             rows.event = Some(self.event_columns(provider, head));

@@ -14,7 +14,7 @@ use super::summary::Summary;
 use crate::error::Error;
 
 /// The category of every task record.
-const CATEGORY: &str = "task";
+pub const CATEGORY: &str = "task";
 
 fn arg<'e>(args: &'e [Arg], name: &str) -> Option<&'e ArgValue> {
     args.iter().find(|a| a.name == name).map(|a| &a.value)

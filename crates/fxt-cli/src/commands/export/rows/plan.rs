@@ -21,16 +21,21 @@
 //!
 //! [`EventLeaves::number`]: crate::commands::export::events::EventLeaves::number
 
-use fxt_format::decode::{Context as At, EventKind, EventView, IntArg, StrOrF64, StrRef, Thread};
+use fxt_format::decode::{Context as At, EventKind, EventView, StrOrF64, StrRef, Thread};
 use fxt_format::encode::header::arg_type;
 use fxt_format::time::ticks_per_second_or_default;
 
 use super::{signed, Begun, Rows, CATEGORY, SPARE};
-use crate::commands::export::args::{ArgMaps, Args};
+use crate::commands::export::args::{ArgMaps, Args, Value};
 use crate::commands::export::begins::{BeginArgs, Open};
+use crate::commands::export::counters::number;
 use crate::commands::export::events::{Event, EventLeaves};
 use crate::commands::export::keys::{interned_key, koids, view_key};
-use crate::commands::export::table::Columns;
+use crate::commands::export::nesting::Place;
+use crate::commands::export::schema::Slices;
+use crate::commands::export::summary::Summary;
+use crate::commands::export::table::{Columns, TypedTable};
+use crate::commands::export::tasks;
 use crate::error::Error;
 use crate::recent::thread_slot;
 
@@ -118,27 +123,12 @@ struct Plan {
     series: [Option<Box<str>>; MOST],
 }
 
-/// A series' value as the counters table holds it: the double, and the
-/// integer if it is one that fits.
-type Number = (f64, Option<i64>);
-
 /// The header word of the record at `ctx`.
 #[inline(always)]
 fn header_of(ctx: &At<'_>) -> u64 {
     ctx.record_bytes()
         .first_chunk::<8>()
         .map_or(0, |w| u64::from_le_bytes(*w))
-}
-
-/// An integer argument's value as [`Rows::counter`] holds it.
-#[inline(always)]
-fn number_of(v: IntArg) -> Number {
-    match v {
-        IntArg::I32(v) => (f64::from(v), Some(i64::from(v))),
-        IntArg::U32(v) => (f64::from(v), Some(i64::from(v))),
-        IntArg::I64(v) => (v as f64, Some(v)),
-        IntArg::U64(v) => (v as f64, i64::try_from(v).ok()),
-    }
 }
 
 impl KeyPlan {
@@ -170,36 +160,8 @@ impl KeyPlan {
     }
 }
 
-impl DurationPlan {
-    /// [`KeyPlan::number_in`] of this key.
-    #[inline(always)]
-    fn number_in(
-        &mut self,
-        events: &mut EventLeaves,
-        event: Option<&Event<'_>>,
-        group: (u64, bool),
-    ) -> Result<u32, Error> {
-        number_in(&mut self.number, events, event, group)
-    }
-}
-
-impl KeyPlan {
-    /// The number of the plan's key in `events`, the leaves of row group
-    /// `group` (`fresh`: holding no row yet): the one kept, or the one
-    /// `event`'s columns get.
-    #[inline(always)]
-    fn number_in(
-        &mut self,
-        events: &mut EventLeaves,
-        event: Option<&Event<'_>>,
-        group: (u64, bool),
-    ) -> Result<u32, Error> {
-        number_in(&mut self.number, events, event, group)
-    }
-}
-
 /// The number of a plan's key (`kept`: the row group it was numbered in
-/// and its number) in `events`, the leaves of row group `group`
+/// and its number, a plan's `number`) in `events`, the leaves of row group `group`
 /// (`fresh`: holding no row yet): the one kept, or the one `event`'s
 /// columns get, then kept.
 #[inline(always)]
@@ -249,23 +211,27 @@ impl Plan {
     /// Reads the values of `e`'s arguments into `values`; false if one is
     /// not of the plan's shape.
     #[inline(always)]
-    fn read(&self, e: &EventView<'_>, values: &mut [Number; MOST]) -> bool {
+    fn read(&self, e: &EventView<'_>, values: &mut [(f64, Option<i64>); MOST]) -> bool {
         let mut k = 0;
         for a in e.arg_words() {
             if k == self.len || a.header & ARG_SHAPE != self.args[k] {
                 return false;
             }
-            values[k] = if a.header & 0xf == arg_type::F64 {
+            let value = if a.header & 0xf == arg_type::F64 {
                 match a.str_or_f64() {
-                    Some((_, StrOrF64::F64(v))) => (v, None),
+                    Some((_, StrOrF64::F64(v))) => Value::F64(v),
                     _ => return false,
                 }
             } else {
                 match a.int() {
-                    Some((_, v)) => number_of(v),
+                    Some((_, v)) => Value::from(v),
                     None => return false,
                 }
             };
+            let Some(number) = number(value) else {
+                return false;
+            };
+            values[k] = number;
             k += 1;
         }
         k == self.len
@@ -318,7 +284,7 @@ impl<'a> Rows<'a> {
             let group = table.group().0;
             let key = &mut plan.key;
             table.push_with(|(events, ids, names, vals, ints), fresh| {
-                let n = key.number_in(events, event.as_ref(), (group, fresh))?;
+                let n = number_in(&mut key.number, events, event.as_ref(), (group, fresh))?;
                 events.push_numbered(n, Some(ts));
                 id.append(ids, summary)?;
                 series.as_deref().append(names, summary)?;
@@ -393,7 +359,7 @@ impl<'a> Rows<'a> {
         self.tables
             .instants
             .push_with(|(events, kinds, ids, maps), fresh| {
-                let n = plan.number_in(events, event.as_ref(), (group, fresh))?;
+                let n = number_in(&mut plan.number, events, event.as_ref(), (group, fresh))?;
                 events.push_numbered(n, Some(ts));
                 Some("instant").append(kinds, summary)?;
                 None::<i64>.append(ids, summary)?;
@@ -415,7 +381,7 @@ impl<'a> Rows<'a> {
         let Some((slot, event)) = self.key_plan(|p| &mut p.completes, (ctx, e), ts, group) else {
             return Ok(false);
         };
-        if event.is_some() && ctx.str(e.category) == Some("task") {
+        if event.is_some() && ctx.str(e.category) == Some(tasks::CATEGORY) {
             self.plans.completes[slot] = None;
             return Ok(false);
         }
@@ -424,20 +390,16 @@ impl<'a> Rows<'a> {
         let Some(plan) = &mut self.plans.completes[slot] else {
             return Ok(false);
         };
-        let summary = &mut *self.summary;
         let args = [Args::View(e, ctx)];
-        self.tables.slices.push_with(|b, fresh| {
-            let (events, durs, ids, depths, parents, kinds, async_ids, maps) = b;
-            let n = plan.number_in(events, event.as_ref(), (group, fresh))?;
-            events.push_numbered(n, Some(ts));
-            Some(end.saturating_sub(ts)).append(durs, summary)?;
-            Some(signed(id)).append(ids, summary)?;
-            Some(i32::try_from(place.depth).unwrap_or(i32::MAX)).append(depths, summary)?;
-            place.parent.map(signed).append(parents, summary)?;
-            Some("complete").append(kinds, summary)?;
-            None::<i64>.append(async_ids, summary)?;
-            ArgMaps(&args).append(maps, summary)
-        })?;
+        let row = SliceRow {
+            span: (ts, end),
+            id,
+            place,
+            kind: "complete",
+            args: &args,
+        };
+        let key = (&mut plan.number, event.as_ref(), group);
+        push_slice(&mut self.tables.slices, self.summary, key, row)?;
         Ok(true)
     }
 
@@ -501,21 +463,16 @@ impl<'a> Rows<'a> {
         let Some(plan) = &mut self.plans.durations[slot] else {
             return Err(unnumbered());
         };
-        let summary = &mut *self.summary;
         let args = [Args::Kept(kept, texts), end_args];
-        let ts = begin.ts;
-        self.tables.slices.push_with(|b, fresh| {
-            let (events, durs, ids, depths, parents, kinds, async_ids, maps) = b;
-            let n = plan.number_in(events, event.as_ref(), (group, fresh))?;
-            events.push_numbered(n, Some(ts));
-            Some(end.saturating_sub(ts)).append(durs, summary)?;
-            Some(signed(id)).append(ids, summary)?;
-            Some(i32::try_from(place.depth).unwrap_or(i32::MAX)).append(depths, summary)?;
-            place.parent.map(signed).append(parents, summary)?;
-            Some("duration").append(kinds, summary)?;
-            None::<i64>.append(async_ids, summary)?;
-            ArgMaps(&args).append(maps, summary)
-        })?;
+        let row = SliceRow {
+            span: (begin.ts, end),
+            id,
+            place,
+            kind: "duration",
+            args: &args,
+        };
+        let key = (&mut plan.number, event.as_ref(), group);
+        push_slice(&mut self.tables.slices, self.summary, key, row)?;
         // Its vector kept for a later begin's arguments.
         if let BeginArgs::Kept(mut args) = begin.args {
             if args.capacity() > 0 && self.spare.len() < SPARE {
@@ -526,8 +483,8 @@ impl<'a> Rows<'a> {
         Ok(())
     }
 
-    /// Writes event `e` by a plan, if one takes it (a counter or an
-    /// instant); false, nothing written, if not.
+    /// Writes event `e` by a plan, if one takes it (a counter, an instant
+    /// or a complete event); false, nothing written, if not.
     #[inline(always)]
     pub(super) fn by_plan(&mut self, ctx: &At<'_>, e: &EventView<'_>) -> Planned<bool> {
         match e.kind {
@@ -537,6 +494,41 @@ impl<'a> Rows<'a> {
             _ => Ok(false),
         }
     }
+}
+
+/// A planned slice's row but its event columns: its span (ns), id, place,
+/// kind and arguments.
+struct SliceRow<'r, 's> {
+    span: (i64, i64),
+    id: u64,
+    place: Place,
+    kind: &'static str,
+    args: &'r [Args<'s>],
+}
+
+/// Appends `row` to `slices`, its key numbered by its plan's `kept`
+/// number ([`number_in`]) in row group `group`, `event` the key's columns
+/// where it is to be numbered anew.
+#[inline(always)]
+fn push_slice(
+    slices: &mut TypedTable<Slices>,
+    summary: &mut Summary,
+    (kept, event, group): (&mut Option<(u64, u32)>, Option<&Event<'_>>, u64),
+    row: SliceRow<'_, '_>,
+) -> Result<(), Error> {
+    let (ts, end) = row.span;
+    slices.push_with(|b, fresh| {
+        let (events, durs, ids, depths, parents, kinds, async_ids, maps) = b;
+        let n = number_in(kept, events, event, (group, fresh))?;
+        events.push_numbered(n, Some(ts));
+        Some(end.saturating_sub(ts)).append(durs, summary)?;
+        Some(signed(row.id)).append(ids, summary)?;
+        Some(i32::try_from(row.place.depth).unwrap_or(i32::MAX)).append(depths, summary)?;
+        row.place.parent.map(signed).append(parents, summary)?;
+        Some(row.kind).append(kinds, summary)?;
+        None::<i64>.append(async_ids, summary)?;
+        ArgMaps(row.args).append(maps, summary)
+    })
 }
 
 /// What a write by plan gives (two words with the one-word [`Error`]:
