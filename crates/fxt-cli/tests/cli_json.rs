@@ -460,14 +460,7 @@ fn json_events_keep_thread_indices_koids_and_epochs_apart() {
 fn json_counters_with_and_without_ids_share_a_header() {
     let args = [Arg::new(StringRef::Index(2), ArgValue::U64(7))];
     let mut t = Trace::with_provider(1, "a", 1_000_000_000)
-        .push(&StringRecord {
-            index: 1,
-            value: "c",
-        })
-        .push(&StringRecord {
-            index: 2,
-            value: "k",
-        })
+        .strings(&[(1, "c"), (2, "k")])
         .push(&ThreadRecord {
             index: 1,
             process: 1,
