@@ -143,18 +143,19 @@ type ThreadKey = (Option<u32>, Thread);
 impl ById {
     /// Closes the innermost open begin of stack `at` ([`ById::at`]; `end`:
     /// the end's offset, name id of `texts` and ticks), as
-    /// [`Durations::end`] does, and gives it with the problems of the pair
-    /// (`None`: no begin was open on its thread).
-    #[inline]
+    /// [`Durations::end`] does, and gives it with whether the pair is
+    /// sound (has no problems: nothing is made or dropped for a sound
+    /// pair); `None`: no begin was open on its thread.
+    #[inline(always)]
     pub fn close_at(
         &mut self,
         at: usize,
         end: (u64, u32, u64),
         texts: &Interned,
-    ) -> Option<(OpenId, Vec<Problem>)> {
+    ) -> Option<(OpenId, bool)> {
         let begin = self.stacks.entries[at].1.pop()?;
-        let problems = mismatch(&begin, end, texts).unwrap_or_default();
-        Some((begin, problems))
+        let sound = mismatch(&begin, end, texts).is_none_or(|pair| pair.is_empty());
+        Some((begin, sound))
     }
 
     /// The index of a provider's thread among the stacks, which

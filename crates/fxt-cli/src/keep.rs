@@ -193,9 +193,9 @@ impl Keep {
                     .insert(offset, Fix::Drop(Reason::EndWithoutBegin));
                 Verdict::Dropped
             }
-            Some((begin, pair)) => {
+            Some((begin, sound)) => {
                 let begin_ts = begin.timestamp;
-                if pair.is_empty() {
+                if sound {
                     return Verdict::Ended { begin_ts, thread };
                 }
                 // Both go: the records between them stay matched as

@@ -10,7 +10,8 @@ use std::path::Path;
 use rustc_hash::FxHashMap;
 
 use fxt_format::decode::{
-    Context, Event, EventHead, EventKind, EventView, Head, HeadAt, StrRef, Text, Thread, View,
+    Context, Event, EventHead, EventKind, EventView, Head, HeadAt, Record, StrRef, Text, Thread,
+    View,
 };
 use fxt_format::encode::header::event_type::{DURATION_COMPLETE, DURATION_END};
 use fxt_format::time::{ticks_per_second_or_default, ticks_to_ns};
@@ -111,12 +112,24 @@ struct Pass<'d> {
 /// again at each event. Forgotten when the strings epoch changes.
 #[derive(Default)]
 struct SymbolNames {
+    /// Whether a string record has given an index a name [`Gather`]
+    /// takes: until one does (most traces, which have no symbols), no
+    /// name by index is one, and none is looked up.
+    defined: bool,
     epoch: Epoch,
     /// By index: 0 not looked up yet, 1 not wanted, 2 wanted.
     by_index: Vec<u8>,
 }
 
 impl SymbolNames {
+    /// Notes a record of the walk that may define a string (string
+    /// indices name only what string records define).
+    fn see(&mut self, record: &Record) {
+        if let Record::String { value, .. } = record {
+            self.defined |= Gather::wants(value);
+        }
+    }
+
     /// Whether an event named `name` may be one [`Gather`] takes (any
     /// name not by index is handed over, to be looked at there).
     #[inline(always)]
@@ -124,6 +137,9 @@ impl SymbolNames {
         let StrRef::Indexed(index) = name else {
             return true;
         };
+        if !self.defined {
+            return false;
+        }
         if self.epoch.changed(ctx) {
             self.by_index.clear();
         }
@@ -149,6 +165,9 @@ impl SymbolNames {
     #[inline(always)]
     fn may_want_at(&mut self, at: HeadAt<'_, '_>, name: StrRef<'_>) -> bool {
         if let StrRef::Indexed(index) = name {
+            if !self.defined {
+                return false;
+            }
             if self.epoch.holds(at.strings_epoch()) {
                 if let Some(wanted) = self.remembered(index) {
                     return wanted;
@@ -281,6 +300,10 @@ impl Pass<'_> {
     /// out. Reserved bits are not looked at: they change no decision of a
     /// reader ([`Keep::new`]).
     fn view(&mut self, ctx: &Context<'_>, view: &View<'_>) -> Result<(), Error> {
+        if let View::Record(record) = view {
+            // Before any verdict: the decoder has taken its string anyway.
+            self.symbols.see(record);
+        }
         let verdict = self.keep.see(ctx, view);
         if verdict == Verdict::Dropped {
             return Ok(());

@@ -29,7 +29,7 @@ pub struct Numbers {
 
 impl Numbers {
     /// The number of thread `key`: the next one if it is new.
-    #[inline]
+    #[inline(always)]
     pub fn number(&mut self, key: ThreadKey) -> u32 {
         let slot = match key.1 {
             Thread::Known { thread, .. } => thread_slot(thread, SLOTS),
@@ -72,18 +72,27 @@ impl<V> Default for ThreadStacks<V> {
 }
 
 impl<V> ThreadStacks<V> {
-    /// Opens `v` on thread `key`.
-    #[inline]
+    /// Opens `v` on thread `key`. Compiled into the caller, so that a
+    /// large `v` is written straight into its stack, not stored and then
+    /// copied whole (a copy of words just stored apart stalls).
+    #[inline(always)]
     pub fn push(&mut self, key: ThreadKey, v: V) {
         let n = self.numbers.number(key) as usize;
         if n >= self.stacks.len() {
-            self.stacks.resize_with(n + 1, Vec::new);
+            self.add_stacks(n);
         }
         self.stacks[n].push(v);
     }
 
+    /// Makes the stacks of threads up to number `n`.
+    #[cold]
+    #[inline(never)]
+    fn add_stacks(&mut self, n: usize) {
+        self.stacks.resize_with(n + 1, Vec::new);
+    }
+
     /// Closes the innermost span open on thread `key`.
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self, key: ThreadKey) -> Option<V> {
         let n = self.numbers.number(key) as usize;
         self.stacks.get_mut(n)?.pop()
