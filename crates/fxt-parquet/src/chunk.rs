@@ -266,9 +266,15 @@ fn plain_size(values: &Values) -> usize {
 /// delta-coded, strings dictionary-coded).
 fn plain(values: Values, out: &mut Vec<u8>) {
     match values {
-        Values::F64(v) => v
-            .iter()
-            .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+        Values::F64(v) => {
+            // Room made once and filled eight bytes a value: no length
+            // checked and moved per value.
+            let at = out.len();
+            out.resize(at + 8 * v.len(), 0);
+            for (bytes, x) in out[at..].chunks_exact_mut(8).zip(&v) {
+                bytes.copy_from_slice(&x.to_le_bytes());
+            }
+        }
         Values::Text(bytes) => out.extend_from_slice(&bytes),
         Values::I64(_) | Values::I32(_) | Values::Dict { .. } | Values::Same { .. } => {}
     }

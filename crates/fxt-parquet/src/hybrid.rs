@@ -127,11 +127,23 @@ fn encode_any<T: Level>(values: &[T], width: u8, out: &mut Vec<u8>) {
 /// The longest run of equal values that holds position `at`, if it is at
 /// least a group long (it starts at `done` at the earliest: the value
 /// before `done` ends a run or is not in one a group long).
+///
+/// Such a run holds the three values before `at` (if it starts three or
+/// more before it) or the three after (if not, it ends six or more after
+/// it): a position where neither is true is passed over without looking
+/// for the run's ends (values that take turns, such as a map's
+/// repetition levels of rows of one, one and two entries, have a value
+/// four before and after, but never four alike in a row).
 #[inline(always)]
 fn long_run_at<T: Level>(values: &[T], done: usize, at: usize) -> Option<(usize, usize)> {
     let v = values[at];
-    let before = at >= done + 4 && values[at - 4] == v;
-    if !before && values.get(at + 4) != Some(&v) {
+    let alike = |from: usize| {
+        values[from..from + 3]
+            .iter()
+            .fold(true, |all, &w| all & (w == v))
+    };
+    let before = at >= done + 3 && alike(at - 3);
+    if !before && (at + 3 >= values.len() || !alike(at + 1)) {
         return None;
     }
     let mut start = at;

@@ -12,7 +12,6 @@
 //! same keys (numbered when the shape was found), levels and values, in
 //! the same order.
 
-use super::shape::MOST;
 use crate::commands::export::encode::{KeyLeaf, Levels, NumLeaf, TextLeaf};
 
 /// The number of the shape of a row without arguments.
@@ -30,16 +29,6 @@ struct Entries {
     ints: Vec<u32>,
 }
 
-/// The repetition levels of a map's entries: the first begins the row.
-const REPS: [u8; MOST] = {
-    let mut reps = [1; MOST];
-    reps[0] = 0;
-    reps
-};
-
-/// The definition levels of a map's entries (all present).
-const ENTRIES: [u8; MOST] = [3; MOST];
-
 /// The rows held and the shapes they have.
 pub struct Held {
     /// Per shape number: its entries.
@@ -53,6 +42,8 @@ pub struct Held {
     keys: Vec<u32>,
     defs: Vec<u8>,
     reps: Vec<u8>,
+    /// Each shape's entries in the map being expanded.
+    lens: Vec<u32>,
 }
 
 impl Default for Held {
@@ -64,6 +55,7 @@ impl Default for Held {
             keys: Vec::new(),
             defs: Vec::new(),
             reps: Vec::new(),
+            lens: Vec::new(),
         }
     }
 }
@@ -141,31 +133,60 @@ impl Held {
     /// The keys and levels of the rows' entries in one map (whose keys
     /// `map` picks of a shape), into [`Held::keys`], [`Held::reps`] and
     /// [`Held::defs`] (left empty if every map has entries: all at the
-    /// greatest level). Row by row, each row's keys and levels copied
-    /// from its shape's and from fixed patterns (rows of different shapes
-    /// take turns: runs are short).
+    /// greatest level). The buffers are sized first (from each shape's
+    /// entry count), filled with the levels most entries have, and each
+    /// row then stores its keys and its first level in place (rows of
+    /// different shapes take turns: runs are short, and a row of one or
+    /// two entries is a store or two, not a copy of its own).
     fn entries(&mut self, map: impl Fn(&Entries) -> &Vec<u32>) {
-        self.keys.clear();
-        self.defs.clear();
-        self.reps.clear();
-        let mut empty = false;
+        self.lens.clear();
+        self.lens
+            .extend(self.shapes.iter().map(|s| map(s).len() as u32));
+        let (mut keys, mut levels, mut empty) = (0, 0, false);
         for &row in &self.rows {
-            let keys = map(&self.shapes[row as usize]);
-            self.keys.extend(keys.iter().copied());
-            // An empty map's one level begins its row, as an entry does.
-            let n = keys.len().max(1);
-            self.reps.extend(REPS[..n].iter().copied());
-            empty |= keys.is_empty();
+            let n = self.lens[row as usize] as usize;
+            keys += n;
+            levels += n.max(1);
+            empty |= n == 0;
         }
+        self.keys.clear();
+        self.keys.resize(keys, 0);
+        // An entry's repetition level is 1 but a row's first's, 0; its
+        // definition level 3, an empty map's 1.
+        self.reps.clear();
+        self.reps.resize(levels, 1);
+        self.defs.clear();
         if empty {
-            // An empty map is definition level 1, an entry 3.
-            for &row in &self.rows {
-                match map(&self.shapes[row as usize]).len() {
-                    0 => self.defs.push(1),
-                    n => self.defs.extend(ENTRIES[..n].iter().copied()),
+            self.defs.resize(levels, 3);
+        }
+        let (mut k, mut l) = (0, 0);
+        for &row in &self.rows {
+            let row_keys = map(&self.shapes[row as usize]);
+            self.reps[l] = 0;
+            match row_keys[..] {
+                [] => {
+                    self.defs[l] = 1;
+                    l += 1;
+                }
+                [a] => {
+                    self.keys[k] = a;
+                    k += 1;
+                    l += 1;
+                }
+                [a, b] => {
+                    self.keys[k] = a;
+                    self.keys[k + 1] = b;
+                    k += 2;
+                    l += 2;
+                }
+                ref more => {
+                    self.keys[k..k + more.len()].copy_from_slice(more);
+                    k += more.len();
+                    l += more.len();
                 }
             }
         }
+        debug_assert_eq!((k, l), (keys, levels));
     }
 
     /// Forgets the shapes (the next row group numbers its keys anew).
