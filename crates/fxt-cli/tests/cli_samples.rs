@@ -11,7 +11,8 @@ use cli_support::*;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use fxt_format::samples::{Module, Modules, Sample, Sampling, Walk};
+use fxt_format::encode::split_blob::part_capacity;
+use fxt_format::samples::{Frame, Module, Modules, Sample, Sampling, Symbol, Symbols, Walk};
 use fxt_symbols::scan::TraceSamples;
 
 #[inline(never)]
@@ -564,6 +565,87 @@ fn export_writes_samples_in_no_slice_in_thread_order() {
             "run {run}"
         );
     }
+}
+
+/// A symbols table too large for one record, written as a split blob
+/// group whose leading instant's category and name are string indices
+/// (as a writer that interns its names writes it): export names the
+/// samples' frames from it (its first pass looks for the symbols among
+/// events named by index once a string record defines their name).
+#[test]
+fn export_names_frames_from_a_split_symbols_group_named_by_index() {
+    let names: Vec<String> = (0..2000).map(|i| format!("function_{i:04}")).collect();
+    let frames: Vec<[Frame<'_>; 1]> = names
+        .iter()
+        .map(|function| {
+            [Frame {
+                function,
+                file: "",
+                line: 0,
+            }]
+        })
+        .collect();
+    let address = |i: u64| 0x10_0000 + 16 * i;
+    let symbols: Vec<Symbol<'_>> = (0..)
+        .zip(&frames)
+        .map(|(i, frames)| Symbol {
+            address: address(i),
+            frames,
+        })
+        .collect();
+    let payload = Symbols {
+        pid: 100,
+        symbols: &symbols,
+    }
+    .payload();
+    assert!(payload.len() > part_capacity(StringRef::Index(2)));
+    let sample = Sample {
+        timestamp: 10,
+        pid: 100,
+        tid: 101,
+        walk: Walk::FramePointers,
+        truncated: false,
+        // As the symbols hold them: the addresses as the sample has them.
+        frames: &[address(7), address(1999)],
+    };
+    let thread = ThreadRef::Inline {
+        process: 100,
+        thread: 101,
+    };
+    let group = SplitBlob::new(
+        StringRef::Index(1),
+        StringRef::Index(2),
+        20,
+        thread,
+        &payload,
+    );
+    let path = Trace::with_provider(1, "interned", 1_000_000_000)
+        .strings(&[(1, "fxt"), (2, "fxt.symbols")])
+        .raw(&encode_to_vec(&sample).unwrap())
+        .raw(&encode_to_vec(&group).unwrap())
+        .file("export_split_symbols_by_index.fxt");
+    let dir = tmp("export_split_symbols_by_index");
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = fxt(&["export", "parquet", p(&path), "-o", p(&dir)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let python = python_with(&[("duckdb", "duckdb==2.0.1")]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/duckdb_query.py");
+    let out = std::process::Command::new(python)
+        .arg(script)
+        .arg(&dir)
+        .arg("select frames from {samples}")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        r[0],
+        serde_json::json!([[["function_0007", "function_1999"]]])
+    );
 }
 
 /// Perfetto reads the samples from the embedded packets: every sample is a
