@@ -52,6 +52,18 @@ impl KindCounts {
         self.0[usize::from(event_type & 0xf)] += 1;
     }
 
+    /// Adds the counts of `other`.
+    pub fn merge(&mut self, other: &KindCounts) {
+        for (n, m) in self.0.iter_mut().zip(other.0) {
+            *n += m;
+        }
+    }
+
+    /// Events of every kind.
+    pub fn total(&self) -> u64 {
+        self.0.iter().sum()
+    }
+
     /// The counts by kind name, in type order, with the types never seen.
     pub fn named(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
         EventKind::EACH_TYPE

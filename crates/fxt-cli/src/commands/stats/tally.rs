@@ -110,7 +110,6 @@ struct RangeThread {
 #[derive(Default)]
 pub struct RangeTally {
     by_type: Counts,
-    by_kind: KindCounts,
     providers: Vec<(Option<u32>, RangeProvider)>,
     /// Index in `providers` of the last record's provider.
     last_provider: usize,
@@ -141,7 +140,7 @@ pub struct RangeTally {
     /// Per thread index of an event head: its index in `threads`, while
     /// the threads epoch holds.
     by_thread_index: ByThreadIndex,
-    names: Vec<((u32, u32), PerName)>,
+    names: Vec<((u32, u32), RangeName)>,
     /// Per entry of `names`: whether its events are decoded whole
     /// ([`RangeTally::wants_whole`]).
     whole: Vec<bool>,
@@ -169,6 +168,16 @@ pub struct RangeTally {
     /// Slices of category `task` (polls), with provider and ticks per
     /// second.
     task_events: Vec<(Option<u32>, u64, Event)>,
+}
+
+/// Events and durations of one (category, name) within a range.
+#[derive(Default)]
+struct RangeName {
+    /// Its events by type: the merge sums them into the events by kind
+    /// and by name (one count per event, not one of each).
+    by_kind: KindCounts,
+    /// Nanoseconds.
+    durations: Lengths,
 }
 
 /// Slots of [`RangeTally::recent_threads`].
@@ -503,7 +512,7 @@ impl RangeTally {
             Some(&at) => at,
             None => {
                 let whole = self.wants_whole(category, name);
-                self.names.push(((category, name), PerName::default()));
+                self.names.push(((category, name), RangeName::default()));
                 self.whole.push(whole);
                 self.name_ids.insert((category, name), self.names.len() - 1);
                 self.names.len() - 1
@@ -534,12 +543,11 @@ impl RangeTally {
     /// second of its clock).
     #[inline(always)]
     fn count_event(&mut self, tps: u64, e: Counted) {
-        self.by_kind.add(e.event_type);
         let thread = e.thread;
         self.threads[thread].events += 1;
         let open = self.threads[thread].open;
         let key = e.key;
-        self.names[key].1.events += 1;
+        self.names[key].1.by_kind.add(e.event_type);
         match u64::from(e.event_type) {
             DURATION_COMPLETE => {
                 let (start, end) = (ticks_to_ns(e.ticks, tps), ticks_to_ns(e.end, tps));
@@ -576,9 +584,15 @@ impl Tally {
     /// Folds in the next range of the walk (ranges in file order).
     pub fn merge(&mut self, mut range: RangeTally) {
         range.end_run();
+        let mut by_kind = KindCounts::default();
         let names: Vec<(Key, PerName)> = std::mem::take(&mut range.names)
             .into_iter()
-            .map(|(ids, n)| (range.key(ids), n))
+            .map(|(ids, n)| {
+                by_kind.merge(&n.by_kind);
+                let events = n.by_kind.total();
+                let durations = n.durations;
+                (range.key(ids), PerName { events, durations })
+            })
             .collect();
         let open: Vec<(ThreadKey, Vec<(Key, u64)>)> = std::mem::take(&mut range.open)
             .into_iter()
@@ -594,11 +608,11 @@ impl Tally {
             *self.records_by_type.entry(name).or_default() += n;
         }
         // Event records are counted by kind only (see `add_view`).
-        let events: u64 = range.by_kind.named().map(|(_, n)| n).sum();
+        let events: u64 = by_kind.total();
         if events > 0 {
             *self.records_by_type.entry("event").or_default() += events;
         }
-        for (name, n) in range.by_kind.named().filter(|(_, n)| *n > 0) {
+        for (name, n) in by_kind.named().filter(|(_, n)| *n > 0) {
             *self.events_by_kind.entry(name).or_default() += n;
         }
         for (provider, r) in range.providers {
