@@ -340,3 +340,50 @@ fn stats_reads_each_event_head_with_the_clock_and_tables_at_it() {
         assert_eq!(threads, [(11, 2), (12, 2)]);
     }
 }
+
+/// Begins and ends are matched per provider and koids: a thread index
+/// that no thread record defines (koids unknown) and a thread whose
+/// koids are inline zeros share one stack, and their events count as
+/// one thread's, on one thread and cut into ranges.
+#[test]
+fn stats_matches_an_unknown_thread_with_the_thread_of_koids_zero() {
+    let (c, outer, inner) = (
+        StringRef::Index(1),
+        StringRef::Index(2),
+        StringRef::Index(3),
+    );
+    let unknown = ThreadRef::Index(5);
+    let zeros = ThreadRef::Inline {
+        process: 0,
+        thread: 0,
+    };
+    let at = |kind, ts, thread, name| event(kind, ts, thread, c, name, &[]);
+    let file = Trace::with_provider(1, "app", 1_000_000)
+        .strings(&[(1, "cat"), (2, "outer"), (3, "inner")])
+        .push(&at(EventKind::DurationBegin, 0, unknown, outer))
+        .push(&at(EventKind::DurationBegin, 10, zeros, inner))
+        .push(&at(EventKind::DurationEnd, 15, zeros, inner))
+        .push(&at(EventKind::DurationEnd, 20, unknown, outer))
+        .file("stats_unknown_thread.fxt");
+    for out in [
+        fxt(&["stats", "--json", p(&file)]),
+        fxt_cut(3, 64, &["stats", "--json", p(&file)]),
+    ] {
+        assert!(out.status.success(), "{}", stderr(&out));
+        let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let durations = |name| {
+            let d = find(&s["durations"], name);
+            (d["count"].clone(), d["total_ns"].clone())
+        };
+        assert_eq!(durations("outer"), (1.into(), 20_000.into()));
+        assert_eq!(durations("inner"), (1.into(), 5_000.into()));
+        assert_eq!(s["unmatched_duration_ends"], 0);
+        assert_eq!(s["unclosed_duration_begins"], 0);
+        let threads = s["threads"].as_array().unwrap();
+        assert_eq!(threads.len(), 1, "{threads:?}");
+        assert_eq!(
+            (&threads[0]["thread"], &threads[0]["events"]),
+            (&0.into(), &4.into())
+        );
+    }
+}

@@ -94,14 +94,18 @@ struct RangeProvider {
 }
 
 /// Events of one provider and thread within a range, and the stack of
-/// begins open on it.
+/// begins open on it. Begins and ends are matched by [`ThreadKey`], so
+/// threads whose koids are unknown share one entry (with a thread whose
+/// koids are 0, if any): the stack is then its own, one index away.
 struct RangeThread {
+    /// The first of its threads seen.
     key: (Option<u32>, Thread),
+    koids: ThreadKey,
+    /// Whether an event named its koids (not an unknown thread's).
+    known: bool,
     events: u64,
-    /// Index of its open stack in [`RangeTally::open`] (threads whose
-    /// koids are unknown share one, as begins and ends are matched by
-    /// [`ThreadKey`]).
-    open: usize,
+    /// Begins open on it: (index in `names`, start ns).
+    open: Vec<(usize, u64)>,
 }
 
 /// What `fxt stats` gathers in one range of the walk. Names are counted by
@@ -150,8 +154,7 @@ pub struct RangeTally {
     /// The provider and clock of the event heads since the last other
     /// record ([`RangeTally::start_heads`]); `None` after any other record.
     current: Option<Current>,
-    /// Open duration begins per thread: (index in `names`, start ns).
-    open: Vec<(ThreadKey, Vec<(usize, u64)>)>,
+    /// Index in `threads` of each thread's entry by its koids.
     open_ids: FxHashMap<ThreadKey, usize>,
     /// Ends that found no begin open in this range (thread, end ns), in
     /// file order: the merge matches them with earlier ranges' begins.
@@ -447,17 +450,19 @@ impl RangeTally {
             Thread::Undefined(_) => (0, 0),
         };
         let thread_key = (key.0, koids.0, koids.1);
-        let open = *self.open_ids.entry(thread_key).or_insert_with(|| {
-            self.open.push((thread_key, Vec::new()));
-            self.open.len() - 1
+        let at = *self.open_ids.entry(thread_key).or_insert_with(|| {
+            self.threads.push(RangeThread {
+                key,
+                koids: thread_key,
+                known: false,
+                events: 0,
+                open: Vec::new(),
+            });
+            self.threads.len() - 1
         });
-        self.threads.push(RangeThread {
-            key,
-            events: 0,
-            open,
-        });
-        self.thread_ids.insert(key, self.threads.len() - 1);
-        self.threads.len() - 1
+        self.threads[at].known |= matches!(key.1, Thread::Known { .. });
+        self.thread_ids.insert(key, at);
+        at
     }
 
     /// The index in `names` of an event's (category, name): by their
@@ -543,11 +548,10 @@ impl RangeTally {
     /// second of its clock).
     #[inline(always)]
     fn count_event(&mut self, tps: u64, e: Counted) {
-        let thread = e.thread;
-        self.threads[thread].events += 1;
-        let open = self.threads[thread].open;
         let key = e.key;
         self.names[key].1.by_kind.add(e.event_type);
+        let thread = &mut self.threads[e.thread];
+        thread.events += 1;
         match u64::from(e.event_type) {
             DURATION_COMPLETE => {
                 let (start, end) = (ticks_to_ns(e.ticks, tps), ticks_to_ns(e.end, tps));
@@ -556,15 +560,15 @@ impl RangeTally {
                 self.run.ends.0 = self.run.ends.0.min(e.end);
                 self.run.ends.1 = self.run.ends.1.max(e.end);
             }
-            DURATION_BEGIN => self.open[open].1.push((key, ticks_to_ns(e.ticks, tps))),
+            DURATION_BEGIN => thread.open.push((key, ticks_to_ns(e.ticks, tps))),
             DURATION_END => {
                 let end = ticks_to_ns(e.ticks, tps);
-                match self.open[open].1.pop() {
+                match thread.open.pop() {
                     Some((begin_key, begin)) => self.names[begin_key]
                         .1
                         .durations
                         .push(end.saturating_sub(begin)),
-                    None => self.pending_ends.push((self.open[open].0, end)),
+                    None => self.pending_ends.push((thread.koids, end)),
                 }
             }
             _ => {}
@@ -594,14 +598,13 @@ impl Tally {
                 (range.key(ids), PerName { events, durations })
             })
             .collect();
-        let open: Vec<(ThreadKey, Vec<(Key, u64)>)> = std::mem::take(&mut range.open)
-            .into_iter()
-            .map(|(thread, stack)| {
-                let stack = stack
+        let open: Vec<(ThreadKey, Vec<(Key, u64)>)> = (range.threads.iter_mut())
+            .map(|t| {
+                let stack = std::mem::take(&mut t.open)
                     .into_iter()
                     .map(|(at, ns)| (names[at].0.clone(), ns))
                     .collect();
-                (thread, stack)
+                (t.koids, stack)
             })
             .collect();
         for (name, n) in range.by_type.0 {
@@ -621,7 +624,8 @@ impl Tally {
             p.span.merge(r.span);
         }
         for RangeThread {
-            key: (provider, thread),
+            koids: (provider, process, thread),
+            known,
             events,
             ..
         } in range.threads
@@ -630,15 +634,11 @@ impl Tally {
             // Event records are counted by thread only (see `add_view`).
             p.records += events;
             p.events += events;
-            let koids = match thread {
-                Thread::Known { process, thread } => {
-                    p.processes.insert(process);
-                    p.threads.insert((process, thread));
-                    (process, thread)
-                }
-                Thread::Undefined(_) => (0, 0),
-            };
-            *self.thread_events.entry(koids).or_default() += events;
+            if known {
+                p.processes.insert(process);
+                p.threads.insert((process, thread));
+            }
+            *self.thread_events.entry((process, thread)).or_default() += events;
         }
         self.span.merge(range.span);
         for (thread, end) in range.pending_ends {
