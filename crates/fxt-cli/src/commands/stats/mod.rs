@@ -4,8 +4,9 @@
 //! begin/end pairs matched per thread (a stack per provider and thread; an
 //! end closes the innermost open begin). Times are converted from ticks
 //! with each provider's ticks per second, so all figures are nanoseconds.
-//! Percentiles are exact (nearest rank), at the cost of 8 bytes of memory
-//! per duration.
+//! Percentiles are exact (nearest rank), at the cost of up to 8 bytes of
+//! memory per duration (a name's short durations are counted per value
+//! once it has many: [`summary::Lengths`]).
 //!
 //! An archive of several providers (`fxt merge`, `fxt record`) also gets a
 //! summary per provider (its processes, threads, records, events and time

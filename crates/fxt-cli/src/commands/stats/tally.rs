@@ -3,8 +3,8 @@
 //! record: an event's name found by its string indices, its thread by a
 //! slot of recent threads (hash tables only for what those miss);
 //! [`Tally::merge`] then folds the ranges in file order into the sorted
-//! counts, names and durations (4 or 8 bytes each, for exact percentiles) the
-//! report reads. Duration ends whose begin lies in an earlier range are
+//! counts, names and durations (listed, or counted per value once short
+//! and many, for exact percentiles: [`Lengths`]) the report reads. Duration ends whose begin lies in an earlier range are
 //! matched at the merge, against the begins that range left open.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
