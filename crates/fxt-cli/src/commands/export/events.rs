@@ -181,8 +181,8 @@ impl EventLeaves {
                 .collect();
             (defs, values)
         } else {
-            let values = self.rows.iter().map(|&k| ids[k as usize][c]).collect();
-            (Vec::new(), values)
+            let column: Vec<u32> = ids.iter().map(|k| k[c]).collect();
+            (Vec::new(), by_key(&self.rows, &column))
         };
         Leaf {
             levels: self.levels(defs),
@@ -197,10 +197,8 @@ impl EventLeaves {
         let values = if self.koids.iter().all(|k| k[c] == first) {
             vec![first; self.rows.len()]
         } else {
-            self.rows
-                .iter()
-                .map(|&k| self.koids[k as usize][c])
-                .collect()
+            let column: Vec<i64> = self.koids.iter().map(|k| k[c]).collect();
+            by_key(&self.rows, &column)
         };
         Leaf {
             levels: self.levels(Vec::new()),
@@ -216,6 +214,16 @@ impl EventLeaves {
         levels.defs = defs;
         levels
     }
+}
+
+/// Each row's value of a column whose value per key number is `column`
+/// (`rows`: each row's key number, every one numbered there): the
+/// column's values in a table of their own (a row group has few keys), a
+/// row's bounds checked by a comparison, not a branch.
+fn by_key<T: Copy + Default>(rows: &[u32], column: &[T]) -> Vec<T> {
+    rows.iter()
+        .map(|&k| column.get(k as usize).copied().unwrap_or_default())
+        .collect()
 }
 
 impl Columns for Event<'_> {
@@ -277,5 +285,19 @@ impl Columns for Event<'_> {
         b.ids.clear();
         b.koids.clear();
         b.rows.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::by_key;
+
+    #[test]
+    fn each_row_gets_its_keys_value() {
+        let column = [10i64, 20, 30];
+        assert_eq!(by_key(&[1, 0, 2, 2, 1], &column), [20, 10, 30, 30, 20]);
+        assert_eq!(by_key(&[], &column), Vec::<i64>::new());
+        let ids = [7u32, 9];
+        assert_eq!(by_key(&[0, 1, 1, 0], &ids), [7, 9, 9, 7]);
     }
 }

@@ -6,10 +6,11 @@
 //! and names of duration begins, and the row groups. Events of the shapes
 //! a thread repeats are written by plan ([`plan`]).
 
+mod heads;
 mod plan;
 mod sched;
 
-use fxt_format::decode::{Context as At, Event, EventKind, EventView, Record, View};
+use fxt_format::decode::{Context as At, Event, EventKind, EventView, Head, Record, View};
 use fxt_format::time::ticks_per_second_or_default;
 
 use super::args::{kept_from_view, Args, Kept, Value};
@@ -167,7 +168,8 @@ impl<'a> Rows<'a> {
     }
 
     /// Runs the second pass over `input`, leaving out what `fixes` drops.
-    /// Events are walked as views: a row's strings are borrowed from the
+    /// Events of the usual shape are walked as heads ([`heads`]), others
+    /// as views: a row's strings are borrowed from the
     /// record or the provider's table, its arguments read from the record
     /// as they are written (only begins, which wait for their end, and
     /// complete events are decoded whole).
@@ -190,17 +192,35 @@ impl<'a> Rows<'a> {
         input: &mut Input,
         fixes: &std::collections::HashMap<u64, Fix>,
     ) -> Result<(), Error> {
-        input.walk_views_in_order("export (2/2)", |ctx, view| {
-            // Most traces need no fix: no look-up per record then.
-            if !fixes.is_empty() && matches!(fixes.get(&ctx.record_offset()), Some(Fix::Drop(_))) {
-                return Ok(());
-            }
-            match view {
-                View::Event(e) => self.event_view(ctx, e),
-                View::Record(record) => self.record(ctx, record.clone()),
-            }
-        })?;
+        // Compiled into the walk's loop, so that a head stays in registers
+        // (handed to a call, its words are read back from memory as
+        // they were stored, not copied whole).
+        input.walk_heads_in_order(
+            "export (2/2)",
+            #[inline(always)]
+            |ctx, head| {
+                // Most traces need no fix: no look-up per record then.
+                if !fixes.is_empty()
+                    && matches!(fixes.get(&ctx.record_offset()), Some(Fix::Drop(_)))
+                {
+                    return Ok(());
+                }
+                match head {
+                    Head::Event(h, _) => self.head(ctx, &h),
+                    Head::Other(view) => self.view(ctx, view),
+                }
+            },
+        )?;
         Ok(())
+    }
+
+    /// A record the walk hands as its view.
+    #[inline(never)]
+    fn view(&mut self, ctx: &At<'_>, view: &View<'_>) -> Result<(), Error> {
+        match view {
+            View::Event(e) => self.event_view(ctx, e),
+            View::Record(record) => self.record(ctx, record.clone()),
+        }
     }
 
     /// A record that is not an event view.

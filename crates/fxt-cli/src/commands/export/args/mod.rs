@@ -21,7 +21,8 @@ mod shape;
 use std::fmt::Write;
 
 use fxt_format::decode::{
-    Arg, ArgValue, ArgValueView, ArgView, Context, EventView, IntArg, StrRef, Text,
+    Arg, ArgValue, ArgValueView, ArgView, ArgViews, ArgWordIter, Context, EventHead, EventView,
+    IntArg, StrRef, Text,
 };
 
 use crate::interned::Interned;
@@ -45,6 +46,9 @@ pub enum Args<'a> {
     Decoded(&'a [Arg]),
     /// The arguments of an event view, resolved in its context.
     View(&'a EventView<'a>, &'a Context<'a>),
+    /// The arguments of an event head, resolved in its context (what
+    /// its view's give).
+    Head(&'a EventHead<'a>, &'a Context<'a>),
     /// A begin's arguments read from its view, texts by their ids in
     /// these interned texts.
     Kept(&'a [Kept], &'a Interned),
@@ -124,6 +128,7 @@ impl<'a> Args<'a> {
         match self {
             Args::Decoded(args) => args.is_empty(),
             Args::View(e, _) => e.arg_count == 0,
+            Args::Head(h, _) => h.arg_count() == 0,
             Args::Kept(args, _) => args.is_empty(),
         }
     }
@@ -132,7 +137,8 @@ impl<'a> Args<'a> {
     pub fn items(self) -> impl Iterator<Item = Item<'a>> {
         let (decoded, view, kept) = match self {
             Args::Decoded(args) => (Some(args.iter().map(Item::Decoded)), None, None),
-            Args::View(e, ctx) => (None, Some(e.args().map(move |a| Item::View(a, ctx))), None),
+            Args::View(e, ctx) => (None, Some((e.args(), ctx)), None),
+            Args::Head(h, ctx) => (None, Some((h.args(), ctx)), None),
             Args::Kept(args, texts) => (
                 None,
                 None,
@@ -142,7 +148,10 @@ impl<'a> Args<'a> {
         decoded
             .into_iter()
             .flatten()
-            .chain(view.into_iter().flatten())
+            .chain(
+                view.into_iter()
+                    .flat_map(|(args, ctx)| args.map(move |a| Item::View(a, ctx))),
+            )
             .chain(kept.into_iter().flatten())
     }
 }
@@ -216,9 +225,21 @@ pub fn kept_from_view(
     texts: &mut Interned,
     out: &mut Vec<Kept>,
 ) -> bool {
+    kept_from_args((e.args(), e.arg_count), ctx, texts, out)
+}
+
+/// [`kept_from_view`] of an event's arguments `args` (`count` of them,
+/// as its header says).
+#[inline(always)]
+pub fn kept_from_args(
+    (args, count): (ArgViews<'_>, u8),
+    ctx: &Context<'_>,
+    texts: &mut Interned,
+    out: &mut Vec<Kept>,
+) -> bool {
     out.clear();
     let by_index = |s: StrRef<'_>| matches!(s, StrRef::Indexed(_) | StrRef::Empty);
-    for a in e.args() {
+    for a in args {
         let value = match a.value {
             ArgValueView::Null => KeptValue::Null,
             ArgValueView::I32(v) => KeptValue::Signed(i64::from(v)),
@@ -240,7 +261,7 @@ pub fn kept_from_view(
         });
     }
     // An argument the view could not read ends its arguments early.
-    out.len() == usize::from(e.arg_count)
+    out.len() == usize::from(count)
 }
 
 /// The leaves of the three maps: each map's keys and values, the keys of
@@ -349,12 +370,19 @@ fn next_rep(entries: &mut u8) -> u8 {
 /// Appends the argument maps of one row. Text values are written straight
 /// into the column's page: no allocation per row.
 fn push(b: &mut MapBuilders, args: &[Args<'_>], summary: &mut Summary) {
-    if let [Args::View(e, ctx)] = args {
-        let mut values = [0; shape::MOST];
-        if b.values_by_shape(e, ctx, &mut values) {
-            b.append_by_shape(&values, summary);
-            return;
+    let mut values = [0; shape::MOST];
+    let by_shape = match args {
+        [Args::View(e, ctx)] => {
+            b.values_by_shape((e.arg_count, || e.arg_words()), ctx, &mut values)
         }
+        [Args::Head(h, ctx)] => {
+            b.values_by_shape((h.arg_count(), || h.arg_words()), ctx, &mut values)
+        }
+        _ => false,
+    };
+    if by_shape {
+        b.append_by_shape(&values, summary);
+        return;
     }
     // No arguments (a begin and its end without any, most often): three
     // empty maps, what the loops below would write.
@@ -386,6 +414,10 @@ fn push(b: &mut MapBuilders, args: &[Args<'_>], summary: &mut Summary) {
                 let item = Item::View(a, ctx);
                 b.entry(&mut row, item.name(), item.value(), summary)
             }),
+            Args::Head(h, ctx) => h.args().for_each(|a| {
+                let item = Item::View(a, ctx);
+                b.entry(&mut row, item.name(), item.value(), summary)
+            }),
             Args::Kept(args, texts) => args.iter().for_each(|a| {
                 let item = Item::Kept(a, texts);
                 b.entry(&mut row, item.name(), item.value(), summary)
@@ -405,25 +437,26 @@ fn push(b: &mut MapBuilders, args: &[Args<'_>], summary: &mut Summary) {
 }
 
 impl MapBuilders {
-    /// Reads the values of a row of `e`'s arguments into `values` if they
-    /// are integers named by index (by the last row's shape, or by the
-    /// shape found anew); false if not.
+    /// Reads the values of a row of an event's arguments (`count` of them,
+    /// their words from `words`) into `values` if they are integers named
+    /// by index (by the last row's shape, or by the shape found anew);
+    /// false if not.
     #[inline]
-    fn values_by_shape(
+    fn values_by_shape<'w>(
         &mut self,
-        e: &EventView<'_>,
+        (count, words): (u8, impl Fn() -> ArgWordIter<'w>),
         ctx: &Context<'_>,
         values: &mut Values,
     ) -> bool {
-        if self.shape.read(e, ctx, values) {
+        if self.shape.read((count, words()), ctx, values) {
             return true;
         }
-        match Shape::of(e, ctx, &mut self.keys) {
+        match Shape::of((count, words()), ctx, &mut self.keys) {
             Some(shape) => {
                 self.shape = shape;
                 let keys = self.shape.keys();
                 self.number = self.held.number(keys, keys);
-                self.shape.read(e, ctx, values)
+                self.shape.read((count, words()), ctx, values)
             }
             None => false,
         }

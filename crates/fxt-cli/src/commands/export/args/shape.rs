@@ -7,7 +7,7 @@
 //! as blocks and only its values one by one: no name resolved, no key
 //! looked up, no type matched per argument.
 
-use fxt_format::decode::{Context, EventView, IntArg, StrRef};
+use fxt_format::decode::{ArgWordIter, Context, IntArg, StrRef};
 
 use crate::commands::export::encode::Dictionary;
 
@@ -52,21 +52,26 @@ fn held(value: IntArg) -> Option<i64> {
 }
 
 impl Shape {
-    /// The shape of `e`'s arguments (read in `ctx`), their names numbered
-    /// by `keys`: `None` unless every one is an integer named by index.
-    pub fn of(e: &EventView<'_>, ctx: &Context<'_>, keys: &mut Dictionary) -> Option<Shape> {
+    /// The shape of an event's arguments (`count` of them, `words`, read
+    /// in `ctx`), their names numbered by `keys`: `None` unless every one
+    /// is an integer named by index.
+    pub fn of(
+        (count, words): (u8, ArgWordIter<'_>),
+        ctx: &Context<'_>,
+        keys: &mut Dictionary,
+    ) -> Option<Shape> {
         let mut shape = Shape {
             epoch: Some(ctx.strings_epoch()),
             ..Shape::default()
         };
         let mut names = [0u16; MOST];
-        for (k, a) in e.arg_words().enumerate().take(MOST) {
+        for (k, a) in words.enumerate().take(MOST) {
             let (name, _) = a.int()?;
             names[k] = name;
             shape.signatures[k] = signature(a.header);
             shape.len = k + 1;
         }
-        if shape.len != usize::from(e.arg_count) {
+        if shape.len != usize::from(count) {
             return None;
         }
         for (k, &name) in names[..shape.len].iter().enumerate() {
@@ -83,16 +88,22 @@ impl Shape {
         Some(shape)
     }
 
-    /// Reads the values of `e`'s arguments into `values` if the row is of
+    /// Reads the values of an event's arguments (`count` of them, `words`)
+    /// into `values` if the row is of
     /// this shape (false if not). Written in place: an array built here
     /// and returned would be stored a word at a time and copied out whole,
     /// which stalls.
     #[inline]
-    pub fn read(&self, e: &EventView<'_>, ctx: &Context<'_>, values: &mut Values) -> bool {
-        if self.epoch != Some(ctx.strings_epoch()) || usize::from(e.arg_count) != self.len {
+    pub fn read(
+        &self,
+        (count, words): (u8, ArgWordIter<'_>),
+        ctx: &Context<'_>,
+        values: &mut Values,
+    ) -> bool {
+        if self.epoch != Some(ctx.strings_epoch()) || usize::from(count) != self.len {
             return false;
         }
-        for ((value, &expected), a) in values.iter_mut().zip(&self.signatures).zip(e.arg_words()) {
+        for ((value, &expected), a) in values.iter_mut().zip(&self.signatures).zip(words) {
             if signature(a.header) != expected {
                 return false;
             }

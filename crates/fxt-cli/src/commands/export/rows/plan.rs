@@ -21,7 +21,10 @@
 //!
 //! [`EventLeaves::number`]: crate::commands::export::events::EventLeaves::number
 
-use fxt_format::decode::{Context as At, EventKind, EventView, StrOrF64, StrRef, Thread};
+use fxt_format::decode::{
+    ArgWordIter, Context as At, EventHead, EventKind, EventView, StrOrF64, StrRef, Thread,
+    ThreadRef,
+};
 use fxt_format::encode::header::arg_type;
 use fxt_format::time::ticks_per_second_or_default;
 
@@ -32,7 +35,7 @@ use crate::commands::export::counters::number;
 use crate::commands::export::events::{Event, EventLeaves};
 use crate::commands::export::keys::{interned_key, koids, view_key};
 use crate::commands::export::nesting::Place;
-use crate::commands::export::schema::Slices;
+use crate::commands::export::schema::{Instants, Slices};
 use crate::commands::export::summary::Summary;
 use crate::commands::export::table::{Columns, TypedTable};
 use crate::commands::export::tasks;
@@ -150,11 +153,12 @@ impl KeyPlan {
         })
     }
 
-    /// Whether event `e` at `ctx` is of this plan's shape.
+    /// Whether an event of thread `thread` at `ctx`, its header word
+    /// `header`, is of this plan's shape.
     #[inline(always)]
-    fn fits(&self, ctx: &At<'_>, e: &EventView<'_>, header: u64) -> bool {
+    fn fits(&self, ctx: &At<'_>, thread: Thread, header: u64) -> bool {
         self.header == header
-            && self.thread == e.thread
+            && self.thread == thread
             && self.strings_epoch == ctx.strings_epoch()
             && self.provider == ctx.provider_id()
     }
@@ -208,12 +212,12 @@ impl Plan {
         (plan.len == usize::from(e.arg_count)).then_some(plan)
     }
 
-    /// Reads the values of `e`'s arguments into `values`; false if one is
-    /// not of the plan's shape.
+    /// Reads the values of an event's arguments (`words`) into `values`;
+    /// false if one is not of the plan's shape.
     #[inline(always)]
-    fn read(&self, e: &EventView<'_>, values: &mut [(f64, Option<i64>); MOST]) -> bool {
+    fn read(&self, words: ArgWordIter<'_>, values: &mut [(f64, Option<i64>); MOST]) -> bool {
         let mut k = 0;
-        for a in e.arg_words() {
+        for a in words {
             if k == self.len || a.header & ARG_SHAPE != self.args[k] {
                 return false;
             }
@@ -254,7 +258,7 @@ impl<'a> Rows<'a> {
         let planned = &mut self.plans.counters[slot];
         if !planned
             .as_deref()
-            .is_some_and(|p| p.key.fits(ctx, e, header))
+            .is_some_and(|p| p.key.fits(ctx, e.thread, header))
         {
             match Plan::of(ctx, e, header) {
                 Some(plan) => *planned = Some(Box::new(plan)),
@@ -263,7 +267,7 @@ impl<'a> Rows<'a> {
         }
         let mut values = [(0.0, None); MOST];
         let (len, number) = match planned.as_deref() {
-            Some(plan) if plan.read(e, &mut values) => (plan.len, plan.key.number),
+            Some(plan) if plan.read(e.arg_words(), &mut values) => (plan.len, plan.key.number),
             _ => return Ok(false),
         };
         let tps = ticks_per_second_or_default(ctx.ticks_per_second());
@@ -275,16 +279,31 @@ impl<'a> Rows<'a> {
             Some((g, _)) if g == group && room >= len => None,
             _ => Some(self.planned_event(ctx, e, ts)),
         };
+        self.counter_rows(slot, &values[..len], (ts, id), event.as_ref())
+    }
+
+    /// Appends the rows of a counter of the plan in slot `slot`, of
+    /// `values`, time `ts` and counter id `id`, `event` the columns its key
+    /// is numbered by where it is to be numbered anew; false, nothing
+    /// written, if the slot holds no plan.
+    #[inline(always)]
+    fn counter_rows(
+        &mut self,
+        slot: usize,
+        values: &[(f64, Option<i64>)],
+        (ts, id): (i64, u64),
+        event: Option<&Event<'_>>,
+    ) -> Planned<bool> {
         let Some(plan) = self.plans.counters[slot].as_deref_mut() else {
             return Ok(false);
         };
         let (table, summary) = (&mut self.tables.counters, &mut *self.summary);
         let id = Some(signed(id));
-        for (&(value, int), series) in values[..len].iter().zip(&plan.series) {
+        for (&(value, int), series) in values.iter().zip(&plan.series) {
             let group = table.group().0;
             let key = &mut plan.key;
             table.push_with(|(events, ids, names, vals, ints), fresh| {
-                let n = number_in(&mut key.number, events, event.as_ref(), (group, fresh))?;
+                let n = number_in(&mut key.number, events, event, (group, fresh))?;
                 events.push_numbered(n, Some(ts));
                 id.append(ids, summary)?;
                 series.as_deref().append(names, summary)?;
@@ -330,7 +349,7 @@ impl<'a> Rows<'a> {
         let slot = slot_of_view(e, header);
         let planned = &mut plans(&mut self.plans)[slot];
         let number = match planned {
-            Some(p) if p.fits(ctx, e, header) => p.number,
+            Some(p) if p.fits(ctx, e.thread, header) => p.number,
             _ => planned.insert(KeyPlan::of(ctx, e, header)?).number,
         };
         let event = match number {
@@ -354,17 +373,9 @@ impl<'a> Rows<'a> {
         let Some(plan) = &mut self.plans.instants[slot] else {
             return Ok(false);
         };
-        let summary = &mut *self.summary;
         let args = [Args::View(e, ctx)];
-        self.tables
-            .instants
-            .push_with(|(events, kinds, ids, maps), fresh| {
-                let n = number_in(&mut plan.number, events, event.as_ref(), (group, fresh))?;
-                events.push_numbered(n, Some(ts));
-                Some("instant").append(kinds, summary)?;
-                None::<i64>.append(ids, summary)?;
-                ArgMaps(&args).append(maps, summary)
-            })?;
+        let key = (&mut plan.number, event.as_ref(), group);
+        push_instant(&mut self.tables.instants, self.summary, key, (ts, &args))?;
         Ok(true)
     }
 
@@ -483,6 +494,100 @@ impl<'a> Rows<'a> {
         Ok(())
     }
 
+    /// Writes the rows of counter head `h` (read at `ctx`, of thread
+    /// `thread`) by its thread's plan, if the plan there is of its shape
+    /// and its key numbered in the row group in progress; false, nothing
+    /// written, if not (its view then takes it).
+    #[inline(never)]
+    pub(super) fn counter_by_head(
+        &mut self,
+        ctx: &At<'_>,
+        h: &EventHead<'_>,
+        thread: Thread,
+    ) -> Planned<bool> {
+        let header = h.header();
+        let slot = slot_of(koids(thread).1, header >> 48);
+        let mut values = [(0.0, None); MOST];
+        let (group, room) = self.tables.counters.group();
+        let len = match self.plans.counters[slot].as_deref() {
+            Some(plan)
+                if plan.key.fits(ctx, thread, header)
+                    && plan.read(h.arg_words(), &mut values)
+                    && numbered(plan.key.number, group)
+                    && room >= plan.len =>
+            {
+                plan.len
+            }
+            _ => return Ok(false),
+        };
+        let tps = ticks_per_second_or_default(ctx.ticks_per_second());
+        let ts = self.ns(h.timestamp(), tps);
+        self.counter_rows(slot, &values[..len], (ts, h.trailing()), None)
+    }
+
+    /// Writes the row of instant head `h` (read at `ctx`, of thread
+    /// `thread`) by its thread's plan, as [`Rows::counter_by_head`]
+    /// does.
+    #[inline(never)]
+    pub(super) fn instant_by_head(
+        &mut self,
+        ctx: &At<'_>,
+        h: &EventHead<'_>,
+        thread: Thread,
+    ) -> Planned<bool> {
+        let header = h.header();
+        let slot = slot_of(koids(thread).1, header >> 48);
+        let group = self.tables.instants.group().0;
+        let tps = ticks_per_second_or_default(ctx.ticks_per_second());
+        let ts = self.ns(h.timestamp(), tps);
+        let plan = match &mut self.plans.instants[slot] {
+            Some(p) if p.fits(ctx, thread, header) && numbered(p.number, group) => p,
+            _ => return Ok(false),
+        };
+        let args = [Args::Head(h, ctx)];
+        let key = (&mut plan.number, None, group);
+        push_instant(&mut self.tables.instants, self.summary, key, (ts, &args))?;
+        Ok(true)
+    }
+
+    /// Writes the slice of complete event head `h` (read at `ctx`, of
+    /// thread `thread`) by its thread's plan, as
+    /// [`Rows::counter_by_head`] does.
+    #[inline(never)]
+    pub(super) fn complete_by_head(
+        &mut self,
+        ctx: &At<'_>,
+        h: &EventHead<'_>,
+        thread: Thread,
+    ) -> Planned<bool> {
+        let header = h.header();
+        let slot = slot_of(koids(thread).1, header >> 48);
+        let group = self.tables.slices.group().0;
+        match &self.plans.completes[slot] {
+            Some(p) if p.fits(ctx, thread, header) && numbered(p.number, group) => {}
+            _ => return Ok(false),
+        }
+        let tps = ticks_per_second_or_default(ctx.ticks_per_second());
+        let (ts, end) = (self.ns(h.timestamp(), tps), self.ns(h.trailing(), tps));
+        let provider = ctx.provider_id();
+        let (id, place) = self.slice_place(provider, koids(thread), (ts, end), true)?;
+        // Numbered, as found above: its row is written from here on.
+        let Some(plan) = &mut self.plans.completes[slot] else {
+            return Err(unnumbered());
+        };
+        let args = [Args::Head(h, ctx)];
+        let row = SliceRow {
+            span: (ts, end),
+            id,
+            place,
+            kind: "complete",
+            args: &args,
+        };
+        let key = (&mut plan.number, None, group);
+        push_slice(&mut self.tables.slices, self.summary, key, row)?;
+        Ok(true)
+    }
+
     /// Writes event `e` by a plan, if one takes it (a counter, an instant
     /// or a complete event); false, nothing written, if not.
     #[inline(always)]
@@ -494,6 +599,24 @@ impl<'a> Rows<'a> {
             _ => Ok(false),
         }
     }
+}
+
+/// Appends an instant's row of time `ts` and arguments `args` to
+/// `instants`, its key numbered as [`push_slice`] numbers a slice's.
+#[inline(always)]
+fn push_instant(
+    instants: &mut TypedTable<Instants>,
+    summary: &mut Summary,
+    (kept, event, group): (&mut Option<(u64, u32)>, Option<&Event<'_>>, u64),
+    (ts, args): (i64, &[Args<'_>]),
+) -> Result<(), Error> {
+    instants.push_with(|(events, kinds, ids, maps), fresh| {
+        let n = number_in(kept, events, event, (group, fresh))?;
+        events.push_numbered(n, Some(ts));
+        Some("instant").append(kinds, summary)?;
+        None::<i64>.append(ids, summary)?;
+        ArgMaps(args).append(maps, summary)
+    })
 }
 
 /// A planned slice's row but its event columns: its span (ns), id, place,
@@ -529,6 +652,21 @@ fn push_slice(
         None::<i64>.append(async_ids, summary)?;
         ArgMaps(row.args).append(maps, summary)
     })
+}
+
+/// Whether a plan's key number (`kept`) holds in row group `group`.
+#[inline(always)]
+fn numbered(kept: Option<(u64, u32)>, group: u64) -> bool {
+    matches!(kept, Some((g, _)) if g == group)
+}
+
+/// The thread of event head `h` read at `ctx`, as its view has it.
+#[inline(always)]
+pub(super) fn thread_of(ctx: &At<'_>, h: &EventHead<'_>) -> Thread {
+    match h.thread_ref() {
+        ThreadRef::Indexed(index) => ctx.thread(index),
+        ThreadRef::Inline { process, thread } => Thread::Known { process, thread },
+    }
 }
 
 /// What a write by plan gives (two words with the one-word [`Error`]:
