@@ -74,18 +74,11 @@ pub fn column_chunk(
     snappy: &mut Snappy,
 ) -> Result<(Bytes, ColumnCloseResult), ParquetError> {
     let Leaf { levels, values } = leaf;
-    if i16::from(levels.max_def) != descr.max_def_level()
-        || levels.nested != (descr.max_rep_level() > 0)
-    {
-        return Err(ParquetError::General(format!(
-            "internal error: column {} has levels up to {} (nested: {}), its leaf {}",
-            descr.path(),
-            descr.max_def_level(),
-            descr.max_rep_level() > 0,
-            levels.max_def
-        )));
-    }
-    let stats = statistics.then(|| statistics_of(&values, levels.nulls(), descr));
+    check_levels(&levels, descr)?;
+    // Integers' ranges are found as they are encoded.
+    let ranged = matches!(values, Values::I64(_) | Values::I32(_));
+    let nulls = levels.nulls();
+    let mut stats = (statistics && !ranged).then(|| statistics_of(&values, nulls, descr));
     // Room for the pages as they are before compression: growing a buffer
     // of a row group's values copies it at every doubling.
     let room = plain_size(&values) + levels.count / 2 + 64;
@@ -112,11 +105,17 @@ pub fn column_chunk(
             Encoding::RLE_DICTIONARY
         }
         Values::I64(v) => {
-            delta::encode(&v, &mut data);
+            let range = delta::encode(&v, &mut data);
+            stats = statistics.then(|| value_statistics!(range.unzip(), None, nulls, descr));
             Encoding::DELTA_BINARY_PACKED
         }
         Values::I32(v) => {
-            delta::encode32(&v, &mut data);
+            let range = delta::encode32(&v, &mut data);
+            stats = statistics.then(|| value_statistics!(range.unzip(), None, nulls, descr));
+            Encoding::DELTA_BINARY_PACKED
+        }
+        Values::Delta(coded) => {
+            coded.write(&mut data);
             Encoding::DELTA_BINARY_PACKED
         }
         other => {
@@ -163,6 +162,22 @@ pub fn column_chunk(
         offset_index: None,
     };
     Ok((bytes, close))
+}
+
+/// An error unless `levels` are those of column `descr`.
+fn check_levels(levels: &Levels, descr: &ColumnDescPtr) -> Result<(), ParquetError> {
+    if i16::from(levels.max_def) != descr.max_def_level()
+        || levels.nested != (descr.max_rep_level() > 0)
+    {
+        return Err(ParquetError::General(format!(
+            "internal error: column {} has levels up to {} (nested: {}), its leaf {}",
+            descr.path(),
+            descr.max_def_level(),
+            descr.max_rep_level() > 0,
+            levels.max_def
+        )));
+    }
+    Ok(())
 }
 
 /// Writes the dictionary page of `page`, and the width of its ids at the
@@ -255,6 +270,7 @@ fn plain_size(values: &Values) -> usize {
     match values {
         Values::I64(v) => v.len() * 8,
         Values::I32(v) => v.len() * 4,
+        Values::Delta(coded) => coded.blocks.len() + 64,
         Values::F64(v) => v.len() * 8,
         Values::Text(bytes) => bytes.len(),
         Values::Dict { ids, .. } => ids.len() / 2,
@@ -276,9 +292,29 @@ fn plain(values: Values, out: &mut Vec<u8>) {
             }
         }
         Values::Text(bytes) => out.extend_from_slice(&bytes),
-        Values::I64(_) | Values::I32(_) | Values::Dict { .. } | Values::Same { .. } => {}
+        Values::I64(_)
+        | Values::I32(_)
+        | Values::Delta(_)
+        | Values::Dict { .. }
+        | Values::Same { .. } => {}
     }
 }
+
+/// The statistics of a chunk of `nulls` nulls whose values range over
+/// `(least, greatest)` (options) with `nans` NaNs (an option), of column
+/// `descr`: one statement for every value type (the value trait's bound
+/// is not nameable outside the parquet crate).
+macro_rules! value_statistics {
+    ($range:expr, $nans:expr, $nulls:expr, $descr:expr) => {{
+        let (min, max) = $range;
+        Statistics::from(
+            ValueStatistics::new(min, max, None, Some($nulls as u64), false)
+                .with_backwards_compatible_min_max($descr.sort_order().is_signed())
+                .with_nan_count($nans),
+        )
+    }};
+}
+use value_statistics;
 
 compiled_twice! {
     /// The statistics of a chunk: its values' least and greatest, and its
@@ -290,19 +326,10 @@ compiled_twice! {
 /// [`statistics_of`] for any processor.
 #[inline(always)]
 fn statistics_any(values: &Values, nulls: usize, descr: &ColumnDescPtr) -> Statistics {
-    let nulls = Some(nulls as u64);
-    let signed = descr.sort_order().is_signed();
-    // One statement for every value type (the value trait's bound is not
-    // nameable outside the parquet crate).
     macro_rules! of {
-        ($range:expr, $nans:expr) => {{
-            let (min, max) = $range;
-            Statistics::from(
-                ValueStatistics::new(min, max, None, nulls, false)
-                    .with_backwards_compatible_min_max(signed)
-                    .with_nan_count($nans),
-            )
-        }};
+        ($range:expr, $nans:expr) => {
+            value_statistics!($range, $nans, nulls, descr)
+        };
     }
     let bytes = |range: Option<(&[u8], &[u8])>| {
         let (min, max) = range.unzip();
@@ -311,6 +338,15 @@ fn statistics_any(values: &Values, nulls: usize, descr: &ColumnDescPtr) -> Stati
     match values {
         Values::I64(v) => of!(int_range(v).unzip(), None),
         Values::I32(v) => of!(int_range(v).unzip(), None),
+        // Found as the values were coded.
+        Values::Delta(coded) if coded.narrow => {
+            let narrow = |v: i64| v as i32;
+            of!(
+                coded.range.map(|(lo, hi)| (narrow(lo), narrow(hi))).unzip(),
+                None
+            )
+        }
+        Values::Delta(coded) => of!(coded.range.unzip(), None),
         Values::F64(v) => {
             // NaNs are left out of the range and counted: a reader that
             // prunes by the range (DuckDB) would otherwise skip them. A

@@ -20,20 +20,18 @@ fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
 
-compiled_twice! {
-    /// Appends `values` of a column of 64-bit integers.
-    pub fn encode(values: &[i64], out: &mut Vec<u8>) => encode_any
+/// An integer type of a delta-coded column.
+pub trait Delta: Copy + Ord + Into<i64> {
+    /// Appends one block of the differences between `values`' neighbours
+    /// (two to [`BLOCK`] + 1 values).
+    fn block(values: &[Self], out: &mut Vec<u8>);
 }
 
-/// [`encode`] for any processor.
-#[inline(always)]
-fn encode_any(values: &[i64], out: &mut Vec<u8>) {
-    header(values.len(), values.first().copied().unwrap_or(0), out);
-    let mut deltas = [0i64; BLOCK];
-    let pairs = values.len().saturating_sub(1);
-    for start in (0..pairs).step_by(BLOCK) {
-        let block = &values[start..(start + BLOCK).min(pairs) + 1];
-        let (from, to) = (&block[..block.len() - 1], &block[1..]);
+impl Delta for i64 {
+    #[inline(always)]
+    fn block(values: &[i64], out: &mut Vec<u8>) {
+        let mut deltas = [0i64; BLOCK];
+        let (from, to) = (&values[..values.len() - 1], &values[1..]);
         let deltas = &mut deltas[..from.len()];
         for ((d, &a), &b) in deltas.iter_mut().zip(from).zip(to) {
             *d = b.wrapping_sub(a);
@@ -47,28 +45,15 @@ fn encode_any(values: &[i64], out: &mut Vec<u8>) {
     }
 }
 
-compiled_twice! {
-    /// Appends `values` of a column of 32-bit integers (differences wrap at
-    /// 32 bits, as readers of the type compute them; the least is found
-    /// among 32-bit lanes, which a vector compares four at a time where
-    /// 64-bit ones take several instructions each).
-    pub fn encode32(values: &[i32], out: &mut Vec<u8>) => encode32_any
-}
-
-/// [`encode32`] for any processor.
-#[inline(always)]
-fn encode32_any(values: &[i32], out: &mut Vec<u8>) {
-    header(
-        values.len(),
-        i64::from(values.first().copied().unwrap_or(0)),
-        out,
-    );
-    let mut narrow = [0i32; BLOCK];
-    let mut deltas = [0i64; BLOCK];
-    let pairs = values.len().saturating_sub(1);
-    for start in (0..pairs).step_by(BLOCK) {
-        let block = &values[start..(start + BLOCK).min(pairs) + 1];
-        let (from, to) = (&block[..block.len() - 1], &block[1..]);
+/// Differences wrap at 32 bits, as readers of the type compute them; the
+/// least is found among 32-bit lanes, which a vector compares four at a
+/// time where 64-bit ones take several instructions each.
+impl Delta for i32 {
+    #[inline(always)]
+    fn block(values: &[i32], out: &mut Vec<u8>) {
+        let mut narrow = [0i32; BLOCK];
+        let mut deltas = [0i64; BLOCK];
+        let (from, to) = (&values[..values.len() - 1], &values[1..]);
         let narrow = &mut narrow[..from.len()];
         for ((d, &a), &b) in narrow.iter_mut().zip(from).zip(to) {
             *d = b.wrapping_sub(a);
@@ -81,6 +66,132 @@ fn encode32_any(values: &[i32], out: &mut Vec<u8>) {
             *wide = i64::from(d);
         }
         block_of(deltas, i64::from(least), u64::from(u32::MAX), out);
+    }
+}
+
+compiled_twice! {
+    /// Appends the blocks of the differences between `values`' neighbours
+    /// (`values[0]`: the column's first value, or the last value of the
+    /// block before); `range` widened to hold them, found as each block
+    /// is encoded, while its values are in the core's cache (a pass of
+    /// its own over a row group's values reads them from memory again).
+    fn blocks<T: Delta>(values: &[T], range: (T, T), out: &mut Vec<u8>) -> (T, T)
+        => blocks_any
+}
+
+/// [`blocks`] for any processor.
+#[inline(always)]
+fn blocks_any<T: Delta>(values: &[T], mut range: (T, T), out: &mut Vec<u8>) -> (T, T) {
+    let pairs = values.len().saturating_sub(1);
+    for start in (0..pairs).step_by(BLOCK) {
+        let block = &values[start..(start + BLOCK).min(pairs) + 1];
+        range = widen(range, &block[1..]);
+        T::block(block, out);
+    }
+    range
+}
+
+/// Appends `values` of a column of 64-bit integers; their least and
+/// greatest (none if there are none).
+pub fn encode(values: &[i64], out: &mut Vec<u8>) -> Option<(i64, i64)> {
+    encode_with(values, out)
+}
+
+/// [`encode`] of a column of 32-bit integers.
+pub fn encode32(values: &[i32], out: &mut Vec<u8>) -> Option<(i32, i32)> {
+    encode_with(values, out)
+}
+
+/// [`encode`] of either type.
+fn encode_with<T: Delta>(values: &[T], out: &mut Vec<u8>) -> Option<(T, T)> {
+    header(values.len(), values.first().map_or(0, |&v| v.into()), out);
+    let &first = values.first()?;
+    Some(blocks(values, (first, first), out))
+}
+
+/// `range` widened to hold `values`, without a branch per value (a column
+/// of interleaved series goes up and down at random).
+#[inline(always)]
+fn widen<T: Copy + Ord>(range: (T, T), values: &[T]) -> (T, T) {
+    values
+        .iter()
+        .fold(range, |(lo, hi), &v| (lo.min(v), hi.max(v)))
+}
+
+/// A column of integers delta-coded as its values arrive, a block at a
+/// time while the block's values are in the core's cache: a row group's
+/// values are never held whole, written to memory and read back from it
+/// to be encoded.
+pub struct Coded {
+    /// The values coded so far, less one (the differences in `blocks`).
+    pub(crate) differences: usize,
+    /// The column's first value.
+    pub(crate) first: i64,
+    /// The blocks after the header.
+    pub(crate) blocks: Vec<u8>,
+    /// The least and greatest value (none if there are none).
+    pub(crate) range: Option<(i64, i64)>,
+    /// Whether the column holds 32-bit integers.
+    pub(crate) narrow: bool,
+}
+
+impl Coded {
+    /// A column of no values yet, of 32-bit integers if `narrow`.
+    pub fn new(narrow: bool) -> Coded {
+        Coded {
+            differences: 0,
+            first: 0,
+            blocks: Vec::new(),
+            range: None,
+            narrow,
+        }
+    }
+
+    /// Codes `values` (the values after those coded, the last of those
+    /// coded first if any were) up to the last whole block, or all of
+    /// them if `all`; how many of `values` are done with (all but the
+    /// last one coded, which the next block starts from).
+    pub fn code<T: Delta>(&mut self, values: &[T], all: bool) -> usize {
+        let pairs = values.len().saturating_sub(1);
+        let upto = if all { pairs } else { pairs / BLOCK * BLOCK };
+        let Some(&first) = values.first() else {
+            return 0;
+        };
+        if self.range.is_none() {
+            self.first = first.into();
+            self.range = Some((self.first, self.first));
+        }
+        if upto == 0 {
+            return 0;
+        }
+        let (lo, hi) = self.range.unwrap_or_default();
+        let start = (first, first);
+        let (least, greatest) = blocks(&values[..=upto], start, &mut self.blocks);
+        self.range = Some((lo.min(least.into()), hi.max(greatest.into())));
+        self.differences += upto;
+        upto
+    }
+
+    /// The coded column's values, and a new column for the next row
+    /// group, with room for as many blocks.
+    pub fn take(&mut self) -> Coded {
+        let room = self.blocks.len();
+        let next = Coded {
+            blocks: Vec::with_capacity(room),
+            ..Coded::new(self.narrow)
+        };
+        std::mem::replace(self, next)
+    }
+
+    /// Appends the page's values: the header, then the blocks.
+    pub(crate) fn write(&self, out: &mut Vec<u8>) {
+        let count = if self.range.is_some() {
+            self.differences + 1
+        } else {
+            0
+        };
+        header(count, self.first, out);
+        out.extend_from_slice(&self.blocks);
     }
 }
 
@@ -101,11 +212,13 @@ fn block_of(deltas: &[i64], least: i64, mask: u64, out: &mut Vec<u8>) {
     out.extend_from_slice(&[0; MINIBLOCKS]);
     for (m, mini) in deltas.chunks(MINIBLOCK).enumerate() {
         // Each difference above the least, and zeros after the last.
-        let mut above = [0u64; MINIBLOCK];
+        // Their bits gathered as they are made, not read back.
+        let (mut above, mut all) = ([0u64; MINIBLOCK], 0);
         for (a, &d) in above.iter_mut().zip(mini) {
             *a = d.wrapping_sub(least) as u64 & mask;
+            all |= *a;
         }
-        let width = width_of(above.iter().fold(0, |all, &a| all | a));
+        let width = width_of(all);
         out[widths_at + m] = width;
         pack_miniblock(&above, u32::from(width), out);
     }
@@ -147,18 +260,26 @@ fn pack_width<const W: usize>(values: &[u64; MINIBLOCK], out: &mut Vec<u8>) {
         })*};
     }
     each!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
-    let (bytes, whole) = (4 * W, (4 * W).div_ceil(8));
-    let at = out.len();
-    out.reserve(whole * 8);
-    for w in &words[..whole] {
-        out.extend_from_slice(&w.to_le_bytes());
+    // The words' bytes laid out in place, then appended at once (one
+    // check of the room, one copy of a length known here).
+    let mut bytes = [0u8; 8 * MINIBLOCK];
+    for (to, w) in bytes.chunks_exact_mut(8).zip(&words[..(4 * W).div_ceil(8)]) {
+        to.copy_from_slice(&w.to_le_bytes());
     }
-    out.truncate(at + bytes);
+    out.extend_from_slice(&bytes[..4 * W]);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`encode`] as the build for any processor writes it.
+    fn any_build<T: Delta>(values: &[T], out: &mut Vec<u8>) {
+        header(values.len(), values.first().map_or(0, |&v| v.into()), out);
+        if let Some(&first) = values.first() {
+            blocks_any(values, (first, first), out);
+        }
+    }
 
     /// Reads an unsigned varint from the front of `bytes`.
     fn read_varint(bytes: &mut &[u8]) -> u64 {
@@ -245,22 +366,26 @@ mod tests {
                     v = v.wrapping_add((step as i64).wrapping_sub((spread / 3) as i64));
                 }
                 let mut out = Vec::new();
-                encode(&values, &mut out);
+                let range = encode(&values, &mut out);
                 assert_eq!(decode(&out, 64), values, "len {len} spread {spread}");
+                let least = values.iter().copied().min();
+                assert_eq!(range, least.zip(values.iter().copied().max()));
                 // The build for any processor writes the same bytes.
                 let mut any = Vec::new();
-                encode_any(&values, &mut any);
+                any_build(&values, &mut any);
                 assert_eq!(any, out, "len {len} spread {spread}");
                 let narrow: Vec<i32> = values.iter().map(|&v| v as i32).collect();
                 out.clear();
-                encode32(&narrow, &mut out);
+                let range = encode32(&narrow, &mut out);
+                let least = narrow.iter().copied().min();
+                assert_eq!(range, least.zip(narrow.iter().copied().max()));
                 assert_eq!(
                     decode(&out, 32),
                     narrow.iter().map(|&v| i64::from(v)).collect::<Vec<_>>(),
                     "32-bit, len {len} spread {spread}"
                 );
                 let mut any = Vec::new();
-                encode32_any(&narrow, &mut any);
+                any_build(&narrow, &mut any);
                 assert_eq!(any, out, "32-bit, len {len} spread {spread}");
             }
         }

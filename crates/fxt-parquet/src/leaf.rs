@@ -7,6 +7,7 @@
 //! when it is present, as Parquet stores them.
 
 use super::decimal;
+use super::delta::{Coded, Delta};
 use super::dictionary::{Dictionary, Page, Recent};
 use super::take_like;
 
@@ -196,6 +197,8 @@ pub enum Values {
     },
     /// Strings, PLAIN-encoded (each a 4-byte length and its bytes).
     Text(Vec<u8>),
+    /// Integers delta-coded as they arrived ([`NumLeaf`]'s).
+    Delta(Coded),
     /// 64-bit integers.
     I64(Vec<i64>),
     /// 32-bit integers.
@@ -371,34 +374,77 @@ impl std::fmt::Write for Plain<'_> {
 
 /// A number a leaf holds.
 pub trait Number: Copy {
-    /// The values of a leaf of this type.
-    fn values(v: Vec<Self>) -> Values;
+    /// Whether a leaf's values are delta-coded as they arrive (integers).
+    const CODED: bool;
+    /// The values of a leaf of this type: `values`, or `coded` and the
+    /// values after those coded (the last coded first).
+    fn values(values: &mut Vec<Self>, coded: &mut Coded) -> Values;
+    /// Codes `values`' whole blocks ([`Coded::code`]).
+    fn code(values: &[Self], coded: &mut Coded) -> usize;
+    /// A column of no values of this type yet.
+    fn coded() -> Coded;
+}
+
+/// [`Number::values`] of integers.
+fn coded_values<T: Delta>(values: &mut Vec<T>, coded: &mut Coded) -> Values {
+    coded.code(values, true);
+    values.clear();
+    Values::Delta(coded.take())
 }
 
 impl Number for i64 {
-    fn values(v: Vec<i64>) -> Values {
-        Values::I64(v)
+    const CODED: bool = true;
+    fn values(values: &mut Vec<i64>, coded: &mut Coded) -> Values {
+        coded_values(values, coded)
+    }
+    fn code(values: &[i64], coded: &mut Coded) -> usize {
+        coded.code(values, false)
+    }
+    fn coded() -> Coded {
+        Coded::new(false)
     }
 }
 
 impl Number for i32 {
-    fn values(v: Vec<i32>) -> Values {
-        Values::I32(v)
+    const CODED: bool = true;
+    fn values(values: &mut Vec<i32>, coded: &mut Coded) -> Values {
+        coded_values(values, coded)
+    }
+    fn code(values: &[i32], coded: &mut Coded) -> usize {
+        coded.code(values, false)
+    }
+    fn coded() -> Coded {
+        Coded::new(true)
     }
 }
 
 impl Number for f64 {
-    fn values(v: Vec<f64>) -> Values {
-        Values::F64(v)
+    const CODED: bool = false;
+    fn values(values: &mut Vec<f64>, _: &mut Coded) -> Values {
+        Values::F64(take_like(values))
+    }
+    fn code(_: &[f64], _: &mut Coded) -> usize {
+        0
+    }
+    fn coded() -> Coded {
+        Coded::new(false)
     }
 }
 
-/// A leaf of numbers, PLAIN-encoded.
+/// A leaf of numbers: integers delta-coded a block at a time as they
+/// arrive ([`Coded`]), doubles kept to be PLAIN-encoded.
 pub struct NumLeaf<T> {
     /// Its levels.
     pub levels: Levels,
+    /// Values not coded yet (integers: the last one coded first, then
+    /// about [`CODE_EVERY`] at most).
     values: Vec<T>,
+    coded: Coded,
 }
+
+/// Integers held before their whole blocks are coded: enough that a
+/// block's call is rare, few enough that they stay in the core's cache.
+const CODE_EVERY: usize = 1024;
 
 impl<T: Number> NumLeaf<T> {
     /// A leaf of numbers present at definition level `max_def`.
@@ -406,6 +452,7 @@ impl<T: Number> NumLeaf<T> {
         NumLeaf {
             levels: Levels::new(max_def, nested),
             values: Vec::new(),
+            coded: T::coded(),
         }
     }
 
@@ -413,26 +460,44 @@ impl<T: Number> NumLeaf<T> {
     #[inline(always)]
     pub fn value(&mut self, v: T) {
         self.values.push(v);
+        self.code_if_full();
     }
 
     /// Adds present values (their levels pushed apart).
     #[inline]
     pub fn extend(&mut self, v: &[T]) {
         self.values.extend_from_slice(v);
+        self.code_if_full();
     }
 
     /// Adds `n` more copies of a top-level column's last row (there is
     /// one since the last [`NumLeaf::finish`]), level and value.
     pub fn repeat_last(&mut self, n: usize) {
         self.levels.repeat_top(&mut self.values, n);
+        self.code_if_full();
+    }
+
+    /// Codes the integers held, if there are enough.
+    #[inline(always)]
+    fn code_if_full(&mut self) {
+        if T::CODED && self.values.len() > CODE_EVERY {
+            self.code();
+        }
+    }
+
+    /// Codes the integers held, but the last (the next block starts from
+    /// it) and those after the last whole block.
+    #[inline(never)]
+    fn code(&mut self) {
+        let done = T::code(&self.values, &mut self.coded);
+        self.values.drain(..done);
     }
 
     /// Takes the row group's leaf.
     pub fn finish(&mut self) -> Leaf {
-        let values = take_like(&mut self.values);
         Leaf {
             levels: self.levels.take(),
-            values: T::values(values),
+            values: T::values(&mut self.values, &mut self.coded),
         }
     }
 }
@@ -523,10 +588,76 @@ mod tests {
         let mut leaf = NumLeaf::<i64>::new(1, false);
         leaf.extend(&[4, 5]);
         leaf.value(6);
-        let Values::I64(v) = leaf.finish().values else {
-            panic!("not an integer leaf");
+        assert_eq!(page_of(leaf.finish().values), encoded(&[4i64, 5, 6]));
+    }
+
+    /// The values' bytes of a leaf of integers, as its page holds them.
+    fn page_of(values: Values) -> Vec<u8> {
+        let Values::Delta(coded) = values else {
+            panic!("not a leaf of integers");
         };
-        assert_eq!(v, [4, 5, 6]);
+        let mut out = Vec::new();
+        coded.write(&mut out);
+        out
+    }
+
+    /// `values` delta-coded at once.
+    fn encoded<T: Delta>(values: &[T]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let wide: Vec<i64> = values.iter().map(|&v| v.into()).collect();
+        if std::mem::size_of::<T>() == 4 {
+            let narrow: Vec<i32> = wide.iter().map(|&v| v as i32).collect();
+            super::super::delta::encode32(&narrow, &mut out);
+        } else {
+            super::super::delta::encode(&wide, &mut out);
+        }
+        out
+    }
+
+    /// Integers added one by one, a slice or a repeat at a time, across
+    /// blocks and row groups: each row group's page is the one its values
+    /// coded at once give, and its range theirs.
+    fn coded_as_at_once<T: Number + Delta>(from: impl Fn(u64) -> T) {
+        let mut next = crate::test_rng::xorshift(0x9e37_79b9_7f4a_7c15);
+        let mut leaf = NumLeaf::<T>::new(1, false);
+        for len in [0usize, 1, 2, 127, 128, 129, 1024, 1025, 1026, 5000, 70_000] {
+            let mut values = Vec::new();
+            while values.len() < len {
+                let v = from(next());
+                match next() % 4 {
+                    0 if !values.is_empty() => {
+                        let n = (next() % 3000) as usize % (len - values.len() + 1);
+                        leaf.levels.push_top(true);
+                        leaf.repeat_last(n);
+                        values.resize(values.len() + n, *values.last().unwrap());
+                    }
+                    1 => {
+                        let run: Vec<T> = (0..next() % 300).map(|_| from(next())).collect();
+                        leaf.extend(&run);
+                        values.extend_from_slice(&run);
+                    }
+                    _ => {
+                        leaf.value(v);
+                        values.push(v);
+                    }
+                }
+            }
+            let Values::Delta(coded) = leaf.finish().values else {
+                panic!("not a leaf of integers");
+            };
+            let range = values.iter().min().zip(values.iter().max());
+            let range = range.map(|(&lo, &hi)| (lo.into(), hi.into()));
+            assert_eq!(coded.range, range, "{} values", values.len());
+            assert_eq!(page_of(Values::Delta(coded)), encoded(&values), "{len}");
+        }
+    }
+
+    #[test]
+    fn integers_coded_as_they_arrive_are_those_coded_at_once() {
+        coded_as_at_once(|x| (x % 5000) as i64 - 1000 + (x >> 40) as i64 % 3 * (1 << 40));
+        coded_as_at_once(|x| x as i64);
+        coded_as_at_once(|x| (x % 70_000) as i32 - 35_000);
+        coded_as_at_once(|x| x as i32);
     }
 
     #[test]

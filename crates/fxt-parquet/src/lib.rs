@@ -31,6 +31,7 @@ use parquet::errors::ParquetError;
 use parquet::file::writer::SerializedFileWriter;
 
 pub use chunk::Snappy;
+pub use delta::Coded;
 pub use dictionary::{Dictionary, Last, Recent};
 pub use leaf::{KeyLeaf, Leaf, Levels, NumLeaf, StrLeaf, TextLeaf, Values};
 
