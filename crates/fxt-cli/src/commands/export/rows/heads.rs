@@ -8,6 +8,7 @@
 //! before: the rows are the same.
 
 use fxt_format::decode::{Context as At, EventHead, Thread};
+use fxt_format::encode::header::event_type;
 use fxt_format::time::ticks_per_second_or_default;
 
 use super::plan::thread_of;
@@ -17,24 +18,17 @@ use crate::commands::export::begins::{BeginArgs, Open};
 use crate::commands::export::keys::koids;
 use crate::error::Error;
 
-/// Event types, as a header word's bits 16-19 hold them.
-const INSTANT: u8 = 0;
-const COUNTER: u8 = 1;
-const DURATION_BEGIN: u8 = 2;
-const DURATION_END: u8 = 3;
-const DURATION_COMPLETE: u8 = 4;
-
 impl Rows<'_> {
     /// Takes the event whose head `h` the walk read at `ctx`.
     #[inline(always)]
     pub(super) fn head(&mut self, ctx: &At<'_>, h: &EventHead<'_>) -> Result<(), Error> {
         let thread = thread_of(ctx, h);
-        let done = match h.event_type() {
-            INSTANT => self.instant_by_head(ctx, h, thread)?,
-            COUNTER => self.counter_by_head(ctx, h, thread)?,
-            DURATION_BEGIN => self.begin_by_head(ctx, h, thread),
-            DURATION_END => return self.end_by_head(ctx, h, thread),
-            DURATION_COMPLETE => self.complete_by_head(ctx, h, thread)?,
+        let done = match u64::from(h.event_type()) {
+            event_type::INSTANT => self.instant_by_head(ctx, h, thread)?,
+            event_type::COUNTER => self.counter_by_head(ctx, h, thread)?,
+            event_type::DURATION_BEGIN => self.begin_by_head(ctx, h, thread),
+            event_type::DURATION_END => return self.end_by_head(ctx, h, thread),
+            event_type::DURATION_COMPLETE => self.complete_by_head(ctx, h, thread)?,
             _ => false,
         };
         if done {
