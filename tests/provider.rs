@@ -897,14 +897,23 @@ fn the_listener_runs_at_normal_policy() {
     let pid = child.id();
     let socket = fxt_control::socket_path(&base.join("fxt"), pid);
     wait_for("the provider's socket", || socket.exists());
-    let threads: Vec<(String, String)> = std::fs::read_dir(format!("/proc/{pid}/task"))
-        .unwrap()
-        .map(|e| {
-            let tid = e.unwrap().file_name().into_string().unwrap();
-            let comm = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm")).unwrap();
-            (tid, comm.trim().to_string())
-        })
-        .collect();
+    // The listener names itself once it runs, which may come after the
+    // socket is bound: read the threads until it is there.
+    let read_threads = || -> Vec<(String, String)> {
+        std::fs::read_dir(format!("/proc/{pid}/task"))
+            .unwrap()
+            .filter_map(|e| {
+                let tid = e.ok()?.file_name().into_string().ok()?;
+                let comm = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm")).ok()?;
+                Some((tid, comm.trim().to_string()))
+            })
+            .collect()
+    };
+    let mut threads = Vec::new();
+    wait_for("the fxt-provider thread", || {
+        threads = read_threads();
+        threads.iter().any(|(_, comm)| comm == "fxt-provider")
+    });
     let listener = threads
         .iter()
         .find(|(_, comm)| comm == "fxt-provider")
