@@ -1,7 +1,9 @@
 //! Issue 31's "done when" properties on `examples/samples.rs`, sampled at
 //! 1 kHz: enough samples for the CPU time (the perf-event source; the
 //! kernel's tick bounds a CPU-time timer's rate), split between the two
-//! workers as their work is (3:1, within 25%), and phase 1's samples inside
+//! workers as their CPU time is (within 25%; 3:1 as their work is, but a
+//! virtual machine's host can change its speed between the phases: a
+//! run in CI took 2.01:1), and phase 1's samples inside
 //! its worker — all by the names a reader gives the trace's samples (from
 //! its `fxt.modules` with the binary, as the `fxt` command does; the
 //! program itself is built without the symbolizer). Counts, not timings: they hold on a loaded machine and on
@@ -33,11 +35,12 @@ fn samples_name_the_worker_that_did_the_work() {
     .unwrap();
     // About half a second of CPU time in a debug build.
     let calls = if cfg!(debug_assertions) { 40 } else { 400 };
-    let cpu = samples::phases(calls);
+    let (cpu_a, cpu_b) = samples::phases(calls);
+    let cpu = cpu_a + cpu_b;
     let (bytes, stats) = session.finish_to_vec().unwrap();
     let r = samples::analyse(&bytes);
     let wanted = cpu as f64 / 1e9 * HZ as f64;
-    let report = format!("{r:?}, {stats:?}, CPU {cpu} ns, {wanted:.0} samples wanted");
+    let report = format!("{r:?}, {stats:?}, CPU {cpu_a} + {cpu_b} ns, {wanted:.0} samples wanted");
     assert_eq!(r.samples + stats.records_dropped, stats.samples, "{report}");
     // The perf event samples at the rate asked; a CPU-time timer at most at
     // the kernel's tick (100 Hz or more).
@@ -47,8 +50,13 @@ fn samples_name_the_worker_that_did_the_work() {
         wanted.min(cpu as f64 / 1e7) / 2.0
     };
     assert!(r.samples as f64 >= floor, "{report}");
+    // The samples split as the workers' CPU time does (within 25%).
     let ratio = r.in_a as f64 / r.in_b.max(1) as f64;
-    assert!((2.25..=3.75).contains(&ratio), "split {ratio:.2}: {report}");
+    let cpu_ratio = cpu_a as f64 / cpu_b.max(1) as f64;
+    assert!(
+        (0.75..=1.25).contains(&(ratio / cpu_ratio)),
+        "split {ratio:.2}, CPU {cpu_ratio:.2}: {report}"
+    );
     assert!(r.named * 10 >= r.samples * 9, "{report}");
     assert!(r.in_a + r.in_b >= r.samples * 9 / 10, "{report}");
     assert!(r.phase1_in_a * 10 >= r.phase1 * 8, "{report}");
