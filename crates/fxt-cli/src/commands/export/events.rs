@@ -167,7 +167,11 @@ impl EventLeaves {
                 },
             };
         }
-        let (defs, values) = if ids.iter().any(|k| k[c] == NULL) {
+        let (defs, values) = if ids.iter().all(|k| k[c] == NULL) {
+            // Null in every row (a thread's name where the trace names
+            // none): the rows' numbers not read.
+            (vec![0; self.rows.len()], Vec::new())
+        } else if ids.iter().any(|k| k[c] == NULL) {
             let defs = self
                 .rows
                 .iter()
