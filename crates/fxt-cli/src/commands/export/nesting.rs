@@ -15,13 +15,16 @@
 //! the slices in the same order ([`Nesting`]).
 //!
 //! Both files are written in blocks of [`BLOCK`] slices, each block's
-//! numbers as variable-length differences from the slice before in the
-//! block (a slice ends near the one before, a parent arrives soon after
-//! its child), followed by the block's length: a few bytes a slice where
-//! fixed fields took 20 and 12, and a block is found from the end of the
-//! one after it, so that either file can be read backwards a block at a
-//! time. The results are written in the order they are made (last block
-//! first, and in a block its last slice first), and read backwards.
+//! numbers as columns (a column per field: a slice's thread, its end as
+//! the difference from the slice before in the block, its length; a
+//! depth and the distance to the parent), each column's numbers in the
+//! fewest of 1, 2, 4 or 8 bytes that hold its largest (a slice ends near
+//! the one before, a parent arrives soon after its child): a few bytes a
+//! slice, written and read with no test per byte, where varints took a
+//! dependent test per byte to read back. A block ends with its length,
+//! so that either file can be read backwards a block at a time. The
+//! results are written in the order they are made (last block first,
+//! and in a block its last slice first), and read backwards.
 //!
 //! A parent *contains* its child: it begins no later and ends no earlier
 //! (equal times nest as recorded: the later record is the parent). A slice
@@ -43,11 +46,13 @@ const TRAILER: usize = 8;
 /// The slices of one input, in arrival order, being written.
 pub struct Intervals {
     file: BufWriter<File>,
-    /// The block being written, and the slices in it.
-    block: Encoded,
-    in_block: usize,
-    /// The end of the slice before in the block.
-    last_end: i64,
+    /// The block being written: each slice's thread slot plus one, begin
+    /// and end.
+    slots: Vec<u64>,
+    begins: Vec<i64>,
+    ends: Vec<i64>,
+    /// The block's bytes, made when it is written (room kept).
+    bytes: Vec<u8>,
     count: u64,
 }
 
@@ -72,44 +77,65 @@ impl Intervals {
     pub fn new(dir: &Path) -> io::Result<Intervals> {
         Ok(Intervals {
             file: BufWriter::with_capacity(1 << 16, tempfile::tempfile_in(dir)?),
-            block: Encoded::new(),
-            in_block: 0,
-            last_end: 0,
+            slots: Vec::with_capacity(BLOCK),
+            begins: Vec::with_capacity(BLOCK),
+            ends: Vec::with_capacity(BLOCK),
+            bytes: Vec::new(),
             count: 0,
         })
     }
 
     /// Appends the next slice to arrive: its thread slot ([`NO_THREAD`]
     /// for none), begin and end in nanoseconds. Compiled into the scan's
-    /// loop (one call a slice costs as much as the encoding).
+    /// loop (one call a slice costs as much as the appending).
     #[inline(always)]
     pub fn push(&mut self, slot: u32, begin: i64, end: i64) -> io::Result<()> {
-        self.block.put([
-            // The slot plus one, so that NO_THREAD is 0 and one byte.
-            u64::from(slot.wrapping_add(1)),
-            zigzag(end.wrapping_sub(self.last_end)),
-            zigzag(end.wrapping_sub(begin)),
-        ]);
-        self.last_end = end;
-        self.in_block += 1;
+        // The slot plus one, so that NO_THREAD is 0.
+        self.slots.push(u64::from(slot.wrapping_add(1)));
+        self.begins.push(begin);
+        self.ends.push(end);
         self.count += 1;
-        if self.in_block == BLOCK {
+        if self.slots.len() == BLOCK {
             self.flush_block()?;
         }
         Ok(())
     }
 
-    /// Writes the block being written, with its trailer.
+    /// Writes the block being written, with its trailer: its first end,
+    /// then the columns of slots, of ends (each the difference from the
+    /// end before) and of lengths.
     #[cold]
     #[inline(never)]
     fn flush_block(&mut self) -> io::Result<()> {
-        if self.in_block == 0 {
+        let n = self.slots.len();
+        if n == 0 {
             return Ok(());
         }
-        write_block(&mut self.file, self.block.bytes(), self.in_block)?;
-        self.block.clear();
-        self.in_block = 0;
-        self.last_end = 0;
+        let bytes = &mut self.bytes;
+        bytes.clear();
+        let first = self.ends[0];
+        bytes.extend_from_slice(&first.to_le_bytes());
+        put_column(bytes, &self.slots);
+        let mut last = first;
+        let column = &mut Vec::with_capacity(n);
+        column.extend(self.ends.iter().map(|&end| {
+            let step = zigzag(end.wrapping_sub(last));
+            last = end;
+            step
+        }));
+        put_column(bytes, column);
+        column.clear();
+        column.extend(
+            self.ends
+                .iter()
+                .zip(&self.begins)
+                .map(|(&end, &begin)| zigzag(end.wrapping_sub(begin))),
+        );
+        put_column(bytes, column);
+        write_block(&mut self.file, bytes, n)?;
+        self.slots.clear();
+        self.begins.clear();
+        self.ends.clear();
         Ok(())
     }
 
@@ -125,16 +151,18 @@ impl Intervals {
         let mut out_of_order = 0u64;
         let mut bytes = Vec::new();
         let mut intervals: Vec<(u32, i64, i64)> = Vec::with_capacity(BLOCK);
-        let mut encoded = Encoded::new();
+        let mut columns = Columns::default();
+        let (mut depths, mut distances) = (Vec::with_capacity(BLOCK), Vec::with_capacity(BLOCK));
         let mut at = input.seek(SeekFrom::End(0))?;
         let mut hi = self.count;
         while at > 0 {
             let n = read_block_before(&mut input, &mut at, &mut bytes)?;
-            decode_intervals(&bytes, n, &mut intervals)?;
+            decode_intervals(&bytes, n, &mut columns, &mut intervals)?;
             let lo = hi
                 .checked_sub(n as u64)
                 .ok_or_else(|| corrupt("more slices than were written"))?;
-            encoded.clear();
+            depths.clear();
+            distances.clear();
             for (i, &(slot, begin, end)) in intervals.iter().enumerate().rev() {
                 let place = if slot == NO_THREAD {
                     Place {
@@ -155,10 +183,13 @@ impl Intervals {
                 };
                 // As computed, last first. A parent arrives after its
                 // child: the distance, 0 for none.
-                let distance = place.parent.map_or(0, |p| p - (lo + i as u64));
-                encoded.put([u64::from(place.depth), distance]);
+                depths.push(u64::from(place.depth));
+                distances.push(place.parent.map_or(0, |p| p - (lo + i as u64)));
             }
-            write_block(&mut output, encoded.bytes(), n)?;
+            bytes.clear();
+            put_column(&mut bytes, &depths);
+            put_column(&mut bytes, &distances);
+            write_block(&mut output, &bytes, n)?;
             hi = lo;
         }
         if hi != 0 {
@@ -171,6 +202,7 @@ impl Intervals {
             at: end,
             next: 0,
             bytes: Vec::new(),
+            columns: Columns::default(),
             block: Vec::new(),
             taken: 0,
             left: self.count,
@@ -229,110 +261,101 @@ fn read_block_before(file: &mut File, at: &mut u64, bytes: &mut Vec<u8>) -> io::
     Ok(n)
 }
 
-/// The `n` intervals (slot, begin, end) of an [`Intervals`] block.
-fn decode_intervals(bytes: &[u8], n: usize, out: &mut Vec<(u32, i64, i64)>) -> io::Result<()> {
+/// The `n` intervals (slot, begin, end) of an [`Intervals`] block (its
+/// columns read into `columns`).
+fn decode_intervals(
+    bytes: &[u8],
+    n: usize,
+    columns: &mut Columns,
+    out: &mut Vec<(u32, i64, i64)>,
+) -> io::Result<()> {
+    let (first, mut r) = bytes
+        .split_first_chunk::<8>()
+        .ok_or_else(|| corrupt("a block cut short"))?;
+    let Columns([slots, steps, lengths]) = columns;
+    take_column(&mut r, n, slots)?;
+    take_column(&mut r, n, steps)?;
+    take_column(&mut r, n, lengths)?;
     out.clear();
-    let mut r = bytes;
-    let mut last_end = 0i64;
-    for _ in 0..n {
-        let slot = (take_varint(&mut r)? as u32).wrapping_sub(1);
-        let end = last_end.wrapping_add(unzigzag(take_varint(&mut r)?));
-        let begin = end.wrapping_sub(unzigzag(take_varint(&mut r)?));
+    let mut last_end = i64::from_le_bytes(*first);
+    for ((&slot, &step), &length) in slots.iter().zip(steps.iter()).zip(lengths.iter()) {
+        let end = last_end.wrapping_add(unzigzag(step));
+        let begin = end.wrapping_sub(unzigzag(length));
         last_end = end;
-        out.push((slot, begin, end));
+        out.push(((slot as u32).wrapping_sub(1), begin, end));
     }
     Ok(())
 }
 
-/// A block being encoded, in room for a whole block made once: each
-/// number is written in place, with no check of the room per byte and no
-/// copy of a slice's bytes made apart.
-struct Encoded {
-    room: Vec<u8>,
-    len: usize,
-}
+/// The columns of a block being read (room kept from block to block).
+#[derive(Default)]
+struct Columns([Vec<u64>; 3]);
 
-/// Bytes of the longest [`put_varint`] number.
-const MAX_VARINT: usize = 10;
-/// Numbers a slice has in either file, at most.
-const NUMBERS: usize = 3;
-
-impl Encoded {
-    fn new() -> Encoded {
-        Encoded {
-            room: vec![0; BLOCK * NUMBERS * MAX_VARINT],
-            len: 0,
-        }
-    }
-
-    /// Appends one slice's numbers (at most [`NUMBERS`]; at most
-    /// [`BLOCK`] slices between clears).
-    #[inline(always)]
-    fn put<const N: usize>(&mut self, numbers: [u64; N]) {
-        let room = &mut self.room[self.len..self.len + N * MAX_VARINT];
-        let mut at = 0;
-        for v in numbers {
-            at = put_varint(room, at, v);
-        }
-        self.len += at;
-    }
-
-    /// The block's bytes.
-    fn bytes(&self) -> &[u8] {
-        &self.room[..self.len]
-    }
-
-    /// Starts the next block.
-    fn clear(&mut self) {
-        self.len = 0;
+/// Appends a column of numbers: the bytes each takes (the fewest of 1,
+/// 2, 4 and 8 that hold the largest), then each in that many bytes,
+/// little-endian.
+fn put_column(out: &mut Vec<u8>, values: &[u64]) {
+    let width = width_of(values.iter().fold(0, |all, &v| all | v));
+    out.push(width as u8);
+    out.reserve(values.len() * width);
+    match width {
+        1 => out.extend(values.iter().map(|&v| v as u8)),
+        2 => values
+            .iter()
+            .for_each(|&v| out.extend_from_slice(&(v as u16).to_le_bytes())),
+        4 => values
+            .iter()
+            .for_each(|&v| out.extend_from_slice(&(v as u32).to_le_bytes())),
+        _ => values
+            .iter()
+            .for_each(|&v| out.extend_from_slice(&v.to_le_bytes())),
     }
 }
 
-/// Writes `v` in LEB128 (seven bits a byte, the low ones first) into
-/// `out` at `at`; where it ends.
-#[inline(always)]
-fn put_varint(out: &mut [u8], mut at: usize, mut v: u64) -> usize {
-    while v >= 0x80 {
-        out[at] = v as u8 | 0x80;
-        v >>= 7;
-        at += 1;
-    }
-    out[at] = v as u8;
-    at + 1
-}
-
-/// Takes a [`put_varint`] number from the front of `r`.
-#[inline]
-fn take_varint(r: &mut &[u8]) -> io::Result<u64> {
-    // Most numbers are differences that fit one or two bytes.
-    match *r {
-        [b, ref rest @ ..] if *b < 0x80 => {
-            *r = rest;
-            Ok(u64::from(*b))
-        }
-        [b0, b1, ref rest @ ..] if *b1 < 0x80 => {
-            *r = rest;
-            Ok(u64::from(b0 & 0x7f) | u64::from(*b1) << 7)
-        }
-        _ => take_long_varint(r),
+/// The bytes a [`put_column`] number takes when the largest is `max`.
+fn width_of(max: u64) -> usize {
+    match max {
+        0..=0xff => 1,
+        0x100..=0xffff => 2,
+        0x1_0000..=0xffff_ffff => 4,
+        _ => 8,
     }
 }
 
-/// [`take_varint`] of a number of more than one byte.
-#[inline(never)]
-fn take_long_varint(r: &mut &[u8]) -> io::Result<u64> {
-    let mut v = 0u64;
-    for shift in (0..70).step_by(7) {
-        let (&b, rest) = r
-            .split_first()
-            .ok_or_else(|| corrupt("a number cut short"))?;
-        *r = rest;
-        v |= u64::from(b & 0x7f).checked_shl(shift).unwrap_or(0);
-        if b < 0x80 {
-            return Ok(v);
-        }
+/// Takes a column of `n` numbers ([`put_column`]) from the front of `r`
+/// into `out`.
+fn take_column(r: &mut &[u8], n: usize, out: &mut Vec<u64>) -> io::Result<()> {
+    let (&width, rest) = r
+        .split_first()
+        .ok_or_else(|| corrupt("a column cut short"))?;
+    let width = usize::from(width);
+    if !matches!(width, 1 | 2 | 4 | 8) {
+        return Err(corrupt("a column of numbers of no known width"));
     }
-    Err(corrupt("a number too long"))
+    let bytes = rest
+        .get(..n * width)
+        .ok_or_else(|| corrupt("a column cut short"))?;
+    out.clear();
+    match width {
+        1 => out.extend(bytes.iter().map(|&b| u64::from(b))),
+        2 => out.extend(
+            bytes
+                .chunks_exact(2)
+                .map(|c| u64::from(u16::from_le_bytes([c[0], c[1]]))),
+        ),
+        4 => out.extend(
+            bytes
+                .chunks_exact(4)
+                .map(|c| u64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]]))),
+        ),
+        _ => out.extend(
+            bytes
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("eight bytes"))),
+        ),
+    }
+    *r = &rest[n * width..];
+    Ok(())
 }
 
 /// A signed difference as an unsigned number, small either way.
@@ -364,6 +387,7 @@ pub struct Nesting {
     /// The next place of `block` to hand out.
     next: usize,
     bytes: Vec<u8>,
+    columns: Columns,
     block: Vec<Place>,
     /// Slices handed out before `block`'s first.
     taken: u64,
@@ -394,22 +418,19 @@ impl Nesting {
         if n == 0 {
             return Err(corrupt("an empty block"));
         }
-        // Each place straight to where it is read from, last first.
-        let empty = Place {
-            depth: 0,
-            parent: None,
-        };
-        self.block.clear();
-        self.block.resize(n, empty);
         let mut r = &self.bytes[..];
-        for (i, place) in self.block.iter_mut().enumerate().rev() {
-            let depth = u32::try_from(take_varint(&mut r)?).map_err(io::Error::other)?;
-            let distance = take_varint(&mut r)?;
-            let index = self.taken + i as u64;
-            *place = Place {
-                depth,
+        let Columns([depths, distances, _]) = &mut self.columns;
+        take_column(&mut r, n, depths)?;
+        take_column(&mut r, n, distances)?;
+        // Written last first.
+        self.block.clear();
+        let first = self.taken + n as u64 - 1;
+        for (k, (&depth, &distance)) in depths.iter().zip(distances.iter()).enumerate().rev() {
+            let index = first - k as u64;
+            self.block.push(Place {
+                depth: u32::try_from(depth).map_err(io::Error::other)?,
                 parent: (distance > 0).then(|| index + distance),
-            };
+            });
         }
         self.next = 0;
         Ok(())
@@ -521,6 +542,38 @@ mod tests {
         assert!(expected.iter().any(|&(depth, _)| depth > 0));
         assert!(out_of_order > 0);
         assert!(nesting.next_place().is_err());
+    }
+
+    /// Columns whose largest number takes 1, 2, 4 and 8 bytes read back
+    /// as written, one after another, each in the width its largest
+    /// needs; a width no column has, or a column cut short, is an error.
+    #[test]
+    fn columns_read_back_in_the_width_their_largest_needs() {
+        let columns: [&[u64]; 5] = [
+            &[0, 1, 255],
+            &[256, 3, 65535],
+            &[65536, 0, u64::from(u32::MAX)],
+            &[1 << 32, 7, u64::MAX],
+            &[],
+        ];
+        let mut bytes = Vec::new();
+        for c in columns {
+            put_column(&mut bytes, c);
+        }
+        let widths = [1u8, 2, 4, 8, 1];
+        let sizes = widths.iter().map(|&w| 1 + 3 * usize::from(w));
+        assert_eq!(bytes.len(), sizes.sum::<usize>() - 3);
+        let mut r = &bytes[..];
+        let mut out = Vec::new();
+        for (c, w) in columns.iter().zip(widths) {
+            assert_eq!(r[0], w);
+            take_column(&mut r, c.len(), &mut out).unwrap();
+            assert_eq!(&out[..], *c);
+        }
+        assert!(r.is_empty());
+        assert!(take_column(&mut &[3u8, 0, 0, 0][..], 1, &mut out).is_err());
+        assert!(take_column(&mut &[2u8, 0][..], 1, &mut out).is_err());
+        assert!(take_column(&mut &[][..], 0, &mut out).is_err());
     }
 
     #[test]
