@@ -101,9 +101,10 @@ impl Intervals {
         Ok(())
     }
 
-    /// Writes the block being written, with its trailer: its first end,
-    /// then the columns of slots, of ends (each the difference from the
-    /// end before) and of lengths.
+    /// Writes the block being written, with its trailer, its slices last
+    /// first (the order [`Intervals::resolve`] reads them in): its last
+    /// end, then the columns of slots, of ends (each the difference from
+    /// the end after) and of lengths.
     #[cold]
     #[inline(never)]
     fn flush_block(&mut self) -> io::Result<()> {
@@ -113,14 +114,15 @@ impl Intervals {
         }
         let bytes = &mut self.bytes;
         bytes.clear();
-        let first = self.ends[0];
-        bytes.extend_from_slice(&first.to_le_bytes());
-        put_column(bytes, &self.slots);
-        let mut last = first;
+        let mut after = self.ends[n - 1];
+        bytes.extend_from_slice(&after.to_le_bytes());
         let column = &mut Vec::with_capacity(n);
-        column.extend(self.ends.iter().map(|&end| {
-            let step = zigzag(end.wrapping_sub(last));
-            last = end;
+        column.extend(self.slots.iter().rev());
+        put_column(bytes, column);
+        column.clear();
+        column.extend(self.ends.iter().rev().map(|&end| {
+            let step = zigzag(after.wrapping_sub(end));
+            after = end;
             step
         }));
         put_column(bytes, column);
@@ -129,6 +131,7 @@ impl Intervals {
             self.ends
                 .iter()
                 .zip(&self.begins)
+                .rev()
                 .map(|(&end, &begin)| zigzag(end.wrapping_sub(begin))),
         );
         put_column(bytes, column);
@@ -150,41 +153,46 @@ impl Intervals {
         let mut threads: Vec<(i64, Vec<Open>)> = Vec::new();
         let mut out_of_order = 0u64;
         let mut bytes = Vec::new();
-        let mut intervals: Vec<(u32, i64, i64)> = Vec::with_capacity(BLOCK);
         let mut columns = Columns::default();
         let (mut depths, mut distances) = (Vec::with_capacity(BLOCK), Vec::with_capacity(BLOCK));
         let mut at = input.seek(SeekFrom::End(0))?;
         let mut hi = self.count;
         while at > 0 {
             let n = read_block_before(&mut input, &mut at, &mut bytes)?;
-            decode_intervals(&bytes, n, &mut columns, &mut intervals)?;
+            let mut after = columns.read_intervals(&bytes, n)?;
             let lo = hi
                 .checked_sub(n as u64)
                 .ok_or_else(|| corrupt("more slices than were written"))?;
             depths.clear();
             distances.clear();
-            for (i, &(slot, begin, end)) in intervals.iter().enumerate().rev() {
-                let place = if slot == NO_THREAD {
-                    Place {
+            let Columns([slots, steps, lengths]) = &columns;
+            // Last first, as written.
+            for (k, ((&slot, &step), &length)) in slots.iter().zip(steps).zip(lengths).enumerate() {
+                let index = hi - 1 - k as u64;
+                let end = after.wrapping_sub(unzigzag(step));
+                let begin = end.wrapping_sub(unzigzag(length));
+                after = end;
+                let place = match (slot as usize).checked_sub(1) {
+                    None => Place {
                         depth: 0,
                         parent: None,
+                    },
+                    Some(slot) => {
+                        if threads.len() <= slot {
+                            threads.resize_with(slot + 1, || (i64::MAX, Vec::new()));
+                        }
+                        let (last, stack) = &mut threads[slot];
+                        if end > *last {
+                            out_of_order += 1;
+                        }
+                        *last = end;
+                        place_in(stack, begin, end, index)
                     }
-                } else {
-                    let slot = slot as usize;
-                    if threads.len() <= slot {
-                        threads.resize_with(slot + 1, || (i64::MAX, Vec::new()));
-                    }
-                    let (last, stack) = &mut threads[slot];
-                    if end > *last {
-                        out_of_order += 1;
-                    }
-                    *last = end;
-                    place_in(stack, begin, end, lo + i as u64)
                 };
                 // As computed, last first. A parent arrives after its
                 // child: the distance, 0 for none.
                 depths.push(u64::from(place.depth));
-                distances.push(place.parent.map_or(0, |p| p - (lo + i as u64)));
+                distances.push(place.parent.map_or(0, |p| p - index));
             }
             bytes.clear();
             put_column(&mut bytes, &depths);
@@ -261,35 +269,24 @@ fn read_block_before(file: &mut File, at: &mut u64, bytes: &mut Vec<u8>) -> io::
     Ok(n)
 }
 
-/// The `n` intervals (slot, begin, end) of an [`Intervals`] block (its
-/// columns read into `columns`).
-fn decode_intervals(
-    bytes: &[u8],
-    n: usize,
-    columns: &mut Columns,
-    out: &mut Vec<(u32, i64, i64)>,
-) -> io::Result<()> {
-    let (first, mut r) = bytes
-        .split_first_chunk::<8>()
-        .ok_or_else(|| corrupt("a block cut short"))?;
-    let Columns([slots, steps, lengths]) = columns;
-    take_column(&mut r, n, slots)?;
-    take_column(&mut r, n, steps)?;
-    take_column(&mut r, n, lengths)?;
-    out.clear();
-    let mut last_end = i64::from_le_bytes(*first);
-    for ((&slot, &step), &length) in slots.iter().zip(steps.iter()).zip(lengths.iter()) {
-        let end = last_end.wrapping_add(unzigzag(step));
-        let begin = end.wrapping_sub(unzigzag(length));
-        last_end = end;
-        out.push(((slot as u32).wrapping_sub(1), begin, end));
-    }
-    Ok(())
-}
-
 /// The columns of a block being read (room kept from block to block).
 #[derive(Default)]
 struct Columns([Vec<u64>; 3]);
+
+impl Columns {
+    /// Reads the columns of an [`Intervals`] block of `n` slices (its
+    /// slots plus one, steps and lengths, last slice first); its last
+    /// end.
+    fn read_intervals(&mut self, bytes: &[u8], n: usize) -> io::Result<i64> {
+        let (last, mut r) = bytes
+            .split_first_chunk::<8>()
+            .ok_or_else(|| corrupt("a block cut short"))?;
+        for column in &mut self.0 {
+            take_column(&mut r, n, column)?;
+        }
+        Ok(i64::from_le_bytes(*last))
+    }
+}
 
 /// Appends a column of numbers: the bytes each takes (the fewest of 1,
 /// 2, 4 and 8 that hold the largest), then each in that many bytes,
