@@ -302,14 +302,17 @@ impl<'a> Rows<'a> {
         for (&(value, int), series) in values.iter().zip(&plan.series) {
             let group = table.group().0;
             let key = &mut plan.key;
-            table.push_with(|(events, ids, names, vals, ints), fresh| {
-                let n = number_in(&mut key.number, events, event, (group, fresh))?;
-                events.push_numbered(n, Some(ts));
-                id.append(ids, summary)?;
-                series.as_deref().append(names, summary)?;
-                Some(value).append(vals, summary)?;
-                int.append(ints, summary)
-            })?;
+            table.push_with(
+                #[inline(always)]
+                |(events, ids, names, vals, ints), fresh| {
+                    let n = number_in(&mut key.number, events, event, (group, fresh))?;
+                    events.push_numbered(n, Some(ts));
+                    id.append(ids, summary)?;
+                    series.as_deref().append(names, summary)?;
+                    Some(value).append(vals, summary)?;
+                    int.append(ints, summary)
+                },
+            )?;
         }
         Ok(true)
     }
@@ -610,13 +613,16 @@ fn push_instant(
     (kept, event, group): (&mut Option<(u64, u32)>, Option<&Event<'_>>, u64),
     (ts, args): (i64, &[Args<'_>]),
 ) -> Result<(), Error> {
-    instants.push_with(|(events, kinds, ids, maps), fresh| {
-        let n = number_in(kept, events, event, (group, fresh))?;
-        events.push_numbered(n, Some(ts));
-        Some("instant").append(kinds, summary)?;
-        None::<i64>.append(ids, summary)?;
-        ArgMaps(args).append(maps, summary)
-    })
+    instants.push_with(
+        #[inline(always)]
+        |(events, kinds, ids, maps), fresh| {
+            let n = number_in(kept, events, event, (group, fresh))?;
+            events.push_numbered(n, Some(ts));
+            Some("instant").append(kinds, summary)?;
+            None::<i64>.append(ids, summary)?;
+            ArgMaps(args).append(maps, summary)
+        },
+    )
 }
 
 /// A planned slice's row but its event columns: its span (ns), id, place,
@@ -640,18 +646,21 @@ fn push_slice(
     row: SliceRow<'_, '_>,
 ) -> Result<(), Error> {
     let (ts, end) = row.span;
-    slices.push_with(|b, fresh| {
-        let (events, durs, ids, depths, parents, kinds, async_ids, maps) = b;
-        let n = number_in(kept, events, event, (group, fresh))?;
-        events.push_numbered(n, Some(ts));
-        Some(end.saturating_sub(ts)).append(durs, summary)?;
-        Some(signed(row.id)).append(ids, summary)?;
-        Some(i32::try_from(row.place.depth).unwrap_or(i32::MAX)).append(depths, summary)?;
-        row.place.parent.map(signed).append(parents, summary)?;
-        Some(row.kind).append(kinds, summary)?;
-        None::<i64>.append(async_ids, summary)?;
-        ArgMaps(row.args).append(maps, summary)
-    })
+    slices.push_with(
+        #[inline(always)]
+        |b, fresh| {
+            let (events, durs, ids, depths, parents, kinds, async_ids, maps) = b;
+            let n = number_in(kept, events, event, (group, fresh))?;
+            events.push_numbered(n, Some(ts));
+            Some(end.saturating_sub(ts)).append(durs, summary)?;
+            Some(signed(row.id)).append(ids, summary)?;
+            Some(i32::try_from(row.place.depth).unwrap_or(i32::MAX)).append(depths, summary)?;
+            row.place.parent.map(signed).append(parents, summary)?;
+            Some(row.kind).append(kinds, summary)?;
+            None::<i64>.append(async_ids, summary)?;
+            ArgMaps(row.args).append(maps, summary)
+        },
+    )
 }
 
 /// Whether a plan's key number (`kept`) holds in row group `group`.
