@@ -85,10 +85,12 @@ impl Rows<'_> {
         let ts = self.ns(h.timestamp(), tps);
         match self.durations.pop((provider, thread)) {
             // Straight to its plan, as `slice` would hand it.
-            Some(begin @ Open {
-                args: BeginArgs::Kept(_),
-                ..
-            }) => self.duration_by_plan(provider, begin, ts, Args::Head(h, ctx)),
+            Some(
+                begin @ Open {
+                    args: BeginArgs::Kept(_),
+                    ..
+                },
+            ) => self.duration_by_plan(provider, begin, ts, Args::Head(h, ctx)),
             Some(begin) => self.slice(provider, begin, ts, "duration", None, Args::Head(h, ctx)),
             // The first pass left out every end without a begin.
             None => Err(Error::msg("internal error: a kept end has no begin")),
