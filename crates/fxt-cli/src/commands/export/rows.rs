@@ -13,8 +13,8 @@ mod sched;
 use fxt_format::decode::{Context as At, Event, EventKind, EventView, Head, Record, View};
 use fxt_format::time::ticks_per_second_or_default;
 
-use super::args::{kept_from_view, Args, Kept, Value};
-use super::begins::{BeginArgs, Decoded, Open};
+use super::args::{kept_from_view, Args, Value};
+use super::begins::{BeginArgs, Decoded, KeptLists, ListId, Open, NO_LIST};
 use super::counters::{number, view_args, CounterRows};
 use super::keys::{interned_key, koids, of_input, view_key, EventKey, NO_KEY};
 use super::labels::{Labels, Seen};
@@ -65,19 +65,14 @@ pub struct Rows<'a> {
     input: u64,
     /// The clock of the last event view's provider.
     clock: Option<Clock>,
-    /// The arguments of the begin being read, and vectors of ended
-    /// slices' kept for later begins' (no allocation per begin).
-    args: Vec<Kept>,
-    spare: Vec<Vec<Kept>>,
+    /// The arguments of the open begins read from views or heads.
+    kept: KeptLists,
     /// The categories and names of duration begins read from views.
     texts: Interned,
     /// The plans of the events of the shapes each thread repeats
     /// ([`plan`]).
     plans: plan::Plans,
 }
-
-/// Most vectors kept in [`Rows::spare`].
-const SPARE: usize = 64;
 
 /// The index of the category among an event row's texts (the name's
 /// follows it).
@@ -139,8 +134,7 @@ impl<'a> Rows<'a> {
             recent_names: [None; NAMES_SLOTS],
             input,
             clock: None,
-            args: Vec::new(),
-            spare: Vec::new(),
+            kept: KeptLists::default(),
             texts: Interned::default(),
             plans: plan::Plans::default(),
         }
@@ -284,16 +278,16 @@ impl<'a> Rows<'a> {
                 self.slice_row(provider, begun, end, ("complete", None), &[args])
             }
             // A begin keeps its texts and arguments as decoding it whole
-            // would give them, read from its view (in a vector of the
-            // spare ones), unless only decoding reads its arguments.
-            EventKind::DurationBegin if self.begin_args(ctx, e) => {
+            // would give them, read from its view (in a list of its own),
+            // unless only decoding reads its arguments.
+            EventKind::DurationBegin if let Some(list) = self.begin_args(ctx, e) => {
                 let open = Open {
                     ts: ticks_to_ns(e.timestamp, tps),
                     pid: ids.0,
                     tid: ids.1,
                     category: self.texts.id(ctx, e.category),
                     name: self.texts.id(ctx, e.name),
-                    args: BeginArgs::Kept(std::mem::take(&mut self.args)),
+                    args: BeginArgs::Kept(list),
                 };
                 self.durations.push((provider, e.thread), open);
                 Ok(())
@@ -362,14 +356,20 @@ impl<'a> Rows<'a> {
         }
     }
 
-    /// Reads a begin's arguments into [`Rows::args`] (a spare vector, if
-    /// any): false if only decoding it reads them.
+    /// Reads a begin's arguments into a list of [`Rows::kept`]: its
+    /// number ([`NO_LIST`] for none), or `None` if only decoding it
+    /// reads them.
     #[inline]
-    fn begin_args(&mut self, ctx: &At<'_>, e: &EventView<'_>) -> bool {
-        if e.arg_count > 0 && self.args.capacity() == 0 {
-            self.args = self.spare.pop().unwrap_or_default();
+    fn begin_args(&mut self, ctx: &At<'_>, e: &EventView<'_>) -> Option<ListId> {
+        if e.arg_count == 0 {
+            return Some(NO_LIST);
         }
-        kept_from_view(e, ctx, &mut self.texts, &mut self.args)
+        let list = self.kept.take();
+        if kept_from_view(e, ctx, &mut self.texts, self.kept.list_mut(list)) {
+            return Some(list);
+        }
+        self.kept.give_back(list);
+        None
     }
 
     /// `ticks` at `tps` per second in nanoseconds, as [`ticks_to_ns`]
@@ -597,10 +597,10 @@ impl<'a> Rows<'a> {
         let mut slice = self.slice_head(provider, &head, end, (kind, async_id))?;
         let texts = &self.texts;
         let (category, name, begin_args) = match &begin.args {
-            BeginArgs::Kept(args) => (
+            BeginArgs::Kept(list) => (
                 texts.text(begin.category).as_str(),
                 texts.text(begin.name).as_str(),
-                Args::Kept(args, texts),
+                Args::Kept(self.kept.list(*list), texts),
             ),
             BeginArgs::Decoded(d) => (d.category.as_str(), d.name.as_str(), Args::Decoded(&d.args)),
         };
@@ -612,12 +612,8 @@ impl<'a> Rows<'a> {
         // An error returned as it is; success told by its tag alone (the
         // whole result, stored in pieces, read back as one stalls).
         written?;
-        // Its vector kept for a later begin's arguments.
-        if let BeginArgs::Kept(mut args) = begin.args {
-            if args.capacity() > 0 && self.spare.len() < SPARE {
-                args.clear();
-                self.spare.push(args);
-            }
+        if let BeginArgs::Kept(list) = begin.args {
+            self.kept.give_back(list);
         }
         Ok(())
     }

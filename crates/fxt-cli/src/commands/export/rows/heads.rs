@@ -14,7 +14,7 @@ use fxt_format::time::ticks_per_second_or_default;
 use super::plan::thread_of;
 use super::Rows;
 use crate::commands::export::args::{kept_from_args, Args};
-use crate::commands::export::begins::{BeginArgs, Open};
+use crate::commands::export::begins::{BeginArgs, Open, NO_LIST};
 use crate::commands::export::keys::koids;
 use crate::error::Error;
 
@@ -49,13 +49,18 @@ impl Rows<'_> {
     /// from its view; false, nothing kept, if only decoding reads them.
     #[inline(always)]
     fn begin_by_head(&mut self, ctx: &At<'_>, h: &EventHead<'_>, thread: Thread) -> bool {
-        if h.arg_count() > 0 && self.args.capacity() == 0 {
-            self.args = self.spare.pop().unwrap_or_default();
-        }
-        let args = (h.args(), h.arg_count());
-        if !kept_from_args(args, ctx, &mut self.texts, &mut self.args) {
-            return false;
-        }
+        let list = match h.arg_count() {
+            0 => NO_LIST,
+            count => {
+                let list = self.kept.take();
+                let out = self.kept.list_mut(list);
+                if !kept_from_args((h.args(), count), ctx, &mut self.texts, out) {
+                    self.kept.give_back(list);
+                    return false;
+                }
+                list
+            }
+        };
         let tps = ticks_per_second_or_default(ctx.ticks_per_second());
         let provider = ctx.provider_id();
         let (pid, tid) = koids(thread);
@@ -65,7 +70,7 @@ impl Rows<'_> {
             tid,
             category: self.texts.id(ctx, h.category()),
             name: self.texts.id(ctx, h.name()),
-            args: BeginArgs::Kept(std::mem::take(&mut self.args)),
+            args: BeginArgs::Kept(list),
         };
         self.durations.push((provider, thread), open);
         true

@@ -28,7 +28,7 @@ use fxt_format::decode::{
 use fxt_format::encode::header::arg_type;
 use fxt_format::time::ticks_per_second_or_default;
 
-use super::{signed, Begun, Rows, CATEGORY, SPARE};
+use super::{signed, Begun, Rows, CATEGORY};
 use crate::commands::export::args::{ArgMaps, Args, Value};
 use crate::commands::export::begins::{BeginArgs, Open};
 use crate::commands::export::counters::number;
@@ -471,13 +471,13 @@ impl<'a> Rows<'a> {
             event.texts[CATEGORY + 1] = texts.text(name).as_str();
             event
         });
-        let BeginArgs::Kept(kept) = &begin.args else {
+        let BeginArgs::Kept(list) = begin.args else {
             return Err(Error::msg("internal error: a decoded begin by plan"));
         };
         let Some(plan) = &mut self.plans.durations[slot] else {
             return Err(unnumbered());
         };
-        let args = [Args::Kept(kept, texts), end_args];
+        let args = [Args::Kept(self.kept.list(list), texts), end_args];
         let row = SliceRow {
             span: (begin.ts, end),
             id,
@@ -487,13 +487,7 @@ impl<'a> Rows<'a> {
         };
         let key = (&mut plan.number, event.as_ref(), group);
         push_slice(&mut self.tables.slices, self.summary, key, row)?;
-        // Its vector kept for a later begin's arguments.
-        if let BeginArgs::Kept(mut args) = begin.args {
-            if args.capacity() > 0 && self.spare.len() < SPARE {
-                args.clear();
-                self.spare.push(args);
-            }
-        }
+        self.kept.give_back(list);
         Ok(())
     }
 
