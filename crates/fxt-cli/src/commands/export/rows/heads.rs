@@ -22,13 +22,14 @@ impl Rows<'_> {
     /// Takes the event whose head `h` the walk read at `ctx`.
     #[inline(always)]
     pub(super) fn head(&mut self, ctx: &At<'_>, h: &EventHead<'_>) -> Result<(), Error> {
-        let thread = thread_of(ctx, h);
+        // Each call looks the thread up itself: handed over, it would be
+        // stored here and read back there at once, which stalls.
         let done = match u64::from(h.event_type()) {
-            event_type::INSTANT => self.instant_by_head(ctx, h, thread)?,
-            event_type::COUNTER => self.counter_by_head(ctx, h, thread)?,
-            event_type::DURATION_BEGIN => self.begin_by_head(ctx, h, thread),
-            event_type::DURATION_END => return self.end_by_head(ctx, h, thread),
-            event_type::DURATION_COMPLETE => self.complete_by_head(ctx, h, thread)?,
+            event_type::INSTANT => self.instant_by_head(ctx, h)?,
+            event_type::COUNTER => self.counter_by_head(ctx, h)?,
+            event_type::DURATION_BEGIN => self.begin_by_head(ctx, h, thread_of(ctx, h)),
+            event_type::DURATION_END => return self.end_by_head(ctx, h),
+            event_type::DURATION_COMPLETE => self.complete_by_head(ctx, h)?,
             _ => false,
         };
         if done {
@@ -76,15 +77,11 @@ impl Rows<'_> {
         true
     }
 
-    /// Writes the slice duration end `h` (at `ctx`, of thread `thread`)
+    /// Writes the slice duration end `h` (at `ctx`)
     /// ends, its arguments after its begin's.
     #[inline(never)]
-    fn end_by_head(
-        &mut self,
-        ctx: &At<'_>,
-        h: &EventHead<'_>,
-        thread: Thread,
-    ) -> Result<(), Error> {
+    fn end_by_head(&mut self, ctx: &At<'_>, h: &EventHead<'_>) -> Result<(), Error> {
+        let thread = thread_of(ctx, h);
         let tps = ticks_per_second_or_default(ctx.ticks_per_second());
         let provider = ctx.provider_id();
         let ts = self.ns(h.timestamp(), tps);

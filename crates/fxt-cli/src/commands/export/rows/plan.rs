@@ -491,17 +491,13 @@ impl<'a> Rows<'a> {
         Ok(())
     }
 
-    /// Writes the rows of counter head `h` (read at `ctx`, of thread
-    /// `thread`) by its thread's plan, if the plan there is of its shape
-    /// and its key numbered in the row group in progress; false, nothing
+    /// Writes the rows of counter head `h` (read at `ctx`) by its
+    /// thread's plan, if the plan there is of its shape and its key
+    /// numbered in the row group in progress; false, nothing
     /// written, if not (its view then takes it).
     #[inline(never)]
-    pub(super) fn counter_by_head(
-        &mut self,
-        ctx: &At<'_>,
-        h: &EventHead<'_>,
-        thread: Thread,
-    ) -> Planned<bool> {
+    pub(super) fn counter_by_head(&mut self, ctx: &At<'_>, h: &EventHead<'_>) -> Planned<bool> {
+        let thread = thread_of(ctx, h);
         let header = h.header();
         let slot = slot_of(koids(thread).1, header >> 48);
         let mut values = [(0.0, None); MOST];
@@ -522,16 +518,11 @@ impl<'a> Rows<'a> {
         self.counter_rows(slot, &values[..len], (ts, h.trailing()), None)
     }
 
-    /// Writes the row of instant head `h` (read at `ctx`, of thread
-    /// `thread`) by its thread's plan, as [`Rows::counter_by_head`]
-    /// does.
+    /// Writes the row of instant head `h` (read at `ctx`) by its thread's
+    /// plan, as [`Rows::counter_by_head`] does.
     #[inline(never)]
-    pub(super) fn instant_by_head(
-        &mut self,
-        ctx: &At<'_>,
-        h: &EventHead<'_>,
-        thread: Thread,
-    ) -> Planned<bool> {
+    pub(super) fn instant_by_head(&mut self, ctx: &At<'_>, h: &EventHead<'_>) -> Planned<bool> {
+        let thread = thread_of(ctx, h);
         let header = h.header();
         let slot = slot_of(koids(thread).1, header >> 48);
         let group = self.tables.instants.group().0;
@@ -547,16 +538,11 @@ impl<'a> Rows<'a> {
         Ok(true)
     }
 
-    /// Writes the slice of complete event head `h` (read at `ctx`, of
-    /// thread `thread`) by its thread's plan, as
-    /// [`Rows::counter_by_head`] does.
+    /// Writes the slice of complete event head `h` (read at `ctx`) by its
+    /// thread's plan, as [`Rows::counter_by_head`] does.
     #[inline(never)]
-    pub(super) fn complete_by_head(
-        &mut self,
-        ctx: &At<'_>,
-        h: &EventHead<'_>,
-        thread: Thread,
-    ) -> Planned<bool> {
+    pub(super) fn complete_by_head(&mut self, ctx: &At<'_>, h: &EventHead<'_>) -> Planned<bool> {
+        let thread = thread_of(ctx, h);
         let header = h.header();
         let slot = slot_of(koids(thread).1, header >> 48);
         let group = self.tables.slices.group().0;
