@@ -421,8 +421,10 @@ impl<'a> Rows<'a> {
     /// from its view) of `provider`, ended at `end` (ns) with arguments
     /// `end_args`, its key's number kept by the plan of its thread, category
     /// and name: the row [`Rows::slice`] writes, without the event's
-    /// columns made but to number the key.
-    #[inline(never)]
+    /// columns made but to number the key. Compiled into its callers: the
+    /// begin handed to a call was copied in overlapping pieces and read
+    /// back across two of them, which stalls.
+    #[inline(always)]
     pub(super) fn duration_by_plan(
         &mut self,
         provider: Option<u32>,
