@@ -62,10 +62,11 @@ pub fn write_row_group(
     Ok(())
 }
 
-/// Takes the values of `v`, leaving it empty with room for as many (the
-/// next row group's are likely as many: a vector that grows value by
-/// value copies itself at every doubling).
+/// Takes the values of `v`, leaving it empty with room for as many and
+/// an eighth more (the next row group's are likely about as many: a
+/// vector that grows value by value copies itself at every doubling,
+/// and one a few values short of room copies all of them once).
 fn take_like<T>(v: &mut Vec<T>) -> Vec<T> {
     let room = v.len();
-    std::mem::replace(v, Vec::with_capacity(room))
+    std::mem::replace(v, Vec::with_capacity(room + room / 8 + 64))
 }
