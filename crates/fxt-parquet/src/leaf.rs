@@ -288,6 +288,13 @@ impl KeyLeaf {
         self.ids.extend_from_slice(ids);
     }
 
+    /// The keys' ids so far, to append to in place (each an id in the
+    /// shared dictionary, its value's level pushed apart).
+    #[inline]
+    pub fn ids_mut(&mut self) -> &mut Vec<u32> {
+        &mut self.ids
+    }
+
     /// Takes the row group's keys, with the shared dictionary's `page`;
     /// their levels are their values' `values` (taken after).
     pub fn finish(&mut self, page: Page, values: &Levels) -> Leaf {

@@ -5,8 +5,9 @@
 //! values go straight to the maps' value leaves, whose order no level
 //! depends on). The rows held have their keys and levels expanded into
 //! the maps' leaves in one pass when a row of another kind comes or the
-//! row group ends, as blocks, not entry by entry (a row's keys and
-//! levels copied one small block at a time cost a call each).
+//! row group ends: room made once, then each row's keys and levels
+//! stored in place in the leaves (no copy made apart and copied in, no
+//! call per row).
 //!
 //! The leaves get what appending the rows one by one gives them: the
 //! same keys (numbered when the shape was found), levels and values, in
@@ -33,15 +34,8 @@ struct Entries {
 pub struct Held {
     /// Per shape number: its entries.
     shapes: Vec<Entries>,
-    /// Whether a shape has text entries the integer map has not.
-    strings: bool,
     /// Each row's shape number.
     rows: Vec<u32>,
-    /// The keys, definition and repetition levels of the maps' entries
-    /// being expanded (kept for the next expansion's room).
-    keys: Vec<u32>,
-    defs: Vec<u8>,
-    reps: Vec<u8>,
     /// Each shape's entries in the map being expanded.
     lens: Vec<u32>,
 }
@@ -50,11 +44,7 @@ impl Default for Held {
     fn default() -> Held {
         Held {
             shapes: vec![Entries::default()],
-            strings: false,
             rows: Vec::new(),
-            keys: Vec::new(),
-            defs: Vec::new(),
-            reps: Vec::new(),
             lens: Vec::new(),
         }
     }
@@ -72,7 +62,6 @@ impl Held {
         match found {
             Some(n) => n as u32,
             None => {
-                self.strings |= text != ints;
                 self.shapes.push(Entries {
                     text: text.to_vec(),
                     ints: ints.to_vec(),
@@ -105,94 +94,172 @@ impl Held {
         if self.rows.is_empty() {
             return;
         }
-        self.entries(|e| &e.text);
-        self.extend(&mut text.0, &mut text.1.levels);
-        if self.strings {
-            self.entries(|e| &e.ints);
-        }
-        self.extend(&mut ints.0, &mut ints.1.levels);
+        self.append(|e| &e.text, text.0.ids_mut(), &mut text.1.levels);
+        self.append(|e| &e.ints, ints.0.ids_mut(), &mut ints.1.levels);
         // Every row's double map is empty: definition level 1, the row's
         // first.
         let rows = self.rows.len();
-        self.defs.clear();
-        self.defs.resize(rows, 1);
-        self.reps.clear();
-        self.reps.resize(rows, 0);
-        floats.levels.extend(Some(&self.defs), &self.reps, rows);
+        let levels = &mut floats.levels;
+        if levels.defs.is_empty() {
+            levels.defs.resize(levels.count, levels.max_def);
+        }
+        levels.defs.resize(levels.defs.len() + rows, 1);
+        levels.reps.resize(levels.reps.len() + rows, 0);
+        levels.count += rows;
         self.rows.clear();
     }
 
-    /// Appends the keys and levels [`Held::entries`] found to a map's
-    /// leaves.
-    fn extend(&self, keys: &mut KeyLeaf, levels: &mut Levels) {
-        let defs = (self.defs.len() == self.reps.len()).then_some(&self.defs[..]);
-        keys.extend(&self.keys);
-        levels.extend(defs, &self.reps, self.reps.len());
-    }
-
-    /// The keys and levels of the rows' entries in one map (whose keys
-    /// `map` picks of a shape), into [`Held::keys`], [`Held::reps`] and
-    /// [`Held::defs`] (left empty if every map has entries: all at the
-    /// greatest level). The buffers are sized first (from each shape's
-    /// entry count), filled with the levels most entries have, and each
-    /// row then stores its keys and its first level in place (rows of
-    /// different shapes take turns: runs are short, and a row of one or
-    /// two entries is a store or two, not a copy of its own).
-    fn entries(&mut self, map: impl Fn(&Entries) -> &Vec<u32>) {
+    /// Appends the keys and levels of the rows' entries in one map (whose
+    /// keys `map` picks of a shape) to its leaves: its keys' ids `keys`
+    /// and its values' `levels`. Room is made first (from each shape's
+    /// entry count), and each row then appends its keys and levels in
+    /// place (rows of different shapes take turns: runs are short, and a
+    /// row of one or two entries is a store or two, not a copy of its
+    /// own). An entry's repetition level is 1 but a row's first's, 0;
+    /// its definition level the greatest, an empty map's 1, and none is
+    /// kept while every one is the greatest.
+    fn append(
+        &mut self,
+        map: impl Fn(&Entries) -> &Vec<u32>,
+        keys: &mut Vec<u32>,
+        levels: &mut Levels,
+    ) {
         self.lens.clear();
         self.lens
             .extend(self.shapes.iter().map(|s| map(s).len() as u32));
-        let (mut keys, mut levels, mut empty) = (0, 0, false);
+        let (mut entries, mut rows_levels, mut empty) = (0, 0, false);
         for &row in &self.rows {
             let n = self.lens[row as usize] as usize;
-            keys += n;
-            levels += n.max(1);
+            entries += n;
+            rows_levels += n.max(1);
             empty |= n == 0;
         }
-        self.keys.clear();
-        self.keys.resize(keys, 0);
-        // An entry's repetition level is 1 but a row's first's, 0; its
-        // definition level 3, an empty map's 1.
-        self.reps.clear();
-        self.reps.resize(levels, 1);
-        self.defs.clear();
-        if empty {
-            self.defs.resize(levels, 3);
+        // Definition levels kept from the first that is not the greatest
+        // (the leaf's levels before it all the greatest).
+        let defs = empty || !levels.defs.is_empty();
+        if defs && levels.defs.is_empty() {
+            levels.defs.resize(levels.count, levels.max_def);
         }
-        let (mut k, mut l) = (0, 0);
+        keys.reserve(entries);
+        levels.reps.reserve(rows_levels);
+        if defs {
+            levels.defs.reserve(rows_levels);
+        }
+        let (reps, max) = (&mut levels.reps, levels.max_def);
         for &row in &self.rows {
-            let row_keys = map(&self.shapes[row as usize]);
-            self.reps[l] = 0;
-            match row_keys[..] {
+            match map(&self.shapes[row as usize])[..] {
                 [] => {
-                    self.defs[l] = 1;
-                    l += 1;
+                    reps.push(0);
+                    if defs {
+                        levels.defs.push(1);
+                    }
                 }
                 [a] => {
-                    self.keys[k] = a;
-                    k += 1;
-                    l += 1;
+                    keys.push(a);
+                    reps.push(0);
+                    if defs {
+                        levels.defs.push(max);
+                    }
                 }
                 [a, b] => {
-                    self.keys[k] = a;
-                    self.keys[k + 1] = b;
-                    k += 2;
-                    l += 2;
+                    keys.extend_from_slice(&[a, b]);
+                    reps.extend_from_slice(&[0, 1]);
+                    if defs {
+                        levels.defs.extend_from_slice(&[max, max]);
+                    }
                 }
                 ref more => {
-                    self.keys[k..k + more.len()].copy_from_slice(more);
-                    k += more.len();
-                    l += more.len();
+                    keys.extend_from_slice(more);
+                    reps.push(0);
+                    reps.resize(reps.len() + more.len() - 1, 1);
+                    if defs {
+                        levels.defs.resize(levels.defs.len() + more.len(), max);
+                    }
                 }
             }
         }
-        debug_assert_eq!((k, l), (keys, levels));
+        levels.count += rows_levels;
     }
 
     /// Forgets the shapes (the next row group numbers its keys anew).
     pub fn clear(&mut self) {
         debug_assert!(self.rows.is_empty());
         self.shapes.truncate(1);
-        self.strings = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What appending `rows` (each its entries' keys) entry by entry
+    /// gives a map's leaves: a key and a level per entry (definition
+    /// level 3; repetition 1, but 0 for a row's first), or level 1 for
+    /// an empty map.
+    fn one_by_one(rows: &[&[u32]]) -> (Vec<u32>, Levels) {
+        let (mut keys, mut levels) = (Vec::new(), Levels::new(3, true));
+        for row in rows {
+            if row.is_empty() {
+                levels.push(1, 0);
+            }
+            for (k, &key) in row.iter().enumerate() {
+                keys.push(key);
+                levels.push(3, u8::from(k > 0));
+            }
+        }
+        (keys, levels)
+    }
+
+    /// A shape's text and integer entries.
+    type Shape = (&'static [u32], &'static [u32]);
+
+    fn same(a: &Levels, b: &Levels) -> bool {
+        (a.count, &a.defs, &a.reps) == (b.count, &b.defs, &b.reps)
+    }
+
+    /// Rows of shapes taking turns, beginning with an empty map, a full
+    /// one or having none (a leaf's levels kept only from its first that
+    /// is not the greatest), one shape with a string the integer map
+    /// leaves out, expanded twice into the same leaves: the keys and
+    /// levels of appending them entry by entry.
+    #[test]
+    fn rows_held_expand_to_what_appending_them_one_by_one_gives() {
+        let shapes: [Shape; 5] = [
+            (&[], &[]),
+            (&[7], &[7]),
+            (&[7, 9], &[7, 9]),
+            (&[1, 2, 3], &[1, 2, 3]),
+            (&[5, 6], &[6]),
+        ];
+        let orders: [&[usize]; 4] = [
+            &[0, 1, 2, 3, 0, 4],
+            &[1, 0, 3, 4, 2],
+            &[2, 1, 3, 4, 1],
+            &[0, 0, 4],
+        ];
+        for order in orders {
+            let mut held = Held::default();
+            let numbers: Vec<u32> = shapes.iter().map(|(t, i)| held.number(t, i)).collect();
+            assert_eq!(numbers[0], NO_ARGS);
+            let mut text = (KeyLeaf::default(), TextLeaf::new(3, true));
+            let mut ints = (KeyLeaf::default(), NumLeaf::new(3, true));
+            let mut floats = NumLeaf::new(3, true);
+            for _ in 0..2 {
+                order.iter().for_each(|&s| held.push(numbers[s]));
+                held.expand(&mut text, &mut ints, &mut floats);
+            }
+            let twice = |pick: fn(&Shape) -> &'static [u32]| {
+                let rows: Vec<&[u32]> = order.iter().map(|&s| pick(&shapes[s])).collect();
+                one_by_one(&[&rows[..], &rows[..]].concat())
+            };
+            let (text_keys, text_levels) = twice(|s| s.0);
+            assert_eq!(*text.0.ids_mut(), text_keys, "{order:?}");
+            assert!(same(&text.1.levels, &text_levels), "{order:?}");
+            let (int_keys, int_levels) = twice(|s| s.1);
+            assert_eq!(*ints.0.ids_mut(), int_keys, "{order:?}");
+            assert!(same(&ints.1.levels, &int_levels), "{order:?}");
+            let (_, empty) = one_by_one(&vec![&[][..]; 2 * order.len()]);
+            assert!(same(&floats.levels, &empty), "{order:?}");
+        }
     }
 }
