@@ -51,8 +51,10 @@ pub struct Intervals {
     slots: Vec<u64>,
     begins: Vec<i64>,
     ends: Vec<i64>,
-    /// The block's bytes, made when it is written (room kept).
+    /// The block's bytes, and each column's numbers, made when it is
+    /// written (room kept).
     bytes: Vec<u8>,
+    column: Vec<u64>,
     count: u64,
 }
 
@@ -81,6 +83,7 @@ impl Intervals {
             begins: Vec::with_capacity(BLOCK),
             ends: Vec::with_capacity(BLOCK),
             bytes: Vec::new(),
+            column: Vec::with_capacity(BLOCK),
             count: 0,
         })
     }
@@ -116,7 +119,8 @@ impl Intervals {
         bytes.clear();
         let mut after = self.ends[n - 1];
         bytes.extend_from_slice(&after.to_le_bytes());
-        let column = &mut Vec::with_capacity(n);
+        let column = &mut self.column;
+        column.clear();
         column.extend(self.slots.iter().rev());
         put_column(bytes, column);
         column.clear();

@@ -10,10 +10,12 @@ mod heads;
 mod plan;
 mod sched;
 
-use fxt_format::decode::{Context as At, Event, EventKind, EventView, Head, Record, View};
+use fxt_format::decode::{
+    ArgViews, Context as At, Event, EventKind, EventView, Head, Record, View,
+};
 use fxt_format::time::ticks_per_second_or_default;
 
-use super::args::{kept_from_view, Args, Value};
+use super::args::{kept_from_args, Args, Value};
 use super::begins::{BeginArgs, Decoded, KeptLists, ListId, Open, NO_LIST};
 use super::counters::{number, view_args, CounterRows};
 use super::keys::{interned_key, koids, of_input, view_key, EventKey, NO_KEY};
@@ -280,7 +282,9 @@ impl<'a> Rows<'a> {
             // A begin keeps its texts and arguments as decoding it whole
             // would give them, read from its view (in a list of its own),
             // unless only decoding reads its arguments.
-            EventKind::DurationBegin if let Some(list) = self.begin_args(ctx, e) => {
+            EventKind::DurationBegin
+                if let Some(list) = self.begin_args(ctx, (e.args(), e.arg_count)) =>
+            {
                 let open = Open {
                     ts: ticks_to_ns(e.timestamp, tps),
                     pid: ids.0,
@@ -356,16 +360,21 @@ impl<'a> Rows<'a> {
         }
     }
 
-    /// Reads a begin's arguments into a list of [`Rows::kept`]: its
-    /// number ([`NO_LIST`] for none), or `None` if only decoding it
-    /// reads them.
-    #[inline]
-    fn begin_args(&mut self, ctx: &At<'_>, e: &EventView<'_>) -> Option<ListId> {
-        if e.arg_count == 0 {
+    /// Reads a begin's arguments (`count` of them, as its header says)
+    /// into a list of [`Rows::kept`]: its number ([`NO_LIST`] for none),
+    /// or `None` if only decoding it reads them. Of a view or a head.
+    #[inline(always)]
+    fn begin_args(&mut self, ctx: &At<'_>, (args, count): (ArgViews<'_>, u8)) -> Option<ListId> {
+        if count == 0 {
             return Some(NO_LIST);
         }
         let list = self.kept.take();
-        if kept_from_view(e, ctx, &mut self.texts, self.kept.list_mut(list)) {
+        if kept_from_args(
+            (args, count),
+            ctx,
+            &mut self.texts,
+            self.kept.list_mut(list),
+        ) {
             return Some(list);
         }
         self.kept.give_back(list);

@@ -54,7 +54,7 @@ pub enum Args<'a> {
     Kept(&'a [Kept], &'a Interned),
 }
 
-/// A begin's argument read from its view ([`kept_from_view`]): its name
+/// A begin's argument read from its view ([`kept_from_args`]): its name
 /// and value, texts by their ids in the rows' [`Interned`] texts (no text
 /// copied per argument).
 #[derive(Clone, Copy)]
@@ -213,23 +213,13 @@ impl<'a> Item<'a> {
     }
 }
 
-/// The arguments of an event view as decoding the whole event gives them,
-/// into `out` (emptied first), read from the view, their texts by their
-/// ids in `texts` (looked up in its context, as decoding looks them up):
-/// no record decoded again, no text copied. False, `out` then of no use,
-/// if one has an inline text, a blob or a type this decoder does not
-/// know: only decoding reads those as it should.
-pub fn kept_from_view(
-    e: &EventView<'_>,
-    ctx: &Context<'_>,
-    texts: &mut Interned,
-    out: &mut Vec<Kept>,
-) -> bool {
-    kept_from_args((e.args(), e.arg_count), ctx, texts, out)
-}
-
-/// [`kept_from_view`] of an event's arguments `args` (`count` of them,
-/// as its header says).
+/// The arguments of an event (`count` of them, as its header says, read
+/// from its view or head) as decoding the whole event gives them, into
+/// `out` (emptied first), their texts by their ids in `texts` (looked up
+/// in its context, as decoding looks them up): no record decoded again,
+/// no text copied. False, `out` then of no use, if one has an inline
+/// text, a blob or a type this decoder does not know: only decoding
+/// reads those as it should.
 #[inline(always)]
 pub fn kept_from_args(
     (args, count): (ArgViews<'_>, u8),

@@ -13,8 +13,8 @@ use fxt_format::time::ticks_per_second_or_default;
 
 use super::plan::thread_of;
 use super::Rows;
-use crate::commands::export::args::{kept_from_args, Args};
-use crate::commands::export::begins::{BeginArgs, Open, NO_LIST};
+use crate::commands::export::args::Args;
+use crate::commands::export::begins::{BeginArgs, Open};
 use crate::commands::export::keys::koids;
 use crate::error::Error;
 
@@ -50,17 +50,8 @@ impl Rows<'_> {
     /// from its view; false, nothing kept, if only decoding reads them.
     #[inline(always)]
     fn begin_by_head(&mut self, ctx: &At<'_>, h: &EventHead<'_>, thread: Thread) -> bool {
-        let list = match h.arg_count() {
-            0 => NO_LIST,
-            count => {
-                let list = self.kept.take();
-                let out = self.kept.list_mut(list);
-                if !kept_from_args((h.args(), count), ctx, &mut self.texts, out) {
-                    self.kept.give_back(list);
-                    return false;
-                }
-                list
-            }
+        let Some(list) = self.begin_args(ctx, (h.args(), h.arg_count())) else {
+            return false;
         };
         let tps = ticks_per_second_or_default(ctx.ticks_per_second());
         let provider = ctx.provider_id();
@@ -77,8 +68,8 @@ impl Rows<'_> {
         true
     }
 
-    /// Writes the slice duration end `h` (at `ctx`)
-    /// ends, its arguments after its begin's.
+    /// Writes the slice that duration end `h` (at `ctx`) ends, its
+    /// arguments after its begin's.
     #[inline(never)]
     fn end_by_head(&mut self, ctx: &At<'_>, h: &EventHead<'_>) -> Result<(), Error> {
         let thread = thread_of(ctx, h);
