@@ -40,13 +40,25 @@ impl Levels {
         }
     }
 
+    /// Spells out the definition levels pushed so far (all `max_def`
+    /// while none was kept), so that those pushed next can be kept: what
+    /// a level that is not the greatest needs before it is pushed. With
+    /// none pushed yet, kept and not kept look alike: the caller knows
+    /// which it wants.
+    #[inline(always)]
+    pub fn keep_defs(&mut self) {
+        if self.defs.is_empty() {
+            self.defs.resize(self.count, self.max_def);
+        }
+    }
+
     /// Pushes a definition level (and, if nested, a repetition level).
     #[inline(always)]
     pub fn push(&mut self, def: u8, rep: u8) {
         if !self.defs.is_empty() {
             self.defs.push(def);
         } else if def != self.max_def {
-            self.defs.resize(self.count, self.max_def);
+            self.keep_defs();
             self.defs.push(def);
         }
         if self.nested {
@@ -66,6 +78,22 @@ impl Levels {
         self.reps.push(0);
         self.reps.resize(self.reps.len() + entries - 1, 1);
         self.count += entries;
+    }
+
+    /// Pushes `n` levels, each definition level `def` (and, if nested,
+    /// repetition level `rep`): what pushing them one at a time gives.
+    #[inline]
+    pub fn push_run(&mut self, def: u8, rep: u8, n: usize) {
+        // Kept before it is known whether any was (none pushed: kept and
+        // not kept look alike).
+        if def != self.max_def || !self.defs.is_empty() {
+            self.keep_defs();
+            self.defs.resize(self.defs.len() + n, def);
+        }
+        if self.nested {
+            self.reps.resize(self.reps.len() + n, rep);
+        }
+        self.count += n;
     }
 
     /// Pushes levels given as blocks: definition levels `defs` (`None`:
@@ -563,6 +591,30 @@ mod tests {
         let keys = Levels::keys_of(&values);
         assert!(keys.defs.is_empty());
         assert_eq!(keys.reps, [0, 1]);
+    }
+
+    /// A run of levels, the greatest or not, after none, the greatest or
+    /// one that is not: what pushing them one at a time gives.
+    #[test]
+    fn a_run_of_levels_is_the_levels_pushed_one_by_one() {
+        for nested in [true, false] {
+            for before in [&[][..], &[(3, 0)][..], &[(2, 0)][..]] {
+                for (def, rep, n) in [(3, 1, 3), (1, 0, 2), (3, 0, 0)] {
+                    let (mut pushed, mut run) = (Levels::new(3, nested), Levels::new(3, nested));
+                    for &(d, r) in before {
+                        pushed.push(d, r);
+                        run.push(d, r);
+                    }
+                    (0..n).for_each(|_| pushed.push(def, rep));
+                    run.push_run(def, rep, n);
+                    assert_eq!(
+                        (pushed.count, &pushed.defs, &pushed.reps),
+                        (run.count, &run.defs, &run.reps),
+                        "{nested} {before:?} {def} {rep} {n}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -98,14 +98,7 @@ impl Held {
         self.append(|e| &e.ints, ints.0.ids_mut(), &mut ints.1.levels);
         // Every row's double map is empty: definition level 1, the row's
         // first.
-        let rows = self.rows.len();
-        let levels = &mut floats.levels;
-        if levels.defs.is_empty() {
-            levels.defs.resize(levels.count, levels.max_def);
-        }
-        levels.defs.resize(levels.defs.len() + rows, 1);
-        levels.reps.resize(levels.reps.len() + rows, 0);
-        levels.count += rows;
+        floats.levels.push_run(1, 0, self.rows.len());
         self.rows.clear();
     }
 
@@ -134,17 +127,15 @@ impl Held {
             rows_levels += n.max(1);
             empty |= n == 0;
         }
-        // Definition levels kept from the first that is not the greatest
-        // (the leaf's levels before it all the greatest).
+        // An empty map's level is not the greatest: definition levels
+        // kept from there on, decided once for the rows.
         let defs = empty || !levels.defs.is_empty();
-        if defs && levels.defs.is_empty() {
-            levels.defs.resize(levels.count, levels.max_def);
+        if defs {
+            levels.keep_defs();
+            levels.defs.reserve(rows_levels);
         }
         keys.reserve(entries);
         levels.reps.reserve(rows_levels);
-        if defs {
-            levels.defs.reserve(rows_levels);
-        }
         let (reps, max) = (&mut levels.reps, levels.max_def);
         for &row in &self.rows {
             match map(&self.shapes[row as usize])[..] {
