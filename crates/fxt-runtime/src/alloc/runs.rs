@@ -47,7 +47,9 @@ impl Runs {
             // stretch starts at the zeros just before it (or up to the
             // zeros that end the copy).
             let from = i;
-            while i + 4 <= len && group(i) != 0 {
+            // A group's last word first: through a stack dense with other
+            // words (as most are), one read decides most groups.
+            while i + 4 <= len && (word(i + 3) != 0 || group(i) != 0) {
                 i += 4;
             }
             if i + 4 > len {
