@@ -26,6 +26,11 @@
 //! process, a failure); it must end with status 0, 1 or 2 and print no
 //! panic. A failing input is kept in the temporary directory, named in the
 //! failure.
+//!
+//! A deeper campaign than CI's: `FXT_MUTATION_CASES=N` damaged copies and
+//! `FXT_MUTATION_SEED=S` (decimal or `0x` hex) for other cases than the
+//! fixed ones, e.g. `FXT_MUTATION_CASES=3000 FXT_MUTATION_SEED=7 cargo
+//! test -p fxt-cli --release --test cli_mutation`.
 
 mod cli_support;
 use cli_support::*;
@@ -37,8 +42,10 @@ use std::time::{Duration, Instant};
 
 use fxt_format::compat::framing::decoder_walk;
 
-/// Damaged copies tried.
+/// Damaged copies tried (unless `FXT_MUTATION_CASES` says).
 const CASES: usize = 300;
+/// The generator's seed (unless `FXT_MUTATION_SEED` says).
+const SEED: u64 = 0x5eed_f00d_cafe_b0ba;
 /// Wall-clock limit of one command.
 const TIME_LIMIT: Duration = Duration::from_secs(30);
 /// Address-space limit of one command: far above what a command needs
@@ -439,8 +446,9 @@ fn every_command_survives_damaged_engine_traces() {
     let traces = traces();
     // Every case is generated up front, so that the cases do not depend
     // on how they are shared out among the workers.
-    let mut rng = Rng(0x5eed_f00d_cafe_b0ba);
-    let cases: Vec<(Vec<u8>, String)> = (0..CASES).map(|_| damage(&traces, &mut rng)).collect();
+    let (count, seed) = campaign();
+    let mut rng = Rng(seed);
+    let cases: Vec<(Vec<u8>, String)> = (0..count).map(|_| damage(&traces, &mut rng)).collect();
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 4));
     let next = std::sync::atomic::AtomicUsize::new(0);
     let tallies: Vec<Tally> = std::thread::scope(|s| {
@@ -478,8 +486,8 @@ fn every_command_survives_damaged_engine_traces() {
     let refused_perfetto: usize = tallies.iter().map(|t| t.refused_perfetto).sum();
     let failures: Vec<&String> = tallies.iter().flat_map(|t| &t.failures).collect();
     eprintln!(
-        "{CASES} damaged traces, {workers} workers: {:.1?}, slowest command {slowest:.1?}; \
-         check refused {refused}, check --perfetto {refused_perfetto}",
+        "{count} damaged traces (seed {seed:#x}), {workers} workers: {:.1?}, slowest command \
+         {slowest:.1?}; check refused {refused}, check --perfetto {refused_perfetto}",
         started.elapsed()
     );
     assert!(
@@ -495,5 +503,26 @@ fn every_command_survives_damaged_engine_traces() {
     );
     // The damage is real: most copies are refused by the strict check
     // (the rest are flips in payloads, timestamps or argument values).
-    assert!(refused > CASES / 2, "only {refused} of {CASES} refused");
+    assert!(refused > count / 2, "only {refused} of {count} refused");
+}
+
+/// The cases to try and the seed: CI's, or those the environment names.
+fn campaign() -> (usize, u64) {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let count = var("FXT_MUTATION_CASES").map_or(CASES, |v| {
+        v.parse()
+            .unwrap_or_else(|_| panic!("FXT_MUTATION_CASES={v}: not a count"))
+    });
+    let seed = var("FXT_MUTATION_SEED").map_or(SEED, |v| {
+        let parsed = match v.strip_prefix("0x") {
+            Some(hex) => u64::from_str_radix(hex, 16),
+            None => v.parse(),
+        };
+        // A zero state would make xorshift give zeros only.
+        parsed
+            .ok()
+            .filter(|&s| s != 0)
+            .unwrap_or_else(|| panic!("FXT_MUTATION_SEED={v}: not a nonzero number"))
+    });
+    (count, seed)
 }
