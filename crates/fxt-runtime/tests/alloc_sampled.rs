@@ -658,7 +658,11 @@ fn a_sampled_allocations_stack_unwinds_through_the_allocating_function() {
     let path = std::env::temp_dir().join(format!("fxt-alloc-unwind-{pid}.fxt"));
     let session = fxt_runtime::start(Config::new().alloc_sample_bytes(4096).output(&path)).unwrap();
     mark(0);
-    allocate_here(2000);
+    // Enough that the cap on samples a second (which raises the mean of a
+    // thread that samples faster) still leaves well over 100: 2 000 took
+    // some 200 µs in a release build here, and the cap let 74 to 84 of
+    // their expected 490 through.
+    allocate_here(20_000);
     session.finish().unwrap();
     let trace = std::fs::read(&path).unwrap();
     let _ = std::fs::remove_file(&path);
@@ -772,4 +776,24 @@ fn sampled_blocks_move_and_outlive_their_session() {
         assert!(v.iter().all(|&x| x == i as u8));
     }
     drop(kept);
+}
+
+/// The wrapper takes a cache line of its own: every allocation on every
+/// thread reads its word, so a static laid out beside it (a counter that
+/// another thread writes all the time) must not share that line
+/// (`bench-alloc --neighbour` measures what sharing it costs).
+#[test]
+fn the_wrapper_shares_its_cache_line_with_no_neighbour() {
+    #[repr(C)]
+    struct Laid {
+        before: u8,
+        wrapper: Sampled<System>,
+        after: u8,
+    }
+    let line = 64;
+    assert_eq!(std::mem::align_of::<Sampled<System>>() % line, 0);
+    assert_eq!(std::mem::offset_of!(Laid, wrapper) % line, 0);
+    assert!(std::mem::offset_of!(Laid, wrapper) - std::mem::offset_of!(Laid, before) >= line);
+    assert!(std::mem::offset_of!(Laid, after) - std::mem::offset_of!(Laid, wrapper) >= line);
+    assert_eq!(std::ptr::addr_of!(GLOBAL) as usize % line, 0);
 }

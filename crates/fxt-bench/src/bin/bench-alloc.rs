@@ -5,6 +5,7 @@
 //! cargo run --release -p fxt-bench --bin bench-alloc -- [--threads T] [--ops N] [--reps R] [--workload alloc|mixed] [--mean BYTES] [--setting I]
 //! cargo run --release -p fxt-bench --bin bench-alloc -- --instructions [--ops N] [--mean BYTES]   # under callgrind
 //! cargo run --release -p fxt-bench --bin bench-alloc -- --idle [--reps R]   # what a session costs by itself
+//! cargo run --release -p fxt-bench --bin bench-alloc -- --neighbour [--ops N] [--reps R]   # a hot static beside the wrapper
 //! ```
 //!
 //! Two workloads, each on `T` threads:
@@ -41,6 +42,15 @@
 //! nothing: the CPU time of its start (and first 100 ms), then per second
 //! of sleep (its helper threads' wake-ups).
 //!
+//! `--neighbour` measures instead what a static of the program's that
+//! lies beside the wrapper and that another thread writes all the time
+//! (a counter) costs the allocating thread: the allocation-only workload
+//! on one thread through a wrapper with such a neighbour, the neighbour
+//! still and written, against the same loop gated by a flag that shares
+//! its neighbour's cache line, as the wrapper's word did before it took
+//! a line of its own (the workload thread's CPU time, median of `R`;
+//! needs two cores).
+//!
 //! `--instructions` counts instead, with callgrind (no load moves the
 //! counts), the instructions one thread of the allocation-only workload
 //! runs under each setting (this program run again under
@@ -54,7 +64,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::HashMap;
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
 use fxt::alloc::Sampled;
@@ -324,6 +334,10 @@ fn main() {
         idle(reps);
         return;
     }
+    if args.iter().any(|a| a == "--neighbour") {
+        neighbour(arg("--ops", 2_000_000), reps);
+        return;
+    }
     if args.iter().any(|a| a == "--instructions") {
         instructions(arg("--ops", 200_000));
         return;
@@ -390,6 +404,122 @@ fn idle(reps: usize) {
         median(&mut start) * 1e3,
         median(&mut steady) * 1e3
     );
+}
+
+/// The wrapper with a neighbour (`--neighbour`): a static laid out as
+/// the linker may lay out a program's, the wrapper then a counter.
+#[repr(C)]
+struct Neighboured {
+    wrapper: Sampled<System>,
+    counter: AtomicU64,
+}
+
+static NEIGHBOURED: Neighboured = Neighboured {
+    wrapper: Sampled::new(System),
+    counter: AtomicU64::new(0),
+};
+
+/// The control: the system allocator behind a flag that every call reads
+/// (as the wrapper reads its word) and that shares its neighbour's line.
+#[repr(C)]
+struct Flagged {
+    flag: AtomicU32,
+    counter: AtomicU64,
+}
+
+static FLAGGED: Flagged = Flagged {
+    flag: AtomicU32::new(0),
+    counter: AtomicU64::new(0),
+};
+
+// SAFETY: every call goes to the system allocator unchanged; the flag
+// only decides whether to go on (it is never set).
+unsafe impl GlobalAlloc for Flagged {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // Relaxed: never set; read as the wrapper reads its word.
+        if self.flag.load(Ordering::Relaxed) != 0 {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.alloc(layout) }
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+/// `--neighbour`: one thread's allocation-only workload through the
+/// wrapper and through the flagged control, each with its neighbouring
+/// counter still and written by another thread, alternated `reps` times;
+/// the workload thread's CPU time per allocation and free, medians.
+fn neighbour(ops: usize, reps: usize) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores < 2 {
+        eprintln!(
+            "--neighbour needs two cores (a writer beside the allocating thread): {cores} here"
+        );
+    }
+    let cases: [(&str, &(dyn GlobalAlloc + Sync), &AtomicU64); 2] = [
+        (
+            "wrapper (a cache line of its own)",
+            &NEIGHBOURED.wrapper,
+            &NEIGHBOURED.counter,
+        ),
+        (
+            "flag sharing the counter's line",
+            &FLAGGED,
+            &FLAGGED.counter,
+        ),
+    ];
+    let mut ns = vec![Vec::new(); 4];
+    for _ in 0..reps.max(1) {
+        for (c, &(_, a, counter)) in cases.iter().enumerate() {
+            for (w, written) in [false, true].into_iter().enumerate() {
+                ns[c * 2 + w].push(beside(a, counter, written, ops) / ops as f64);
+            }
+        }
+    }
+    println!(
+        "one thread, {ops} allocations, median of {reps}: CPU ns per allocation and free
+"
+    );
+    println!("| allocator | counter still | counter written by another thread | ratio |");
+    println!("|---|---:|---:|---:|");
+    for (c, (name, _, _)) in cases.iter().enumerate() {
+        let still = median(&mut ns[c * 2]);
+        let written = median(&mut ns[c * 2 + 1]);
+        println!(
+            "| {name} | {still:.2} | {written:.2} | {:.2}x |",
+            written / still
+        );
+    }
+}
+
+/// The workload thread's CPU ns for `ops` allocations through `a` while
+/// another thread writes `counter` (if `written`) or sleeps.
+fn beside(a: &(dyn GlobalAlloc + Sync), counter: &AtomicU64, written: bool, ops: usize) -> f64 {
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            // Relaxed: a flag and a counter nobody reads.
+            while !stop.load(Ordering::Relaxed) {
+                if written {
+                    counter.fetch_add(1, Ordering::Relaxed);
+                } else {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            }
+        });
+        let cpu = fxt_bench::host::thread_cpu_ns();
+        work(a, ops, 0x9e37_79b9);
+        let own = fxt_bench::host::thread_cpu_ns() - cpu;
+        stop.store(true, Ordering::Relaxed);
+        own as f64
+    })
 }
 
 /// Measures `workload` under every setting and prints its table.

@@ -106,7 +106,13 @@ use std::sync::Once;
 
 /// A global allocator that forwards to `A` and samples allocations while
 /// a session asks for it (see the module docs).
+///
+/// A cache line of its own: every allocation on every thread reads
+/// `armed`, so a static of the program's that shares its line and is
+/// written often (a counter) would make each allocation wait for that
+/// line (`bench-alloc --neighbour` measures it).
 #[derive(Debug)]
+#[repr(align(64))]
 pub struct Sampled<A> {
     inner: A,
     /// The sampling generation as this allocator reads it: 0 (not
