@@ -52,7 +52,10 @@ pub fn appendix(
         allocs: request.allocs.len(),
         ..Appendix::default()
     };
-    let ns = |ticks: u64| fxt_format::time::ticks_to_ns(ticks, request.ticks_per_second);
+    // Perfetto's own conversion: the packets' samples then sit where
+    // Perfetto puts the FXT records of the same ticks (the slices).
+    let ns =
+        |ticks: u64| fxt_format::time::ticks_to_ns_as_perfetto(ticks, request.ticks_per_second);
     let mut tables = Vec::with_capacity(by_pid.len());
     for (&pid, (samples, allocs)) in &by_pid {
         let timestamps = samples

@@ -923,7 +923,9 @@ pub fn fxt_and_perfetto_samples(trace: &[u8]) -> (Vec<SampleAt>, Vec<SampleAt>) 
         .samples
         .iter()
         .map(|s| {
-            let ns = fxt_format::time::ticks_to_ns(s.timestamp, scan.ticks_per_second);
+            // As Perfetto converts the FXT records' ticks, and so as the
+            // packets must be stamped.
+            let ns = fxt_format::time::ticks_to_ns_as_perfetto(s.timestamp, scan.ticks_per_second);
             (s.pid, s.tid, ns)
         })
         .collect();

@@ -2,9 +2,10 @@
 //!
 //! What is modelled (Perfetto's FXT importer and its `SliceTracker`):
 //!
-//! * **Timestamps** become nanoseconds by [`crate::time::ticks_to_ns`]
-//!   (rounded down, as Perfetto truncates) with the ticks per second of the
-//!   record's provider, held in Perfetto's signed 64 bits.
+//! * **Timestamps** become nanoseconds by
+//!   [`crate::time::ticks_to_ns_as_perfetto`] (Perfetto's own conversion,
+//!   rounded down) with the ticks per second of the record's provider,
+//!   held in Perfetto's signed 64 bits.
 //! * **Order**: all events are sorted by that timestamp (a complete event by
 //!   its begin); events with equal timestamps keep their file order.
 //! * **Per thread**, one stack of open slices. A duration begin opens a
@@ -24,7 +25,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use crate::decode::{EventKind, Text, Thread};
-use crate::time::ticks_to_ns;
+use crate::time::ticks_to_ns_as_perfetto;
 
 /// A duration-like event as the importer sees it.
 #[derive(Debug, Clone)]
@@ -46,11 +47,11 @@ pub struct SliceEvent {
     pub ticks_per_second: u64,
 }
 
-/// A timestamp as Perfetto holds it: [`ticks_to_ns`] in a signed 64-bit
+/// A timestamp as Perfetto holds it: [`ticks_to_ns_as_perfetto`] in a signed 64-bit
 /// nanosecond count, saturating at `i64::MAX` (Perfetto refuses such
 /// events; saturating keeps them last in the replayed order).
 pub(crate) fn perfetto_ns(ticks: u64, ticks_per_second: u64) -> i64 {
-    i64::try_from(ticks_to_ns(ticks, ticks_per_second)).unwrap_or(i64::MAX)
+    i64::try_from(ticks_to_ns_as_perfetto(ticks, ticks_per_second)).unwrap_or(i64::MAX)
 }
 
 /// Whether Perfetto imports events of this kind as thread slices.
