@@ -40,7 +40,10 @@ fn record(path: &Path) {
     let session = fxt::start(config).unwrap();
     alloc_example::run(&mut kept);
     let stats = session.finish().unwrap();
-    assert!(stats.alloc_samples > 5_000, "{stats:?}");
+    // Thousands of samples (the split's and the totals' error is then a
+    // few percent): some 9 000 in a dev build; a release build runs fast
+    // enough that the cap on samples a second raises the mean, 2 400.
+    assert!(stats.alloc_samples > 1_000, "{stats:?}");
     assert_eq!(stats.alloc_untracked, 0, "{stats:?}");
     // Drops would bias the split (records dropped at the end would be
     // `site_b`'s).
@@ -405,7 +408,12 @@ fn export_checked_with_duckdb(trace: &Path) {
     assert_eq!(types[1], "BIGINT");
     assert_eq!(types[2], "BIGINT");
     assert_eq!(types[3], "BIGINT");
-    assert_eq!((int(&types[4]), int(&types[5])), (MEAN as f64, MEAN as f64));
+    // Each sample's mean: the session's, or a power of two times it where
+    // the cap on samples a second raised it (a release build allocates
+    // fast enough that it does).
+    let (least, most) = (int(&types[4]), int(&types[5]));
+    assert_eq!(least, MEAN as f64, "{r}");
+    assert!((most / least).log2().fract() == 0.0, "{r}");
     assert_eq!(int(&types[6]), 0.0);
     // Every free follows an allocation of its address.
     let frees = int(&kinds[1][1]);

@@ -36,6 +36,10 @@ fn is_hashless(name: &str) -> bool {
 }
 
 #[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "reads this test binary's own DWARF, which the release profile leaves out"
+)]
 fn own_functions_resolve_to_demangled_names_with_file_and_line() {
     let modules = process_modules(std::process::id()).unwrap().modules;
     let mut symbolizer = Symbolizer::new();
@@ -56,6 +60,10 @@ fn own_functions_resolve_to_demangled_names_with_file_and_line() {
 }
 
 #[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "reads this test binary's own DWARF, which the release profile leaves out"
+)]
 fn inlined_frames_come_innermost_first() {
     let modules = process_modules(std::process::id()).unwrap().modules;
     let mut symbolizer = Symbolizer::new();
@@ -250,6 +258,10 @@ fn appendix_names_the_samples_in_symbols_and_perfetto_packets() {
 /// Many distinct addresses: the packets are cut into several blob records,
 /// each holding whole packets (it decodes on its own) and fitting a record.
 #[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "reads this test binary's own DWARF, which the release profile leaves out"
+)]
 fn perfetto_chunks_hold_whole_packets_and_fit_a_record() {
     use prost::Message;
     let pid = u64::from(std::process::id());
