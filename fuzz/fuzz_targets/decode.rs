@@ -6,8 +6,9 @@
 //! and walking views (`next_view`, each event view decoded whole by its
 //! context), and with the head walk every reading command takes
 //! (`heads_until`: an event of the usual shape as its head, made whole
-//! through its view; its head read again where the walk says it was). Run with `RUSTC_BOOTSTRAP=1 cargo fuzz run decode` from
-//! the repository root.
+//! through its view; its head read again where the walk says it was). Run
+//! with `RUSTC_BOOTSTRAP=1 cargo fuzz run decode` from the repository
+//! root.
 #![no_main]
 
 use fxt_format::decode::{

@@ -49,27 +49,11 @@ fn pid() -> u64 {
 /// `extra` more samples of many distinct addresses (a symbol table large
 /// enough to be split over several records).
 fn sampled_trace(extra: usize) -> Trace {
-    let modules = fxt_symbols::process_modules(std::process::id()).unwrap();
-    let list: Vec<Module> = modules.modules.iter().map(|m| m.as_module()).collect();
-    let mut words = Vec::new();
-    Modules {
-        pid: pid(),
-        modules: &list,
-    }
-    .encode_records(
-        0,
-        ThreadRef::Inline {
-            process: pid(),
-            thread: PID_THREAD_A,
-        },
-        &mut words,
-    )
-    .unwrap();
     let thread = |tid| ThreadRef::Inline {
         process: pid(),
         thread: tid,
     };
-    let mut t = Trace::with_provider(1, "sampled", 1_000_000_000).raw(&words);
+    let mut t = with_modules("sampled", 1_000_000_000, 0);
     t = t.push(&event(
         EventKind::DurationBegin,
         200_000,
@@ -130,6 +114,26 @@ fn sampled_trace(extra: usize) -> Trace {
         StringRef::Inline("phase2"),
         &[],
     ))
+}
+
+/// A trace of provider 1 `name` at `tps` that starts with this process's
+/// modules (`fxt.modules`, at tick `ts` on thread A), so that `fxt
+/// symbolize` names the samples added after them.
+fn with_modules(name: &str, tps: u64, ts: u64) -> Trace {
+    let modules = fxt_symbols::process_modules(std::process::id()).unwrap();
+    let list: Vec<Module> = modules.modules.iter().map(|m| m.as_module()).collect();
+    let thread = ThreadRef::Inline {
+        process: pid(),
+        thread: PID_THREAD_A,
+    };
+    let mut words = Vec::new();
+    Modules {
+        pid: pid(),
+        modules: &list,
+    }
+    .encode_records(ts, thread, &mut words)
+    .unwrap();
+    Trace::with_provider(1, name, tps).raw(&words)
 }
 
 fn symbolized(name: &str, extra: usize) -> std::path::PathBuf {
@@ -714,7 +718,7 @@ fn stats_names_the_samples_of_a_program_built_without_the_symbolizer() {
 }
 
 /// Samples at a slice's edges on a TSC-like clock far from its start
-/// (2.3 GHz, 81 599 s of ticks: where Perfetto's conversion runs 13.5 µs
+/// (2.3 GHz, 35 476 s of ticks: where Perfetto's conversion runs 13.5 µs
 /// early): Perfetto puts inside the slice exactly the samples whose ticks
 /// are inside it, as `fxt flame --inside` does, the one taken 1 000
 /// ticks (435 ns) before its end included; the one taken before it
@@ -726,20 +730,11 @@ fn perfetto_places_samples_at_a_slices_edges_by_their_ticks() {
         return;
     };
     let (tps, begin, end) = (2_300_129_261, 81_599_379_044_252, 81_599_612_672_123);
-    let modules = fxt_symbols::process_modules(std::process::id()).unwrap();
-    let list: Vec<Module> = modules.modules.iter().map(|m| m.as_module()).collect();
     let thread = ThreadRef::Inline {
         process: pid(),
         thread: PID_THREAD_A,
     };
-    let mut words = Vec::new();
-    Modules {
-        pid: pid(),
-        modules: &list,
-    }
-    .encode_records(begin - 10_000, thread, &mut words)
-    .unwrap();
-    let mut t = Trace::with_provider(1, "edges", tps).raw(&words);
+    let mut t = with_modules("edges", tps, begin - 10_000);
     // Before the slice, at its first tick, inside, 1 000 ticks before its
     // end and at its last tick.
     for ts in [begin - 3_000, begin, begin + 1_000_000, end - 1_000, end] {

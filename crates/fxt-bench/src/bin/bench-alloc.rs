@@ -483,10 +483,7 @@ fn neighbour(ops: usize, reps: usize) {
             }
         }
     }
-    println!(
-        "one thread, {ops} allocations, median of {reps}: CPU ns per allocation and free
-"
-    );
+    println!("one thread, {ops} allocations, median of {reps}: CPU ns per allocation and free\n");
     println!("| allocator | counter still | counter written by another thread | ratio |");
     println!("|---|---:|---:|---:|");
     for (c, (name, _, _)) in cases.iter().enumerate() {
