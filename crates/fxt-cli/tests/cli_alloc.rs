@@ -40,11 +40,13 @@ fn record(path: &Path) {
     let session = fxt::start(config).unwrap();
     alloc_example::run(&mut kept);
     let stats = session.finish().unwrap();
-    // Thousands of samples (the split's and the totals' error is then a
-    // few percent): 64 MB at 8 KiB is some 7 800; a release build runs
-    // fast enough that the cap on samples a second raises the mean (2 429
-    // in one run).
-    assert!(stats.alloc_samples > 1_000, "{stats:?}");
+    // 64 MB at 8 KiB is some 7 400 samples (p = 0.115 of 64 000 blocks),
+    // all at the session's mean: the run is a burst of well under a
+    // second, which the cap's credit (16 384 samples at 8 KiB) covers
+    // however fast the build allocates. Without the credit a release
+    // build allocates fast enough for the cap to raise the mean (2 429
+    // samples in one run).
+    assert!(stats.alloc_samples > 6_000, "{stats:?}");
     assert_eq!(stats.alloc_untracked, 0, "{stats:?}");
     // Drops would bias the split (records dropped at the end would be
     // `site_b`'s).
@@ -409,12 +411,10 @@ fn export_checked_with_duckdb(trace: &Path) {
     assert_eq!(types[1], "BIGINT");
     assert_eq!(types[2], "BIGINT");
     assert_eq!(types[3], "BIGINT");
-    // Each sample's mean: the session's, or a power of two times it where
-    // the cap on samples a second raised it (a release build allocates
-    // fast enough that it does).
+    // Each sample's mean: the session's (the run is within the cap's
+    // credit, see `record`).
     let (least, most) = (int(&types[4]), int(&types[5]));
-    assert_eq!(least, MEAN as f64, "{r}");
-    assert!((most / least).log2().fract() == 0.0, "{r}");
+    assert_eq!((least, most), (MEAN as f64, MEAN as f64), "{r}");
     assert_eq!(int(&types[6]), 0.0);
     // Every free follows an allocation of its address.
     let frees = int(&kinds[1][1]);

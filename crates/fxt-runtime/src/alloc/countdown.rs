@@ -13,7 +13,12 @@
 //! (`pace`): doubles it, for a window of [`WINDOW_SAMPLES`] samples
 //! taken faster than the cap allows, as many times as brings the window's
 //! rate under the cap; halves it back (down to the session's) for each
-//! window taken at under a quarter of the cap. A
+//! window taken at under a quarter of the cap. Before it raises its mean
+//! a thread spends a credit of [`BURST_WINDOWS`] windows' worth of
+//! samples over the cap, which time under the cap earns back (a token
+//! bucket): a short burst (a program that allocates a few hundred MB as
+//! fast as it can, then stops) keeps the session's mean, and over any
+//! stretch a thread takes at most the cap's samples plus the credit. A
 //! change is made at a sample point and the next count is drawn afresh
 //! with the new mean: the process is memoryless, so an allocation is
 //! still sampled with probability `1 - exp(-size / mean)` for the mean in
@@ -42,6 +47,14 @@ pub(crate) const CAP_PER_SECOND: u64 = 5_000;
 /// factor 2 of its mean but rarely).
 const WINDOW_SAMPLES: u32 = 16;
 
+/// The credit of samples over the cap a thread may take, at the start of
+/// a session or once earned back by time under the cap, before the pace
+/// raises its mean: what the cap allows in this many windows at the
+/// default mean (51.2 ms): 256 samples at the default mean and as many
+/// more as the cap at a smaller one (the same 128 MiB allocated at any
+/// mean up to the default).
+const BURST_WINDOWS: u64 = 16;
+
 /// The most bytes a thread counts down before its slow path looks at the
 /// session again ([`decide`]): a draw larger than this is counted down a
 /// part of this size at a time, so that a thread whose count was drawn
@@ -69,6 +82,10 @@ struct Countdown {
     /// yet), and the samples taken in it.
     window_start: Cell<u64>,
     window_samples: Cell<u32>,
+    /// Nanoseconds of the cap's time the thread may still take samples
+    /// ahead of it before the pace raises its mean (see
+    /// [`BURST_WINDOWS`]).
+    credit: Cell<u64>,
 }
 
 thread_local! {
@@ -82,6 +99,7 @@ thread_local! {
             shift: Cell::new(0),
             window_start: Cell::new(u64::MAX),
             window_samples: Cell::new(0),
+            credit: Cell::new(0),
         }
     };
 }
@@ -146,6 +164,7 @@ pub(crate) fn decide(size: usize, generation: u32, base: u64) -> u64 {
             c.shift.set(0);
             c.window_start.set(u64::MAX);
             c.window_samples.set(0);
+            c.credit.set(burst_ns());
             if let Some(mean) = carried {
                 set_count(c, draw(c, base), base);
                 return mean;
@@ -206,13 +225,22 @@ pub(crate) fn pace(now_ns: u64, base: u64) {
         let elapsed = now_ns.saturating_sub(start);
         let shift = c.shift.get();
         let slow = elapsed >= window.saturating_mul(4);
-        let next = if samples >= WINDOW_SAMPLES && elapsed < window {
-            // Doubled as many times as brings the window's rate under the
-            // cap (at least half of it): a thread far over it gets there
-            // in one window.
+        let full = samples >= WINDOW_SAMPLES;
+        let credit = c.credit.get();
+        let next = if full && elapsed.saturating_add(credit) < window {
+            // Over the cap, the credit spent: doubled as many times as
+            // brings the window's rate under the cap (at least half of
+            // it), so that a thread far over it gets there in one window.
+            c.credit.set(0);
             let steps = (window / elapsed.max(1)).ilog2() + 1;
             (shift + steps).min(highest_shift(base))
-        } else if slow || samples >= WINDOW_SAMPLES {
+        } else if slow || full {
+            // The cap's time the window's samples took, against the time
+            // they came in: a window ahead of the cap spends credit, one
+            // behind it earns credit back.
+            let due = window * u64::from(samples) / u64::from(WINDOW_SAMPLES);
+            let earned = (credit + elapsed).saturating_sub(due);
+            c.credit.set(earned.min(burst_ns()));
             shift.saturating_sub(u32::from(slow))
         } else {
             c.window_samples.set(samples);
@@ -236,6 +264,13 @@ fn window_ns(base: u64) -> u64 {
     let at_default = u64::from(WINDOW_SAMPLES) * 1_000_000_000 / CAP_PER_SECOND;
     // At most 2^23 times 2^19: no overflow.
     at_default * base.min(default) / default
+}
+
+/// The credit a thread starts a session with, in nanoseconds of the
+/// cap's time: [`BURST_WINDOWS`] windows at the default mean, whatever
+/// the session's (see [`window_ns`]).
+fn burst_ns() -> u64 {
+    BURST_WINDOWS * window_ns(crate::config::DEFAULT_ALLOC_SAMPLE_BYTES)
 }
 
 /// The mean `base` raised `shift` times (doubled each; `shift` at most
@@ -488,6 +523,85 @@ mod tests {
         }
         assert!(samples > 5_000, "{samples} samples");
         assert!(raised * 100 < samples, "{raised} of {samples} raised");
+    }
+
+    /// Allocates `n` blocks of `size` bytes, one every `step` ns of
+    /// simulated time from `*now`, in the session `generation` of mean
+    /// `base`; the samples taken, and those at another mean than `base`.
+    fn paced(
+        n: u64,
+        (size, step): (usize, u64),
+        (generation, base): (u32, u64),
+        now: &mut u64,
+    ) -> (u64, u64) {
+        let (mut samples, mut raised) = (0, 0);
+        for _ in 0..n {
+            *now += step;
+            if crossed(size) {
+                let mean = decide(size, generation, base);
+                if mean != 0 {
+                    samples += 1;
+                    raised += u64::from(mean != base);
+                    pace(*now, base);
+                }
+            }
+        }
+        (samples, raised)
+    }
+
+    /// A burst far over the cap that ends within the credit keeps the
+    /// session's mean: at 16 KiB, 64 KiB blocks at 40 GB a second of
+    /// simulated time (2.5 million samples a second, 16 times the cap at
+    /// that mean), 64 MiB of them (about 1 000 samples, under the 8 192
+    /// of the credit), all taken at the session's mean; the same rate
+    /// kept up then raises it.
+    #[test]
+    fn a_burst_within_the_credit_keeps_the_sessions_mean() {
+        let (base, size) = (16u64 << 10, 64usize << 10);
+        let mut now = 1_000u64;
+        let (samples, raised) = paced(1 << 10, (size, 1_562), (12, base), &mut now);
+        assert!(samples > 900, "{samples} samples");
+        assert_eq!(raised, 0, "{raised} of {samples} at a raised mean");
+        let (samples, raised) = paced(1 << 15, (size, 1_562), (12, base), &mut now);
+        assert!(raised > 0, "none of {samples} raised");
+        assert!(
+            current_mean(base) >= base * 8,
+            "the mean rose to {}",
+            current_mean(base)
+        );
+    }
+
+    /// The credit is earned back under the cap, and a new session starts
+    /// with all of it: after a burst that spent it (and raised the mean),
+    /// 5 s of allocating under the cap bring both back, and the same
+    /// burst again keeps the session's mean; so does one that starts a
+    /// new session right after the credit was spent (but for one sample
+    /// at most, at the count carried in from the session before).
+    #[test]
+    fn the_credit_comes_back_under_the_cap_and_with_a_new_session() {
+        let (base, size) = (16u64 << 10, 64usize << 10);
+        let burst = (size, 1_562);
+        let mut now = 1_000u64;
+        paced(1 << 14, burst, (13, base), &mut now);
+        assert!(
+            current_mean(base) > base,
+            "the burst did not raise the mean"
+        );
+        // 0.2 GB a second: a fiftieth of the cap at that mean.
+        paced(1 << 14, (size, 320_000), (13, base), &mut now);
+        assert_eq!(current_mean(base), base);
+        let (samples, raised) = paced(1 << 10, burst, (13, base), &mut now);
+        assert!(samples > 900 && raised == 0, "{raised} of {samples} raised");
+        paced(1 << 14, burst, (13, base), &mut now);
+        assert!(
+            current_mean(base) > base,
+            "the burst did not raise the mean"
+        );
+        let (samples, raised) = paced(1 << 10, burst, (14, base), &mut now);
+        assert!(
+            samples > 900 && raised <= 1,
+            "{raised} of {samples} raised in a new session"
+        );
     }
 
     /// A small explicit mean moves the cap up with it: 8 KiB blocks at
