@@ -15,8 +15,8 @@
 //! rate under the cap; halves it back (down to the session's) for each
 //! window taken at under a quarter of the cap. Before it raises its mean
 //! a thread spends a credit of [`BURST_WINDOWS`] windows' worth of
-//! samples over the cap, which time under the cap earns back (a token
-//! bucket): a short burst (a program that allocates a few hundred MB as
+//! samples over the cap, which windows under a quarter of the cap earn
+//! back (a token bucket): a short burst (a program that allocates a few hundred MB as
 //! fast as it can, then stops) keeps the session's mean, and over any
 //! stretch a thread takes at most the cap's samples plus the credit. A
 //! change is made at a sample point and the next count is drawn afresh
@@ -48,7 +48,8 @@ pub(crate) const CAP_PER_SECOND: u64 = 5_000;
 const WINDOW_SAMPLES: u32 = 16;
 
 /// The credit of samples over the cap a thread may take, at the start of
-/// a session or once earned back by time under the cap, before the pace
+/// a session or once earned back by windows under a quarter of the cap
+/// (see [`pace`]), before the pace
 /// raises its mean: what the cap allows in this many windows at the
 /// default mean (51.2 ms): 256 samples at the default mean and as many
 /// more as the cap at a smaller one (the same 128 MiB allocated at any
@@ -235,12 +236,17 @@ pub(crate) fn pace(now_ns: u64, base: u64) {
             let steps = (window / elapsed.max(1)).ilog2() + 1;
             (shift + steps).min(highest_shift(base))
         } else if slow || full {
-            // The cap's time the window's samples took, against the time
+            // The cap's time the window's samples take, against the time
             // they came in: a window ahead of the cap spends credit, one
-            // behind it earns credit back.
+            // under a quarter of it (the mean lowered) earns credit back.
+            // Between the two it stays: a thread the cap holds earns
+            // none, and paces as it would without a credit once the one
+            // it started with is spent.
             let due = window * u64::from(samples) / u64::from(WINDOW_SAMPLES);
-            let earned = (credit + elapsed).saturating_sub(due);
-            c.credit.set(earned.min(burst_ns()));
+            if slow || elapsed < due {
+                let balance = (credit + elapsed).saturating_sub(due);
+                c.credit.set(balance.min(burst_ns()));
+            }
             shift.saturating_sub(u32::from(slow))
         } else {
             c.window_samples.set(samples);
