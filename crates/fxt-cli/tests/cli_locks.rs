@@ -232,14 +232,23 @@ fn perfetto_shows_the_slices_and_the_arrows_between_threads() {
            join slice o on f.slice_out = o.id join thread_track ot on o.track_id = ot.id \
            join slice i on f.slice_in = i.id join thread_track it on i.track_id = it.id \
           where o.category = 'lock' and i.category = 'lock' and ot.utid <> it.utid), \
+         (select count(*) from flow f \
+           join slice o on f.slice_out = o.id join slice i on f.slice_in = i.id \
+          where extract_arg(o.arg_set_id, 'state') = 'held' \
+            and extract_arg(i.arg_set_id, 'state') = 'handoff'), \
          (select count(*) from stats where severity in ('error', 'data_loss') and value > 0);",
     );
-    let (slices, arrows, errors) = (row[0] as u64, row[1] as u64, row[2]);
+    let (slices, arrows, holder_to_waiter, errors) =
+        (row[0] as u64, row[1] as u64, row[2] as u64, row[3]);
     assert!(slices >= waits, "{slices} slices for {waits} waits");
     assert!(
         arrows * 10 >= waits * 9,
         "{arrows} arrows for {waits} waits"
     );
+    // Every arrow from the holder's `held` slice to the waiter's: Perfetto
+    // points a flow from the slice that starts first, which a wait begun
+    // before its holder took the lock is.
+    assert_eq!(holder_to_waiter, arrows, "arrows the right way");
     assert_eq!(errors, 0, "import problems");
 }
 

@@ -24,7 +24,9 @@ pub mod lock {
     pub const CATEGORY: &str = "lock";
     /// `exclusive`, `shared` or `upgradable` (string).
     pub const MODE: &str = "mode";
-    /// `wait`, `timed out`, or in derived records `held` (string).
+    /// `wait`, `timed out`, or in derived records `held` (the holder's
+    /// part of its hold someone waited through) and `handoff` (the
+    /// waiter's part of its wait from the holder's release) (string).
     pub const STATE: &str = "state";
     /// The koid of the thread whose release ended the wait (u64; absent
     /// when the waiter's own release did, or none was seen).

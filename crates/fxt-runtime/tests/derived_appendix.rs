@@ -157,7 +157,8 @@ fn trace_processor() -> Option<std::path::PathBuf> {
 
 /// Where Perfetto's importer is present: the file as the program wrote it
 /// shows every `held` slice of "turns" and every arrow, each from one
-/// thread's lock slice to another's, and no import error.
+/// thread's `held` slice to another's `handoff` slice, and no import
+/// error.
 fn perfetto_draws_them(path: &std::path::Path, trace: &[u8], how: &str) {
     let Some(shell) = trace_processor() else {
         eprintln!("Perfetto check skipped: no trace_processor_shell (set FXT_TRACE_PROCESSOR)");
@@ -171,6 +172,10 @@ fn perfetto_draws_them(path: &std::path::Path, trace: &[u8], how: &str) {
            join slice o on f.slice_out = o.id join thread_track ot on o.track_id = ot.id \
            join slice i on f.slice_in = i.id join thread_track it on i.track_id = it.id \
           where o.category = 'lock' and i.category = 'lock' and ot.utid <> it.utid), \
+         (select count(*) from flow f \
+           join slice o on f.slice_out = o.id join slice i on f.slice_in = i.id \
+          where extract_arg(o.arg_set_id, 'state') = 'held' \
+            and extract_arg(i.arg_set_id, 'state') = 'handoff'), \
          (select count(*) from stats where severity in ('error', 'data_loss') and value > 0);";
     let file = path.with_extension("sql");
     std::fs::write(&file, query).unwrap();
@@ -198,10 +203,12 @@ fn perfetto_draws_them(path: &std::path::Path, trace: &[u8], how: &str) {
         .collect();
     let at = markers(trace)[0];
     let (_, held, arrows, _) = lock_records(&trace[at..]);
+    // Every arrow from a `held` slice to a `handoff` one: from the holder
+    // to the waiter.
     assert_eq!(
         row,
-        [held, arrows, 0],
-        "{how}: Perfetto's held slices, arrows, errors"
+        [held, arrows, arrows, 0],
+        "{how}: Perfetto's held slices, arrows, arrows the right way, errors"
     );
     let _ = std::fs::remove_file(&file);
 }

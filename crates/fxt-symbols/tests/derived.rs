@@ -1,6 +1,7 @@
 //! `fxt_symbols::derived::records` on traces built here: a lock's wait
-//! that names its holder becomes the holder's `held` slice and an arrow
-//! (flow begin in it, flow end at the acquisition), placed as the runtime
+//! that names its holder becomes the holder's `held` slice, the waiter's
+//! `handoff` slice and an arrow (flow begin in the first, flow end at the
+//! acquisition, in the second), placed as the runtime
 //! places them; per provider section, after one marker, which stops a
 //! second derivation of that section; the arrows two processes derived
 //! each in its own trace keep apart when the traces are merged.
@@ -91,20 +92,37 @@ type Slice = (u64, u64, u64);
 /// A flow: (begin thread, begin time, end thread, end time).
 type Arrow = (u64, u64, u64, u64);
 
-/// The held slice and the flow, checking the ids match.
-fn held_and_arrow(evs: &[&Event]) -> (Slice, Arrow) {
-    assert_eq!(evs.len(), 3, "{evs:#?}");
-    let held = match evs[0].kind {
-        EventKind::DurationComplete { end } => (thread(evs[0]), evs[0].timestamp, end),
-        _ => panic!("{evs:#?}"),
-    };
-    assert_eq!(evs[0].category, "lock");
-    assert_eq!(evs[0].name, "L");
-    assert!(evs[0]
-        .args
+/// The `state` argument of `e`.
+fn state(e: &Event) -> Option<&str> {
+    e.args
         .iter()
-        .any(|a| a.name == "state" && matches!(&a.value, ArgValue::Str(s) if *s == "held")));
-    let (EventKind::FlowBegin { id: b }, EventKind::FlowEnd { id: e }) = (evs[1].kind, evs[2].kind)
+        .find(|a| a.name == "state")
+        .and_then(|a| match &a.value {
+            ArgValue::Str(s) => s.as_str(),
+            _ => None,
+        })
+}
+
+/// The slice `e` is, with its state: (thread, start, end).
+fn slice(e: &Event, want: &str) -> Slice {
+    let EventKind::DurationComplete { end } = e.kind else {
+        panic!("{e:#?}")
+    };
+    assert_eq!(
+        (e.category.as_str(), e.name.as_str()),
+        (Some("lock"), Some("L"))
+    );
+    assert_eq!(state(e), Some(want), "{e:#?}");
+    (thread(e), e.timestamp, end)
+}
+
+/// The held slice, the waiter's handoff slice and the flow between them
+/// (begin, then the handoff, then the end), checking the ids match.
+fn drawn(evs: &[&Event]) -> (Slice, Slice, Arrow) {
+    assert_eq!(evs.len(), 4, "{evs:#?}");
+    let held = slice(evs[0], "held");
+    let handoff = slice(evs[2], "handoff");
+    let (EventKind::FlowBegin { id: b }, EventKind::FlowEnd { id: e }) = (evs[1].kind, evs[3].kind)
     else {
         panic!("{evs:#?}")
     };
@@ -112,9 +130,15 @@ fn held_and_arrow(evs: &[&Event]) -> (Slice, Arrow) {
     let arrow = (
         thread(evs[1]),
         evs[1].timestamp,
-        thread(evs[2]),
-        evs[2].timestamp,
+        thread(evs[3]),
+        evs[3].timestamp,
     );
+    (held, handoff, arrow)
+}
+
+/// [`drawn`]'s held slice and flow.
+fn held_and_arrow(evs: &[&Event]) -> (Slice, Arrow) {
+    let (held, _, arrow) = drawn(evs);
     (held, arrow)
 }
 
@@ -126,8 +150,12 @@ fn a_handed_wait_becomes_the_holders_held_slice_and_an_arrow() {
     wait(&mut t, WAITER, 100, 201, Some((HOLDER, 50)));
     let out = derived(&t);
     assert_eq!(markers(&out), 1);
-    let (held, arrow) = held_and_arrow(&events(&out));
+    let (held, handoff, arrow) = drawn(&events(&out));
     assert_eq!(held, (HOLDER, 100, 151));
+    // Inside the wait, from the release to the acquisition: the flow
+    // ends in a slice that starts no earlier than the one it begins in
+    // (Perfetto points a flow from the slice that starts first).
+    assert_eq!(handoff, (WAITER, 150, 201));
     assert_eq!(arrow, (HOLDER, 150, WAITER, 200));
 }
 
@@ -136,10 +164,11 @@ fn the_durations_are_turned_into_the_traces_ticks() {
     let mut t = Vec::new();
     init(&mut t, 2_000_000_000);
     wait(&mut t, WAITER, 100, 301, Some((HOLDER, 50)));
-    let (held, arrow) = held_and_arrow(&events(&derived(&t)));
+    let (held, handoff, arrow) = drawn(&events(&derived(&t)));
     // 50 ns are 100 ticks.
     assert_eq!(arrow, (HOLDER, 200, WAITER, 300));
     assert_eq!(held, (HOLDER, 100, 201));
+    assert_eq!(handoff, (WAITER, 200, 301));
 }
 
 #[test]
@@ -177,17 +206,20 @@ fn consecutive_releases_draw_holds_that_do_not_overlap() {
     wait(&mut t, 30, 10, 202, Some((WAITER, 1)));
     let out = derived(&t);
     let evs = events(&out);
-    let helds: Vec<Slice> = evs
-        .iter()
-        .filter_map(|e| match e.kind {
-            EventKind::DurationComplete { end } => Some((thread(e), e.timestamp, end)),
-            _ => None,
-        })
-        .collect();
+    let slices = |want| -> Vec<Slice> {
+        evs.iter()
+            .filter(|e| state(e) == Some(want))
+            .map(|e| slice(e, want))
+            .collect()
+    };
     // The first from the earliest wait (0); the second after the first
     // release (101) and the holder's own wait (102), though waiter 30
     // waited from 10.
-    assert_eq!(helds, vec![(HOLDER, 0, 101), (WAITER, 102, 201)]);
+    assert_eq!(slices("held"), vec![(HOLDER, 0, 101), (WAITER, 102, 201)]);
+    // Each waiter's from the release that ended its wait: waiter 30's
+    // starts after the held slice its arrow comes from, though its wait
+    // began before it.
+    assert_eq!(slices("handoff"), vec![(WAITER, 100, 102), (30, 200, 202)]);
 }
 
 #[test]
@@ -217,7 +249,7 @@ fn each_section_is_derived_once_in_its_own_section() {
         })
         .collect();
     assert_eq!(sections, vec![1, 2]);
-    assert_eq!(events(&out).len(), 6);
+    assert_eq!(events(&out).len(), 8);
 
     // Appended, nothing more to derive.
     let bytes = words_to_bytes(&t);
@@ -237,7 +269,7 @@ fn each_section_is_derived_once_in_its_own_section() {
         again[0],
         Record::ProviderSection { provider_id: 3 }
     ));
-    assert_eq!(events(&again).len(), 3);
+    assert_eq!(events(&again).len(), 4);
 }
 
 /// The flow ids of a derived trace's arrows.

@@ -1,9 +1,17 @@
 //! A lock's drawings from its compact waits (`fxt::sync`, see
 //! [`fxt_format::derived::lock`]): for each wait another thread's release
 //! ended, the holder's `held` slice (on its thread: the part of its hold
-//! during which someone waited) and a flow from the release to the
-//! acquisition, so that a viewer draws the arrow from the holder to the
+//! during which someone waited), the waiter's `handoff` slice (inside its
+//! wait, from that release to the acquisition) and a flow from the first
+//! to the second, so that a viewer draws the arrow from the holder to the
 //! waiter.
+//!
+//! The flow ends in the `handoff` slice, not in the wait itself, because
+//! Perfetto's importer points a flow from whichever of its two slices
+//! *starts* first: a wait begun before its holder took the lock (a
+//! waiter that waited through several holders) would draw the arrow
+//! from the waiter. A `handoff` slice starts at the release, never
+//! before the `held` slice it comes from.
 //!
 //! The wait carries the release as nanoseconds before its acquisition (a
 //! duration survives a tool moving the trace to another clock), turned
@@ -24,6 +32,10 @@ use fxt_format::encode::{
 };
 
 use super::{ns_to_ticks, u64_arg, Names, Section, LOCK_FLOWS};
+
+/// The `state` of a waiter's derived slice from the release that ended
+/// its wait to its acquisition.
+const HANDOFF: &str = "handoff";
 
 /// A wait slice of a lock, as read.
 struct Wait {
@@ -93,55 +105,65 @@ impl Locks {
         });
     }
 
-    /// Appends the `held` slices and flows to `out`'s words of each
-    /// provider section.
+    /// Appends the `held` and `handoff` slices and the flows to `out`'s
+    /// words of each provider section, in time order.
     pub(crate) fn derive(&self, out: &mut BTreeMap<Option<u32>, Vec<u64>>) {
-        let helds = self.helds();
-        let mut next_flow = LOCK_FLOWS;
-        for held in &helds {
-            let section = self.waits[held.waits[0]].section;
-            let words = out.entry(section.provider).or_default();
-            let name = self.names.get(self.waits[held.waits[0]].name);
-            let holder = ThreadRef::Inline {
-                process: held.process,
-                thread: held.thread,
-            };
-            // The holder's mode is not recorded: only what the slice is.
-            let args = [Arg::new(
+        // The holder's mode is not recorded: only what the slice is.
+        let state = |s| {
+            [Arg::new(
                 StringRef::Inline(STATE),
-                Value::Str(StringRef::Inline("held")),
-            )];
-            let slice = Out {
-                kind: OutKind::DurationComplete {
-                    end: held.released + 1,
-                },
-                timestamp: held.start,
-                thread: holder,
+                Value::Str(StringRef::Inline(s)),
+            )]
+        };
+        let (held_args, handoff_args) = (state("held"), state(HANDOFF));
+        let mut by_section: BTreeMap<Option<u32>, Vec<Out<'_>>> = BTreeMap::new();
+        let mut next_flow = LOCK_FLOWS;
+        for held in &self.helds() {
+            let first = &self.waits[held.waits[0]];
+            let events = by_section.entry(first.section.provider).or_default();
+            let name = StringRef::Inline(self.names.get(first.name));
+            let event = |kind, timestamp, (process, thread), args| Out {
+                kind,
+                timestamp,
+                thread: ThreadRef::Inline { process, thread },
                 category: StringRef::Inline(CATEGORY),
-                name: StringRef::Inline(name),
-                args: &args,
+                name,
+                args,
             };
-            let _ = encode_into_vec(&slice, words);
-            for &w in &held.waits {
-                let wait = &self.waits[w];
+            let holder = (held.process, held.thread);
+            let end = held.released + 1;
+            events.push(event(
+                OutKind::DurationComplete { end },
+                held.start,
+                holder,
+                &held_args,
+            ));
+            for wait in held.waits.iter().map(|&w| &self.waits[w]) {
                 let id = super::flow_id(next_flow, held.process);
                 next_flow += 1;
-                let flow = |kind, timestamp, thread| Out {
-                    kind,
-                    timestamp,
-                    thread,
-                    category: StringRef::Inline(CATEGORY),
-                    name: StringRef::Inline(name),
-                    args: &[],
-                };
-                let begin = flow(OutKind::FlowBegin { id }, held.released, holder);
-                let waiter = ThreadRef::Inline {
-                    process: wait.process,
-                    thread: wait.thread,
-                };
-                let end = flow(OutKind::FlowEnd { id }, wait.end - 1, waiter);
-                let _ = encode_into_vec(&begin, words);
-                let _ = encode_into_vec(&end, words);
+                let waiter = (wait.process, wait.thread);
+                let end = wait.end;
+                events.extend([
+                    event(OutKind::FlowBegin { id }, held.released, holder, &[]),
+                    event(
+                        OutKind::DurationComplete { end },
+                        held.released,
+                        waiter,
+                        &handoff_args,
+                    ),
+                    event(OutKind::FlowEnd { id }, wait.end - 1, waiter, &[]),
+                ]);
+            }
+        }
+        for (provider, mut events) in by_section {
+            // In time order (stable: at equal ticks as pushed above): a
+            // viewer takes records of equal nanoseconds in file order, and
+            // a flow's end at an acquisition must come before the `held`
+            // slice its thread starts there, or it binds to that slice.
+            events.sort_by_key(|e| e.timestamp);
+            let words = out.entry(provider).or_default();
+            for e in &events {
+                let _ = encode_into_vec(e, words);
             }
         }
     }
