@@ -264,3 +264,112 @@ fn export_writes_the_tasks_and_their_polls_with_delay_and_waker() {
     assert_eq!(rows[1][5..], [Value::from("BIGINT"), "BIGINT".into()]);
     assert_eq!(r[2], serde_json::json!([[0]]));
 }
+
+/// Pending `left` times, leaving its waker in `slot` each time.
+struct Waits {
+    slot: std::sync::Arc<std::sync::Mutex<Option<Waker>>>,
+    left: u32,
+}
+
+impl Future for Waits {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.left == 0 {
+            return Poll::Ready(());
+        }
+        self.left -= 1;
+        *self.slot.lock().unwrap() = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+/// How a plain thread wakes the task in
+/// [`perfetto_draws_an_arrow_from_every_recorded_wake`].
+#[derive(Clone, Copy)]
+enum Wake {
+    /// With no slice open on the thread, and none before.
+    Bare,
+    /// Right after a slice of its own has ended.
+    AfterASlice,
+    /// Inside a slice.
+    Inside,
+}
+
+/// A task woken three times by a plain thread (no slice open there; just
+/// after a slice of its own ended; inside a slice), as delivered by `fxt
+/// symbolize`: Perfetto draws an arrow from each wake to the poll it
+/// caused, each from a `wake` slice at the wake (inside the open slice,
+/// if any), and reports no import error. Without the `wake` slice the
+/// first wake's arrow was dropped (`flow_no_enclosing_slice`) and the
+/// second bound to the slice that had ended.
+#[test]
+fn perfetto_draws_an_arrow_from_every_recorded_wake() {
+    let Some(shell) = cli_support::perfetto::trace_processor() else {
+        eprintln!("skipped: no trace_processor_shell (set FXT_TRACE_PROCESSOR)");
+        return;
+    };
+    let slot = std::sync::Arc::new(std::sync::Mutex::new(None::<Waker>));
+    let wakes = [Wake::Bare, Wake::AfterASlice, Wake::Inside];
+    let bytes = engine_trace(monotonic(), || {
+        let (ask, asked) = std::sync::mpsc::channel::<(Wake, Waker)>();
+        let (done, finished) = std::sync::mpsc::channel::<()>();
+        let waker = std::thread::spawn(move || {
+            for (how, waker) in asked {
+                match how {
+                    Wake::Bare => waker.wake(),
+                    Wake::AfterASlice => {
+                        drop(fxt::trace_duration_scope!("app", "before"));
+                        waker.wake();
+                    }
+                    Wake::Inside => {
+                        let _inside = fxt::trace_duration_scope!("app", "inside");
+                        waker.wake();
+                    }
+                }
+                done.send(()).unwrap();
+            }
+        });
+        let task = Waits {
+            slot: slot.clone(),
+            left: wakes.len() as u32,
+        }
+        .traced("woken");
+        let mut task = std::pin::pin!(task);
+        let mut cx = Context::from_waker(Waker::noop());
+        for how in wakes {
+            assert!(task.as_mut().poll(&mut cx).is_pending());
+            let w = slot.lock().unwrap().take().unwrap();
+            ask.send((how, w)).unwrap();
+            finished.recv().unwrap();
+            std::thread::sleep(GAP);
+        }
+        assert!(task.as_mut().poll(&mut cx).is_ready());
+        drop(ask);
+        waker.join().unwrap();
+    });
+    let raw = tmp("tasks-wakes.fxt");
+    std::fs::write(&raw, bytes).unwrap();
+    let delivered = tmp("tasks-wakes-delivered.fxt");
+    let out = fxt(&["symbolize", p(&raw), "-o", p(&delivered)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let row = cli_support::perfetto::perfetto_row(
+        &shell,
+        &delivered,
+        "select \
+           (select count(*) from flow f \
+              join slice o on f.slice_out = o.id join slice i on f.slice_in = i.id \
+            where i.name = 'woken'), \
+           (select count(*) from flow f \
+              join slice o on f.slice_out = o.id join slice i on f.slice_in = i.id \
+            where o.name = 'wake' and i.name = 'woken'), \
+           (select count(*) from slice w join slice parent on w.parent_id = parent.id \
+            where w.name = 'wake' and parent.name = 'inside'), \
+           (select count(*) from slice where name = 'wake' and parent_id is null), \
+           (select count(*) from stats where severity in ('error', 'data_loss') and value > 0);",
+    );
+    assert_eq!(
+        row,
+        [3, 3, 1, 2, 0],
+        "arrows to the polls, from wake slices, one inside `inside`, two alone, import errors"
+    );
+}

@@ -9,7 +9,7 @@
 //!   block;
 //! * a channel consumer's woken polls were woken by its producer's task
 //!   (`woken_by_task`), and Perfetto draws those wakes as arrows from the
-//!   producer's polls to the consumer's;
+//!   producer's polls (a `wake` slice in each) to the consumer's;
 //! * the producer's wakes after its sleeps are the timer driver's
 //!   (`woken_by_driver`), never a task's;
 //! * Perfetto has one track per task, holding its life and its polls, in
@@ -278,13 +278,15 @@ fn a_tokio_programs_tasks_wakes_and_blocking_task_are_read_back() {
                 "{kind}: life and polls of {name}"
             );
         }
-        // The consumer's wakes: arrows from the producer's polls.
+        // The consumer's wakes: arrows from the producer's polls (from
+        // the `wake` slice drawn inside each at the wake).
         let arrows = trace_processor(
             shell,
             &path,
             "select count(*) from flow f \
                join slice o on f.slice_out = o.id join slice i on f.slice_in = i.id \
-             where o.name = 'producer' and i.name = 'consumer';",
+               join slice op on o.parent_id = op.id \
+             where o.name = 'wake' and op.name = 'producer' and i.name = 'consumer';",
         );
         let arrows: u64 = arrows[0][0].parse().unwrap();
         assert_eq!(arrows, woken.as_u64().unwrap(), "{kind}: an arrow per wake");

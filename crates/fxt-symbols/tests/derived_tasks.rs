@@ -5,7 +5,7 @@
 //! poll, to halfway through the poll. Once appended, nothing more is
 //! derived; a trace whose runtime drew the tracks itself gets nothing.
 
-use fxt_format::decode::{decode_all, Event, EventKind, Record, Thread};
+use fxt_format::decode::{decode_all, ArgValue, Event, EventKind, Record, Thread};
 use fxt_format::encode::{
     encode_into_vec, words_to_bytes, Arg, ArgValue as V, Event as E, EventKind as K,
     Initialization, StringRef, ThreadRef,
@@ -68,12 +68,21 @@ fn derived(trace: &[u64]) -> Vec<Record> {
 }
 
 /// An event as (kind, timestamp, thread), after checking what every
-/// derived task event has: the task's category and name, no arguments,
-/// the poll's process.
+/// derived task event has: the task's category, the poll's process, and
+/// the task's name and no arguments, or for a wake's slice the name
+/// `wake` and the woken task's id.
 fn shape(e: &Event) -> (EventKind, u64, u64) {
     assert_eq!(e.category, "task");
-    assert_eq!(e.name, "consumer");
-    assert!(e.args.is_empty(), "{e:?}");
+    if matches!(e.kind, EventKind::DurationComplete { .. }) {
+        assert_eq!(e.name, "wake");
+        assert!(
+            matches!(&e.args[..], [a] if a.name == "woke" && a.value == ArgValue::U64(TASK)),
+            "{e:?}"
+        );
+    } else {
+        assert_eq!(e.name, "consumer");
+        assert!(e.args.is_empty(), "{e:?}");
+    }
     let Thread::Known { process, thread } = e.thread else {
         panic!("{e:?}")
     };
@@ -134,6 +143,9 @@ fn each_poll_is_drawn_on_its_tasks_track_and_a_recorded_wake_as_an_arrow() {
             (EventKind::AsyncBegin { id: TASK }, 1000, WORKER),
             (EventKind::AsyncEnd { id: TASK }, 1101, WORKER),
             (EventKind::AsyncBegin { id: TASK }, 2000, WORKER),
+            // A slice of no length on the waker's thread for the flow to
+            // begin in, whatever slice is open there (or none).
+            (EventKind::DurationComplete { end: 1700 }, 1700, WAKER),
             (EventKind::FlowBegin { id: flow }, 1700, WAKER),
             (EventKind::FlowEnd { id: flow }, 2050, WORKER),
             (EventKind::AsyncEnd { id: TASK }, 2100, WORKER),

@@ -116,8 +116,9 @@ fn with_sample_names<'a>(name: &str, body: Cow<'a, [u8]>) -> Cow<'a, [u8]> {
             }
             if delivery.derived > 0 {
                 eprintln!(
-                    "fxt: {name}: {} records drawn from the compact ones (held slices and arrows of lock waits)",
-                    delivery.derived
+                    "fxt: {name}: {} records drawn from the compact ones ({})",
+                    delivery.derived,
+                    fxt_symbols::derived::WHAT
                 );
             }
             Cow::Owned(named)

@@ -19,8 +19,9 @@
 //! trace is then rewritten, never appended to.
 //!
 //! It also appends the records a viewer draws from the trace's compact
-//! ones ([`fxt_symbols::derived`]: the `held` slices and arrows of lock
-//! waits), once: a trace with lock waits and no samples gains those alone,
+//! ones ([`fxt_symbols::derived`]: locks' `held` and `handoff` slices,
+//! tasks' polls on their tracks, the arrows between them, the heap
+//! counter), once: a trace with lock waits and no samples gains those alone,
 //! and one that carries them (a program built with feature `symbolize`
 //! appends them) is left as it is.
 
@@ -236,8 +237,9 @@ fn append_derived(
         }
     };
     eprintln!(
-        "fxt: {target}: {} records drawn from the compact ones (held slices and arrows of lock waits)",
-        crate::samples::record_count(derived)
+        "fxt: {target}: {} records drawn from the compact ones ({})",
+        crate::samples::record_count(derived),
+        fxt_symbols::derived::WHAT
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -54,7 +54,7 @@ pub fn appendix_for(trace: &[u8]) -> Option<(usize, fxt_symbols::Appendix)> {
 
 /// What a trace delivered to a viewer gains: the records that show its
 /// samples ([`appendix_for`]) and those drawn from its compact records
-/// ([`fxt_symbols::derived`]: a lock's `held` slices and arrows).
+/// ([`fxt_symbols::derived`], [`fxt_symbols::derived::WHAT`]).
 pub struct Delivery {
     /// Bytes of whole records the words follow.
     pub whole: usize,

@@ -23,6 +23,11 @@ use fxt_format::encode::{encode_into_vec, Blob, BlobType, ProviderSection, Strin
 use fxt_format::samples::AllocRecord;
 use fxt_format::time::ticks_per_second_or_default;
 
+/// What the derived records are, in a few words (for the messages of the
+/// commands that append them).
+pub const WHAT: &str =
+    "locks' held and handoff slices and their arrows, tasks' polls on their tracks and their wakes' arrows, the heap counter";
+
 /// Where a fact was read: its provider section and that section's clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Section {

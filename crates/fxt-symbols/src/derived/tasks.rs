@@ -6,10 +6,17 @@
 //! the arrow from the waker to the poll it caused.
 //!
 //! The flow begins on the waker's thread `delay` before the poll's start
-//! (a duration, turned back into ticks here) and binds to whatever slice
-//! was open there (a producer's poll, a plain thread's `send`, a parked
-//! worker's `parked`); it ends halfway through the poll, inside the
-//! poll's slice, which a viewer binds it to.
+//! (a duration, turned back into ticks here), in a `wake` slice of no
+//! length drawn there (inside whatever slice was open: a producer's poll,
+//! a plain thread's `send`, a parked worker's `parked`); it ends halfway
+//! through the poll, inside the poll's slice, which a viewer binds it to.
+//!
+//! The `wake` slice is there because Perfetto's importer binds a flow's
+//! begin to the slice on top of its thread's stack when it reads it: a
+//! wake made with no slice open was dropped (an import error,
+//! `flow_no_enclosing_slice`), and one made after a slice of the thread
+//! had ended but before the next began was bound to that ended slice (a
+//! worker's `parked`, which read as a driver's wake).
 //!
 //! A trace of a runtime before the compact poll (which wrote each poll's
 //! async slice and flows itself) has arg-less async begins of the task
@@ -20,10 +27,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use fxt_format::decode::{Event, EventKind, Thread};
 use fxt_format::derived::task::{CATEGORY, DELAY, TASK, WAKER_THREAD};
 use fxt_format::encode::{
-    encode_into_vec, Event as Out, EventKind as OutKind, StringRef, ThreadRef,
+    encode_into_vec, Arg, ArgValue, Event as Out, EventKind as OutKind, StringRef, ThreadRef,
 };
 
 use super::{ns_to_ticks, u64_arg, Names, Section, TASK_FLOWS};
+
+/// The name of the slice of no length a wake's flow begins in.
+const WAKE: &str = "wake";
+/// Its argument: the id of the task the wake woke (u64).
+const WOKE: &str = "woke";
 
 /// A poll, as read.
 struct Poll {
@@ -117,8 +129,18 @@ impl Tasks {
                 let id = super::flow_id(next_flow, poll.process);
                 next_flow += 1;
                 let mid = poll.start + (poll.end - poll.start) / 2;
+                let woke = [Arg::new(StringRef::Inline(WOKE), ArgValue::U64(poll.task))];
+                let wake = Out {
+                    kind: OutKind::DurationComplete { end: at },
+                    name: StringRef::Inline(WAKE),
+                    args: &woke,
+                    ..event(OutKind::FlowBegin { id }, at, on(waker))
+                };
                 let flow_begin = event(OutKind::FlowBegin { id }, at, on(waker));
                 let flow_end = event(OutKind::FlowEnd { id }, mid, on(poll.thread));
+                // The wake right before its flow's begin: at equal
+                // timestamps a viewer takes them in file order.
+                let _ = encode_into_vec(&wake, words);
                 let _ = encode_into_vec(&flow_begin, words);
                 let _ = encode_into_vec(&flow_end, words);
             }
