@@ -322,11 +322,15 @@ fn stats_names_the_functions_sampled_most_per_duration() {
 #[test]
 fn stats_says_the_sampled_cpu_time_where_the_rate_is_known() {
     let mut words = Vec::new();
+    // As a trace written before the counts of samples and periods.
     Sampling {
         pid: pid(),
         hz: 1000,
         perf_threads: 1,
         timer_threads: 1,
+        samples: 0,
+        timer_samples: 0,
+        timer_periods: 0,
     }
     .encode_records(&mut words)
     .unwrap();
@@ -340,6 +344,7 @@ fn stats_says_the_sampled_cpu_time_where_the_rate_is_known() {
     let sampling = serde_json::json!([{
         "pid": pid(), "hz": 1000, "source": "perf_event and timer",
         "perf_event_threads": 1, "timer_threads": 1,
+        "effective_hz": 1000, "cpu_ns_per_sample": 1_000_000,
     }]);
     assert_eq!(s["sampling"], sampling);
     let ms = |n: u64| n * 1_000_000;
@@ -375,6 +380,48 @@ fn stats_says_the_sampled_cpu_time_where_the_rate_is_known() {
         table
             .lines()
             .any(|l| l.starts_with("cli_samples::worker_b") && l.ends_with("10.0 ms")),
+        "{table}"
+    );
+}
+
+/// A trace whose samples a timer took at a 250 Hz kernel tick while 1000
+/// Hz was asked (the `fxt.sampling` record: 45 samples, all the timer's,
+/// standing for 180 periods): `stats` says the rate they came at and
+/// credits each sample 4 ms of CPU time, not 1.
+#[test]
+fn stats_weighs_a_timers_samples_by_the_periods_they_stood_for() {
+    let mut words = Vec::new();
+    Sampling {
+        pid: pid(),
+        hz: 1000,
+        perf_threads: 0,
+        timer_threads: 2,
+        samples: 45,
+        timer_samples: 45,
+        timer_periods: 180,
+    }
+    .encode_records(&mut words)
+    .unwrap();
+    let path = sampled_trace(0).raw(&words).file("stats_timer_rate.fxt");
+    let out = fxt(&["symbolize", p(&path)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = fxt(&["stats", "--json", p(&path)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &doc["samples"];
+    assert_eq!(s["sampling"][0]["effective_hz"], 250);
+    assert_eq!(s["sampling"][0]["cpu_ns_per_sample"], 4_000_000);
+    assert_eq!(s["inside"][0]["name"], "phase1");
+    assert_eq!(s["inside"][0]["cpu_ns"], 30 * 4_000_000);
+    let table = stdout(&fxt(&["stats", p(&path)]));
+    assert!(
+        table.contains("CPU samples   45 on 2 threads, 1000 Hz asked, 250 Hz taken (timer)"),
+        "{table}"
+    );
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("phase1") && l.contains("120.0 ms")),
         "{table}"
     );
 }

@@ -483,6 +483,67 @@ fn threads_past_the_descriptor_limit_are_sampled_with_timers() {
     }
 }
 
+/// With `RLIMIT_NOFILE` at what the process has open and a few more (no
+/// descriptor perf may take: a timer samples), a thread burning 400 ms of
+/// CPU at 1000 Hz: the kernel checks the timer on its tick (often 250
+/// Hz), so a signal may stand for several periods, and the trace's
+/// `fxt.sampling` record counts them: its samples times the CPU time it
+/// says a sample stands for come within 25% of the thread's CPU time
+/// (one period a sample would say a quarter of it at a 250 Hz tick).
+#[test]
+fn a_timers_samples_stand_for_the_cpu_time_they_took() {
+    const NAME: &str = "a_timers_samples_stand_for_the_cpu_time_they_took";
+    if !in_child(NAME) {
+        return child_must_pass(NAME);
+    }
+    let open = std::fs::read_dir("/proc/self/fd").unwrap().count() as u64;
+    let limit = libc::rlimit {
+        rlim_cur: open + 4,
+        rlim_max: open + 4,
+    };
+    // SAFETY: `limit` is valid; this child process only lowers its own.
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) }, 0);
+    let s = session(1000, "timer-periods");
+    emit(0);
+    let before = cpu_ns();
+    spin_cpu(400);
+    let burnt = cpu_ns() - before;
+    // SAFETY: `gettid` has no preconditions.
+    let tid = unsafe { libc::gettid() as u64 };
+    let (bytes, stats) = s.finish_to_vec().unwrap();
+    let n = sample_tids(&bytes).iter().filter(|&&t| t == tid).count() as u64;
+    let sampling: Vec<_> = common::decode(&bytes)
+        .iter()
+        .filter_map(|r| match r {
+            fxt_format::decode::Record::Blob(b) => fxt_format::samples::Sampling::from_blob(b),
+            _ => None,
+        })
+        .collect();
+    let [Ok(rate)] = sampling.as_slice() else {
+        panic!("{sampling:?}")
+    };
+    assert_eq!((rate.perf_threads, rate.hz), (0, 1000), "{rate:?}");
+    assert!(rate.timer_threads >= 1, "{rate:?}");
+    assert_eq!(
+        rate.samples,
+        stats.samples - stats.records_dropped.min(stats.samples),
+        "{rate:?} {stats:?}"
+    );
+    assert_eq!(rate.timer_samples, rate.samples, "{rate:?}");
+    assert!(rate.timer_periods >= rate.timer_samples, "{rate:?}");
+    let estimate = n * rate.cpu_ns_per_sample().unwrap();
+    println!(
+        "{n} samples at {} Hz taken, {:.1} ms estimated, {:.1} ms burnt",
+        rate.effective_hz(),
+        estimate as f64 / 1e6,
+        burnt as f64 / 1e6
+    );
+    assert!(
+        estimate * 4 >= burnt * 3 && estimate * 4 <= burnt * 5,
+        "{n} samples: {estimate} ns estimated, {burnt} ns burnt ({rate:?})"
+    );
+}
+
 /// Whether any thread of this process has SIGPROF pending.
 fn any_sigprof_pending() -> bool {
     std::fs::read_dir("/proc/self/task").unwrap().any(|e| {

@@ -13,8 +13,17 @@
 //! | 1 | rate: samples per second of a thread's CPU time |
 //! | 2 | threads timed by a `perf_event` task clock |
 //! | 3 | threads timed by a POSIX CPU-time timer (`SIGPROF`) |
+//! | 4 | samples the process wrote, from either source |
+//! | 5 | of those, samples a timer's signal took |
+//! | 6 | the periods those stood for: one per signal, plus the expirations the kernel merged into it (`si_overrun`) |
 //!
-//! Bytes after word 3 are ignored (the layout may grow by appending).
+//! A timer is checked on the kernel's scheduler tick (`CONFIG_HZ`, often
+//! 250), so above that rate a signal stands for several periods: words 4
+//! to 6 let a reader weight samples by the periods they stood for (on
+//! average over the process: a sample does not say its source). Words 4
+//! to 6 are absent from traces written before them (read as 0: each
+//! sample one period). Bytes after the last word are ignored (the layout
+//! may grow by appending).
 
 use super::payload::{put_word, PayloadReader};
 use super::{encode_named_blob, SamplesError, SAMPLING_NAME};
@@ -35,13 +44,53 @@ pub struct Sampling {
     pub perf_threads: u64,
     /// Threads whose samples a CPU-time timer timed.
     pub timer_threads: u64,
+    /// Samples the process wrote, from either source (0: not recorded).
+    pub samples: u64,
+    /// Of those, samples a timer's signal took.
+    pub timer_samples: u64,
+    /// The periods those stood for (each at least one).
+    pub timer_periods: u64,
 }
 
 impl Sampling {
-    /// The CPU time one sample stands for, in nanoseconds (`None` for a
+    /// The period of the rate asked for, in nanoseconds (`None` for a
     /// rate of 0).
     pub fn period_ns(&self) -> Option<u64> {
         1_000_000_000u64.checked_div(self.hz)
+    }
+
+    /// The periods the process's samples stood for, if recorded.
+    fn periods(&self) -> Option<u64> {
+        let others = self.samples.checked_sub(self.timer_samples)?;
+        (self.samples > 0 && self.timer_periods >= self.timer_samples)
+            .then(|| others + self.timer_periods)
+    }
+
+    /// The CPU time one sample stands for on average, in nanoseconds: the
+    /// period, times the periods the samples stood for over their number
+    /// (a timer's signal may stand for several, see the module docs).
+    /// `None` for a rate of 0.
+    pub fn cpu_ns_per_sample(&self) -> Option<u64> {
+        let period = self.period_ns()?;
+        Some(match self.periods() {
+            Some(periods) => {
+                let ns = u128::from(period) * u128::from(periods) / u128::from(self.samples);
+                u64::try_from(ns).unwrap_or(u64::MAX)
+            }
+            None => period,
+        })
+    }
+
+    /// The rate the samples came at: the rate asked for, or less where a
+    /// timer's signals stood for several periods each.
+    pub fn effective_hz(&self) -> u64 {
+        match self.periods() {
+            Some(periods) if periods > 0 => {
+                let hz = u128::from(self.hz) * u128::from(self.samples) / u128::from(periods);
+                u64::try_from(hz).unwrap_or(u64::MAX)
+            }
+            _ => self.hz,
+        }
     }
 
     /// The sources that timed the samples, as a reader names them:
@@ -57,8 +106,17 @@ impl Sampling {
 
     /// The payload bytes.
     pub fn payload(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(32);
-        for w in [self.pid, self.hz, self.perf_threads, self.timer_threads] {
+        let mut out = Vec::with_capacity(56);
+        let words = [
+            self.pid,
+            self.hz,
+            self.perf_threads,
+            self.timer_threads,
+            self.samples,
+            self.timer_samples,
+            self.timer_periods,
+        ];
+        for w in words {
             put_word(&mut out, w);
         }
         out
@@ -67,7 +125,7 @@ impl Sampling {
     /// Appends the `fxt.sampling` blob record to `out`; returns the words
     /// appended.
     pub fn encode_records(&self, out: &mut Vec<u64>) -> Result<usize, EncodeError> {
-        // Four words always fit one blob record: never a split group, so
+        // Seven words always fit one blob record: never a split group, so
         // the timestamp and thread are never written.
         let thread = ThreadRef::Inline {
             process: self.pid,
@@ -79,11 +137,28 @@ impl Sampling {
     /// Decodes an `fxt.sampling` payload.
     pub fn decode(payload: &[u8]) -> Result<Self, SamplesError> {
         let mut r = PayloadReader::new(payload);
+        let pid = r.word("sampling process koid")?;
+        let hz = r.word("sampling rate")?;
+        let perf_threads = r.word("sampling perf_event threads")?;
+        let timer_threads = r.word("sampling timer threads")?;
+        // Absent from traces written before them.
+        let (samples, timer_samples, timer_periods) = if r.remaining() == 0 {
+            (0, 0, 0)
+        } else {
+            (
+                r.word("sampling samples")?,
+                r.word("sampling timer samples")?,
+                r.word("sampling timer periods")?,
+            )
+        };
         Ok(Self {
-            pid: r.word("sampling process koid")?,
-            hz: r.word("sampling rate")?,
-            perf_threads: r.word("sampling perf_event threads")?,
-            timer_threads: r.word("sampling timer threads")?,
+            pid,
+            hz,
+            perf_threads,
+            timer_threads,
+            samples,
+            timer_samples,
+            timer_periods,
         })
     }
 
@@ -108,6 +183,9 @@ mod tests {
             hz: 997,
             perf_threads: 2,
             timer_threads: 1,
+            samples: 500,
+            timer_samples: 100,
+            timer_periods: 400,
         };
         let mut words = Vec::new();
         s.encode_records(&mut words).unwrap();
@@ -128,5 +206,51 @@ mod tests {
             Sampling::decode(&s.payload()[..24]),
             Err(SamplesError::Truncated { .. })
         ));
+        // A trace written before words 4 to 6: each sample one period.
+        let old = Sampling::decode(&s.payload()[..32]).unwrap();
+        assert_eq!(
+            (old.samples, old.timer_samples, old.timer_periods),
+            (0, 0, 0)
+        );
+        assert_eq!(old.cpu_ns_per_sample(), old.period_ns());
+        assert_eq!(old.effective_hz(), 997);
+        assert!(matches!(
+            Sampling::decode(&s.payload()[..48]),
+            Err(SamplesError::Truncated { .. })
+        ));
+    }
+
+    /// 400 perf samples of one period and 100 timer signals of four: 800
+    /// periods in 500 samples, 1.6 periods a sample on average.
+    #[test]
+    fn a_timers_merged_periods_weigh_its_samples() {
+        let s = Sampling {
+            pid: 7,
+            hz: 1000,
+            perf_threads: 1,
+            timer_threads: 1,
+            samples: 500,
+            timer_samples: 100,
+            timer_periods: 400,
+        };
+        assert_eq!(s.period_ns(), Some(1_000_000));
+        assert_eq!(s.cpu_ns_per_sample(), Some(1_600_000));
+        assert_eq!(s.effective_hz(), 625);
+        // A timer alone at a 250 Hz tick: four periods a signal.
+        let timer = Sampling {
+            perf_threads: 0,
+            samples: 175,
+            timer_samples: 175,
+            timer_periods: 700,
+            ..s
+        };
+        assert_eq!(timer.cpu_ns_per_sample(), Some(4_000_000));
+        assert_eq!(timer.effective_hz(), 250);
+        // Inconsistent counts (a damaged record) weigh nothing more.
+        let bad = Sampling {
+            timer_samples: 600,
+            ..s
+        };
+        assert_eq!(bad.cpu_ns_per_sample(), Some(1_000_000));
     }
 }

@@ -353,12 +353,16 @@ impl<'r, W: Write> Collector<'r, W> {
             // Before the appendix: how the samples were taken, so that a
             // reader turns their counts into CPU time.
             let counts = &shared.sampled_threads;
+            let taken = crate::sample::counts();
             let mut words = Vec::new();
             let sampling = fxt_format::samples::Sampling {
                 pid: shared.settings.pid,
                 hz: u64::from(shared.settings.sample_hz),
                 perf_threads: counts[0].load(Ordering::Relaxed),
                 timer_threads: counts[1].load(Ordering::Relaxed),
+                samples: taken.taken.saturating_sub(taken.dropped),
+                timer_samples: taken.timer_samples,
+                timer_periods: taken.timer_periods,
             };
             if sampling.hz > 0 && sampling.encode_records(&mut words).is_ok() {
                 self.stage.words(&words, 1)?;

@@ -68,6 +68,10 @@ static PID: AtomicU64 = AtomicU64::new(0);
 /// and those of them not written.
 static TAKEN: AtomicU64 = AtomicU64::new(0);
 static DROPPED: AtomicU64 = AtomicU64::new(0);
+/// Samples a timer's signal took and wrote, and the periods they stood
+/// for (each signal one, plus the expirations the kernel merged into it).
+static TIMER_SAMPLES: AtomicU64 = AtomicU64::new(0);
+static TIMER_PERIODS: AtomicU64 = AtomicU64::new(0);
 /// Whether to try `perf_event_open` first (cleared once the kernel refuses
 /// it; not when descriptors ran short).
 static TRY_PERF: AtomicBool = AtomicBool::new(true);
@@ -132,6 +136,8 @@ pub(crate) fn start(generation: u32, use_tsc: bool, crash_safe: bool, pid: u64) 
     PID.store(pid, Ordering::Relaxed);
     TAKEN.store(0, Ordering::Relaxed);
     DROPPED.store(0, Ordering::Relaxed);
+    TIMER_SAMPLES.store(0, Ordering::Relaxed);
+    TIMER_PERIODS.store(0, Ordering::Relaxed);
     // Release: pairs with the handler's Acquire load; the settings above
     // are visible to a handler that sees the session active.
     ACTIVE.store(generation, Ordering::Release);
@@ -144,6 +150,10 @@ pub(crate) struct Counts {
     pub(crate) taken: u64,
     /// Of those, not written (the gate was shut or the chunk full).
     pub(crate) dropped: u64,
+    /// Written samples a timer's signal took, and the periods they stood
+    /// for (the trace's `fxt.sampling` record carries both).
+    pub(crate) timer_samples: u64,
+    pub(crate) timer_periods: u64,
 }
 
 /// Stops sampling `generation`: no handler writes for it after this
@@ -160,10 +170,7 @@ pub(crate) fn stop(generation: u32) -> Option<Counts> {
     let tids: Vec<u64> = sources.iter().map(|(_, tid, _)| *tid).collect();
     drop(sources);
     settle_pending(&tids);
-    Some(Counts {
-        taken: TAKEN.load(Ordering::Relaxed),
-        dropped: DROPPED.load(Ordering::Relaxed),
-    })
+    Some(counts())
 }
 
 /// Waits (a bounded while) until none of threads `tids` has a SIGPROF
@@ -200,6 +207,8 @@ pub(crate) fn counts() -> Counts {
     Counts {
         taken: TAKEN.load(Ordering::Relaxed),
         dropped: DROPPED.load(Ordering::Relaxed),
+        timer_samples: TIMER_SAMPLES.load(Ordering::Relaxed),
+        timer_periods: TIMER_PERIODS.load(Ordering::Relaxed),
     }
 }
 
@@ -335,31 +344,38 @@ fn install_handler() {
     });
 }
 
-/// The `siginfo_t` fields the handler reads: `si_code`, and the word at
-/// offset 24 of the union (a timer's `si_value`, an I/O signal's `si_fd`).
-fn siginfo_parts(info: *const libc::siginfo_t) -> (i32, u64) {
+/// The `siginfo_t` fields the handler reads: `si_code`, the word at
+/// offset 24 of the union (a timer's `si_value`, an I/O signal's `si_fd`)
+/// and the `int` at offset 20 (a timer's `si_overrun`).
+fn siginfo_parts(info: *const libc::siginfo_t) -> (i32, u64, i32) {
     // SAFETY: the kernel passes a full `siginfo_t` (128 bytes) to an
-    // `SA_SIGINFO` handler; both fields lie within it, aligned.
+    // `SA_SIGINFO` handler; the fields lie within it, aligned.
     unsafe {
         let code = (*info).si_code;
         let word = *info.cast::<u8>().add(24).cast::<u64>();
-        (code, word)
+        let overrun = *info.cast::<u8>().add(20).cast::<i32>();
+        (code, word, overrun)
     }
 }
 
 extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
     // SAFETY: `__errno_location` returns this thread's errno.
     let errno = unsafe { *libc::__errno_location() };
-    let (code, word) = siginfo_parts(info);
+    let (code, word, overrun) = siginfo_parts(info);
+    // `Some(periods)` for a timer's signal: it stands for one period plus
+    // the expirations the kernel merged into it.
     let ours = match code {
-        source::SI_TIMER => word as usize == source::TIMER_MAGIC,
+        source::SI_TIMER => (word as usize == source::TIMER_MAGIC)
+            .then(|| 1 + u64::try_from(overrun).unwrap_or(0))
+            .map(Some),
         source::POLL_IN..=source::POLL_HUP => THREAD
             .try_with(|t| t.fd.get() >= 0 && t.fd.get() == word as u32 as i32)
-            .unwrap_or(false),
-        _ => false,
+            .unwrap_or(false)
+            .then_some(None),
+        _ => None,
     };
-    if ours {
-        take_sample(ctx);
+    if let Some(periods) = ours {
+        take_sample(ctx, periods);
     } else {
         chain(sig, info, ctx);
     }
@@ -407,8 +423,9 @@ fn interrupted(ctx: *mut libc::c_void) -> Registers {
     }
 }
 
-/// The handler's work for one of fxt's signals (see the module docs).
-fn take_sample(ctx: *mut libc::c_void) {
+/// The handler's work for one of fxt's signals (see the module docs);
+/// `timer_periods`: the periods a timer's signal stands for.
+fn take_sample(ctx: *mut libc::c_void, timer_periods: Option<u64>) {
     let generation = ACTIVE.load(Ordering::Acquire);
     if generation == 0 {
         return;
@@ -426,6 +443,9 @@ fn take_sample(ctx: *mut libc::c_void) {
         crate::memory::file_map::set_in_handler(true);
         if !write_sample(t, generation, ctx) {
             DROPPED.fetch_add(1, Ordering::Relaxed);
+        } else if let Some(periods) = timer_periods {
+            TIMER_SAMPLES.fetch_add(1, Ordering::Relaxed);
+            TIMER_PERIODS.fetch_add(periods, Ordering::Relaxed);
         }
         crate::memory::file_map::set_in_handler(false);
     });

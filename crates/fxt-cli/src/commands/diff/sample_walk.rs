@@ -49,7 +49,7 @@ impl SampleWalk {
         };
         if let Record::Blob(blob) = record {
             if let Some(Ok(s)) = Sampling::from_blob(blob) {
-                if let Some(period) = s.period_ns() {
+                if let Some(period) = s.cpu_ns_per_sample() {
                     self.periods.insert(s.pid, period);
                 }
             }

@@ -3,7 +3,10 @@
 //! and the functions they were in most (the innermost frame, by name where
 //! the trace holds symbols); the functions sampled most overall. Where the
 //! trace says its processes' sampling rates (`fxt.sampling`), each count
-//! comes with the CPU time it stands for: one period per sample.
+//! comes with the CPU time it stands for: one period per sample, or, where
+//! a timer's signals stood for several periods (the kernel's tick is
+//! slower than the rate), the periods the process's samples stood for on
+//! average ([`Sampling::cpu_ns_per_sample`]).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{self, Write};
@@ -180,7 +183,12 @@ pub fn report(tally: SampleTally, spans: &Spans) -> SampleReport {
         .iter()
         .map(|s| (s.sample.pid, s.sample.tid))
         .collect();
-    let period = |pid: u64| tally.sampling.get(&pid).and_then(Sampling::period_ns);
+    let period = |pid: u64| {
+        tally
+            .sampling
+            .get(&pid)
+            .and_then(Sampling::cpu_ns_per_sample)
+    };
     let enclosing = tally.timeline.enclosing(&samples);
     let mut by_name: BTreeMap<String, HashMap<String, Count>> = BTreeMap::new();
     let mut functions: HashMap<String, Count> = HashMap::new();
@@ -232,11 +240,16 @@ fn cpu(count: &Count) -> String {
         .map_or_else(String::new, |ns| format!("{:.1} ms", ns as f64 / 1e6))
 }
 
-/// The rates line: `1000 Hz (perf_event)` per distinct rate and source.
+/// The rates line: `1000 Hz (perf_event)` per distinct rate and source,
+/// with the rate the samples came at where it was less (`1000 Hz asked,
+/// 250 Hz taken (timer)`).
 fn rates(sampling: &[Sampling]) -> String {
     let mut said: Vec<String> = sampling
         .iter()
-        .map(|s| format!("{} Hz ({})", s.hz, s.source()))
+        .map(|s| match s.effective_hz() {
+            hz if hz < s.hz => format!("{} Hz asked, {hz} Hz taken ({})", s.hz, s.source()),
+            _ => format!("{} Hz ({})", s.hz, s.source()),
+        })
         .collect();
     said.dedup();
     said.join(", ")
@@ -312,6 +325,8 @@ pub fn document(r: &SampleReport) -> Value {
         "sampling": r.sampling.iter().map(|s| json!({
             "pid": s.pid,
             "hz": s.hz,
+            "effective_hz": s.effective_hz(),
+            "cpu_ns_per_sample": s.cpu_ns_per_sample(),
             "source": s.source(),
             "perf_event_threads": s.perf_threads,
             "timer_threads": s.timer_threads,
