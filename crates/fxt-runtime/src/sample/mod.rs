@@ -230,7 +230,13 @@ pub(crate) fn arm_thread(
         return None;
     }
     disarm_thread();
-    let stack = crate::stack::current_stack().map(|s| (s.start, s.end))?;
+    // Unknown (the C library reads the main thread's from /proc, which
+    // fails when descriptors run out): said once, not left unsampled
+    // silently.
+    let Some(stack) = crate::stack::current_stack().map(|s| (s.start, s.end)) else {
+        report_once(&std::io::Error::other("its stack's bounds are unknown"));
+        return None;
+    };
     // Before the source: its first signal runs on the alternate stack.
     THREAD.with(|t| t.alt_stack.set(alt_stack::AltStack::install()));
     let period_ns = (1_000_000_000 / hz as u64).max(1);
