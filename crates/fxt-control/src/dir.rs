@@ -18,19 +18,36 @@ pub const RUNTIME_ENV: &str = "XDG_RUNTIME_DIR";
 /// providers.
 ///
 /// Only the caller's own folders are used: `XDG_RUNTIME_DIR` is passed
-/// over (for the temp directory) unless it and every folder above it are
-/// owned by the caller or root and writable by no one else (or sticky, as
-/// `/tmp`), so root given another user's (`sudo -E`, `su` without `-`)
-/// neither creates nor uses anything in it, and no one else can swap a
-/// folder on the path between the check and a later use. The path
-/// returned is resolved (no symlinks). In a setuid, setgid or
-/// file-capability process (`AT_SECURE`) the environment is not read.
+/// over (for the temp directory) unless it is the caller's own, every
+/// folder above it is the caller's or root's, and none is writable by
+/// anyone else (or sticky, as `/tmp`). So root given another user's
+/// (`sudo -E`) neither creates nor uses anything in it, a user given
+/// root's (`su` without `-`, `setpriv`) or a folder shared with others
+/// traces in its own temp directory instead of failing, and no one else
+/// can swap a folder on the path between the check and a later use. An
+/// `fxt` folder there that the caller may not use (another user made
+/// it) is passed over the same way. The path returned is resolved (no
+/// symlinks). In a setuid, setgid or file-capability process
+/// (`AT_SECURE`) the environment is not read.
 pub fn runtime_dir() -> io::Result<PathBuf> {
     // SAFETY: geteuid has no preconditions and cannot fail.
     let uid = unsafe { libc::geteuid() };
-    let dir = dir_for(secure_var(RUNTIME_ENV), uid)?;
-    create_private(&dir, uid)?;
-    Ok(dir)
+    runtime_dir_in(secure_var(RUNTIME_ENV), uid)
+}
+
+/// [`runtime_dir`] for a value of [`RUNTIME_ENV`] and a uid: the
+/// variable's `fxt` folder if it can be the caller's private one, else
+/// the temp directory's.
+fn runtime_dir_in(xdg: Option<std::ffi::OsString>, uid: u32) -> io::Result<PathBuf> {
+    let dir = dir_for(xdg, uid)?;
+    let temp = temp_dir_for(uid)?;
+    match create_private(&dir, uid) {
+        Err(_) if dir != temp => {
+            create_private(&temp, uid)?;
+            Ok(temp)
+        }
+        made => made.map(|()| dir),
+    }
 }
 
 /// Whether this process runs with privileges its caller may not have
@@ -64,10 +81,21 @@ fn secure_var(name: &str) -> Option<std::ffi::OsString> {
 /// directory (which must be trustworthy itself).
 fn dir_for(xdg: Option<std::ffi::OsString>, uid: u32) -> io::Result<PathBuf> {
     if let Some(base) = xdg.map(PathBuf::from).filter(|b| b.is_absolute()) {
-        if let Ok(base) = trusted(&base, uid) {
+        let own = |base: &Path| std::fs::metadata(base).is_ok_and(|m| m.uid() == uid);
+        if let Ok(base) = trusted(&base, uid).and_then(|b| {
+            own(&b)
+                .then_some(b)
+                .ok_or_else(|| io::Error::from(io::ErrorKind::PermissionDenied))
+        }) {
             return Ok(base.join("fxt"));
         }
     }
+    temp_dir_for(uid)
+}
+
+/// `{temp}/fxt-UID`, in `TMPDIR` (absolute) or `/tmp`, which must be
+/// trustworthy itself.
+fn temp_dir_for(uid: u32) -> io::Result<PathBuf> {
     let temp = match secure_var("TMPDIR").map(PathBuf::from) {
         Some(t) if t.is_absolute() => t,
         _ => PathBuf::from("/tmp"),
@@ -269,6 +297,22 @@ mod tests {
         std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
         std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o700)).unwrap();
         assert_eq!(dir_for(Some(theirs.clone().into()), uid).unwrap(), fallback);
+        // Root's folder given to another user (`su` without `-`), or one
+        // root shares with everyone (sticky): that user's temp folder.
+        let nobody = temp.join("fxt-65534");
+        assert_eq!(dir_for(Some(xdg.clone().into()), 65534).unwrap(), nobody);
+        let shared = base.join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        assert_eq!(dir_for(Some(shared.into()), 65534).unwrap(), nobody);
+        // Its own folder with an `fxt` in it that another user made: the
+        // temp folder too, not an error.
+        let mine = base.join("mine");
+        std::fs::create_dir(&mine).unwrap();
+        std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::fs::create_dir(mine.join("fxt")).unwrap();
+        std::os::unix::fs::chown(mine.join("fxt"), Some(65534), Some(65534)).unwrap();
+        assert_eq!(runtime_dir_in(Some(mine.into()), uid).unwrap(), fallback);
         std::fs::remove_dir_all(&base).unwrap();
     }
 

@@ -59,8 +59,9 @@
 //! * The [`runtime_dir`] is the caller's own: created 0700 and refused
 //!   unless owned by the caller and closed to others; a `XDG_RUNTIME_DIR`
 //!   that is not the caller's (root with another user's, as `sudo -E`
-//!   leaves it), or any folder above the runtime directory that another
-//!   user could change, is not used. In a setuid, setgid or file-capability
+//!   leaves it; a user with root's, as `su` without `-` leaves it), or
+//!   any folder above the runtime directory that another user could
+//!   change, is not used: the caller's temp folder is. In a setuid, setgid or file-capability
 //!   process (`AT_SECURE`) the environment is not read.
 //! * Writes go through descriptors: the folders of Start and Snapshot are
 //!   passed open, a provider refuses one that is not a directory or is
