@@ -628,6 +628,31 @@ fn sample_rate_out_of_range() {
 /// A tree in which no process used fxt: the recorder says so, and what
 /// would be traced, and exits 1 although the command succeeded (a failed
 /// command keeps its own status).
+/// A descendant that starts tracing only after the command has exited
+/// (a shell that starts it in the background and exits at once; it
+/// waits 300 ms before its session starts) is waited for: the archive
+/// holds its events and the recorder ends as the command did.
+fn late_descendant() {
+    let dir = scratch("late");
+    let out = dir.join("late.fxt");
+    let exe = std::env::current_exe().unwrap();
+    let r = fxt_cmd()
+        .args(["record", "-o"])
+        .arg(&out)
+        .args(["--", "sh", "-c", "\"$0\" &"])
+        .arg(&exe)
+        .env(ROLE, "late")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{stderr}");
+    let providers = providers(&std::fs::read(&out).unwrap());
+    assert_eq!(providers.len(), 1, "{stderr}");
+    let leaf = providers.values().next().unwrap();
+    assert_eq!(leaf.events, THREADS * EVENTS, "{stderr}");
+    assert_eq!(leaf.marks.len(), 2 * MARKS, "{stderr}");
+}
+
 fn nothing_traced() {
     let dir = scratch("nothing");
     let out = dir.join("n.fxt");
@@ -789,9 +814,14 @@ fn sched() {
 
 fn main() {
     if let Ok(r) = std::env::var(ROLE) {
+        if r == "late" {
+            // After the shell that started it has exited.
+            std::thread::sleep(Duration::from_millis(300));
+            role("leaf");
+        }
         role(&r);
     }
-    let tests: [(&str, fn()); 11] = [
+    let tests: [(&str, fn()); 12] = [
         ("a process tree in one archive", process_tree),
         ("the recorder's options reach every process", options_apply),
         ("--sched: a 10 ms sleep in a traced function", sched),
@@ -809,6 +839,10 @@ fn main() {
         ("merge: two sampled traces", merge_sampled),
         ("--sample over the limit", sample_rate_out_of_range),
         ("a tree that used no fxt", nothing_traced),
+        (
+            "a descendant that starts after the command",
+            late_descendant,
+        ),
     ];
     let only = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     for (name, test) in tests {

@@ -45,7 +45,7 @@ pub struct Args {
     #[command(flatten)]
     recording: RecordingArgs,
     /// Seconds to wait, after the command exits, for descendants still
-    /// writing their traces.
+    /// writing their traces or alive without one yet.
     #[arg(long, default_value_t = 2.0)]
     linger: f64,
     /// Keep the spool folder (the processes' own traces) after merging.

@@ -267,20 +267,51 @@ pub fn being_written(trace: &Path) -> bool {
 }
 
 /// Waits, up to `linger`, until no live process writes a trace in `dir`
-/// (a daemon, a child the command did not wait for); returns the pids
-/// still writing then.
+/// (a daemon, a child the command did not wait for) and none that may
+/// still start one there is alive (a descendant of the command that has
+/// written nothing in it yet: it carries `dir` in its environment, see
+/// [`heirs`]); returns the pids still writing then.
 pub fn wait_for_writers(dir: &Path, linger: Duration) -> Vec<u32> {
     let deadline = Instant::now() + linger;
     loop {
-        let writing: Vec<u32> = entries(dir)
-            .unwrap_or_default()
+        let entries = entries(dir).unwrap_or_default();
+        let writing: Vec<u32> = entries
             .iter()
             .filter(|e| being_written(&e.path))
             .map(|e| e.pid)
             .collect();
-        if writing.is_empty() || Instant::now() >= deadline {
+        let done = Instant::now() >= deadline;
+        if done
+            || (writing.is_empty()
+                && !heirs(dir)
+                    .iter()
+                    .any(|p| entries.iter().all(|e| e.pid != *p)))
+        {
             return writing;
         }
         std::thread::sleep(POLL);
     }
+}
+
+/// The live processes other than this one whose environment names `dir`
+/// as their spool (`FXT_RECORD`, which the command was started with and
+/// its descendants inherit, whoever their parent is now): they may start
+/// a trace there after the command has exited. A process whose
+/// environment this user may not read is not one.
+fn heirs(dir: &Path) -> Vec<u32> {
+    let mut want = fxt_control::recording::env::RECORD.as_bytes().to_vec();
+    want.push(b'=');
+    want.extend_from_slice(dir.as_os_str().as_bytes());
+    let me = std::process::id();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    procs
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| pid != me)
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.split(|&b| b == 0).any(|v| v == want))
+        })
+        .collect()
 }
