@@ -821,3 +821,48 @@ fn perfetto_places_samples_at_a_slices_edges_by_their_ticks() {
         "samples, inside 'edge', import errors"
     );
 }
+
+/// Frames without symbols are named by their file and offset, not their
+/// address: two runs of a program whose library was mapped at different
+/// bases (address space randomization) give the same stacks, so `fxt
+/// flame` and `fxt diff` line them up.
+#[test]
+fn unnamed_frames_are_the_same_in_every_run() {
+    let run = |base: u64, name: &str| {
+        let module = [Module {
+            start: base,
+            end: base + 0x10_0000,
+            offset: 0x2000,
+            build_id: &[],
+            path: "/nowhere/libfake.so",
+        }];
+        let thread = ThreadRef::Inline {
+            process: 100,
+            thread: 101,
+        };
+        let mut words = Vec::new();
+        Modules {
+            pid: 100,
+            modules: &module,
+        }
+        .encode_records(0, thread, &mut words)
+        .unwrap();
+        let sample = Sample {
+            timestamp: 10,
+            pid: 100,
+            tid: 101,
+            walk: Walk::FramePointers,
+            truncated: false,
+            frames: &[base + 0x1234, base + 0x5678],
+        };
+        words.extend(encode_to_vec(&sample).unwrap());
+        let path = Trace::with_provider(1, "aslr", 1_000_000_000)
+            .raw(&words)
+            .file(name);
+        stdout(&fxt(&["flame", "--samples", "--folded", p(&path)]))
+    };
+    let first = run(0x7f00_0000_0000, "aslr_1.fxt");
+    let second = run(0x7f12_3450_0000, "aslr_2.fxt");
+    assert_eq!(first.trim(), "libfake.so+0x7678;libfake.so+0x3234 1");
+    assert_eq!(first, second);
+}

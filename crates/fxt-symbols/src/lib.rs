@@ -39,5 +39,5 @@ pub mod unwind;
 pub use appendix::{appendix, appendix_of_trace, names, Appendix};
 pub use maps::{build_id, process_modules};
 pub use scan::Request;
-pub use symbolize::Symbolizer;
+pub use symbolize::{unresolved_name, Symbolizer};
 pub use unwind::{stack_key, unwind_samples, StackKey, StackUnwinder, Unwound};

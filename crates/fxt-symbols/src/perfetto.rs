@@ -235,7 +235,7 @@ impl<'a> Interner<'a> {
                 .map(|f| (cut(&f.function).to_owned(), cut(&f.file), f.line))
                 .collect(),
             _ => vec![(
-                unresolved_name(module.map(|i| &process.modules[i]), address),
+                crate::unresolved_name(module.map(|i| &process.modules[i]), address),
                 "",
                 0,
             )],
@@ -345,20 +345,5 @@ impl<'a> Interner<'a> {
         if size > 0 || flags == SEQ_INCREMENTAL_STATE_CLEARED {
             emit(&mut data, &mut flags);
         }
-    }
-}
-
-/// What a frame without symbols is called: its file and offset in it, or
-/// its bare address.
-fn unresolved_name(module: Option<&ModuleEntry>, address: u64) -> String {
-    match module {
-        Some(m) => {
-            let file = m.path.rsplit('/').next().unwrap_or(&m.path);
-            format!(
-                "{file}+{:#x}",
-                address.wrapping_sub(m.start).wrapping_add(m.offset)
-            )
-        }
-        None => format!("{address:#x}"),
     }
 }

@@ -175,3 +175,21 @@ impl Symbolizer {
             .unwrap_or_default()
     }
 }
+
+/// What a frame without symbols is called, by every reader (the Perfetto
+/// packets, `fxt`'s flame graphs, stats, dumps and tables): its file and
+/// offset in it, the same in every run of the program (its address moves
+/// with the mapping's randomized base), or its bare address outside any
+/// module.
+pub fn unresolved_name(module: Option<&ModuleEntry>, address: u64) -> String {
+    match module {
+        Some(m) => {
+            let file = m.path.rsplit('/').next().unwrap_or(&m.path);
+            format!(
+                "{file}+{:#x}",
+                address.wrapping_sub(m.start).wrapping_add(m.offset)
+            )
+        }
+        None => format!("{address:#x}"),
+    }
+}

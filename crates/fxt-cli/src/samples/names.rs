@@ -20,20 +20,22 @@ use std::collections::HashMap;
 
 use fxt_format::decode::{BlobJoiner, Context, Record, View};
 use fxt_format::samples::{
-    FrameEntry, ModulesRecord, SampleBlob, SampleRecord, SymbolsRecord, MODULES_NAME, SAMPLE_NAME,
-    SYMBOLS_NAME,
+    FrameEntry, ModuleEntry, ModulesRecord, SampleBlob, SampleRecord, SymbolsRecord, MODULES_NAME,
+    SAMPLE_NAME, SYMBOLS_NAME,
 };
 use fxt_symbols::scan::TraceSamples;
 use fxt_symbols::{stack_key, Request, StackKey, Symbolizer, Unwound};
 
 use crate::error::Error;
 
-/// Frames of each (process, address), and the addresses unwound from each
-/// raw stack.
+/// Frames of each (process, address), the addresses unwound from each
+/// raw stack, and each process's modules (which name an address without
+/// symbols by its file and offset).
 #[derive(Debug, Default)]
 pub struct Names {
     frames: HashMap<(u64, u64), Vec<FrameEntry>>,
     unwound: HashMap<StackKey, Unwound>,
+    modules: HashMap<u64, Vec<ModuleEntry>>,
 }
 
 impl Names {
@@ -61,7 +63,22 @@ impl Names {
         for record in fxt_symbols::names(request, &mut Symbolizer::new()) {
             names.add(&record);
         }
+        for record in request.modules {
+            let modules = names.modules.entry(record.pid).or_default();
+            modules.extend(record.modules.iter().cloned());
+        }
         names
+    }
+
+    /// What `address` of process `pid` is called when it has no name:
+    /// its file and offset in it, the same in every run (its address
+    /// moves with the module's randomized base), else `0x…`.
+    fn unnamed(&self, pid: u64, address: u64) -> String {
+        let module = self
+            .modules
+            .get(&pid)
+            .and_then(|ms| ms.iter().find(|m| m.contains(address)));
+        fxt_symbols::unresolved_name(module, address)
     }
 
     /// Adds the entries of a symbols record.
@@ -110,26 +127,27 @@ impl Names {
     }
 
     /// A sample's function names, innermost first, inlined frames
-    /// included; an address without a name shows as `0x…`.
+    /// included; an address without a name shows as its file and offset
+    /// (`libc.so.6+0x2724a`), or `0x…` outside any module.
     pub fn stack(&self, sample: &SampleRecord) -> Vec<String> {
         let addresses = self.addresses(sample);
         let mut out = Vec::with_capacity(addresses.len());
         for &address in addresses.iter() {
             match self.frames(sample.pid, address) {
                 Some(frames) => out.extend(frames.iter().map(|f| f.function.clone())),
-                None => out.push(format!("{address:#x}")),
+                None => out.push(self.unnamed(sample.pid, address)),
             }
         }
         out
     }
 
-    /// The innermost function of a sample (`0x…` if unnamed, `?` if the
-    /// sample has no frames).
+    /// The innermost function of a sample (as [`Names::stack`] names an
+    /// address without a name, `?` if the sample has no frames).
     pub fn leaf(&self, sample: &SampleRecord) -> String {
         match self.addresses(sample).first() {
             Some(&address) => match self.frames(sample.pid, address) {
                 Some(frames) => frames[0].function.clone(),
-                None => format!("{address:#x}"),
+                None => self.unnamed(sample.pid, address),
             },
             None => "?".into(),
         }
