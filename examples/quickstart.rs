@@ -72,7 +72,6 @@ fn run(workers: u32, batches: u64, batch_size: u64) -> u64 {
 /// `pub` so that `tests/perfetto_slices.rs` can run it.
 pub fn main() {
     let config = fxt::Config::from_env();
-    let output = config.output_path().to_path_buf();
     let session = fxt::start(config).expect("start the trace session");
     fxt::set_thread_name("main");
 
@@ -85,7 +84,11 @@ pub fn main() {
 
     let stats = session.finish().expect("write the trace");
     println!("longest Collatz chain: {longest} steps, computed in {elapsed:.2?}");
-    println!("wrote {}", output.display());
+    // The file written: `{pid}` and `{name}` replaced, or another name if
+    // a live process had claimed the configured one.
+    if let Some(output) = &stats.output {
+        println!("wrote {}", output.display());
+    }
     println!(
         "{} records ({} emitted by the program, {} dropped), {} bytes, {} threads",
         stats.records_written,

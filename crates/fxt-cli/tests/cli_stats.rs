@@ -153,6 +153,30 @@ fn stats_table() {
     );
 }
 
+/// A reading variable that is not a count (`FXT_THREADS`,
+/// `FXT_RANGE_BYTES`) is said on stderr, once, and ignored: the output is
+/// the same as without it.
+#[test]
+fn a_bad_reading_variable_is_said_and_ignored() {
+    let file = trace().file("stats_bad_env.fxt");
+    let plain = fxt(&["stats", p(&file)]);
+    for (name, value) in [
+        ("FXT_THREADS", "abc"),
+        ("FXT_THREADS", "0"),
+        ("FXT_RANGE_BYTES", "-3"),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_fxt"))
+            .args(["stats", p(&file)])
+            .env(name, value)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{name}={value}");
+        assert_eq!(out.stdout, plain.stdout, "{name}={value}");
+        let said = format!("fxt: {name}={value} is not a whole number of at least 1; ignored\n");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), said);
+    }
+}
+
 #[test]
 fn stats_of_damaged_trace_warns_and_succeeds() {
     let mut bytes = trace().bytes();

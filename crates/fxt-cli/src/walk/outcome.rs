@@ -1,6 +1,8 @@
 //! What a walk saw, how its damage is reported, and how many threads and
 //! how large a range every walk of one input uses.
 
+use std::sync::Once;
+
 use fxt_format::decode::DecodeError;
 
 /// What a walk saw.
@@ -44,21 +46,34 @@ pub fn damaged(name: &str, quiet: bool, walk: &mut Walk, error: DecodeError, war
 /// threads: `FXT_RANGE_BYTES` (for tests, to cut small traces at many
 /// places), else `default`.
 pub fn range_bytes(default: usize) -> usize {
-    std::env::var("FXT_RANGE_BYTES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|&n: &usize| n > 0)
-        .unwrap_or(default)
+    static SAID: Once = Once::new();
+    env_count("FXT_RANGE_BYTES", &SAID).unwrap_or(default)
 }
 
 /// How many threads read one input: `FXT_THREADS` if set to a number,
 /// else the cores this process may run on.
 pub fn reading_threads() -> usize {
-    match std::env::var("FXT_THREADS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
-        Some(n) => n,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    static SAID: Once = Once::new();
+    env_count("FXT_THREADS", &SAID)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// The whole number of at least 1 that variable `name` holds, if set; a
+/// value that is not one is said on stderr (once per run, `said`) and
+/// ignored, as the runtime does with its own variables.
+fn env_count(name: &str, said: &Once) -> Option<usize> {
+    let value = std::env::var_os(name)?;
+    let n = value.to_str().and_then(|v| v.trim().parse::<usize>().ok());
+    match n {
+        Some(n) if n > 0 => Some(n),
+        _ => {
+            said.call_once(|| {
+                eprintln!(
+                    "fxt: {name}={} is not a whole number of at least 1; ignored",
+                    value.to_string_lossy()
+                )
+            });
+            None
+        }
     }
 }
