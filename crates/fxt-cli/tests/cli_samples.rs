@@ -316,14 +316,28 @@ fn stats_names_the_functions_sampled_most_per_duration() {
     assert!(doc["samples"].is_null());
 }
 
+/// The sampled trace with `sampling` appended, symbolized, as file
+/// `name`: its `fxt stats --json` samples section and its table.
+fn stats_with_rate(sampling: Sampling, name: &str) -> (serde_json::Value, String) {
+    let mut words = Vec::new();
+    sampling.encode_records(&mut words).unwrap();
+    let path = sampled_trace(0).raw(&words).file(name);
+    let out = fxt(&["symbolize", p(&path)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = fxt(&["stats", "--json", p(&path)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let table = stdout(&fxt(&["stats", p(&path)]));
+    (doc["samples"].clone(), table)
+}
+
 /// A trace that says its sampling rate (`fxt.sampling`): `stats` prints
 /// the rate and its sources, and the CPU time (samples x period) per
 /// duration name, per function in it and per function overall.
 #[test]
 fn stats_says_the_sampled_cpu_time_where_the_rate_is_known() {
-    let mut words = Vec::new();
     // As a trace written before the counts of samples and periods.
-    Sampling {
+    let rate = Sampling {
         pid: pid(),
         hz: 1000,
         perf_threads: 1,
@@ -331,16 +345,8 @@ fn stats_says_the_sampled_cpu_time_where_the_rate_is_known() {
         samples: 0,
         timer_samples: 0,
         timer_periods: 0,
-    }
-    .encode_records(&mut words)
-    .unwrap();
-    let path = sampled_trace(0).raw(&words).file("stats_rate.fxt");
-    let out = fxt(&["symbolize", p(&path)]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let out = fxt(&["stats", "--json", p(&path)]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let s = &doc["samples"];
+    };
+    let (s, table) = stats_with_rate(rate, "stats_rate.fxt");
     let sampling = serde_json::json!([{
         "pid": pid(), "hz": 1000, "source": "perf_event and timer",
         "perf_event_threads": 1, "timer_threads": 1,
@@ -365,7 +371,6 @@ fn stats_says_the_sampled_cpu_time_where_the_rate_is_known() {
             function("cli_samples::phase_driver", 5),
         ])
     );
-    let table = stdout(&fxt(&["stats", p(&path)]));
     assert!(
         table.contains("CPU samples   45 on 2 threads, 1000 Hz (perf_event and timer)"),
         "{table}"
@@ -390,8 +395,7 @@ fn stats_says_the_sampled_cpu_time_where_the_rate_is_known() {
 /// credits each sample 4 ms of CPU time, not 1.
 #[test]
 fn stats_weighs_a_timers_samples_by_the_periods_they_stood_for() {
-    let mut words = Vec::new();
-    Sampling {
+    let rate = Sampling {
         pid: pid(),
         hz: 1000,
         perf_threads: 0,
@@ -399,21 +403,12 @@ fn stats_weighs_a_timers_samples_by_the_periods_they_stood_for() {
         samples: 45,
         timer_samples: 45,
         timer_periods: 180,
-    }
-    .encode_records(&mut words)
-    .unwrap();
-    let path = sampled_trace(0).raw(&words).file("stats_timer_rate.fxt");
-    let out = fxt(&["symbolize", p(&path)]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let out = fxt(&["stats", "--json", p(&path)]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let s = &doc["samples"];
+    };
+    let (s, table) = stats_with_rate(rate, "stats_timer_rate.fxt");
     assert_eq!(s["sampling"][0]["effective_hz"], 250);
     assert_eq!(s["sampling"][0]["cpu_ns_per_sample"], 4_000_000);
     assert_eq!(s["inside"][0]["name"], "phase1");
     assert_eq!(s["inside"][0]["cpu_ns"], 30 * 4_000_000);
-    let table = stdout(&fxt(&["stats", p(&path)]));
     assert!(
         table.contains("CPU samples   45 on 2 threads, 1000 Hz asked, 250 Hz taken (timer)"),
         "{table}"
