@@ -40,14 +40,17 @@ pub fn runtime_dir() -> io::Result<PathBuf> {
 /// the temp directory's.
 fn runtime_dir_in(xdg: Option<std::ffi::OsString>, uid: u32) -> io::Result<PathBuf> {
     let dir = dir_for(xdg, uid)?;
+    let Err(e) = create_private(&dir, uid) else {
+        return Ok(dir);
+    };
+    // The temp folder is looked at only now: a trusted runtime folder
+    // works whatever the temp folder is.
     let temp = temp_dir_for(uid)?;
-    match create_private(&dir, uid) {
-        Err(_) if dir != temp => {
-            create_private(&temp, uid)?;
-            Ok(temp)
-        }
-        made => made.map(|()| dir),
+    if temp == dir {
+        return Err(e);
     }
+    create_private(&temp, uid)?;
+    Ok(temp)
 }
 
 /// Whether this process runs with privileges its caller may not have
@@ -81,13 +84,12 @@ fn secure_var(name: &str) -> Option<std::ffi::OsString> {
 /// directory (which must be trustworthy itself).
 fn dir_for(xdg: Option<std::ffi::OsString>, uid: u32) -> io::Result<PathBuf> {
     if let Some(base) = xdg.map(PathBuf::from).filter(|b| b.is_absolute()) {
-        let own = |base: &Path| std::fs::metadata(base).is_ok_and(|m| m.uid() == uid);
-        if let Ok(base) = trusted(&base, uid).and_then(|b| {
-            own(&b)
-                .then_some(b)
-                .ok_or_else(|| io::Error::from(io::ErrorKind::PermissionDenied))
-        }) {
-            return Ok(base.join("fxt"));
+        if let Ok(base) = trusted(&base, uid) {
+            // The folder itself the caller's (folders above it may be
+            // root's, as `/run/user` is).
+            if std::fs::metadata(&base).is_ok_and(|m| m.uid() == uid) {
+                return Ok(base.join("fxt"));
+            }
         }
     }
     temp_dir_for(uid)
