@@ -446,8 +446,7 @@ fn sampled_run(seed: u64, slow: f64) -> Trace {
         perf_threads: 1,
         timer_threads: 0,
         samples: 0,
-        timer_samples: 0,
-        timer_periods: 0,
+        merged_periods: 0,
     }
     .encode_records(&mut words)
     .unwrap();

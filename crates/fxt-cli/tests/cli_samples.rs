@@ -343,8 +343,7 @@ fn stats_says_the_sampled_cpu_time_where_the_rate_is_known() {
         perf_threads: 1,
         timer_threads: 1,
         samples: 0,
-        timer_samples: 0,
-        timer_periods: 0,
+        merged_periods: 0,
     };
     let (s, table) = stats_with_rate(rate, "stats_rate.fxt");
     let sampling = serde_json::json!([{
@@ -390,8 +389,8 @@ fn stats_says_the_sampled_cpu_time_where_the_rate_is_known() {
 }
 
 /// A trace whose samples a timer took at a 250 Hz kernel tick while 1000
-/// Hz was asked (the `fxt.sampling` record: 45 samples, all the timer's,
-/// standing for 180 periods): `stats` says the rate they came at and
+/// Hz was asked (the `fxt.sampling` record: 45 samples, the timer's, with
+/// 135 periods merged into them: 180 in all): `stats` says the rate they came at and
 /// credits each sample 4 ms of CPU time, not 1.
 #[test]
 fn stats_weighs_a_timers_samples_by_the_periods_they_stood_for() {
@@ -401,8 +400,7 @@ fn stats_weighs_a_timers_samples_by_the_periods_they_stood_for() {
         perf_threads: 0,
         timer_threads: 2,
         samples: 45,
-        timer_samples: 45,
-        timer_periods: 180,
+        merged_periods: 135,
     };
     let (s, table) = stats_with_rate(rate, "stats_timer_rate.fxt");
     assert_eq!(s["sampling"][0]["effective_hz"], 250);

@@ -529,8 +529,6 @@ fn a_timers_samples_stand_for_the_cpu_time_they_took() {
         stats.samples - stats.records_dropped.min(stats.samples),
         "{rate:?} {stats:?}"
     );
-    assert_eq!(rate.timer_samples, rate.samples, "{rate:?}");
-    assert!(rate.timer_periods >= rate.timer_samples, "{rate:?}");
     let estimate = n * rate.cpu_ns_per_sample().unwrap();
     println!(
         "{n} samples at {} Hz taken, {:.1} ms estimated, {:.1} ms burnt",

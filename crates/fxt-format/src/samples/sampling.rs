@@ -14,15 +14,14 @@
 //! | 2 | threads timed by a `perf_event` task clock |
 //! | 3 | threads timed by a POSIX CPU-time timer (`SIGPROF`) |
 //! | 4 | samples the process wrote, from either source |
-//! | 5 | of those, samples a timer's signal took |
-//! | 6 | the periods those stood for: one per signal, plus the expirations the kernel merged into it (`si_overrun`) |
+//! | 5 | periods the kernel merged into the timer's signals (their `si_overrun`, summed) |
 //!
 //! A timer is checked on the kernel's scheduler tick (`CONFIG_HZ`, often
-//! 250), so above that rate a signal stands for several periods: words 4
-//! to 6 let a reader weight samples by the periods they stood for (on
-//! average over the process: a sample does not say its source). Words 4
-//! to 6 are absent from traces written before them (read as 0: each
-//! sample one period). Bytes after the last word are ignored (the layout
+//! 250), so above that rate a signal stands for several periods: the
+//! process's samples stood for words 4 and 5 together, which let a reader
+//! weight samples by the periods they stood for (on average over the
+//! process: a sample does not say its source). Words 4 and 5 are absent
+//! from traces written before them (read as 0: each sample one period). Bytes after the last word are ignored (the layout
 //! may grow by appending).
 
 use super::payload::{put_word, PayloadReader};
@@ -46,10 +45,9 @@ pub struct Sampling {
     pub timer_threads: u64,
     /// Samples the process wrote, from either source (0: not recorded).
     pub samples: u64,
-    /// Of those, samples a timer's signal took.
-    pub timer_samples: u64,
-    /// The periods those stood for (each at least one).
-    pub timer_periods: u64,
+    /// Periods the kernel merged into the timer's signals: the samples
+    /// stood for `samples + merged_periods` periods.
+    pub merged_periods: u64,
 }
 
 impl Sampling {
@@ -61,9 +59,7 @@ impl Sampling {
 
     /// The periods the process's samples stood for, if recorded.
     fn periods(&self) -> Option<u64> {
-        let others = self.samples.checked_sub(self.timer_samples)?;
-        (self.samples > 0 && self.timer_periods >= self.timer_samples)
-            .then(|| others + self.timer_periods)
+        (self.samples > 0).then(|| self.samples.saturating_add(self.merged_periods))
     }
 
     /// The CPU time one sample stands for on average, in nanoseconds: the
@@ -106,15 +102,14 @@ impl Sampling {
 
     /// The payload bytes.
     pub fn payload(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(56);
+        let mut out = Vec::with_capacity(48);
         let words = [
             self.pid,
             self.hz,
             self.perf_threads,
             self.timer_threads,
             self.samples,
-            self.timer_samples,
-            self.timer_periods,
+            self.merged_periods,
         ];
         for w in words {
             put_word(&mut out, w);
@@ -125,7 +120,7 @@ impl Sampling {
     /// Appends the `fxt.sampling` blob record to `out`; returns the words
     /// appended.
     pub fn encode_records(&self, out: &mut Vec<u64>) -> Result<usize, EncodeError> {
-        // Seven words always fit one blob record: never a split group, so
+        // Six words always fit one blob record: never a split group, so
         // the timestamp and thread are never written.
         let thread = ThreadRef::Inline {
             process: self.pid,
@@ -142,13 +137,12 @@ impl Sampling {
         let perf_threads = r.word("sampling perf_event threads")?;
         let timer_threads = r.word("sampling timer threads")?;
         // Absent from traces written before them.
-        let (samples, timer_samples, timer_periods) = if r.remaining() == 0 {
-            (0, 0, 0)
+        let (samples, merged_periods) = if r.remaining() == 0 {
+            (0, 0)
         } else {
             (
                 r.word("sampling samples")?,
-                r.word("sampling timer samples")?,
-                r.word("sampling timer periods")?,
+                r.word("sampling merged periods")?,
             )
         };
         Ok(Self {
@@ -157,8 +151,7 @@ impl Sampling {
             perf_threads,
             timer_threads,
             samples,
-            timer_samples,
-            timer_periods,
+            merged_periods,
         })
     }
 
@@ -184,8 +177,7 @@ mod tests {
             perf_threads: 2,
             timer_threads: 1,
             samples: 500,
-            timer_samples: 100,
-            timer_periods: 400,
+            merged_periods: 300,
         };
         let mut words = Vec::new();
         s.encode_records(&mut words).unwrap();
@@ -206,22 +198,20 @@ mod tests {
             Sampling::decode(&s.payload()[..24]),
             Err(SamplesError::Truncated { .. })
         ));
-        // A trace written before words 4 to 6: each sample one period.
+        // A trace written before words 4 and 5: each sample one period.
         let old = Sampling::decode(&s.payload()[..32]).unwrap();
-        assert_eq!(
-            (old.samples, old.timer_samples, old.timer_periods),
-            (0, 0, 0)
-        );
+        assert_eq!((old.samples, old.merged_periods), (0, 0));
         assert_eq!(old.cpu_ns_per_sample(), old.period_ns());
         assert_eq!(old.effective_hz(), 997);
         assert!(matches!(
-            Sampling::decode(&s.payload()[..48]),
+            Sampling::decode(&s.payload()[..40]),
             Err(SamplesError::Truncated { .. })
         ));
     }
 
-    /// 400 perf samples of one period and 100 timer signals of four: 800
-    /// periods in 500 samples, 1.6 periods a sample on average.
+    /// 400 perf samples of one period and 100 timer signals of four (300
+    /// periods merged): 800 periods in 500 samples, 1.6 periods a sample
+    /// on average.
     #[test]
     fn a_timers_merged_periods_weigh_its_samples() {
         let s = Sampling {
@@ -230,8 +220,7 @@ mod tests {
             perf_threads: 1,
             timer_threads: 1,
             samples: 500,
-            timer_samples: 100,
-            timer_periods: 400,
+            merged_periods: 300,
         };
         assert_eq!(s.period_ns(), Some(1_000_000));
         assert_eq!(s.cpu_ns_per_sample(), Some(1_600_000));
@@ -240,17 +229,16 @@ mod tests {
         let timer = Sampling {
             perf_threads: 0,
             samples: 175,
-            timer_samples: 175,
-            timer_periods: 700,
+            merged_periods: 525,
             ..s
         };
         assert_eq!(timer.cpu_ns_per_sample(), Some(4_000_000));
         assert_eq!(timer.effective_hz(), 250);
-        // Inconsistent counts (a damaged record) weigh nothing more.
+        // Counts from a damaged record saturate, never wrap.
         let bad = Sampling {
-            timer_samples: 600,
+            merged_periods: u64::MAX,
             ..s
         };
-        assert_eq!(bad.cpu_ns_per_sample(), Some(1_000_000));
+        assert_eq!(bad.effective_hz(), 0);
     }
 }

@@ -361,8 +361,7 @@ impl<'r, W: Write> Collector<'r, W> {
                 perf_threads: counts[0].load(Ordering::Relaxed),
                 timer_threads: counts[1].load(Ordering::Relaxed),
                 samples: taken.taken.saturating_sub(taken.dropped),
-                timer_samples: taken.timer_samples,
-                timer_periods: taken.timer_periods,
+                merged_periods: taken.merged_periods,
             };
             if sampling.hz > 0 && sampling.encode_records(&mut words).is_ok() {
                 self.stage.words(&words, 1)?;

@@ -68,10 +68,10 @@ static PID: AtomicU64 = AtomicU64::new(0);
 /// and those of them not written.
 static TAKEN: AtomicU64 = AtomicU64::new(0);
 static DROPPED: AtomicU64 = AtomicU64::new(0);
-/// Samples a timer's signal took and wrote, and the periods they stood
-/// for (each signal one, plus the expirations the kernel merged into it).
-static TIMER_SAMPLES: AtomicU64 = AtomicU64::new(0);
-static TIMER_PERIODS: AtomicU64 = AtomicU64::new(0);
+/// The periods the kernel merged into the timer signals of written
+/// samples (their `si_overrun`): a written sample stands for one period
+/// plus its signal's merged ones.
+static MERGED_PERIODS: AtomicU64 = AtomicU64::new(0);
 /// Whether to try `perf_event_open` first (cleared once the kernel refuses
 /// it; not when descriptors ran short).
 static TRY_PERF: AtomicBool = AtomicBool::new(true);
@@ -136,8 +136,7 @@ pub(crate) fn start(generation: u32, use_tsc: bool, crash_safe: bool, pid: u64) 
     PID.store(pid, Ordering::Relaxed);
     TAKEN.store(0, Ordering::Relaxed);
     DROPPED.store(0, Ordering::Relaxed);
-    TIMER_SAMPLES.store(0, Ordering::Relaxed);
-    TIMER_PERIODS.store(0, Ordering::Relaxed);
+    MERGED_PERIODS.store(0, Ordering::Relaxed);
     // Release: pairs with the handler's Acquire load; the settings above
     // are visible to a handler that sees the session active.
     ACTIVE.store(generation, Ordering::Release);
@@ -150,10 +149,9 @@ pub(crate) struct Counts {
     pub(crate) taken: u64,
     /// Of those, not written (the gate was shut or the chunk full).
     pub(crate) dropped: u64,
-    /// Written samples a timer's signal took, and the periods they stood
-    /// for (the trace's `fxt.sampling` record carries both).
-    pub(crate) timer_samples: u64,
-    pub(crate) timer_periods: u64,
+    /// Periods merged into the signals of written samples (the trace's
+    /// `fxt.sampling` record carries them).
+    pub(crate) merged_periods: u64,
 }
 
 /// Stops sampling `generation`: no handler writes for it after this
@@ -207,8 +205,7 @@ pub(crate) fn counts() -> Counts {
     Counts {
         taken: TAKEN.load(Ordering::Relaxed),
         dropped: DROPPED.load(Ordering::Relaxed),
-        timer_samples: TIMER_SAMPLES.load(Ordering::Relaxed),
-        timer_periods: TIMER_PERIODS.load(Ordering::Relaxed),
+        merged_periods: MERGED_PERIODS.load(Ordering::Relaxed),
     }
 }
 
@@ -368,20 +365,21 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
     // SAFETY: `__errno_location` returns this thread's errno.
     let errno = unsafe { *libc::__errno_location() };
     let (code, word, overrun) = siginfo_parts(info);
-    // `Some(periods)` for a timer's signal: it stands for one period plus
-    // the expirations the kernel merged into it.
     let ours = match code {
-        source::SI_TIMER => (word as usize == source::TIMER_MAGIC)
-            .then(|| 1 + u64::try_from(overrun).unwrap_or(0))
-            .map(Some),
+        source::SI_TIMER => word as usize == source::TIMER_MAGIC,
         source::POLL_IN..=source::POLL_HUP => THREAD
             .try_with(|t| t.fd.get() >= 0 && t.fd.get() == word as u32 as i32)
-            .unwrap_or(false)
-            .then_some(None),
-        _ => None,
+            .unwrap_or(false),
+        _ => false,
     };
-    if let Some(periods) = ours {
-        take_sample(ctx, periods);
+    if ours {
+        // A timer's signal stands for the expirations the kernel merged
+        // into it too (a perf event's never merges any).
+        let merged = match code {
+            source::SI_TIMER => u64::try_from(overrun).unwrap_or(0),
+            _ => 0,
+        };
+        take_sample(ctx, merged);
     } else {
         chain(sig, info, ctx);
     }
@@ -430,8 +428,8 @@ fn interrupted(ctx: *mut libc::c_void) -> Registers {
 }
 
 /// The handler's work for one of fxt's signals (see the module docs);
-/// `timer_periods`: the periods a timer's signal stands for.
-fn take_sample(ctx: *mut libc::c_void, timer_periods: Option<u64>) {
+/// `merged`: the periods the kernel merged into it.
+fn take_sample(ctx: *mut libc::c_void, merged: u64) {
     let generation = ACTIVE.load(Ordering::Acquire);
     if generation == 0 {
         return;
@@ -449,9 +447,8 @@ fn take_sample(ctx: *mut libc::c_void, timer_periods: Option<u64>) {
         crate::memory::file_map::set_in_handler(true);
         if !write_sample(t, generation, ctx) {
             DROPPED.fetch_add(1, Ordering::Relaxed);
-        } else if let Some(periods) = timer_periods {
-            TIMER_SAMPLES.fetch_add(1, Ordering::Relaxed);
-            TIMER_PERIODS.fetch_add(periods, Ordering::Relaxed);
+        } else if merged > 0 {
+            MERGED_PERIODS.fetch_add(merged, Ordering::Relaxed);
         }
         crate::memory::file_map::set_in_handler(false);
     });

@@ -14,8 +14,7 @@ pub(crate) fn sample_token(generation: u32) -> u32 {
 pub(crate) struct Counts {
     pub(crate) taken: u64,
     pub(crate) dropped: u64,
-    pub(crate) timer_samples: u64,
-    pub(crate) timer_periods: u64,
+    pub(crate) merged_periods: u64,
 }
 
 pub(crate) fn start(_generation: u32, _use_tsc: bool, _crash_safe: bool, _pid: u64) {}

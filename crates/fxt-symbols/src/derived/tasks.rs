@@ -131,10 +131,9 @@ impl Tasks {
                 let mid = poll.start + (poll.end - poll.start) / 2;
                 let woke = [Arg::new(StringRef::Inline(WOKE), ArgValue::U64(poll.task))];
                 let wake = Out {
-                    kind: OutKind::DurationComplete { end: at },
                     name: StringRef::Inline(WAKE),
                     args: &woke,
-                    ..event(OutKind::FlowBegin { id }, at, on(waker))
+                    ..event(OutKind::DurationComplete { end: at }, at, on(waker))
                 };
                 let flow_begin = event(OutKind::FlowBegin { id }, at, on(waker));
                 let flow_end = event(OutKind::FlowEnd { id }, mid, on(poll.thread));
