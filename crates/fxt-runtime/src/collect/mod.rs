@@ -260,9 +260,11 @@ impl<'r, W: Write> Collector<'r, W> {
         let mut copy = Vec::new();
         if self.live {
             // A live session's writers re-take chunks oldest first: copy
-            // newest first, so that what a snapshot loses to them is each
-            // thread's oldest data (its chunks keep a contiguous suffix),
-            // never a chunk between two kept ones.
+            // newest first, so that what a snapshot loses to them is, as a
+            // rule, each thread's oldest data rather than a chunk between
+            // two kept ones. (Not always: a writer preempted between its
+            // sequence number and its claim lets later ones overwrite
+            // newer chunks first. Every chunk lost is counted.)
             for snap in chunks.iter().rev() {
                 self.chunk(shared, snap, &mut copy);
             }
