@@ -66,6 +66,8 @@ fn both_commands_refuse_the_same_values_alike() {
         ("--buffer", &over_buffer, "outside the limits"),
         ("--buffer", "17G", "outside the limits"),
         ("--buffer", "lots", "not a size"),
+        ("--alloc-sample", "2G", "outside the limits"),
+        ("--alloc-sample", "lots", "not a size"),
         ("--mode", "sometimes", "unknown mode"),
         ("--categories", "a\nb", "line break"),
     ];

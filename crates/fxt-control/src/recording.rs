@@ -83,10 +83,7 @@ pub fn parse_size(s: &str) -> Option<u64> {
 /// assert!(parse_buffer("lots").is_err());
 /// ```
 pub fn parse_buffer(s: &str) -> Result<u64, String> {
-    let bytes = parse_size(s).ok_or_else(|| {
-        format!("not a size: {s:?} (digits, then K, M or G, optionally with B or iB)")
-    })?;
-    check_buffer(bytes)
+    check_buffer(parse_size(s).ok_or_else(|| not_a_size(s))?)
 }
 
 /// A buffer size in bytes, if within [`MIN_BUFFER`] ..= [`MAX_BUFFER`].
@@ -153,9 +150,7 @@ pub fn check_sample_hz(hz: u32) -> Result<u32, String> {
 /// assert!(parse_alloc_sample("lots").is_err());
 /// ```
 pub fn parse_alloc_sample(s: &str) -> Result<u64, String> {
-    let bytes = parse_size(s)
-        .ok_or_else(|| format!("not a size (bytes with an optional K/M/G suffix): {s:?}"))?;
-    check_alloc_sample(bytes)
+    check_alloc_sample(parse_size(s).ok_or_else(|| not_a_size(s))?)
 }
 
 /// An allocation sampling mean in bytes, if at most
@@ -169,6 +164,11 @@ pub fn check_alloc_sample(bytes: u64) -> Result<u64, String> {
              (0, off, to {MAX_ALLOC_SAMPLE_BYTES} bytes)"
         ))
     }
+}
+
+/// What [`parse_size`] refused, said once for every size option.
+fn not_a_size(s: &str) -> String {
+    format!("not a size: {s:?} (digits, then K, M or G, optionally with B or iB)")
 }
 
 fn sample_hz_error(hz: u64) -> String {
